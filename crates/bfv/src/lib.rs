@@ -1,0 +1,1 @@
+//! vsp-bfv (being built; see the workspace README).

@@ -1,0 +1,1 @@
+//! vsp-cahp (being built; see the workspace README).

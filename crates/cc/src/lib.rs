@@ -1,0 +1,1 @@
+//! vsp-cc (being built; see the workspace README).

@@ -1,0 +1,1 @@
+//! vsp-circuit (being built; see the workspace README).

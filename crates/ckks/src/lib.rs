@@ -1,0 +1,1 @@
+//! vsp-ckks (being built; see the workspace README).

@@ -1,0 +1,1 @@
+//! vsp-math (being built; see the workspace README).

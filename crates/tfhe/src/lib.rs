@@ -1,0 +1,1 @@
+//! vsp-tfhe (being built; see the workspace README).
