@@ -1,1 +1,40 @@
-//! vsp-math (being built; see the workspace README).
+//! # vsp-math — the RLWE arithmetic core of VSP
+//!
+//! Word-size modular arithmetic, the negacyclic NTT, RNS bases with CRT and base conversions, RNS
+//! polynomials, samplers and seeded PRNGs: everything the TFHE, BFV and CKKS crates share, and no
+//! scheme logic. It follows seed 001 ("Fast arithmetic hardware library for RLWE-based HE": Barrett
+//! reduction, NTT, LUT-based CRT, Gaussian sampling), seed 003 (SEAL-Embedded's Harvey NTT with
+//! on-the-fly roots, in SEAL's bit-reversed order) and seed 004 (the Gaussian PRNG), in software.
+//!
+//! Without the default `std` feature the crate is `no_std` + `alloc` (everything except
+//! OS-seeded randomness), for the embedded CKKS encryptor.
+
+#![cfg_attr(not(feature = "std"), no_std)]
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+
+extern crate alloc;
+#[cfg(test)]
+extern crate std;
+
+/// Typed errors ([`MathError`]) for every invalid parameter or operand.
+pub mod error;
+/// `Modulus` (Barrett, Shoup, lazy reductions, inverses, powers) and `Modulus32`.
+pub mod modulus;
+/// Negacyclic NTT tables, run-time selected SIMD backends and the on-the-fly variant.
+pub mod ntt;
+/// Miller–Rabin, NTT-friendly prime generation, primitive roots.
+pub mod prime;
+/// OS-seeded ChaCha20 CSPRNG and domain-separated ChaCha20 / SHAKE256 seed streams.
+pub mod prng;
+/// Uniform, binary, ternary, centered-binomial and discrete-Gaussian samplers.
+pub mod sampler;
+
+pub use error::{MathError, Result};
+pub use modulus::{Modulus, Modulus32, ShoupConst, MAX_MODULUS_BITS};
+pub use ntt::{Backend, NttOnTheFly, NttTable};
+pub use prime::{
+    generate_ntt_primes, is_prime, minimal_primitive_root, previous_ntt_prime, primitive_root,
+};
+pub use prng::{ChaCha20, Seed, SeededStream, StreamKind, SEED_BYTES};
+pub use sampler::CdtSampler;

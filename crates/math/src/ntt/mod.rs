@@ -1,0 +1,310 @@
+//! The negacyclic number-theoretic transform over Z_q[X]/(X^N + 1), N = 2^1 … 2^17 (and up to 2^20).
+//!
+//! **Order convention (same as SEAL and SEAL-Embedded):** the forward transform takes coefficients
+//! a_0 … a_{N−1} in natural order and returns A[j] = a(ψ^{2·bitrev(j)+1}), i.e. evaluations at the odd
+//! powers of the primitive 2N-th root ψ in bit-reversed order; [`NttTable::inverse`] undoes it exactly.
+//! Point-wise products of two forward transforms are the transform of the negacyclic product.
+//! With the default root (the smallest primitive 2N-th root, SEAL's choice) the values are identical to
+//! SEAL's `ntt_negacyclic_harvey`.
+//!
+//! Algorithms: Harvey's lazy butterflies with Shoup twiddles (Harvey 2014), the twist by ψ merged into
+//! the twiddles and N^{-1} merged into the last inverse stage (Longa–Naehrig 2016). Kernels:
+//! `portable` (reference), `avx2`, and AVX-512 kernels selected at run time (see [`Backend`]).
+//! [`NttOnTheFly`] keeps no twiddle table at all (seed 003's memory-saving mode).
+
+mod portable;
+
+use alloc::vec::Vec;
+
+use crate::error::{MathError, Result};
+use crate::modulus::{Modulus, ShoupConst};
+use crate::prime::{check_ntt_prime, is_primitive_root, minimal_primitive_root};
+
+/// Which kernel family runs a transform.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Backend {
+    /// Scalar Harvey butterflies; always available; the reference in tests.
+    Portable,
+}
+
+impl Backend {
+    /// Every backend this crate has, whether or not this CPU supports it.
+    pub const ALL: [Backend; 1] = [Backend::Portable];
+
+    /// Short name for tables and error messages.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Backend::Portable => "portable",
+        }
+    }
+
+    /// Whether this backend can run on this CPU for modulus q.
+    pub fn is_available(&self, _q: &Modulus) -> bool {
+        match self {
+            Backend::Portable => true,
+        }
+    }
+
+    /// The fastest backend available on this CPU for modulus q.
+    pub fn best(q: &Modulus) -> Backend {
+        let _ = q;
+        Backend::Portable
+    }
+
+    /// All backends that are available on this CPU for modulus q (portable first).
+    pub fn available(q: &Modulus) -> Vec<Backend> {
+        [Backend::Portable]
+            .into_iter()
+            .filter(|b| b.is_available(q))
+            .collect()
+    }
+}
+
+/// Precomputed twiddles for one (N, q): ψ^{bitrev(k)} and ψ^{-bitrev(k)} with their Shoup quotients.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NttTable {
+    n: usize,
+    modulus: Modulus,
+    psi: u64,
+    backend: Backend,
+    roots: Vec<ShoupConst>,
+    inv_roots: Vec<ShoupConst>,
+    n_inv: ShoupConst,
+    /// N^{-1}·ψ^{-bitrev(1)}, the merged twiddle of the last inverse stage.
+    last: ShoupConst,
+}
+
+impl NttTable {
+    /// Tables for degree `n` and NTT-friendly prime q (q ≡ 1 mod 2n), with the smallest primitive
+    /// 2n-th root (SEAL's choice) and the fastest backend of this CPU.
+    pub fn new(n: usize, modulus: Modulus) -> Result<Self> {
+        check_ntt_prime(&modulus, n)?;
+        let psi = minimal_primitive_root(2 * n as u64, &modulus)?;
+        Self::with_root(n, modulus, psi)
+    }
+
+    /// Tables for a caller-chosen primitive 2n-th root ψ.
+    pub fn with_root(n: usize, modulus: Modulus, psi: u64) -> Result<Self> {
+        check_ntt_prime(&modulus, n)?;
+        let q = &modulus;
+        if !is_primitive_root(psi, 2 * n as u64, q) {
+            return Err(MathError::NotPrimitiveRoot {
+                root: psi,
+                order: 2 * n as u64,
+                modulus: q.value(),
+            });
+        }
+        let log_n = n.trailing_zeros();
+        let psi_inv = q.inv(psi)?;
+        let bitrev = |k: usize| {
+            if log_n == 0 {
+                0
+            } else {
+                k.reverse_bits() >> (usize::BITS - log_n)
+            }
+        };
+        let mut powers = Vec::with_capacity(n);
+        let mut inv_powers = Vec::with_capacity(n);
+        let (mut p, mut pi) = (1u64, 1u64);
+        for _ in 0..n {
+            powers.push(p);
+            inv_powers.push(pi);
+            p = q.mul(p, psi);
+            pi = q.mul(pi, psi_inv);
+        }
+        let roots = (0..n).map(|k| q.shoup(powers[bitrev(k)])).collect();
+        let inv_roots: Vec<ShoupConst> = (0..n).map(|k| q.shoup(inv_powers[bitrev(k)])).collect();
+        let n_inv_value = q.inv(n as u64)?;
+        let last = q.shoup(q.mul(n_inv_value, inv_roots[1].value));
+        Ok(Self {
+            n,
+            modulus,
+            psi,
+            backend: Backend::best(&modulus),
+            roots,
+            inv_roots,
+            n_inv: q.shoup(n_inv_value),
+            last,
+        })
+    }
+
+    /// The same tables running on backend `backend`; an error if the CPU or modulus does not allow it.
+    pub fn with_backend(mut self, backend: Backend) -> Result<Self> {
+        if !backend.is_available(&self.modulus) {
+            return Err(MathError::BackendUnavailable {
+                backend: backend.name(),
+                reason: "CPU lacks the instructions or the modulus is too large",
+            });
+        }
+        self.backend = backend;
+        Ok(self)
+    }
+
+    /// Ring degree N.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// The prime q.
+    pub fn modulus(&self) -> &Modulus {
+        &self.modulus
+    }
+
+    /// The primitive 2N-th root ψ the tables use.
+    pub fn psi(&self) -> u64 {
+        self.psi
+    }
+
+    /// The backend transforms run on.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    fn check_len(&self, len: usize) -> Result<()> {
+        if len != self.n {
+            return Err(MathError::LengthMismatch {
+                what: "NTT input",
+                expected: self.n,
+                got: len,
+            });
+        }
+        Ok(())
+    }
+
+    /// In-place forward negacyclic NTT. Input in natural order with values in [0, 4q); output in
+    /// bit-reversed order (see the module doc), fully reduced to [0, q).
+    pub fn forward(&self, a: &mut [u64]) -> Result<()> {
+        self.check_len(a.len())?;
+        match self.backend {
+            Backend::Portable => {
+                portable::forward_lazy(a, &self.roots, &self.modulus);
+                portable::reduce_from_4q(a, &self.modulus);
+            }
+        }
+        Ok(())
+    }
+
+    /// In-place inverse negacyclic NTT (including the 1/N scaling). Input in bit-reversed order with
+    /// values in [0, 2q); output in natural order, fully reduced to [0, q).
+    pub fn inverse(&self, a: &mut [u64]) -> Result<()> {
+        self.check_len(a.len())?;
+        match self.backend {
+            Backend::Portable => {
+                portable::inverse_lazy(a, &self.inv_roots, self.n_inv, self.last, &self.modulus);
+            }
+        }
+        for x in a.iter_mut() {
+            *x = self.modulus.reduce_once(*x);
+        }
+        Ok(())
+    }
+
+    /// Point-wise product `a[i] ← a[i]·b[i] mod q` of two transformed operands in [0, q).
+    pub fn mul_pointwise(&self, a: &mut [u64], b: &[u64]) -> Result<()> {
+        self.check_len(a.len())?;
+        self.check_len(b.len())?;
+        let q = &self.modulus;
+        for (x, &y) in a.iter_mut().zip(b) {
+            *x = q.mul(*x, y);
+        }
+        Ok(())
+    }
+
+    /// The negacyclic product a·b mod (X^N + 1, q) of two coefficient vectors in [0, q).
+    pub fn negacyclic_mul(&self, a: &[u64], b: &[u64]) -> Result<Vec<u64>> {
+        self.check_len(a.len())?;
+        self.check_len(b.len())?;
+        let mut fa = a.to_vec();
+        let mut fb = b.to_vec();
+        self.forward(&mut fa)?;
+        self.forward(&mut fb)?;
+        self.mul_pointwise(&mut fa, &fb)?;
+        self.inverse(&mut fa)?;
+        Ok(fa)
+    }
+
+    /// Twiddle-table memory in bytes (what [`NttOnTheFly`] saves).
+    pub fn table_bytes(&self) -> usize {
+        (self.roots.len() + self.inv_roots.len()) * core::mem::size_of::<ShoupConst>()
+    }
+}
+
+/// A negacyclic NTT that stores no twiddle table: each stage derives its twiddles from ψ with one
+/// multiplication per block (seed 003's "on-the-fly" roots). Same order convention and results as
+/// [`NttTable`]; slower, but O(1) memory besides the data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NttOnTheFly {
+    n: usize,
+    modulus: Modulus,
+    psi: u64,
+    psi_inv: u64,
+    n_inv: u64,
+}
+
+impl NttOnTheFly {
+    /// On-the-fly transform for degree `n`, prime q ≡ 1 mod 2n and the smallest primitive root.
+    pub fn new(n: usize, modulus: Modulus) -> Result<Self> {
+        check_ntt_prime(&modulus, n)?;
+        let psi = minimal_primitive_root(2 * n as u64, &modulus)?;
+        Self::with_root(n, modulus, psi)
+    }
+
+    /// On-the-fly transform with a caller-chosen primitive 2n-th root ψ.
+    pub fn with_root(n: usize, modulus: Modulus, psi: u64) -> Result<Self> {
+        check_ntt_prime(&modulus, n)?;
+        if !is_primitive_root(psi, 2 * n as u64, &modulus) {
+            return Err(MathError::NotPrimitiveRoot {
+                root: psi,
+                order: 2 * n as u64,
+                modulus: modulus.value(),
+            });
+        }
+        Ok(Self {
+            n,
+            modulus,
+            psi,
+            psi_inv: modulus.inv(psi)?,
+            n_inv: modulus.inv(n as u64)?,
+        })
+    }
+
+    /// Ring degree N.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// The prime q.
+    pub fn modulus(&self) -> &Modulus {
+        &self.modulus
+    }
+
+    /// In-place forward transform; input in [0, 4q), output in [0, q), bit-reversed order.
+    pub fn forward(&self, a: &mut [u64]) -> Result<()> {
+        if a.len() != self.n {
+            return Err(MathError::LengthMismatch {
+                what: "NTT input",
+                expected: self.n,
+                got: a.len(),
+            });
+        }
+        portable::forward_on_the_fly(a, self.psi, &self.modulus);
+        Ok(())
+    }
+
+    /// In-place inverse transform; input in [0, 2q), output in [0, q), natural order.
+    pub fn inverse(&self, a: &mut [u64]) -> Result<()> {
+        if a.len() != self.n {
+            return Err(MathError::LengthMismatch {
+                what: "NTT input",
+                expected: self.n,
+                got: a.len(),
+            });
+        }
+        portable::inverse_on_the_fly(a, self.psi_inv, self.n_inv, &self.modulus);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

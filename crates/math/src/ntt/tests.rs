@@ -1,0 +1,197 @@
+//! NTT tests: evaluation order, round trips and products against a schoolbook reference, for every
+//! backend this CPU has (SIMD backends the CPU lacks are reported and skipped).
+
+use super::*;
+use crate::prime::generate_ntt_primes;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+fn schoolbook(a: &[u64], b: &[u64], q: &Modulus) -> Vec<u64> {
+    let n = a.len();
+    let mut out = vec![0u64; n];
+    for (i, &ai) in a.iter().enumerate() {
+        if ai == 0 {
+            continue;
+        }
+        for (j, &bj) in b.iter().enumerate() {
+            let p = q.mul(ai, bj);
+            let k = i + j;
+            if k < n {
+                out[k] = q.add(out[k], p);
+            } else {
+                out[k - n] = q.sub(out[k - n], p);
+            }
+        }
+    }
+    out
+}
+
+fn random_poly(rng: &mut ChaCha8Rng, n: usize, q: u64) -> Vec<u64> {
+    (0..n).map(|_| rng.gen_range(0..q)).collect()
+}
+
+fn all_backends(n: usize, q: u64) -> Vec<NttTable> {
+    let m = Modulus::new(q).unwrap();
+    let base = NttTable::new(n, m).unwrap();
+    let mut out = Vec::new();
+    for b in Backend::ALL {
+        match base.clone().with_backend(b) {
+            Ok(t) => out.push(t),
+            Err(e) => std::println!("skipping NTT backend {} for q = {q}: {e}", b.name()),
+        }
+    }
+    out
+}
+
+#[test]
+fn output_order_is_seal_bit_reversed() {
+    let n = 16;
+    let q = Modulus::new(generate_ntt_primes(20, n, 1).unwrap()[0]).unwrap();
+    let table = NttTable::new(n, q).unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    let a = random_poly(&mut rng, n, q.value());
+    let mut fa = a.clone();
+    table.forward(&mut fa).unwrap();
+    for (j, &value) in fa.iter().enumerate() {
+        let br = j.reverse_bits() >> (usize::BITS - 4);
+        let x = q.pow(table.psi(), 2 * br as u64 + 1);
+        let eval = a.iter().rev().fold(0u64, |acc, &c| q.add(q.mul(acc, x), c));
+        assert_eq!(value, eval, "slot {j}");
+    }
+}
+
+#[test]
+fn products_match_schoolbook_for_every_backend() {
+    let mut rng = ChaCha8Rng::seed_from_u64(4);
+    for bits in [30u32, 50, 62] {
+        let n = 1024;
+        let q = generate_ntt_primes(bits, n, 1).unwrap()[0];
+        let m = Modulus::new(q).unwrap();
+        let a = random_poly(&mut rng, n, q);
+        let b = random_poly(&mut rng, n, q);
+        let expected = schoolbook(&a, &b, &m);
+        for table in all_backends(n, q) {
+            assert_eq!(
+                table.negacyclic_mul(&a, &b).unwrap(),
+                expected,
+                "{:?} q={q}",
+                table.backend()
+            );
+        }
+    }
+}
+
+#[test]
+fn round_trips_and_sparse_products_for_all_sizes() {
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    for log_n in 1..=17 {
+        let n = 1usize << log_n;
+        let bits = if log_n % 2 == 0 { 50 } else { 62 };
+        let q = generate_ntt_primes(bits, n, 1).unwrap()[0];
+        let m = Modulus::new(q).unwrap();
+        let a = random_poly(&mut rng, n, q);
+        // A sparse b keeps the schoolbook reference cheap at large N.
+        let mut b = vec![0u64; n];
+        for _ in 0..3 {
+            b[rng.gen_range(0..n)] = rng.gen_range(0..q);
+        }
+        let expected = schoolbook(&b, &a, &m);
+        let mut reference: Option<Vec<u64>> = None;
+        for table in all_backends(n, q) {
+            let mut x = a.clone();
+            table.forward(&mut x).unwrap();
+            assert!(x.iter().all(|&v| v < q));
+            match &reference {
+                None => reference = Some(x.clone()),
+                Some(r) => assert_eq!(&x, r, "{:?} n={n} disagrees with portable", table.backend()),
+            }
+            table.inverse(&mut x).unwrap();
+            assert_eq!(x, a, "{:?} n={n} round trip", table.backend());
+            assert_eq!(
+                table.negacyclic_mul(&a, &b).unwrap(),
+                expected,
+                "{:?} n={n}",
+                table.backend()
+            );
+        }
+    }
+}
+
+#[test]
+fn lazy_input_ranges_are_accepted() {
+    let mut rng = ChaCha8Rng::seed_from_u64(6);
+    let n = 4096;
+    for bits in [50u32, 62] {
+        let q = generate_ntt_primes(bits, n, 1).unwrap()[0];
+        let a = random_poly(&mut rng, n, q);
+        let tables = all_backends(n, q);
+        let mut expected = a.clone();
+        tables[0].forward(&mut expected).unwrap();
+        for table in &tables {
+            // Forward accepts [0, 4q): add q or 3q to some inputs.
+            let mut x: Vec<u64> = a
+                .iter()
+                .enumerate()
+                .map(|(i, &v)| v + (i as u64 % 4) * q)
+                .collect();
+            table.forward(&mut x).unwrap();
+            assert_eq!(x, expected, "{:?}", table.backend());
+            // Inverse accepts [0, 2q).
+            let mut y: Vec<u64> = x
+                .iter()
+                .enumerate()
+                .map(|(i, &v)| v + (i as u64 % 2) * q)
+                .collect();
+            table.inverse(&mut y).unwrap();
+            assert_eq!(y, a, "{:?}", table.backend());
+        }
+    }
+}
+
+#[test]
+fn on_the_fly_matches_table() {
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    for (n, bits) in [(2usize, 20u32), (1024, 30), (4096, 62)] {
+        let q = Modulus::new(generate_ntt_primes(bits, n, 1).unwrap()[0]).unwrap();
+        let table = NttTable::new(n, q).unwrap();
+        let otf = NttOnTheFly::new(n, q).unwrap();
+        let a = random_poly(&mut rng, n, q.value());
+        let (mut x, mut y) = (a.clone(), a.clone());
+        table.forward(&mut x).unwrap();
+        otf.forward(&mut y).unwrap();
+        assert_eq!(x, y);
+        otf.inverse(&mut y).unwrap();
+        assert_eq!(y, a);
+    }
+}
+
+#[test]
+fn bad_parameters_are_errors() {
+    let q = Modulus::new(generate_ntt_primes(30, 1024, 1).unwrap()[0]).unwrap();
+    assert!(matches!(
+        NttTable::new(1000, q),
+        Err(MathError::InvalidDegree { .. })
+    ));
+    assert!(matches!(
+        NttTable::new(4096, q),
+        Err(MathError::NotNttFriendly { .. })
+    ));
+    assert!(matches!(
+        NttTable::new(1024, Modulus::new(2049).unwrap()),
+        Err(MathError::NotPrime(_))
+    ));
+    assert!(matches!(
+        NttTable::with_root(1024, q, 2),
+        Err(MathError::NotPrimitiveRoot { .. })
+    ));
+    let t = NttTable::new(1024, q).unwrap();
+    assert!(matches!(
+        t.forward(&mut [0u64; 512]),
+        Err(MathError::LengthMismatch { .. })
+    ));
+    assert!(matches!(
+        t.inverse(&mut [0u64; 2048]),
+        Err(MathError::LengthMismatch { .. })
+    ));
+    assert!(NttOnTheFly::new(1024, Modulus::new(97).unwrap()).is_err());
+}
