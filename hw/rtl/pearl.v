@@ -1,0 +1,125 @@
+// CAHP-Pearl: single-cycle CAHPv3 core (VSP, seed 000; reference vsp.md section 2).
+//
+// Fetch, decode, register read, ALU/branch, RAM access and write-back happen in one cycle. The only
+// state is the PC, a 16-bit fetch cache, its valid bit, the sticky finish flag and the register file.
+// A jump to a 24-bit instruction at PC%4 = 2 or 3 (or a 16-bit one at PC%4 = 3) costs one extra
+// cycle: the first half of the instruction must be fetched into the cache first.
+//
+// reset: the control state (PC, cache valid, finish flag) returns to 0 and nothing is written
+// (registers and RAM keep their contents; every flip-flop powers up at 0).
+module pearl (
+    input  wire        clock,
+    input  wire        reset,
+    output wire [6:0]  io_romAddr,
+    input  wire [31:0] io_romData,
+    output wire [7:0]  io_ramAddr,
+    output wire [15:0] io_ramWriteData,
+    output wire        io_ramWriteEnable,
+    input  wire [15:0] io_ramReadData,
+    output wire        io_finishFlag,
+    output wire [15:0] io_mainRegOut_x0,
+    output wire [15:0] io_mainRegOut_x1,
+    output wire [15:0] io_mainRegOut_x2,
+    output wire [15:0] io_mainRegOut_x3,
+    output wire [15:0] io_mainRegOut_x4,
+    output wire [15:0] io_mainRegOut_x5,
+    output wire [15:0] io_mainRegOut_x6,
+    output wire [15:0] io_mainRegOut_x7,
+    output wire [15:0] io_mainRegOut_x8,
+    output wire [15:0] io_mainRegOut_x9,
+    output wire [15:0] io_mainRegOut_x10,
+    output wire [15:0] io_mainRegOut_x11,
+    output wire [15:0] io_mainRegOut_x12,
+    output wire [15:0] io_mainRegOut_x13,
+    output wire [15:0] io_mainRegOut_x14,
+    output wire [15:0] io_mainRegOut_x15
+);
+    reg [8:0] pc;
+    reg [15:0] cache;
+    reg cacheValid;
+    reg finReg;
+`ifndef SYNTHESIS
+    initial begin
+        pc = 9'b0;
+        cache = 16'b0;
+        cacheValid = 1'b0;
+        finReg = 1'b0;
+    end
+`endif
+
+    // ---- fetch
+    wire stall = pc[1] & ~cacheValid;   // first half of a straddling instruction not cached yet
+    assign io_romAddr = pc[8:2] + {6'b0, pc[1] & cacheValid};
+    wire [23:0] inst;
+    cahp_align align (.pcLow(pc[1:0]), .cache(cache), .romData(io_romData), .inst(inst));
+
+    // ---- decode
+    wire is24, regWrite, usesA, usesB, useImm, aZero, sub, eP, eC, eG, isShift, shLeft, shArith;
+    wire isLoad, isStore, isByte, byteSigned, isBranch, isJump, jumpReg, isLink, halt;
+    wire [3:0] rdAddr, raAddr, rbAddr;
+    wire [15:0] imm;
+    wire [2:0] cond;
+    wire [8:0] pcOff;
+    cahp_decode dec (
+        .inst(inst), .is24(is24), .rdAddr(rdAddr), .regWrite(regWrite), .raAddr(raAddr),
+        .rbAddr(rbAddr), .usesA(usesA), .usesB(usesB), .useImm(useImm), .imm(imm),
+        .aZero(aZero), .sub(sub), .eP(eP), .eC(eC), .eG(eG), .isShift(isShift), .shLeft(shLeft),
+        .shArith(shArith), .isLoad(isLoad), .isStore(isStore), .isByte(isByte),
+        .byteSigned(byteSigned), .isBranch(isBranch), .cond(cond), .isJump(isJump),
+        .jumpReg(jumpReg), .isLink(isLink), .pcOff(pcOff), .halt(halt)
+    );
+    wire run = ~stall & ~reset;
+    wire retire = run;   // testbench probe: an instruction completes this cycle
+
+    // ---- registers
+    wire [15:0] regA, regB, wbData;
+    wire [255:0] regs;
+    cahp_regfile rf (
+        .clock(clock), .we(regWrite & run), .wa(rdAddr), .wd(wbData), .ra(raAddr), .rb(rbAddr),
+        .qa(regA), .qb(regB), .all(regs)
+    );
+
+    // ---- execute
+    wire [15:0] aluSum, aluRes;
+    wire eq, ltu, lt, condOk;
+    cahp_alu alu (
+        .a(regA), .b(useImm ? imm : regB), .aZero(aZero), .sub(sub), .eP(eP), .eC(eC), .eG(eG),
+        .isShift(isShift), .shLeft(shLeft), .shArith(shArith), .sum(aluSum), .res(aluRes),
+        .eq(eq), .ltu(ltu), .lt(lt)
+    );
+    cahp_cond cnd (.cond(cond), .eq(eq), .ltu(ltu), .lt(lt), .ok(condOk));
+
+    // next sequential PC (+0 while stalled); it is also the link value (PC + 2) of jsal/jalr
+    wire [8:0] seq = pc + {7'b0, ~stall, is24 & ~stall};
+    wire [8:0] target = jumpReg & isJump ? regA[8:0] : pc + pcOff;
+    wire taken = ((isBranch & condOk) | isJump) & ~stall;
+
+    // ---- memory
+    assign io_ramAddr = aluSum[8:1];
+    assign io_ramWriteEnable = isStore & run;
+    cahp_store st (
+        .rdata(io_ramReadData), .data(regB), .isByte(isByte), .addr0(aluSum[0]),
+        .wdata(io_ramWriteData)
+    );
+    wire [15:0] loaded;
+    cahp_load ld (
+        .rdata(io_ramReadData), .isByte(isByte), .byteSigned(byteSigned), .addr0(aluSum[0]),
+        .value(loaded)
+    );
+    assign wbData = isLoad ? loaded : (aluRes | {7'b0, seq & {9{isLink}}});
+
+    // ---- state update
+    wire fin = finReg | (halt & ~stall);
+    assign io_finishFlag = fin;
+    always @(posedge clock) begin
+        pc <= reset ? 9'b0 : (taken ? target : seq);
+        cache <= io_romData[31:16];
+        cacheValid <= ~taken & ~reset;
+        finReg <= fin & ~reset;
+    end
+
+    assign {io_mainRegOut_x15, io_mainRegOut_x14, io_mainRegOut_x13, io_mainRegOut_x12,
+            io_mainRegOut_x11, io_mainRegOut_x10, io_mainRegOut_x9, io_mainRegOut_x8,
+            io_mainRegOut_x7, io_mainRegOut_x6, io_mainRegOut_x5, io_mainRegOut_x4,
+            io_mainRegOut_x3, io_mainRegOut_x2, io_mainRegOut_x1, io_mainRegOut_x0} = regs;
+endmodule

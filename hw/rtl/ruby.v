@@ -1,0 +1,193 @@
+// CAHP-Ruby: 5-stage pipelined CAHPv3 core (VSP, seed 000; reference vsp.md section 2).
+//
+// IF | ID | EX | MEM | WB, where WB is the register-file write at the end of the MEM cycle (so an
+// instruction's register and RAM writes land at the same clock edge).
+// * ID reads the register file and forwards from EX (the ALU result being computed) and from MEM
+//   (the value being written back); a load in EX whose destination ID reads stalls ID for one cycle.
+// * Branches and jumps resolve in EX; a taken one flushes IF/ID and ID/EX (two-cycle penalty).
+// * Fetch uses the same 16-bit cache as Pearl: a jump to a straddling instruction costs one bubble.
+// * The finish flag rides the pipeline and is sticky once the halt (js 0) reaches MEM, when every
+//   older instruction has written its results.
+// reset: control state returns to 0 and nothing is written (registers and RAM keep their contents).
+module ruby (
+    input  wire        clock,
+    input  wire        reset,
+    output wire [6:0]  io_romAddr,
+    input  wire [31:0] io_romData,
+    output wire [7:0]  io_ramAddr,
+    output wire [15:0] io_ramWriteData,
+    output wire        io_ramWriteEnable,
+    input  wire [15:0] io_ramReadData,
+    output wire        io_finishFlag,
+    output wire [15:0] io_mainRegOut_x0,
+    output wire [15:0] io_mainRegOut_x1,
+    output wire [15:0] io_mainRegOut_x2,
+    output wire [15:0] io_mainRegOut_x3,
+    output wire [15:0] io_mainRegOut_x4,
+    output wire [15:0] io_mainRegOut_x5,
+    output wire [15:0] io_mainRegOut_x6,
+    output wire [15:0] io_mainRegOut_x7,
+    output wire [15:0] io_mainRegOut_x8,
+    output wire [15:0] io_mainRegOut_x9,
+    output wire [15:0] io_mainRegOut_x10,
+    output wire [15:0] io_mainRegOut_x11,
+    output wire [15:0] io_mainRegOut_x12,
+    output wire [15:0] io_mainRegOut_x13,
+    output wire [15:0] io_mainRegOut_x14,
+    output wire [15:0] io_mainRegOut_x15
+);
+    // ---------------------------------------------------------------- state
+    // IF
+    reg [8:0] pc;
+    reg [15:0] cache;
+    reg cacheValid;
+    // IF/ID
+    reg [23:0] idInst;
+    reg [8:0] idPc;
+    reg idValid;
+    // ID/EX
+    reg [15:0] exA, exB, exData;
+    reg [3:0] exRd;
+    reg [8:0] exTarget, exLink;
+    reg [2:0] exCond;
+    reg exRegWrite, exIsLoad, exIsStore, exIsBranch, exIsJump, exHalt, exValid;
+    reg exIsByte, exByteSigned, exAZero, exSub, exEP, exEC, exEG, exIsShift, exShLeft, exShArith;
+    // EX/MEM
+    reg [15:0] memResult, memData;
+    reg [3:0] memRd;
+    reg memRegWrite, memIsLoad, memIsStore, memIsByte, memByteSigned, memHalt, memValid;
+    reg finReg;
+`ifndef SYNTHESIS
+    initial begin
+        pc = 0; cache = 0; cacheValid = 0; idInst = 0; idPc = 0; idValid = 0;
+        exA = 0; exB = 0; exData = 0; exRd = 0; exTarget = 0; exLink = 0; exCond = 0;
+        exRegWrite = 0; exIsLoad = 0; exIsStore = 0; exIsBranch = 0; exIsJump = 0; exHalt = 0;
+        exValid = 0; exIsByte = 0; exByteSigned = 0; exAZero = 0; exSub = 0; exEP = 0; exEC = 0;
+        exEG = 0; exIsShift = 0; exShLeft = 0; exShArith = 0;
+        memResult = 0; memData = 0; memRd = 0; memRegWrite = 0; memIsLoad = 0; memIsStore = 0;
+        memIsByte = 0; memByteSigned = 0; memHalt = 0; memValid = 0; finReg = 0;
+    end
+`endif
+
+    // ---------------------------------------------------------------- EX (first: ID forwards from it)
+    wire [15:0] aluSum, aluRes;
+    wire eq, ltu, lt, condOk;
+    cahp_alu alu (
+        .a(exA), .b(exB), .aZero(exAZero), .sub(exSub), .eP(exEP), .eC(exEC), .eG(exEG),
+        .isShift(exIsShift), .shLeft(exShLeft), .shArith(exShArith), .sum(aluSum), .res(aluRes),
+        .eq(eq), .ltu(ltu), .lt(lt)
+    );
+    cahp_cond cnd (.cond(exCond), .eq(eq), .ltu(ltu), .lt(lt), .ok(condOk));
+    wire [15:0] exResult = aluRes | {7'b0, exLink};
+    wire taken = (exIsBranch & condOk) | exIsJump;
+
+    // ---------------------------------------------------------------- MEM / WB
+    assign io_ramAddr = memResult[8:1];
+    assign io_ramWriteEnable = memIsStore & ~reset;
+    cahp_store st (
+        .rdata(io_ramReadData), .data(memData), .isByte(memIsByte), .addr0(memResult[0]),
+        .wdata(io_ramWriteData)
+    );
+    wire [15:0] loaded;
+    cahp_load ld (
+        .rdata(io_ramReadData), .isByte(memIsByte), .byteSigned(memByteSigned),
+        .addr0(memResult[0]), .value(loaded)
+    );
+    wire [15:0] wbData = memIsLoad ? loaded : memResult;
+    wire fin = finReg | memHalt;
+    assign io_finishFlag = fin;
+    wire retire = memValid;   // testbench probe: the instruction in MEM completes this cycle
+
+    // ---------------------------------------------------------------- ID
+    wire is24, regWrite, usesA, usesB, useImm, aZero, sub, eP, eC, eG, isShift, shLeft, shArith;
+    wire isLoad, isStore, isByte, byteSigned, isBranch, isJump, jumpReg, isLink, halt;
+    wire [3:0] rdAddr, raAddr, rbAddr;
+    wire [15:0] imm;
+    wire [2:0] cond;
+    wire [8:0] pcOff;
+    cahp_decode dec (
+        .inst(idInst), .is24(is24), .rdAddr(rdAddr), .regWrite(regWrite), .raAddr(raAddr),
+        .rbAddr(rbAddr), .usesA(usesA), .usesB(usesB), .useImm(useImm), .imm(imm),
+        .aZero(aZero), .sub(sub), .eP(eP), .eC(eC), .eG(eG), .isShift(isShift), .shLeft(shLeft),
+        .shArith(shArith), .isLoad(isLoad), .isStore(isStore), .isByte(isByte),
+        .byteSigned(byteSigned), .isBranch(isBranch), .cond(cond), .isJump(isJump),
+        .jumpReg(jumpReg), .isLink(isLink), .pcOff(pcOff), .halt(halt)
+    );
+    wire [15:0] regA, regB;
+    wire [255:0] regs;
+    cahp_regfile rf (
+        .clock(clock), .we(memRegWrite & ~reset), .wa(memRd), .wd(wbData), .ra(raAddr),
+        .rb(rbAddr), .qa(regA), .qb(regB), .all(regs)
+    );
+    wire exHitA = exRegWrite & (exRd == raAddr);
+    wire exHitB = exRegWrite & (exRd == rbAddr);
+    wire [15:0] fwdA = exHitA ? exResult : ((memRegWrite & (memRd == raAddr)) ? wbData : regA);
+    wire [15:0] fwdB = exHitB ? exResult : ((memRegWrite & (memRd == rbAddr)) ? wbData : regB);
+    wire loadUse = idValid & exIsLoad & ((usesA & exHitA) | (usesB & exHitB));
+    wire kill = ~idValid | loadUse | taken | reset;   // ID/EX receives a bubble
+
+    // ---------------------------------------------------------------- IF
+    wire stallF = pc[1] & ~cacheValid;   // first half of a straddling instruction not cached yet
+    wire advance = ~stallF & ~loadUse;
+    // While ID stalls, fetch the word at PC itself so the cache reload below keeps its content.
+    assign io_romAddr = pc[8:2] + {6'b0, pc[1] & cacheValid & ~loadUse};
+    wire [23:0] inst;
+    cahp_align align (.pcLow(pc[1:0]), .cache(cache), .romData(io_romData), .inst(inst));
+    wire [8:0] seq = pc + {7'b0, advance, inst[0] & advance};
+
+    // ---------------------------------------------------------------- clock edge
+    always @(posedge clock) begin
+        // IF
+        pc <= reset ? 9'b0 : (taken ? exTarget : seq);
+        cache <= io_romData[31:16];
+        cacheValid <= ~taken & ~reset;
+        // IF/ID (held while ID stalls)
+        if (~loadUse) begin
+            idInst <= inst;
+            idPc <= pc;
+        end
+        idValid <= loadUse ? idValid & ~taken & ~reset : ~stallF & ~taken & ~reset;
+        // ID/EX
+        exA <= fwdA;
+        exB <= useImm ? imm : fwdB;
+        exData <= fwdB;
+        exRd <= rdAddr;
+        exTarget <= (isJump & jumpReg) ? fwdA[8:0] : idPc + pcOff;
+        exLink <= isLink ? idPc + 9'd2 : 9'd0;
+        exCond <= cond;
+        exRegWrite <= regWrite & ~kill;
+        exIsLoad <= isLoad & ~kill;
+        exIsStore <= isStore & ~kill;
+        exIsBranch <= isBranch & ~kill;
+        exIsJump <= isJump & ~kill;
+        exHalt <= halt & ~kill;
+        exValid <= ~kill;
+        exIsByte <= isByte;
+        exByteSigned <= byteSigned;
+        exAZero <= aZero;
+        exSub <= sub;
+        exEP <= eP;
+        exEC <= eC;
+        exEG <= eG;
+        exIsShift <= isShift;
+        exShLeft <= shLeft;
+        exShArith <= shArith;
+        // EX/MEM
+        memResult <= exResult;
+        memData <= exData;
+        memRd <= exRd;
+        memRegWrite <= exRegWrite & ~reset;
+        memIsLoad <= exIsLoad;
+        memIsStore <= exIsStore & ~reset;
+        memIsByte <= exIsByte;
+        memByteSigned <= exByteSigned;
+        memHalt <= exHalt & ~reset;
+        memValid <= exValid & ~reset;
+        finReg <= fin & ~reset;
+    end
+
+    assign {io_mainRegOut_x15, io_mainRegOut_x14, io_mainRegOut_x13, io_mainRegOut_x12,
+            io_mainRegOut_x11, io_mainRegOut_x10, io_mainRegOut_x9, io_mainRegOut_x8,
+            io_mainRegOut_x7, io_mainRegOut_x6, io_mainRegOut_x5, io_mainRegOut_x4,
+            io_mainRegOut_x3, io_mainRegOut_x2, io_mainRegOut_x1, io_mainRegOut_x0} = regs;
+endmodule
