@@ -1,0 +1,222 @@
+//! Small modular-arithmetic helpers private to vsp-ckks.
+//!
+//! vsp-math (the workspace's arithmetic core) was being written concurrently and its API had not landed
+//! when this crate was built, so the few pieces CKKS needs live here, kept deliberately small:
+//! a 32-bit word modulus with Barrett (⌊2^64/q⌋, as SEAL-Embedded's `modulo.h`) and Shoup products for
+//! the device, 64-bit helpers for the server, Miller–Rabin, and SEAL's choice of the *minimal*
+//! primitive 2N-th root of unity (needed so our NTT form equals SEAL's bit for bit).
+
+/// (a · b) mod q for q < 2^63.
+#[inline]
+pub fn mul_mod(a: u64, b: u64, q: u64) -> u64 {
+    ((a as u128 * b as u128) % q as u128) as u64
+}
+
+/// a^e mod q.
+pub fn pow_mod(mut a: u64, mut e: u64, q: u64) -> u64 {
+    let mut r = 1 % q;
+    a %= q;
+    while e > 0 {
+        if e & 1 == 1 {
+            r = mul_mod(r, a, q);
+        }
+        a = mul_mod(a, a, q);
+        e >>= 1;
+    }
+    r
+}
+
+/// Inverse of a modulo a prime q (Fermat).
+pub fn inv_mod(a: u64, q: u64) -> u64 {
+    pow_mod(a, q - 2, q)
+}
+
+/// Deterministic Miller–Rabin for 64-bit integers (the first 12 prime bases suffice below 2^64).
+pub fn is_prime_u64(n: u64) -> bool {
+    if n < 2 {
+        return false;
+    }
+    const BASES: [u64; 12] = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37];
+    for p in BASES {
+        if n % p == 0 {
+            return n == p;
+        }
+    }
+    let s = (n - 1).trailing_zeros();
+    let d = (n - 1) >> s;
+    'bases: for a in BASES {
+        let mut x = pow_mod(a, d, n);
+        if x == 1 || x == n - 1 {
+            continue;
+        }
+        for _ in 1..s {
+            x = mul_mod(x, x, n);
+            if x == n - 1 {
+                continue 'bases;
+            }
+        }
+        return false;
+    }
+    true
+}
+
+/// The minimal primitive 2N-th root of unity mod q, exactly as SEAL's `try_minimal_primitive_root`
+/// picks it (smallest value among all primitive 2N-th roots). `q` must be prime with q ≡ 1 mod 2N.
+pub fn minimal_primitive_root(two_n: u64, q: u64) -> Option<u64> {
+    if q % two_n != 1 {
+        return None;
+    }
+    let cofactor = (q - 1) / two_n;
+    let mut g = 0;
+    for x in 2..q.min(1 << 20) {
+        let c = pow_mod(x, cofactor, q);
+        // Primitive iff c^(N) = −1.
+        if pow_mod(c, two_n / 2, q) == q - 1 {
+            g = c;
+            break;
+        }
+    }
+    if g == 0 {
+        return None;
+    }
+    // All primitive roots are the odd powers of g.
+    let g2 = mul_mod(g, g, q);
+    let mut cur = g;
+    let mut best = g;
+    let mut k = 1;
+    while k < two_n {
+        best = best.min(cur);
+        cur = mul_mod(cur, g2, q);
+        k += 2;
+    }
+    Some(best)
+}
+
+/// Reverses the low `bits` bits of `x`.
+#[inline]
+pub fn bit_reverse(x: usize, bits: u32) -> usize {
+    if bits == 0 {
+        0
+    } else {
+        x.reverse_bits() >> (usize::BITS - bits)
+    }
+}
+
+/// A prime modulus q < 2^30 held in 32-bit words, with SEAL-Embedded's Barrett constant ⌊2^64/q⌋.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mod32 {
+    /// The prime.
+    pub q: u32,
+    /// ⌊2^64 / q⌋.
+    pub ratio: u64,
+}
+
+impl Mod32 {
+    /// Wraps a prime q < 2^30.
+    pub fn new(q: u32) -> Self {
+        Self { q, ratio: ((1u128 << 64) / q as u128) as u64 }
+    }
+    /// x mod q for any 64-bit x (Barrett; the estimate is short by at most 2).
+    #[inline(always)]
+    pub fn reduce(&self, x: u64) -> u32 {
+        let qhat = ((x as u128 * self.ratio as u128) >> 64) as u64;
+        let q = self.q as u64;
+        let mut r = x.wrapping_sub(qhat.wrapping_mul(q));
+        if r >= q {
+            r -= q;
+        }
+        if r >= q {
+            r -= q;
+        }
+        r as u32
+    }
+    /// a · b mod q for a, b < 2^30 (product < 2^60: one correction suffices).
+    #[inline(always)]
+    pub fn mul(&self, a: u32, b: u32) -> u32 {
+        let x = a as u64 * b as u64;
+        let qhat = ((x as u128 * self.ratio as u128) >> 64) as u64;
+        let r = x.wrapping_sub(qhat.wrapping_mul(self.q as u64)) as u32;
+        if r >= self.q {
+            r - self.q
+        } else {
+            r
+        }
+    }
+    /// a + b mod q for reduced inputs.
+    #[inline(always)]
+    pub fn add(&self, a: u32, b: u32) -> u32 {
+        let s = a + b;
+        if s >= self.q {
+            s - self.q
+        } else {
+            s
+        }
+    }
+    /// a − b mod q for reduced inputs.
+    #[inline(always)]
+    pub fn sub(&self, a: u32, b: u32) -> u32 {
+        if a >= b {
+            a - b
+        } else {
+            a + self.q - b
+        }
+    }
+    /// A signed integer reduced into [0, q).
+    #[inline(always)]
+    pub fn from_i64(&self, x: i64) -> u32 {
+        let r = self.reduce(x.unsigned_abs());
+        if x < 0 && r != 0 {
+            self.q - r
+        } else {
+            r
+        }
+    }
+    /// Shoup constant ⌊w · 2^32 / q⌋ of a reduced w.
+    #[inline(always)]
+    pub fn shoup(&self, w: u32) -> u32 {
+        (((w as u64) << 32) / self.q as u64) as u32
+    }
+    /// x · w mod q lazily in [0, 2q), for any x < 2^32, given w' = shoup(w).
+    #[inline(always)]
+    pub fn mul_shoup_lazy(&self, x: u32, w: u32, w_shoup: u32) -> u32 {
+        let qhat = ((x as u64 * w_shoup as u64) >> 32) as u32;
+        x.wrapping_mul(w).wrapping_sub(qhat.wrapping_mul(self.q))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn primality_and_roots() {
+        assert!(is_prime_u64(1053818881));
+        assert!(is_prime_u64(281474976546817));
+        assert!(!is_prime_u64(1053818881 * 3));
+        assert!(!is_prime_u64(3215031751)); // strong pseudoprime to bases 2, 3, 5, 7
+        let q = 1053818881;
+        let r = minimal_primitive_root(8192, q).unwrap();
+        assert_eq!(pow_mod(r, 4096, q), q - 1);
+        // No smaller primitive root exists.
+        for x in 2..r.min(5000) {
+            assert_ne!(pow_mod(x, 4096, q), q - 1, "{x}");
+        }
+    }
+
+    #[test]
+    fn mod32_ops_agree_with_u128() {
+        let m = Mod32::new(1062535169);
+        let q = m.q as u64;
+        let mut x: u64 = 0x1234_5678_9abc_def1;
+        for _ in 0..10_000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            assert_eq!(m.reduce(x) as u64, x % q);
+            let (a, b) = ((x % q) as u32, ((x >> 17) % q) as u32);
+            assert_eq!(m.mul(a, b) as u64, mul_mod(a as u64, b as u64, q));
+            let lazy = m.mul_shoup_lazy((x >> 32) as u32, b, m.shoup(b));
+            assert!(lazy < 2 * m.q);
+            assert_eq!(lazy as u64 % q, mul_mod(x >> 32, b as u64, q));
+            assert_eq!(m.from_i64(-(a as i64)) as u64, (q - a as u64) % q);
+        }
+    }
+}

@@ -1,0 +1,310 @@
+//! The device's negacyclic NTT over 32-bit words (q < 2^30), in SEAL's order:
+//! `A[j] = a(ψ^(2·bitrev(j)+1))` with ψ SEAL's minimal primitive 2N-th root, so that a
+//! ciphertext computed here is in SEAL's NTT form without any permutation.
+//!
+//! Three ways to get the twiddles, as SEAL-Embedded's `SE_NTT_TYPE` (TCHES 2021(3) §4):
+//! * on the fly — no table: each stage walks its groups in bit-reversed order so that the group
+//!   roots form a geometric sequence (one product per group instead of an exponentiation);
+//! * one-shot — the N roots of the current prime are computed into caller scratch (N words);
+//! * loaded — the roots and their Shoup constants (2N words per prime and direction) were prepared
+//!   at setup; butterflies are Harvey's lazy ones with values in [0, 4q).
+//!
+//! Every variant ends fully reduced, so all modes give bit-identical results.
+
+use crate::arith::{bit_reverse, inv_mod, pow_mod, Mod32};
+use alloc::vec::Vec;
+
+/// Per-prime constants of the transform.
+#[derive(Clone, Debug)]
+pub struct NttPrime {
+    /// The modulus.
+    pub m: Mod32,
+    /// SEAL's minimal primitive 2N-th root ψ.
+    pub psi: u32,
+    /// ψ^{-1}.
+    pub psi_inv: u32,
+    /// N^{-1} mod q.
+    pub n_inv: u32,
+    /// log2 N.
+    pub log_n: u32,
+}
+
+impl NttPrime {
+    /// Constants for prime `q` (< 2^30, ≡ 1 mod 2N) and degree 2^log_n; `psi` is SEAL's root.
+    pub fn new(q: u32, psi: u32, log_n: u32) -> Self {
+        let m = Mod32::new(q);
+        let psi_inv = inv_mod(psi as u64, q as u64) as u32;
+        let n_inv = inv_mod(1u64 << log_n, q as u64) as u32;
+        Self { m, psi, psi_inv, n_inv, log_n }
+    }
+
+    /// Fills `out[k] = ψ^{±bitrev(k)}` for k < N (SEAL's table layout).
+    pub fn fill_roots(&self, inverse: bool, out: &mut [u32]) {
+        let n = 1usize << self.log_n;
+        let base = if inverse { self.psi_inv } else { self.psi };
+        // Natural powers first, then permute in place through a bit-reversal swap.
+        let mut cur = 1u32;
+        for x in out.iter_mut().take(n) {
+            *x = cur;
+            cur = self.m.mul(cur, base);
+        }
+        for k in 0..n {
+            let r = bit_reverse(k, self.log_n);
+            if k < r {
+                out.swap(k, r);
+            }
+        }
+    }
+}
+
+/// Loaded (precomputed) lazy Shoup tables of one prime.
+#[derive(Clone, Debug)]
+pub struct LoadedRoots {
+    fwd: Vec<u32>,
+    fwd_shoup: Vec<u32>,
+    inv: Vec<u32>,
+    inv_shoup: Vec<u32>,
+}
+
+impl LoadedRoots {
+    /// Tables for one prime; the inverse tables only when `with_inverse`.
+    pub fn new(p: &NttPrime, with_inverse: bool) -> Self {
+        let n = 1usize << p.log_n;
+        let mut fwd = alloc::vec![0u32; n];
+        p.fill_roots(false, &mut fwd);
+        let fwd_shoup = fwd.iter().map(|&w| p.m.shoup(w)).collect();
+        let (inv, inv_shoup) = if with_inverse {
+            let mut inv = alloc::vec![0u32; n];
+            p.fill_roots(true, &mut inv);
+            let s = inv.iter().map(|&w| p.m.shoup(w)).collect();
+            (inv, s)
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        Self { fwd, fwd_shoup, inv, inv_shoup }
+    }
+    /// Words held by these tables.
+    pub fn words(&self) -> usize {
+        self.fwd.len() + self.fwd_shoup.len() + self.inv.len() + self.inv_shoup.len()
+    }
+}
+
+/// Forward NTT with roots computed on the fly.
+pub fn forward_otf(a: &mut [u32], p: &NttPrime) {
+    stages_otf(a, p, p.psi, false);
+}
+
+/// Inverse NTT (including the N^{-1} factor) with roots computed on the fly.
+pub fn inverse_otf(a: &mut [u32], p: &NttPrime) {
+    stages_otf(a, p, p.psi_inv, true);
+    scale_n_inv(a, p);
+}
+
+fn stages_otf(a: &mut [u32], p: &NttPrime, psi: u32, inverse: bool) {
+    let log_n = p.log_n;
+    let n = 1usize << log_n;
+    let m = &p.m;
+    for step in 0..log_n {
+        // Forward runs s = 0..log_n−1 (m = 2^s groups); inverse runs s = log_n−1..0.
+        let s = if inverse { log_n - 1 - step } else { step };
+        let groups = 1usize << s;
+        let t = n >> (s + 1);
+        // Root of group i is psi^{bitrev_logn(groups + i)} = b · (b²)^{bitrev_s(i)}.
+        let b = pow_mod(psi as u64, 1u64 << (log_n - 1 - s), m.q as u64) as u32;
+        let b2 = m.mul(b, b);
+        let mut w = b;
+        for r in 0..groups {
+            let i = bit_reverse(r, s);
+            let j1 = 2 * i * t;
+            let (lo, hi) = a[j1..j1 + 2 * t].split_at_mut(t);
+            if inverse {
+                for (x, y) in lo.iter_mut().zip(hi.iter_mut()) {
+                    let (u, v) = (*x, *y);
+                    *x = m.add(u, v);
+                    *y = m.mul(m.sub(u, v), w);
+                }
+            } else {
+                for (x, y) in lo.iter_mut().zip(hi.iter_mut()) {
+                    let u = *x;
+                    let v = m.mul(*y, w);
+                    *x = m.add(u, v);
+                    *y = m.sub(u, v);
+                }
+            }
+            w = m.mul(w, b2);
+        }
+    }
+}
+
+fn scale_n_inv(a: &mut [u32], p: &NttPrime) {
+    let s = p.m.shoup(p.n_inv);
+    for x in a.iter_mut() {
+        let r = p.m.mul_shoup_lazy(*x, p.n_inv, s);
+        *x = if r >= p.m.q { r - p.m.q } else { r };
+    }
+}
+
+/// Forward NTT with a one-shot root table (`roots[k] = ψ^{bitrev(k)}`, Barrett products).
+pub fn forward_table(a: &mut [u32], p: &NttPrime, roots: &[u32]) {
+    let n = a.len();
+    let m = &p.m;
+    let mut groups = 1;
+    let mut t = n >> 1;
+    while groups < n {
+        for i in 0..groups {
+            let w = roots[groups + i];
+            let (lo, hi) = a[2 * i * t..2 * i * t + 2 * t].split_at_mut(t);
+            for (x, y) in lo.iter_mut().zip(hi.iter_mut()) {
+                let u = *x;
+                let v = m.mul(*y, w);
+                *x = m.add(u, v);
+                *y = m.sub(u, v);
+            }
+        }
+        groups <<= 1;
+        t >>= 1;
+    }
+}
+
+/// Inverse NTT with a one-shot inverse-root table (`roots[k] = ψ^{−bitrev(k)}`).
+pub fn inverse_table(a: &mut [u32], p: &NttPrime, roots: &[u32]) {
+    let n = a.len();
+    let m = &p.m;
+    let mut t = 1;
+    let mut h = n >> 1;
+    while h >= 1 {
+        for i in 0..h {
+            let w = roots[h + i];
+            let (lo, hi) = a[2 * i * t..2 * i * t + 2 * t].split_at_mut(t);
+            for (x, y) in lo.iter_mut().zip(hi.iter_mut()) {
+                let (u, v) = (*x, *y);
+                *x = m.add(u, v);
+                *y = m.mul(m.sub(u, v), w);
+            }
+        }
+        t <<= 1;
+        h >>= 1;
+    }
+    scale_n_inv(a, p);
+}
+
+/// Forward NTT with loaded lazy Shoup roots (Harvey butterflies, values kept below 4q).
+pub fn forward_loaded(a: &mut [u32], p: &NttPrime, r: &LoadedRoots) {
+    let n = a.len();
+    let q = p.m.q;
+    let two_q = 2 * q;
+    let mut groups = 1;
+    let mut t = n >> 1;
+    while groups < n {
+        for i in 0..groups {
+            let (w, ws) = (r.fwd[groups + i], r.fwd_shoup[groups + i]);
+            let (lo, hi) = a[2 * i * t..2 * i * t + 2 * t].split_at_mut(t);
+            for (x, y) in lo.iter_mut().zip(hi.iter_mut()) {
+                let mut u = *x;
+                if u >= two_q {
+                    u -= two_q;
+                }
+                let v = p.m.mul_shoup_lazy(*y, w, ws);
+                *x = u + v;
+                *y = u + two_q - v;
+            }
+        }
+        groups <<= 1;
+        t >>= 1;
+    }
+    for x in a.iter_mut() {
+        let mut v = *x;
+        if v >= two_q {
+            v -= two_q;
+        }
+        if v >= q {
+            v -= q;
+        }
+        *x = v;
+    }
+}
+
+/// Inverse NTT with loaded lazy Shoup roots (values kept below 2q, N^{-1} folded in at the end).
+pub fn inverse_loaded(a: &mut [u32], p: &NttPrime, r: &LoadedRoots) {
+    if r.inv.is_empty() {
+        // Tables built without the inverse direction: fall back to on-the-fly roots.
+        inverse_otf(a, p);
+        return;
+    }
+    let n = a.len();
+    let two_q = 2 * p.m.q;
+    let mut t = 1;
+    let mut h = n >> 1;
+    while h >= 1 {
+        for i in 0..h {
+            let (w, ws) = (r.inv[h + i], r.inv_shoup[h + i]);
+            let (lo, hi) = a[2 * i * t..2 * i * t + 2 * t].split_at_mut(t);
+            for (x, y) in lo.iter_mut().zip(hi.iter_mut()) {
+                let (u, v) = (*x, *y);
+                let mut s = u + v;
+                if s >= two_q {
+                    s -= two_q;
+                }
+                *x = s;
+                *y = p.m.mul_shoup_lazy(u + two_q - v, w, ws);
+            }
+        }
+        t <<= 1;
+        h >>= 1;
+    }
+    scale_n_inv(a, p);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arith::{minimal_primitive_root, mul_mod};
+
+    fn naive_ntt(a: &[u32], p: &NttPrime) -> Vec<u32> {
+        let n = a.len();
+        let q = p.m.q as u64;
+        (0..n)
+            .map(|j| {
+                let x = pow_mod(p.psi as u64, 2 * bit_reverse(j, p.log_n) as u64 + 1, q);
+                let mut acc = 0u64;
+                for &c in a.iter().rev() {
+                    acc = (mul_mod(acc, x, q) + c as u64) % q;
+                }
+                acc as u32
+            })
+            .collect()
+    }
+
+    #[test]
+    fn all_modes_match_naive_and_invert() {
+        let log_n = 6;
+        let q = 1053818881u32;
+        let psi = minimal_primitive_root(128, q as u64).unwrap() as u32;
+        let p = NttPrime::new(q, psi, log_n);
+        let a: Vec<u32> = (0..64u64).map(|i| ((i * 2654435761) % q as u64) as u32).collect();
+        let want = naive_ntt(&a, &p);
+        let loaded = LoadedRoots::new(&p, true);
+        let mut fwd_roots = alloc::vec![0; 64];
+        let mut inv_roots = alloc::vec![0; 64];
+        p.fill_roots(false, &mut fwd_roots);
+        p.fill_roots(true, &mut inv_roots);
+
+        let mut x = a.clone();
+        forward_otf(&mut x, &p);
+        assert_eq!(x, want);
+        inverse_otf(&mut x, &p);
+        assert_eq!(x, a);
+
+        let mut y = a.clone();
+        forward_table(&mut y, &p, &fwd_roots);
+        assert_eq!(y, want);
+        inverse_table(&mut y, &p, &inv_roots);
+        assert_eq!(y, a);
+
+        let mut z = a.clone();
+        forward_loaded(&mut z, &p, &loaded);
+        assert_eq!(z, want);
+        inverse_loaded(&mut z, &p, &loaded);
+        assert_eq!(z, a);
+    }
+}

@@ -1,0 +1,180 @@
+//! Seeded randomness.
+//!
+//! * [`SealShake`]: SEAL's `Shake256PRNG` stream — block b is SHAKE256(seed ‖ b as u64 LE), 4096 bytes,
+//!   b = 0, 1, … (SEAL `randomgen.cpp`). Blocks are independent, so the device can start the stream at
+//!   any prime without producing the earlier ones.
+//! * [`sample_uniform_limb`]: SEAL's `sample_poly_uniform` (`rlwe.cpp`) over that stream: one u64 per
+//!   coefficient, prime after prime, rejecting words ≥ 2^64 − 1 − ((2^64 − 1) mod q) − 1 and drawing the
+//!   replacements from the stream *after* all N·L words. This is what lets SEAL itself expand our seeded
+//!   ciphertexts (prng type 2 = shake256 in its `UniformRandomGeneratorInfo`).
+//! * [`Xof`]: a domain-separated SHAKE256 reader for the device's private noise (ternary u, CBD
+//!   errors), so that low-memory modes can regenerate the same noise for every prime instead of storing it.
+
+use sha3::digest::{ExtendableOutput, Update, XofReader};
+use sha3::Shake256;
+
+/// SEAL's PRNG seed: 8 u64 words = 64 bytes.
+pub const SEED_BYTES: usize = 64;
+const BLOCK: usize = 4096;
+
+/// A reader of SEAL's SHAKE256 block stream.
+pub struct SealShake<'a> {
+    seed: &'a [u8; SEED_BYTES],
+    block: u64,
+    used: usize,
+    reader: sha3::Shake256Reader,
+}
+
+impl<'a> SealShake<'a> {
+    /// Positions the stream at byte `offset` (any multiple of 8).
+    pub fn at(seed: &'a [u8; SEED_BYTES], offset: u64) -> Self {
+        let block = offset / BLOCK as u64;
+        let mut reader = Self::block_reader(seed, block);
+        let skip = (offset % BLOCK as u64) as usize;
+        let mut sink = [0u8; 64];
+        let mut left = skip;
+        while left > 0 {
+            let k = left.min(64);
+            reader.read(&mut sink[..k]);
+            left -= k;
+        }
+        Self { seed, block, used: skip, reader }
+    }
+
+    fn block_reader(seed: &[u8; SEED_BYTES], block: u64) -> sha3::Shake256Reader {
+        let mut h = Shake256::default();
+        h.update(seed);
+        h.update(&block.to_le_bytes());
+        h.finalize_xof()
+    }
+
+    /// The next little-endian u64 of the stream.
+    #[inline]
+    pub fn next_u64(&mut self) -> u64 {
+        if self.used == BLOCK {
+            self.block += 1;
+            self.reader = Self::block_reader(self.seed, self.block);
+            self.used = 0;
+        }
+        let mut b = [0u8; 8];
+        self.reader.read(&mut b);
+        self.used += 8;
+        u64::from_le_bytes(b)
+    }
+}
+
+/// SEAL's uniform sampling of limb `prime` (of `primes` limbs, degree `n`) from `seed`, in NTT form
+/// (SEAL samples `a` directly in the NTT domain). `rejections` carries the number of replacement
+/// words drawn by earlier limbs, so limbs must be sampled in order 0, 1, …; it is updated.
+/// `put(i, a_i)` receives the coefficients in order.
+pub fn sample_uniform_limb(
+    seed: &[u8; SEED_BYTES],
+    n: usize,
+    primes: usize,
+    prime: usize,
+    q: u64,
+    rejections: &mut u64,
+    mut put: impl FnMut(usize, u64),
+) {
+    let max_multiple = u64::MAX - (u64::MAX % q) - 1;
+    let mut s = SealShake::at(seed, 8 * (prime * n) as u64);
+    let tail = 8 * (primes * n) as u64;
+    for i in 0..n {
+        let mut v = s.next_u64();
+        while v >= max_multiple {
+            // Astronomically rare (< 2^-33 per word), so re-opening the tail block each time is fine.
+            v = SealShake::at(seed, tail + 8 * *rejections).next_u64();
+            *rejections += 1;
+        }
+        put(i, v % q);
+    }
+}
+
+/// A domain-separated SHAKE256 reader: SHAKE256(label ‖ seed).
+pub struct Xof(sha3::Shake256Reader);
+
+impl Xof {
+    /// Opens the stream for `label` under a 32-byte private seed.
+    pub fn new(seed: &[u8; 32], label: &[u8]) -> Self {
+        let mut h = Shake256::default();
+        h.update(b"vsp-ckks/");
+        h.update(label);
+        h.update(&[0]);
+        h.update(seed);
+        Self(h.finalize_xof())
+    }
+    /// Fills `out` with stream bytes.
+    pub fn fill(&mut self, out: &mut [u8]) {
+        self.0.read(out);
+    }
+    /// Next u64.
+    pub fn next_u64(&mut self) -> u64 {
+        let mut b = [0u8; 8];
+        self.0.read(&mut b);
+        u64::from_le_bytes(b)
+    }
+}
+
+/// Centered binomial sample with k = 21 (42 bits, σ = √10.5 ≈ 3.24), SEAL-Embedded's error
+/// distribution; always in [−21, 21], so there is no tail to clip.
+#[inline]
+pub fn cbd21(x: &mut Xof) -> i64 {
+    let r = x.next_u64();
+    ((r & 0x1F_FFFF).count_ones() as i64) - (((r >> 21) & 0x1F_FFFF).count_ones() as i64)
+}
+
+/// Streams N uniform ternary values in {−1, 0, 1} (5 trits per accepted byte, bytes ≥ 243 rejected).
+pub fn ternary(x: &mut Xof, n: usize, mut put: impl FnMut(usize, i8)) {
+    let mut i = 0;
+    let mut buf = [0u8; 32];
+    while i < n {
+        x.fill(&mut buf);
+        for &b in buf.iter() {
+            if b >= 243 {
+                continue;
+            }
+            let mut v = b;
+            for _ in 0..5 {
+                if i < n {
+                    put(i, (v % 3) as i8 - 1);
+                    i += 1;
+                }
+                v /= 3;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stream_random_access_matches_sequential() {
+        let seed = [7u8; 64];
+        let mut s = SealShake::at(&seed, 0);
+        let seq: alloc::vec::Vec<u64> = (0..1100).map(|_| s.next_u64()).collect();
+        for off in [0usize, 1, 511, 512, 513, 1099] {
+            assert_eq!(SealShake::at(&seed, 8 * off as u64).next_u64(), seq[off]);
+        }
+        // Block 1 is SHAKE256(seed ‖ 1): differs from block 0.
+        assert_ne!(seq[0], seq[512]);
+    }
+
+    #[test]
+    fn noise_distributions_are_sane() {
+        let mut x = Xof::new(&[1; 32], b"t");
+        let (mut sum, mut sq) = (0i64, 0i64);
+        for _ in 0..20000 {
+            let e = cbd21(&mut x);
+            assert!((-21..=21).contains(&e));
+            sum += e;
+            sq += e * e;
+        }
+        let var = sq as f64 / 20000.0;
+        assert!(sum.abs() < 1500 && (var - 10.5).abs() < 1.0, "var {var}");
+        let mut counts = [0usize; 3];
+        ternary(&mut Xof::new(&[2; 32], b"u"), 30000, |_, t| counts[(t + 1) as usize] += 1);
+        assert!(counts.iter().all(|&c| (9000..11000).contains(&c)), "{counts:?}");
+    }
+}

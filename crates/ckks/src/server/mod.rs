@@ -1,0 +1,1 @@
+//! The server side (needs `std`): keys, decryption, decoding, evaluation.
