@@ -1,0 +1,11 @@
+//! Residue number system: bases with CRT reconstruction ([`RnsBasis`]), base conversions
+//! ([`BaseConverter`], [`ShenoyKumaresan`]) and polynomials in RNS form ([`RnsContext`],
+//! [`RnsPoly`]). Big integers are `num-bigint`'s.
+
+pub mod basis;
+pub mod convert;
+pub mod poly;
+
+pub use basis::RnsBasis;
+pub use convert::{BaseConverter, ShenoyKumaresan};
+pub use poly::{Representation, RnsContext, RnsPoly};
