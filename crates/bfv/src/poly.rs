@@ -1,0 +1,94 @@
+//! Limb-wise operations on limb-major RNS polynomials: NTTs, pointwise arithmetic, Galois
+//! automorphisms. Each takes the limbs' moduli or NTT tables and an executor for optional threading.
+
+use crate::arith::{Modulus, NttTable};
+use crate::exec::Exec;
+
+/// Forward NTT of every limb.
+pub fn forward(tables: &[NttTable], data: &mut [u64], n: usize, exec: &Exec) {
+    exec.per_limb(data, n, |i, l| tables[i].forward(l));
+}
+
+/// Inverse NTT of every limb.
+pub fn inverse(tables: &[NttTable], data: &mut [u64], n: usize, exec: &Exec) {
+    exec.per_limb(data, n, |i, l| tables[i].inverse(l));
+}
+
+/// a += b.
+pub fn add_assign(m: &[Modulus], a: &mut [u64], b: &[u64], n: usize) {
+    for (i, (la, lb)) in a.chunks_mut(n).zip(b.chunks(n)).enumerate() {
+        let q = &m[i];
+        la.iter_mut().zip(lb).for_each(|(x, y)| *x = q.add(*x, *y));
+    }
+}
+
+/// a −= b.
+pub fn sub_assign(m: &[Modulus], a: &mut [u64], b: &[u64], n: usize) {
+    for (i, (la, lb)) in a.chunks_mut(n).zip(b.chunks(n)).enumerate() {
+        let q = &m[i];
+        la.iter_mut().zip(lb).for_each(|(x, y)| *x = q.sub(*x, *y));
+    }
+}
+
+/// a = −a.
+pub fn neg_assign(m: &[Modulus], a: &mut [u64], n: usize) {
+    for (i, la) in a.chunks_mut(n).enumerate() {
+        let q = &m[i];
+        la.iter_mut().for_each(|x| *x = q.neg(*x));
+    }
+}
+
+/// Pointwise a·b (NTT domain).
+pub fn mul(m: &[Modulus], a: &[u64], b: &[u64], n: usize) -> Vec<u64> {
+    let mut out = a.to_vec();
+    mul_assign(m, &mut out, b, n);
+    out
+}
+
+/// Pointwise a ·= b (NTT domain).
+pub fn mul_assign(m: &[Modulus], a: &mut [u64], b: &[u64], n: usize) {
+    for (i, (la, lb)) in a.chunks_mut(n).zip(b.chunks(n)).enumerate() {
+        let q = &m[i];
+        la.iter_mut().zip(lb).for_each(|(x, y)| *x = q.mul(*x, *y));
+    }
+}
+
+/// Pointwise acc += a·b (NTT domain).
+pub fn mul_add_assign(m: &[Modulus], acc: &mut [u64], a: &[u64], b: &[u64], n: usize) {
+    for (i, ((lc, la), lb)) in acc.chunks_mut(n).zip(a.chunks(n)).zip(b.chunks(n)).enumerate() {
+        let q = &m[i];
+        for ((c, x), y) in lc.iter_mut().zip(la).zip(lb) {
+            *c = q.reduce_u128(*x as u128 * *y as u128 + *c as u128);
+        }
+    }
+}
+
+/// Small signed coefficients (secret, errors) lifted to every limb.
+pub fn from_signed(m: &[Modulus], v: &[i64]) -> Vec<u64> {
+    let n = v.len();
+    let mut out = vec![0u64; n * m.len()];
+    for (i, q) in m.iter().enumerate() {
+        for (o, &x) in out[i * n..(i + 1) * n].iter_mut().zip(v) {
+            *o = q.reduce_i64(x);
+        }
+    }
+    out
+}
+
+/// Galois automorphism x ↦ x^g (g odd) in coefficient form.
+pub fn automorphism(m: &[Modulus], a: &[u64], n: usize, g: usize) -> Vec<u64> {
+    let mut out = vec![0u64; a.len()];
+    let two_n = 2 * n;
+    for (i, (lo, la)) in out.chunks_mut(n).zip(a.chunks(n)).enumerate() {
+        let q = &m[i];
+        for (j, &x) in la.iter().enumerate() {
+            let e = (j * g) % two_n;
+            if e < n {
+                lo[e] = x;
+            } else {
+                lo[e - n] = q.neg(x);
+            }
+        }
+    }
+    out
+}
