@@ -117,7 +117,7 @@ pub trait Sink {
     fn send(&mut self, part: Part<'_>) -> core::result::Result<(), SinkError>;
 }
 
-impl<F: FnMut(Part<'_>) -> core::result::Result<(), SinkError>> Sink for F {
+impl<F: FnMut(Part<'_>) -> core::result::Result<(), SinkError> + ?Sized> Sink for F {
     fn send(&mut self, part: Part<'_>) -> core::result::Result<(), SinkError> {
         self(part)
     }
@@ -196,7 +196,7 @@ impl DeviceEncryptor {
         values: &[f64],
         sk: &DeviceSecretKey,
         seeds: &EncryptionSeeds,
-        sink: &mut impl Sink,
+        sink: &mut (impl Sink + ?Sized),
     ) -> Result<()> {
         self.symmetric(values, sk, seeds, false, sink)
     }
@@ -207,7 +207,7 @@ impl DeviceEncryptor {
         values: &[f64],
         sk: &DeviceSecretKey,
         seeds: &EncryptionSeeds,
-        sink: &mut impl Sink,
+        sink: &mut (impl Sink + ?Sized),
     ) -> Result<()> {
         self.symmetric(values, sk, seeds, true, sink)
     }
@@ -218,7 +218,7 @@ impl DeviceEncryptor {
         values: &[f64],
         sk: &DeviceSecretKey,
         rng: &mut R,
-        sink: &mut impl Sink,
+        sink: &mut (impl Sink + ?Sized),
     ) -> Result<()> {
         let seeds = EncryptionSeeds::random(rng);
         self.symmetric(values, sk, &seeds, false, sink)
@@ -230,7 +230,7 @@ impl DeviceEncryptor {
         values: &[f64],
         pk: &DevicePublicKey,
         seeds: &EncryptionSeeds,
-        sink: &mut impl Sink,
+        sink: &mut (impl Sink + ?Sized),
     ) -> Result<()> {
         if pk.primes() != self.cfg.params.data_primes() {
             return Err(CkksError::Mismatch("public key made for other primes"));
@@ -279,7 +279,7 @@ impl DeviceEncryptor {
                 }
             }
         }
-        self.msg.zeroize();
+        self.msg.as_mut_slice().zeroize();
         Ok(())
     }
 
@@ -289,7 +289,7 @@ impl DeviceEncryptor {
         sk: &DeviceSecretKey,
         seeds: &EncryptionSeeds,
         send_c1: bool,
-        sink: &mut impl Sink,
+        sink: &mut (impl Sink + ?Sized),
     ) -> Result<()> {
         let n = self.cfg.params.n();
         if sk.n() != n {
@@ -342,7 +342,7 @@ impl DeviceEncryptor {
                 sink.send(Part::Limb { poly: 1, prime: j, coeffs: &self.buf_a }).map_err(|_| CkksError::SinkFailed)?;
             }
         }
-        self.msg.zeroize();
+        self.msg.as_mut_slice().zeroize();
         Ok(())
     }
 
