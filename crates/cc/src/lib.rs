@@ -5,9 +5,26 @@
 //! for a 16-bit data layout (`--target=msp430 -Oz`: 16-bit int and pointers, 32-bit long, exactly the
 //! type sizes of llvm-cahp's CAHP target), and this crate lowers that IR to CAHPv3 assembly text for the
 //! vsp-cahp assembler: instruction selection, linear-scan register allocation over the 16 registers with
-//! the llvm-cahp ABI, frame layout, and peephole passes that favour the 16-bit instruction forms.
+//! the llvm-cahp ABI (`shared/reference/vsp.md` §1.8), frame layout, and peephole passes that favour the
+//! 16-bit instruction forms.
+//!
+//! ```no_run
+//! let asm = vsp_cc::compile_c(std::path::Path::new("prog.c"), &vsp_cc::CcOptions::default())?;
+//! let image = vsp_cahp::assemble_with_runtime(&asm, "prog.s").expect("assembles");
+//! # Ok::<(), vsp_cc::CcError>(())
+//! ```
 
-pub mod error;
-pub mod ir;
+pub mod compile; // driver: clang, IR → assembly, the C runtime
+pub mod data; // globals as data directives
+pub mod emit; // layout, frames, pseudo-instruction expansion, assembly text
+pub mod error; // CcError
+pub mod ir; // LLVM IR text reader
+mod isel; // instruction selection: values, addresses, analysis
+mod isel_fn; // instruction selection: functions, calls, intrinsics, phis
+mod isel_ops; // instruction selection: arithmetic, compares, memory
+pub mod mir; // machine IR
+mod opt; // dead-code elimination
+pub mod regalloc; // liveness and linear-scan allocation
 
+pub use compile::{clang_available, compile_c, compile_c_source, compile_ir, compile_ir_with, CcOptions};
 pub use error::{CcError, Result};

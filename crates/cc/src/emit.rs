@@ -1,0 +1,272 @@
+//! From allocated machine IR to assembly text: block layout and branch peepholes, frame layout
+//! (prologue/epilogue), expansion of the pseudo-instructions, and the data sections.
+//!
+//! Mnemonics are the generic ones of the vsp-cahp assembler (`docs/isa.md`), which picks the
+//! 16-bit forms (`add2`, `addi2`, `lsi`, `lwsp`, `mov`, …) whenever the operands allow; the passes
+//! here arrange operands so that it can (two-address shapes, commuted operands, fall-through
+//! branches).
+
+use std::collections::HashSet;
+use std::fmt::Write;
+
+use crate::data::sym;
+use crate::error::{CcError, Result};
+use crate::mir::{reg_name as rn, Callee, MFunc, MInst, Off, Reg, Width, RA};
+
+/// Retargets jumps to empty blocks, drops unreachable blocks and turns jumps to the next block
+/// into fall-throughs (inverting a conditional branch when that saves the jump).
+pub fn layout(f: &mut MFunc) {
+    let n = f.blocks.len();
+    // Thread jumps through blocks that only jump.
+    let fwd: Vec<Option<usize>> = f
+        .blocks
+        .iter()
+        .map(|b| match b.insts.as_slice() {
+            [MInst::Jmp { target }] => Some(*target),
+            _ => None,
+        })
+        .collect();
+    let resolve = |mut t: usize| {
+        for _ in 0..n {
+            match fwd.get(t).copied().flatten() {
+                Some(u) if u != t => t = u,
+                _ => break,
+            }
+        }
+        t
+    };
+    for b in &mut f.blocks {
+        for i in &mut b.insts {
+            if let MInst::Br { target, .. } | MInst::Jmp { target } = i {
+                *target = resolve(*target);
+            }
+        }
+    }
+    // Reachability from the entry.
+    let mut seen = vec![false; n];
+    let mut stack = vec![0usize];
+    while let Some(b) = stack.pop() {
+        if b >= n || seen[b] {
+            continue;
+        }
+        seen[b] = true;
+        stack.extend(f.blocks[b].succs());
+    }
+    let order: Vec<usize> = (0..n).filter(|b| seen[*b]).collect();
+    let mut newid = vec![usize::MAX; n];
+    for (k, b) in order.iter().enumerate() {
+        newid[*b] = k;
+    }
+    let mut blocks: Vec<_> = order.iter().map(|b| std::mem::take(&mut f.blocks[*b])).collect();
+    for b in &mut blocks {
+        for i in &mut b.insts {
+            if let MInst::Br { target, .. } | MInst::Jmp { target } = i {
+                *target = newid[*target];
+            }
+        }
+    }
+    // Fall-throughs.
+    let count = blocks.len();
+    for (k, b) in blocks.iter_mut().enumerate() {
+        let next = k + 1;
+        loop {
+            let len = b.insts.len();
+            match b.insts.as_slice() {
+                [.., MInst::Jmp { target }] if *target == next && next < count => {
+                    b.insts.pop();
+                }
+                [.., MInst::Br { cond, a, b: rb, target: t }, MInst::Jmp { target: fl }] if *t == next => {
+                    let (c, x, y) = cond.negate(*a, *rb);
+                    let fl = *fl;
+                    b.insts.truncate(len - 2);
+                    b.insts.push(MInst::Br { cond: c, a: x, b: y, target: fl });
+                    break;
+                }
+                [.., MInst::Br { target: t, .. }, MInst::Jmp { target: fl }] if t == fl => {
+                    b.insts.remove(len - 2);
+                }
+                _ => break,
+            }
+        }
+        // A branch to the fall-through block is a no-op.
+        while let Some(MInst::Br { target, .. }) = b.insts.last() {
+            if *target == next {
+                b.insts.pop();
+            } else {
+                break;
+            }
+        }
+    }
+    f.blocks = blocks;
+}
+
+/// Frame layout of an allocated function.
+struct Frame {
+    size: i32,
+    obj_off: Vec<i32>,
+    saves: Vec<(Reg, i32)>,
+}
+
+fn frame_layout(f: &MFunc, callee_saved: &[Reg]) -> Frame {
+    let mut off = f.out_args as i32;
+    let mut obj_off = vec![0; f.frame.len()];
+    // Small objects (spill slots, scalars) first so they stay in reach of the 16-bit lwsp/swsp.
+    let mut idx: Vec<usize> = (0..f.frame.len()).filter(|i| f.frame[*i].incoming.is_none()).collect();
+    idx.sort_by_key(|i| f.frame[*i].size);
+    for i in idx {
+        let o = &f.frame[i];
+        let a = o.align.max(1) as i32;
+        off = (off + a - 1) / a * a;
+        obj_off[i] = off;
+        off += o.size as i32;
+    }
+    off = (off + 1) & !1;
+    let mut saves = Vec::new();
+    if f.has_calls {
+        saves.push((RA, off));
+        off += 2;
+    }
+    if !f.no_callee_saves {
+        for r in callee_saved {
+            saves.push((*r, off));
+            off += 2;
+        }
+    }
+    for (i, o) in f.frame.iter().enumerate() {
+        if let Some(k) = o.incoming {
+            obj_off[i] = off + 2 * k as i32;
+        }
+    }
+    Frame { size: off, obj_off, saves }
+}
+
+fn off_text(fr: &Frame, o: &Off) -> String {
+    let imm = o.imm + o.fi.and_then(|i| fr.obj_off.get(i).copied()).unwrap_or(0);
+    match &o.sym {
+        Some(s) if imm > 0 => format!("{}+{imm}", sym(s)),
+        Some(s) if imm < 0 => format!("{}-{}", sym(s), -imm),
+        Some(s) => sym(s),
+        None => imm.to_string(),
+    }
+}
+
+/// Writes the assembly of one allocated function.
+pub fn emit_function(f: &MFunc, callee_saved: &[Reg], out: &mut String) -> Result<()> {
+    let fr = frame_layout(f, callee_saved);
+    if fr.size > 511 {
+        return Err(CcError::Program(format!("stack frame of {} is {} bytes: too large for 512 B RAM", f.name, fr.size)));
+    }
+    let name = sym(&f.name);
+    let label = |b: usize| format!(".L{name}_{b}");
+    let mut tmp = 0usize;
+    let w = |out: &mut String, s: String| {
+        out.push_str("    ");
+        out.push_str(&s);
+        out.push('\n');
+    };
+    out.push_str("\n    .text\n");
+    if f.global {
+        let _ = writeln!(out, "    .globl {name}");
+    }
+    let _ = writeln!(out, "{name}:");
+    if fr.size > 0 {
+        w(out, format!("addi sp, sp, -{}", fr.size));
+    }
+    for (r, o) in &fr.saves {
+        w(out, format!("sw {}, {}(sp)", rn(*r), o));
+    }
+    let used_labels: HashSet<usize> = f
+        .blocks
+        .iter()
+        .flat_map(|b| b.insts.iter().filter_map(MInst::targets))
+        .collect();
+    for (bi, b) in f.blocks.iter().enumerate() {
+        if used_labels.contains(&bi) {
+            let _ = writeln!(out, "{}:", label(bi));
+        }
+        for i in &b.insts {
+            match i {
+                MInst::Li { rd, v } => {
+                    if v.fi.is_some() {
+                        w(out, format!("addi {}, sp, {}", rn(*rd), off_text(&fr, v)));
+                    } else {
+                        w(out, format!("li {}, {}", rn(*rd), off_text(&fr, v)));
+                    }
+                }
+                MInst::Mov { rd, rs } => {
+                    if rd != rs {
+                        w(out, format!("mov {}, {}", rn(*rd), rn(*rs)));
+                    }
+                }
+                MInst::Alu { op, rd, rs1, rs2 } => {
+                    let (a, b) = if rd == rs2 && op.commutes() { (rs2, rs1) } else { (rs1, rs2) };
+                    w(out, format!("{} {}, {}, {}", op.name(), rn(*rd), rn(*a), rn(*b)));
+                }
+                MInst::AluI { op, rd, rs1, imm } => {
+                    let t = off_text(&fr, imm);
+                    if t == "0" && matches!(op, crate::mir::Alu::Add | crate::mir::Alu::Or | crate::mir::Alu::Xor) {
+                        if rd != rs1 {
+                            w(out, format!("mov {}, {}", rn(*rd), rn(*rs1)));
+                        }
+                    } else {
+                        w(out, format!("{}i {}, {}, {}", op.name(), rn(*rd), rn(*rs1), t));
+                    }
+                }
+                MInst::Load { w: wd, rd, base, off } => {
+                    let m = match wd {
+                        Width::Word => "lw",
+                        Width::ByteS => "lb",
+                        Width::ByteU => "lbu",
+                    };
+                    w(out, format!("{m} {}, {}({})", rn(*rd), off_text(&fr, off), rn(*base)));
+                }
+                MInst::Store { w: wd, rs, base, off } => {
+                    let m = if *wd == Width::Word { "sw" } else { "sb" };
+                    w(out, format!("{m} {}, {}({})", rn(*rs), off_text(&fr, off), rn(*base)));
+                }
+                MInst::SetCc { cond, rd, a, b } => {
+                    let l = format!(".L{name}_s{tmp}");
+                    tmp += 1;
+                    w(out, format!("li {}, 1", rn(*rd)));
+                    w(out, format!("{} {}, {}, {l}", cond.branch(), rn(*a), rn(*b)));
+                    w(out, format!("li {}, 0", rn(*rd)));
+                    let _ = writeln!(out, "{l}:");
+                }
+                MInst::Select { cond, rd, a, b, t, f: fv } => {
+                    if t == fv {
+                        if rd != t {
+                            w(out, format!("mov {}, {}", rn(*rd), rn(*t)));
+                        }
+                        continue;
+                    }
+                    let l = format!(".L{name}_s{tmp}");
+                    tmp += 1;
+                    if rd != t {
+                        w(out, format!("mov {}, {}", rn(*rd), rn(*t)));
+                    }
+                    w(out, format!("{} {}, {}, {l}", cond.branch(), rn(*a), rn(*b)));
+                    w(out, format!("mov {}, {}", rn(*rd), rn(*fv)));
+                    let _ = writeln!(out, "{l}:");
+                }
+                MInst::Call { callee, .. } => match callee {
+                    Callee::Sym(s) => w(out, format!("call {}", sym(s))),
+                    Callee::Reg(r) => w(out, format!("jalr {}", rn(*r))),
+                },
+                MInst::Br { cond, a, b, target } => {
+                    w(out, format!("{} {}, {}, {}", cond.branch(), rn(*a), rn(*b), label(*target)));
+                }
+                MInst::Jmp { target } => w(out, format!("j {}", label(*target))),
+                MInst::Ret { .. } => {
+                    for (r, o) in &fr.saves {
+                        w(out, format!("lw {}, {}(sp)", rn(*r), o));
+                    }
+                    if fr.size > 0 {
+                        w(out, format!("addi sp, sp, {}", fr.size));
+                    }
+                    w(out, "ret".to_string());
+                }
+            }
+        }
+    }
+    Ok(())
+}

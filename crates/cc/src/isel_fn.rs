@@ -1,0 +1,475 @@
+//! Instruction selection of a whole function: parameters, control flow, calls and intrinsics, and
+//! the placement of phi copies on edges.
+
+use crate::error::{unsupported, Result};
+use crate::ir::{Arg, Const, Function, Module, Op, Operand, Type, Value};
+use crate::isel::{analyse, pieces, Addr, Ctx, Val};
+use crate::mir::{Callee, Cond, FrameObj, MBlock, MFunc, MInst, Off, Reg, Width, A0, ARG_REGS};
+use std::collections::BTreeSet;
+
+/// Lowers `func` to machine IR; also returns the functions it calls.
+pub fn select_function(m: &Module, func: &Function) -> Result<(MFunc, BTreeSet<String>)> {
+    let mut cx = Ctx::new(m, func);
+    analyse(&mut cx, func);
+    cx.cur = 0;
+    // Parameters: the first six 16-bit pieces in a0..a5, the rest in the caller's outgoing area.
+    let mut piece = 0usize;
+    let mut entry = Vec::new();
+    for p in &func.params {
+        let n = pieces(m, &p.ty, func.line)?;
+        let mut regs = Vec::new();
+        for _ in 0..n {
+            let rd = cx.vreg();
+            if piece < ARG_REGS.len() {
+                entry.push(MInst::Mov { rd, rs: ARG_REGS[piece] });
+            } else {
+                let k = (piece - ARG_REGS.len()) as u32;
+                cx.f.frame.push(FrameObj { size: 2, align: 2, incoming: Some(k) });
+                let fi = cx.f.frame.len() - 1;
+                entry.push(MInst::Load { w: Width::Word, rd, base: crate::mir::SP, off: Off { fi: Some(fi), ..Off::default() } });
+            }
+            piece += 1;
+            regs.push(rd);
+        }
+        let v = match regs[..] {
+            [r] => Val::R(r),
+            [lo, hi] => Val::P(lo, hi),
+            _ => continue,
+        };
+        cx.vals.insert(p.name.clone(), v);
+    }
+    cx.va_words = piece.saturating_sub(ARG_REGS.len()) as u32;
+    cx.f.blocks[0].insts = entry;
+    // Phis get their registers up front: incoming values are copied into them on the edges.
+    for b in &func.blocks {
+        for i in &b.insts {
+            if let (Op::Phi(ty, _), Some(r)) = (&i.op, &i.result) {
+                let v = match pieces(m, ty, i.line)? {
+                    2 => Val::P(cx.vreg(), cx.vreg()),
+                    _ => Val::R(cx.vreg()),
+                };
+                cx.vals.insert(r.clone(), v);
+            }
+        }
+    }
+    for (bi, b) in func.blocks.iter().enumerate() {
+        cx.cur = bi;
+        for i in &b.insts {
+            cx.line = i.line;
+            lower_inst(&mut cx, &i.op, i.result.as_deref(), bi)?;
+        }
+    }
+    place_phi_copies(&mut cx, func)?;
+    let called = std::mem::take(&mut cx.called);
+    Ok((cx.f, called))
+}
+
+fn lower_inst(cx: &mut Ctx, op: &Op, result: Option<&str>, bi: usize) -> Result<()> {
+    let v = match op {
+        Op::Bin(k, a, b) => Some(cx.binop(*k, a, b)?),
+        Op::Icmp(p, a, b) => match result {
+            Some(r) if cx.fused.contains_key(r) => None,
+            _ => Some(cx.icmp_value(*p, a, b)?),
+        },
+        Op::Select(c, a, b) => Some(cx.select(c, a, b)?),
+        Op::Phi(_, inc) => {
+            let dst = result.and_then(|r| cx.vals.get(r).cloned());
+            if let Some(dst) = dst {
+                for (val, pred) in inc {
+                    let p = cx.block(pred)?;
+                    let ty = match op {
+                        Op::Phi(t, _) => t.clone(),
+                        _ => Type::Int(16),
+                    };
+                    cx.phi_copies.push((p, bi, dst.clone(), val.clone(), ty));
+                }
+            }
+            None
+        }
+        Op::Load(ty, p) => {
+            let signed = result.is_some_and(|r| cx.signed_loads.contains(r));
+            Some(cx.load(ty, p, signed)?)
+        }
+        Op::Store(v, p) => {
+            cx.store(v, p)?;
+            None
+        }
+        Op::Gep(ty, base, idx) => {
+            let a = cx.gep(ty, base, idx)?;
+            Some(keep_or_materialize(cx, result, a))
+        }
+        Op::Cast(k, v, to) => {
+            let val = cx.cast(*k, v, to)?;
+            Some(match val {
+                Val::A(a) => keep_or_materialize(cx, result, a),
+                other => other,
+            })
+        }
+        Op::Alloca(ty, n) => {
+            let size = cx.m.size_of(ty).unwrap_or(0).saturating_mul(*n);
+            let align = cx.m.align_of(ty).unwrap_or(2);
+            let Ok(size) = u32::try_from(size) else {
+                return unsupported(cx.line, "alloca larger than memory");
+            };
+            let fi = cx.frame_obj(size.max(1), align as u32);
+            let a = cx.frame_addr(fi);
+            Some(keep_or_materialize(cx, result, a))
+        }
+        Op::VaArg(list, ty) => {
+            let la = cx.addr(list)?;
+            let (lb, lo) = cx.mem(&la, 0);
+            let p = cx.vreg();
+            cx.emit(MInst::Load { w: Width::Word, rd: p, base: lb, off: lo.clone() });
+            let n = pieces(cx.m, ty, cx.line)?;
+            let mut regs = Vec::new();
+            for k in 0..n {
+                let rd = cx.vreg();
+                cx.emit(MInst::Load { w: Width::Word, rd, base: p, off: Off::imm(2 * k as i32) });
+                regs.push(rd);
+            }
+            let next = cx.alui(crate::mir::Alu::Add, p, 2 * n as i32);
+            cx.emit(MInst::Store { w: Width::Word, rs: next, base: lb, off: lo });
+            Some(match regs[..] {
+                [lo, hi] => Val::P(lo, hi),
+                [r] => Val::R(r),
+                _ => return unsupported(cx.line, "va_arg of this type"),
+            })
+        }
+        Op::Call { ret, callee, args, varargs_fixed } => lower_call(cx, ret, callee, args, *varargs_fixed)?,
+        Op::Br(t) => {
+            let target = cx.block(t)?;
+            cx.emit(MInst::Jmp { target });
+            None
+        }
+        Op::CondBr(c, t, f) => {
+            let (cond, a, b) = cx.cond_of(c)?;
+            let (t, f) = (cx.block(t)?, cx.block(f)?);
+            cx.emit(MInst::Br { cond, a, b, target: t });
+            cx.emit(MInst::Jmp { target: f });
+            None
+        }
+        Op::Switch(v, d, cases) => {
+            if pieces(cx.m, &v.ty, cx.line)? == 2 {
+                return unsupported(cx.line, "switch on a 32-bit value");
+            }
+            let e = crate::isel::Ext::Zero;
+            let r = cx.norm(v, e)?;
+            let b = crate::isel::bits(cx.m, &v.ty);
+            for (k, l) in cases {
+                let kv = if b < 16 { k & ((1 << b) - 1) } else { *k };
+                let kr = cx.li(kv);
+                let target = cx.block(l)?;
+                cx.emit(MInst::Br { cond: Cond::Eq, a: r, b: kr, target });
+            }
+            let target = cx.block(d)?;
+            cx.emit(MInst::Jmp { target });
+            None
+        }
+        Op::Ret(v) => {
+            let mut uses = Vec::new();
+            if let Some(v) = v {
+                match pieces(cx.m, &v.ty, cx.line)? {
+                    2 => {
+                        let (lo, hi) = cx.pair(v)?;
+                        cx.emit(MInst::Mov { rd: A0, rs: lo });
+                        cx.emit(MInst::Mov { rd: A0 + 1, rs: hi });
+                        uses = vec![A0, A0 + 1];
+                    }
+                    1 => {
+                        let r = cx.reg(v)?;
+                        cx.emit(MInst::Mov { rd: A0, rs: r });
+                        uses = vec![A0];
+                    }
+                    _ => {}
+                }
+            }
+            cx.emit(MInst::Ret { uses });
+            None
+        }
+        Op::Unreachable => {
+            cx.emit(MInst::Ret { uses: vec![] });
+            None
+        }
+    };
+    let _ = bi;
+    if let (Some(r), Some(v)) = (result, v) {
+        cx.vals.insert(r.to_string(), v);
+    }
+    Ok(())
+}
+
+/// Pointer values used only as addresses stay symbolic; others get a register now.
+fn keep_or_materialize(cx: &mut Ctx, result: Option<&str>, a: Addr) -> Val {
+    match result {
+        Some(r) if cx.addr_only.contains(r) => Val::A(a),
+        _ => Val::R(cx.materialize(&a)),
+    }
+}
+
+fn const_len(o: &Operand) -> Option<u32> {
+    match &o.val {
+        Value::Const(Const::Int(v)) => u32::try_from(*v).ok(),
+        _ => None,
+    }
+}
+
+fn lower_call(
+    cx: &mut Ctx,
+    ret: &Type,
+    callee: &Operand,
+    args: &[Arg],
+    varargs_fixed: Option<usize>,
+) -> Result<Option<Val>> {
+    let name = match &callee.val {
+        Value::Const(Const::Addr(n, 0)) => Some(n.clone()),
+        _ => None,
+    };
+    if let Some(n) = &name {
+        if let Some(v) = lower_intrinsic(cx, n, ret, args)? {
+            return Ok(v);
+        }
+    }
+    cx.f.has_calls = true;
+    // Byval aggregates: the callee gets a pointer to a private copy in our frame.
+    let mut regs: Vec<Reg> = Vec::new();
+    let mut stack_from = usize::MAX;
+    for (k, a) in args.iter().enumerate() {
+        if varargs_fixed == Some(k) {
+            stack_from = regs.len();
+        }
+        if let Some(t) = &a.byval {
+            let size = cx.m.size_of(t).unwrap_or(0) as u32;
+            let align = cx.m.align_of(t).unwrap_or(1) as u32;
+            let fi = cx.frame_obj(size.max(1), align.max(2));
+            let src = cx.addr(&a.op)?;
+            let dst = cx.frame_addr(fi);
+            cx.copy_inline(&dst, &src, size, align >= 2);
+            regs.push(cx.materialize(&dst));
+            continue;
+        }
+        match cx.val(&a.op)? {
+            Val::P(lo, hi) => regs.extend([lo, hi]),
+            Val::R(r) => regs.push(r),
+            Val::A(ad) => regs.push(cx.materialize(&ad)),
+        }
+    }
+    if varargs_fixed == Some(args.len()) {
+        stack_from = regs.len();
+    }
+    let in_regs = regs.len().min(ARG_REGS.len()).min(stack_from);
+    let stack = &regs[in_regs..];
+    for (k, r) in stack.iter().enumerate() {
+        cx.emit(MInst::Store { w: Width::Word, rs: *r, base: crate::mir::SP, off: Off::imm(2 * k as i32) });
+    }
+    cx.f.out_args = cx.f.out_args.max(2 * stack.len() as u32);
+    for (k, r) in regs[..in_regs].iter().enumerate() {
+        cx.emit(MInst::Mov { rd: ARG_REGS[k], rs: *r });
+    }
+    let target = match name {
+        Some(n) => {
+            cx.called.insert(n.clone());
+            Callee::Sym(n)
+        }
+        None => Callee::Reg(cx.reg(callee)?),
+    };
+    cx.emit(MInst::Call { callee: target, uses: ARG_REGS[..in_regs].to_vec() });
+    let n = pieces(cx.m, ret, cx.line)?;
+    let mut out = Vec::new();
+    for k in 0..n {
+        let rd = cx.vreg();
+        cx.emit(MInst::Mov { rd, rs: A0 + k as Reg });
+        out.push(rd);
+    }
+    Ok(match out[..] {
+        [r] => Some(Val::R(r)),
+        [lo, hi] => Some(Val::P(lo, hi)),
+        _ => None,
+    })
+}
+
+/// Intrinsics and library calls lowered inline; `Ok(None)` when `name` is an ordinary call.
+fn lower_intrinsic(cx: &mut Ctx, name: &str, ret: &Type, args: &[Arg]) -> Result<Option<Option<Val>>> {
+    let base = name.split('.').take(2).collect::<Vec<_>>().join(".");
+    let arg = |k: usize| args.get(k).map(|a| a.op.clone());
+    Ok(Some(match base.as_str() {
+        "llvm.lifetime" | "llvm.dbg" | "llvm.assume" | "llvm.va_end" | "llvm.experimental"
+        | "llvm.donothing" | "llvm.sideeffect" | "llvm.invariant" => None,
+        "llvm.va_start" => {
+            let Some(list) = arg(0) else { return unsupported(cx.line, "va_start without a list") };
+            cx.f.frame.push(FrameObj { size: 2, align: 2, incoming: Some(cx.va_words) });
+            let fi = cx.f.frame.len() - 1;
+            let p = cx.materialize(&Addr { fi: Some(fi), ..Addr::default() });
+            let la = cx.addr(&list)?;
+            let (b, o) = cx.mem(&la, 0);
+            cx.emit(MInst::Store { w: Width::Word, rs: p, base: b, off: o });
+            None
+        }
+        "llvm.va_copy" => {
+            let (Some(d), Some(s)) = (arg(0), arg(1)) else { return unsupported(cx.line, "va_copy") };
+            let (da, sa) = (cx.addr(&d)?, cx.addr(&s)?);
+            cx.copy_inline(&da, &sa, 2, true);
+            None
+        }
+        "llvm.smax" | "llvm.smin" | "llvm.umax" | "llvm.umin" => {
+            let (Some(a), Some(b)) = (arg(0), arg(1)) else { return unsupported(cx.line, name) };
+            let p = match base.as_str() {
+                "llvm.smax" => crate::ir::Pred::Sgt,
+                "llvm.smin" => crate::ir::Pred::Slt,
+                "llvm.umax" => crate::ir::Pred::Ugt,
+                _ => crate::ir::Pred::Ult,
+            };
+            if pieces(cx.m, &a.ty, cx.line)? == 2 {
+                return unsupported(cx.line, format!("{name} on 32-bit values"));
+            }
+            let (cond, x, y) = cx.cmp(p, &a, &b)?;
+            // Selected values must have the compare's extension (i8 min/max).
+            let e = crate::isel::pred_ext(p);
+            let t = cx.norm(&a, e)?;
+            let f = cx.norm(&b, e)?;
+            let rd = cx.vreg();
+            cx.emit(MInst::Select { cond, rd, a: x, b: y, t, f });
+            Some(Val::R(rd))
+        }
+        "llvm.abs" => {
+            let Some(a) = arg(0) else { return unsupported(cx.line, name) };
+            let x = cx.norm(&a, crate::isel::Ext::Sign)?;
+            let z = cx.li(0);
+            let neg = cx.alu(crate::mir::Alu::Sub, z, x);
+            let rd = cx.vreg();
+            cx.emit(MInst::Select { cond: Cond::Lt, rd, a: x, b: z, t: neg, f: x });
+            Some(Val::R(rd))
+        }
+        "llvm.memcpy" | "llvm.memmove" | "llvm.memset" | "memcpy" | "memset" | "memmove" => {
+            let (Some(d), Some(s), Some(n)) = (arg(0), arg(1), arg(2)) else {
+                return unsupported(cx.line, format!("{name} with missing arguments"));
+            };
+            let set = base.ends_with("memset");
+            match const_len(&n) {
+                Some(len) if len <= 8 && !set && !base.ends_with("memmove") => {
+                    let (da, sa) = (cx.addr(&d)?, cx.addr(&s)?);
+                    cx.copy_inline(&da, &sa, len, false);
+                    if base.starts_with("llvm.") {
+                        None
+                    } else {
+                        Some(Val::R(cx.materialize(&da)))
+                    }
+                }
+                _ => {
+                    let f = if set { "memset" } else if base.ends_with("memmove") { "memmove" } else { "memcpy" };
+                    let dr = cx.reg(&d)?;
+                    let sr = if set { cx.norm(&s, crate::isel::Ext::Zero)? } else { cx.reg(&s)? };
+                    let nr = cx.reg(&n)?;
+                    let r = cx.call_helper(f, &[dr, sr, nr], 1);
+                    if base.starts_with("llvm.") {
+                        None
+                    } else {
+                        Some(Val::R(r[0]))
+                    }
+                }
+            }
+        }
+        _ if name.starts_with("llvm.") => return unsupported(cx.line, format!("intrinsic @{name}")),
+        _ => {
+            let _ = ret;
+            return Ok(None);
+        }
+    }))
+}
+
+/// Inserts the parallel copies of phis at the end of predecessors, splitting critical edges.
+fn place_phi_copies(cx: &mut Ctx, func: &Function) -> Result<()> {
+    let _ = func;
+    let copies = std::mem::take(&mut cx.phi_copies);
+    // Group by edge.
+    let mut edges: Vec<(usize, usize)> = copies.iter().map(|c| (c.0, c.1)).collect();
+    edges.sort_unstable();
+    edges.dedup();
+    for (pred, succ) in edges {
+        let succs = cx.f.blocks[pred].succs();
+        let at_end = succs.len() == 1 && !cx.f.blocks[pred].insts.iter().any(|i| matches!(i, MInst::Br { .. }));
+        let block = if at_end {
+            pred
+        } else {
+            cx.f.blocks.push(MBlock { insts: vec![MInst::Jmp { target: succ }] });
+            let e = cx.f.blocks.len() - 1;
+            for i in &mut cx.f.blocks[pred].insts {
+                match i {
+                    MInst::Br { target, .. } | MInst::Jmp { target } if *target == succ => *target = e,
+                    _ => {}
+                }
+            }
+            e
+        };
+        // Values into fresh temporaries first is not needed: copies are sequentialised below.
+        cx.cur = block;
+        let saved = std::mem::take(&mut cx.f.blocks[block].insts);
+        let split = saved.iter().position(|i| matches!(i, MInst::Br { .. } | MInst::Jmp { .. } | MInst::Ret { .. })).unwrap_or(saved.len());
+        cx.f.blocks[block].insts = saved[..split].to_vec();
+        let mut moves: Vec<(Reg, Reg)> = Vec::new();
+        let mut consts: Vec<(Reg, MInst)> = Vec::new();
+        for (_, _, dst, val, ty) in copies.iter().filter(|c| c.0 == pred && c.1 == succ) {
+            if matches!(val, Value::Const(Const::Undef)) {
+                continue;
+            }
+            let src_is_const = matches!(val, Value::Const(_));
+            let op = Operand { ty: ty.clone(), val: val.clone() };
+            let dsts: Vec<Reg> = match dst {
+                Val::R(r) => vec![*r],
+                Val::P(l, h) => vec![*l, *h],
+                Val::A(_) => continue,
+            };
+            if src_is_const || matches!(cx.val(&op)?, Val::A(_)) {
+                // Constants/addresses are computed into temporaries, then moved last.
+                let srcs: Vec<Reg> = if dsts.len() == 2 {
+                    let (l, h) = cx.pair(&op)?;
+                    vec![l, h]
+                } else {
+                    vec![cx.reg(&op)?]
+                };
+                for (d, s) in dsts.iter().zip(srcs) {
+                    consts.push((*d, MInst::Mov { rd: *d, rs: s }));
+                }
+            } else {
+                let srcs: Vec<Reg> = match cx.val(&op)? {
+                    Val::R(r) => vec![r],
+                    Val::P(l, h) => vec![l, h],
+                    Val::A(_) => continue,
+                };
+                for (d, s) in dsts.iter().zip(srcs) {
+                    if *d != s {
+                        moves.push((*d, s));
+                    }
+                }
+            }
+        }
+        sequentialize(cx, moves);
+        for (_, i) in consts {
+            cx.emit(i);
+        }
+        cx.f.blocks[block].insts.extend_from_slice(&saved[split..]);
+    }
+    Ok(())
+}
+
+/// Emits a parallel copy as a sequence of moves, breaking cycles with a temporary.
+fn sequentialize(cx: &mut Ctx, mut moves: Vec<(Reg, Reg)>) {
+    while !moves.is_empty() {
+        let ready = moves.iter().position(|(d, _)| !moves.iter().any(|(_, s)| s == d));
+        match ready {
+            Some(k) => {
+                let (d, s) = moves.remove(k);
+                cx.emit(MInst::Mov { rd: d, rs: s });
+            }
+            None => {
+                let (d, _) = moves[0];
+                let t = cx.vreg();
+                cx.emit(MInst::Mov { rd: t, rs: d });
+                for m in &mut moves {
+                    if m.1 == d {
+                        m.1 = t;
+                    }
+                }
+            }
+        }
+    }
+}
