@@ -1,1 +1,47 @@
-//! vsp-tfhe (being built; see the workspace README).
+//! # vsp-tfhe — TFHE for the Virtual Secure Platform
+//!
+//! Torus FHE after Chillotti, Gama, Georgieva, Izabachène (CGGI16/17, JoC 2020) with the level structure
+//! of TFHEpp as used by VSP (Matsuoka et al., USENIX Security 2021, seed 000): level-0 TLWE gate
+//! ciphertexts, level-1 TRLWE/TRGSW for CMUX memory, level-2 (64-bit torus) inside circuit bootstrapping.
+//!
+//! ## Use
+//! ```no_run
+//! use vsp_tfhe::{Params, SecretKey, EvalKey};
+//! let params = Params::default_128();
+//! let sk = SecretKey::generate(&params)?;
+//! let ek = EvalKey::generate(&sk)?;           // Send + Sync: share it across threads
+//! let (a, b) = (sk.encrypt_bit(true), sk.encrypt_bit(false));
+//! let c = ek.nand(&a, &b)?;
+//! assert!(sk.decrypt_bit(&c)?);
+//! # Ok::<(), vsp_tfhe::Error>(())
+//! ```
+//! Gates: `nand and or nor xor xnor andnot ornot not copy mux constant` on [`EvalKey`]; `mux_without_se`,
+//! `bit_to_trlwe`, `extract_bit` link gates to CMUX memory. [`TrgswFft::cmux`] and
+//! [`TrgswFft::external_product`] are the leveled operations; TRGSW selectors come from
+//! [`SecretKey::encrypt_trgsw_lvl1`] or from circuit bootstrapping.
+
+#![allow(clippy::needless_range_loop)] // index loops mirror the papers' formulas
+
+pub mod bootstrap;
+pub mod error;
+pub mod fft;
+pub mod gates;
+mod keygen;
+pub mod params;
+pub mod rng;
+pub mod secret_key;
+pub mod tlwe;
+pub mod torus;
+pub mod trgsw;
+pub mod trlwe;
+
+pub use bootstrap::{CompressedEvalKey, EvalKey};
+pub use error::Error;
+pub use gates::Bit;
+pub use params::{KeyDist, ParamId, Params};
+pub use rng::Seed;
+pub use secret_key::SecretKey;
+pub use tlwe::{Tlwe, TlweLvl0};
+pub use torus::{Gadget, Torus};
+pub use trgsw::{ExtScratch, TrgswFft, TrgswLvl1};
+pub use trlwe::{Trlwe, TrlweLvl1};

@@ -1,0 +1,297 @@
+//! Blind rotation, gate bootstrapping and identity key switching (CGGI16 Alg. 3 and §2.2), and the
+//! evaluation key that holds the level-0 → level-1 bootstrapping key (Fourier form) and the level-1 →
+//! level-0 key-switching key.
+//!
+//! Gate bootstrapping of a level-0 sample (a, b): modulus-switch to Z_2N (ā, b̄), start from
+//! ACC = X^(−b̄)·(0, v) and for each key bit run ACC ← ACC + BK_i ⊡ (X^(ā_i)·ACC − ACC) (a CMUX on s_i),
+//! so ACC's constant coefficient becomes ±v_0 by the sign of the phase. The evaluation key is immutable
+//! and `Send + Sync`; each call allocates its own small scratch, so one key serves any number of threads.
+
+use crate::fft::{plan, FftPlan};
+use crate::keygen::{tlwe_body, tlwe_from_seed, trlwe_body, trlwe_from_seed};
+use crate::params::Params;
+use crate::rng::{stream, Domain, Seed};
+use crate::secret_key::SecretKey;
+use crate::tlwe::Tlwe;
+use crate::torus::{mod_switch, Gadget, Torus};
+use crate::trgsw::{ExtScratch, TrgswFft};
+use crate::trlwe::{mul_monomial, mul_monomial_minus_one, Trlwe};
+use crate::Error;
+use rayon::prelude::*;
+use std::sync::Arc;
+
+/// Blind rotation of ACC = X^(−b̄)·(0, tv) by the level-0 sample `c` (modulus switched to Z_2N rounded to
+/// multiples of `stride`, for many-LUT bootstrapping; stride 1 for gates).
+pub(crate) fn blind_rotate<T: Torus>(
+    plan: &FftPlan,
+    bk: &[TrgswFft<T>],
+    gadget: Gadget,
+    c: &Tlwe<u32>,
+    tv: &[T],
+    stride: usize,
+) -> Trlwe<T> {
+    let n = tv.len();
+    let log2_2n = (2 * n).trailing_zeros();
+    let log2_stride = stride.trailing_zeros();
+    let ms = |x: u32| mod_switch(x, log2_2n - log2_stride) << log2_stride;
+    let bbar = ms(c.b());
+    let mut acc = Trlwe::zero(n);
+    mul_monomial(&mut acc.b, tv, (2 * n - bbar) % (2 * n));
+    let mut tmp = Trlwe::zero(n);
+    let mut prod = Trlwe::zero(n);
+    let mut s = ExtScratch::new(n, gadget);
+    for (key, &a) in bk.iter().zip(c.a()) {
+        let abar = ms(a);
+        if abar == 0 {
+            continue;
+        }
+        mul_monomial_minus_one(&mut tmp.a, &acc.a, abar);
+        mul_monomial_minus_one(&mut tmp.b, &acc.b, abar);
+        key.external_product_into(plan, &tmp, &mut prod, &mut s);
+        acc.add_assign_unchecked(&prod);
+    }
+    acc
+}
+
+/// Identity key switching of a level-1 TLWE (dimension N) to level 0 with the key `ks`
+/// (entries TLWE_s0(s1_i·g_j), each n0+1 words).
+pub(crate) fn key_switch(p: &Params, ks: &[u32], c: &Tlwe<u32>) -> Tlwe<u32> {
+    let n0 = p.n0;
+    let t = p.ks.levels as usize;
+    let mut out = vec![0u32; n0 + 1];
+    out[n0] = c.b();
+    let mut d = vec![0i64; t];
+    for (i, &a) in c.a().iter().enumerate() {
+        p.ks.decompose(a, &mut d);
+        for (j, &dj) in d.iter().enumerate() {
+            if dj != 0 {
+                let off = (i * t + j) * (n0 + 1);
+                sub_scaled(&mut out, &ks[off..off + n0 + 1], dj as u32);
+            }
+        }
+    }
+    Tlwe { data: out }
+}
+
+#[inline(always)]
+fn sub_scaled_core(out: &mut [u32], key: &[u32], d: u32) {
+    for (o, &k) in out.iter_mut().zip(key) {
+        *o = o.wrapping_sub(k.wrapping_mul(d));
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn sub_scaled_avx2(out: &mut [u32], key: &[u32], d: u32) {
+    sub_scaled_core(out, key, d)
+}
+
+/// out −= d·key on u32 words (key switching inner loop; AVX2 when present).
+#[inline]
+pub(crate) fn sub_scaled(out: &mut [u32], key: &[u32], d: u32) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::fft::Kernel::detect() == crate::fft::Kernel::Avx2Fma {
+        // SAFETY: Avx2Fma is only detected when the CPU supports AVX2.
+        unsafe { sub_scaled_avx2(out, key, d) };
+        return;
+    }
+    sub_scaled_core(out, key, d)
+}
+
+/// The evaluation (cloud) key for gates: bootstrapping key level 0 → 1 in Fourier form and the identity
+/// key-switching key level 1 → 0.
+#[derive(Debug)]
+pub struct EvalKey {
+    pub(crate) params: Params,
+    pub(crate) plan1: Arc<FftPlan>,
+    pub(crate) bk: Vec<TrgswFft<u32>>,
+    pub(crate) ks: Vec<u32>,
+}
+
+/// The evaluation key with masks replaced by a seed (≈ 4× smaller; [`CompressedEvalKey::decompress`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CompressedEvalKey {
+    pub(crate) params: Params,
+    pub(crate) mask_seed: Seed,
+    /// n0 × 2ℓ rows × N body words.
+    pub(crate) bk_bodies: Vec<u32>,
+    /// N × t body words.
+    pub(crate) ks_bodies: Vec<u32>,
+}
+
+impl CompressedEvalKey {
+    /// Generates the compressed evaluation key (multi-threaded with rayon).
+    pub fn generate(sk: &SecretKey) -> CompressedEvalKey {
+        let p = sk.params;
+        let mask_seed = Seed::from_os();
+        let noise_seed = Seed::from_os();
+        let plan1 = plan(p.n1);
+        let l2 = 2 * p.bk1.levels as usize;
+        let bk_bodies: Vec<u32> = (0..p.n0)
+            .into_par_iter()
+            .flat_map_iter(|i| {
+                let mut mr = stream(&mask_seed, Domain::Bk1, i as u64);
+                let mut nr = stream(&noise_seed, Domain::Bk1, i as u64);
+                let mu = sk.s0[i] as i64;
+                let mut out = Vec::with_capacity(l2 * p.n1);
+                for r in 0..l2 {
+                    let m = gadget_row_message::<u32>(p.bk1, r, mu, &sk.s1);
+                    out.extend(trlwe_body(
+                        &plan1, &sk.s1_fft, &m, p.sigma1, &mut mr, &mut nr,
+                    ));
+                }
+                out
+            })
+            .collect();
+        let t = p.ks.levels as usize;
+        let ks_bodies: Vec<u32> = (0..p.n1)
+            .into_par_iter()
+            .flat_map_iter(|i| {
+                let mut mr = stream(&mask_seed, Domain::Ks, i as u64);
+                let mut nr = stream(&noise_seed, Domain::Ks, i as u64);
+                (0..t)
+                    .map(|j| {
+                        let m = p.ks.g::<u32>(j).mul_i64(sk.s1[i] as i64);
+                        tlwe_body(&sk.s0, m, p.sigma0, &mut mr, &mut nr)
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        CompressedEvalKey {
+            params: p,
+            mask_seed,
+            bk_bodies,
+            ks_bodies,
+        }
+    }
+
+    /// The parameter set.
+    pub fn params(&self) -> &Params {
+        &self.params
+    }
+
+    /// Expands masks from the seed and transforms the bootstrapping key (multi-threaded).
+    pub fn decompress(&self) -> Result<EvalKey, Error> {
+        let p = self.params;
+        p.validate()?;
+        let l2 = 2 * p.bk1.levels as usize;
+        let t = p.ks.levels as usize;
+        if self.bk_bodies.len() != p.n0 * l2 * p.n1 || self.ks_bodies.len() != p.n1 * t {
+            return Err(Error::Format(
+                "compressed evaluation key has wrong lengths".into(),
+            ));
+        }
+        let plan1 = plan(p.n1);
+        let bk: Vec<TrgswFft<u32>> = (0..p.n0)
+            .into_par_iter()
+            .map(|i| {
+                let mut mr = stream(&self.mask_seed, Domain::Bk1, i as u64);
+                let rows: Vec<Trlwe<u32>> = (0..l2)
+                    .map(|r| {
+                        let off = (i * l2 + r) * p.n1;
+                        trlwe_from_seed(&mut mr, &self.bk_bodies[off..off + p.n1])
+                    })
+                    .collect();
+                TrgswFft::from_rows(&plan1, p.bk1, &rows)
+            })
+            .collect();
+        let ks: Vec<u32> = (0..p.n1)
+            .into_par_iter()
+            .flat_map_iter(|i| {
+                let mut mr = stream(&self.mask_seed, Domain::Ks, i as u64);
+                let mut out = Vec::with_capacity(t * (p.n0 + 1));
+                for j in 0..t {
+                    tlwe_from_seed(&mut mr, p.n0, self.ks_bodies[i * t + j], &mut out);
+                }
+                out
+            })
+            .collect();
+        Ok(EvalKey {
+            params: p,
+            plan1,
+            bk,
+            ks,
+        })
+    }
+}
+
+/// Message of TRGSW row r for the constant μ: −μ·g·s for mask rows, μ·g (constant) for body rows.
+pub(crate) fn gadget_row_message<T: Torus>(g: Gadget, r: usize, mu: i64, key: &[i32]) -> Vec<T> {
+    let l = g.levels as usize;
+    let gv = g.g::<T>(r % l).mul_i64(mu);
+    let mut m = vec![T::zero(); key.len()];
+    if r < l {
+        m.iter_mut()
+            .zip(key)
+            .for_each(|(x, &s)| *x = gv.mul_i64(-(s as i64)));
+    } else {
+        m[0] = gv;
+    }
+    m
+}
+
+impl EvalKey {
+    /// Generates the evaluation key (multi-threaded).
+    pub fn generate(sk: &SecretKey) -> Result<EvalKey, Error> {
+        CompressedEvalKey::generate(sk).decompress()
+    }
+
+    /// The parameter set.
+    pub fn params(&self) -> &Params {
+        &self.params
+    }
+
+    /// Size of the key in memory (bytes).
+    pub fn size_bytes(&self) -> usize {
+        self.bk.iter().map(|k| k.data.len() * 8).sum::<usize>() + self.ks.len() * 4
+    }
+
+    pub(crate) fn check0(&self, c: &Tlwe<u32>) -> Result<(), Error> {
+        if c.dim() != self.params.n0 {
+            return Err(Error::Dimension(format!(
+                "level-0 TLWE of dimension {}, parameters expect {}",
+                c.dim(),
+                self.params.n0
+            )));
+        }
+        Ok(())
+    }
+
+    /// Gate bootstrapping to a level-1 TRLWE: constant coefficient = +mu if phase(c) ∈ (0, 1/2), −mu
+    /// otherwise (no sample extraction, no key switch). Used for refreshing CMUX RAM cells.
+    pub fn bootstrap_to_trlwe(&self, c: &Tlwe<u32>, mu: u32) -> Result<Trlwe<u32>, Error> {
+        self.check0(c)?;
+        let tv = vec![mu; self.params.n1];
+        Ok(blind_rotate(
+            &self.plan1,
+            &self.bk,
+            self.params.bk1,
+            c,
+            &tv,
+            1,
+        ))
+    }
+
+    /// Gate bootstrapping to a level-1 TLWE (blind rotation + sample extraction), value ±mu.
+    pub fn bootstrap_to_lvl1(&self, c: &Tlwe<u32>, mu: u32) -> Result<Tlwe<u32>, Error> {
+        self.bootstrap_to_trlwe(c, mu)?.sample_extract(0)
+    }
+
+    /// Identity key switch of a level-1 TLWE (dimension N) to level 0.
+    pub fn key_switch(&self, c: &Tlwe<u32>) -> Result<Tlwe<u32>, Error> {
+        if c.dim() != self.params.n1 {
+            return Err(Error::Dimension(format!(
+                "level-1 TLWE of dim {}, expected {}",
+                c.dim(),
+                self.params.n1
+            )));
+        }
+        Ok(key_switch(&self.params, &self.ks, c))
+    }
+
+    /// Full gate bootstrapping: level-0 sample → fresh level-0 sample encoding sign(phase)·1/8.
+    pub fn bootstrap(&self, c: &Tlwe<u32>) -> Result<Tlwe<u32>, Error> {
+        let t = self.bootstrap_to_lvl1(c, 1 << 29)?;
+        Ok(key_switch(&self.params, &self.ks, &t))
+    }
+}

@@ -1,0 +1,488 @@
+//! Negacyclic polynomial products in R[X]/(X^N+1) with an N/2-point complex f64 FFT.
+//!
+//! Folding and twisting (Klemsa, ePrint 2021/480, as in TFHE's spqlios): the real polynomial a of degree
+//! < N becomes z_j = (a_j + i·a_{j+N/2})·ζ^j with ζ = exp(iπ/N); an N/2-point DFT of z evaluates a at the
+//! N/2 roots ζ^(1-4k) of X^N+1, one of each conjugate pair, so pointwise products give negacyclic products.
+//! The forward transform is a radix-2 decimation-in-frequency FFT that leaves its output in bit-reversed
+//! order; the inverse is the matching decimation-in-time FFT that takes bit-reversed input, so no
+//! permutation is ever done (only pointwise products happen in the Fourier domain).
+//!
+//! Layout of a Fourier polynomial: `N` f64, the N/2 real parts then the N/2 imaginary parts.
+//!
+//! Kernels: a portable path and the same loops compiled with AVX2+FMA (chosen at run time by
+//! [`Kernel::detect`]). The loops are written over split re/im slices so that LLVM vectorizes them.
+//!
+//! # Precision (why f64 suffices)
+//! The error of an FFT convolution is about ε·log2(N/2)·‖a‖₂·‖b‖₂ with ε = 2^-53.
+//! * Level 1 (u32 torus, N = 1024): digits |d| ≤ 2^9 and torus words |b| ≤ 2^31 give ‖a‖‖b‖ ≤ N·2^40, so the
+//!   worst-case error is ≤ 2^-53·9·2^50 ≈ 1.1 units of 2^-32, far below the 2^-25 noise (σ² ratio < 2^-12).
+//! * Level 2 (u64 torus, N = 2048, digits ≤ 2^9): worst case 2^-53·10·2^11·2^9·2^63 ≈ 2^33.4 units of 2^-64
+//!   = 2^-30.6 on the torus per product, and the root-mean-square error is ~2^-36 (`tests::u64_error_bound`
+//!   measures it). Level-2 results only need 2^-(privKS precision) ≈ 2^-24, so this is ample.
+//! * Exact products of a torus polynomial with a small-integer key (key generation, decryption) split the
+//!   torus words into 16-bit limbs: ‖a‖‖s‖ ≤ N·2^16 ≤ 2^27, error ≤ 2^-22 ≪ 1/2, so rounding is exact.
+
+use crate::torus::Torus;
+use std::collections::HashMap;
+use std::f64::consts::PI;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Which compiled version of the loops to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kernel {
+    /// Plain Rust, any CPU.
+    Portable,
+    /// The same loops compiled with AVX2 and FMA enabled.
+    Avx2Fma,
+}
+
+impl Kernel {
+    /// The fastest kernel this CPU supports (cached).
+    pub fn detect() -> Kernel {
+        static K: OnceLock<Kernel> = OnceLock::new();
+        *K.get_or_init(|| {
+            #[cfg(target_arch = "x86_64")]
+            {
+                if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+                    return Kernel::Avx2Fma;
+                }
+            }
+            Kernel::Portable
+        })
+    }
+}
+
+/// Precomputed tables for one ring degree N.
+#[derive(Debug)]
+pub struct FftPlan {
+    n: usize,
+    kernel: Kernel,
+    twist_re: Vec<f64>,
+    twist_im: Vec<f64>,
+    /// Untwist factors already divided by N/2 (the inverse DFT's scale).
+    untwist_re: Vec<f64>,
+    untwist_im: Vec<f64>,
+    /// tw[m + j] = exp(-2πi·j/(2m)) for every stage half-size m (power of two, 1 ≤ m < N/2).
+    tw_re: Vec<f64>,
+    tw_im: Vec<f64>,
+}
+
+/// Shared plan for degree `n` (a power of two ≥ 4), created on first use.
+pub fn plan(n: usize) -> Arc<FftPlan> {
+    static PLANS: OnceLock<Mutex<HashMap<usize, Arc<FftPlan>>>> = OnceLock::new();
+    let map = PLANS.get_or_init(|| Mutex::new(HashMap::new()));
+    let mut g = match map.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    };
+    g.entry(n)
+        .or_insert_with(|| Arc::new(FftPlan::with_kernel(n, Kernel::detect())))
+        .clone()
+}
+
+impl FftPlan {
+    /// Builds a plan for degree `n` with an explicit kernel (tests compare kernels).
+    ///
+    /// # Panics
+    /// If `n` is not a power of two ≥ 4 (parameters are validated before plans are built).
+    pub fn with_kernel(n: usize, kernel: Kernel) -> FftPlan {
+        assert!(
+            n.is_power_of_two() && n >= 4,
+            "FFT degree must be a power of two >= 4"
+        );
+        let m = n / 2;
+        let mut twist_re = vec![0.0; m];
+        let mut twist_im = vec![0.0; m];
+        let mut untwist_re = vec![0.0; m];
+        let mut untwist_im = vec![0.0; m];
+        for j in 0..m {
+            let ang = PI * j as f64 / n as f64;
+            twist_re[j] = ang.cos();
+            twist_im[j] = ang.sin();
+            untwist_re[j] = ang.cos() / m as f64;
+            untwist_im[j] = -ang.sin() / m as f64;
+        }
+        let mut tw_re = vec![0.0; m.max(2)];
+        let mut tw_im = vec![0.0; m.max(2)];
+        let mut h = 1;
+        while h < m {
+            for j in 0..h {
+                let ang = -PI * j as f64 / h as f64;
+                tw_re[h + j] = ang.cos();
+                tw_im[h + j] = ang.sin();
+            }
+            h *= 2;
+        }
+        FftPlan {
+            n,
+            kernel,
+            twist_re,
+            twist_im,
+            untwist_re,
+            untwist_im,
+            tw_re,
+            tw_im,
+        }
+    }
+
+    /// Ring degree N.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Kernel in use.
+    pub fn kernel(&self) -> Kernel {
+        self.kernel
+    }
+
+    /// Forward transform of a torus polynomial (words read as signed integers).
+    pub fn forward_torus<T: Torus>(&self, out: &mut [f64], a: &[T]) {
+        let m = self.n / 2;
+        let (re, im) = out.split_at_mut(m);
+        for j in 0..m {
+            re[j] = a[j].to_signed_f64();
+            im[j] = a[j + m].to_signed_f64();
+        }
+        self.forward_in_place(re, im);
+    }
+
+    /// Forward transform of a polynomial with small signed integer coefficients.
+    pub fn forward_i64(&self, out: &mut [f64], a: &[i64]) {
+        let m = self.n / 2;
+        let (re, im) = out.split_at_mut(m);
+        for j in 0..m {
+            re[j] = a[j] as f64;
+            im[j] = a[j + m] as f64;
+        }
+        self.forward_in_place(re, im);
+    }
+
+    /// Forward transform of a polynomial already loaded as f64 (re = first half, im = second half).
+    pub fn forward_in_place(&self, re: &mut [f64], im: &mut [f64]) {
+        match self.kernel {
+            Kernel::Portable => forward_core(self, re, im),
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: Kernel::Avx2Fma is only selected after is_x86_feature_detected!("avx2"/"fma").
+            Kernel::Avx2Fma => unsafe { forward_avx2(self, re, im) },
+            #[cfg(not(target_arch = "x86_64"))]
+            Kernel::Avx2Fma => forward_core(self, re, im),
+        }
+    }
+
+    /// Inverse transform; the result (integer-valued f64, re = low half) stays in `f`.
+    pub fn backward_in_place(&self, f: &mut [f64]) {
+        let (re, im) = f.split_at_mut(self.n / 2);
+        match self.kernel {
+            Kernel::Portable => backward_core(self, re, im),
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: Kernel::Avx2Fma is only selected after is_x86_feature_detected!("avx2"/"fma").
+            Kernel::Avx2Fma => unsafe { backward_avx2(self, re, im) },
+            #[cfg(not(target_arch = "x86_64"))]
+            Kernel::Avx2Fma => backward_core(self, re, im),
+        }
+    }
+
+    /// Inverse transform of `f` (destroyed), rounded to the torus and written to `out`.
+    pub fn backward_torus<T: Torus>(&self, out: &mut [T], f: &mut [f64]) {
+        self.backward_in_place(f);
+        let m = self.n / 2;
+        for j in 0..m {
+            out[j] = T::from_f64_mod(f[j]);
+            out[j + m] = T::from_f64_mod(f[j + m]);
+        }
+    }
+
+    /// Inverse transform of `f` (destroyed), rounded and added to `out`.
+    pub fn backward_add_torus<T: Torus>(&self, out: &mut [T], f: &mut [f64]) {
+        self.backward_in_place(f);
+        for (o, &v) in out.iter_mut().zip(f.iter()) {
+            *o = o.add(T::from_f64_mod(v));
+        }
+    }
+
+    /// acc += a ⊙ b (pointwise complex products in the split layout).
+    #[inline]
+    pub fn mul_acc(&self, acc: &mut [f64], a: &[f64], b: &[f64]) {
+        match self.kernel {
+            Kernel::Portable => mul_acc_core(acc, a, b),
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: Kernel::Avx2Fma is only selected after is_x86_feature_detected!("avx2"/"fma").
+            Kernel::Avx2Fma => unsafe { mul_acc_avx2(acc, a, b) },
+            #[cfg(not(target_arch = "x86_64"))]
+            Kernel::Avx2Fma => mul_acc_core(acc, a, b),
+        }
+    }
+
+    /// Exact negacyclic product of a torus polynomial with a small-integer polynomial given in Fourier
+    /// form (`s_fft`, |s_i| ≤ 1 expected; exact while ‖s‖₁ ≤ 2^10), via 16-bit limbs. Returns a·s.
+    pub fn exact_mul_small<T: Torus>(&self, a: &[T], s_fft: &[f64]) -> Vec<T> {
+        let n = self.n;
+        let mut out = vec![T::zero(); n];
+        let mut buf = vec![0.0f64; n];
+        let mut acc = vec![0.0f64; n];
+        let limbs = T::BITS / 16;
+        for l in 0..limbs {
+            let m = n / 2;
+            {
+                let (re, im) = buf.split_at_mut(m);
+                for j in 0..m {
+                    re[j] = ((a[j].to_u64() >> (16 * l)) & 0xffff) as f64;
+                    im[j] = ((a[j + m].to_u64() >> (16 * l)) & 0xffff) as f64;
+                }
+                self.forward_in_place(re, im);
+            }
+            acc.iter_mut().for_each(|x| *x = 0.0);
+            self.mul_acc(&mut acc, &buf, s_fft);
+            self.backward_in_place(&mut acc);
+            for (o, &v) in out.iter_mut().zip(acc.iter()) {
+                let limb = (v.round() as i64 as u64).wrapping_shl(16 * l);
+                *o = o.add(T::from_u64(limb));
+            }
+        }
+        out
+    }
+}
+
+#[inline(always)]
+fn forward_core(p: &FftPlan, re: &mut [f64], im: &mut [f64]) {
+    let m = re.len();
+    // Twist.
+    for j in 0..m {
+        let (c, s) = (p.twist_re[j], p.twist_im[j]);
+        let (a, b) = (re[j], im[j]);
+        re[j] = a * c - b * s;
+        im[j] = a * s + b * c;
+    }
+    // Radix-2 DIF, natural order in, bit-reversed out.
+    let mut h = m / 2;
+    while h >= 1 {
+        let twr = &p.tw_re[h..2 * h];
+        let twi = &p.tw_im[h..2 * h];
+        for (rb, ib) in re.chunks_exact_mut(2 * h).zip(im.chunks_exact_mut(2 * h)) {
+            let (r0, r1) = rb.split_at_mut(h);
+            let (i0, i1) = ib.split_at_mut(h);
+            for j in 0..h {
+                let (ur, ui, vr, vi) = (r0[j], i0[j], r1[j], i1[j]);
+                r0[j] = ur + vr;
+                i0[j] = ui + vi;
+                let (dr, di) = (ur - vr, ui - vi);
+                r1[j] = dr * twr[j] - di * twi[j];
+                i1[j] = dr * twi[j] + di * twr[j];
+            }
+        }
+        h /= 2;
+    }
+}
+
+#[inline(always)]
+fn backward_core(p: &FftPlan, re: &mut [f64], im: &mut [f64]) {
+    let m = re.len();
+    // Radix-2 DIT with conjugate twiddles, bit-reversed in, natural order out.
+    let mut h = 1;
+    while h < m {
+        let twr = &p.tw_re[h..2 * h];
+        let twi = &p.tw_im[h..2 * h];
+        for (rb, ib) in re.chunks_exact_mut(2 * h).zip(im.chunks_exact_mut(2 * h)) {
+            let (r0, r1) = rb.split_at_mut(h);
+            let (i0, i1) = ib.split_at_mut(h);
+            for j in 0..h {
+                let (vr0, vi0) = (r1[j], i1[j]);
+                let vr = vr0 * twr[j] + vi0 * twi[j];
+                let vi = vi0 * twr[j] - vr0 * twi[j];
+                let (ur, ui) = (r0[j], i0[j]);
+                r0[j] = ur + vr;
+                i0[j] = ui + vi;
+                r1[j] = ur - vr;
+                i1[j] = ui - vi;
+            }
+        }
+        h *= 2;
+    }
+    // Untwist and scale by 1/(N/2).
+    for j in 0..m {
+        let (c, s) = (p.untwist_re[j], p.untwist_im[j]);
+        let (a, b) = (re[j], im[j]);
+        re[j] = a * c - b * s;
+        im[j] = a * s + b * c;
+    }
+}
+
+#[inline(always)]
+fn mul_acc_core(acc: &mut [f64], a: &[f64], b: &[f64]) {
+    let m = acc.len() / 2;
+    let (accr, acci) = acc.split_at_mut(m);
+    let (ar, ai) = a.split_at(m);
+    let (br, bi) = b.split_at(m);
+    for j in 0..m {
+        accr[j] += ar[j] * br[j] - ai[j] * bi[j];
+        acci[j] += ar[j] * bi[j] + ai[j] * br[j];
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn forward_avx2(p: &FftPlan, re: &mut [f64], im: &mut [f64]) {
+    forward_core(p, re, im)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn backward_avx2(p: &FftPlan, re: &mut [f64], im: &mut [f64]) {
+    backward_core(p, re, im)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn mul_acc_avx2(acc: &mut [f64], a: &[f64], b: &[f64]) {
+    mul_acc_core(acc, a, b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    fn naive_negacyclic(a: &[i64], b: &[i64]) -> Vec<i128> {
+        let n = a.len();
+        let mut c = vec![0i128; n];
+        for i in 0..n {
+            for j in 0..n {
+                let p = a[i] as i128 * b[j] as i128;
+                if i + j < n {
+                    c[i + j] += p;
+                } else {
+                    c[i + j - n] -= p;
+                }
+            }
+        }
+        c
+    }
+
+    fn kernels() -> Vec<Kernel> {
+        let mut k = vec![Kernel::Portable];
+        if Kernel::detect() == Kernel::Avx2Fma {
+            k.push(Kernel::Avx2Fma);
+        } else {
+            println!("AVX2+FMA not available: only the portable kernel is tested");
+        }
+        k
+    }
+
+    #[test]
+    fn negacyclic_product_matches_naive() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        for kernel in kernels() {
+            for n in [4usize, 8, 64, 1024] {
+                let p = FftPlan::with_kernel(n, kernel);
+                let a: Vec<i64> = (0..n).map(|_| rng.gen_range(-512..512)).collect();
+                let b: Vec<i64> = (0..n)
+                    .map(|_| rng.gen_range(-(1 << 31)..(1 << 31)))
+                    .collect();
+                let (mut fa, mut fb, mut acc) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+                p.forward_i64(&mut fa, &a);
+                p.forward_i64(&mut fb, &b);
+                p.mul_acc(&mut acc, &fa, &fb);
+                let mut out = vec![0u32; n];
+                p.backward_torus(&mut out, &mut acc);
+                let want = naive_negacyclic(&a, &b);
+                for i in 0..n {
+                    let w = want[i] as u32; // reduce mod 2^32
+                    let err = out[i].wrapping_sub(w) as i32;
+                    assert!(err.abs() <= 2, "n={n} i={i} err={err} kernel={kernel:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn avx2_matches_portable() {
+        if Kernel::detect() != Kernel::Avx2Fma {
+            println!("AVX2+FMA not available: skipping the kernel comparison");
+            return;
+        }
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+        for n in [8usize, 512, 2048] {
+            let p0 = FftPlan::with_kernel(n, Kernel::Portable);
+            let p1 = FftPlan::with_kernel(n, Kernel::Avx2Fma);
+            let a: Vec<f64> = (0..n).map(|_| rng.gen_range(-1e6..1e6)).collect();
+            let (mut x0, mut x1) = (a.clone(), a.clone());
+            {
+                let (r, i) = x0.split_at_mut(n / 2);
+                p0.forward_in_place(r, i);
+                let (r, i) = x1.split_at_mut(n / 2);
+                p1.forward_in_place(r, i);
+            }
+            for (u, v) in x0.iter().zip(&x1) {
+                assert!((u - v).abs() <= 1e-6 * (1.0 + u.abs()), "forward {u} {v}");
+            }
+            let (mut acc0, mut acc1) = (vec![1.0; n], vec![1.0; n]);
+            p0.mul_acc(&mut acc0, &x0, &a);
+            p1.mul_acc(&mut acc1, &x1, &a);
+            p0.backward_in_place(&mut acc0);
+            p1.backward_in_place(&mut acc1);
+            for (u, v) in acc0.iter().zip(&acc1) {
+                assert!((u - v).abs() <= 1e-3 * (1.0 + u.abs()), "backward {u} {v}");
+            }
+        }
+    }
+
+    #[test]
+    fn exact_mul_small_is_exact() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let n = 2048;
+        let p = plan(n);
+        let s: Vec<i64> = (0..n).map(|_| rng.gen_range(-1..=1)).collect();
+        let mut sf = vec![0.0; n];
+        p.forward_i64(&mut sf, &s);
+        let a: Vec<u64> = (0..n).map(|_| rng.gen()).collect();
+        let got = p.exact_mul_small(&a, &sf);
+        // Naive mod 2^64.
+        for i in [0usize, 1, 777, n - 1] {
+            let mut acc = 0u64;
+            for j in 0..n {
+                let (k, sign) = if j <= i {
+                    (i - j, 1i64)
+                } else {
+                    (n + i - j, -1)
+                };
+                acc = acc.wrapping_add(a[k].wrapping_mul((s[j] * sign) as u64));
+            }
+            assert_eq!(got[i], acc, "coefficient {i}");
+        }
+    }
+
+    /// The u64 (level-2) product error stays within the bound documented above.
+    #[test]
+    fn u64_error_bound() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        let n = 2048;
+        let p = plan(n);
+        let d: Vec<i64> = (0..n).map(|_| rng.gen_range(-512..512)).collect();
+        let b: Vec<u64> = (0..n).map(|_| rng.gen()).collect();
+        let (mut fd, mut fb, mut acc) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+        p.forward_i64(&mut fd, &d);
+        p.forward_torus(&mut fb, &b);
+        p.mul_acc(&mut acc, &fd, &fb);
+        let mut out = vec![0u64; n];
+        p.backward_torus(&mut out, &mut acc);
+        let mut max_err = 0f64;
+        for i in (0..n).step_by(97) {
+            let mut exact = 0u64;
+            for j in 0..n {
+                let (k, sign) = if j <= i {
+                    (i - j, 1i64)
+                } else {
+                    (n + i - j, -1)
+                };
+                exact = exact.wrapping_add(b[j].wrapping_mul((d[k] * sign) as u64));
+            }
+            let err = (out[i].wrapping_sub(exact) as i64) as f64 / 2f64.powi(64);
+            max_err = max_err.max(err.abs());
+        }
+        assert!(
+            max_err < 2f64.powi(-30),
+            "max level-2 FFT error 2^{}",
+            max_err.log2()
+        );
+    }
+}

@@ -1,0 +1,122 @@
+//! Bootstrapped boolean gates on level-0 TLWE (CGGI16 §5, TFHE library `boot-gates`, TFHEpp `gate`).
+//!
+//! Bits are ±1/8. Each two-input gate is one linear combination followed by one gate bootstrapping
+//! (blind rotation, sample extraction, identity key switch); NOT and constants are free; MUX costs two
+//! blind rotations and one key switch; `mux_without_se` (seed 000's "HomMUX without SE and IKS") stops at a
+//! level-1 TRLWE whose constant coefficient is the result.
+
+use crate::bootstrap::{blind_rotate, key_switch, EvalKey};
+use crate::tlwe::Tlwe;
+use crate::trlwe::Trlwe;
+use crate::Error;
+
+const MU: u32 = 1 << 29; // 1/8
+const QUARTER: u32 = 1 << 30; // 1/4
+
+/// A level-0 gate ciphertext.
+pub type Bit = Tlwe<u32>;
+
+impl EvalKey {
+    fn gate(&self, terms: &[(i64, &Bit)], constant: u32) -> Result<Bit, Error> {
+        for (_, t) in terms {
+            self.check0(t)?;
+        }
+        let lin = Tlwe::linear(terms, constant)?;
+        self.bootstrap(&lin)
+    }
+
+    /// A trivial (public) constant bit of level 0.
+    pub fn constant(&self, bit: bool) -> Bit {
+        Tlwe::constant(self.params.n0, bit)
+    }
+    /// ¬a (no bootstrapping).
+    pub fn not(&self, a: &Bit) -> Result<Bit, Error> {
+        self.check0(a)?;
+        Ok(a.neg())
+    }
+    /// A copy of a (no bootstrapping).
+    pub fn copy(&self, a: &Bit) -> Result<Bit, Error> {
+        self.check0(a)?;
+        Ok(a.clone())
+    }
+    /// ¬(a ∧ b).
+    pub fn nand(&self, a: &Bit, b: &Bit) -> Result<Bit, Error> {
+        self.gate(&[(-1, a), (-1, b)], MU)
+    }
+    /// a ∧ b.
+    pub fn and(&self, a: &Bit, b: &Bit) -> Result<Bit, Error> {
+        self.gate(&[(1, a), (1, b)], MU.wrapping_neg())
+    }
+    /// a ∨ b.
+    pub fn or(&self, a: &Bit, b: &Bit) -> Result<Bit, Error> {
+        self.gate(&[(1, a), (1, b)], MU)
+    }
+    /// ¬(a ∨ b).
+    pub fn nor(&self, a: &Bit, b: &Bit) -> Result<Bit, Error> {
+        self.gate(&[(-1, a), (-1, b)], MU.wrapping_neg())
+    }
+    /// a ⊕ b.
+    pub fn xor(&self, a: &Bit, b: &Bit) -> Result<Bit, Error> {
+        self.gate(&[(2, a), (2, b)], QUARTER)
+    }
+    /// ¬(a ⊕ b).
+    pub fn xnor(&self, a: &Bit, b: &Bit) -> Result<Bit, Error> {
+        self.gate(&[(-2, a), (-2, b)], QUARTER.wrapping_neg())
+    }
+    /// a ∧ ¬b (Yosys ANDNOT).
+    pub fn andnot(&self, a: &Bit, b: &Bit) -> Result<Bit, Error> {
+        self.gate(&[(1, a), (-1, b)], MU.wrapping_neg())
+    }
+    /// a ∨ ¬b (Yosys ORNOT).
+    pub fn ornot(&self, a: &Bit, b: &Bit) -> Result<Bit, Error> {
+        self.gate(&[(1, a), (-1, b)], MU)
+    }
+
+    fn mux_halves(&self, c: &Bit, a: &Bit, b: &Bit) -> Result<(Trlwe<u32>, Trlwe<u32>), Error> {
+        for t in [c, a, b] {
+            self.check0(t)?;
+        }
+        let x = Tlwe::linear(&[(1, c), (1, a)], MU.wrapping_neg())?; // c ∧ a
+        let y = Tlwe::linear(&[(-1, c), (1, b)], MU.wrapping_neg())?; // ¬c ∧ b
+        let tv = vec![MU; self.params.n1];
+        let bx = blind_rotate(&self.plan1, &self.bk, self.params.bk1, &x, &tv, 1);
+        let by = blind_rotate(&self.plan1, &self.bk, self.params.bk1, &y, &tv, 1);
+        Ok((bx, by))
+    }
+
+    /// c ? a : b (two blind rotations, one key switch).
+    pub fn mux(&self, c: &Bit, a: &Bit, b: &Bit) -> Result<Bit, Error> {
+        let (x, y) = self.mux_halves(c, a, b)?;
+        let mut u = x.sample_extract(0)?;
+        u.add_assign(&y.sample_extract(0)?)?;
+        u.add_const(MU);
+        Ok(key_switch(&self.params, &self.ks, &u))
+    }
+
+    /// c ? a : b as a level-1 TRLWE whose constant coefficient holds the result ("HomMUX without SE
+    /// and IKS", seed 000): what a CMUX RAM write stores.
+    pub fn mux_without_se(&self, c: &Bit, a: &Bit, b: &Bit) -> Result<Trlwe<u32>, Error> {
+        let (mut x, y) = self.mux_halves(c, a, b)?;
+        x.add_assign(&y)?;
+        x.add_const(0, MU)?;
+        Ok(x)
+    }
+
+    /// Refreshes a bit into a level-1 TRLWE (constant coefficient ±1/8): gate bootstrapping without
+    /// sample extraction, used to re-encrypt CMUX RAM cells.
+    pub fn bit_to_trlwe(&self, a: &Bit) -> Result<Trlwe<u32>, Error> {
+        self.bootstrap_to_trlwe(a, MU)
+    }
+
+    /// Sample-extracts coefficient `i` of a level-1 TRLWE and key-switches it to a level-0 bit.
+    pub fn extract_bit(&self, c: &Trlwe<u32>, i: usize) -> Result<Bit, Error> {
+        if c.degree() != self.params.n1 {
+            return Err(Error::Dimension(format!(
+                "TRLWE degree {}, expected {}",
+                c.degree(),
+                self.params.n1
+            )));
+        }
+        Ok(key_switch(&self.params, &self.ks, &c.sample_extract(i)?))
+    }
+}

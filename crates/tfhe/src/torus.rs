@@ -1,0 +1,257 @@
+//! Discretized torus T = R/Z as machine words (CGGI16 §2): `u32` for levels 0 and 1, `u64` for level 2.
+//!
+//! A torus element x ∈ [0,1) is stored as round(x·2^BITS); addition is wrapping addition, and only
+//! multiplication by integers is defined. This module also holds the signed ("balanced") gadget
+//! decomposition used by the external product and by key switching.
+
+use zeroize::Zeroize;
+
+/// A discretized torus word. Implemented for `u32` and `u64` only.
+pub trait Torus:
+    Copy + Default + Send + Sync + Eq + core::fmt::Debug + Zeroize + 'static + private::Sealed
+{
+    /// Bits of the word (32 or 64).
+    const BITS: u32;
+    /// Zero-extends to u64 (two's complement bits kept).
+    fn to_u64(self) -> u64;
+    /// Truncates a u64 to this word (reduction mod 2^BITS).
+    fn from_u64(x: u64) -> Self;
+    /// The word as a signed integer in [-2^(BITS-1), 2^(BITS-1)), as f64 (lossy for u64).
+    fn to_signed_f64(self) -> f64;
+    /// Rounds an integer-valued f64 of any magnitude to the nearest integer mod 2^BITS.
+    fn from_f64_mod(x: f64) -> Self;
+
+    #[inline(always)]
+    fn zero() -> Self {
+        Self::default()
+    }
+    #[inline(always)]
+    fn add(self, o: Self) -> Self {
+        Self::from_u64(self.to_u64().wrapping_add(o.to_u64()))
+    }
+    #[inline(always)]
+    fn sub(self, o: Self) -> Self {
+        Self::from_u64(self.to_u64().wrapping_sub(o.to_u64()))
+    }
+    #[inline(always)]
+    fn neg(self) -> Self {
+        Self::from_u64(self.to_u64().wrapping_neg())
+    }
+    /// Multiplication by a (small) signed integer.
+    #[inline(always)]
+    fn mul_i64(self, d: i64) -> Self {
+        Self::from_u64(self.to_u64().wrapping_mul(d as u64))
+    }
+    /// The torus value as a real in [-1/2, 1/2).
+    #[inline(always)]
+    fn to_phase(self) -> f64 {
+        self.to_signed_f64() / 2f64.powi(Self::BITS as i32)
+    }
+    /// Nearest word to the real `x` (taken mod 1).
+    #[inline(always)]
+    fn from_phase(x: f64) -> Self {
+        let f = x - x.round();
+        Self::from_f64_mod((f * 2f64.powi(Self::BITS as i32)).round())
+    }
+    /// 2^-k as a torus word (k in 1..=BITS), 0 for k > BITS.
+    #[inline(always)]
+    fn pow2_neg(k: u32) -> Self {
+        if k == 0 || k > Self::BITS {
+            Self::zero()
+        } else {
+            Self::from_u64(1u64 << (Self::BITS - k))
+        }
+    }
+}
+
+mod private {
+    pub trait Sealed {}
+    impl Sealed for u32 {}
+    impl Sealed for u64 {}
+}
+
+impl Torus for u32 {
+    const BITS: u32 = 32;
+    #[inline(always)]
+    fn to_u64(self) -> u64 {
+        self as u64
+    }
+    #[inline(always)]
+    fn from_u64(x: u64) -> Self {
+        x as u32
+    }
+    #[inline(always)]
+    fn to_signed_f64(self) -> f64 {
+        self as i32 as f64
+    }
+    #[inline(always)]
+    fn from_f64_mod(x: f64) -> Self {
+        // |x| < 2^63 for every product this crate computes at level 1 (≤ 2^47, see fft.rs),
+        // so the saturating cast is exact and truncation reduces mod 2^32.
+        x.round() as i64 as u32
+    }
+    #[inline(always)]
+    fn mul_i64(self, d: i64) -> Self {
+        self.wrapping_mul(d as u32)
+    }
+    #[inline(always)]
+    fn add(self, o: Self) -> Self {
+        self.wrapping_add(o)
+    }
+    #[inline(always)]
+    fn sub(self, o: Self) -> Self {
+        self.wrapping_sub(o)
+    }
+}
+
+impl Torus for u64 {
+    const BITS: u32 = 64;
+    #[inline(always)]
+    fn to_u64(self) -> u64 {
+        self
+    }
+    #[inline(always)]
+    fn from_u64(x: u64) -> Self {
+        x
+    }
+    #[inline(always)]
+    fn to_signed_f64(self) -> f64 {
+        self as i64 as f64
+    }
+    #[inline(always)]
+    fn from_f64_mod(x: f64) -> Self {
+        // Reduce into [-2^63, 2^63] first: f64 products at level 2 reach ~2^85 (see fft.rs).
+        const TWO64: f64 = 18446744073709551616.0;
+        let r = x - (x / TWO64).round() * TWO64;
+        r.round() as i64 as u64
+    }
+}
+
+/// A gadget (decomposition) base: `levels` digits of `base_bits` bits each, most significant first.
+/// Digits are balanced, in [-Bg/2, Bg/2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Gadget {
+    /// Number of digits ℓ.
+    pub levels: u32,
+    /// log2 of the base Bg.
+    pub base_bits: u32,
+}
+
+impl Gadget {
+    /// The gadget value g_i = Bg^-(i+1) as a torus word (i = 0 is the most significant level).
+    #[inline(always)]
+    pub fn g<T: Torus>(&self, i: usize) -> T {
+        T::pow2_neg((i as u32 + 1) * self.base_bits)
+    }
+
+    /// Bits covered by the decomposition.
+    pub fn precision_bits(&self) -> u32 {
+        self.levels * self.base_bits
+    }
+
+    /// Balanced decomposition of one torus word into `out[0..levels]` (out[0] multiplies Bg^-1).
+    /// The word is first rounded to `levels·base_bits` bits; the top carry wraps (mod 1).
+    #[inline(always)]
+    pub fn decompose<T: Torus>(&self, x: T, out: &mut [i64]) {
+        let total = self.levels * self.base_bits;
+        let shift = T::BITS - total;
+        let bg = 1i64 << self.base_bits;
+        let half = bg >> 1;
+        let mask = (bg - 1) as u64;
+        let rounded = if shift == 0 {
+            x.to_u64()
+        } else {
+            x.to_u64().wrapping_add(1u64 << (shift - 1))
+        };
+        let mut tmp = if shift >= 64 { 0 } else { rounded >> shift };
+        if T::BITS < 64 {
+            tmp &= (1u64 << total) - 1;
+        }
+        for i in (0..self.levels as usize).rev() {
+            let mut d = (tmp & mask) as i64;
+            tmp >>= self.base_bits;
+            if d >= half {
+                d -= bg;
+                tmp = tmp.wrapping_add(1);
+            }
+            out[i] = d;
+        }
+    }
+}
+
+/// Round a torus word to the nearest multiple of 1/(2N) — TFHE's modulus switch to Z_{2N}
+/// (log2_2n = log2(2N)). Returns a value in [0, 2N).
+#[inline(always)]
+pub fn mod_switch<T: Torus>(x: T, log2_2n: u32) -> usize {
+    let shift = T::BITS - log2_2n;
+    let v = x.to_u64().wrapping_add(1u64 << (shift - 1)) >> shift;
+    (v & ((1u64 << log2_2n) - 1)) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    fn recompose<T: Torus>(g: &Gadget, d: &[i64]) -> T {
+        let mut acc = T::zero();
+        for (i, &di) in d.iter().enumerate() {
+            acc = acc.add(g.g::<T>(i).mul_i64(di));
+        }
+        acc
+    }
+
+    #[test]
+    fn decomposition_is_balanced_and_close() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        for g in [
+            Gadget {
+                levels: 3,
+                base_bits: 6,
+            },
+            Gadget {
+                levels: 2,
+                base_bits: 10,
+            },
+            Gadget {
+                levels: 8,
+                base_bits: 3,
+            },
+            Gadget {
+                levels: 5,
+                base_bits: 3,
+            },
+        ] {
+            let mut d = vec![0i64; g.levels as usize];
+            for _ in 0..10_000 {
+                let x: u32 = rng.gen();
+                g.decompose(x, &mut d);
+                let half = 1i64 << (g.base_bits - 1);
+                assert!(d.iter().all(|&v| (-half..half).contains(&v)), "{d:?}");
+                let err = x.wrapping_sub(recompose::<u32>(&g, &d)) as i32 as i64;
+                assert!(err.abs() <= 1 << (32 - g.precision_bits() - 1), "err {err}");
+                let y: u64 = rng.gen();
+                g.decompose(y, &mut d);
+                let err = y.wrapping_sub(recompose::<u64>(&g, &d)) as i64 as i128;
+                assert!(err.abs() <= 1i128 << (64 - g.precision_bits() - 1));
+            }
+        }
+    }
+
+    #[test]
+    fn mod_switch_rounds() {
+        assert_eq!(mod_switch(0u32, 11), 0);
+        assert_eq!(mod_switch(1u32 << 31, 11), 1024);
+        assert_eq!(mod_switch(u32::MAX, 11), 0);
+        assert_eq!(mod_switch((1u32 << 21) - 1, 11), 1);
+        assert_eq!(mod_switch(1u64 << 63, 12), 2048);
+    }
+
+    #[test]
+    fn phase_roundtrip() {
+        assert_eq!(u32::from_phase(0.125), 1 << 29);
+        assert_eq!(u32::from_phase(-0.125), 7 << 29);
+        assert!((u64::from_phase(0.3).to_phase() - 0.3).abs() < 1e-15);
+        assert_eq!(u64::from_f64_mod(3.0 * 2f64.powi(64) + 81920.0), 81920);
+    }
+}

@@ -1,0 +1,208 @@
+//! TRGSW samples in the Fourier domain, the external product ⊡ and CMUX (CGGI16 §3, Thm. 3.14).
+//!
+//! A TRGSW of an integer polynomial μ with gadget (ℓ, Bg) is 2ℓ TRLWE rows: row i (i < ℓ) has phase
+//! −μ·s·Bg^-(i+1) + e ("mask rows") and row ℓ+i has phase μ·Bg^-(i+1) + e ("body rows"). The external
+//! product decomposes a TRLWE (a, b) into balanced digits and returns Σ dec(a)_i·row_i + Σ dec(b)_i·row_{ℓ+i},
+//! whose phase is μ·φ(c) plus noise. Rows are stored as Fourier polynomials so each product costs 2ℓ
+//! forward and 2 inverse transforms.
+
+use crate::fft::FftPlan;
+use crate::torus::{Gadget, Torus};
+use crate::trlwe::Trlwe;
+use crate::Error;
+use std::marker::PhantomData;
+
+/// A TRGSW sample in Fourier form: 2ℓ rows × (a, b) × N f64.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrgswFft<T> {
+    pub(crate) n: usize,
+    pub(crate) gadget: Gadget,
+    pub(crate) data: Vec<f64>,
+    pub(crate) _t: PhantomData<T>,
+}
+
+/// Level-1 TRGSW (CMUX selector).
+pub type TrgswLvl1 = TrgswFft<u32>;
+
+/// Reusable buffers for external products of degree N with ℓ levels (one per thread/call).
+#[derive(Debug)]
+pub struct ExtScratch {
+    digits: Vec<i64>,
+    dec: Vec<f64>,
+    acc_a: Vec<f64>,
+    acc_b: Vec<f64>,
+}
+
+impl ExtScratch {
+    /// Buffers for degree `n` and `gadget`.
+    pub fn new(n: usize, gadget: Gadget) -> Self {
+        let l = gadget.levels as usize;
+        ExtScratch {
+            digits: vec![0; l],
+            dec: vec![0.0; n * l],
+            acc_a: vec![0.0; n],
+            acc_b: vec![0.0; n],
+        }
+    }
+}
+
+impl<T: Torus> TrgswFft<T> {
+    /// Builds the Fourier form from 2ℓ coefficient-domain rows.
+    pub(crate) fn from_rows(plan: &FftPlan, gadget: Gadget, rows: &[Trlwe<T>]) -> Self {
+        let n = plan.n();
+        let mut data = vec![0.0; rows.len() * 2 * n];
+        for (r, row) in rows.iter().enumerate() {
+            plan.forward_torus(&mut data[(2 * r) * n..(2 * r + 1) * n], &row.a);
+            plan.forward_torus(&mut data[(2 * r + 1) * n..(2 * r + 2) * n], &row.b);
+        }
+        TrgswFft {
+            n,
+            gadget,
+            data,
+            _t: PhantomData,
+        }
+    }
+
+    /// Ring degree.
+    pub fn degree(&self) -> usize {
+        self.n
+    }
+
+    /// The gadget of the rows.
+    pub fn gadget(&self) -> Gadget {
+        self.gadget
+    }
+
+    /// TRGSW(1 − μ) from TRGSW(μ): the trivial gadget matrix minus this sample, computed in the Fourier
+    /// domain (the transform of a constant c is c at every point).
+    pub fn complement(&self) -> Self {
+        let n = self.n;
+        let l = self.gadget.levels as usize;
+        let mut data: Vec<f64> = self.data.iter().map(|x| -x).collect();
+        for i in 0..l {
+            let g = self.gadget.g::<T>(i).to_signed_f64();
+            // Row i: + g on the mask polynomial; row ℓ+i: + g on the body polynomial (real parts only).
+            let a_off = (2 * i) * n;
+            let b_off = (2 * (l + i) + 1) * n;
+            data[a_off..a_off + n / 2].iter_mut().for_each(|x| *x += g);
+            data[b_off..b_off + n / 2].iter_mut().for_each(|x| *x += g);
+        }
+        TrgswFft {
+            n,
+            gadget: self.gadget,
+            data,
+            _t: PhantomData,
+        }
+    }
+
+    #[inline(always)]
+    fn row(&self, r: usize) -> (&[f64], &[f64]) {
+        let n = self.n;
+        (
+            &self.data[2 * r * n..(2 * r + 1) * n],
+            &self.data[(2 * r + 1) * n..(2 * r + 2) * n],
+        )
+    }
+
+    /// out = self ⊡ c (out is overwritten). Degrees must match (checked by callers).
+    pub(crate) fn external_product_into(
+        &self,
+        plan: &FftPlan,
+        c: &Trlwe<T>,
+        out: &mut Trlwe<T>,
+        s: &mut ExtScratch,
+    ) {
+        let n = self.n;
+        let l = self.gadget.levels as usize;
+        s.acc_a.iter_mut().for_each(|x| *x = 0.0);
+        s.acc_b.iter_mut().for_each(|x| *x = 0.0);
+        for (part, poly) in [&c.a, &c.b].into_iter().enumerate() {
+            let half = n / 2;
+            for j in 0..n {
+                self.gadget.decompose(poly[j], &mut s.digits);
+                // re part for j < N/2, im part for j ≥ N/2 within each level's buffer.
+                let (pos, off) = if j < half { (j, 0) } else { (j - half, half) };
+                for (i, &d) in s.digits.iter().enumerate() {
+                    s.dec[i * n + off + pos] = d as f64;
+                }
+            }
+            for i in 0..l {
+                let buf = &mut s.dec[i * n..(i + 1) * n];
+                let (re, im) = buf.split_at_mut(half);
+                plan.forward_in_place(re, im);
+                let (ra, rb) = self.row(part * l + i);
+                plan.mul_acc(&mut s.acc_a, buf, ra);
+                plan.mul_acc(&mut s.acc_b, buf, rb);
+            }
+        }
+        plan.backward_torus(&mut out.a, &mut s.acc_a);
+        plan.backward_torus(&mut out.b, &mut s.acc_b);
+    }
+
+    /// The external product self ⊡ c (allocates its scratch).
+    pub fn external_product(&self, c: &Trlwe<T>) -> Result<Trlwe<T>, Error> {
+        if c.degree() != self.n {
+            return Err(Error::Dimension(format!(
+                "TRGSW degree {} vs TRLWE {}",
+                self.n,
+                c.degree()
+            )));
+        }
+        let plan = crate::fft::plan(self.n);
+        let mut out = Trlwe::zero(self.n);
+        let mut s = ExtScratch::new(self.n, self.gadget);
+        self.external_product_into(&plan, c, &mut out, &mut s);
+        Ok(out)
+    }
+
+    /// CMUX(self, when1, when0) = when0 + self ⊡ (when1 − when0): when1 if the TRGSW encrypts 1,
+    /// when0 if it encrypts 0.
+    pub fn cmux(&self, when1: &Trlwe<T>, when0: &Trlwe<T>) -> Result<Trlwe<T>, Error> {
+        let mut s = ExtScratch::new(self.n, self.gadget);
+        self.cmux_with(when1, when0, &mut s)
+    }
+
+    /// [`TrgswFft::cmux`] with caller-provided scratch (hot loops, CMUX trees).
+    pub fn cmux_with(
+        &self,
+        when1: &Trlwe<T>,
+        when0: &Trlwe<T>,
+        s: &mut ExtScratch,
+    ) -> Result<Trlwe<T>, Error> {
+        when1.check(when0)?;
+        if when0.degree() != self.n
+            || s.acc_a.len() != self.n
+            || s.digits.len() != self.gadget.levels as usize
+        {
+            return Err(Error::Dimension(
+                "CMUX operands, selector and scratch must share N and ℓ".into(),
+            ));
+        }
+        let plan = crate::fft::plan(self.n);
+        let mut diff = when1.clone();
+        diff.sub_assign(when0)?;
+        let mut out = Trlwe::zero(self.n);
+        self.external_product_into(&plan, &diff, &mut out, s);
+        out.add_assign_unchecked(when0);
+        Ok(out)
+    }
+
+    /// Encrypts the integer μ (a constant polynomial) under `key` (with Fourier form `key_fft`).
+    pub(crate) fn encrypt_const<R1: rand_core::RngCore, R2: rand_core::RngCore>(
+        plan: &FftPlan,
+        key: (&[i32], &[f64]),
+        gadget: Gadget,
+        mu: i64,
+        sigma: f64,
+        rngs: (&mut R1, &mut R2),
+    ) -> Self {
+        let (mask_rng, noise_rng) = rngs;
+        let rows: Vec<Trlwe<T>> = (0..2 * gadget.levels as usize)
+            .map(|r| {
+                let m = crate::bootstrap::gadget_row_message::<T>(gadget, r, mu, key.0);
+                crate::trlwe::encrypt(plan, key.1, &m, sigma, mask_rng, noise_rng)
+            })
+            .collect();
+        Self::from_rows(plan, gadget, &rows)
+    }
+}

@@ -1,0 +1,44 @@
+//! Rough timing printout (not a test of speed): `cargo test --release -p vsp-tfhe --test timing -- --ignored --nocapture`.
+mod common;
+use std::time::Instant;
+
+#[test]
+#[ignore]
+fn time_gates() {
+    let t = Instant::now();
+    let (sk, ek) = common::keys();
+    println!(
+        "keygen {:?}, eval key {} MB",
+        t.elapsed(),
+        ek.size_bytes() >> 20
+    );
+    let (a, b) = (sk.encrypt_bit(true), sk.encrypt_bit(false));
+    let t = Instant::now();
+    for _ in 0..20 {
+        ek.nand(&a, &b).unwrap();
+    }
+    println!("nand {:?}", t.elapsed() / 20);
+}
+
+#[test]
+#[ignore]
+fn time_fft() {
+    let p = vsp_tfhe::fft::plan(1024);
+    let mut buf = vec![1.0f64; 1024];
+    let t = Instant::now();
+    for _ in 0..10000 {
+        let (r, i) = buf.split_at_mut(512);
+        p.forward_in_place(r, i);
+        buf.iter_mut().for_each(|x| *x *= 1e-3);
+    }
+    println!(
+        "fft512 fwd {:?} kernel {:?}",
+        t.elapsed() / 10000,
+        p.kernel()
+    );
+    let t = Instant::now();
+    for _ in 0..10000 {
+        p.backward_in_place(&mut buf);
+    }
+    println!("fft512 inv {:?}", t.elapsed() / 10000);
+}
