@@ -50,7 +50,7 @@ pub mod sampling;
 /// Versioned binary serialization.
 // pub mod serialize;
 /// Textbook FV over one big modulus with relinearisation v1/v2 (the reference).
-// pub mod textbook;
+pub mod textbook;
 
 pub use ciphertext::Ciphertext;
 pub use encoding::{Encoder, Plaintext};
