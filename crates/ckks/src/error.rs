@@ -40,6 +40,9 @@ pub enum CkksError {
     /// An operation needs a key or a modulus level that is not available.
     #[error("operation not possible: {0}")]
     NotPossible(&'static str),
+    /// An arithmetic-core error (vsp-math).
+    #[error("arithmetic: {0}")]
+    Math(#[from] vsp_math::MathError),
     /// Serialized input is malformed, truncated, or does not match the parameters.
     #[error("malformed serialized data: {0}")]
     Format(&'static str),

@@ -26,7 +26,7 @@ fn symmetric_and_asymmetric_roundtrip_at_each_n() {
         let kg = KeyGenerator::new(&ctx, &mut rng).unwrap();
         let sk = kg.secret_key();
         let dsk = sk.to_device().unwrap();
-        let dpk = kg.public_key(&mut rng).to_device(&ctx).unwrap();
+        let dpk = kg.public_key(&mut rng).unwrap().to_device(&ctx).unwrap();
         let values = random_values(&mut rng, n / 2);
         let dec = Decryptor::new(&ctx, sk);
         // Bound: fresh noise ≲ 2^10 in coefficient norm ⇒ slot error ≲ 2^10·√N / Δ; Δ ≥ 2^20.
@@ -76,7 +76,7 @@ fn every_memory_mode_gives_bit_identical_ciphertexts() {
     let ctx = ServerContext::new(params.clone()).unwrap();
     let kg = KeyGenerator::new(&ctx, &mut rng).unwrap();
     let dsk = kg.secret_key().to_device().unwrap();
-    let dpk = kg.public_key(&mut rng).to_device(&ctx).unwrap();
+    let dpk = kg.public_key(&mut rng).unwrap().to_device(&ctx).unwrap();
     let values = random_values(&mut rng, 2048);
     let seeds = EncryptionSeeds::random(&mut rng);
     let (mut sym_ref, mut asym_ref, mut full_ref) = (None, None, None);
@@ -128,7 +128,7 @@ fn add_multiply_relinearize_rescale() {
     let ctx = ServerContext::new(params.clone()).unwrap();
     let kg = KeyGenerator::new(&ctx, &mut rng).unwrap();
     let rk = kg.relin_keys(&mut rng).unwrap();
-    let dpk = kg.public_key(&mut rng).to_device(&ctx).unwrap();
+    let dpk = kg.public_key(&mut rng).unwrap().to_device(&ctx).unwrap();
     let dec = Decryptor::new(&ctx, kg.secret_key());
     let ev = Evaluator::new(&ctx);
     let mut enc = DeviceEncryptor::new(DeviceConfig::fast(params)).unwrap();

@@ -34,21 +34,22 @@ impl<'a> Decryptor<'a> {
         let mut out = vec![0u64; ct.level * n];
         for i in 0..ct.level {
             let q = self.ctx.q(i);
+            let mq = self.ctx.modulus(i);
             let s = self.sk.ntt_limb(i);
             let acc = &mut out[i * n..(i + 1) * n];
             acc.copy_from_slice(ct.limb(0, i));
             let c1 = ct.limb(1, i);
             for k in 0..n {
-                acc[k] = add_mod(acc[k], mul_mod(c1[k], s[k], q), q);
+                acc[k] = add_mod(acc[k], mq.mul(c1[k], s[k]), q);
             }
             if ct.size == 3 {
                 let c2 = ct.limb(2, i);
                 for k in 0..n {
-                    let s2 = mul_mod(s[k], s[k], q);
-                    acc[k] = add_mod(acc[k], mul_mod(c2[k], s2, q), q);
+                    let s2 = mq.mul(s[k], s[k]);
+                    acc[k] = add_mod(acc[k], mq.mul(c2[k], s2), q);
                 }
             }
-            self.ctx.ntt(i).inverse(acc);
+            self.ctx.inverse(i, acc)?;
         }
         Ok(out)
     }

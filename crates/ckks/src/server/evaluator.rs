@@ -7,7 +7,7 @@ use super::ciphertext::Ciphertext;
 use super::context::ServerContext;
 use super::keys::RelinKeys;
 use super::ring::{add_mod, sub_mod};
-use crate::arith::{inv_mod, mul_mod};
+use crate::arith::inv_mod;
 use crate::error::{CkksError, Result};
 
 /// Stateless evaluator over a context.
@@ -93,11 +93,12 @@ impl<'a> Evaluator<'a> {
         let mut out = Ciphertext::zero(a.n, a.level, 3, a.scale * b.scale);
         for i in 0..a.level {
             let q = self.ctx.q(i);
+            let mq = self.ctx.modulus(i);
             let (a0, a1, b0, b1) = (a.limb(0, i), a.limb(1, i), b.limb(0, i), b.limb(1, i));
             for k in 0..a.n {
-                let d0 = mul_mod(a0[k], b0[k], q);
-                let d1 = add_mod(mul_mod(a0[k], b1[k], q), mul_mod(a1[k], b0[k], q), q);
-                let d2 = mul_mod(a1[k], b1[k], q);
+                let d0 = mq.mul(a0[k], b0[k]);
+                let d1 = add_mod(mq.mul(a0[k], b1[k]), mq.mul(a1[k], b0[k]), q);
+                let d2 = mq.mul(a1[k], b1[k]);
                 out.limb_mut(0, i)[k] = d0;
                 out.limb_mut(1, i)[k] = d1;
                 out.limb_mut(2, i)[k] = d2;
@@ -128,22 +129,23 @@ impl<'a> Evaluator<'a> {
         let mut tmp = vec![0u64; n];
         for j in 0..l {
             digit.copy_from_slice(ct.limb(2, j));
-            ctx.ntt(j).inverse(&mut digit);
+            ctx.inverse(j, &mut digit)?;
             let key = &rk.0[j];
             for (t, &ti) in targets.iter().enumerate() {
                 let q = ctx.q(ti);
+                let mq = ctx.modulus(ti);
                 if ti == j {
                     tmp.copy_from_slice(ct.limb(2, j));
                 } else {
                     for (d, &x) in tmp.iter_mut().zip(&digit) {
                         *d = x % q;
                     }
-                    ctx.ntt(ti).forward(&mut tmp);
+                    ctx.forward(ti, &mut tmp)?;
                 }
                 for poly in 0..2 {
                     let k = key.limb(poly, ti);
                     for ((a, &x), &y) in acc[poly][t].iter_mut().zip(&tmp).zip(k) {
-                        *a = add_mod(*a, mul_mod(x, y, q), q);
+                        *a = add_mod(*a, mq.mul(x, y), q);
                     }
                 }
             }
@@ -154,22 +156,23 @@ impl<'a> Evaluator<'a> {
         let mut out = Ciphertext::zero(n, l, 2, ct.scale);
         for poly in 0..2 {
             let mut last = acc[poly][l].clone();
-            ctx.ntt(sp_idx).inverse(&mut last);
+            ctx.inverse(sp_idx, &mut last)?;
             for x in last.iter_mut() {
                 *x = add_mod(*x, half, p);
             }
             for i in 0..l {
                 let q = ctx.q(i);
+                let mq = ctx.modulus(i);
                 let p_inv = inv_mod(p % q, q);
                 let half_q = half % q;
                 for (d, &x) in tmp.iter_mut().zip(&last) {
                     *d = sub_mod(x % q, half_q, q);
                 }
-                ctx.ntt(i).forward(&mut tmp);
+                ctx.forward(i, &mut tmp)?;
                 let src = ct.limb(poly, i);
                 let dst = out.limb_mut(poly, i);
                 for k in 0..n {
-                    let v = mul_mod(sub_mod(acc[poly][i][k], tmp[k], q), p_inv, q);
+                    let v = mq.mul(sub_mod(acc[poly][i][k], tmp[k], q), p_inv);
                     dst[k] = add_mod(src[k], v, q);
                 }
             }
@@ -192,22 +195,23 @@ impl<'a> Evaluator<'a> {
         let mut tmp = vec![0u64; n];
         for poly in 0..ct.size {
             last.copy_from_slice(ct.limb(poly, l));
-            ctx.ntt(l).inverse(&mut last);
+            ctx.inverse(l, &mut last)?;
             for x in last.iter_mut() {
                 *x = add_mod(*x, half, ql);
             }
             for i in 0..l {
                 let q = ctx.q(i);
+                let mq = ctx.modulus(i);
                 let inv = inv_mod(ql % q, q);
                 let half_q = half % q;
                 for (d, &x) in tmp.iter_mut().zip(&last) {
                     *d = sub_mod(x % q, half_q, q);
                 }
-                ctx.ntt(i).forward(&mut tmp);
+                ctx.forward(i, &mut tmp)?;
                 let src = ct.limb(poly, i);
                 let dst = out.limb_mut(poly, i);
                 for k in 0..n {
-                    dst[k] = mul_mod(sub_mod(src[k], tmp[k], q), inv, q);
+                    dst[k] = mq.mul(sub_mod(src[k], tmp[k], q), inv);
                 }
             }
         }

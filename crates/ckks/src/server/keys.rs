@@ -11,7 +11,6 @@ use zeroize::{Zeroize, ZeroizeOnDrop};
 use super::ciphertext::Ciphertext;
 use super::context::ServerContext;
 use super::ring::{add_mod, from_i64, sub_mod};
-use crate::arith::mul_mod;
 use crate::device::keys::{DevicePublicKey, DeviceSecretKey};
 use crate::error::{CkksError, Result};
 
@@ -43,7 +42,7 @@ impl SecretKey {
             for (x, &c) in limb.iter_mut().zip(&coeffs) {
                 *x = from_i64(c as i64, q);
             }
-            ctx.ntt(i).forward(limb);
+            ctx.forward(i, limb)?;
         }
         Ok(Self { coeffs, ntt })
     }
@@ -57,7 +56,7 @@ impl SecretKey {
         }
         let q0 = ctx.q(0);
         let mut c = limbs[..n].to_vec();
-        ctx.ntt(0).inverse(&mut c);
+        ctx.inverse(0, &mut c)?;
         let mut coeffs = Vec::with_capacity(n);
         for &x in &c {
             coeffs.push(match x {
@@ -158,8 +157,8 @@ impl<'a> KeyGenerator<'a> {
         &self.sk
     }
     /// The public key (−a·s + e, a).
-    pub fn public_key<R: RngCore + CryptoRng>(&self, rng: &mut R) -> PublicKey {
-        PublicKey(encrypt_zero_key_level(self.ctx, &self.sk, rng))
+    pub fn public_key<R: RngCore + CryptoRng>(&self, rng: &mut R) -> Result<PublicKey> {
+        Ok(PublicKey(encrypt_zero_key_level(self.ctx, &self.sk, rng)?))
     }
     /// Relinearisation keys (needs a special prime).
     pub fn relin_keys<R: RngCore + CryptoRng>(&self, rng: &mut R) -> Result<RelinKeys> {
@@ -169,13 +168,14 @@ impl<'a> KeyGenerator<'a> {
         ))?;
         let mut keys = Vec::with_capacity(ctx.max_level());
         for j in 0..ctx.max_level() {
-            let mut k = encrypt_zero_key_level(ctx, &self.sk, rng);
+            let mut k = encrypt_zero_key_level(ctx, &self.sk, rng)?;
             let q = ctx.q(j);
+            let mq = ctx.modulus(j);
             let factor = sp % q;
             let s = self.sk.ntt_limb(j);
             for (x, &si) in k.limb_mut(0, j).iter_mut().zip(s) {
-                let s2 = mul_mod(si, si, q);
-                *x = add_mod(*x, mul_mod(s2, factor, q), q);
+                let s2 = mq.mul(si, si);
+                *x = add_mod(*x, mq.mul(s2, factor), q);
             }
             keys.push(k);
         }
@@ -201,20 +201,21 @@ pub(crate) fn cbd21_rng<R: RngCore>(rng: &mut R) -> i64 {
 }
 
 /// (−a·s + e, a) over all key-level primes, NTT form.
-fn encrypt_zero_key_level<R: RngCore + CryptoRng>(ctx: &ServerContext, sk: &SecretKey, rng: &mut R) -> Ciphertext {
+fn encrypt_zero_key_level<R: RngCore + CryptoRng>(ctx: &ServerContext, sk: &SecretKey, rng: &mut R) -> Result<Ciphertext> {
     let n = ctx.n();
     let kl = ctx.key_level();
     let mut ct = Ciphertext::zero(n, kl, 2, 1.0);
     let e: Vec<i64> = (0..n).map(|_| cbd21_rng(rng)).collect();
     for i in 0..kl {
         let q = ctx.q(i);
+        let mq = ctx.modulus(i);
         let mut ei: Vec<u64> = e.iter().map(|&x| from_i64(x, q)).collect();
-        ctx.ntt(i).forward(&mut ei);
+        ctx.forward(i, &mut ei)?;
         let a: Vec<u64> = (0..n).map(|_| uniform_mod(rng, q)).collect();
         let s = sk.ntt_limb(i);
-        let c0: Vec<u64> = (0..n).map(|k| sub_mod(ei[k], mul_mod(a[k], s[k], q), q)).collect();
+        let c0: Vec<u64> = (0..n).map(|k| sub_mod(ei[k], mq.mul(a[k], s[k]), q)).collect();
         ct.limb_mut(0, i).copy_from_slice(&c0);
         ct.limb_mut(1, i).copy_from_slice(&a);
     }
-    ct
+    Ok(ct)
 }
