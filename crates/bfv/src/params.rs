@@ -132,6 +132,7 @@ impl BfvParametersBuilder {
                 "degree {n} must be a power of two in [{min_n}, 32768]"
             )));
         }
+        self.error.validate()?;
         let t = self.plaintext;
         if !(2..(1u64 << 60)).contains(&t) {
             return Err(Error::InvalidParameters(format!("plaintext modulus {t} outside [2, 2^60)")));

@@ -1,19 +1,20 @@
-//! Samplers for keys, masks and errors: uniform residues (rejection sampling), uniform ternary secrets,
-//! the centered binomial distribution and a rounded Gaussian (seed 004's error sampler), all drawn from
-//! ChaCha20 streams so that a 32-byte seed reproduces a mask exactly.
+//! Samplers for keys, masks and errors, drawn from vsp-math's samplers: uniform residues, uniform
+//! ternary secrets, the centered binomial distribution and the CDT discrete Gaussian (seed 004's
+//! error sampler). Masks come from ChaCha20 streams, so a 32-byte seed reproduces them exactly.
 
 use crate::arith::Modulus;
-use rand::{Rng, RngCore};
+use rand::RngCore;
+use vsp_math::sampler;
 
 /// Distribution of the encryption errors.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ErrorDistribution {
-    /// Centered binomial with parameter eta (variance eta/2); eta = 21 gives σ ≈ 3.24.
+    /// Centered binomial with parameter eta ∈ 1..=32 (variance eta/2); eta = 21 gives σ ≈ 3.24.
     Cbd {
         /// Number of coin pairs.
         eta: u32,
     },
-    /// Rounded Gaussian of standard deviation sigma, clipped at 6σ (the HE standard's σ = 3.2).
+    /// Discrete Gaussian of standard deviation sigma, cut at 6σ (the HE standard's σ = 3.2).
     Gaussian {
         /// Standard deviation.
         sigma: f64,
@@ -27,6 +28,19 @@ impl Default for ErrorDistribution {
 }
 
 impl ErrorDistribution {
+    /// Checks the distribution's parameter.
+    pub fn validate(&self) -> crate::Result<()> {
+        let ok = match *self {
+            ErrorDistribution::Cbd { eta } => (1..=32).contains(&eta),
+            ErrorDistribution::Gaussian { sigma } => sampler::CdtSampler::new(sigma, 6.0).is_ok(),
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(crate::Error::InvalidParameters(format!("error distribution {self:?} out of range")))
+        }
+    }
+
     /// Largest absolute value a sample can take.
     pub fn bound(&self) -> u64 {
         match *self {
@@ -35,74 +49,30 @@ impl ErrorDistribution {
         }
     }
 
-    /// One sample.
-    pub fn sample<R: RngCore + ?Sized>(&self, rng: &mut R) -> i64 {
+    /// n samples as signed integers (an unvalidated distribution yields zeros; parameters validate
+    /// it at construction).
+    pub fn sample_vec<R: RngCore + ?Sized>(&self, n: usize, rng: &mut R) -> Vec<i64> {
         match *self {
             ErrorDistribution::Cbd { eta } => {
-                let mut s = 0i64;
-                let mut left = eta;
-                while left > 0 {
-                    let take = left.min(32);
-                    let mask = if take == 32 { u32::MAX } else { (1u32 << take) - 1 };
-                    let a = rng.next_u32() & mask;
-                    let b = rng.next_u32() & mask;
-                    s += a.count_ones() as i64 - b.count_ones() as i64;
-                    left -= take;
-                }
-                s
+                sampler::centered_binomial_vec(rng, eta, n).unwrap_or_else(|_| vec![0; n])
             }
-            ErrorDistribution::Gaussian { sigma } => {
-                let bound = 6.0 * sigma;
-                loop {
-                    // Box–Muller; the second variate is dropped to keep the stream simple.
-                    let u1: f64 = rng.gen::<f64>().max(f64::MIN_POSITIVE);
-                    let u2: f64 = rng.gen();
-                    let z = (-2.0 * u1.ln()).sqrt() * (2.0 * core::f64::consts::PI * u2).cos() * sigma;
-                    if z.abs() <= bound {
-                        return z.round() as i64;
-                    }
-                }
-            }
+            ErrorDistribution::Gaussian { sigma } => match sampler::CdtSampler::new(sigma, 6.0) {
+                Ok(s) => s.sample_vec(rng, n),
+                Err(_) => vec![0; n],
+            },
         }
-    }
-
-    /// n samples as signed integers.
-    pub fn sample_vec<R: RngCore + ?Sized>(&self, n: usize, rng: &mut R) -> Vec<i64> {
-        (0..n).map(|_| self.sample(rng)).collect()
     }
 }
 
 /// Uniform ternary vector in {−1, 0, 1}.
 pub fn ternary<R: RngCore + ?Sized>(n: usize, rng: &mut R) -> Vec<i64> {
-    let mut out = Vec::with_capacity(n);
-    while out.len() < n {
-        let w = rng.next_u64();
-        // 2 bits per trial, value 3 rejected: exactly uniform.
-        for k in 0..32 {
-            if out.len() == n {
-                break;
-            }
-            let v = (w >> (2 * k)) & 3;
-            if v < 3 {
-                out.push(v as i64 - 1);
-            }
-        }
-    }
-    out
+    sampler::ternary_vec(rng, n)
 }
 
-/// Fills `out` with uniform residues modulo m (rejection sampling on 64-bit words).
+/// Fills `out` with uniform residues modulo m.
 pub fn uniform_into<R: RngCore + ?Sized>(m: &Modulus, out: &mut [u64], rng: &mut R) {
-    let q = m.value();
-    let limit = u64::MAX - (u64::MAX % q) - 1;
     for x in out.iter_mut() {
-        loop {
-            let v = rng.next_u64();
-            if v <= limit {
-                *x = v % q;
-                break;
-            }
-        }
+        *x = sampler::uniform_below(rng, m.value());
     }
 }
 
