@@ -90,6 +90,8 @@ impl FftPlan {
             n.is_power_of_two() && n >= 4,
             "FFT degree must be a power of two >= 4"
         );
+        // The vector kernels work on 4-lane blocks of the N/2 points.
+        let kernel = if n < 8 { Kernel::Portable } else { kernel };
         let m = n / 2;
         let mut twist_re = vec![0.0; m];
         let mut twist_im = vec![0.0; m];
@@ -123,6 +125,16 @@ impl FftPlan {
             tw_re,
             tw_im,
         }
+    }
+
+    pub(crate) fn twist(&self) -> (&[f64], &[f64]) {
+        (&self.twist_re, &self.twist_im)
+    }
+    pub(crate) fn untwist(&self) -> (&[f64], &[f64]) {
+        (&self.untwist_re, &self.untwist_im)
+    }
+    pub(crate) fn stage_tables(&self) -> (&[f64], &[f64]) {
+        (&self.tw_re, &self.tw_im)
     }
 
     /// Ring degree N.
@@ -163,7 +175,7 @@ impl FftPlan {
             Kernel::Portable => forward_core(self, re, im),
             #[cfg(target_arch = "x86_64")]
             // SAFETY: Kernel::Avx2Fma is only selected after is_x86_feature_detected!("avx2"/"fma").
-            Kernel::Avx2Fma => unsafe { forward_avx2(self, re, im) },
+            Kernel::Avx2Fma => unsafe { crate::fft_avx2::forward(self, re, im) },
             #[cfg(not(target_arch = "x86_64"))]
             Kernel::Avx2Fma => forward_core(self, re, im),
         }
@@ -176,7 +188,7 @@ impl FftPlan {
             Kernel::Portable => backward_core(self, re, im),
             #[cfg(target_arch = "x86_64")]
             // SAFETY: Kernel::Avx2Fma is only selected after is_x86_feature_detected!("avx2"/"fma").
-            Kernel::Avx2Fma => unsafe { backward_avx2(self, re, im) },
+            Kernel::Avx2Fma => unsafe { crate::fft_avx2::backward(self, re, im) },
             #[cfg(not(target_arch = "x86_64"))]
             Kernel::Avx2Fma => backward_core(self, re, im),
         }
@@ -185,11 +197,7 @@ impl FftPlan {
     /// Inverse transform of `f` (destroyed), rounded to the torus and written to `out`.
     pub fn backward_torus<T: Torus>(&self, out: &mut [T], f: &mut [f64]) {
         self.backward_in_place(f);
-        let m = self.n / 2;
-        for j in 0..m {
-            out[j] = T::from_f64_mod(f[j]);
-            out[j + m] = T::from_f64_mod(f[j + m]);
-        }
+        T::from_f64_slice(out, f);
     }
 
     /// Inverse transform of `f` (destroyed), rounded and added to `out`.
@@ -207,7 +215,7 @@ impl FftPlan {
             Kernel::Portable => mul_acc_core(acc, a, b),
             #[cfg(target_arch = "x86_64")]
             // SAFETY: Kernel::Avx2Fma is only selected after is_x86_feature_detected!("avx2"/"fma").
-            Kernel::Avx2Fma => unsafe { mul_acc_avx2(acc, a, b) },
+            Kernel::Avx2Fma => unsafe { crate::fft_avx2::mul_acc(acc, a, b) },
             #[cfg(not(target_arch = "x86_64"))]
             Kernel::Avx2Fma => mul_acc_core(acc, a, b),
         }
@@ -317,24 +325,6 @@ fn mul_acc_core(acc: &mut [f64], a: &[f64], b: &[f64]) {
         accr[j] += ar[j] * br[j] - ai[j] * bi[j];
         acci[j] += ar[j] * bi[j] + ai[j] * br[j];
     }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn forward_avx2(p: &FftPlan, re: &mut [f64], im: &mut [f64]) {
-    forward_core(p, re, im)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn backward_avx2(p: &FftPlan, re: &mut [f64], im: &mut [f64]) {
-    backward_core(p, re, im)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn mul_acc_avx2(acc: &mut [f64], a: &[f64], b: &[f64]) {
-    mul_acc_core(acc, a, b)
 }
 
 #[cfg(test)]

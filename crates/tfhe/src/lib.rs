@@ -25,6 +25,7 @@
 pub mod bootstrap;
 pub mod error;
 pub mod fft;
+mod fft_avx2;
 pub mod gates;
 mod keygen;
 pub mod params;

@@ -21,6 +21,14 @@ pub trait Torus:
     /// Rounds an integer-valued f64 of any magnitude to the nearest integer mod 2^BITS.
     fn from_f64_mod(x: f64) -> Self;
 
+    /// `from_f64_mod` over a slice (vectorizable specializations).
+    #[inline(always)]
+    fn from_f64_slice(out: &mut [Self], x: &[f64]) {
+        out.iter_mut()
+            .zip(x)
+            .for_each(|(o, &v)| *o = Self::from_f64_mod(v));
+    }
+
     #[inline(always)]
     fn zero() -> Self {
         Self::default()
@@ -95,6 +103,15 @@ impl Torus for u32 {
         self.wrapping_mul(d as u32)
     }
     #[inline(always)]
+    fn from_f64_slice(out: &mut [Self], x: &[f64]) {
+        // Adding 1.5·2^52 rounds to the nearest integer and leaves it, two's complement, in the low
+        // mantissa bits; valid for |v| < 2^51, which level-1 products satisfy (≤ 2^47, see fft.rs).
+        const MAGIC: f64 = 6755399441055744.0;
+        for (o, &v) in out.iter_mut().zip(x) {
+            *o = (v + MAGIC).to_bits() as u32;
+        }
+    }
+    #[inline(always)]
     fn add(self, o: Self) -> Self {
         self.wrapping_add(o)
     }
@@ -147,6 +164,35 @@ impl Gadget {
     /// Bits covered by the decomposition.
     pub fn precision_bits(&self) -> u32 {
         self.levels * self.base_bits
+    }
+
+    /// The constant added before digit extraction: rounding to `levels·base_bits` bits plus Bg/2 at every
+    /// digit position, so that each balanced digit is an independent bit field minus Bg/2 (no carries).
+    #[inline(always)]
+    fn offset<T: Torus>(&self) -> u64 {
+        let total = self.levels * self.base_bits;
+        let mut off = 1u64 << (T::BITS - total - 1);
+        for i in 1..=self.levels {
+            off = off.wrapping_add(1u64 << (T::BITS - i * self.base_bits + self.base_bits - 1));
+        }
+        off
+    }
+
+    /// Balanced decomposition of a polynomial into `levels` digit polynomials as f64:
+    /// `out[i·N + j]` is digit i (weight Bg^-(i+1)) of coefficient j. Same digits as [`Gadget::decompose`].
+    #[inline]
+    pub fn decompose_poly_f64<T: Torus>(&self, poly: &[T], out: &mut [f64]) {
+        let n = poly.len();
+        let off = self.offset::<T>();
+        let mask = (1u64 << self.base_bits) - 1;
+        let half = (1i64 << (self.base_bits - 1)) as f64;
+        for i in 0..self.levels as usize {
+            let shift = T::BITS - (i as u32 + 1) * self.base_bits;
+            for (o, &x) in out[i * n..(i + 1) * n].iter_mut().zip(poly) {
+                let v = T::from_u64(x.to_u64().wrapping_add(off)).to_u64();
+                *o = ((v >> shift) & mask) as f64 - half;
+            }
+        }
     }
 
     /// Balanced decomposition of one torus word into `out[0..levels]` (out[0] multiplies Bg^-1).
@@ -234,6 +280,43 @@ mod tests {
                 g.decompose(y, &mut d);
                 let err = y.wrapping_sub(recompose::<u64>(&g, &d)) as i64 as i128;
                 assert!(err.abs() <= 1i128 << (64 - g.precision_bits() - 1));
+            }
+        }
+    }
+
+    #[test]
+    fn poly_decomposition_matches_scalar() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2);
+        for g in [
+            Gadget {
+                levels: 3,
+                base_bits: 6,
+            },
+            Gadget {
+                levels: 4,
+                base_bits: 4,
+            },
+        ] {
+            let p: Vec<u32> = (0..64).map(|_| rng.gen()).collect();
+            let mut out = vec![0.0; 64 * g.levels as usize];
+            g.decompose_poly_f64(&p, &mut out);
+            let mut d = vec![0i64; g.levels as usize];
+            for (j, &x) in p.iter().enumerate() {
+                g.decompose(x, &mut d);
+                let re = recompose::<u32>(&g, &d);
+                let got: Vec<i64> = (0..g.levels as usize)
+                    .map(|i| out[i * 64 + j] as i64)
+                    .collect();
+                assert_eq!(recompose::<u32>(&g, &got), re);
+            }
+            let q: Vec<u64> = (0..64).map(|_| rng.gen()).collect();
+            g.decompose_poly_f64(&q, &mut out);
+            for (j, &x) in q.iter().enumerate() {
+                g.decompose(x, &mut d);
+                let got: Vec<i64> = (0..g.levels as usize)
+                    .map(|i| out[i * 64 + j] as i64)
+                    .collect();
+                assert_eq!(recompose::<u64>(&g, &got), recompose::<u64>(&g, &d));
             }
         }
     }

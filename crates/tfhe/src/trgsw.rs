@@ -27,7 +27,7 @@ pub type TrgswLvl1 = TrgswFft<u32>;
 /// Reusable buffers for external products of degree N with ℓ levels (one per thread/call).
 #[derive(Debug)]
 pub struct ExtScratch {
-    digits: Vec<i64>,
+    levels: usize,
     dec: Vec<f64>,
     acc_a: Vec<f64>,
     acc_b: Vec<f64>,
@@ -38,7 +38,7 @@ impl ExtScratch {
     pub fn new(n: usize, gadget: Gadget) -> Self {
         let l = gadget.levels as usize;
         ExtScratch {
-            digits: vec![0; l],
+            levels: l,
             dec: vec![0.0; n * l],
             acc_a: vec![0.0; n],
             acc_b: vec![0.0; n],
@@ -116,16 +116,9 @@ impl<T: Torus> TrgswFft<T> {
         let l = self.gadget.levels as usize;
         s.acc_a.iter_mut().for_each(|x| *x = 0.0);
         s.acc_b.iter_mut().for_each(|x| *x = 0.0);
+        let half = n / 2;
         for (part, poly) in [&c.a, &c.b].into_iter().enumerate() {
-            let half = n / 2;
-            for j in 0..n {
-                self.gadget.decompose(poly[j], &mut s.digits);
-                // re part for j < N/2, im part for j ≥ N/2 within each level's buffer.
-                let (pos, off) = if j < half { (j, 0) } else { (j - half, half) };
-                for (i, &d) in s.digits.iter().enumerate() {
-                    s.dec[i * n + off + pos] = d as f64;
-                }
-            }
+            self.gadget.decompose_poly_f64(poly, &mut s.dec);
             for i in 0..l {
                 let buf = &mut s.dec[i * n..(i + 1) * n];
                 let (re, im) = buf.split_at_mut(half);
@@ -172,7 +165,7 @@ impl<T: Torus> TrgswFft<T> {
         when1.check(when0)?;
         if when0.degree() != self.n
             || s.acc_a.len() != self.n
-            || s.digits.len() != self.gadget.levels as usize
+            || s.levels != self.gadget.levels as usize
         {
             return Err(Error::Dimension(
                 "CMUX operands, selector and scratch must share N and ℓ".into(),

@@ -1,0 +1,168 @@
+//! AVX2+FMA kernels of the split-layout FFT in [`crate::fft`] (same algorithm, 4 doubles per vector).
+//!
+//! Stages with half-size h ≥ 4 vectorize over the butterfly index; the two smallest stages (h = 2, 1) are
+//! done together inside each 4-element vector with lane permutations. Every function here is checked
+//! against the portable path in `fft::tests`.
+
+#![cfg(target_arch = "x86_64")]
+
+use crate::fft::FftPlan;
+use std::arch::x86_64::*;
+
+/// Forward transform (twist + DIF), bit-reversed output. Needs m = re.len() ≥ 4 (N ≥ 8).
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA; `re`, `im` and the plan tables must all have length m.
+#[target_feature(enable = "avx2,fma")]
+pub(crate) unsafe fn forward(p: &FftPlan, re: &mut [f64], im: &mut [f64]) {
+    let m = re.len();
+    debug_assert!(m >= 4 && im.len() == m);
+    let (rp, ip) = (re.as_mut_ptr(), im.as_mut_ptr());
+    let (tr, ti) = p.twist();
+    // SAFETY (whole function): every index below is < m, the length of re, im and the twist tables,
+    // and the stage tables hold 2h ≤ m entries for each h < m.
+    let mut j = 0;
+    while j < m {
+        let a = _mm256_loadu_pd(rp.add(j));
+        let b = _mm256_loadu_pd(ip.add(j));
+        let c = _mm256_loadu_pd(tr.as_ptr().add(j));
+        let s = _mm256_loadu_pd(ti.as_ptr().add(j));
+        _mm256_storeu_pd(rp.add(j), _mm256_fmsub_pd(a, c, _mm256_mul_pd(b, s)));
+        _mm256_storeu_pd(ip.add(j), _mm256_fmadd_pd(a, s, _mm256_mul_pd(b, c)));
+        j += 4;
+    }
+    let (twr, twi) = p.stage_tables();
+    let mut h = m / 2;
+    while h >= 4 {
+        let mut s = 0;
+        while s < m {
+            let mut j = 0;
+            while j < h {
+                let (r0, i0) = (rp.add(s + j), ip.add(s + j));
+                let (r1, i1) = (rp.add(s + j + h), ip.add(s + j + h));
+                let (ur, ui) = (_mm256_loadu_pd(r0), _mm256_loadu_pd(i0));
+                let (vr, vi) = (_mm256_loadu_pd(r1), _mm256_loadu_pd(i1));
+                let wr = _mm256_loadu_pd(twr.as_ptr().add(h + j));
+                let wi = _mm256_loadu_pd(twi.as_ptr().add(h + j));
+                _mm256_storeu_pd(r0, _mm256_add_pd(ur, vr));
+                _mm256_storeu_pd(i0, _mm256_add_pd(ui, vi));
+                let dr = _mm256_sub_pd(ur, vr);
+                let di = _mm256_sub_pd(ui, vi);
+                _mm256_storeu_pd(r1, _mm256_fmsub_pd(dr, wr, _mm256_mul_pd(di, wi)));
+                _mm256_storeu_pd(i1, _mm256_fmadd_pd(dr, wi, _mm256_mul_pd(di, wr)));
+                j += 4;
+            }
+            s += 2 * h;
+        }
+        h /= 2;
+    }
+    // Stages h = 2 (twiddles 1, −i) and h = 1 (twiddle 1) inside each vector.
+    let sign_hi = _mm256_set_pd(-1.0, -1.0, 1.0, 1.0);
+    let sign_odd = _mm256_set_pd(-1.0, 1.0, -1.0, 1.0);
+    let mut s = 0;
+    while s < m {
+        let r = _mm256_loadu_pd(rp.add(s));
+        let i = _mm256_loadu_pd(ip.add(s));
+        // [lo + hi | lo − hi]
+        let rn = _mm256_fmadd_pd(r, sign_hi, _mm256_permute2f128_pd::<0x01>(r, r));
+        let in_ = _mm256_fmadd_pd(i, sign_hi, _mm256_permute2f128_pd::<0x01>(i, i));
+        // lane 3 times −i: (re, im) ← (im, −re)
+        let rf = _mm256_blend_pd::<0b1000>(rn, in_);
+        let ifn = _mm256_blend_pd::<0b1000>(in_, _mm256_sub_pd(_mm256_setzero_pd(), rn));
+        // [x0 + x1, x0 − x1, x2 + x3, x2 − x3]
+        let r2 = _mm256_fmadd_pd(rf, sign_odd, _mm256_permute_pd::<0b0101>(rf));
+        let i2 = _mm256_fmadd_pd(ifn, sign_odd, _mm256_permute_pd::<0b0101>(ifn));
+        _mm256_storeu_pd(rp.add(s), r2);
+        _mm256_storeu_pd(ip.add(s), i2);
+        s += 4;
+    }
+}
+
+/// Inverse transform (DIT + untwist and 1/(N/2) scaling), bit-reversed input.
+///
+/// # Safety
+/// As [`forward`].
+#[target_feature(enable = "avx2,fma")]
+pub(crate) unsafe fn backward(p: &FftPlan, re: &mut [f64], im: &mut [f64]) {
+    let m = re.len();
+    debug_assert!(m >= 4 && im.len() == m);
+    let (rp, ip) = (re.as_mut_ptr(), im.as_mut_ptr());
+    // SAFETY (whole function): indices < m as in `forward`.
+    let sign_hi = _mm256_set_pd(-1.0, -1.0, 1.0, 1.0);
+    let sign_odd = _mm256_set_pd(-1.0, 1.0, -1.0, 1.0);
+    let mut s = 0;
+    while s < m {
+        let r = _mm256_loadu_pd(rp.add(s));
+        let i = _mm256_loadu_pd(ip.add(s));
+        // h = 1: [x0 + x1, x0 − x1, x2 + x3, x2 − x3]
+        let r1 = _mm256_fmadd_pd(r, sign_odd, _mm256_permute_pd::<0b0101>(r));
+        let i1 = _mm256_fmadd_pd(i, sign_odd, _mm256_permute_pd::<0b0101>(i));
+        // h = 2: lane 3 times conj(−i) = +i: (re, im) ← (−im, re)
+        let rf = _mm256_blend_pd::<0b1000>(r1, _mm256_sub_pd(_mm256_setzero_pd(), i1));
+        let ifn = _mm256_blend_pd::<0b1000>(i1, r1);
+        let r2 = _mm256_fmadd_pd(rf, sign_hi, _mm256_permute2f128_pd::<0x01>(rf, rf));
+        let i2 = _mm256_fmadd_pd(ifn, sign_hi, _mm256_permute2f128_pd::<0x01>(ifn, ifn));
+        _mm256_storeu_pd(rp.add(s), r2);
+        _mm256_storeu_pd(ip.add(s), i2);
+        s += 4;
+    }
+    let (twr, twi) = p.stage_tables();
+    let mut h = 4;
+    while h < m {
+        let mut s = 0;
+        while s < m {
+            let mut j = 0;
+            while j < h {
+                let (r0, i0) = (rp.add(s + j), ip.add(s + j));
+                let (r1, i1) = (rp.add(s + j + h), ip.add(s + j + h));
+                let wr = _mm256_loadu_pd(twr.as_ptr().add(h + j));
+                let wi = _mm256_loadu_pd(twi.as_ptr().add(h + j));
+                let (xr, xi) = (_mm256_loadu_pd(r1), _mm256_loadu_pd(i1));
+                let vr = _mm256_fmadd_pd(xr, wr, _mm256_mul_pd(xi, wi));
+                let vi = _mm256_fmsub_pd(xi, wr, _mm256_mul_pd(xr, wi));
+                let (ur, ui) = (_mm256_loadu_pd(r0), _mm256_loadu_pd(i0));
+                _mm256_storeu_pd(r0, _mm256_add_pd(ur, vr));
+                _mm256_storeu_pd(i0, _mm256_add_pd(ui, vi));
+                _mm256_storeu_pd(r1, _mm256_sub_pd(ur, vr));
+                _mm256_storeu_pd(i1, _mm256_sub_pd(ui, vi));
+                j += 4;
+            }
+            s += 2 * h;
+        }
+        h *= 2;
+    }
+    let (ur_t, ui_t) = p.untwist();
+    let mut j = 0;
+    while j < m {
+        let a = _mm256_loadu_pd(rp.add(j));
+        let b = _mm256_loadu_pd(ip.add(j));
+        let c = _mm256_loadu_pd(ur_t.as_ptr().add(j));
+        let s = _mm256_loadu_pd(ui_t.as_ptr().add(j));
+        _mm256_storeu_pd(rp.add(j), _mm256_fmsub_pd(a, c, _mm256_mul_pd(b, s)));
+        _mm256_storeu_pd(ip.add(j), _mm256_fmadd_pd(a, s, _mm256_mul_pd(b, c)));
+        j += 4;
+    }
+}
+
+/// acc += a ⊙ b in the split layout; all three slices have the same even length n with n/2 % 4 == 0.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA; the slices must have equal length n, n/2 a multiple of 4.
+#[target_feature(enable = "avx2,fma")]
+pub(crate) unsafe fn mul_acc(acc: &mut [f64], a: &[f64], b: &[f64]) {
+    let m = acc.len() / 2;
+    let (cp, ap, bp) = (acc.as_mut_ptr(), a.as_ptr(), b.as_ptr());
+    // SAFETY: j + 4 ≤ m and m + j + 4 ≤ 2m = len of each slice.
+    let mut j = 0;
+    while j < m {
+        let (ar, ai) = (_mm256_loadu_pd(ap.add(j)), _mm256_loadu_pd(ap.add(m + j)));
+        let (br, bi) = (_mm256_loadu_pd(bp.add(j)), _mm256_loadu_pd(bp.add(m + j)));
+        let cr = _mm256_loadu_pd(cp.add(j));
+        let ci = _mm256_loadu_pd(cp.add(m + j));
+        let cr = _mm256_fnmadd_pd(ai, bi, _mm256_fmadd_pd(ar, br, cr));
+        let ci = _mm256_fmadd_pd(ai, br, _mm256_fmadd_pd(ar, bi, ci));
+        _mm256_storeu_pd(cp.add(j), cr);
+        _mm256_storeu_pd(cp.add(m + j), ci);
+        j += 4;
+    }
+}
