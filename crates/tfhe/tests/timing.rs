@@ -1,6 +1,6 @@
 //! Rough timing printout (not a test of speed): `cargo test --release -p vsp-tfhe --test timing -- --ignored --nocapture`.
 mod common;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// CPU time of this thread (schedstat, ns): wall-clock time is meaningless on a shared, loaded box.
 fn cpu() -> Duration {
