@@ -12,6 +12,8 @@
 //! `portable` (reference), `avx2`, and AVX-512 kernels selected at run time (see [`Backend`]).
 //! [`NttOnTheFly`] keeps no twiddle table at all (seed 003's memory-saving mode).
 
+#[cfg(target_arch = "x86_64")]
+mod avx2;
 mod portable;
 
 use alloc::vec::Vec;
@@ -26,16 +28,19 @@ use crate::prime::{check_ntt_prime, is_primitive_root, minimal_primitive_root};
 pub enum Backend {
     /// Scalar Harvey butterflies; always available; the reference in tests.
     Portable,
+    /// AVX2, four 64-bit lanes, Shoup products from 32-bit multiplies; any q < 2^62, N ≥ 16.
+    Avx2,
 }
 
 impl Backend {
     /// Every backend this crate has, whether or not this CPU supports it.
-    pub const ALL: [Backend; 1] = [Backend::Portable];
+    pub const ALL: [Backend; 2] = [Backend::Portable, Backend::Avx2];
 
     /// Short name for tables and error messages.
     pub fn name(&self) -> &'static str {
         match self {
             Backend::Portable => "portable",
+            Backend::Avx2 => "avx2",
         }
     }
 
@@ -43,18 +48,25 @@ impl Backend {
     pub fn is_available(&self, _q: &Modulus) -> bool {
         match self {
             Backend::Portable => true,
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 => avx2::is_supported(),
+            #[cfg(not(target_arch = "x86_64"))]
+            Backend::Avx2 => false,
         }
     }
 
-    /// The fastest backend available on this CPU for modulus q.
+    /// The fastest backend available on this CPU for modulus q (SIMD kernels need N ≥ 16; smaller
+    /// transforms fall back to the portable kernels whatever the backend).
     pub fn best(q: &Modulus) -> Backend {
-        let _ = q;
-        Backend::Portable
+        [Backend::Avx2]
+            .into_iter()
+            .find(|b| b.is_available(q))
+            .unwrap_or(Backend::Portable)
     }
 
     /// All backends that are available on this CPU for modulus q (portable first).
     pub fn available(q: &Modulus) -> Vec<Backend> {
-        [Backend::Portable]
+        Backend::ALL
             .into_iter()
             .filter(|b| b.is_available(q))
             .collect()
@@ -177,7 +189,13 @@ impl NttTable {
     pub fn forward(&self, a: &mut [u64]) -> Result<()> {
         self.check_len(a.len())?;
         match self.backend {
-            Backend::Portable => {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: the backend was checked available (AVX2 present) when it was selected, and
+            // the length is N ≥ 16 with N-entry twiddle tables.
+            Backend::Avx2 if self.n >= 16 => unsafe {
+                avx2::forward(a, &self.roots, &self.modulus)
+            },
+            _ => {
                 portable::forward_lazy(a, &self.roots, &self.modulus);
                 portable::reduce_from_4q(a, &self.modulus);
             }
@@ -190,12 +208,17 @@ impl NttTable {
     pub fn inverse(&self, a: &mut [u64]) -> Result<()> {
         self.check_len(a.len())?;
         match self.backend {
-            Backend::Portable => {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as in `forward`.
+            Backend::Avx2 if self.n >= 16 => unsafe {
+                avx2::inverse(a, &self.inv_roots, self.n_inv, self.last, &self.modulus)
+            },
+            _ => {
                 portable::inverse_lazy(a, &self.inv_roots, self.n_inv, self.last, &self.modulus);
+                for x in a.iter_mut() {
+                    *x = self.modulus.reduce_once(*x);
+                }
             }
-        }
-        for x in a.iter_mut() {
-            *x = self.modulus.reduce_once(*x);
         }
         Ok(())
     }
