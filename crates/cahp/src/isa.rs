@@ -1,0 +1,646 @@
+//! The CAHPv3 instruction set as data: registers, the opcode table, and the encoder/decoder.
+//!
+//! Follows the reconstruction of CAHPv3 in `shared/reference/vsp.md` §1.2–1.3 (from cahp-sim,
+//! llvm-cahp and the cahp-ruby decoder, which agree). Instructions are 16 or 24 bits, little-endian,
+//! byte 0 is the opcode byte and bit 0 of it selects the length. Every instruction has one canonical
+//! [`Inst`] value: fields that a format does not use are zero, so `decode(encode(i)) == i` for every
+//! valid `i`, and `encode(decode(b)) == b` for every accepted encoding `b`. The decoder is strict:
+//! reserved bits that the reference toolchain always writes as zero must be zero.
+
+use std::fmt;
+
+use thiserror::Error;
+
+/// One of the sixteen 16-bit general registers. `x0` is the (writable) link register `ra`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct Reg(u8);
+
+/// ABI names of x0..x15 (§1.8): ra, sp, fp, s0–s4, a0–a5, t0–t1.
+pub const ABI_NAMES: [&str; 16] = [
+    "ra", "sp", "fp", "s0", "s1", "s2", "s3", "s4", "a0", "a1", "a2", "a3", "a4", "a5", "t0", "t1",
+];
+
+impl Reg {
+    /// The link register (x0, `ra`), written by `jsal`/`jalr`.
+    pub const RA: Reg = Reg(0);
+    /// The stack pointer (x1, `sp`), base of `lwsp`/`swsp`.
+    pub const SP: Reg = Reg(1);
+    /// The first argument and return-value register (x8, `a0`).
+    pub const A0: Reg = Reg(8);
+
+    /// Register `x<n>`; `None` if `n > 15`.
+    pub fn new(n: u8) -> Option<Reg> {
+        (n < 16).then_some(Reg(n))
+    }
+
+    /// Register number 0..=15.
+    pub fn index(self) -> usize {
+        usize::from(self.0)
+    }
+
+    /// Register number as stored in an encoding field.
+    pub fn num(self) -> u8 {
+        self.0
+    }
+
+    /// The ABI name (`ra`, `sp`, `a0`, …).
+    pub fn abi_name(self) -> &'static str {
+        ABI_NAMES[self.index()]
+    }
+
+    /// Parses `x0`..`x15` or an ABI name (case-insensitive).
+    pub fn parse(name: &str) -> Option<Reg> {
+        let lower = name.to_ascii_lowercase();
+        if let Some(n) = lower.strip_prefix('x') {
+            if !n.is_empty() && n.len() <= 2 && n.bytes().all(|b| b.is_ascii_digit()) {
+                // "x01" is not a register name; reject leading zeros for clarity.
+                if n.len() == 2 && n.starts_with('0') {
+                    return None;
+                }
+                return n.parse::<u8>().ok().and_then(Reg::new);
+            }
+        }
+        ABI_NAMES
+            .iter()
+            .position(|a| *a == lower)
+            .map(|i| Reg(i as u8))
+    }
+}
+
+impl fmt::Display for Reg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.abi_name())
+    }
+}
+
+/// Every CAHPv3 machine instruction (not pseudo-instructions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum Op {
+    // 24-bit
+    Lw,
+    Lb,
+    Lbu,
+    Sw,
+    Sb,
+    Li,
+    Add,
+    Sub,
+    And,
+    Xor,
+    Or,
+    Lsl,
+    Lsr,
+    Asr,
+    Addi,
+    Andi,
+    Xori,
+    Ori,
+    Lsli,
+    Lsri,
+    Asri,
+    Beq,
+    Bne,
+    Blt,
+    Bltu,
+    Ble,
+    Bleu,
+    // 16-bit
+    Lwsp,
+    Swsp,
+    Lsi,
+    Lui,
+    Mov,
+    Add2,
+    Sub2,
+    And2,
+    Xor2,
+    Or2,
+    Lsl2,
+    Lsr2,
+    Asr2,
+    Lsli2,
+    Lsri2,
+    Asri2,
+    Addi2,
+    Andi2,
+    Jalr,
+    Jr,
+    Js,
+    Jsal,
+    Nop,
+}
+
+/// Operand layout of an instruction (which [`Inst`] fields it uses and how they are encoded).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// `lw rd, simm10(rs1)`: rd 11:8, rs1 15:12.
+    Load,
+    /// `sw rs2, simm10(rs1)`: data register rs2 in 11:8, base rs1 in 15:12.
+    Store,
+    /// `li rd, simm10`: rd 11:8, bits 15:12 zero.
+    Li,
+    /// `add rd, rs1, rs2`: rd 11:8, rs1 15:12, rs2 19:16, bits 23:20 zero.
+    R,
+    /// `addi rd, rs1, simm10`.
+    I,
+    /// `lsli rd, rs1, uimm4`: uimm4 in 19:16, bits 23:20 zero.
+    Shift,
+    /// `beq rs1, rs2, simm10`: rs1 15:12, rs2 11:8, offset from the branch's own address.
+    Branch,
+    /// `lwsp rd, uimm7(sp)` / `swsp rs2, uimm7(sp)`: even offset 0..=126.
+    Sp,
+    /// `lsi/addi2/andi2 rd, simm6`.
+    Imm6,
+    /// `lui rd, uimm6`: rd ← imm << 10.
+    Lui,
+    /// `mov/add2/… rd, rs1`: rd 11:8, rs1 15:12.
+    R2,
+    /// `lsli2 rd, uimm4`: uimm4 in 15:12.
+    Shift2,
+    /// `jr/jalr rs1`: rs1 in 11:8.
+    JReg,
+    /// `js/jsal simm11`: offset in 15:5, from the jump's own address.
+    JImm,
+    /// `nop` (all zero).
+    None,
+}
+
+/// One row of the opcode table.
+#[derive(Clone, Copy, Debug)]
+pub struct OpInfo {
+    /// The instruction.
+    pub op: Op,
+    /// Assembler mnemonic.
+    pub mnemonic: &'static str,
+    /// Operand layout.
+    pub format: Format,
+    /// Length in bytes (2 or 3).
+    pub len: u8,
+    /// Fixed bits of the opcode byte (after masking with `mask`).
+    pub opcode: u8,
+    /// Which bits of the opcode byte are fixed.
+    pub mask: u8,
+}
+
+const fn row(
+    op: Op,
+    mnemonic: &'static str,
+    format: Format,
+    len: u8,
+    opcode: u8,
+    mask: u8,
+) -> OpInfo {
+    OpInfo {
+        op,
+        mnemonic,
+        format,
+        len,
+        opcode,
+        mask,
+    }
+}
+
+use Format as F;
+
+/// The complete CAHPv3 opcode table (§1.3). Opcode values are the low byte of the instruction.
+pub const OPCODES: [OpInfo; 50] = [
+    row(Op::Lw, "lw", F::Load, 3, 0b010101, 0x3F),
+    row(Op::Lb, "lb", F::Load, 3, 0b100101, 0x3F),
+    row(Op::Lbu, "lbu", F::Load, 3, 0b000101, 0x3F),
+    row(Op::Sw, "sw", F::Store, 3, 0b011101, 0x3F),
+    row(Op::Sb, "sb", F::Store, 3, 0b001101, 0x3F),
+    row(Op::Li, "li", F::Li, 3, 0b110101, 0x3F),
+    row(Op::Add, "add", F::R, 3, 0b0000_0001, 0xFF),
+    row(Op::Sub, "sub", F::R, 3, 0b0000_1001, 0xFF),
+    row(Op::And, "and", F::R, 3, 0b0001_0001, 0xFF),
+    row(Op::Xor, "xor", F::R, 3, 0b0001_1001, 0xFF),
+    row(Op::Or, "or", F::R, 3, 0b0010_0001, 0xFF),
+    row(Op::Lsl, "lsl", F::R, 3, 0b0010_1001, 0xFF),
+    row(Op::Lsr, "lsr", F::R, 3, 0b0011_0001, 0xFF),
+    row(Op::Asr, "asr", F::R, 3, 0b0011_1001, 0xFF),
+    row(Op::Addi, "addi", F::I, 3, 0b000011, 0x3F),
+    row(Op::Andi, "andi", F::I, 3, 0b010011, 0x3F),
+    row(Op::Xori, "xori", F::I, 3, 0b011011, 0x3F),
+    row(Op::Ori, "ori", F::I, 3, 0b100011, 0x3F),
+    row(Op::Lsli, "lsli", F::Shift, 3, 0b0010_1011, 0xFF),
+    row(Op::Lsri, "lsri", F::Shift, 3, 0b0011_0011, 0xFF),
+    row(Op::Asri, "asri", F::Shift, 3, 0b0011_1011, 0xFF),
+    row(Op::Beq, "beq", F::Branch, 3, 0b001111, 0x3F),
+    row(Op::Bne, "bne", F::Branch, 3, 0b101111, 0x3F),
+    row(Op::Blt, "blt", F::Branch, 3, 0b110111, 0x3F),
+    row(Op::Bltu, "bltu", F::Branch, 3, 0b010111, 0x3F),
+    row(Op::Ble, "ble", F::Branch, 3, 0b111111, 0x3F),
+    row(Op::Bleu, "bleu", F::Branch, 3, 0b011111, 0x3F),
+    row(Op::Lwsp, "lwsp", F::Sp, 2, 0b010100, 0x3F),
+    row(Op::Swsp, "swsp", F::Sp, 2, 0b011100, 0x3F),
+    row(Op::Lsi, "lsi", F::Imm6, 2, 0b110100, 0x3F),
+    row(Op::Lui, "lui", F::Lui, 2, 0b000100, 0x3F),
+    row(Op::Mov, "mov", F::R2, 2, 0b1100_0000, 0xFF),
+    row(Op::Add2, "add2", F::R2, 2, 0b1000_0000, 0xFF),
+    row(Op::Sub2, "sub2", F::R2, 2, 0b1000_1000, 0xFF),
+    row(Op::And2, "and2", F::R2, 2, 0b1001_0000, 0xFF),
+    row(Op::Xor2, "xor2", F::R2, 2, 0b1001_1000, 0xFF),
+    row(Op::Or2, "or2", F::R2, 2, 0b1010_0000, 0xFF),
+    row(Op::Lsl2, "lsl2", F::R2, 2, 0b1010_1000, 0xFF),
+    row(Op::Lsr2, "lsr2", F::R2, 2, 0b1011_0000, 0xFF),
+    row(Op::Asr2, "asr2", F::R2, 2, 0b1011_1000, 0xFF),
+    row(Op::Lsli2, "lsli2", F::Shift2, 2, 0b0010_1010, 0xFF),
+    row(Op::Lsri2, "lsri2", F::Shift2, 2, 0b0011_0010, 0xFF),
+    row(Op::Asri2, "asri2", F::Shift2, 2, 0b0011_1010, 0xFF),
+    row(Op::Addi2, "addi2", F::Imm6, 2, 0b000010, 0x3F),
+    row(Op::Andi2, "andi2", F::Imm6, 2, 0b010010, 0x3F),
+    // 16-bit J class: bits 7:5 of jr/jalr are zero (checked as reserved bits); js/jsal use them.
+    row(Op::Jalr, "jalr", F::JReg, 2, 0b10110, 0x1F),
+    row(Op::Jr, "jr", F::JReg, 2, 0b00110, 0x1F),
+    row(Op::Js, "js", F::JImm, 2, 0b01110, 0x1F),
+    row(Op::Jsal, "jsal", F::JImm, 2, 0b11110, 0x1F),
+    row(Op::Nop, "nop", F::None, 2, 0, 0xFF),
+];
+
+impl Op {
+    /// This instruction's row of [`OPCODES`].
+    pub fn info(self) -> &'static OpInfo {
+        // The table is in declaration order of `Op`, which a unit test checks.
+        &OPCODES[self as usize]
+    }
+
+    /// Assembler mnemonic.
+    pub fn mnemonic(self) -> &'static str {
+        self.info().mnemonic
+    }
+
+    /// Length in bytes.
+    pub fn size(self) -> u8 {
+        self.info().len
+    }
+
+    /// Operand layout.
+    pub fn format(self) -> Format {
+        self.info().format
+    }
+
+    /// Looks a machine mnemonic up (case-insensitive).
+    pub fn from_mnemonic(m: &str) -> Option<Op> {
+        let lower = m.to_ascii_lowercase();
+        OPCODES.iter().find(|r| r.mnemonic == lower).map(|r| r.op)
+    }
+}
+
+/// A decoded instruction in canonical form. Which fields are meaningful depends on
+/// [`Format`]; unused fields are zero. `imm` holds the immediate as the instruction means it
+/// (sign-extended, or the byte offset for `lwsp`, or the raw 6-bit value for `lui`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Inst {
+    /// The operation.
+    pub op: Op,
+    /// Destination register.
+    pub rd: Reg,
+    /// First source / base / jump register.
+    pub rs1: Reg,
+    /// Second source / store data register.
+    pub rs2: Reg,
+    /// Immediate or offset.
+    pub imm: i32,
+}
+
+/// Why an instruction cannot be encoded or decoded.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum IsaError {
+    /// An immediate does not fit its field.
+    #[error("immediate {value} out of range for {mnemonic} (allowed {min}..={max}{extra})")]
+    ImmOutOfRange {
+        /// The instruction.
+        mnemonic: &'static str,
+        /// The value given.
+        value: i32,
+        /// Smallest allowed.
+        min: i32,
+        /// Largest allowed.
+        max: i32,
+        /// Extra constraint (e.g. ", even").
+        extra: &'static str,
+    },
+    /// A field the format does not use is non-zero.
+    #[error("{mnemonic} does not use field {field}; it must be zero")]
+    UnusedField {
+        /// The instruction.
+        mnemonic: &'static str,
+        /// The field name.
+        field: &'static str,
+    },
+    /// The bytes are not a CAHPv3 instruction.
+    #[error("illegal instruction {0}")]
+    Illegal(String),
+    /// Not enough bytes to hold the instruction.
+    #[error("truncated instruction: need {need} bytes, have {have}")]
+    Truncated {
+        /// Bytes needed.
+        need: usize,
+        /// Bytes available.
+        have: usize,
+    },
+}
+
+/// Allowed immediate range `(min, max, step)` of an instruction; `None` if it has no immediate.
+pub fn imm_range(op: Op) -> Option<(i32, i32, i32)> {
+    Some(match op.format() {
+        F::Load | F::Store | F::Li | F::I | F::Branch => (-512, 511, 1),
+        F::Shift | F::Shift2 => (0, 15, 1),
+        F::Sp => (0, 126, 2),
+        F::Imm6 => (-32, 31, 1),
+        F::Lui => (0, 63, 1),
+        F::JImm => (-1024, 1023, 1),
+        F::R | F::R2 | F::JReg | F::None => return None,
+    })
+}
+
+/// Which register fields (rd, rs1, rs2) a format uses.
+pub fn uses_regs(format: Format) -> (bool, bool, bool) {
+    match format {
+        F::Load | F::I | F::Shift => (true, true, false),
+        F::Store | F::Branch => (false, true, true),
+        F::Li | F::Imm6 | F::Lui | F::Shift2 => (true, false, false),
+        F::R => (true, true, true),
+        F::Sp => (false, false, false), // refined per op in `check`
+        F::R2 => (true, true, false),
+        F::JReg => (false, true, false),
+        F::JImm | F::None => (false, false, false),
+    }
+}
+
+fn reg_fields(op: Op) -> (bool, bool, bool) {
+    match op {
+        Op::Lwsp => (true, false, false),
+        Op::Swsp => (false, false, true),
+        _ => uses_regs(op.format()),
+    }
+}
+
+impl Inst {
+    /// An instruction from its parts, checked with [`Inst::check`].
+    pub fn new(op: Op, rd: Reg, rs1: Reg, rs2: Reg, imm: i32) -> Result<Inst, IsaError> {
+        let i = Inst {
+            op,
+            rd,
+            rs1,
+            rs2,
+            imm,
+        };
+        i.check()?;
+        Ok(i)
+    }
+
+    /// Length in bytes.
+    pub fn size(&self) -> u8 {
+        self.op.size()
+    }
+
+    /// Checks immediate ranges and that unused fields are zero.
+    pub fn check(&self) -> Result<(), IsaError> {
+        let mnemonic = self.op.mnemonic();
+        let (rd, rs1, rs2) = reg_fields(self.op);
+        for (used, reg, field) in [
+            (rd, self.rd, "rd"),
+            (rs1, self.rs1, "rs1"),
+            (rs2, self.rs2, "rs2"),
+        ] {
+            if !used && reg.0 != 0 {
+                return Err(IsaError::UnusedField { mnemonic, field });
+            }
+        }
+        match imm_range(self.op) {
+            None if self.imm != 0 => Err(IsaError::UnusedField {
+                mnemonic,
+                field: "imm",
+            }),
+            None => Ok(()),
+            Some((min, max, step)) => {
+                if self.imm < min || self.imm > max || self.imm % step != 0 {
+                    let extra = if step == 2 { ", even" } else { "" };
+                    Err(IsaError::ImmOutOfRange {
+                        mnemonic,
+                        value: self.imm,
+                        min,
+                        max,
+                        extra,
+                    })
+                } else {
+                    Ok(())
+                }
+            }
+        }
+    }
+
+    /// Encodes into a little-endian word (the low `len()` bytes are the instruction).
+    pub fn encode(&self) -> Result<u32, IsaError> {
+        self.check()?;
+        let info = self.op.info();
+        let imm = self.imm as u32;
+        let rd = u32::from(self.rd.0);
+        let rs1 = u32::from(self.rs1.0);
+        let rs2 = u32::from(self.rs2.0);
+        let imm10 = ((imm >> 8) & 3) << 6 | (imm & 0xFF) << 16;
+        let imm6 = ((imm >> 4) & 3) << 6 | (imm & 0xF) << 12;
+        let w = u32::from(info.opcode)
+            | match info.format {
+                F::Load | F::I => rd << 8 | rs1 << 12 | imm10,
+                F::Store | F::Branch => rs2 << 8 | rs1 << 12 | imm10,
+                F::Li => rd << 8 | imm10,
+                F::R => rd << 8 | rs1 << 12 | rs2 << 16,
+                F::Shift => rd << 8 | rs1 << 12 | imm << 16,
+                F::Sp => {
+                    let r = if self.op == Op::Lwsp { rd } else { rs2 };
+                    r << 8 | ((imm >> 1) & 0xF) << 12 | ((imm >> 5) & 3) << 6
+                }
+                F::Imm6 | F::Lui => rd << 8 | imm6,
+                F::R2 => rd << 8 | rs1 << 12,
+                F::Shift2 => rd << 8 | imm << 12,
+                F::JReg => rs1 << 8,
+                F::JImm => (imm & 0x7FF) << 5,
+                F::None => 0,
+            };
+        Ok(w)
+    }
+
+    /// Encodes into bytes (2 or 3, memory order).
+    pub fn to_bytes(&self) -> Result<Vec<u8>, IsaError> {
+        let w = self.encode()?;
+        Ok(w.to_le_bytes()[..usize::from(self.size())].to_vec())
+    }
+
+    /// Decodes the instruction at the start of `bytes` (at least 2 bytes, 3 if it is a 24-bit one).
+    pub fn decode(bytes: &[u8]) -> Result<Inst, IsaError> {
+        let b0 = *bytes
+            .first()
+            .ok_or(IsaError::Truncated { need: 2, have: 0 })?;
+        let need = if b0 & 1 == 1 { 3 } else { 2 };
+        if bytes.len() < need {
+            return Err(IsaError::Truncated {
+                need,
+                have: bytes.len(),
+            });
+        }
+        let mut w = u32::from(b0) | u32::from(bytes[1]) << 8;
+        if need == 3 {
+            w |= u32::from(bytes[2]) << 16;
+        }
+        Inst::decode_word(w)
+    }
+
+    /// Decodes an instruction from a little-endian word; bit 0 gives the length and bits above
+    /// it are ignored (a 16-bit instruction ignores bits 31:16, a 24-bit one bits 31:24).
+    pub fn decode_word(word: u32) -> Result<Inst, IsaError> {
+        let len = if word & 1 == 1 { 3 } else { 2 };
+        let w = if len == 3 {
+            word & 0xFF_FFFF
+        } else {
+            word & 0xFFFF
+        };
+        let illegal = || {
+            IsaError::Illegal(if len == 3 {
+                format!("0x{w:06x} (24-bit)")
+            } else {
+                format!("0x{w:04x} (16-bit)")
+            })
+        };
+        let b0 = (w & 0xFF) as u8;
+        let info = if w == 0 {
+            Op::Nop.info()
+        } else {
+            OPCODES
+                .iter()
+                .find(|r| r.len == len && r.op != Op::Nop && b0 & r.mask == r.opcode)
+                .ok_or_else(illegal)?
+        };
+        let f4 = |s: u32| Reg(((w >> s) & 0xF) as u8);
+        let sext = |v: u32, bits: u32| ((v << (32 - bits)) as i32) >> (32 - bits);
+        let imm10 = sext(((w >> 6) & 3) << 8 | (w >> 16) & 0xFF, 10);
+        let imm6 = ((w >> 6) & 3) << 4 | (w >> 12) & 0xF;
+        let z = Reg(0);
+        let (rd, rs1, rs2, imm) = match info.format {
+            F::Load | F::I => (f4(8), f4(12), z, imm10),
+            F::Store | F::Branch => (z, f4(12), f4(8), imm10),
+            F::Li => (f4(8), z, z, imm10),
+            F::R => (f4(8), f4(12), f4(16), 0),
+            F::Shift => (f4(8), f4(12), z, ((w >> 16) & 0xF) as i32),
+            F::Sp => {
+                let off = (((w >> 12) & 0xF) << 1 | ((w >> 6) & 3) << 5) as i32;
+                if info.op == Op::Lwsp {
+                    (f4(8), z, z, off)
+                } else {
+                    (z, z, f4(8), off)
+                }
+            }
+            F::Imm6 => (f4(8), z, z, sext(imm6, 6)),
+            F::Lui => (f4(8), z, z, imm6 as i32),
+            F::R2 => (f4(8), f4(12), z, 0),
+            F::Shift2 => (f4(8), z, z, ((w >> 12) & 0xF) as i32),
+            F::JReg => (z, f4(8), z, 0),
+            F::JImm => (z, z, z, sext(w >> 5, 11)),
+            F::None => (z, z, z, 0),
+        };
+        let inst = Inst {
+            op: info.op,
+            rd,
+            rs1,
+            rs2,
+            imm,
+        };
+        // Strictness: re-encoding must reproduce the word exactly, which rejects set reserved bits
+        // (bits 23:20 of R/shift forms, 15:12 of `li`, 7:5 and 15:12 of jr/jalr, 7:6 of shifts).
+        if inst.encode().ok() != Some(w) {
+            return Err(illegal());
+        }
+        Ok(inst)
+    }
+}
+
+/// Builders for every format, used by the assembler and tests. They do not range-check; call
+/// [`Inst::check`] or [`Inst::encode`].
+impl Inst {
+    /// Instruction with all operand fields zero.
+    pub fn bare(op: Op) -> Inst {
+        Inst {
+            op,
+            rd: Reg(0),
+            rs1: Reg(0),
+            rs2: Reg(0),
+            imm: 0,
+        }
+    }
+
+    /// Sets `rd`.
+    pub fn with_rd(mut self, r: Reg) -> Inst {
+        self.rd = r;
+        self
+    }
+
+    /// Sets `rs1`.
+    pub fn with_rs1(mut self, r: Reg) -> Inst {
+        self.rs1 = r;
+        self
+    }
+
+    /// Sets `rs2`.
+    pub fn with_rs2(mut self, r: Reg) -> Inst {
+        self.rs2 = r;
+        self
+    }
+
+    /// Sets `imm`.
+    pub fn with_imm(mut self, imm: i32) -> Inst {
+        self.imm = imm;
+        self
+    }
+
+    /// Whether this is the halt idiom `js 0` (halfword 0x000E, §1.7).
+    pub fn is_halt(&self) -> bool {
+        self.op == Op::Js && self.imm == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_is_in_op_order() {
+        for (i, r) in OPCODES.iter().enumerate() {
+            assert_eq!(r.op as usize, i, "{}", r.mnemonic);
+        }
+    }
+
+    #[test]
+    fn reference_examples() {
+        // cahp-sim test.sh examples (§1.3).
+        let lw = Inst::bare(Op::Lw)
+            .with_rd(Reg(0))
+            .with_rs1(Reg(1))
+            .with_imm(-500);
+        assert_eq!(lw.to_bytes().unwrap(), [0x95, 0x10, 0x0C]);
+        let li = Inst::bare(Op::Li).with_imm(-500);
+        assert_eq!(li.to_bytes().unwrap(), [0xB5, 0x00, 0x0C]);
+        let add = Inst::bare(Op::Add).with_rs1(Reg(1)).with_rs2(Reg(2));
+        assert_eq!(add.to_bytes().unwrap(), [0x01, 0x10, 0x02]);
+        let sw = Inst::bare(Op::Sw)
+            .with_rs2(Reg(0))
+            .with_rs1(Reg(1))
+            .with_imm(-500);
+        assert_eq!(sw.to_bytes().unwrap(), [0x9D, 0x10, 0x0C]);
+        assert_eq!(Inst::bare(Op::Js).encode().unwrap(), 0x000E);
+        assert_eq!(Inst::decode(&[0x95, 0x10, 0x0C]).unwrap(), lw);
+    }
+
+    #[test]
+    fn register_names() {
+        assert_eq!(Reg::parse("x15"), Reg::new(15));
+        assert_eq!(Reg::parse("A0"), Some(Reg::A0));
+        assert_eq!(Reg::parse("fp"), Reg::new(2));
+        assert_eq!(Reg::parse("s0"), Reg::new(3));
+        assert_eq!(Reg::parse("t1"), Reg::new(15));
+        assert_eq!(Reg::parse("x16"), None);
+        assert_eq!(Reg::parse("x01"), None);
+        assert_eq!(Reg::parse("a6"), None);
+    }
+}
