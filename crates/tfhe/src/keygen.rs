@@ -24,9 +24,7 @@ pub(crate) fn trlwe_body<T: Torus, R1: RngCore, R2: RngCore>(
 
 /// Rebuilds a TRLWE from its seeded mask and stored body.
 pub(crate) fn trlwe_from_seed<T: Torus, R: RngCore>(mask_rng: &mut R, body: &[T]) -> Trlwe<T> {
-    let a: Vec<T> = (0..body.len())
-        .map(|_| T::from_u64(mask_rng.next_u64()))
-        .collect();
+    let a: Vec<T> = (0..body.len()).map(|_| T::uniform(mask_rng)).collect();
     Trlwe {
         a,
         b: body.to_vec(),
@@ -43,7 +41,7 @@ pub(crate) fn tlwe_body<T: Torus, R1: RngCore, R2: RngCore>(
 ) -> T {
     let mut acc = m.add(T::from_phase(normal(noise_rng, sigma)));
     for &s in key {
-        let a = T::from_u64(mask_rng.next_u64());
+        let a = T::uniform(mask_rng);
         acc = acc.add(a.mul_i64(s as i64));
     }
     acc
@@ -57,7 +55,7 @@ pub(crate) fn tlwe_from_seed<T: Torus, R: RngCore>(
     out: &mut Vec<T>,
 ) {
     for _ in 0..n {
-        out.push(T::from_u64(mask_rng.next_u64()));
+        out.push(T::uniform(mask_rng));
     }
     out.push(body);
 }

@@ -23,6 +23,7 @@
 #![allow(clippy::needless_range_loop)] // index loops mirror the papers' formulas
 
 pub mod bootstrap;
+pub mod circuit;
 pub mod error;
 pub mod fft;
 mod fft_avx2;
@@ -37,6 +38,7 @@ pub mod trgsw;
 pub mod trlwe;
 
 pub use bootstrap::{CompressedEvalKey, EvalKey};
+pub use circuit::{CircuitKey, CompressedCircuitKey, PrivFunction};
 pub use error::Error;
 pub use gates::Bit;
 pub use params::{KeyDist, ParamId, Params};

@@ -139,7 +139,7 @@ impl<T: Torus> Tlwe<T> {
         let mut data = Vec::with_capacity(n + 1);
         let mut acc = m.add(T::from_phase(crate::rng::normal(noise_rng, sigma)));
         for &s in key {
-            let a = T::from_u64(mask_rng.next_u64());
+            let a = T::uniform(mask_rng);
             acc = acc.add(a.mul_i64(s as i64));
             data.push(a);
         }

@@ -21,6 +21,9 @@ pub trait Torus:
     /// Rounds an integer-valued f64 of any magnitude to the nearest integer mod 2^BITS.
     fn from_f64_mod(x: f64) -> Self;
 
+    /// A uniform word (one u32 draw for u32, one u64 draw for u64: masks must be reproducible from seeds).
+    fn uniform<R: rand_core::RngCore>(r: &mut R) -> Self;
+
     /// `from_f64_mod` over a slice (vectorizable specializations).
     #[inline(always)]
     fn from_f64_slice(out: &mut [Self], x: &[f64]) {
@@ -81,6 +84,10 @@ mod private {
 impl Torus for u32 {
     const BITS: u32 = 32;
     #[inline(always)]
+    fn uniform<R: rand_core::RngCore>(r: &mut R) -> Self {
+        r.next_u32()
+    }
+    #[inline(always)]
     fn to_u64(self) -> u64 {
         self as u64
     }
@@ -123,6 +130,10 @@ impl Torus for u32 {
 
 impl Torus for u64 {
     const BITS: u32 = 64;
+    #[inline(always)]
+    fn uniform<R: rand_core::RngCore>(r: &mut R) -> Self {
+        r.next_u64()
+    }
     #[inline(always)]
     fn to_u64(self) -> u64 {
         self

@@ -202,9 +202,7 @@ pub(crate) fn encrypt<T: Torus, R1: rand_core::RngCore, R2: rand_core::RngCore>(
     mask_rng: &mut R1,
     noise_rng: &mut R2,
 ) -> Trlwe<T> {
-    let a: Vec<T> = (0..m.len())
-        .map(|_| T::from_u64(mask_rng.next_u64()))
-        .collect();
+    let a: Vec<T> = (0..m.len()).map(|_| T::uniform(mask_rng)).collect();
     let mut b = plan.exact_mul_small(&a, key_fft);
     for (x, &mi) in b.iter_mut().zip(m) {
         *x = x

@@ -1,0 +1,119 @@
+//! Circuit bootstrapping, CMUX trees, TRLWE helpers and "HomMUX without SE and IKS".
+
+use std::sync::OnceLock;
+use vsp_tfhe::{CircuitKey, EvalKey, Params, SecretKey, Trlwe};
+
+fn keys() -> &'static (SecretKey, EvalKey, CircuitKey) {
+    static K: OnceLock<(SecretKey, EvalKey, CircuitKey)> = OnceLock::new();
+    K.get_or_init(|| {
+        let sk = SecretKey::generate(&Params::default_128()).unwrap();
+        let ek = EvalKey::generate(&sk).unwrap();
+        let ck = CircuitKey::generate(&sk).unwrap();
+        (sk, ek, ck)
+    })
+}
+
+fn cells(sk: &SecretKey, n: usize) -> Vec<(Vec<bool>, Trlwe<u32>)> {
+    (0..n)
+        .map(|i| {
+            let bits: Vec<bool> = (0..16).map(|j| (i * 7 + j * 3) % 5 < 2).collect();
+            let c = sk.encrypt_trlwe_bits(&bits).unwrap();
+            (bits, c)
+        })
+        .collect()
+}
+
+#[test]
+fn circuit_bootstrap_and_inverse_select() {
+    let (sk, _, ck) = keys();
+    let c = cells(sk, 2);
+    for m in [false, true] {
+        let (g, ginv) = ck.circuit_bootstrap(&sk.encrypt_bit(m)).unwrap();
+        let sel = g.cmux(&c[1].1, &c[0].1).unwrap();
+        let want = if m { &c[1].0 } else { &c[0].0 };
+        assert_eq!(&sk.decrypt_trlwe_bits(&sel).unwrap()[..16], &want[..]);
+        let sel = ginv.cmux(&c[1].1, &c[0].1).unwrap();
+        let want = if m { &c[0].0 } else { &c[1].0 };
+        assert_eq!(&sk.decrypt_trlwe_bits(&sel).unwrap()[..16], &want[..]);
+    }
+}
+
+#[test]
+fn cmux_tree_reads_every_address() {
+    let (sk, ek, ck) = keys();
+    let mem = cells(sk, 8);
+    for addr in [0usize, 5, 6] {
+        let sels: Vec<_> = (0..3)
+            .map(|b| {
+                ck.circuit_bootstrap_one(&sk.encrypt_bit((addr >> b) & 1 == 1))
+                    .unwrap()
+            })
+            .collect();
+        // Binary CMUX tree, least significant address bit first.
+        let mut level: Vec<Trlwe<u32>> = mem.iter().map(|(_, c)| c.clone()).collect();
+        for sel in &sels {
+            level = level
+                .chunks(2)
+                .map(|p| sel.cmux(&p[1], &p[0]).unwrap())
+                .collect();
+        }
+        assert_eq!(
+            &sk.decrypt_trlwe_bits(&level[0]).unwrap()[..16],
+            &mem[addr].0[..]
+        );
+        // Sample extraction + identity key switch back to a gate ciphertext.
+        for i in [0usize, 3, 15] {
+            let bit = ek.extract_bit(&level[0], i).unwrap();
+            assert_eq!(
+                sk.decrypt_bit(&bit).unwrap(),
+                mem[addr].0[i],
+                "addr {addr} bit {i}"
+            );
+        }
+    }
+}
+
+#[test]
+fn fresh_trgsw_cmux_and_rotation() {
+    let (sk, _, _) = keys();
+    let c = cells(sk, 2);
+    for m in [0i64, 1] {
+        let g = sk.encrypt_trgsw_lvl1(m);
+        let out = g.cmux(&c[1].1, &c[0].1).unwrap();
+        assert_eq!(
+            &sk.decrypt_trlwe_bits(&out).unwrap()[..16],
+            &c[m as usize].0[..]
+        );
+    }
+    // X^-3 brings coefficient 3 to position 0; X^(N) negates.
+    let r = c[0].1.mul_monomial(-3);
+    assert_eq!(sk.decrypt_trlwe_bits(&r).unwrap()[0], c[0].0[3]);
+    let r = c[0].1.mul_monomial(1024);
+    assert_eq!(sk.decrypt_trlwe_bits(&r).unwrap()[5], !c[0].0[5]);
+    let t = Trlwe::<u32>::trivial_bits(1024, &[true, false, true]).unwrap();
+    assert_eq!(
+        &sk.decrypt_trlwe_bits(&t).unwrap()[..3],
+        &[true, false, true]
+    );
+}
+
+#[test]
+fn hommux_without_se_and_refresh() {
+    let (sk, ek, _) = keys();
+    for bits in 0..8u8 {
+        let (c, a, b) = (bits & 1 == 1, bits & 2 == 2, bits & 4 == 4);
+        let r = ek
+            .mux_without_se(&sk.encrypt_bit(c), &sk.encrypt_bit(a), &sk.encrypt_bit(b))
+            .unwrap();
+        assert_eq!(
+            sk.decrypt_trlwe_bits(&r).unwrap()[0],
+            if c { a } else { b },
+            "mux({c},{a},{b})"
+        );
+    }
+    for m in [false, true] {
+        let t = ek.bit_to_trlwe(&sk.encrypt_bit(m)).unwrap();
+        assert_eq!(sk.decrypt_trlwe_bits(&t).unwrap()[0], m);
+        assert_eq!(sk.decrypt_bit(&ek.extract_bit(&t, 0).unwrap()).unwrap(), m);
+    }
+}
