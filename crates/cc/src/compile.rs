@@ -95,7 +95,9 @@ pub fn compile_c_source(source: &str, name: &str, opts: &CcOptions) -> Result<St
 /// Compiles LLVM IR text to assembly; the C runtime (if needed) is built with `opts.clang`.
 pub fn compile_ir_with(ir: &str, opts: &CcOptions) -> Result<String> {
     let m = parse_module(ir)?;
-    let (mut asm, mut needed) = compile_module(&m, &BTreeSet::new())?;
+    let (mut asm, called) = compile_module(&m, &BTreeSet::new())?;
+    let user: BTreeSet<&str> = m.functions.iter().filter(|f| !f.blocks.is_empty()).map(|f| f.name.as_str()).collect();
+    let mut needed: BTreeSet<String> = called.into_iter().filter(|c| !user.contains(c.as_str())).collect();
     if needed.iter().any(|n| RUNTIME_FUNCS.contains(&n.as_str())) {
         let rt_ir = c_to_ir(RUNTIME_C, "<vsp-cc runtime>", opts, &["-ffreestanding", "-fno-builtin"])?;
         let rt = parse_module(&rt_ir)?;
@@ -121,7 +123,7 @@ pub fn compile_ir(ir: &str) -> Result<String> {
 }
 
 /// Compiles the functions of `m` (all of them, or only those in `only`) and its globals.
-/// Returns the text and the external functions it calls.
+/// Returns the text and the functions it calls.
 pub fn compile_module(m: &Module, only: &BTreeSet<String>) -> Result<(String, BTreeSet<String>)> {
     let mut out = String::new();
     let mut externals = BTreeSet::new();
@@ -136,11 +138,7 @@ pub fn compile_module(m: &Module, only: &BTreeSet<String>) -> Result<(String, BT
             continue;
         }
         let (mut mf, called) = crate::isel_fn::select_function(m, func)?;
-        for c in called {
-            if !defined.contains(c.as_str()) {
-                externals.insert(c);
-            }
-        }
+        externals.extend(called);
         collect_syms(&mf, func.line, &mut refs);
         crate::opt::dce(&mut mf);
         crate::regalloc::allocate(&mut mf)?;

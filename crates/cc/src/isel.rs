@@ -37,6 +37,8 @@ pub(crate) enum Val {
     P(Reg, Reg),
     /// An address not (yet) in a register.
     A(Addr),
+    /// A wider integer (i64…) as 16-bit words, low first: only loaded and stored (struct copies).
+    W(Vec<Reg>),
 }
 
 /// Per-function selection state.
@@ -60,6 +62,15 @@ pub(crate) struct Ctx<'m> {
     pub va_words: u32,
     /// Phi copies to place on edges: (pred block, succ block, dst, incoming value, type).
     pub phi_copies: Vec<(usize, usize, Val, Value, Type)>,
+    /// Block-local value numbering of constants and extensions: (block, key) → register.
+    pub cse: HashMap<(usize, CseKey), Reg>,
+}
+
+/// Keys of [`Ctx::cse`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum CseKey {
+    Const(i32),
+    Ext(Reg, bool),
 }
 
 /// Number of 16-bit pieces of a scalar type, or an error naming it.
@@ -94,8 +105,14 @@ impl<'m> Ctx<'m> {
     }
 
     pub fn li(&mut self, v: i128) -> Reg {
+        let v = v as i16 as i32;
+        let key = (self.cur, CseKey::Const(v));
+        if let Some(r) = self.cse.get(&key) {
+            return *r;
+        }
         let rd = self.vreg();
-        self.emit(MInst::Li { rd, v: Off::imm(v as i16 as i32) });
+        self.emit(MInst::Li { rd, v: Off::imm(v) });
+        self.cse.insert(key, rd);
         rd
     }
 
@@ -165,6 +182,7 @@ impl<'m> Ctx<'m> {
             Val::R(r) => Ok(r),
             Val::P(lo, _) => Ok(lo),
             Val::A(a) => Ok(self.materialize(&a)),
+            Val::W(_) => unsupported(self.line, "arithmetic on integers wider than 32 bits (long long)"),
         }
     }
 
@@ -177,6 +195,7 @@ impl<'m> Ctx<'m> {
                 let r = self.materialize(&a);
                 Ok((r, self.li(0)))
             }
+            Val::W(_) => unsupported(self.line, "arithmetic on integers wider than 32 bits (long long)"),
         }
     }
 
@@ -185,6 +204,7 @@ impl<'m> Ctx<'m> {
         Ok(match self.val(op)? {
             Val::A(a) => a,
             Val::R(r) | Val::P(r, _) => Addr { reg: Some(r), ..Addr::default() },
+            Val::W(_) => return unsupported(self.line, "a 64-bit integer used as a pointer"),
         })
     }
 
@@ -211,6 +231,10 @@ impl<'m> Ctx<'m> {
         if self.ext.get(&r) == Some(&e) {
             return r;
         }
+        let key = (self.cur, CseKey::Ext(r, e == Ext::Sign));
+        if let Some(x) = self.cse.get(&key) {
+            return *x;
+        }
         let rd = match e {
             Ext::Zero => self.alui(Alu::And, r, 0xFF),
             Ext::Sign => {
@@ -219,6 +243,7 @@ impl<'m> Ctx<'m> {
             }
         };
         self.ext.insert(rd, e);
+        self.cse.insert(key, rd);
         rd
     }
 
@@ -228,6 +253,13 @@ impl<'m> Ctx<'m> {
         if let (8, Value::Const(Const::Int(v))) = (b, &op.val) {
             let v = if e == Ext::Sign { i128::from(*v as i8) } else { i128::from(*v as u8) };
             let r = self.li(v);
+            // A shared constant register keeps the extension it was first made with.
+            if self.ext.get(&r).is_some_and(|x| *x != e) {
+                let rd = self.vreg();
+                self.emit(MInst::Li { rd, v: Off::imm(v as i16 as i32) });
+                self.ext.insert(rd, e);
+                return Ok(rd);
+            }
             self.ext.insert(r, e);
             return Ok(r);
         }
@@ -277,6 +309,7 @@ impl<'m> Ctx<'m> {
             called: BTreeSet::new(),
             va_words: 0,
             phi_copies: Vec::new(),
+            cse: HashMap::new(),
         }
     }
 
@@ -356,6 +389,8 @@ pub(crate) fn analyse(cx: &mut Ctx, func: &Function) {
             Op::Load(Type::Int(8), _) => {
                 let signed = us.iter().any(|(u, _)| match u {
                     Op::Cast(crate::ir::CastOp::SExt, ..) => true,
+                    Op::Call { callee, .. } => matches!(&callee.val, Value::Const(Const::Addr(n, _))
+                        if n.starts_with("llvm.smax") || n.starts_with("llvm.smin") || n.starts_with("llvm.abs")),
                     Op::Icmp(p, ..) => matches!(p, Pred::Sgt | Pred::Sge | Pred::Slt | Pred::Sle),
                     Op::Bin(k, a, _) => {
                         matches!(k, crate::ir::BinOp::AShr | crate::ir::BinOp::SDiv | crate::ir::BinOp::SRem)

@@ -251,6 +251,7 @@ fn lower_call(
             Val::P(lo, hi) => regs.extend([lo, hi]),
             Val::R(r) => regs.push(r),
             Val::A(ad) => regs.push(cx.materialize(&ad)),
+            Val::W(_) => return unsupported(cx.line, "64-bit (long long) call arguments"),
         }
     }
     if varargs_fixed == Some(args.len()) {
@@ -416,24 +417,45 @@ fn place_phi_copies(cx: &mut Ctx, func: &Function) -> Result<()> {
             let dsts: Vec<Reg> = match dst {
                 Val::R(r) => vec![*r],
                 Val::P(l, h) => vec![*l, *h],
-                Val::A(_) => continue,
+                Val::A(_) | Val::W(_) => continue,
             };
             if src_is_const || matches!(cx.val(&op)?, Val::A(_)) {
-                // Constants/addresses are computed into temporaries, then moved last.
-                let srcs: Vec<Reg> = if dsts.len() == 2 {
-                    let (l, h) = cx.pair(&op)?;
-                    vec![l, h]
-                } else {
-                    vec![cx.reg(&op)?]
+                // Constants and addresses are written straight into the phi registers, after the
+                // moves (which may still read the old values).
+                let words: Vec<Off> = match val {
+                    Value::Const(Const::Int(v)) if dsts.len() == 2 => {
+                        vec![Off::imm((*v & 0xFFFF) as u16 as i16 as i32), Off::imm(((*v >> 16) & 0xFFFF) as u16 as i16 as i32)]
+                    }
+                    Value::Const(Const::Int(v)) => vec![Off::imm(*v as i16 as i32)],
+                    Value::Const(Const::Null | Const::Zero) => vec![Off::imm(0); dsts.len()],
+                    _ => match cx.val(&op)? {
+                        Val::A(a) if a.reg.is_none() && a.fi.is_none() => {
+                            let mut v = vec![Off { imm: a.imm, sym: a.sym.clone(), fi: None }];
+                            v.resize(dsts.len(), Off::imm(0));
+                            v
+                        }
+                        _ => {
+                            let r = cx.reg(&op)?;
+                            for (k, d) in dsts.iter().enumerate() {
+                                if k == 0 {
+                                    consts.push((*d, MInst::Mov { rd: *d, rs: r }));
+                                } else {
+                                    consts.push((*d, MInst::Li { rd: *d, v: Off::imm(0) }));
+                                }
+                            }
+                            continue;
+                        }
+                    },
                 };
-                for (d, s) in dsts.iter().zip(srcs) {
-                    consts.push((*d, MInst::Mov { rd: *d, rs: s }));
+                for (d, w) in dsts.iter().zip(words) {
+                    consts.push((*d, MInst::Li { rd: *d, v: w }));
                 }
             } else {
                 let srcs: Vec<Reg> = match cx.val(&op)? {
                     Val::R(r) => vec![r],
                     Val::P(l, h) => vec![l, h],
                     Val::A(_) => continue,
+                    Val::W(_) => return unsupported(cx.line, "64-bit phi"),
                 };
                 for (d, s) in dsts.iter().zip(srcs) {
                     if *d != s {

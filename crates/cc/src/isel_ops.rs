@@ -31,6 +31,14 @@ fn helper32(k: BinOp) -> Option<&'static str> {
     })
 }
 
+/// Number of words of an integer wider than 32 bits (only moved through memory).
+fn wide_words(m: &crate::ir::Module, ty: &Type) -> Option<usize> {
+    match m.resolve(ty) {
+        Type::Int(b) if *b > 32 && b % 16 == 0 => Some((*b / 16) as usize),
+        _ => None,
+    }
+}
+
 fn const_of(o: &Operand) -> Option<i128> {
     match &o.val {
         Value::Const(Const::Int(v)) => Some(*v),
@@ -411,6 +419,16 @@ impl<'m> Ctx<'m> {
     /// `load ty, p` (`signed`: sign-extend a byte).
     pub fn load(&mut self, ty: &Type, p: &Operand, signed: bool) -> Result<Val> {
         let a = self.addr(p)?;
+        if let Some(n) = wide_words(self.m, ty) {
+            let mut regs = Vec::new();
+            for k in 0..n {
+                let (base, off) = self.mem(&a, 2 * k as i32);
+                let rd = self.vreg();
+                self.emit(MInst::Load { w: Width::Word, rd, base, off });
+                regs.push(rd);
+            }
+            return Ok(Val::W(regs));
+        }
         let n = pieces(self.m, ty, self.line)?;
         let b = bits(self.m, ty);
         let w = if b <= 8 && !matches!(self.m.resolve(ty), Type::Ptr) { byte_width(signed) } else { Width::Word };
@@ -438,13 +456,21 @@ impl<'m> Ctx<'m> {
         let a = self.addr(p)?;
         let b = bits(self.m, &v.ty);
         let byte = b <= 8 && !matches!(self.m.resolve(&v.ty), Type::Ptr);
-        let regs = match pieces(self.m, &v.ty, self.line)? {
+        let regs = match (wide_words(self.m, &v.ty), self.val(v)?) {
+            (Some(_), Val::W(regs)) => regs,
+            (Some(n), _) if matches!(v.val, Value::Const(Const::Zero | Const::Int(0) | Const::Undef)) => {
+                let z = self.li(0);
+                vec![z; n]
+            }
+            (Some(_), _) => return unsupported(self.line, "store of a 64-bit value"),
+            _ => match pieces(self.m, &v.ty, self.line)? {
             2 => {
                 let (lo, hi) = self.pair(v)?;
                 vec![lo, hi]
             }
             1 => vec![self.reg(v)?],
             _ => return unsupported(self.line, format!("store of type {:?}", v.ty)),
+            },
         };
         for (k, rs) in regs.into_iter().enumerate() {
             let (base, off) = self.mem(&a, 2 * k as i32);

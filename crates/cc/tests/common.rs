@@ -1,6 +1,6 @@
 //! Shared harness: compile C with vsp-cc, assemble with vsp-cahp's runtime, run on its ISA simulator.
 
-use vsp_cahp::{assemble_with_runtime, MemConfig, Simulator};
+use vsp_cahp::{assemble_sources, AsmOptions, MemConfig, Simulator, Source};
 use vsp_cc::{clang_available, compile_c_source, CcOptions};
 
 /// Whether clang is installed; prints why a test is skipped otherwise.
@@ -21,11 +21,18 @@ pub struct Run {
     pub asm: String,
 }
 
-/// Compiles `src`, runs it with `args` and returns a0, the instruction count and the ROM size.
+/// Compiles `src`, runs it with `args` on the standard 512 B machine.
 pub fn run_c(src: &str, args: &[&str]) -> Run {
+    run_c_on(src, args, MemConfig::default())
+}
+
+/// Compiles `src`, runs it with `args` and returns a0, the instruction count and the ROM size.
+pub fn run_c_on(src: &str, args: &[&str], mem: MemConfig) -> Run {
     let asm = compile_c_source(src, "test.c", &CcOptions::default()).unwrap_or_else(|e| panic!("compile: {e}"));
-    let image = assemble_with_runtime(&asm, "test.s").unwrap_or_else(|e| panic!("assemble: {e}\n{asm}"));
-    let mut sim = Simulator::from_image(&image, args, MemConfig::default()).unwrap_or_else(|e| panic!("load: {e}"));
+    let opts = AsmOptions { rom_size: mem.rom_size, ram_size: mem.ram_size, runtime: true, ..AsmOptions::default() };
+    let image = assemble_sources(&[Source { name: "test.s", text: &asm }], &opts)
+        .unwrap_or_else(|e| panic!("assemble: {e}\n{asm}"));
+    let mut sim = Simulator::from_image(&image, args, mem).unwrap_or_else(|e| panic!("load: {e}"));
     let stats = sim.run(2_000_000).unwrap_or_else(|e| panic!("run: {e}\n{asm}"));
     assert!(stats.halted, "did not halt\n{asm}");
     Run { result: sim.result(), steps: stats.steps, rom: image.rom.len(), asm }
@@ -37,4 +44,46 @@ pub fn check(src: &str, args: &[&str], expected: u16) -> Run {
     let r = run_c(src, args);
     assert_eq!(r.result, expected, "wrong result for args {args:?}\n{}", r.asm);
     r
+}
+
+/// The shared prelude (fixed-width typedefs, `num`).
+pub const PRELUDE: &str = include_str!("c/prelude.h");
+
+/// Expected result of `main(argv)` computed by the host compiler with the same fixed-width types.
+#[allow(dead_code)]
+pub fn host_result(src: &str, args: &[&str]) -> u16 {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let prog = dir.path().join("prog.c");
+    let drv = dir.path().join("driver.c");
+    let exe = dir.path().join("prog");
+    std::fs::write(&prog, format!("{PRELUDE}\n{src}")).expect("write");
+    std::fs::write(
+        &drv,
+        "#undef main\n#include <stdio.h>\nint vsp_main(int, char **);\nint main(int argc, char **argv) {\n    \
+         argv[0] = \"\";\n    printf(\"%u\\n\", (unsigned)(unsigned short)vsp_main(argc, argv));\n    return 0;\n}\n",
+    )
+    .expect("write");
+    let st = std::process::Command::new("clang")
+        .args(["-O1", "-w", "-fwrapv", "-Dmain=vsp_main"])
+        .arg(&prog)
+        .arg(&drv)
+        .arg("-o")
+        .arg(&exe)
+        .status()
+        .expect("host clang");
+    assert!(st.success(), "host compile failed");
+    let out = std::process::Command::new(&exe).args(args).output().expect("run host program");
+    String::from_utf8_lossy(&out.stdout).trim().parse().expect("host result")
+}
+
+/// Compiles `src` (with the prelude) for CAHPv3 and checks it against the host for each argument set.
+#[allow(dead_code)]
+pub fn differential(src: &str, arg_sets: &[&[&str]]) {
+    let full = format!("{PRELUDE}\n{src}");
+    for args in arg_sets {
+        let want = host_result(src, args);
+        // The 1 KiB machine: these programs test many features at once.
+        let got = run_c_on(&full, args, MemConfig::kib1());
+        assert_eq!(got.result, want, "args {args:?}: CAHP {} vs host {want}\n{}", got.result, got.asm);
+    }
 }
