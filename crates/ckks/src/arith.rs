@@ -63,7 +63,10 @@ pub struct Mod32 {
 impl Mod32 {
     /// Wraps a prime q < 2^30.
     pub fn new(q: u32) -> Self {
-        Self { q, ratio: ((1u128 << 64) / q as u128) as u64 }
+        Self {
+            q,
+            ratio: ((1u128 << 64) / q as u128) as u64,
+        }
     }
     /// x mod q for any 64-bit x (Barrett; the estimate is short by at most 2).
     #[inline(always)]
@@ -157,7 +160,9 @@ mod tests {
         let q = m.q as u64;
         let mut x: u64 = 0x1234_5678_9abc_def1;
         for _ in 0..10_000 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             assert_eq!(m.reduce(x) as u64, x % q);
             let (a, b) = ((x % q) as u32, ((x >> 17) % q) as u32);
             assert_eq!(m.mul(a, b) as u64, mul_mod(a as u64, b as u64, q));

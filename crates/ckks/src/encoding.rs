@@ -32,7 +32,10 @@ impl Complex {
     }
     #[inline(always)]
     fn mul(self, o: Self) -> Self {
-        Self::new(self.re * o.re - self.im * o.im, self.re * o.im + self.im * o.re)
+        Self::new(
+            self.re * o.re - self.im * o.im,
+            self.re * o.im + self.im * o.re,
+        )
     }
     #[inline(always)]
     fn add(self, o: Self) -> Self {
@@ -82,10 +85,17 @@ impl Encoder {
     /// An encoder for degree `n` (a power of two, 8 ≤ n ≤ 32768) with the given table choices.
     pub fn new(n: usize, roots: FftRoots, index: IndexMap) -> Result<Self> {
         if !n.is_power_of_two() || !(8..=32768).contains(&n) {
-            return Err(CkksError::InvalidParams("encoder degree must be a power of two in 8..=32768"));
+            return Err(CkksError::InvalidParams(
+                "encoder degree must be a power of two in 8..=32768",
+            ));
         }
         let log_m = n.trailing_zeros() - 1;
-        let mut e = Self { n, log_m, roots: None, index: None };
+        let mut e = Self {
+            n,
+            log_m,
+            roots: None,
+            index: None,
+        };
         if roots == FftRoots::Loaded {
             e.roots = Some((0..n / 2).map(|k| base_root(k, n)).collect());
         }
@@ -99,7 +109,8 @@ impl Encoder {
 
     /// Bytes of the tables this encoder holds (roots and index map).
     pub fn table_bytes(&self) -> usize {
-        self.roots.as_ref().map_or(0, |r| r.len() * 16) + self.index.as_ref().map_or(0, |t| t.len() * 2)
+        self.roots.as_ref().map_or(0, |r| r.len() * 16)
+            + self.index.as_ref().map_or(0, |t| t.len() * 2)
     }
 
     /// Slot count N/2.
@@ -118,7 +129,11 @@ impl Encoder {
         let two_n = 2 * self.n;
         let mut g = 1usize;
         for j in 0..self.n / 2 {
-            let (h, conj) = if g % 4 == 1 { (g, false) } else { (two_n - g, true) };
+            let (h, conj) = if g % 4 == 1 {
+                (g, false)
+            } else {
+                (two_n - g, true)
+            };
             f(j, bit_reverse((h - 1) / 4, self.log_m), conj);
             g = (g * 3) % two_n;
         }
@@ -164,13 +179,21 @@ impl Encoder {
     ) -> Result<()> {
         let m = self.n / 2;
         if count > m {
-            return Err(CkksError::TooManyValues { given: count, slots: m });
+            return Err(CkksError::TooManyValues {
+                given: count,
+                slots: m,
+            });
         }
         if out.len() != self.n {
-            return Err(CkksError::LengthMismatch { expected: self.n, got: out.len() });
+            return Err(CkksError::LengthMismatch {
+                expected: self.n,
+                got: out.len(),
+            });
         }
         if !scale.is_finite() || scale <= 0.0 {
-            return Err(CkksError::ValueOutOfRange("scale must be positive and finite"));
+            return Err(CkksError::ValueOutOfRange(
+                "scale must be positive and finite",
+            ));
         }
         out.fill(0.0);
         let mut bad = false;
@@ -228,10 +251,18 @@ impl Encoder {
 
     /// Decodes real coefficients (natural order, already divided by the scale and centered) into
     /// N/2 complex slots. `scratch` must have length N.
-    pub fn decode(&self, coeffs: &[f64], scratch: &mut [Complex], out: &mut [Complex]) -> Result<()> {
+    pub fn decode(
+        &self,
+        coeffs: &[f64],
+        scratch: &mut [Complex],
+        out: &mut [Complex],
+    ) -> Result<()> {
         let m = self.n / 2;
         if coeffs.len() != self.n || scratch.len() < m || out.len() < m {
-            return Err(CkksError::LengthMismatch { expected: self.n, got: coeffs.len() });
+            return Err(CkksError::LengthMismatch {
+                expected: self.n,
+                got: coeffs.len(),
+            });
         }
         for k in 0..m {
             scratch[k] = Complex::new(coeffs[k], coeffs[k + m]).mul(self.zeta(k));
@@ -254,7 +285,11 @@ impl Encoder {
             len >>= 1;
         }
         self.for_each_slot(|j, pos, conj| {
-            out[j] = if conj { scratch[pos].conj() } else { scratch[pos] };
+            out[j] = if conj {
+                scratch[pos].conj()
+            } else {
+                scratch[pos]
+            };
         });
         Ok(())
     }
@@ -299,14 +334,19 @@ mod tests {
     fn encode_matches_the_canonical_embedding() {
         let n = 32;
         let enc = Encoder::new(n, FftRoots::OnTheFly, IndexMap::OnTheFly).unwrap();
-        let vals: Vec<Complex> = (0..16).map(|i| Complex::new(i as f64 * 0.25 - 1.0, 0.5 - i as f64 * 0.1)).collect();
+        let vals: Vec<Complex> = (0..16)
+            .map(|i| Complex::new(i as f64 * 0.25 - 1.0, 0.5 - i as f64 * 0.1))
+            .collect();
         let mut buf = alloc::vec![0.0; n];
         let scale = (1u64 << 30) as f64;
         enc.encode_complex(&vals, scale, &mut buf).unwrap();
         let coeffs: Vec<f64> = (0..n).map(|c| buf[coeff_index(c, n)] / scale).collect();
         for (j, v) in vals.iter().enumerate() {
             let s = naive_slot(&coeffs, j, n);
-            assert!((s.re - v.re).abs() < 1e-6 && (s.im - v.im).abs() < 1e-6, "slot {j}: {s:?} vs {v:?}");
+            assert!(
+                (s.re - v.re).abs() < 1e-6 && (s.im - v.im).abs() < 1e-6,
+                "slot {j}: {s:?} vs {v:?}"
+            );
         }
         let mut scratch = alloc::vec![Complex::default(); n];
         let mut out = alloc::vec![Complex::default(); n / 2];
@@ -338,7 +378,10 @@ mod tests {
     fn rejects_bad_input() {
         let enc = Encoder::new(64, FftRoots::OnTheFly, IndexMap::OnTheFly).unwrap();
         let mut buf = alloc::vec![0.0; 64];
-        assert!(matches!(enc.encode_real(&[0.0; 33], 1.0, &mut buf), Err(CkksError::TooManyValues { .. })));
+        assert!(matches!(
+            enc.encode_real(&[0.0; 33], 1.0, &mut buf),
+            Err(CkksError::TooManyValues { .. })
+        ));
         assert!(enc.encode_real(&[f64::NAN], 1.0, &mut buf).is_err());
         assert!(enc.encode_real(&[1e10], 2f64.powi(50), &mut buf).is_err());
         assert!(enc.encode_real(&[1.0], 1.0, &mut buf[..10]).is_err());

@@ -26,8 +26,8 @@ pub mod seal;
 pub mod server;
 
 pub use device::encryptor::{
-    DeviceConfig, DeviceEncryptor, EncryptionKind, EncryptionSeeds, MemoryMode, NttRoots, Part, Sink,
-    SinkError,
+    DeviceConfig, DeviceEncryptor, EncryptionKind, EncryptionSeeds, MemoryMode, NttRoots, Part,
+    Sink, SinkError,
 };
 pub use device::keys::{DevicePublicKey, DeviceSecretKey};
 pub use device::memory::{working_memory, MemoryReport};

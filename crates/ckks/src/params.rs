@@ -66,7 +66,11 @@ impl CkksParams {
             4096 => (&PRIMES_30[..3], Some(417793), 25),
             8192 => (&PRIMES_30[..6], Some(274877562881), 25),
             16384 => (&PRIMES_30[..13], Some(281474976546817), 25),
-            _ => return Err(CkksError::InvalidParams("N must be 1024, 2048, 4096, 8192 or 16384")),
+            _ => {
+                return Err(CkksError::InvalidParams(
+                    "N must be 1024, 2048, 4096, 8192 or 16384",
+                ))
+            }
         };
         Self::new(n, data, special, (1u64 << log_scale) as f64)
     }
@@ -85,7 +89,12 @@ impl CkksParams {
 
     /// A user set: data primes (each prime, ≡ 1 mod 2N, < 2^30), an optional special prime for key
     /// switching (< 2^61), and the scale. Refuses sets beyond the 128-bit security cap.
-    pub fn new(n: usize, data_primes: &[u64], special_prime: Option<u64>, scale: f64) -> Result<Self> {
+    pub fn new(
+        n: usize,
+        data_primes: &[u64],
+        special_prime: Option<u64>,
+        scale: f64,
+    ) -> Result<Self> {
         let p = Self::build(n, data_primes, special_prime, scale, false)?;
         if p.total_bits() > p.max_secure_bits() {
             return Err(CkksError::InvalidParams(
@@ -124,7 +133,9 @@ impl CkksParams {
         insecure: bool,
     ) -> Result<Self> {
         if !(1024..=16384).contains(&n) || !n.is_power_of_two() {
-            return Err(CkksError::InvalidParams("N must be a power of two in 1024..=16384"));
+            return Err(CkksError::InvalidParams(
+                "N must be a power of two in 1024..=16384",
+            ));
         }
         if data_primes.is_empty() || data_primes.len() > 64 {
             return Err(CkksError::InvalidParams("need 1 to 64 data primes"));
@@ -149,7 +160,9 @@ impl CkksParams {
         }
         let data_bits: u32 = data_primes.iter().map(|q| 64 - q.leading_zeros()).sum();
         if !scale.is_finite() || scale < 1.0 || libm::log2(scale) >= data_bits as f64 {
-            return Err(CkksError::InvalidParams("scale must be ≥ 1 and below the data modulus"));
+            return Err(CkksError::InvalidParams(
+                "scale must be ≥ 1 and below the data modulus",
+            ));
         }
         Ok(Self {
             n,
@@ -193,16 +206,25 @@ impl CkksParams {
     }
     /// Sets another encoding scale (same validity rule as construction).
     pub fn with_scale(mut self, scale: f64) -> Result<Self> {
-        let data_bits: u32 = self.data_primes.iter().map(|q| 64 - q.leading_zeros()).sum();
+        let data_bits: u32 = self
+            .data_primes
+            .iter()
+            .map(|q| 64 - q.leading_zeros())
+            .sum();
         if !scale.is_finite() || scale < 1.0 || libm::log2(scale) >= data_bits as f64 {
-            return Err(CkksError::InvalidParams("scale must be ≥ 1 and below the data modulus"));
+            return Err(CkksError::InvalidParams(
+                "scale must be ≥ 1 and below the data modulus",
+            ));
         }
         self.scale = scale;
         Ok(self)
     }
     /// Bits of the whole key-level modulus (what the security cap applies to).
     pub fn total_bits(&self) -> u32 {
-        self.key_primes().iter().map(|q| 64 - q.leading_zeros()).sum()
+        self.key_primes()
+            .iter()
+            .map(|q| 64 - q.leading_zeros())
+            .sum()
     }
     /// The 128-bit classical cap on log2 Q for this N.
     pub fn max_secure_bits(&self) -> u32 {
@@ -241,10 +263,15 @@ mod tests {
         assert!(CkksParams::new(4096, &[1053818883], None, 1e6).is_err()); // not prime
         assert!(CkksParams::new(4096, &[PRIMES_30[0], PRIMES_30[0]], None, 1e6).is_err());
         assert!(CkksParams::new(4096, &PRIMES_30[..4], None, 1e6).is_err()); // 120 > 109 bits
-        assert!(CkksParams::new_insecure(4096, &PRIMES_30[..4], None, 1e6).unwrap().is_insecure());
+        assert!(CkksParams::new_insecure(4096, &PRIMES_30[..4], None, 1e6)
+            .unwrap()
+            .is_insecure());
         assert!(CkksParams::new(4096, &PRIMES_30[..1], None, f64::NAN).is_err());
         assert!(CkksParams::new(4096, &PRIMES_30[..1], None, 2f64.powi(40)).is_err());
         // 12289 is prime but only 1 mod 4096, not 1 mod 8192.
-        assert_eq!(CkksParams::new(4096, &[12289], None, 1.0), Err(CkksError::BadModulus(12289)));
+        assert_eq!(
+            CkksParams::new(4096, &[12289], None, 1.0),
+            Err(CkksError::BadModulus(12289))
+        );
     }
 }

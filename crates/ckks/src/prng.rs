@@ -38,7 +38,12 @@ impl<'a> SealShake<'a> {
             reader.read(&mut sink[..k]);
             left -= k;
         }
-        Self { seed, block, used: skip, reader }
+        Self {
+            seed,
+            block,
+            used: skip,
+            reader,
+        }
     }
 
     fn block_reader(seed: &[u8; SEED_BYTES], block: u64) -> sha3::Shake256Reader {
@@ -174,7 +179,12 @@ mod tests {
         let var = sq as f64 / 20000.0;
         assert!(sum.abs() < 1500 && (var - 10.5).abs() < 1.0, "var {var}");
         let mut counts = [0usize; 3];
-        ternary(&mut Xof::new(&[2; 32], b"u"), 30000, |_, t| counts[(t + 1) as usize] += 1);
-        assert!(counts.iter().all(|&c| (9000..11000).contains(&c)), "{counts:?}");
+        ternary(&mut Xof::new(&[2; 32], b"u"), 30000, |_, t| {
+            counts[(t + 1) as usize] += 1
+        });
+        assert!(
+            counts.iter().all(|&c| (9000..11000).contains(&c)),
+            "{counts:?}"
+        );
     }
 }

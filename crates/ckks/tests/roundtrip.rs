@@ -5,12 +5,15 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use vsp_ckks::server::{Collector, Decryptor, Evaluator, KeyGenerator, ServerContext};
 use vsp_ckks::{
-    CkksParams, DeviceConfig, DeviceEncryptor, EncryptionSeeds, FftRoots, IndexMap, MemoryMode, NttRoots, Part,
-    SinkError,
+    CkksParams, DeviceConfig, DeviceEncryptor, EncryptionSeeds, FftRoots, IndexMap, MemoryMode,
+    NttRoots, Part, SinkError,
 };
 
 fn max_err(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max)
 }
 
 fn random_values(rng: &mut ChaCha20Rng, count: usize) -> Vec<f64> {
@@ -31,18 +34,31 @@ fn symmetric_and_asymmetric_roundtrip_at_each_n() {
         let dec = Decryptor::new(&ctx, sk);
         // Bound: fresh noise ≲ 2^10 in coefficient norm ⇒ slot error ≲ 2^10·√N / Δ; Δ ≥ 2^20.
         let tol = 64.0 * (n as f64).sqrt() * 21.0 / params.scale();
-        for cfg in [DeviceConfig::low_memory(params.clone()), DeviceConfig::fast(params.clone())] {
+        for cfg in [
+            DeviceConfig::low_memory(params.clone()),
+            DeviceConfig::fast(params.clone()),
+        ] {
             let mut enc = DeviceEncryptor::new(cfg).unwrap();
             let mut col = Collector::new(&ctx);
-            enc.encrypt_symmetric_rng(&values, &dsk, &mut rng, &mut col).unwrap();
+            enc.encrypt_symmetric_rng(&values, &dsk, &mut rng, &mut col)
+                .unwrap();
             let got = dec.decrypt_real(&col.finish().unwrap()).unwrap();
-            assert!(max_err(&got, &values) < tol, "sym n={n}: {} ≥ {tol}", max_err(&got, &values));
+            assert!(
+                max_err(&got, &values) < tol,
+                "sym n={n}: {} ≥ {tol}",
+                max_err(&got, &values)
+            );
 
             let seeds = EncryptionSeeds::random(&mut rng);
             let mut col = Collector::new(&ctx);
-            enc.encrypt_asymmetric(&values, &dpk, &seeds, &mut col).unwrap();
+            enc.encrypt_asymmetric(&values, &dpk, &seeds, &mut col)
+                .unwrap();
             let got = dec.decrypt_real(&col.finish().unwrap()).unwrap();
-            assert!(max_err(&got, &values) < 4.0 * tol, "asym n={n}: {}", max_err(&got, &values));
+            assert!(
+                max_err(&got, &values) < 4.0 * tol,
+                "asym n={n}: {}",
+                max_err(&got, &values)
+            );
         }
     }
 }
@@ -57,7 +73,11 @@ fn record(
     let mut sink = |p: Part<'_>| {
         match p {
             Part::Seed(s) => out.extend(s.iter().map(|&b| b as u32)),
-            Part::Limb { poly, prime, coeffs } => {
+            Part::Limb {
+                poly,
+                prime,
+                coeffs,
+            } => {
                 out.push(poly as u32);
                 out.push(prime as u32);
                 out.extend_from_slice(coeffs);
@@ -84,14 +104,28 @@ fn every_memory_mode_gives_bit_identical_ciphertexts() {
         for index_map in [IndexMap::OnTheFly, IndexMap::Persistent] {
             for ntt_roots in [NttRoots::OnTheFly, NttRoots::OneShot, NttRoots::Loaded] {
                 for memory in [MemoryMode::Low, MemoryMode::Fast] {
-                    let cfg = DeviceConfig { params: params.clone(), fft_roots, index_map, ntt_roots, memory };
+                    let cfg = DeviceConfig {
+                        params: params.clone(),
+                        fft_roots,
+                        index_map,
+                        ntt_roots,
+                        memory,
+                    };
                     let mut enc = DeviceEncryptor::new(cfg.clone()).unwrap();
                     let sym = record(&mut enc, &values, |e, v, s| {
                         e.encrypt_symmetric_seeded(v, &dsk, &seeds, s).unwrap()
                     });
-                    let full = record(&mut enc, &values, |e, v, s| e.encrypt_symmetric(v, &dsk, &seeds, s).unwrap());
-                    let asym = record(&mut enc, &values, |e, v, s| e.encrypt_asymmetric(v, &dpk, &seeds, s).unwrap());
-                    for (r, x) in [(&mut sym_ref, sym), (&mut full_ref, full), (&mut asym_ref, asym)] {
+                    let full = record(&mut enc, &values, |e, v, s| {
+                        e.encrypt_symmetric(v, &dsk, &seeds, s).unwrap()
+                    });
+                    let asym = record(&mut enc, &values, |e, v, s| {
+                        e.encrypt_asymmetric(v, &dpk, &seeds, s).unwrap()
+                    });
+                    for (r, x) in [
+                        (&mut sym_ref, sym),
+                        (&mut full_ref, full),
+                        (&mut asym_ref, asym),
+                    ] {
                         match r {
                             None => *r = Some(x),
                             Some(want) => assert!(*want == x, "{cfg:?} differs"),
@@ -114,9 +148,11 @@ fn seeded_and_full_symmetric_agree() {
     let seeds = EncryptionSeeds::random(&mut rng);
     let mut enc = DeviceEncryptor::new(DeviceConfig::fast(params)).unwrap();
     let mut a = Collector::new(&ctx);
-    enc.encrypt_symmetric_seeded(&values, &dsk, &seeds, &mut a).unwrap();
+    enc.encrypt_symmetric_seeded(&values, &dsk, &seeds, &mut a)
+        .unwrap();
     let mut b = Collector::new(&ctx);
-    enc.encrypt_symmetric(&values, &dsk, &seeds, &mut b).unwrap();
+    enc.encrypt_symmetric(&values, &dsk, &seeds, &mut b)
+        .unwrap();
     assert_eq!(a.finish().unwrap(), b.finish().unwrap());
 }
 
@@ -136,7 +172,8 @@ fn add_multiply_relinearize_rescale() {
     let y = random_values(&mut rng, 4096);
     let mut encrypt = |v: &[f64], rng: &mut ChaCha20Rng| {
         let mut c = Collector::new(&ctx);
-        enc.encrypt_asymmetric(v, &dpk, &EncryptionSeeds::random(rng), &mut c).unwrap();
+        enc.encrypt_asymmetric(v, &dpk, &EncryptionSeeds::random(rng), &mut c)
+            .unwrap();
         c.finish().unwrap()
     };
     let cx = encrypt(&x, &mut rng);
@@ -165,12 +202,27 @@ fn add_multiply_relinearize_rescale() {
     let cx1 = ev.mod_drop(&cx).unwrap();
     let mut cx1s = cx1.clone();
     cx1s.set_scale(res.scale());
-    assert!(ev.add(&res, &cx1).is_err(), "different scales must be refused");
-    let p2 = ev.rescale(&ev.relinearize(&ev.multiply(&res, &cx1s).unwrap(), &rk).unwrap()).unwrap();
-    let want2: Vec<f64> = want.iter().zip(&x).map(|(a, b)| a * b * 2f64.powi(25) / res.scale()).collect();
+    assert!(
+        ev.add(&res, &cx1).is_err(),
+        "different scales must be refused"
+    );
+    let p2 = ev
+        .rescale(
+            &ev.relinearize(&ev.multiply(&res, &cx1s).unwrap(), &rk)
+                .unwrap(),
+        )
+        .unwrap();
+    let want2: Vec<f64> = want
+        .iter()
+        .zip(&x)
+        .map(|(a, b)| a * b * 2f64.powi(25) / res.scale())
+        .collect();
     let got2 = dec.decrypt_real(&p2).unwrap();
     assert!(max_err(&got2, &want2) < 20.0, "{}", max_err(&got2, &want2));
 
-    assert!(ev.multiply(&cx, &res).is_err(), "different levels must be refused");
+    assert!(
+        ev.multiply(&cx, &res).is_err(),
+        "different levels must be refused"
+    );
     assert!(ev.relinearize(&cx, &rk).is_err());
 }

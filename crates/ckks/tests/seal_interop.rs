@@ -11,8 +11,8 @@ use std::process::Command;
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use vsp_ckks::seal::{
-    read_ciphertext, read_public_key, read_relin_keys, read_secret_key, write_ciphertext, write_public_key,
-    write_relin_keys, write_secret_key, SealSeededWriter,
+    read_ciphertext, read_public_key, read_relin_keys, read_secret_key, write_ciphertext,
+    write_public_key, write_relin_keys, write_secret_key, SealSeededWriter,
 };
 use vsp_ckks::server::{Collector, Decryptor, Evaluator, ServerContext};
 use vsp_ckks::{CkksParams, DeviceConfig, DeviceEncryptor, EncryptionSeeds};
@@ -20,7 +20,9 @@ use vsp_ckks::{CkksParams, DeviceConfig, DeviceEncryptor, EncryptionSeeds};
 const N: usize = 4096;
 
 fn real_values(k: usize) -> Vec<f64> {
-    (0..k).map(|j| ((j * 37) % 101) as f64 / 10.0 - 5.0).collect()
+    (0..k)
+        .map(|j| ((j * 37) % 101) as f64 / 10.0 - 5.0)
+        .collect()
 }
 
 fn python(script: &Path, cmd: &str, dir: &Path) -> Result<String, String> {
@@ -30,7 +32,8 @@ fn python(script: &Path, cmd: &str, dir: &Path) -> Result<String, String> {
         .arg(dir)
         .output()
         .map_err(|e| format!("cannot run python3: {e}"))?;
-    let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     if out.status.success() {
         Ok(text)
     } else {
@@ -45,7 +48,8 @@ fn seal_available() -> bool {
         .map(|o| o.status.success())
         .unwrap_or(false);
     if !ok {
-        let msg = "seal-python is not installed: run `pip install seal-python numpy` (SEAL interop test)";
+        let msg =
+            "seal-python is not installed: run `pip install seal-python numpy` (SEAL interop test)";
         if std::env::var("VSP_SKIP_SEAL_INTEROP").as_deref() == Ok("1") {
             eprintln!("SKIPPED: {msg}");
             return false;
@@ -67,7 +71,11 @@ fn seal_reads_ours_and_we_read_seal() {
 
     let ctx = ServerContext::new(CkksParams::default()).unwrap();
     let read = |name: &str| std::fs::read(d.join(name)).unwrap();
-    let (pk_bytes, sk_bytes, rk_bytes) = (read("seal_pk.bin"), read("seal_sk.bin"), read("seal_rk.bin"));
+    let (pk_bytes, sk_bytes, rk_bytes) = (
+        read("seal_pk.bin"),
+        read("seal_sk.bin"),
+        read("seal_rk.bin"),
+    );
     let pk = read_public_key(&ctx, &pk_bytes).unwrap();
     let sk = read_secret_key(&ctx, &sk_bytes).unwrap();
     let rk = read_relin_keys(&ctx, &rk_bytes).unwrap();
@@ -81,11 +89,20 @@ fn seal_reads_ours_and_we_read_seal() {
     for name in ["seal_ct.bin", "seal_ct_sym.bin"] {
         let bytes = read(name);
         let ct = read_ciphertext(&ctx, &bytes).unwrap();
-        assert!(write_ciphertext(&ctx, &ct).unwrap() == bytes, "{name} re-serializes differently");
+        assert!(
+            write_ciphertext(&ctx, &ct).unwrap() == bytes,
+            "{name} re-serializes differently"
+        );
         let got = dec.decrypt(&ct).unwrap();
         for (j, z) in got.iter().enumerate() {
-            let (re, im) = (((j * 37) % 101) as f64 / 10.0 - 5.0, ((j * 53) % 97) as f64 / 10.0 - 4.0);
-            assert!((z.re - re).abs() < 1e-3 && (z.im - im).abs() < 1e-3, "{name} slot {j}: {z:?}");
+            let (re, im) = (
+                ((j * 37) % 101) as f64 / 10.0 - 5.0,
+                ((j * 53) % 97) as f64 / 10.0 - 4.0,
+            );
+            assert!(
+                (z.re - re).abs() < 1e-3 && (z.im - im).abs() < 1e-3,
+                "{name} slot {j}: {z:?}"
+            );
         }
     }
 
@@ -96,9 +113,14 @@ fn seal_reads_ours_and_we_read_seal() {
     let mut enc = DeviceEncryptor::new(DeviceConfig::low_memory(params.clone())).unwrap();
     let dpk = pk.to_device(&ctx).unwrap();
     let mut col = Collector::new(&ctx);
-    enc.encrypt_asymmetric(&values, &dpk, &EncryptionSeeds::random(&mut rng), &mut col).unwrap();
+    enc.encrypt_asymmetric(&values, &dpk, &EncryptionSeeds::random(&mut rng), &mut col)
+        .unwrap();
     let asym = col.finish().unwrap();
-    std::fs::write(d.join("ours_asym.bin"), write_ciphertext(&ctx, &asym).unwrap()).unwrap();
+    std::fs::write(
+        d.join("ours_asym.bin"),
+        write_ciphertext(&ctx, &asym).unwrap(),
+    )
+    .unwrap();
 
     let dsk = sk.to_device().unwrap();
     let mut seeded = Vec::new();
@@ -109,23 +131,46 @@ fn seal_reads_ours_and_we_read_seal() {
     .unwrap();
     let total = w.total_bytes();
     let seeds = EncryptionSeeds::random(&mut rng);
-    enc.encrypt_symmetric_seeded(&values, &dsk, &seeds, &mut w).unwrap();
+    enc.encrypt_symmetric_seeded(&values, &dsk, &seeds, &mut w)
+        .unwrap();
     let _ = w.finish().unwrap();
     assert_eq!(seeded.len() as u64, total);
-    assert_eq!(seeded.len(), 113 + 8 * 3 * 4096 + 81, "seeded: preamble, c0 only, 81-byte seed info");
+    assert_eq!(
+        seeded.len(),
+        113 + 8 * 3 * 4096 + 81,
+        "seeded: preamble, c0 only, 81-byte seed info"
+    );
     std::fs::write(d.join("ours_seeded.bin"), &seeded).unwrap();
     let seeded_ct = read_ciphertext(&ctx, &seeded).unwrap();
     let mut col = Collector::new(&ctx);
-    enc.encrypt_symmetric(&values, &dsk, &seeds, &mut col).unwrap();
+    enc.encrypt_symmetric(&values, &dsk, &seeds, &mut col)
+        .unwrap();
     let full = col.finish().unwrap();
-    assert_eq!(full, seeded_ct, "our expansion of the seed must equal the full form");
-    std::fs::write(d.join("ours_sym_full.bin"), write_ciphertext(&ctx, &full).unwrap()).unwrap();
+    assert_eq!(
+        full, seeded_ct,
+        "our expansion of the seed must equal the full form"
+    );
+    std::fs::write(
+        d.join("ours_sym_full.bin"),
+        write_ciphertext(&ctx, &full).unwrap(),
+    )
+    .unwrap();
 
     // Our evaluator with SEAL's relinearisation keys.
     let ev = Evaluator::new(&ctx);
-    let prod = ev.rescale(&ev.relinearize(&ev.multiply(&asym, &seeded_ct).unwrap(), &rk).unwrap()).unwrap();
-    std::fs::write(d.join("ours_prod.bin"), write_ciphertext(&ctx, &prod).unwrap()).unwrap();
+    let prod = ev
+        .rescale(
+            &ev.relinearize(&ev.multiply(&asym, &seeded_ct).unwrap(), &rk)
+                .unwrap(),
+        )
+        .unwrap();
+    std::fs::write(
+        d.join("ours_prod.bin"),
+        write_ciphertext(&ctx, &prod).unwrap(),
+    )
+    .unwrap();
 
-    let report = python(&script, "check", d).unwrap_or_else(|e| panic!("SEAL rejected our ciphertexts:\n{e}"));
+    let report = python(&script, "check", d)
+        .unwrap_or_else(|e| panic!("SEAL rejected our ciphertexts:\n{e}"));
     println!("{report}");
 }

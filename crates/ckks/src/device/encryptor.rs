@@ -136,7 +136,10 @@ pub struct EncryptionSeeds {
 impl EncryptionSeeds {
     /// Fresh seeds from a cryptographic RNG.
     pub fn random<R: RngCore + CryptoRng>(rng: &mut R) -> Self {
-        let mut s = Self { shareable: [0; SEED_BYTES], private: [0; 32] };
+        let mut s = Self {
+            shareable: [0; SEED_BYTES],
+            private: [0; 32],
+        };
         rng.fill_bytes(&mut s.shareable);
         rng.fill_bytes(&mut s.private);
         s
@@ -168,13 +171,33 @@ impl DeviceEncryptor {
         }
         let loaded = if cfg.ntt_roots == NttRoots::Loaded {
             let inverse = cfg.memory == MemoryMode::Low;
-            primes.iter().map(|pr| LoadedRoots::new(pr, inverse)).collect()
+            primes
+                .iter()
+                .map(|pr| LoadedRoots::new(pr, inverse))
+                .collect()
         } else {
             Vec::new()
         };
-        let buf_b = if cfg.memory == MemoryMode::Fast { alloc::vec![0; n] } else { Vec::new() };
-        let roots = if cfg.ntt_roots == NttRoots::OneShot { alloc::vec![0; n] } else { Vec::new() };
-        Ok(Self { encoder, primes, loaded, msg: alloc::vec![0.0; n], buf_a: alloc::vec![0; n], buf_b, roots, cfg })
+        let buf_b = if cfg.memory == MemoryMode::Fast {
+            alloc::vec![0; n]
+        } else {
+            Vec::new()
+        };
+        let roots = if cfg.ntt_roots == NttRoots::OneShot {
+            alloc::vec![0; n]
+        } else {
+            Vec::new()
+        };
+        Ok(Self {
+            encoder,
+            primes,
+            loaded,
+            msg: alloc::vec![0.0; n],
+            buf_a: alloc::vec![0; n],
+            buf_b,
+            roots,
+            cfg,
+        })
     }
 
     /// The configuration.
@@ -184,8 +207,10 @@ impl DeviceEncryptor {
 
     /// Bytes this encryptor holds: (working buffers, tables).
     pub fn held_bytes(&self) -> (usize, usize) {
-        let work = self.msg.len() * 8 + (self.buf_a.len() + self.buf_b.len() + self.roots.len()) * 4;
-        let tables = self.encoder.table_bytes() + self.loaded.iter().map(|l| l.words() * 4).sum::<usize>();
+        let work =
+            self.msg.len() * 8 + (self.buf_a.len() + self.buf_b.len() + self.roots.len()) * 4;
+        let tables =
+            self.encoder.table_bytes() + self.loaded.iter().map(|l| l.words() * 4).sum::<usize>();
         (work, tables)
     }
 
@@ -253,7 +278,12 @@ impl DeviceEncryptor {
                         for ((b, &a), &k) in self.buf_b.iter_mut().zip(&self.buf_a).zip(pkl) {
                             *b = m.add(*b, m.mul(a, k));
                         }
-                        sink.send(Part::Limb { poly, prime: j, coeffs: &self.buf_b }).map_err(|_| CkksError::SinkFailed)?;
+                        sink.send(Part::Limb {
+                            poly,
+                            prime: j,
+                            coeffs: &self.buf_b,
+                        })
+                        .map_err(|_| CkksError::SinkFailed)?;
                     }
                 }
                 MemoryMode::Low => {
@@ -274,7 +304,12 @@ impl DeviceEncryptor {
                             }
                         }
                         self.ntt_a(j);
-                        sink.send(Part::Limb { poly, prime: j, coeffs: &self.buf_a }).map_err(|_| CkksError::SinkFailed)?;
+                        sink.send(Part::Limb {
+                            poly,
+                            prime: j,
+                            coeffs: &self.buf_a,
+                        })
+                        .map_err(|_| CkksError::SinkFailed)?;
                     }
                 }
             }
@@ -293,11 +328,14 @@ impl DeviceEncryptor {
     ) -> Result<()> {
         let n = self.cfg.params.n();
         if sk.n() != n {
-            return Err(CkksError::Mismatch("secret key degree differs from the parameters"));
+            return Err(CkksError::Mismatch(
+                "secret key degree differs from the parameters",
+            ));
         }
         self.encode_with_error(values, &seeds.private, b"e")?;
         if !send_c1 {
-            sink.send(Part::Seed(&seeds.shareable)).map_err(|_| CkksError::SinkFailed)?;
+            sink.send(Part::Seed(&seeds.shareable))
+                .map_err(|_| CkksError::SinkFailed)?;
         }
         let l = self.primes.len();
         let mut rejections = 0u64;
@@ -318,7 +356,12 @@ impl DeviceEncryptor {
                     sample_uniform_limb(&seeds.shareable, n, l, j, q, &mut rejections, |i, a| {
                         b_buf[i] = m.sub(b_buf[i], m.mul(a as u32, a_buf[i]));
                     });
-                    sink.send(Part::Limb { poly: 0, prime: j, coeffs: &self.buf_b }).map_err(|_| CkksError::SinkFailed)?;
+                    sink.send(Part::Limb {
+                        poly: 0,
+                        prime: j,
+                        coeffs: &self.buf_b,
+                    })
+                    .map_err(|_| CkksError::SinkFailed)?;
                 }
                 MemoryMode::Low => {
                     let a_buf = &mut self.buf_a;
@@ -332,14 +375,26 @@ impl DeviceEncryptor {
                     }
                     self.add_msg_to_a(j);
                     self.ntt_a(j);
-                    sink.send(Part::Limb { poly: 0, prime: j, coeffs: &self.buf_a }).map_err(|_| CkksError::SinkFailed)?;
+                    sink.send(Part::Limb {
+                        poly: 0,
+                        prime: j,
+                        coeffs: &self.buf_a,
+                    })
+                    .map_err(|_| CkksError::SinkFailed)?;
                 }
             }
             if send_c1 {
                 let mut again = rej_before;
                 let a_buf = &mut self.buf_a;
-                sample_uniform_limb(&seeds.shareable, n, l, j, q, &mut again, |i, a| a_buf[i] = a as u32);
-                sink.send(Part::Limb { poly: 1, prime: j, coeffs: &self.buf_a }).map_err(|_| CkksError::SinkFailed)?;
+                sample_uniform_limb(&seeds.shareable, n, l, j, q, &mut again, |i, a| {
+                    a_buf[i] = a as u32
+                });
+                sink.send(Part::Limb {
+                    poly: 1,
+                    prime: j,
+                    coeffs: &self.buf_a,
+                })
+                .map_err(|_| CkksError::SinkFailed)?;
             }
         }
         self.msg.as_mut_slice().zeroize();
@@ -347,7 +402,12 @@ impl DeviceEncryptor {
     }
 
     /// Encodes into `msg` and adds the CBD error e (integers, so it is the same for every prime).
-    fn encode_with_error(&mut self, values: &[f64], private: &[u8; 32], label: &[u8]) -> Result<()> {
+    fn encode_with_error(
+        &mut self,
+        values: &[f64],
+        private: &[u8; 32],
+        label: &[u8],
+    ) -> Result<()> {
         let p = &self.cfg.params;
         self.encoder.encode_real(values, p.scale(), &mut self.msg)?;
         let n = p.n();
@@ -388,16 +448,34 @@ impl DeviceEncryptor {
 
     fn load_ternary(&mut self, private: &[u8; 32], label: &[u8], j: usize, into_a: bool) {
         let m = self.primes[j].m;
-        let buf = if into_a { &mut self.buf_a } else { &mut self.buf_b };
+        let buf = if into_a {
+            &mut self.buf_a
+        } else {
+            &mut self.buf_b
+        };
         let n = buf.len();
-        ternary(&mut Xof::new(private, label), n, |i, t| buf[i] = m.from_i64(t as i64));
+        ternary(&mut Xof::new(private, label), n, |i, t| {
+            buf[i] = m.from_i64(t as i64)
+        });
     }
 
     fn ntt_a(&mut self, j: usize) {
-        Self::forward(&self.cfg, &self.primes[j], self.loaded.get(j), &mut self.roots, &mut self.buf_a);
+        Self::forward(
+            &self.cfg,
+            &self.primes[j],
+            self.loaded.get(j),
+            &mut self.roots,
+            &mut self.buf_a,
+        );
     }
     fn ntt_b(&mut self, j: usize) {
-        Self::forward(&self.cfg, &self.primes[j], self.loaded.get(j), &mut self.roots, &mut self.buf_b);
+        Self::forward(
+            &self.cfg,
+            &self.primes[j],
+            self.loaded.get(j),
+            &mut self.roots,
+            &mut self.buf_b,
+        );
     }
     fn intt_a(&mut self, j: usize) {
         let p = &self.primes[j];
@@ -413,7 +491,13 @@ impl DeviceEncryptor {
             },
         }
     }
-    fn forward(cfg: &DeviceConfig, p: &NttPrime, loaded: Option<&LoadedRoots>, roots: &mut [u32], buf: &mut [u32]) {
+    fn forward(
+        cfg: &DeviceConfig,
+        p: &NttPrime,
+        loaded: Option<&LoadedRoots>,
+        roots: &mut [u32],
+        buf: &mut [u32],
+    ) {
         match (cfg.ntt_roots, loaded) {
             (NttRoots::Loaded, Some(r)) => ntt::forward_loaded(buf, p, r),
             (NttRoots::OneShot, _) => {

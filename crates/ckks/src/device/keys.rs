@@ -27,7 +27,9 @@ impl DeviceSecretKey {
     pub fn from_ternary(s: &[i8]) -> Result<Self> {
         let n = s.len();
         if n == 0 || n % 4 != 0 {
-            return Err(CkksError::InvalidParams("secret length must be a positive multiple of 4"));
+            return Err(CkksError::InvalidParams(
+                "secret length must be a positive multiple of 4",
+            ));
         }
         let mut packed = alloc::vec![0u8; n / 4];
         for (i, &c) in s.iter().enumerate() {
@@ -75,18 +77,26 @@ impl DevicePublicKey {
         let n = params.n();
         let primes = params.data_primes();
         if pk0.len() < primes.len() || pk1.len() < primes.len() {
-            return Err(CkksError::Mismatch("public key has fewer limbs than data primes"));
+            return Err(CkksError::Mismatch(
+                "public key has fewer limbs than data primes",
+            ));
         }
         let mut data = Vec::with_capacity(2 * primes.len() * n);
         for poly in [pk0, pk1] {
             for (limb, &q) in poly.iter().zip(primes) {
                 if limb.len() != n || limb.iter().any(|&x| x >= q) {
-                    return Err(CkksError::Format("public key limb has wrong length or unreduced values"));
+                    return Err(CkksError::Format(
+                        "public key limb has wrong length or unreduced values",
+                    ));
                 }
                 data.extend(limb.iter().map(|&x| x as u32));
             }
         }
-        Ok(Self { n, primes: primes.to_vec(), data })
+        Ok(Self {
+            n,
+            primes: primes.to_vec(),
+            data,
+        })
     }
     /// Limb of poly (0 or 1) at data prime `prime`.
     pub fn limb(&self, poly: usize, prime: usize) -> &[u32] {

@@ -63,5 +63,9 @@ pub fn working_memory(cfg: &DeviceConfig, kind: EncryptionKind) -> MemoryReport 
         EncryptionKind::Symmetric => n / 4,
         EncryptionKind::Asymmetric => 2 * l * 4 * n,
     };
-    MemoryReport { working, tables, keys }
+    MemoryReport {
+        working,
+        tables,
+        keys,
+    }
 }

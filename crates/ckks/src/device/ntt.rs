@@ -35,7 +35,13 @@ impl NttPrime {
         let m = Mod32::new(q);
         let psi_inv = inv_mod(psi as u64, q as u64) as u32;
         let n_inv = inv_mod(1u64 << log_n, q as u64) as u32;
-        Self { m, psi, psi_inv, n_inv, log_n }
+        Self {
+            m,
+            psi,
+            psi_inv,
+            n_inv,
+            log_n,
+        }
     }
 
     /// Fills `out[k] = ψ^{±bitrev(k)}` for k < N (SEAL's table layout).
@@ -81,7 +87,12 @@ impl LoadedRoots {
         } else {
             (Vec::new(), Vec::new())
         };
-        Self { fwd, fwd_shoup, inv, inv_shoup }
+        Self {
+            fwd,
+            fwd_shoup,
+            inv,
+            inv_shoup,
+        }
     }
     /// Words held by these tables.
     pub fn words(&self) -> usize {
@@ -281,7 +292,9 @@ mod tests {
         let q = 1053818881u32;
         let psi = minimal_primitive_root(128, q as u64).unwrap() as u32;
         let p = NttPrime::new(q, psi, log_n);
-        let a: Vec<u32> = (0..64u64).map(|i| ((i * 2654435761) % q as u64) as u32).collect();
+        let a: Vec<u32> = (0..64u64)
+            .map(|i| ((i * 2654435761) % q as u64) as u32)
+            .collect();
         let want = naive_ntt(&a, &p);
         let loaded = LoadedRoots::new(&p, true);
         let mut fwd_roots = alloc::vec![0; 64];

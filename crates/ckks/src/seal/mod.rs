@@ -13,7 +13,8 @@ pub mod stream;
 pub use header::parms_id;
 #[cfg(feature = "std")]
 pub use objects::{
-    read_ciphertext, read_public_key, read_relin_keys, read_secret_key, write_ciphertext, write_public_key,
-    save_atomic, write_relin_keys, write_secret_key, write_seeded_ciphertext,
+    read_ciphertext, read_public_key, read_relin_keys, read_secret_key, save_atomic,
+    write_ciphertext, write_public_key, write_relin_keys, write_secret_key,
+    write_seeded_ciphertext,
 };
 pub use stream::SealSeededWriter;

@@ -6,8 +6,8 @@
 use std::path::Path;
 
 use super::header::{
-    ciphertext_bytes, ciphertext_preamble, header, parms_id, parse_header, prng_info, seeded_ciphertext_bytes,
-    ParmsId, HEADER_BYTES, PRNG_BLAKE2XB, PRNG_INFO_BYTES, PRNG_SHAKE256,
+    ciphertext_bytes, ciphertext_preamble, header, parms_id, parse_header, prng_info,
+    seeded_ciphertext_bytes, ParmsId, HEADER_BYTES, PRNG_BLAKE2XB, PRNG_INFO_BYTES, PRNG_SHAKE256,
 };
 use crate::error::{CkksError, Result};
 use crate::server::receive::expand_seed;
@@ -20,8 +20,14 @@ struct Cur<'a> {
 
 impl<'a> Cur<'a> {
     fn take(&mut self, k: usize) -> Result<&'a [u8]> {
-        let end = self.pos.checked_add(k).ok_or(CkksError::Format("length overflow"))?;
-        let s = self.b.get(self.pos..end).ok_or(CkksError::Format("truncated SEAL data"))?;
+        let end = self
+            .pos
+            .checked_add(k)
+            .ok_or(CkksError::Format("length overflow"))?;
+        let s = self
+            .b
+            .get(self.pos..end)
+            .ok_or(CkksError::Format("truncated SEAL data"))?;
         self.pos = end;
         Ok(s)
     }
@@ -37,9 +43,12 @@ impl<'a> Cur<'a> {
     fn object(&mut self) -> Result<usize> {
         let start = self.pos;
         let total = parse_header(self.take(HEADER_BYTES)?)?;
-        let total = usize::try_from(total).map_err(|_| CkksError::Format("object size overflow"))?;
+        let total =
+            usize::try_from(total).map_err(|_| CkksError::Format("object size overflow"))?;
         if total < HEADER_BYTES || start + total > self.b.len() {
-            return Err(CkksError::Format("SEAL object size does not match the data"));
+            return Err(CkksError::Format(
+                "SEAL object size does not match the data",
+            ));
         }
         Ok(start + total)
     }
@@ -56,7 +65,9 @@ fn level_of(ctx: &ServerContext, pid: &[u8], allow_key: bool) -> Result<usize> {
     if allow_key && parms_id(ctx.n(), &p.key_primes())?[..] == *pid {
         return Ok(ctx.key_level());
     }
-    Err(CkksError::Format("parms_id does not match these parameters (other N, primes or level)"))
+    Err(CkksError::Format(
+        "parms_id does not match these parameters (other N, primes or level)",
+    ))
 }
 
 fn primes_of_level(ctx: &ServerContext, level: usize) -> Vec<u64> {
@@ -68,7 +79,9 @@ fn check_reduced(ctx: &ServerContext, ct: &Ciphertext) -> Result<()> {
         for i in 0..ct.level() {
             let q = ctx.q(i);
             if ct.limb(p, i).iter().any(|&x| x >= q) {
-                return Err(CkksError::Format("coefficient not reduced modulo its prime"));
+                return Err(CkksError::Format(
+                    "coefficient not reduced modulo its prime",
+                ));
             }
         }
     }
@@ -90,7 +103,9 @@ fn parse_ciphertext(ctx: &ServerContext, c: &mut Cur<'_>, allow_key: bool) -> Re
         return Err(CkksError::Format("ciphertext size must be 2..=16"));
     }
     if n != ctx.n() as u64 || cms != level as u64 {
-        return Err(CkksError::Format("ciphertext degree or prime count does not match its parms_id"));
+        return Err(CkksError::Format(
+            "ciphertext degree or prime count does not match its parms_id",
+        ));
     }
     if !scale.is_finite() || scale <= 0.0 || correction != 1 {
         return Err(CkksError::Format("invalid scale or correction factor"));
@@ -101,14 +116,21 @@ fn parse_ciphertext(ctx: &ServerContext, c: &mut Cur<'_>, allow_key: bool) -> Re
     let full = (size * n * level) as u64;
     let seeded = (n * level) as u64;
     if (count != full && !(count == seeded && size == 2)) || arr_end - c.pos != 8 * count as usize {
-        return Err(CkksError::Format("ciphertext data length does not match its metadata"));
+        return Err(CkksError::Format(
+            "ciphertext data length does not match its metadata",
+        ));
     }
     let raw = c.take(8 * count as usize)?;
-    let mut data: Vec<u64> = raw.chunks_exact(8).map(|w| u64::from_le_bytes(w.try_into().unwrap_or([0; 8]))).collect();
+    let mut data: Vec<u64> = raw
+        .chunks_exact(8)
+        .map(|w| u64::from_le_bytes(w.try_into().unwrap_or([0; 8])))
+        .collect();
     if count == seeded && count != full {
         let info_end = c.object()?;
         if info_end - c.pos != PRNG_INFO_BYTES - HEADER_BYTES {
-            return Err(CkksError::Format("malformed PRNG info of a seeded ciphertext"));
+            return Err(CkksError::Format(
+                "malformed PRNG info of a seeded ciphertext",
+            ));
         }
         match c.u8()? {
             PRNG_SHAKE256 => {}
@@ -161,18 +183,24 @@ pub fn read_relin_keys(ctx: &ServerContext, bytes: &[u8]) -> Result<RelinKeys> {
     let end = c.object()?;
     level_of(ctx, c.take(32)?, true)?;
     if c.u64()? != 1 {
-        return Err(CkksError::Format("relinearisation keys must hold exactly the key of power 2"));
+        return Err(CkksError::Format(
+            "relinearisation keys must hold exactly the key of power 2",
+        ));
     }
     let count = c.u64()?;
     if count != ctx.max_level() as u64 {
-        return Err(CkksError::Format("relinearisation key count differs from the data prime count"));
+        return Err(CkksError::Format(
+            "relinearisation key count differs from the data prime count",
+        ));
     }
     let mut keys = Vec::new();
     for _ in 0..count {
         keys.push(parse_ciphertext(ctx, &mut c, true)?);
     }
     if c.pos != end {
-        return Err(CkksError::Format("trailing bytes inside SEAL relinearisation keys"));
+        return Err(CkksError::Format(
+            "trailing bytes inside SEAL relinearisation keys",
+        ));
     }
     let rk = RelinKeys::from_ciphertexts(ctx, keys)?;
     finish(&c, rk)
@@ -185,7 +213,9 @@ pub fn read_secret_key(ctx: &ServerContext, bytes: &[u8]) -> Result<SecretKey> {
     level_of(ctx, c.take(32)?, true)?;
     let count = (ctx.n() * ctx.key_level()) as u64;
     if c.u64()? != count {
-        return Err(CkksError::Format("secret key coefficient count does not match the key level"));
+        return Err(CkksError::Format(
+            "secret key coefficient count does not match the key level",
+        ));
     }
     let _scale = c.u64()?;
     let arr_end = c.object()?;
@@ -193,7 +223,10 @@ pub fn read_secret_key(ctx: &ServerContext, bytes: &[u8]) -> Result<SecretKey> {
         return Err(CkksError::Format("secret key data length mismatch"));
     }
     let raw = c.take(8 * count as usize)?;
-    let limbs: Vec<u64> = raw.chunks_exact(8).map(|w| u64::from_le_bytes(w.try_into().unwrap_or([0; 8]))).collect();
+    let limbs: Vec<u64> = raw
+        .chunks_exact(8)
+        .map(|w| u64::from_le_bytes(w.try_into().unwrap_or([0; 8])))
+        .collect();
     if c.pos != end {
         return Err(CkksError::Format("trailing bytes inside a SEAL secret key"));
     }
@@ -207,11 +240,21 @@ fn pid_of_level(ctx: &ServerContext, level: usize) -> Result<ParmsId> {
 
 fn push_ciphertext(ctx: &ServerContext, ct: &Ciphertext, out: &mut Vec<u8>) -> Result<()> {
     if ct.n() != ctx.n() || ct.level() == 0 || ct.level() > ctx.key_level() {
-        return Err(CkksError::Mismatch("ciphertext does not match the parameters"));
+        return Err(CkksError::Mismatch(
+            "ciphertext does not match the parameters",
+        ));
     }
     let total = ciphertext_bytes(ct.n(), ct.level(), ct.size());
     let pid = pid_of_level(ctx, ct.level())?;
-    out.extend_from_slice(&ciphertext_preamble(&pid, ct.n(), ct.level(), ct.size(), ct.size(), ct.scale(), total));
+    out.extend_from_slice(&ciphertext_preamble(
+        &pid,
+        ct.n(),
+        ct.level(),
+        ct.size(),
+        ct.size(),
+        ct.scale(),
+        total,
+    ));
     for &w in ct.data() {
         out.extend_from_slice(&w.to_le_bytes());
     }
@@ -226,15 +269,30 @@ pub fn write_ciphertext(ctx: &ServerContext, ct: &Ciphertext) -> Result<Vec<u8>>
 }
 
 /// SEAL's seeded ciphertext bytes from c0 limbs and a SHAKE256 seed (SEAL expands c1 on load).
-pub fn write_seeded_ciphertext(ctx: &ServerContext, c0: &[Vec<u64>], seed: &[u8; 64], scale: f64) -> Result<Vec<u8>> {
+pub fn write_seeded_ciphertext(
+    ctx: &ServerContext,
+    c0: &[Vec<u64>],
+    seed: &[u8; 64],
+    scale: f64,
+) -> Result<Vec<u8>> {
     let level = c0.len();
     if level == 0 || level > ctx.max_level() || c0.iter().any(|l| l.len() != ctx.n()) {
-        return Err(CkksError::Mismatch("seeded ciphertext does not match the parameters"));
+        return Err(CkksError::Mismatch(
+            "seeded ciphertext does not match the parameters",
+        ));
     }
     let total = seeded_ciphertext_bytes(ctx.n(), level);
     let pid = pid_of_level(ctx, level)?;
     let mut out = Vec::with_capacity(total as usize);
-    out.extend_from_slice(&ciphertext_preamble(&pid, ctx.n(), level, 2, 1, scale, total));
+    out.extend_from_slice(&ciphertext_preamble(
+        &pid,
+        ctx.n(),
+        level,
+        2,
+        1,
+        scale,
+        total,
+    ));
     for limb in c0 {
         for &w in limb {
             out.extend_from_slice(&w.to_le_bytes());
@@ -267,7 +325,9 @@ pub fn write_relin_keys(ctx: &ServerContext, rk: &RelinKeys) -> Result<Vec<u8>> 
 pub fn write_secret_key(ctx: &ServerContext, sk: &SecretKey) -> Result<Vec<u8>> {
     let count = ctx.n() * ctx.key_level();
     let mut out = Vec::with_capacity(HEADER_BYTES + 48 + HEADER_BYTES + 8 + 8 * count);
-    out.extend_from_slice(&header((HEADER_BYTES + 48 + HEADER_BYTES + 8 + 8 * count) as u64));
+    out.extend_from_slice(&header(
+        (HEADER_BYTES + 48 + HEADER_BYTES + 8 + 8 * count) as u64,
+    ));
     out.extend_from_slice(&pid_of_level(ctx, ctx.key_level())?);
     out.extend_from_slice(&(count as u64).to_le_bytes());
     out.extend_from_slice(&1f64.to_bits().to_le_bytes());

@@ -55,10 +55,15 @@ impl<F: FnMut(&[u8]) -> core::result::Result<(), SinkError>> Sink for SealSeeded
             Part::Seed(s) if self.seed.is_none() => {
                 self.seed = Some(*s);
                 let total = self.total_bytes();
-                let pre = ciphertext_preamble(&self.pid, self.n, self.level, 2, 1, self.scale, total);
+                let pre =
+                    ciphertext_preamble(&self.pid, self.n, self.level, 2, 1, self.scale, total);
                 (self.out)(&pre)
             }
-            Part::Limb { poly: 0, prime, coeffs } if self.seed.is_some() && prime == self.next_prime => {
+            Part::Limb {
+                poly: 0,
+                prime,
+                coeffs,
+            } if self.seed.is_some() && prime == self.next_prime => {
                 let mut chunk = [0u8; 512];
                 for words in coeffs.chunks(64) {
                     for (i, &w) in words.iter().enumerate() {

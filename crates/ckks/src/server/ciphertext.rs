@@ -16,14 +16,35 @@ pub struct Ciphertext {
 impl Ciphertext {
     /// A zero ciphertext.
     pub fn zero(n: usize, level: usize, size: usize, scale: f64) -> Self {
-        Self { n, level, size, scale, data: vec![0; n * level * size] }
+        Self {
+            n,
+            level,
+            size,
+            scale,
+            data: vec![0; n * level * size],
+        }
     }
     /// Builds from raw SEAL-layout data (validated length).
-    pub fn from_raw(n: usize, level: usize, size: usize, scale: f64, data: Vec<u64>) -> Result<Self> {
+    pub fn from_raw(
+        n: usize,
+        level: usize,
+        size: usize,
+        scale: f64,
+        data: Vec<u64>,
+    ) -> Result<Self> {
         if data.len() != n * level * size {
-            return Err(CkksError::LengthMismatch { expected: n * level * size, got: data.len() });
+            return Err(CkksError::LengthMismatch {
+                expected: n * level * size,
+                got: data.len(),
+            });
         }
-        Ok(Self { n, level, size, scale, data })
+        Ok(Self {
+            n,
+            level,
+            size,
+            scale,
+            data,
+        })
     }
     /// Degree.
     pub fn n(&self) -> usize {

@@ -20,10 +20,22 @@ impl ServerContext {
     /// Builds the tables.
     pub fn new(params: CkksParams) -> Result<Self> {
         let n = params.n();
-        let moduli = params.key_primes().iter().map(|&q| Modulus::new(q)).collect::<core::result::Result<Vec<_>, _>>()?;
-        let ntt = moduli.iter().map(|m| NttTable::new(n, m.clone())).collect::<core::result::Result<Vec<_>, _>>()?;
+        let moduli = params
+            .key_primes()
+            .iter()
+            .map(|&q| Modulus::new(q))
+            .collect::<core::result::Result<Vec<_>, _>>()?;
+        let ntt = moduli
+            .iter()
+            .map(|m| NttTable::new(n, *m))
+            .collect::<core::result::Result<Vec<_>, _>>()?;
         let encoder = Encoder::new(n, FftRoots::Loaded, IndexMap::Persistent)?;
-        Ok(Self { params, ntt, moduli, encoder })
+        Ok(Self {
+            params,
+            ntt,
+            moduli,
+            encoder,
+        })
     }
     /// The parameters.
     pub fn params(&self) -> &CkksParams {

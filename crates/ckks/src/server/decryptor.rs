@@ -28,8 +28,14 @@ impl<'a> Decryptor<'a> {
     /// The plaintext polynomial's residues (coefficient form), limb after limb.
     pub fn decrypt_residues(&self, ct: &Ciphertext) -> Result<Vec<u64>> {
         let n = self.ctx.n();
-        if ct.n != n || ct.level == 0 || ct.level > self.ctx.max_level() || !(2..=3).contains(&ct.size) {
-            return Err(CkksError::Mismatch("ciphertext does not match the parameters"));
+        if ct.n != n
+            || ct.level == 0
+            || ct.level > self.ctx.max_level()
+            || !(2..=3).contains(&ct.size)
+        {
+            return Err(CkksError::Mismatch(
+                "ciphertext does not match the parameters",
+            ));
         }
         let mut out = vec![0u64; ct.level * n];
         for i in 0..ct.level {
@@ -58,7 +64,10 @@ impl<'a> Decryptor<'a> {
     pub fn decrypt_coeffs(&self, ct: &Ciphertext) -> Result<Vec<f64>> {
         let r = self.decrypt_residues(ct)?;
         let primes: Vec<u64> = (0..ct.level).map(|i| self.ctx.q(i)).collect();
-        Ok(crt_centered(&r, &primes, self.ctx.n()).into_iter().map(|x| x / ct.scale).collect())
+        Ok(crt_centered(&r, &primes, self.ctx.n())
+            .into_iter()
+            .map(|x| x / ct.scale)
+            .collect())
     }
 
     /// Decrypts and decodes all N/2 complex slots.
@@ -81,7 +90,16 @@ impl<'a> Decryptor<'a> {
 pub fn crt_centered(residues: &[u64], primes: &[u64], n: usize) -> Vec<f64> {
     if primes.len() == 1 {
         let q = primes[0];
-        return residues[..n].iter().map(|&x| if x > q / 2 { -((q - x) as f64) } else { x as f64 }).collect();
+        return residues[..n]
+            .iter()
+            .map(|&x| {
+                if x > q / 2 {
+                    -((q - x) as f64)
+                } else {
+                    x as f64
+                }
+            })
+            .collect();
     }
     let big_q = primes.iter().fold(BigUint::from(1u8), |acc, &q| acc * q);
     let half = &big_q >> 1;

@@ -54,7 +54,11 @@ impl<'a> Evaluator<'a> {
                 }
                 if p < b.size {
                     for (d, &y) in dst.iter_mut().zip(b.limb(p, i)) {
-                        *d = if sub { sub_mod(*d, y, q) } else { add_mod(*d, y, q) };
+                        *d = if sub {
+                            sub_mod(*d, y, q)
+                        } else {
+                            add_mod(*d, y, q)
+                        };
                     }
                 }
             }
@@ -88,7 +92,9 @@ impl<'a> Evaluator<'a> {
     pub fn multiply(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
         self.check_pair(a, b)?;
         if a.size != 2 || b.size != 2 {
-            return Err(CkksError::NotPossible("multiply needs size-2 operands (relinearize first)"));
+            return Err(CkksError::NotPossible(
+                "multiply needs size-2 operands (relinearize first)",
+            ));
         }
         let mut out = Ciphertext::zero(a.n, a.level, 3, a.scale * b.scale);
         for i in 0..a.level {
@@ -108,16 +114,24 @@ impl<'a> Evaluator<'a> {
     }
 
     /// Relinearizes a size-3 ciphertext back to size 2 with SEAL-form keys.
+    // Indices name the RNS positions of the paper's formulas; iterators would hide them.
+    #[allow(clippy::needless_range_loop)]
     pub fn relinearize(&self, ct: &Ciphertext, rk: &RelinKeys) -> Result<Ciphertext> {
         if ct.size != 3 {
-            return Err(CkksError::NotPossible("relinearize needs a size-3 ciphertext"));
+            return Err(CkksError::NotPossible(
+                "relinearize needs a size-3 ciphertext",
+            ));
         }
         let ctx = self.ctx;
         if ctx.params().special_prime().is_none() {
-            return Err(CkksError::NotPossible("relinearisation needs a special prime"));
+            return Err(CkksError::NotPossible(
+                "relinearisation needs a special prime",
+            ));
         }
         if rk.0.len() != ctx.max_level() {
-            return Err(CkksError::Mismatch("relinearisation keys do not match the parameters"));
+            return Err(CkksError::Mismatch(
+                "relinearisation keys do not match the parameters",
+            ));
         }
         let n = ct.n;
         let l = ct.level;
@@ -183,7 +197,9 @@ impl<'a> Evaluator<'a> {
     /// Divides by the last prime of the ciphertext's level with rounding; scale /= q_last.
     pub fn rescale(&self, ct: &Ciphertext) -> Result<Ciphertext> {
         if ct.level < 2 {
-            return Err(CkksError::NotPossible("rescale needs at least two primes left"));
+            return Err(CkksError::NotPossible(
+                "rescale needs at least two primes left",
+            ));
         }
         let ctx = self.ctx;
         let n = ct.n;

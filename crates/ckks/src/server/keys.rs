@@ -33,7 +33,9 @@ impl SecretKey {
     pub fn from_ternary(ctx: &ServerContext, coeffs: Vec<i8>) -> Result<Self> {
         let n = ctx.n();
         if coeffs.len() != n || coeffs.iter().any(|c| !(-1..=1).contains(c)) {
-            return Err(CkksError::Format("secret key must have N coefficients in {-1, 0, 1}"));
+            return Err(CkksError::Format(
+                "secret key must have N coefficients in {-1, 0, 1}",
+            ));
         }
         let mut ntt = vec![0u64; ctx.key_level() * n];
         for i in 0..ctx.key_level() {
@@ -52,7 +54,10 @@ impl SecretKey {
     pub fn from_ntt_limbs(ctx: &ServerContext, limbs: &[u64]) -> Result<Self> {
         let n = ctx.n();
         if limbs.len() != ctx.key_level() * n {
-            return Err(CkksError::LengthMismatch { expected: ctx.key_level() * n, got: limbs.len() });
+            return Err(CkksError::LengthMismatch {
+                expected: ctx.key_level() * n,
+                got: limbs.len(),
+            });
         }
         let q0 = ctx.q(0);
         let mut c = limbs[..n].to_vec();
@@ -69,7 +74,9 @@ impl SecretKey {
         c.zeroize();
         let sk = Self::from_ternary(ctx, coeffs)?;
         if sk.ntt != limbs {
-            return Err(CkksError::Format("secret key limbs are inconsistent across primes"));
+            return Err(CkksError::Format(
+                "secret key limbs are inconsistent across primes",
+            ));
         }
         Ok(sk)
     }
@@ -98,14 +105,20 @@ impl PublicKey {
     /// Wraps a key-level, size-2 ciphertext (e.g. loaded from SEAL).
     pub fn from_ciphertext(ctx: &ServerContext, ct: Ciphertext) -> Result<Self> {
         if ct.size != 2 || ct.level != ctx.key_level() || ct.n != ctx.n() {
-            return Err(CkksError::Mismatch("public key must be a size-2 key-level ciphertext"));
+            return Err(CkksError::Mismatch(
+                "public key must be a size-2 key-level ciphertext",
+            ));
         }
         Ok(Self(ct))
     }
     /// The device's form: the data-level limbs.
     pub fn to_device(&self, ctx: &ServerContext) -> Result<DevicePublicKey> {
         let l = ctx.max_level();
-        let limbs = |poly: usize| (0..l).map(|j| self.0.limb(poly, j).to_vec()).collect::<Vec<_>>();
+        let limbs = |poly: usize| {
+            (0..l)
+                .map(|j| self.0.limb(poly, j).to_vec())
+                .collect::<Vec<_>>()
+        };
         DevicePublicKey::from_limbs(ctx.params(), &limbs(0), &limbs(1))
     }
 }
@@ -122,9 +135,13 @@ impl RelinKeys {
     /// Wraps SEAL-loaded keys after checking their shape.
     pub fn from_ciphertexts(ctx: &ServerContext, keys: Vec<Ciphertext>) -> Result<Self> {
         if keys.len() != ctx.max_level()
-            || keys.iter().any(|k| k.size != 2 || k.level != ctx.key_level() || k.n != ctx.n())
+            || keys
+                .iter()
+                .any(|k| k.size != 2 || k.level != ctx.key_level() || k.n != ctx.n())
         {
-            return Err(CkksError::Mismatch("relinearisation keys do not match the parameters"));
+            return Err(CkksError::Mismatch(
+                "relinearisation keys do not match the parameters",
+            ));
         }
         Ok(Self(keys))
     }
@@ -146,7 +163,10 @@ impl<'a> KeyGenerator<'a> {
                 coeffs.push((b % 3) as i8 - 1);
             }
         }
-        Ok(Self { ctx, sk: SecretKey::from_ternary(ctx, coeffs)? })
+        Ok(Self {
+            ctx,
+            sk: SecretKey::from_ternary(ctx, coeffs)?,
+        })
     }
     /// Uses an existing secret key.
     pub fn from_secret_key(ctx: &'a ServerContext, sk: SecretKey) -> Self {
@@ -201,7 +221,11 @@ pub(crate) fn cbd21_rng<R: RngCore>(rng: &mut R) -> i64 {
 }
 
 /// (−a·s + e, a) over all key-level primes, NTT form.
-fn encrypt_zero_key_level<R: RngCore + CryptoRng>(ctx: &ServerContext, sk: &SecretKey, rng: &mut R) -> Result<Ciphertext> {
+fn encrypt_zero_key_level<R: RngCore + CryptoRng>(
+    ctx: &ServerContext,
+    sk: &SecretKey,
+    rng: &mut R,
+) -> Result<Ciphertext> {
     let n = ctx.n();
     let kl = ctx.key_level();
     let mut ct = Ciphertext::zero(n, kl, 2, 1.0);
@@ -213,7 +237,9 @@ fn encrypt_zero_key_level<R: RngCore + CryptoRng>(ctx: &ServerContext, sk: &Secr
         ctx.forward(i, &mut ei)?;
         let a: Vec<u64> = (0..n).map(|_| uniform_mod(rng, q)).collect();
         let s = sk.ntt_limb(i);
-        let c0: Vec<u64> = (0..n).map(|k| sub_mod(ei[k], mq.mul(a[k], s[k]), q)).collect();
+        let c0: Vec<u64> = (0..n)
+            .map(|k| sub_mod(ei[k], mq.mul(a[k], s[k]), q))
+            .collect();
         ct.limb_mut(0, i).copy_from_slice(&c0);
         ct.limb_mut(1, i).copy_from_slice(&a);
     }

@@ -15,23 +15,34 @@ pub fn expand_seed(ctx: &ServerContext, seed: &[u8; SEED_BYTES], level: usize) -
     (0..level)
         .map(|j| {
             let mut limb = vec![0u64; n];
-            sample_uniform_limb(seed, n, level, j, ctx.q(j), &mut rejections, |i, a| limb[i] = a);
+            sample_uniform_limb(seed, n, level, j, ctx.q(j), &mut rejections, |i, a| {
+                limb[i] = a
+            });
             limb
         })
         .collect()
 }
 
 /// Builds a seeded ciphertext's full form from c0 limbs and the seed.
-pub fn expand_seeded(ctx: &ServerContext, c0: &[Vec<u64>], seed: &[u8; SEED_BYTES], scale: f64) -> Result<Ciphertext> {
+pub fn expand_seeded(
+    ctx: &ServerContext,
+    c0: &[Vec<u64>],
+    seed: &[u8; SEED_BYTES],
+    scale: f64,
+) -> Result<Ciphertext> {
     let level = c0.len();
     let n = ctx.n();
     if level == 0 || level > ctx.max_level() || c0.iter().any(|l| l.len() != n) {
-        return Err(CkksError::Mismatch("seeded ciphertext does not match the parameters"));
+        return Err(CkksError::Mismatch(
+            "seeded ciphertext does not match the parameters",
+        ));
     }
     let mut ct = Ciphertext::zero(n, level, 2, scale);
     for (j, (limb, a)) in c0.iter().zip(expand_seed(ctx, seed, level)).enumerate() {
         if limb.iter().any(|&x| x >= ctx.q(j)) {
-            return Err(CkksError::Format("coefficient not reduced modulo its prime"));
+            return Err(CkksError::Format(
+                "coefficient not reduced modulo its prime",
+            ));
         }
         ct.limb_mut(0, j).copy_from_slice(limb);
         ct.limb_mut(1, j).copy_from_slice(&a);
@@ -87,9 +98,17 @@ impl Sink for Collector<'_> {
                 }
                 self.seed = Some(*s);
             }
-            Part::Limb { poly, prime, coeffs } => {
+            Part::Limb {
+                poly,
+                prime,
+                coeffs,
+            } => {
                 let l = self.ct.level;
-                if poly > 1 || prime >= l || coeffs.len() != self.ct.n || self.seen[poly * l + prime] {
+                if poly > 1
+                    || prime >= l
+                    || coeffs.len() != self.ct.n
+                    || self.seen[poly * l + prime]
+                {
                     return Err(SinkError);
                 }
                 for (d, &c) in self.ct.limb_mut(poly, prime).iter_mut().zip(coeffs) {
