@@ -32,6 +32,7 @@ mod keygen;
 pub mod params;
 pub mod rng;
 pub mod secret_key;
+pub mod serialize;
 pub mod tlwe;
 pub mod torus;
 pub mod trgsw;

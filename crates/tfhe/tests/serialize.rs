@@ -1,0 +1,83 @@
+//! File format round trips and rejection of corrupt, truncated, mismatched input.
+
+use vsp_tfhe::{CompressedEvalKey, Params, SecretKey, Tlwe, Trlwe};
+
+#[test]
+fn ciphertexts_round_trip_and_reject_bad_input() {
+    let p = Params::default_128();
+    let sk = SecretKey::generate(&p).unwrap();
+    let c = sk.encrypt_bit(true);
+    let bytes = c.to_bytes(&p);
+    let back = Tlwe::<u32>::from_bytes(&bytes, &p).unwrap();
+    assert_eq!(back, c);
+    assert!(sk.decrypt_bit(&back).unwrap());
+    // Every single-byte corruption and every truncation is refused.
+    for i in (0..bytes.len())
+        .step_by(97)
+        .chain([0, 9, 11, 13, 17, 25, bytes.len() - 1])
+    {
+        let mut bad = bytes.clone();
+        bad[i] ^= 0x40;
+        assert!(
+            Tlwe::<u32>::from_bytes(&bad, &p).is_err(),
+            "corruption at {i} accepted"
+        );
+    }
+    for len in [0, 10, 40, bytes.len() / 2, bytes.len() - 1] {
+        assert!(
+            Tlwe::<u32>::from_bytes(&bytes[..len], &p).is_err(),
+            "truncation to {len} accepted"
+        );
+    }
+    // Wrong parameters and wrong kind.
+    let other = Params::vsp2021();
+    assert!(Tlwe::<u32>::from_bytes(&bytes, &other).is_err());
+    assert!(Trlwe::<u32>::from_bytes(&bytes, &p).is_err());
+    let t = sk.encrypt_trlwe_bits(&[true, false, true]).unwrap();
+    let tb = t.to_bytes(&p);
+    assert_eq!(Trlwe::<u32>::from_bytes(&tb, &p).unwrap(), t);
+    // serde for engine snapshots.
+    let json = serde_json::to_string(&c).unwrap();
+    assert_eq!(serde_json::from_str::<Tlwe<u32>>(&json).unwrap(), c);
+}
+
+#[test]
+fn keys_round_trip_through_files() {
+    let p = Params::default_128();
+    let dir = tempfile::tempdir().unwrap();
+    let sk = SecretKey::generate(&p).unwrap();
+    sk.save(&dir.path().join("sk")).unwrap();
+    let sk2 = SecretKey::load(&dir.path().join("sk")).unwrap();
+    let c = sk.encrypt_bit(false);
+    assert!(!sk2.decrypt_bit(&c).unwrap());
+    assert!(format!("{sk:?}").contains("redacted"));
+
+    let cek = CompressedEvalKey::generate(&sk);
+    let path = dir.path().join("ek");
+    cek.save(&path).unwrap();
+    let back = CompressedEvalKey::load(&path).unwrap();
+    assert_eq!(back, cek);
+    let ek = back.decompress().unwrap();
+    let r = ek
+        .nand(&sk.encrypt_bit(true), &sk.encrypt_bit(true))
+        .unwrap();
+    assert!(!sk.decrypt_bit(&r).unwrap());
+    // A secret key file is not an evaluation key file.
+    assert!(CompressedEvalKey::load(&dir.path().join("sk")).is_err());
+    let mut bytes = std::fs::read(&path).unwrap();
+    let n = bytes.len();
+    bytes[n / 2] ^= 1;
+    assert!(CompressedEvalKey::from_bytes(&bytes).is_err());
+    assert!(CompressedEvalKey::from_bytes(&bytes[..n - 100]).is_err());
+}
+
+#[test]
+fn insecure_set_needs_opt_in() {
+    assert!(Params::by_name("cggi16", false).is_err());
+    assert_eq!(Params::by_name("cggi16", true).unwrap().n0, 500);
+    assert_eq!(
+        Params::by_name("default", false).unwrap(),
+        Params::default_128()
+    );
+    assert!(Params::by_name("nope", true).is_err());
+}
