@@ -206,6 +206,11 @@ fn keep_or_materialize(cx: &mut Ctx, result: Option<&str>, a: Addr) -> Val {
     }
 }
 
+/// Type of the first argument (the overloaded type of most intrinsics).
+fn ret_ty(args: &[Arg]) -> Type {
+    args.first().map(|a| a.op.ty.clone()).unwrap_or(Type::Int(16))
+}
+
 fn const_len(o: &Operand) -> Option<u32> {
     match &o.val {
         Value::Const(Const::Int(v)) => u32::try_from(*v).ok(),
@@ -330,6 +335,24 @@ fn lower_intrinsic(cx: &mut Ctx, name: &str, ret: &Type, args: &[Arg]) -> Result
             let rd = cx.vreg();
             cx.emit(MInst::Select { cond, rd, a: x, b: y, t, f });
             Some(Val::R(rd))
+        }
+        "llvm.fshl" | "llvm.fshr" => {
+            let (Some(a), Some(b), Some(c)) = (arg(0), arg(1), arg(2)) else { return unsupported(cx.line, name) };
+            Some(cx.funnel(base == "llvm.fshl", &a, &b, &c)?)
+        }
+        "llvm.abs" if pieces(cx.m, &ret_ty(args), cx.line)? == 2 => {
+            let Some(a) = arg(0) else { return unsupported(cx.line, name) };
+            let (lo, hi) = cx.pair(&a)?;
+            let z = cx.li(0);
+            let nlo = cx.alu(crate::mir::Alu::Sub, z, lo);
+            let borrow = cx.vreg();
+            cx.emit(MInst::SetCc { cond: Cond::Ltu, rd: borrow, a: z, b: lo });
+            let nh = cx.alu(crate::mir::Alu::Sub, z, hi);
+            let nhi = cx.alu(crate::mir::Alu::Sub, nh, borrow);
+            let (rl, rh) = (cx.vreg(), cx.vreg());
+            cx.emit(MInst::Select { cond: Cond::Lt, rd: rl, a: hi, b: z, t: nlo, f: lo });
+            cx.emit(MInst::Select { cond: Cond::Lt, rd: rh, a: hi, b: z, t: nhi, f: hi });
+            Some(Val::P(rl, rh))
         }
         "llvm.abs" => {
             let Some(a) = arg(0) else { return unsupported(cx.line, name) };

@@ -332,7 +332,7 @@ impl<'m> Ctx<'m> {
         })
     }
 
-    fn shift32(&mut self, k: BinOp, lo: Reg, hi: Reg, c: i32) -> Val {
+    pub fn shift32(&mut self, k: BinOp, lo: Reg, hi: Reg, c: i32) -> Val {
         if c == 0 {
             return Val::P(lo, hi);
         }
@@ -554,5 +554,65 @@ impl<'m> Ctx<'m> {
     /// Address of a frame object as an [`Addr`].
     pub fn frame_addr(&self, fi: usize) -> Addr {
         Addr { fi: Some(fi), ..Addr::default() }
+    }
+
+    /// Funnel shifts `fshl(a, b, c)` = high half of `(a:b) << c`, `fshr` = low half of `(a:b) >> c`.
+    pub fn funnel(&mut self, left: bool, a: &Operand, b: &Operand, c: &Operand) -> Result<Val> {
+        let w = bits(self.m, &a.ty) as i128;
+        if pieces(self.m, &a.ty, self.line)? == 2 {
+            let Some(k) = const_of(c) else {
+                return unsupported(self.line, "32-bit funnel shift by a variable amount");
+            };
+            let k = (k.rem_euclid(32)) as i32;
+            let (al, ah) = self.pair(a)?;
+            let (bl, bh) = self.pair(b)?;
+            if k == 0 {
+                return Ok(if left { Val::P(al, ah) } else { Val::P(bl, bh) });
+            }
+            let (x, y) = if left {
+                (self.shift32(BinOp::Shl, al, ah, k), self.shift32(BinOp::LShr, bl, bh, 32 - k))
+            } else {
+                (self.shift32(BinOp::Shl, al, ah, 32 - k), self.shift32(BinOp::LShr, bl, bh, k))
+            };
+            let (Val::P(xl, xh), Val::P(yl, yh)) = (x, y) else {
+                return unsupported(self.line, "funnel shift");
+            };
+            return Ok(Val::P(self.alu(Alu::Or, xl, yl), self.alu(Alu::Or, xh, yh)));
+        }
+        if w != 16 {
+            return unsupported(self.line, format!("funnel shift on i{w}"));
+        }
+        let x = self.reg(a)?;
+        let y = self.reg(b)?;
+        match const_of(c) {
+            Some(k) => {
+                let k = (k.rem_euclid(16)) as i32;
+                if k == 0 {
+                    return Ok(Val::R(if left { x } else { y }));
+                }
+                let (sl, sr) = if left { (k, 16 - k) } else { (16 - k, k) };
+                let hi = self.alui(Alu::Lsl, x, sl);
+                let lo = self.alui(Alu::Lsr, y, sr);
+                Ok(Val::R(self.alu(Alu::Or, hi, lo)))
+            }
+            None => {
+                // (x << k) | ((y >> 1) >> (15 - k)) for fshl; mirrored for fshr: correct for k = 0.
+                let k = self.reg(c)?;
+                let k = self.alui(Alu::And, k, 15);
+                let fifteen = self.li(15);
+                let inv = self.alu(Alu::Sub, fifteen, k);
+                if left {
+                    let hi = self.alu(Alu::Lsl, x, k);
+                    let y1 = self.alui(Alu::Lsr, y, 1);
+                    let lo = self.alu(Alu::Lsr, y1, inv);
+                    Ok(Val::R(self.alu(Alu::Or, hi, lo)))
+                } else {
+                    let lo = self.alu(Alu::Lsr, y, k);
+                    let x1 = self.alui(Alu::Lsl, x, 1);
+                    let hi = self.alu(Alu::Lsl, x1, inv);
+                    Ok(Val::R(self.alu(Alu::Or, hi, lo)))
+                }
+            }
+        }
     }
 }

@@ -21,7 +21,8 @@ macro_rules! prog {
 
 prog!(arith16, "c/arith16.c");
 prog!(arith8, "c/arith8.c");
-prog!(arith32, "c/arith32.c");
+prog!(arith32a, "c/arith32a.c");
+prog!(arith32b, "c/arith32b.c");
 prog!(control, "c/control.c");
 prog!(memory, "c/memory.c");
 prog!(calls, "c/calls.c");
