@@ -1,1 +1,54 @@
-//! vsp-circuit (being built; see the workspace README).
+//! `vsp-circuit` — the VSP circuit engine (our Iyokan, VSP paper seed 000, "Iyokan" and "CMUX Memory").
+//!
+//! It takes any synchronous gate-level circuit, evaluates it cycle by cycle in plain (bit-sliced, 64 runs
+//! per word) or over TFHE on all cores, with ROM and RAM built from CMUX memory or from gates.
+//!
+//! # Using it
+//! ```
+//! use std::sync::Arc;
+//! use vsp_circuit::{Blueprint, Circuit, Engine, PlainBackend, RunOptions};
+//! # let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+//! // Load a blueprint (paths in it are relative to the TOML file) and flatten it.
+//! let bp = Blueprint::from_path(&dir.join("counter.toml"))?;
+//! let circuit = Arc::new(Circuit::compile(&bp)?);
+//! let mut e = Engine::new(PlainBackend, circuit);
+//! e.set_input_value("en", 1)?;                  // `@en` = 1 in all 64 lanes
+//! let report = e.run(&RunOptions { max_cycles: 5, ..Default::default() }, &mut |_| {})?;
+//! assert_eq!(report.cycles, 5);
+//! assert_eq!(e.output_value("count", 0)?, 4);   // outputs of the 5th cycle (count before its edge)
+//! # Ok::<(), vsp_circuit::CircuitError>(())
+//! ```
+//! * Blueprints: [`Blueprint::from_path`], [`Blueprint::from_str_with_base`],
+//!   [`Blueprint::from_str_with_resolver`] (embedded data), [`Blueprint::single`] (one netlist).
+//! * Inputs/outputs: [`Engine::set_input`] / [`Engine::output`] (any backend), and for the plain backend
+//!   `set_input_value`, `output_value`, `load_memory_words`, `memory_words` ([`plain_api`]).
+//! * Memories: [`Engine::set_rom`], [`Engine::set_ram`], [`Engine::memory`] (CMUX), and
+//!   [`Engine::set_memory_cells`] / [`Engine::memory_cells`] (MUX memories).
+//! * Running: [`Engine::reset`] (one `@reset` cycle), [`Engine::step`], [`Engine::run`] with
+//!   [`RunOptions`] (cycle count, stop on a 1-bit output, periodic snapshots) and a [`Progress`] callback.
+//! * Snapshots: [`Engine::save_snapshot`] / [`Engine::load_snapshot`] (versioned, checksummed, atomic).
+//! * Statistics: [`Netlist::stats`], [`Circuit::stats`], [`Engine::last_cycle_stats`].
+
+pub mod backend;
+pub mod blueprint;
+pub mod circuit;
+pub mod engine;
+pub mod error;
+mod flatten;
+pub mod netlist;
+pub mod plain;
+pub mod plain_api;
+pub mod schedule;
+pub mod snapshot;
+pub mod stats;
+pub mod yosys;
+
+pub use backend::{Backend, Reader, TaskKind};
+pub use blueprint::{Blueprint, MemImpl, MemKind, MemorySpec, PortRef};
+pub use circuit::{Circuit, Dff, ExtPort, MemBlock, Node, NodeId, Step};
+pub use engine::{CycleStats, Engine, MemState, Progress, RunOptions, RunReport, State};
+pub use error::CircuitError;
+pub use netlist::{Cell, GateKind, Netlist, NetlistBuilder, Port, Wire};
+pub use plain::{PlainBackend, PlainMemory};
+pub use stats::NetlistStats;
+pub use yosys::{parse_yosys_json, read_yosys_json};

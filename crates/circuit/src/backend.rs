@@ -1,0 +1,176 @@
+//! The backend trait: what the evaluator needs from a bit representation — the gates, the memory
+//! primitives (address selectors, ROM read, RAM read and write) and a byte encoding for snapshots.
+//! Implemented by [`crate::PlainBackend`] (64 bit-sliced runs per `u64`) and [`crate::TfheBackend`]
+//! (TFHE ciphertexts). The evaluator, scheduler and snapshots are generic over it, so the plain run is a
+//! faithful oracle for the encrypted one.
+
+use crate::blueprint::MemorySpec;
+use crate::error::CircuitError;
+use crate::netlist::GateKind;
+
+/// Kinds of scheduler tasks, for per-type costs (priority by upward rank).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TaskKind {
+    /// A two-input gate.
+    Gate,
+    /// A MUX.
+    Mux,
+    /// NOT (free in TFHE).
+    Not,
+    /// Preparing one address bit as a selector (circuit bootstrapping in TFHE).
+    Select,
+    /// A whole ROM read (CMUX tree + blind rotation + extraction in TFHE).
+    RomRead,
+    /// One RAM data bit read (CMUX tree + extraction).
+    RamRead,
+    /// One RAM write value (HomMUX without SE and IKS in TFHE).
+    WriteValue,
+}
+
+/// A bit representation and the operations on it.
+pub trait Backend: Send + Sync {
+    /// One bit of the circuit (a `u64` of 64 lanes, or a ciphertext).
+    type Bit: Clone + Send + Sync;
+    /// A prepared memory address bit (a TRGSW in TFHE).
+    type Sel: Send + Sync;
+    /// The contents of a CMUX ROM.
+    type Rom: Clone + Send + Sync;
+    /// The contents of a CMUX RAM (and whatever per-cell bookkeeping the backend needs).
+    type Ram: Clone + Send + Sync;
+    /// The value a RAM write stores into the addressed word, one per data bit.
+    type WriteVal: Send + Sync;
+
+    /// A short tag stored in snapshots (`"plain"`, `"tfhe"`).
+    fn kind(&self) -> &'static str;
+    /// An identifier of the parameters (snapshots refuse to resume under other parameters).
+    fn params_id(&self) -> String;
+
+    /// A constant (trivial encryption in TFHE).
+    fn constant(&self, v: bool) -> Self::Bit;
+    /// `!a`.
+    fn not(&self, a: &Self::Bit) -> Self::Bit;
+    /// A two-input gate.
+    fn gate(&self, k: GateKind, a: &Self::Bit, b: &Self::Bit) -> Self::Bit;
+    /// `s ? b : a`.
+    fn mux(&self, s: &Self::Bit, a: &Self::Bit, b: &Self::Bit) -> Self::Bit;
+
+    /// Prepares an address bit for memory access.
+    fn select(&self, addr_bit: &Self::Bit) -> Self::Sel;
+    /// Reads the word at the address given by `addr` (LSB first) from a ROM.
+    fn rom_read(&self, rom: &Self::Rom, addr: &[&Self::Sel]) -> Vec<Self::Bit>;
+    /// Reads data bit `bit` of the word at `addr` from a RAM.
+    fn ram_read(&self, ram: &Self::Ram, addr: &[&Self::Sel], bit: usize) -> Self::Bit;
+    /// The value stored by a write of `wdata` with enable `wren`, given the old value `rdata`.
+    fn ram_write_value(
+        &self,
+        wren: &Self::Bit,
+        wdata: &Self::Bit,
+        rdata: &Self::Bit,
+    ) -> Self::WriteVal;
+    /// Stores `vals` (one per data bit) into the word at `addr`; runs on up to `threads` threads.
+    fn ram_write(
+        &self,
+        ram: &mut Self::Ram,
+        addr: &[&Self::Sel],
+        vals: &[Self::WriteVal],
+        threads: usize,
+    );
+
+    /// An all-zero ROM of the given shape.
+    fn zero_rom(&self, spec: &MemorySpec) -> Self::Rom;
+    /// An all-zero RAM of the given shape.
+    fn zero_ram(&self, spec: &MemorySpec) -> Self::Ram;
+    /// `(address width, data width)` of a ROM, to check it fits the blueprint.
+    fn rom_shape(&self, rom: &Self::Rom) -> (usize, usize);
+    /// `(address width, data width)` of a RAM.
+    fn ram_shape(&self, ram: &Self::Ram) -> (usize, usize);
+
+    /// The plain lanes of a bit when the backend can see them (plain: `Some`, encrypted: `None`).
+    fn reveal(&self, b: &Self::Bit) -> Option<u64>;
+
+    /// Relative cost of a task, used for the upward-rank priorities (Iyokan's "ranku" costs).
+    fn task_cost(&self, k: TaskKind) -> f64 {
+        match k {
+            TaskKind::Gate => 10.0,
+            TaskKind::Mux => 20.0,
+            TaskKind::Not => 0.0,
+            TaskKind::Select => 100.0,
+            TaskKind::RomRead => 20.0,
+            TaskKind::RamRead => 10.0,
+            TaskKind::WriteValue => 20.0,
+        }
+    }
+
+    /// Appends the encoding of a bit.
+    fn encode_bit(&self, b: &Self::Bit, out: &mut Vec<u8>);
+    /// Decodes a bit written by [`Self::encode_bit`].
+    fn decode_bit(&self, r: &mut Reader<'_>) -> Result<Self::Bit, CircuitError>;
+    /// Appends the encoding of a ROM.
+    fn encode_rom(&self, m: &Self::Rom, out: &mut Vec<u8>);
+    /// Decodes a ROM.
+    fn decode_rom(&self, r: &mut Reader<'_>) -> Result<Self::Rom, CircuitError>;
+    /// Appends the encoding of a RAM.
+    fn encode_ram(&self, m: &Self::Ram, out: &mut Vec<u8>);
+    /// Decodes a RAM.
+    fn decode_ram(&self, r: &mut Reader<'_>) -> Result<Self::Ram, CircuitError>;
+}
+
+/// A bounds-checked little-endian reader over snapshot bytes.
+pub struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    /// Reads from `buf`.
+    pub fn new(buf: &'a [u8]) -> Self {
+        Reader { buf, pos: 0 }
+    }
+    /// The next `n` bytes.
+    pub fn bytes(&mut self, n: usize) -> Result<&'a [u8], CircuitError> {
+        let end = self
+            .pos
+            .checked_add(n)
+            .filter(|&e| e <= self.buf.len())
+            .ok_or_else(|| {
+                CircuitError::Snapshot(format!(
+                    "truncated: wanted {n} bytes at offset {}, file has {}",
+                    self.pos,
+                    self.buf.len()
+                ))
+            })?;
+        let s = &self.buf[self.pos..end];
+        self.pos = end;
+        Ok(s)
+    }
+    /// A `u8`.
+    pub fn u8(&mut self) -> Result<u8, CircuitError> {
+        Ok(self.bytes(1)?[0])
+    }
+    /// A little-endian `u32`.
+    pub fn u32(&mut self) -> Result<u32, CircuitError> {
+        let b = self.bytes(4)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+    /// A little-endian `u64`.
+    pub fn u64(&mut self) -> Result<u64, CircuitError> {
+        let b = self.bytes(8)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        Ok(u64::from_le_bytes(a))
+    }
+    /// A count that must not exceed `max` (so a corrupt length cannot make us allocate wildly).
+    pub fn len(&mut self, max: usize, what: &str) -> Result<usize, CircuitError> {
+        let n = self.u64()?;
+        if n > max as u64 {
+            return Err(CircuitError::Snapshot(format!(
+                "{what}: length {n} exceeds the limit {max}"
+            )));
+        }
+        Ok(n as usize)
+    }
+    /// Bytes not read yet.
+    pub fn remaining(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+}

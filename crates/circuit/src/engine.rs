@@ -1,0 +1,760 @@
+//! The evaluator: runs a [`Circuit`] cycle by cycle on any [`Backend`].
+//!
+//! One cycle (Iyokan's semantics, VSP paper seed 000, with the tick moved to the end): the combinational
+//! DAG is evaluated from the current inputs, flip-flop states and memory contents (memory reads are
+//! combinational: `rdata` shows the word at this cycle's `addr`); the `@` outputs are captured; then the
+//! clock edge latches every flip-flop's D input and performs RAM writes (read-before-write: a word written
+//! in cycle c is visible from cycle c+1). With one thread the DAG runs in topological order; with more it
+//! runs on the list scheduler ([`crate::schedule`]).
+
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use crate::backend::{Backend, TaskKind};
+use crate::blueprint::{MemImpl, MemKind};
+use crate::circuit::{Circuit, Node, NodeId, Step};
+use crate::error::CircuitError;
+use crate::schedule::{self, TaskGraph};
+
+/// One unit of scheduled work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Task {
+    Node(NodeId),
+    Select { mem: u32, bit: u32 },
+    RomRead(u32),
+    RamRead { mem: u32, bit: u32 },
+    WriteVal { mem: u32, bit: u32 },
+}
+
+/// The contents of one memory as the engine holds them.
+#[derive(Clone)]
+pub enum MemState<B: Backend> {
+    Rom(B::Rom),
+    Ram(B::Ram),
+    /// A MUX memory: its cells are flip-flops (see [`crate::MemBlock::cells`]).
+    Cells,
+}
+
+/// Everything that changes from cycle to cycle; what a snapshot stores.
+#[derive(Clone)]
+pub struct State<B: Backend> {
+    /// Cycles completed (the reset cycle is not counted).
+    pub cycle: u64,
+    /// Current value of every external input bit.
+    pub inputs: Vec<B::Bit>,
+    /// Current state of every flip-flop.
+    pub dffs: Vec<B::Bit>,
+    pub mems: Vec<MemState<B>>,
+    /// The `@` output bits of the last evaluated cycle (`None` before the first).
+    pub outputs: Option<Vec<B::Bit>>,
+}
+
+/// Progress of a run, passed to the callback during and after every cycle.
+#[derive(Clone, Debug, Default)]
+pub struct Progress {
+    /// The cycle being evaluated (0-based, counted from the engine's creation).
+    pub cycle: u64,
+    /// Cycles this run will do at most.
+    pub cycles_in_run: u64,
+    /// Cycles of this run already finished.
+    pub cycles_done: u64,
+    /// Tasks (gates, memory operations) of the current cycle finished / total.
+    pub tasks_done: usize,
+    pub tasks_total: usize,
+    /// Seconds spent in the current cycle so far (or in the whole cycle when `cycle_finished`).
+    pub cycle_seconds: f64,
+    /// Mean seconds per finished cycle in this run.
+    pub mean_cycle_seconds: Option<f64>,
+    /// Estimated seconds until the run ends (assuming it runs all `cycles_in_run`).
+    pub eta_seconds: Option<f64>,
+    /// True for the report sent when a cycle ends.
+    pub cycle_finished: bool,
+}
+
+/// Timing statistics of one cycle.
+#[derive(Clone, Debug, Default)]
+pub struct CycleStats {
+    pub cycle: u64,
+    /// Wall seconds for the combinational DAG.
+    pub eval_seconds: f64,
+    /// Wall seconds for the clock edge (flip-flops and RAM writes).
+    pub latch_seconds: f64,
+    /// Seconds workers spent inside tasks during the DAG (≤ eval_seconds × threads).
+    pub busy_seconds: f64,
+    pub threads: usize,
+    pub tasks: usize,
+}
+
+impl CycleStats {
+    /// busy / (wall × threads) of the DAG evaluation.
+    pub fn efficiency(&self) -> f64 {
+        schedule::RunTiming {
+            wall: self.eval_seconds,
+            busy: self.busy_seconds,
+            threads: self.threads,
+        }
+        .efficiency()
+    }
+}
+
+/// When to stop a [`Engine::run`] and what to save.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Run at most this many cycles.
+    pub max_cycles: u64,
+    /// Stop after the first cycle in which this `@` output (1 bit) is 1 in every lane (plain backend
+    /// only; an encrypted backend cannot see it and returns an error).
+    pub stop_when: Option<String>,
+    /// Write a snapshot here after the run (and every `snapshot_every` cycles when set).
+    pub snapshot: Option<std::path::PathBuf>,
+    pub snapshot_every: Option<u64>,
+}
+
+/// What a run did.
+#[derive(Clone, Debug, Default)]
+pub struct RunReport {
+    pub cycles: u64,
+    /// True when `stop_when` fired.
+    pub stopped: bool,
+    pub seconds: f64,
+    /// Statistics of the last cycle.
+    pub last: CycleStats,
+}
+
+/// The evaluator for one circuit on one backend.
+pub struct Engine<B: Backend> {
+    backend: B,
+    circuit: Arc<Circuit>,
+    threads: usize,
+    state: State<B>,
+    tasks: Vec<Task>,
+    graph: TaskGraph,
+    last: CycleStats,
+}
+
+impl<B: Backend> Engine<B> {
+    /// An engine at cycle 0: flip-flops at their initial values, inputs 0, memories all zero.
+    /// Threads: all cores for encrypted backends, 1 for the plain one (change with [`Self::set_threads`]).
+    pub fn new(backend: B, circuit: Arc<Circuit>) -> Self {
+        let inputs = vec![backend.constant(false); circuit.input_bits()];
+        let dffs = circuit
+            .dffs()
+            .iter()
+            .map(|d| backend.constant(d.init))
+            .collect();
+        let mems = circuit
+            .memories()
+            .iter()
+            .map(|m| match (m.spec.imp, m.spec.kind) {
+                (MemImpl::Mux, _) => MemState::Cells,
+                (MemImpl::Cmux, MemKind::Rom) => MemState::Rom(backend.zero_rom(&m.spec)),
+                (MemImpl::Cmux, MemKind::Ram) => MemState::Ram(backend.zero_ram(&m.spec)),
+            })
+            .collect();
+        let (tasks, graph) = build_tasks(&circuit, &backend);
+        let threads = if backend.reveal(&backend.constant(false)).is_some() {
+            1
+        } else {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        };
+        let state = State {
+            cycle: 0,
+            inputs,
+            dffs,
+            mems,
+            outputs: None,
+        };
+        Engine {
+            backend,
+            circuit,
+            threads,
+            state,
+            tasks,
+            graph,
+            last: CycleStats::default(),
+        }
+    }
+
+    /// The backend.
+    pub fn backend(&self) -> &B {
+        &self.backend
+    }
+    /// The circuit.
+    pub fn circuit(&self) -> &Arc<Circuit> {
+        &self.circuit
+    }
+    /// Worker threads used per cycle (1 = sequential topological evaluation).
+    pub fn set_threads(&mut self, threads: usize) {
+        self.threads = threads.max(1);
+    }
+    /// Worker threads used per cycle.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+    /// Cycles completed.
+    pub fn cycle(&self) -> u64 {
+        self.state.cycle
+    }
+    /// The whole mutable state.
+    pub fn state(&self) -> &State<B> {
+        &self.state
+    }
+    pub(crate) fn state_mut(&mut self) -> &mut State<B> {
+        &mut self.state
+    }
+    /// Statistics of the last cycle.
+    pub fn last_cycle_stats(&self) -> &CycleStats {
+        &self.last
+    }
+    /// Tasks per cycle and the critical path in cost units (Gate = 10).
+    pub fn schedule_info(&self) -> (usize, f64) {
+        (self.graph.len(), self.graph.critical_path())
+    }
+
+    /// Sets external input `name` (LSB first); it keeps this value until set again.
+    pub fn set_input(&mut self, name: &str, bits: Vec<B::Bit>) -> Result<(), CircuitError> {
+        let port = self.circuit.input(name).ok_or_else(|| {
+            CircuitError::Usage(format!(
+                "no external input @{name} (inputs: {})",
+                self.port_list(true)
+            ))
+        })?;
+        if bits.len() != port.bits.len() {
+            return Err(CircuitError::WidthMismatch(format!(
+                "@{name} is {} bits wide, got {} bits",
+                port.bits.len(),
+                bits.len()
+            )));
+        }
+        for (&node, b) in port.bits.iter().zip(bits) {
+            if let Node::Input(i) = self.circuit.nodes[node as usize] {
+                self.state.inputs[i as usize] = b;
+            }
+        }
+        Ok(())
+    }
+
+    /// The bits of external output `name` computed in the last cycle.
+    pub fn output(&self, name: &str) -> Result<Vec<B::Bit>, CircuitError> {
+        let (start, port) = self.output_range(name)?;
+        let outs = self.state.outputs.as_ref().ok_or_else(|| {
+            CircuitError::Usage("no cycle has been evaluated yet, so outputs have no value".into())
+        })?;
+        Ok(outs[start..start + port].to_vec())
+    }
+
+    fn output_range(&self, name: &str) -> Result<(usize, usize), CircuitError> {
+        let mut start = 0;
+        for p in self.circuit.outputs() {
+            if p.name == name {
+                return Ok((start, p.bits.len()));
+            }
+            start += p.bits.len();
+        }
+        Err(CircuitError::Usage(format!(
+            "no external output @{name} (outputs: {})",
+            self.port_list(false)
+        )))
+    }
+
+    fn port_list(&self, inputs: bool) -> String {
+        let ps = if inputs {
+            self.circuit.inputs()
+        } else {
+            self.circuit.outputs()
+        };
+        ps.iter()
+            .map(|p| format!("@{}", p.name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    fn memory_index(&self, name: &str) -> Result<usize, CircuitError> {
+        self.circuit.memory(name).map(|(i, _)| i).ok_or_else(|| {
+            let names: Vec<&str> = self
+                .circuit
+                .memories()
+                .iter()
+                .map(|m| m.spec.name.as_str())
+                .collect();
+            CircuitError::Usage(format!("no memory named {name:?} (memories: {names:?})"))
+        })
+    }
+
+    /// Replaces the contents of CMUX ROM `name`.
+    pub fn set_rom(&mut self, name: &str, rom: B::Rom) -> Result<(), CircuitError> {
+        let i = self.memory_index(name)?;
+        let spec = &self.circuit.memories()[i].spec;
+        let shape = self.backend.rom_shape(&rom);
+        match &mut self.state.mems[i] {
+            MemState::Rom(slot) if shape == (spec.addr_width, spec.data_width) => {
+                *slot = rom;
+                Ok(())
+            }
+            MemState::Rom(_) => Err(CircuitError::WidthMismatch(format!(
+                "ROM {name} is {}×{} bits, the image is {}×{}",
+                spec.addr_width, spec.data_width, shape.0, shape.1
+            ))),
+            _ => Err(CircuitError::Usage(format!(
+                "memory {name} is not a CMUX ROM"
+            ))),
+        }
+    }
+
+    /// Replaces the contents of CMUX RAM `name`.
+    pub fn set_ram(&mut self, name: &str, ram: B::Ram) -> Result<(), CircuitError> {
+        let i = self.memory_index(name)?;
+        let spec = &self.circuit.memories()[i].spec;
+        let shape = self.backend.ram_shape(&ram);
+        match &mut self.state.mems[i] {
+            MemState::Ram(slot) if shape == (spec.addr_width, spec.data_width) => {
+                *slot = ram;
+                Ok(())
+            }
+            MemState::Ram(_) => Err(CircuitError::WidthMismatch(format!(
+                "RAM {name} is {}×{} bits, the image is {}×{}",
+                spec.addr_width, spec.data_width, shape.0, shape.1
+            ))),
+            _ => Err(CircuitError::Usage(format!(
+                "memory {name} is not a CMUX RAM"
+            ))),
+        }
+    }
+
+    /// The contents of memory `name`: its CMUX state, or `Cells` for MUX memories.
+    pub fn memory(&self, name: &str) -> Result<&MemState<B>, CircuitError> {
+        Ok(&self.state.mems[self.memory_index(name)?])
+    }
+
+    /// Sets the cells of MUX memory `name` (word `j` bit `i` at `j * data_width + i`).
+    pub fn set_memory_cells(&mut self, name: &str, bits: Vec<B::Bit>) -> Result<(), CircuitError> {
+        let m = &self.circuit.memories()[self.memory_index(name)?];
+        if m.spec.imp != MemImpl::Mux {
+            return Err(CircuitError::Usage(format!(
+                "memory {name} is a CMUX memory, not a MUX one"
+            )));
+        }
+        if bits.len() != m.cells.len() {
+            return Err(CircuitError::WidthMismatch(format!(
+                "memory {name} has {} cells, got {}",
+                m.cells.len(),
+                bits.len()
+            )));
+        }
+        for (&d, b) in m.cells.iter().zip(bits) {
+            self.state.dffs[d as usize] = b;
+        }
+        Ok(())
+    }
+
+    /// The cells of MUX memory `name` (word `j` bit `i` at `j * data_width + i`).
+    pub fn memory_cells(&self, name: &str) -> Result<Vec<B::Bit>, CircuitError> {
+        let m = &self.circuit.memories()[self.memory_index(name)?];
+        if m.spec.imp != MemImpl::Mux {
+            return Err(CircuitError::Usage(format!(
+                "memory {name} is a CMUX memory, not a MUX one"
+            )));
+        }
+        Ok(m.cells
+            .iter()
+            .map(|&d| self.state.dffs[d as usize].clone())
+            .collect())
+    }
+
+    /// Runs one reset cycle if the circuit has a 1-bit `@reset` input: `@reset` = 1, evaluate, latch,
+    /// then `@reset` = 0. The cycle counter does not advance. Returns whether a reset input exists.
+    pub fn reset(&mut self) -> Result<bool, CircuitError> {
+        match self.circuit.input("reset") {
+            Some(p) if p.bits.len() == 1 => {
+                let one = self.backend.constant(true);
+                self.set_input("reset", vec![one])?;
+                self.cycle_inner(&mut |_| {})?;
+                let zero = self.backend.constant(false);
+                self.set_input("reset", vec![zero])?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// Evaluates one cycle and latches; returns its statistics.
+    pub fn step(&mut self) -> Result<CycleStats, CircuitError> {
+        self.cycle_inner(&mut |_| {})?;
+        self.state.cycle += 1;
+        self.last.cycle = self.state.cycle - 1;
+        Ok(self.last.clone())
+    }
+
+    /// Runs cycles as `opts` says, reporting progress to `progress`.
+    pub fn run(
+        &mut self,
+        opts: &RunOptions,
+        progress: &mut dyn FnMut(&Progress),
+    ) -> Result<RunReport, CircuitError> {
+        let stop_range = match &opts.stop_when {
+            Some(name) => {
+                let (start, w) = self.output_range(name)?;
+                if w != 1 {
+                    return Err(CircuitError::Usage(format!(
+                        "stop output @{name} must be 1 bit wide"
+                    )));
+                }
+                if self.backend.reveal(&self.backend.constant(true)).is_none() {
+                    return Err(CircuitError::Usage(
+                        "stopping on an output needs a plain backend; encrypted runs need a cycle count"
+                            .into(),
+                    ));
+                }
+                Some(start)
+            }
+            None => None,
+        };
+        let t0 = Instant::now();
+        let mut report = RunReport::default();
+        while report.cycles < opts.max_cycles {
+            let done = report.cycles;
+            let cycle = self.state.cycle;
+            let started = Instant::now();
+            let total = self.tasks.len();
+            let mut tick = |d: usize| {
+                let el = t0.elapsed().as_secs_f64();
+                let mean = (done > 0).then(|| el / done as f64);
+                progress(&Progress {
+                    cycle,
+                    cycles_in_run: opts.max_cycles,
+                    cycles_done: done,
+                    tasks_done: d,
+                    tasks_total: total,
+                    cycle_seconds: started.elapsed().as_secs_f64(),
+                    mean_cycle_seconds: mean,
+                    eta_seconds: mean.map(|m| m * (opts.max_cycles - done) as f64),
+                    cycle_finished: false,
+                })
+            };
+            self.cycle_inner(&mut tick)?;
+            self.state.cycle += 1;
+            self.last.cycle = cycle;
+            report.cycles += 1;
+            let mean = t0.elapsed().as_secs_f64() / report.cycles as f64;
+            progress(&Progress {
+                cycle,
+                cycles_in_run: opts.max_cycles,
+                cycles_done: report.cycles,
+                tasks_done: total,
+                tasks_total: total,
+                cycle_seconds: started.elapsed().as_secs_f64(),
+                mean_cycle_seconds: Some(mean),
+                eta_seconds: Some(mean * (opts.max_cycles - report.cycles) as f64),
+                cycle_finished: true,
+            });
+            if let (Some(every), Some(path)) = (opts.snapshot_every, &opts.snapshot) {
+                if every > 0 && report.cycles % every == 0 {
+                    self.save_snapshot(path)?;
+                }
+            }
+            if let (Some(i), Some(outs)) = (stop_range, &self.state.outputs) {
+                if self.backend.reveal(&outs[i]) == Some(u64::MAX) {
+                    report.stopped = true;
+                    break;
+                }
+            }
+        }
+        if let Some(path) = &opts.snapshot {
+            self.save_snapshot(path)?;
+        }
+        report.seconds = t0.elapsed().as_secs_f64();
+        report.last = self.last.clone();
+        Ok(report)
+    }
+
+    /// Evaluates the DAG and latches, without touching the cycle counter.
+    fn cycle_inner(&mut self, tick: &mut dyn FnMut(usize)) -> Result<(), CircuitError> {
+        let c = &*self.circuit;
+        let b = &self.backend;
+        let t0 = Instant::now();
+        let values: Vec<OnceLock<B::Bit>> = (0..c.nodes.len()).map(|_| OnceLock::new()).collect();
+        for (i, n) in c.nodes.iter().enumerate() {
+            let v = match n {
+                Node::Input(k) => self.state.inputs[*k as usize].clone(),
+                Node::Const(v) => b.constant(*v),
+                Node::Dff(k) => self.state.dffs[*k as usize].clone(),
+                _ => continue,
+            };
+            let _ = values[i].set(v);
+        }
+        let sels: Vec<Vec<OnceLock<B::Sel>>> = c
+            .memories()
+            .iter()
+            .map(|m| {
+                let n = if m.spec.imp == MemImpl::Cmux {
+                    m.addr.len()
+                } else {
+                    0
+                };
+                (0..n).map(|_| OnceLock::new()).collect()
+            })
+            .collect();
+        let wvals: Vec<Vec<OnceLock<B::WriteVal>>> = c
+            .memories()
+            .iter()
+            .map(|m| {
+                let n = if m.spec.imp == MemImpl::Cmux {
+                    m.wdata.len()
+                } else {
+                    0
+                };
+                (0..n).map(|_| OnceLock::new()).collect()
+            })
+            .collect();
+        let mems = &self.state.mems;
+        let ctx = Ctx {
+            c,
+            b,
+            values: &values,
+            sels: &sels,
+            wvals: &wvals,
+            mems,
+        };
+        let exec = |t: usize| ctx.exec(self.tasks[t]);
+        let (busy, threads) = if self.threads <= 1 {
+            let mut last_tick = Instant::now();
+            for t in 0..self.tasks.len() {
+                exec(t)?;
+                if last_tick.elapsed() > Duration::from_millis(500) {
+                    tick(t + 1);
+                    last_tick = Instant::now();
+                }
+            }
+            (t0.elapsed().as_secs_f64(), 1)
+        } else {
+            let timing = schedule::run(
+                &self.graph,
+                self.threads,
+                &exec,
+                Duration::from_millis(500),
+                tick,
+            )?;
+            (timing.busy, timing.threads)
+        };
+        let eval_seconds = t0.elapsed().as_secs_f64();
+        let t1 = Instant::now();
+        let get = |id: NodeId| -> Result<B::Bit, CircuitError> { ctx.get(id).cloned() };
+        let mut outputs = Vec::new();
+        for p in c.outputs() {
+            for &n in &p.bits {
+                outputs.push(get(n)?);
+            }
+        }
+        let dffs = c
+            .dffs()
+            .iter()
+            .map(|d| get(d.d))
+            .collect::<Result<Vec<_>, _>>()?;
+        // RAM writes at the clock edge.
+        for (m, (sel, wv)) in sels.iter().zip(wvals).enumerate() {
+            if let MemState::Ram(ram) = &mut self.state.mems[m] {
+                let addr = sel
+                    .iter()
+                    .map(|s| s.get().ok_or_else(|| internal("address selector missing")))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let vals = wv
+                    .into_iter()
+                    .map(|w| {
+                        w.into_inner()
+                            .ok_or_else(|| internal("RAM write value missing"))
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                b.ram_write(ram, &addr, &vals, self.threads);
+            }
+        }
+        self.state.dffs = dffs;
+        self.state.outputs = Some(outputs);
+        self.last = CycleStats {
+            cycle: self.state.cycle,
+            eval_seconds,
+            latch_seconds: t1.elapsed().as_secs_f64(),
+            busy_seconds: busy,
+            threads,
+            tasks: self.tasks.len(),
+        };
+        Ok(())
+    }
+}
+
+fn internal(what: &str) -> CircuitError {
+    CircuitError::Backend(format!("internal evaluation error: {what}"))
+}
+
+/// Shared read-only view used by the task executor.
+struct Ctx<'a, B: Backend> {
+    c: &'a Circuit,
+    b: &'a B,
+    values: &'a [OnceLock<B::Bit>],
+    sels: &'a [Vec<OnceLock<B::Sel>>],
+    wvals: &'a [Vec<OnceLock<B::WriteVal>>],
+    mems: &'a [MemState<B>],
+}
+
+impl<B: Backend> Ctx<'_, B> {
+    fn get(&self, id: NodeId) -> Result<&B::Bit, CircuitError> {
+        self.values
+            .get(id as usize)
+            .and_then(OnceLock::get)
+            .ok_or_else(|| internal(&format!("value of {} missing", self.c.node_name(id))))
+    }
+    fn set(&self, id: NodeId, v: B::Bit) {
+        if let Some(slot) = self.values.get(id as usize) {
+            let _ = slot.set(v);
+        }
+    }
+    fn addr(&self, mem: usize) -> Result<Vec<&B::Sel>, CircuitError> {
+        self.sels[mem]
+            .iter()
+            .map(|s| s.get().ok_or_else(|| internal("selector missing")))
+            .collect()
+    }
+    fn exec(&self, t: Task) -> Result<(), CircuitError> {
+        let b = self.b;
+        match t {
+            Task::Node(id) => {
+                let v = match self.c.nodes[id as usize] {
+                    Node::Not(a) => b.not(self.get(a)?),
+                    Node::Gate(k, x, y) => b.gate(k, self.get(x)?, self.get(y)?),
+                    Node::Mux { s, a, b: y } => b.mux(self.get(s)?, self.get(a)?, self.get(y)?),
+                    _ => return Err(internal("source node scheduled")),
+                };
+                self.set(id, v);
+            }
+            Task::Select { mem, bit } => {
+                let m = &self.c.mems[mem as usize];
+                let s = b.select(self.get(m.addr[bit as usize])?);
+                let _ = self.sels[mem as usize][bit as usize].set(s);
+            }
+            Task::RomRead(mem) => {
+                let MemState::Rom(rom) = &self.mems[mem as usize] else {
+                    return Err(internal("ROM state missing"));
+                };
+                let out = b.rom_read(rom, &self.addr(mem as usize)?);
+                for (&node, v) in self.c.mems[mem as usize].rdata.iter().zip(out) {
+                    self.set(node, v);
+                }
+            }
+            Task::RamRead { mem, bit } => {
+                let MemState::Ram(ram) = &self.mems[mem as usize] else {
+                    return Err(internal("RAM state missing"));
+                };
+                let v = b.ram_read(ram, &self.addr(mem as usize)?, bit as usize);
+                self.set(self.c.mems[mem as usize].rdata[bit as usize], v);
+            }
+            Task::WriteVal { mem, bit } => {
+                let m = &self.c.mems[mem as usize];
+                let we = m.wren.ok_or_else(|| internal("RAM without wren"))?;
+                let v = b.ram_write_value(
+                    self.get(we)?,
+                    self.get(m.wdata[bit as usize])?,
+                    self.get(m.rdata[bit as usize])?,
+                );
+                let _ = self.wvals[mem as usize][bit as usize].set(v);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Builds the task list (in topological order) and the scheduler graph with upward-rank priorities.
+fn build_tasks<B: Backend>(c: &Circuit, b: &B) -> (Vec<Task>, TaskGraph) {
+    let mut tasks = Vec::new();
+    let mut preds: Vec<Vec<u32>> = Vec::new();
+    let mut cost = Vec::new();
+    // The task producing each node's value (None for sources).
+    let mut producer: Vec<Option<u32>> = vec![None; c.nodes.len()];
+    let mut push = |t: Task, p: Vec<u32>, k: TaskKind, tasks: &mut Vec<Task>| -> u32 {
+        tasks.push(t);
+        preds.push(p);
+        cost.push(b.task_cost(k));
+        (tasks.len() - 1) as u32
+    };
+    let deps = |ids: &mut dyn Iterator<Item = NodeId>, producer: &[Option<u32>]| -> Vec<u32> {
+        let mut v: Vec<u32> = ids.filter_map(|i| producer[i as usize]).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    for step in &c.order {
+        match *step {
+            Step::Node(id) => {
+                let kind = match c.nodes[id as usize] {
+                    Node::Not(_) => TaskKind::Not,
+                    Node::Mux { .. } => TaskKind::Mux,
+                    _ => TaskKind::Gate,
+                };
+                let p = deps(&mut c.operands(id), &producer);
+                producer[id as usize] = Some(push(Task::Node(id), p, kind, &mut tasks));
+            }
+            Step::MemRead(m) => {
+                let mem = &c.mems[m as usize];
+                let sel: Vec<u32> = mem
+                    .addr
+                    .iter()
+                    .enumerate()
+                    .map(|(j, &a)| {
+                        let p = deps(&mut std::iter::once(a), &producer);
+                        push(
+                            Task::Select {
+                                mem: m,
+                                bit: j as u32,
+                            },
+                            p,
+                            TaskKind::Select,
+                            &mut tasks,
+                        )
+                    })
+                    .collect();
+                match mem.spec.kind {
+                    MemKind::Rom => {
+                        let t = push(Task::RomRead(m), sel.clone(), TaskKind::RomRead, &mut tasks);
+                        for &r in &mem.rdata {
+                            producer[r as usize] = Some(t);
+                        }
+                    }
+                    MemKind::Ram => {
+                        for (i, &r) in mem.rdata.iter().enumerate() {
+                            let t = push(
+                                Task::RamRead {
+                                    mem: m,
+                                    bit: i as u32,
+                                },
+                                sel.clone(),
+                                TaskKind::RamRead,
+                                &mut tasks,
+                            );
+                            producer[r as usize] = Some(t);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for (m, mem) in c.mems.iter().enumerate() {
+        if mem.spec.imp != MemImpl::Cmux || mem.spec.kind != MemKind::Ram {
+            continue;
+        }
+        for i in 0..mem.wdata.len() {
+            let ids = [mem.wren.unwrap_or(0), mem.wdata[i], mem.rdata[i]];
+            let p = deps(&mut ids.into_iter(), &producer);
+            push(
+                Task::WriteVal {
+                    mem: m as u32,
+                    bit: i as u32,
+                },
+                p,
+                TaskKind::WriteValue,
+                &mut tasks,
+            );
+        }
+    }
+    let g = TaskGraph::new(&preds, &cost);
+    (tasks, g)
+}

@@ -1,0 +1,55 @@
+//! The one error type of the crate: every message names the cell, wire, port, file or key at fault.
+
+use thiserror::Error;
+
+/// Errors of netlist construction, import, blueprint loading, evaluation and snapshots.
+#[derive(Debug, Error)]
+pub enum CircuitError {
+    /// A netlist is malformed (undriven wire, unconnected DFF, duplicate port, …).
+    #[error("invalid netlist: {0}")]
+    Netlist(String),
+    /// A combinational loop; the message names a cell on it.
+    #[error("{0}")]
+    CombinationalLoop(String),
+    /// The Yosys JSON could not be parsed or uses something we do not accept.
+    #[error("Yosys JSON: {0}")]
+    Yosys(String),
+    /// A Yosys cell type outside the accepted gate set.
+    #[error("Yosys JSON: cell {cell:?} has unsupported type {ty}; {hint}")]
+    UnsupportedCell {
+        cell: String,
+        ty: String,
+        hint: String,
+    },
+    /// The blueprint TOML is malformed or inconsistent.
+    #[error("blueprint: {0}")]
+    Blueprint(String),
+    /// Two ends of a connection have different widths.
+    #[error("width mismatch: {0}")]
+    WidthMismatch(String),
+    /// Unknown port, memory, or value of the wrong size given to the engine.
+    #[error("{0}")]
+    Usage(String),
+    /// A snapshot file is corrupt, truncated, of another version or for another circuit/backend.
+    #[error("snapshot: {0}")]
+    Snapshot(String),
+    /// The encrypted backend failed (wrong key shape, parameters, …).
+    #[error("TFHE backend: {0}")]
+    Backend(String),
+    /// Reading or writing a file failed.
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl CircuitError {
+    pub(crate) fn io(path: &std::path::Path, source: std::io::Error) -> Self {
+        CircuitError::Io {
+            path: path.display().to_string(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,262 @@
+//! End-to-end tests of the plain engine on the committed Yosys netlists, against hand-written models.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use rand::{Rng, SeedableRng};
+use vsp_circuit::*;
+
+fn testdata() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata")
+}
+
+fn single(name: &str) -> Arc<Circuit> {
+    let n = read_yosys_json(&testdata().join(format!("{name}.json"))).unwrap();
+    Arc::new(Circuit::compile(&Blueprint::single(name, n)).unwrap())
+}
+
+fn memuser(mux: bool) -> Arc<Circuit> {
+    let mut text = std::fs::read_to_string(testdata().join("memuser.toml")).unwrap();
+    if mux {
+        text = text
+            .replace("type = \"rom\"", "type = \"mux-rom\"")
+            .replace("type = \"ram\"", "type = \"mux-ram\"");
+    }
+    Arc::new(Circuit::compile(&Blueprint::from_str_with_base(&text, &testdata()).unwrap()).unwrap())
+}
+
+#[test]
+fn adder_matches_integer_addition_in_64_lanes() {
+    let c = single("adder");
+    let st = c.stats();
+    assert_eq!(st.dff, 0);
+    assert!(st.bootstraps_per_cycle > 0 && st.critical_path > 0);
+    let mut e = Engine::new(PlainBackend, c);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+    for _ in 0..4 {
+        let a: Vec<u64> = (0..64).map(|_| rng.gen_range(0..256)).collect();
+        let b: Vec<u64> = (0..64).map(|_| rng.gen_range(0..256)).collect();
+        let ci: Vec<u64> = (0..64).map(|_| rng.gen_range(0..2)).collect();
+        e.set_input_lanes("a", &a).unwrap();
+        e.set_input_lanes("b", &b).unwrap();
+        e.set_input_lanes("cin", &ci).unwrap();
+        e.step().unwrap();
+        for l in 0..64 {
+            let sum = a[l] + b[l] + ci[l];
+            assert_eq!(e.output_value("s", l).unwrap(), sum & 255);
+            assert_eq!(e.output_value("cout", l).unwrap(), sum >> 8);
+        }
+    }
+}
+
+#[test]
+fn counter_with_reset_and_enable() {
+    let bp = Blueprint::from_path(&testdata().join("counter.toml")).unwrap();
+    let mut e = Engine::new(PlainBackend, Arc::new(Circuit::compile(&bp).unwrap()));
+    assert!(e.reset().unwrap());
+    assert_eq!(e.cycle(), 0);
+    let mut model = 0u64;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(2);
+    for cyc in 0..300 {
+        let en = rng.gen_range(0..4) != 0;
+        e.set_input_value("en", en as u64).unwrap();
+        let rst = cyc == 150;
+        e.set_input_value("reset", rst as u64).unwrap();
+        e.step().unwrap();
+        assert_eq!(e.output_value("count", 0).unwrap(), model, "cycle {cyc}");
+        model = if rst {
+            0
+        } else if en {
+            (model + 1) & 255
+        } else {
+            model
+        };
+    }
+}
+
+#[test]
+fn lfsr_uses_the_init_attribute() {
+    let mut e = Engine::new(PlainBackend, single("lfsr"));
+    let mut r: u64 = 0xACE1;
+    for cyc in 0..200 {
+        e.step().unwrap();
+        assert_eq!(e.output_value("state", 63).unwrap(), r, "cycle {cyc}");
+        let fb = ((r >> 15) ^ (r >> 13) ^ (r >> 12) ^ (r >> 10)) & 1;
+        r = ((r << 1) | fb) & 0xffff;
+    }
+}
+
+/// The hand model of memuser.v.
+struct MemUserModel {
+    pc: u64,
+    acc: u64,
+    ram: [u64; 16],
+}
+
+impl MemUserModel {
+    fn cycle(&mut self, rom: &[u64]) -> (u64, u64) {
+        let out = (self.acc, self.pc);
+        let w = rom[self.pc as usize];
+        let addr = ((w >> 11) & 15) as usize;
+        let rdata = self.ram[addr];
+        if w >> 15 == 1 {
+            self.ram[addr] = (w & 0xff) ^ self.acc;
+        }
+        self.acc = (self.acc + rdata) & 0xff;
+        self.pc = (self.pc + 1) & 15;
+        out
+    }
+}
+
+fn random_rom(seed: u64) -> Vec<u64> {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    (0..16)
+        .map(|_| rng.gen_range(0..1u64 << 16) & 0xf8ff)
+        .collect()
+}
+
+#[test]
+fn memuser_cmux_and_mux_memories_match_the_model() {
+    for mux in [false, true] {
+        let c = memuser(mux);
+        let mut e = Engine::new(PlainBackend, c);
+        let rom = random_rom(3);
+        let ram0: Vec<u64> = (0..16).map(|i| (i * 37 + 5) & 255).collect();
+        e.load_memory_words("rom", &rom).unwrap();
+        e.load_memory_words("ram", &ram0).unwrap();
+        e.reset().unwrap();
+        let mut m = MemUserModel {
+            pc: 0,
+            acc: 0,
+            ram: [0; 16],
+        };
+        m.ram.copy_from_slice(&ram0);
+        for cyc in 0..80 {
+            e.step().unwrap();
+            let (acc, pc) = m.cycle(&rom);
+            assert_eq!(
+                e.output_value("acc", 0).unwrap(),
+                acc,
+                "mux={mux} cycle {cyc}"
+            );
+            assert_eq!(
+                e.output_value("pc", 0).unwrap(),
+                pc,
+                "mux={mux} cycle {cyc}"
+            );
+        }
+        assert_eq!(
+            e.memory_words("ram", 0).unwrap(),
+            m.ram.to_vec(),
+            "mux={mux}"
+        );
+        assert_eq!(e.memory_words("rom", 0).unwrap(), rom);
+    }
+}
+
+#[test]
+fn scheduled_evaluation_equals_sequential() {
+    // Different ROM per lane would need per-lane images; instead vary the RAM per lane through writes.
+    let c = memuser(true);
+    let mut seq = Engine::new(PlainBackend, c.clone());
+    let mut par = Engine::new(PlainBackend, c);
+    par.set_threads(3);
+    for e in [&mut seq, &mut par] {
+        e.load_memory_words("rom", &random_rom(4)).unwrap();
+        e.reset().unwrap();
+    }
+    for _ in 0..20 {
+        seq.step().unwrap();
+        let st = par.step().unwrap();
+        assert_eq!(st.threads, 3);
+        assert_eq!(seq.output("acc").unwrap(), par.output("acc").unwrap());
+    }
+    assert_eq!(seq.state().dffs, par.state().dffs);
+}
+
+#[test]
+fn snapshot_resume_equals_uninterrupted_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let snap = dir.path().join("run.snap");
+    let c = memuser(false);
+    let rom = random_rom(5);
+    let mut a = Engine::new(PlainBackend, c.clone());
+    a.load_memory_words("rom", &rom).unwrap();
+    a.reset().unwrap();
+    let opts = RunOptions {
+        max_cycles: 23,
+        snapshot: Some(snap.clone()),
+        ..Default::default()
+    };
+    let mut seen = 0;
+    a.run(&opts, &mut |p| seen += p.cycle_finished as u64)
+        .unwrap();
+    assert_eq!(seen, 23);
+    let mut b = Engine::new(PlainBackend, c.clone());
+    b.load_snapshot(&snap).unwrap();
+    assert_eq!(b.cycle(), 23);
+    let opts = RunOptions {
+        max_cycles: 30,
+        ..Default::default()
+    };
+    a.run(&opts, &mut |_| {}).unwrap();
+    b.run(&opts, &mut |_| {}).unwrap();
+    assert_eq!(a.cycle(), 53);
+    assert_eq!(
+        a.output_value("acc", 0).unwrap(),
+        b.output_value("acc", 0).unwrap()
+    );
+    assert_eq!(
+        a.memory_words("ram", 0).unwrap(),
+        b.memory_words("ram", 0).unwrap()
+    );
+    assert_eq!(a.snapshot_bytes(), b.snapshot_bytes());
+
+    // Corruption, truncation and a different circuit are refused with a clear error.
+    let mut bytes = std::fs::read(&snap).unwrap();
+    let n = bytes.len();
+    bytes[n / 2] ^= 1;
+    let e = b.restore_snapshot(&bytes).unwrap_err().to_string();
+    assert!(e.contains("checksum"), "{e}");
+    let e = b
+        .restore_snapshot(&bytes[..n - 40])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("checksum") || e.contains("truncated"), "{e}");
+    let mut other = Engine::new(PlainBackend, memuser(true));
+    let e = other.load_snapshot(&snap).unwrap_err().to_string();
+    assert!(e.contains("different circuit"), "{e}");
+}
+
+#[test]
+fn run_stops_on_output() {
+    let bp = Blueprint::from_path(&testdata().join("counter.toml")).unwrap();
+    let n = read_yosys_json(&testdata().join("counter.json")).unwrap();
+    assert_eq!(n.stats().dff, 8);
+    let mut e = Engine::new(PlainBackend, Arc::new(Circuit::compile(&bp).unwrap()));
+    e.set_input_value("en", 1).unwrap();
+    // Stop when count bit 3 is 1: first in the cycle whose output is 8 (the 9th cycle).
+    let text = "[[file]]\ntype = \"yosys-json\"\npath = \"counter.json\"\nname = \"c\"\n[connect]\n\
+                \"c/reset\" = \"0\"\n\"c/en\" = \"1\"\n\"@bit3\" = \"c/count[3]\"\n\"@count\" = \"c/count\"\n";
+    let bp = Blueprint::from_str_with_base(text, &testdata()).unwrap();
+    let mut e2 = Engine::new(PlainBackend, Arc::new(Circuit::compile(&bp).unwrap()));
+    let opts = RunOptions {
+        max_cycles: 100,
+        stop_when: Some("bit3".into()),
+        ..Default::default()
+    };
+    let r = e2.run(&opts, &mut |_| {}).unwrap();
+    assert!(r.stopped);
+    assert_eq!(r.cycles, 9);
+    assert_eq!(e2.output_value("count", 0).unwrap(), 8);
+    let r = e
+        .run(
+            &RunOptions {
+                max_cycles: 3,
+                ..Default::default()
+            },
+            &mut |_| {},
+        )
+        .unwrap();
+    assert!(!r.stopped && r.cycles == 3);
+}
