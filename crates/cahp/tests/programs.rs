@@ -2,7 +2,7 @@
 //! return the paper's results; the runtime helpers compute what Rust computes.
 
 use vsp_cahp::programs::{self, ALL};
-use vsp_cahp::{assemble, assemble_with_runtime, Image, MemConfig, Simulator};
+use vsp_cahp::{assemble, Image, MemConfig, Simulator};
 
 fn run(image: &Image, args: &[&str], config: MemConfig) -> Simulator {
     let mut sim = Simulator::from_image(image, args, config).unwrap();
