@@ -45,44 +45,77 @@ pub struct CcOptions {
 
 impl Default for CcOptions {
     fn default() -> Self {
-        CcOptions { clang: PathBuf::from("clang"), opt: "-Oz".into(), clang_args: Vec::new() }
+        CcOptions {
+            clang: PathBuf::from("clang"),
+            opt: "-Oz".into(),
+            clang_args: Vec::new(),
+        }
     }
 }
 
 /// Whether the configured clang can be run.
 pub fn clang_available(opts: &CcOptions) -> bool {
-    Command::new(&opts.clang).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
+    Command::new(&opts.clang)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 /// Runs clang on C `source` (named `name` in diagnostics) and returns the LLVM IR text.
 pub fn c_to_ir(source: &str, name: &str, opts: &CcOptions, extra: &[&str]) -> Result<String> {
     let mut cmd = Command::new(&opts.clang);
     // msp430 gives exactly llvm-cahp's C type sizes: 16-bit int and pointers, 32-bit long.
-    cmd.args(["--target=msp430", "-S", "-emit-llvm", "-fno-discard-value-names"])
-        .arg(&opts.opt)
-        .args(["-D__cahp__=1", "-D__cahpv3__=1", "-D__VSP__=1"])
-        .args(&opts.clang_args)
-        .args(extra)
-        .args(["-x", "c", "-o", "-", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().map_err(|e| CcError::ClangMissing(format!("{}: {e}", opts.clang.display())))?;
+    cmd.args([
+        "--target=msp430",
+        "-S",
+        "-emit-llvm",
+        "-fno-discard-value-names",
+    ])
+    .arg(&opts.opt)
+    .args(["-D__cahp__=1", "-D__cahpv3__=1", "-D__VSP__=1"])
+    .args(&opts.clang_args)
+    .args(extra)
+    .args(["-x", "c", "-o", "-", "-"])
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| CcError::ClangMissing(format!("{}: {e}", opts.clang.display())))?;
     if let Some(mut stdin) = child.stdin.take() {
         use std::io::Write as _;
-        stdin.write_all(source.as_bytes()).map_err(|e| CcError::Io { path: name.to_string(), source: e })?;
+        stdin
+            .write_all(source.as_bytes())
+            .map_err(|e| CcError::Io {
+                path: name.to_string(),
+                source: e,
+            })?;
     }
-    let out = child.wait_with_output().map_err(|e| CcError::Io { path: name.to_string(), source: e })?;
+    let out = child.wait_with_output().map_err(|e| CcError::Io {
+        path: name.to_string(),
+        source: e,
+    })?;
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr).replace("<stdin>", name);
-        return Err(CcError::ClangFailed { path: name.to_string(), stderr });
+        return Err(CcError::ClangFailed {
+            path: name.to_string(),
+            stderr,
+        });
     }
-    String::from_utf8(out.stdout).map_err(|_| CcError::ClangFailed { path: name.to_string(), stderr: "clang wrote non-UTF-8 IR".into() })
+    String::from_utf8(out.stdout).map_err(|_| CcError::ClangFailed {
+        path: name.to_string(),
+        stderr: "clang wrote non-UTF-8 IR".into(),
+    })
 }
 
 /// Compiles a C file to CAHPv3 assembly text (to be assembled with vsp-cahp's runtime).
 pub fn compile_c(path: &Path, opts: &CcOptions) -> Result<String> {
-    let src = std::fs::read_to_string(path).map_err(|e| CcError::Io { path: path.display().to_string(), source: e })?;
+    let src = std::fs::read_to_string(path).map_err(|e| CcError::Io {
+        path: path.display().to_string(),
+        source: e,
+    })?;
     compile_c_source(&src, &path.display().to_string(), opts)
 }
 
@@ -96,15 +129,32 @@ pub fn compile_c_source(source: &str, name: &str, opts: &CcOptions) -> Result<St
 pub fn compile_ir_with(ir: &str, opts: &CcOptions) -> Result<String> {
     let m = parse_module(ir)?;
     let (mut asm, called) = compile_module(&m, &BTreeSet::new())?;
-    let user: BTreeSet<&str> = m.functions.iter().filter(|f| !f.blocks.is_empty()).map(|f| f.name.as_str()).collect();
-    let mut needed: BTreeSet<String> = called.into_iter().filter(|c| !user.contains(c.as_str())).collect();
+    let user: BTreeSet<&str> = m
+        .functions
+        .iter()
+        .filter(|f| !f.blocks.is_empty())
+        .map(|f| f.name.as_str())
+        .collect();
+    let mut needed: BTreeSet<String> = called
+        .into_iter()
+        .filter(|c| !user.contains(c.as_str()))
+        .collect();
     if needed.iter().any(|n| RUNTIME_FUNCS.contains(&n.as_str())) {
-        let rt_ir = c_to_ir(RUNTIME_C, "<vsp-cc runtime>", opts, &["-ffreestanding", "-fno-builtin"])?;
+        let rt_ir = c_to_ir(
+            RUNTIME_C,
+            "<vsp-cc runtime>",
+            opts,
+            &["-ffreestanding", "-fno-builtin"],
+        )?;
         let rt = parse_module(&rt_ir)?;
         // Pull runtime functions until nothing new is referenced (they call each other).
         let mut have: BTreeSet<String> = BTreeSet::new();
         loop {
-            let want: BTreeSet<String> = needed.iter().filter(|n| RUNTIME_FUNCS.contains(&n.as_str()) && !have.contains(*n)).cloned().collect();
+            let want: BTreeSet<String> = needed
+                .iter()
+                .filter(|n| RUNTIME_FUNCS.contains(&n.as_str()) && !have.contains(*n))
+                .cloned()
+                .collect();
             if want.is_empty() {
                 break;
             }
@@ -127,8 +177,18 @@ pub fn compile_ir(ir: &str) -> Result<String> {
 pub fn compile_module(m: &Module, only: &BTreeSet<String>) -> Result<(String, BTreeSet<String>)> {
     let mut out = String::new();
     let mut externals = BTreeSet::new();
-    let defined: BTreeSet<&str> = m.functions.iter().filter(|f| !f.blocks.is_empty()).map(|f| f.name.as_str()).collect();
-    let globals: BTreeSet<&str> = m.globals.iter().filter(|g| g.init.is_some()).map(|g| g.name.as_str()).collect();
+    let defined: BTreeSet<&str> = m
+        .functions
+        .iter()
+        .filter(|f| !f.blocks.is_empty())
+        .map(|f| f.name.as_str())
+        .collect();
+    let globals: BTreeSet<&str> = m
+        .globals
+        .iter()
+        .filter(|g| g.init.is_some())
+        .map(|g| g.name.as_str())
+        .collect();
     if only.is_empty() && !defined.contains("main") {
         return Err(CcError::Program("the program has no main function".into()));
     }
@@ -147,7 +207,11 @@ pub fn compile_module(m: &Module, only: &BTreeSet<String>) -> Result<(String, BT
         crate::emit::emit_function(&mf, &saved, &mut out)?;
     }
     for (s, line) in &refs {
-        if !defined.contains(s.as_str()) && !globals.contains(s.as_str()) && !CAHP_HELPERS.contains(&s.as_str()) && !RUNTIME_FUNCS.contains(&s.as_str()) {
+        if !defined.contains(s.as_str())
+            && !globals.contains(s.as_str())
+            && !CAHP_HELPERS.contains(&s.as_str())
+            && !RUNTIME_FUNCS.contains(&s.as_str())
+        {
             return Err(CcError::Program(format!(
                 "undefined symbol '{s}' (used by the function at IR line {line}); vsp cc links no C library \
                  beyond memcpy/memset/memmove and the arithmetic helpers"
@@ -169,7 +233,10 @@ fn collect_syms(f: &MFunc, line: usize, refs: &mut BTreeMap<String, usize>) {
             let s = match i {
                 MInst::Li { v, .. } | MInst::AluI { imm: v, .. } => v.sym.clone(),
                 MInst::Load { off, .. } | MInst::Store { off, .. } => off.sym.clone(),
-                MInst::Call { callee: Callee::Sym(s), .. } => Some(s.clone()),
+                MInst::Call {
+                    callee: Callee::Sym(s),
+                    ..
+                } => Some(s.clone()),
                 _ => None,
             };
             if let Some(s) = s {

@@ -7,12 +7,23 @@ use crate::ir::{Const, Global, Module, Type};
 
 /// An assembler-safe symbol name: LLVM's private names (`.str.1`) become `$str$1`.
 pub fn sym(name: &str) -> String {
-    let plain = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+    let plain = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     if plain {
         name.to_string()
     } else {
-        name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '$' }).collect()
+        name.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' {
+                    c
+                } else {
+                    '$'
+                }
+            })
+            .collect()
     }
 }
 
@@ -128,7 +139,10 @@ mod tests {
         for g in &m.globals {
             emit_global(&m, g, &mut out).unwrap();
         }
-        assert!(out.contains(".byte 1\n    .space 1\n    .half 258"), "{out}");
+        assert!(
+            out.contains(".byte 1\n    .space 1\n    .half 258"),
+            "{out}"
+        );
         assert!(out.contains("$s:") || out.contains("s:"), "{out}");
         assert!(out.contains(".half s+1"), "{out}");
     }

@@ -57,7 +57,10 @@ pub fn layout(f: &mut MFunc) {
     for (k, b) in order.iter().enumerate() {
         newid[*b] = k;
     }
-    let mut blocks: Vec<_> = order.iter().map(|b| std::mem::take(&mut f.blocks[*b])).collect();
+    let mut blocks: Vec<_> = order
+        .iter()
+        .map(|b| std::mem::take(&mut f.blocks[*b]))
+        .collect();
     for b in &mut blocks {
         for i in &mut b.insts {
             if let MInst::Br { target, .. } | MInst::Jmp { target } = i {
@@ -75,11 +78,23 @@ pub fn layout(f: &mut MFunc) {
                 [.., MInst::Jmp { target }] if *target == next && next < count => {
                     b.insts.pop();
                 }
-                [.., MInst::Br { cond, a, b: rb, target: t }, MInst::Jmp { target: fl }] if *t == next => {
+                [.., MInst::Br {
+                    cond,
+                    a,
+                    b: rb,
+                    target: t,
+                }, MInst::Jmp { target: fl }]
+                    if *t == next =>
+                {
                     let (c, x, y) = cond.negate(*a, *rb);
                     let fl = *fl;
                     b.insts.truncate(len - 2);
-                    b.insts.push(MInst::Br { cond: c, a: x, b: y, target: fl });
+                    b.insts.push(MInst::Br {
+                        cond: c,
+                        a: x,
+                        b: y,
+                        target: fl,
+                    });
                     break;
                 }
                 [.., MInst::Br { target: t, .. }, MInst::Jmp { target: fl }] if t == fl => {
@@ -111,7 +126,9 @@ fn frame_layout(f: &MFunc, callee_saved: &[Reg]) -> Frame {
     let mut off = f.out_args as i32;
     let mut obj_off = vec![0; f.frame.len()];
     // Small objects (spill slots, scalars) first so they stay in reach of the 16-bit lwsp/swsp.
-    let mut idx: Vec<usize> = (0..f.frame.len()).filter(|i| f.frame[*i].incoming.is_none()).collect();
+    let mut idx: Vec<usize> = (0..f.frame.len())
+        .filter(|i| f.frame[*i].incoming.is_none())
+        .collect();
     idx.sort_by_key(|i| f.frame[*i].size);
     for i in idx {
         let o = &f.frame[i];
@@ -137,7 +154,11 @@ fn frame_layout(f: &MFunc, callee_saved: &[Reg]) -> Frame {
             obj_off[i] = off + 2 * k as i32;
         }
     }
-    Frame { size: off, obj_off, saves }
+    Frame {
+        size: off,
+        obj_off,
+        saves,
+    }
 }
 
 fn off_text(fr: &Frame, o: &Off) -> String {
@@ -154,7 +175,10 @@ fn off_text(fr: &Frame, o: &Off) -> String {
 pub fn emit_function(f: &MFunc, callee_saved: &[Reg], out: &mut String) -> Result<()> {
     let fr = frame_layout(f, callee_saved);
     if fr.size > 511 {
-        return Err(CcError::Program(format!("stack frame of {} is {} bytes: too large for 512 B RAM", f.name, fr.size)));
+        return Err(CcError::Program(format!(
+            "stack frame of {} is {} bytes: too large for 512 B RAM",
+            f.name, fr.size
+        )));
     }
     let name = sym(&f.name);
     let label = |b: usize| format!(".L{name}_{b}");
@@ -199,40 +223,81 @@ pub fn emit_function(f: &MFunc, callee_saved: &[Reg], out: &mut String) -> Resul
                     }
                 }
                 MInst::Alu { op, rd, rs1, rs2 } => {
-                    let (a, b) = if rd == rs2 && op.commutes() { (rs2, rs1) } else { (rs1, rs2) };
-                    w(out, format!("{} {}, {}, {}", op.name(), rn(*rd), rn(*a), rn(*b)));
+                    let (a, b) = if rd == rs2 && op.commutes() {
+                        (rs2, rs1)
+                    } else {
+                        (rs1, rs2)
+                    };
+                    w(
+                        out,
+                        format!("{} {}, {}, {}", op.name(), rn(*rd), rn(*a), rn(*b)),
+                    );
                 }
                 MInst::AluI { op, rd, rs1, imm } => {
                     let t = off_text(&fr, imm);
-                    if t == "0" && matches!(op, crate::mir::Alu::Add | crate::mir::Alu::Or | crate::mir::Alu::Xor) {
+                    if t == "0"
+                        && matches!(
+                            op,
+                            crate::mir::Alu::Add | crate::mir::Alu::Or | crate::mir::Alu::Xor
+                        )
+                    {
                         if rd != rs1 {
                             w(out, format!("mov {}, {}", rn(*rd), rn(*rs1)));
                         }
                     } else {
-                        w(out, format!("{}i {}, {}, {}", op.name(), rn(*rd), rn(*rs1), t));
+                        w(
+                            out,
+                            format!("{}i {}, {}, {}", op.name(), rn(*rd), rn(*rs1), t),
+                        );
                     }
                 }
-                MInst::Load { w: wd, rd, base, off } => {
+                MInst::Load {
+                    w: wd,
+                    rd,
+                    base,
+                    off,
+                } => {
                     let m = match wd {
                         Width::Word => "lw",
                         Width::ByteS => "lb",
                         Width::ByteU => "lbu",
                     };
-                    w(out, format!("{m} {}, {}({})", rn(*rd), off_text(&fr, off), rn(*base)));
+                    w(
+                        out,
+                        format!("{m} {}, {}({})", rn(*rd), off_text(&fr, off), rn(*base)),
+                    );
                 }
-                MInst::Store { w: wd, rs, base, off } => {
+                MInst::Store {
+                    w: wd,
+                    rs,
+                    base,
+                    off,
+                } => {
                     let m = if *wd == Width::Word { "sw" } else { "sb" };
-                    w(out, format!("{m} {}, {}({})", rn(*rs), off_text(&fr, off), rn(*base)));
+                    w(
+                        out,
+                        format!("{m} {}, {}({})", rn(*rs), off_text(&fr, off), rn(*base)),
+                    );
                 }
                 MInst::SetCc { cond, rd, a, b } => {
                     let l = format!(".L{name}_s{tmp}");
                     tmp += 1;
                     w(out, format!("li {}, 1", rn(*rd)));
-                    w(out, format!("{} {}, {}, {l}", cond.branch(), rn(*a), rn(*b)));
+                    w(
+                        out,
+                        format!("{} {}, {}, {l}", cond.branch(), rn(*a), rn(*b)),
+                    );
                     w(out, format!("li {}, 0", rn(*rd)));
                     let _ = writeln!(out, "{l}:");
                 }
-                MInst::Select { cond, rd, a, b, t, f: fv } => {
+                MInst::Select {
+                    cond,
+                    rd,
+                    a,
+                    b,
+                    t,
+                    f: fv,
+                } => {
                     if t == fv {
                         if rd != t {
                             w(out, format!("mov {}, {}", rn(*rd), rn(*t)));
@@ -244,7 +309,10 @@ pub fn emit_function(f: &MFunc, callee_saved: &[Reg], out: &mut String) -> Resul
                     if rd != t {
                         w(out, format!("mov {}, {}", rn(*rd), rn(*t)));
                     }
-                    w(out, format!("{} {}, {}, {l}", cond.branch(), rn(*a), rn(*b)));
+                    w(
+                        out,
+                        format!("{} {}, {}, {l}", cond.branch(), rn(*a), rn(*b)),
+                    );
                     w(out, format!("mov {}, {}", rn(*rd), rn(*fv)));
                     let _ = writeln!(out, "{l}:");
                 }
@@ -253,7 +321,16 @@ pub fn emit_function(f: &MFunc, callee_saved: &[Reg], out: &mut String) -> Resul
                     Callee::Reg(r) => w(out, format!("jalr {}", rn(*r))),
                 },
                 MInst::Br { cond, a, b, target } => {
-                    w(out, format!("{} {}, {}, {}", cond.branch(), rn(*a), rn(*b), label(*target)));
+                    w(
+                        out,
+                        format!(
+                            "{} {}, {}, {}",
+                            cond.branch(),
+                            rn(*a),
+                            rn(*b),
+                            label(*target)
+                        ),
+                    );
                 }
                 MInst::Jmp { target } => w(out, format!("j {}", label(*target))),
                 MInst::Ret { .. } => {

@@ -53,10 +53,16 @@ pub type Result<T> = std::result::Result<T, CcError>;
 
 /// A parse error at `line`.
 pub(crate) fn parse_err<T>(line: usize, msg: impl Into<String>) -> Result<T> {
-    Err(CcError::Parse { line, msg: msg.into() })
+    Err(CcError::Parse {
+        line,
+        msg: msg.into(),
+    })
 }
 
 /// An unsupported-construct error at `line`.
 pub(crate) fn unsupported<T>(line: usize, what: impl Into<String>) -> Result<T> {
-    Err(CcError::Unsupported { line, what: what.into() })
+    Err(CcError::Unsupported {
+        line,
+        what: what.into(),
+    })
 }

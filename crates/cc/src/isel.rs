@@ -78,10 +78,16 @@ pub(crate) fn pieces(m: &Module, ty: &Type, line: usize) -> Result<usize> {
     match m.resolve(ty) {
         Type::Int(1..=16) | Type::Ptr => Ok(1),
         Type::Int(17..=32) => Ok(2),
-        Type::Int(b) => unsupported(line, format!("{b}-bit integers (long long): use long (32-bit) or int")),
+        Type::Int(b) => unsupported(
+            line,
+            format!("{b}-bit integers (long long): use long (32-bit) or int"),
+        ),
         Type::Void => Ok(0),
         Type::Other(w) => unsupported(line, format!("type '{w}' (no floating point or vectors)")),
-        t => unsupported(line, format!("aggregate value of type {t:?} held in registers")),
+        t => unsupported(
+            line,
+            format!("aggregate value of type {t:?} held in registers"),
+        ),
     }
 }
 
@@ -124,7 +130,12 @@ impl<'m> Ctx<'m> {
 
     pub fn alui(&mut self, op: Alu, rs1: Reg, imm: i32) -> Reg {
         let rd = self.vreg();
-        self.emit(MInst::AluI { op, rd, rs1, imm: Off::imm(imm) });
+        self.emit(MInst::AluI {
+            op,
+            rd,
+            rs1,
+            imm: Off::imm(imm),
+        });
         rd
     }
 
@@ -145,7 +156,11 @@ impl<'m> Ctx<'m> {
             Const::Int(v) => *v,
             Const::Null | Const::Undef | Const::Zero => 0,
             Const::Addr(s, o) => {
-                return Ok(Val::A(Addr { sym: Some(s.clone()), imm: *o as i32, ..Addr::default() }));
+                return Ok(Val::A(Addr {
+                    sym: Some(s.clone()),
+                    imm: *o as i32,
+                    ..Addr::default()
+                }));
             }
             other => return unsupported(self.line, format!("constant operand {other:?}")),
         };
@@ -165,12 +180,26 @@ impl<'m> Ctx<'m> {
         if let (Some(r), Some(_)) = (base, a.fi) {
             base = Some(self.alu(Alu::Add, r, SP));
         }
-        let off = Off { imm: a.imm, sym: a.sym.clone(), fi: a.fi };
+        let off = Off {
+            imm: a.imm,
+            sym: a.sym.clone(),
+            fi: a.fi,
+        };
         let rd = self.vreg();
         match (base, a.fi.is_some()) {
             (Some(r), _) if off == Off::default() => return r,
-            (Some(r), _) => self.emit(MInst::AluI { op: Alu::Add, rd, rs1: r, imm: off }),
-            (None, true) => self.emit(MInst::AluI { op: Alu::Add, rd, rs1: SP, imm: off }),
+            (Some(r), _) => self.emit(MInst::AluI {
+                op: Alu::Add,
+                rd,
+                rs1: r,
+                imm: off,
+            }),
+            (None, true) => self.emit(MInst::AluI {
+                op: Alu::Add,
+                rd,
+                rs1: SP,
+                imm: off,
+            }),
             (None, false) => self.emit(MInst::Li { rd, v: off }),
         }
         rd
@@ -182,7 +211,10 @@ impl<'m> Ctx<'m> {
             Val::R(r) => Ok(r),
             Val::P(lo, _) => Ok(lo),
             Val::A(a) => Ok(self.materialize(&a)),
-            Val::W(_) => unsupported(self.line, "arithmetic on integers wider than 32 bits (long long)"),
+            Val::W(_) => unsupported(
+                self.line,
+                "arithmetic on integers wider than 32 bits (long long)",
+            ),
         }
     }
 
@@ -195,7 +227,10 @@ impl<'m> Ctx<'m> {
                 let r = self.materialize(&a);
                 Ok((r, self.li(0)))
             }
-            Val::W(_) => unsupported(self.line, "arithmetic on integers wider than 32 bits (long long)"),
+            Val::W(_) => unsupported(
+                self.line,
+                "arithmetic on integers wider than 32 bits (long long)",
+            ),
         }
     }
 
@@ -203,7 +238,10 @@ impl<'m> Ctx<'m> {
     pub fn addr(&mut self, op: &Operand) -> Result<Addr> {
         Ok(match self.val(op)? {
             Val::A(a) => a,
-            Val::R(r) | Val::P(r, _) => Addr { reg: Some(r), ..Addr::default() },
+            Val::R(r) | Val::P(r, _) => Addr {
+                reg: Some(r),
+                ..Addr::default()
+            },
             Val::W(_) => return unsupported(self.line, "a 64-bit integer used as a pointer"),
         })
     }
@@ -212,15 +250,43 @@ impl<'m> Ctx<'m> {
     pub fn mem(&mut self, a: &Addr, extra: i32) -> (Reg, Off) {
         let imm = a.imm + extra;
         match (a.reg, a.fi) {
-            (Some(r), None) => (r, Off { imm, sym: a.sym.clone(), fi: None }),
-            (None, Some(fi)) => (SP, Off { imm, sym: a.sym.clone(), fi: Some(fi) }),
+            (Some(r), None) => (
+                r,
+                Off {
+                    imm,
+                    sym: a.sym.clone(),
+                    fi: None,
+                },
+            ),
+            (None, Some(fi)) => (
+                SP,
+                Off {
+                    imm,
+                    sym: a.sym.clone(),
+                    fi: Some(fi),
+                },
+            ),
             (Some(r), Some(fi)) => {
                 let b = self.alu(Alu::Add, r, SP);
-                (b, Off { imm, sym: a.sym.clone(), fi: Some(fi) })
+                (
+                    b,
+                    Off {
+                        imm,
+                        sym: a.sym.clone(),
+                        fi: Some(fi),
+                    },
+                )
             }
             (None, None) => {
                 let rd = self.vreg();
-                self.emit(MInst::Li { rd, v: Off { imm, sym: a.sym.clone(), fi: None } });
+                self.emit(MInst::Li {
+                    rd,
+                    v: Off {
+                        imm,
+                        sym: a.sym.clone(),
+                        fi: None,
+                    },
+                });
                 (rd, Off::imm(0))
             }
         }
@@ -251,12 +317,19 @@ impl<'m> Ctx<'m> {
     pub fn norm(&mut self, op: &Operand, e: Ext) -> Result<Reg> {
         let b = bits(self.m, &op.ty);
         if let (8, Value::Const(Const::Int(v))) = (b, &op.val) {
-            let v = if e == Ext::Sign { i128::from(*v as i8) } else { i128::from(*v as u8) };
+            let v = if e == Ext::Sign {
+                i128::from(*v as i8)
+            } else {
+                i128::from(*v as u8)
+            };
             let r = self.li(v);
             // A shared constant register keeps the extension it was first made with.
             if self.ext.get(&r).is_some_and(|x| *x != e) {
                 let rd = self.vreg();
-                self.emit(MInst::Li { rd, v: Off::imm(v as i16 as i32) });
+                self.emit(MInst::Li {
+                    rd,
+                    v: Off::imm(v as i16 as i32),
+                });
                 self.ext.insert(rd, e);
                 return Ok(rd);
             }
@@ -277,7 +350,11 @@ impl<'m> Ctx<'m> {
 
     /// A new frame object.
     pub fn frame_obj(&mut self, size: u32, align: u32) -> usize {
-        self.f.frame.push(FrameObj { size, align, incoming: None });
+        self.f.frame.push(FrameObj {
+            size,
+            align,
+            incoming: None,
+        });
         self.f.frame.len() - 1
     }
 
@@ -372,7 +449,8 @@ pub(crate) fn analyse(cx: &mut Ctx, func: &Function) {
                     _ => false,
                 };
                 if ok {
-                    cx.fused.insert(name.to_string(), (*p, a.clone(), b.clone()));
+                    cx.fused
+                        .insert(name.to_string(), (*p, a.clone(), b.clone()));
                 }
             }
             Op::Gep(..) | Op::Alloca(..) | Op::Cast(..) => {
@@ -432,7 +510,11 @@ pub(crate) fn op_locals(op: &Op) -> Vec<String> {
                 }
             }
         }
-        Op::Load(_, p) | Op::Cast(_, p, _) | Op::VaArg(p, _) | Op::CondBr(p, _, _) | Op::Switch(p, _, _) => add(p),
+        Op::Load(_, p)
+        | Op::Cast(_, p, _)
+        | Op::VaArg(p, _)
+        | Op::CondBr(p, _, _)
+        | Op::Switch(p, _, _) => add(p),
         Op::Gep(_, base, idx) => {
             add(base);
             idx.iter().for_each(&mut add);

@@ -21,12 +21,27 @@ pub fn select_function(m: &Module, func: &Function) -> Result<(MFunc, BTreeSet<S
         for _ in 0..n {
             let rd = cx.vreg();
             if piece < ARG_REGS.len() {
-                entry.push(MInst::Mov { rd, rs: ARG_REGS[piece] });
+                entry.push(MInst::Mov {
+                    rd,
+                    rs: ARG_REGS[piece],
+                });
             } else {
                 let k = (piece - ARG_REGS.len()) as u32;
-                cx.f.frame.push(FrameObj { size: 2, align: 2, incoming: Some(k) });
+                cx.f.frame.push(FrameObj {
+                    size: 2,
+                    align: 2,
+                    incoming: Some(k),
+                });
                 let fi = cx.f.frame.len() - 1;
-                entry.push(MInst::Load { w: Width::Word, rd, base: crate::mir::SP, off: Off { fi: Some(fi), ..Off::default() } });
+                entry.push(MInst::Load {
+                    w: Width::Word,
+                    rd,
+                    base: crate::mir::SP,
+                    off: Off {
+                        fi: Some(fi),
+                        ..Off::default()
+                    },
+                });
             }
             piece += 1;
             regs.push(rd);
@@ -119,23 +134,43 @@ fn lower_inst(cx: &mut Ctx, op: &Op, result: Option<&str>, bi: usize) -> Result<
             let la = cx.addr(list)?;
             let (lb, lo) = cx.mem(&la, 0);
             let p = cx.vreg();
-            cx.emit(MInst::Load { w: Width::Word, rd: p, base: lb, off: lo.clone() });
+            cx.emit(MInst::Load {
+                w: Width::Word,
+                rd: p,
+                base: lb,
+                off: lo.clone(),
+            });
             let n = pieces(cx.m, ty, cx.line)?;
             let mut regs = Vec::new();
             for k in 0..n {
                 let rd = cx.vreg();
-                cx.emit(MInst::Load { w: Width::Word, rd, base: p, off: Off::imm(2 * k as i32) });
+                cx.emit(MInst::Load {
+                    w: Width::Word,
+                    rd,
+                    base: p,
+                    off: Off::imm(2 * k as i32),
+                });
                 regs.push(rd);
             }
             let next = cx.alui(crate::mir::Alu::Add, p, 2 * n as i32);
-            cx.emit(MInst::Store { w: Width::Word, rs: next, base: lb, off: lo });
+            cx.emit(MInst::Store {
+                w: Width::Word,
+                rs: next,
+                base: lb,
+                off: lo,
+            });
             Some(match regs[..] {
                 [lo, hi] => Val::P(lo, hi),
                 [r] => Val::R(r),
                 _ => return unsupported(cx.line, "va_arg of this type"),
             })
         }
-        Op::Call { ret, callee, args, varargs_fixed } => lower_call(cx, ret, callee, args, *varargs_fixed)?,
+        Op::Call {
+            ret,
+            callee,
+            args,
+            varargs_fixed,
+        } => lower_call(cx, ret, callee, args, *varargs_fixed)?,
         Op::Br(t) => {
             let target = cx.block(t)?;
             cx.emit(MInst::Jmp { target });
@@ -144,7 +179,12 @@ fn lower_inst(cx: &mut Ctx, op: &Op, result: Option<&str>, bi: usize) -> Result<
         Op::CondBr(c, t, f) => {
             let (cond, a, b) = cx.cond_of(c)?;
             let (t, f) = (cx.block(t)?, cx.block(f)?);
-            cx.emit(MInst::Br { cond, a, b, target: t });
+            cx.emit(MInst::Br {
+                cond,
+                a,
+                b,
+                target: t,
+            });
             cx.emit(MInst::Jmp { target: f });
             None
         }
@@ -159,7 +199,12 @@ fn lower_inst(cx: &mut Ctx, op: &Op, result: Option<&str>, bi: usize) -> Result<
                 let kv = if b < 16 { k & ((1 << b) - 1) } else { *k };
                 let kr = cx.li(kv);
                 let target = cx.block(l)?;
-                cx.emit(MInst::Br { cond: Cond::Eq, a: r, b: kr, target });
+                cx.emit(MInst::Br {
+                    cond: Cond::Eq,
+                    a: r,
+                    b: kr,
+                    target,
+                });
             }
             let target = cx.block(d)?;
             cx.emit(MInst::Jmp { target });
@@ -208,7 +253,9 @@ fn keep_or_materialize(cx: &mut Ctx, result: Option<&str>, a: Addr) -> Val {
 
 /// Type of the first argument (the overloaded type of most intrinsics).
 fn ret_ty(args: &[Arg]) -> Type {
-    args.first().map(|a| a.op.ty.clone()).unwrap_or(Type::Int(16))
+    args.first()
+        .map(|a| a.op.ty.clone())
+        .unwrap_or(Type::Int(16))
 }
 
 fn const_len(o: &Operand) -> Option<u32> {
@@ -265,11 +312,19 @@ fn lower_call(
     let in_regs = regs.len().min(ARG_REGS.len()).min(stack_from);
     let stack = &regs[in_regs..];
     for (k, r) in stack.iter().enumerate() {
-        cx.emit(MInst::Store { w: Width::Word, rs: *r, base: crate::mir::SP, off: Off::imm(2 * k as i32) });
+        cx.emit(MInst::Store {
+            w: Width::Word,
+            rs: *r,
+            base: crate::mir::SP,
+            off: Off::imm(2 * k as i32),
+        });
     }
     cx.f.out_args = cx.f.out_args.max(2 * stack.len() as u32);
     for (k, r) in regs[..in_regs].iter().enumerate() {
-        cx.emit(MInst::Mov { rd: ARG_REGS[k], rs: *r });
+        cx.emit(MInst::Mov {
+            rd: ARG_REGS[k],
+            rs: *r,
+        });
     }
     let target = match name {
         Some(n) => {
@@ -278,12 +333,18 @@ fn lower_call(
         }
         None => Callee::Reg(cx.reg(callee)?),
     };
-    cx.emit(MInst::Call { callee: target, uses: ARG_REGS[..in_regs].to_vec() });
+    cx.emit(MInst::Call {
+        callee: target,
+        uses: ARG_REGS[..in_regs].to_vec(),
+    });
     let n = pieces(cx.m, ret, cx.line)?;
     let mut out = Vec::new();
     for k in 0..n {
         let rd = cx.vreg();
-        cx.emit(MInst::Mov { rd, rs: A0 + k as Reg });
+        cx.emit(MInst::Mov {
+            rd,
+            rs: A0 + k as Reg,
+        });
         out.push(rd);
     }
     Ok(match out[..] {
@@ -294,30 +355,53 @@ fn lower_call(
 }
 
 /// Intrinsics and library calls lowered inline; `Ok(None)` when `name` is an ordinary call.
-fn lower_intrinsic(cx: &mut Ctx, name: &str, ret: &Type, args: &[Arg]) -> Result<Option<Option<Val>>> {
+fn lower_intrinsic(
+    cx: &mut Ctx,
+    name: &str,
+    ret: &Type,
+    args: &[Arg],
+) -> Result<Option<Option<Val>>> {
     let base = name.split('.').take(2).collect::<Vec<_>>().join(".");
     let arg = |k: usize| args.get(k).map(|a| a.op.clone());
     Ok(Some(match base.as_str() {
         "llvm.lifetime" | "llvm.dbg" | "llvm.assume" | "llvm.va_end" | "llvm.experimental"
         | "llvm.donothing" | "llvm.sideeffect" | "llvm.invariant" => None,
         "llvm.va_start" => {
-            let Some(list) = arg(0) else { return unsupported(cx.line, "va_start without a list") };
-            cx.f.frame.push(FrameObj { size: 2, align: 2, incoming: Some(cx.va_words) });
+            let Some(list) = arg(0) else {
+                return unsupported(cx.line, "va_start without a list");
+            };
+            cx.f.frame.push(FrameObj {
+                size: 2,
+                align: 2,
+                incoming: Some(cx.va_words),
+            });
             let fi = cx.f.frame.len() - 1;
-            let p = cx.materialize(&Addr { fi: Some(fi), ..Addr::default() });
+            let p = cx.materialize(&Addr {
+                fi: Some(fi),
+                ..Addr::default()
+            });
             let la = cx.addr(&list)?;
             let (b, o) = cx.mem(&la, 0);
-            cx.emit(MInst::Store { w: Width::Word, rs: p, base: b, off: o });
+            cx.emit(MInst::Store {
+                w: Width::Word,
+                rs: p,
+                base: b,
+                off: o,
+            });
             None
         }
         "llvm.va_copy" => {
-            let (Some(d), Some(s)) = (arg(0), arg(1)) else { return unsupported(cx.line, "va_copy") };
+            let (Some(d), Some(s)) = (arg(0), arg(1)) else {
+                return unsupported(cx.line, "va_copy");
+            };
             let (da, sa) = (cx.addr(&d)?, cx.addr(&s)?);
             cx.copy_inline(&da, &sa, 2, true);
             None
         }
         "llvm.smax" | "llvm.smin" | "llvm.umax" | "llvm.umin" => {
-            let (Some(a), Some(b)) = (arg(0), arg(1)) else { return unsupported(cx.line, name) };
+            let (Some(a), Some(b)) = (arg(0), arg(1)) else {
+                return unsupported(cx.line, name);
+            };
             let p = match base.as_str() {
                 "llvm.smax" => crate::ir::Pred::Sgt,
                 "llvm.smin" => crate::ir::Pred::Slt,
@@ -333,34 +417,73 @@ fn lower_intrinsic(cx: &mut Ctx, name: &str, ret: &Type, args: &[Arg]) -> Result
             let t = cx.norm(&a, e)?;
             let f = cx.norm(&b, e)?;
             let rd = cx.vreg();
-            cx.emit(MInst::Select { cond, rd, a: x, b: y, t, f });
+            cx.emit(MInst::Select {
+                cond,
+                rd,
+                a: x,
+                b: y,
+                t,
+                f,
+            });
             Some(Val::R(rd))
         }
         "llvm.fshl" | "llvm.fshr" => {
-            let (Some(a), Some(b), Some(c)) = (arg(0), arg(1), arg(2)) else { return unsupported(cx.line, name) };
+            let (Some(a), Some(b), Some(c)) = (arg(0), arg(1), arg(2)) else {
+                return unsupported(cx.line, name);
+            };
             Some(cx.funnel(base == "llvm.fshl", &a, &b, &c)?)
         }
         "llvm.abs" if pieces(cx.m, &ret_ty(args), cx.line)? == 2 => {
-            let Some(a) = arg(0) else { return unsupported(cx.line, name) };
+            let Some(a) = arg(0) else {
+                return unsupported(cx.line, name);
+            };
             let (lo, hi) = cx.pair(&a)?;
             let z = cx.li(0);
             let nlo = cx.alu(crate::mir::Alu::Sub, z, lo);
             let borrow = cx.vreg();
-            cx.emit(MInst::SetCc { cond: Cond::Ltu, rd: borrow, a: z, b: lo });
+            cx.emit(MInst::SetCc {
+                cond: Cond::Ltu,
+                rd: borrow,
+                a: z,
+                b: lo,
+            });
             let nh = cx.alu(crate::mir::Alu::Sub, z, hi);
             let nhi = cx.alu(crate::mir::Alu::Sub, nh, borrow);
             let (rl, rh) = (cx.vreg(), cx.vreg());
-            cx.emit(MInst::Select { cond: Cond::Lt, rd: rl, a: hi, b: z, t: nlo, f: lo });
-            cx.emit(MInst::Select { cond: Cond::Lt, rd: rh, a: hi, b: z, t: nhi, f: hi });
+            cx.emit(MInst::Select {
+                cond: Cond::Lt,
+                rd: rl,
+                a: hi,
+                b: z,
+                t: nlo,
+                f: lo,
+            });
+            cx.emit(MInst::Select {
+                cond: Cond::Lt,
+                rd: rh,
+                a: hi,
+                b: z,
+                t: nhi,
+                f: hi,
+            });
             Some(Val::P(rl, rh))
         }
         "llvm.abs" => {
-            let Some(a) = arg(0) else { return unsupported(cx.line, name) };
+            let Some(a) = arg(0) else {
+                return unsupported(cx.line, name);
+            };
             let x = cx.norm(&a, crate::isel::Ext::Sign)?;
             let z = cx.li(0);
             let neg = cx.alu(crate::mir::Alu::Sub, z, x);
             let rd = cx.vreg();
-            cx.emit(MInst::Select { cond: Cond::Lt, rd, a: x, b: z, t: neg, f: x });
+            cx.emit(MInst::Select {
+                cond: Cond::Lt,
+                rd,
+                a: x,
+                b: z,
+                t: neg,
+                f: x,
+            });
             Some(Val::R(rd))
         }
         "llvm.memcpy" | "llvm.memmove" | "llvm.memset" | "memcpy" | "memset" | "memmove" => {
@@ -379,9 +502,19 @@ fn lower_intrinsic(cx: &mut Ctx, name: &str, ret: &Type, args: &[Arg]) -> Result
                     }
                 }
                 _ => {
-                    let f = if set { "memset" } else if base.ends_with("memmove") { "memmove" } else { "memcpy" };
+                    let f = if set {
+                        "memset"
+                    } else if base.ends_with("memmove") {
+                        "memmove"
+                    } else {
+                        "memcpy"
+                    };
                     let dr = cx.reg(&d)?;
-                    let sr = if set { cx.norm(&s, crate::isel::Ext::Zero)? } else { cx.reg(&s)? };
+                    let sr = if set {
+                        cx.norm(&s, crate::isel::Ext::Zero)?
+                    } else {
+                        cx.reg(&s)?
+                    };
                     let nr = cx.reg(&n)?;
                     let r = cx.call_helper(f, &[dr, sr, nr], 1);
                     if base.starts_with("llvm.") {
@@ -392,7 +525,9 @@ fn lower_intrinsic(cx: &mut Ctx, name: &str, ret: &Type, args: &[Arg]) -> Result
                 }
             }
         }
-        _ if name.starts_with("llvm.") => return unsupported(cx.line, format!("intrinsic @{name}")),
+        _ if name.starts_with("llvm.") => {
+            return unsupported(cx.line, format!("intrinsic @{name}"))
+        }
         _ => {
             let _ = ret;
             return Ok(None);
@@ -410,15 +545,23 @@ fn place_phi_copies(cx: &mut Ctx, func: &Function) -> Result<()> {
     edges.dedup();
     for (pred, succ) in edges {
         let succs = cx.f.blocks[pred].succs();
-        let at_end = succs.len() == 1 && !cx.f.blocks[pred].insts.iter().any(|i| matches!(i, MInst::Br { .. }));
+        let at_end = succs.len() == 1
+            && !cx.f.blocks[pred]
+                .insts
+                .iter()
+                .any(|i| matches!(i, MInst::Br { .. }));
         let block = if at_end {
             pred
         } else {
-            cx.f.blocks.push(MBlock { insts: vec![MInst::Jmp { target: succ }] });
+            cx.f.blocks.push(MBlock {
+                insts: vec![MInst::Jmp { target: succ }],
+            });
             let e = cx.f.blocks.len() - 1;
             for i in &mut cx.f.blocks[pred].insts {
                 match i {
-                    MInst::Br { target, .. } | MInst::Jmp { target } if *target == succ => *target = e,
+                    MInst::Br { target, .. } | MInst::Jmp { target } if *target == succ => {
+                        *target = e
+                    }
                     _ => {}
                 }
             }
@@ -427,7 +570,10 @@ fn place_phi_copies(cx: &mut Ctx, func: &Function) -> Result<()> {
         // Values into fresh temporaries first is not needed: copies are sequentialised below.
         cx.cur = block;
         let saved = std::mem::take(&mut cx.f.blocks[block].insts);
-        let split = saved.iter().position(|i| matches!(i, MInst::Br { .. } | MInst::Jmp { .. } | MInst::Ret { .. })).unwrap_or(saved.len());
+        let split = saved
+            .iter()
+            .position(|i| matches!(i, MInst::Br { .. } | MInst::Jmp { .. } | MInst::Ret { .. }))
+            .unwrap_or(saved.len());
         cx.f.blocks[block].insts = saved[..split].to_vec();
         let mut moves: Vec<(Reg, Reg)> = Vec::new();
         let mut consts: Vec<(Reg, MInst)> = Vec::new();
@@ -436,7 +582,10 @@ fn place_phi_copies(cx: &mut Ctx, func: &Function) -> Result<()> {
                 continue;
             }
             let src_is_const = matches!(val, Value::Const(_));
-            let op = Operand { ty: ty.clone(), val: val.clone() };
+            let op = Operand {
+                ty: ty.clone(),
+                val: val.clone(),
+            };
             let dsts: Vec<Reg> = match dst {
                 Val::R(r) => vec![*r],
                 Val::P(l, h) => vec![*l, *h],
@@ -447,13 +596,20 @@ fn place_phi_copies(cx: &mut Ctx, func: &Function) -> Result<()> {
                 // moves (which may still read the old values).
                 let words: Vec<Off> = match val {
                     Value::Const(Const::Int(v)) if dsts.len() == 2 => {
-                        vec![Off::imm((*v & 0xFFFF) as u16 as i16 as i32), Off::imm(((*v >> 16) & 0xFFFF) as u16 as i16 as i32)]
+                        vec![
+                            Off::imm((*v & 0xFFFF) as u16 as i16 as i32),
+                            Off::imm(((*v >> 16) & 0xFFFF) as u16 as i16 as i32),
+                        ]
                     }
                     Value::Const(Const::Int(v)) => vec![Off::imm(*v as i16 as i32)],
                     Value::Const(Const::Null | Const::Zero) => vec![Off::imm(0); dsts.len()],
                     _ => match cx.val(&op)? {
                         Val::A(a) if a.reg.is_none() && a.fi.is_none() => {
-                            let mut v = vec![Off { imm: a.imm, sym: a.sym.clone(), fi: None }];
+                            let mut v = vec![Off {
+                                imm: a.imm,
+                                sym: a.sym.clone(),
+                                fi: None,
+                            }];
                             v.resize(dsts.len(), Off::imm(0));
                             v
                         }
@@ -463,7 +619,13 @@ fn place_phi_copies(cx: &mut Ctx, func: &Function) -> Result<()> {
                                 if k == 0 {
                                     consts.push((*d, MInst::Mov { rd: *d, rs: r }));
                                 } else {
-                                    consts.push((*d, MInst::Li { rd: *d, v: Off::imm(0) }));
+                                    consts.push((
+                                        *d,
+                                        MInst::Li {
+                                            rd: *d,
+                                            v: Off::imm(0),
+                                        },
+                                    ));
                                 }
                             }
                             continue;
@@ -499,7 +661,9 @@ fn place_phi_copies(cx: &mut Ctx, func: &Function) -> Result<()> {
 /// Emits a parallel copy as a sequence of moves, breaking cycles with a temporary.
 fn sequentialize(cx: &mut Ctx, mut moves: Vec<(Reg, Reg)>) {
     while !moves.is_empty() {
-        let ready = moves.iter().position(|(d, _)| !moves.iter().any(|(_, s)| s == d));
+        let ready = moves
+            .iter()
+            .position(|(d, _)| !moves.iter().any(|(_, s)| s == d));
         match ready {
             Some(k) => {
                 let (d, s) = moves.remove(k);

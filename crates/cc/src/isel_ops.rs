@@ -53,13 +53,22 @@ impl<'m> Ctx<'m> {
         self.called.insert(name.to_string());
         self.f.has_calls = true;
         for (i, a) in args.iter().enumerate() {
-            self.emit(MInst::Mov { rd: ARG_REGS[i], rs: *a });
+            self.emit(MInst::Mov {
+                rd: ARG_REGS[i],
+                rs: *a,
+            });
         }
-        self.emit(MInst::Call { callee: Callee::Sym(name.to_string()), uses: ARG_REGS[..args.len()].to_vec() });
+        self.emit(MInst::Call {
+            callee: Callee::Sym(name.to_string()),
+            uses: ARG_REGS[..args.len()].to_vec(),
+        });
         (0..nret)
             .map(|i| {
                 let rd = self.vreg();
-                self.emit(MInst::Mov { rd, rs: A0 + i as Reg });
+                self.emit(MInst::Mov {
+                    rd,
+                    rs: A0 + i as Reg,
+                });
                 rd
             })
             .collect()
@@ -155,14 +164,35 @@ impl<'m> Ctx<'m> {
             let (bl, bh) = self.pair(b)?;
             let lo = self.vreg();
             let hi = self.vreg();
-            self.emit(MInst::Select { cond, rd: lo, a: x, b: y, t: al, f: bl });
-            self.emit(MInst::Select { cond, rd: hi, a: x, b: y, t: ah, f: bh });
+            self.emit(MInst::Select {
+                cond,
+                rd: lo,
+                a: x,
+                b: y,
+                t: al,
+                f: bl,
+            });
+            self.emit(MInst::Select {
+                cond,
+                rd: hi,
+                a: x,
+                b: y,
+                t: ah,
+                f: bh,
+            });
             return Ok(Val::P(lo, hi));
         }
         let t = self.reg(a)?;
         let f = self.reg(b)?;
         let rd = self.vreg();
-        self.emit(MInst::Select { cond, rd, a: x, b: y, t, f });
+        self.emit(MInst::Select {
+            cond,
+            rd,
+            a: x,
+            b: y,
+            t,
+            f,
+        });
         if let (Some(e1), Some(e2)) = (self.ext.get(&t).copied(), self.ext.get(&f).copied()) {
             if e1 == e2 {
                 self.ext.insert(rd, e1);
@@ -180,7 +210,13 @@ impl<'m> Ctx<'m> {
         let cb = const_of(b).map(as_i16);
         let ca = const_of(a).map(as_i16);
         // Commutative operations with a constant on the left.
-        if ca.is_some() && cb.is_none() && matches!(k, BinOp::Add | BinOp::And | BinOp::Or | BinOp::Xor | BinOp::Mul) {
+        if ca.is_some()
+            && cb.is_none()
+            && matches!(
+                k,
+                BinOp::Add | BinOp::And | BinOp::Or | BinOp::Xor | BinOp::Mul
+            )
+        {
             return self.binop(k, b, a);
         }
         let alu = |k: BinOp| match k {
@@ -207,8 +243,16 @@ impl<'m> Ctx<'m> {
                 self.alui(Alu::Add, x, -c as i32)
             }
             (BinOp::Shl | BinOp::LShr | BinOp::AShr, Some(c)) => {
-                let e = if k == BinOp::AShr { Ext::Sign } else { Ext::Zero };
-                let x = if k == BinOp::Shl { self.reg(a)? } else { self.norm(a, e)? };
+                let e = if k == BinOp::AShr {
+                    Ext::Sign
+                } else {
+                    Ext::Zero
+                };
+                let x = if k == BinOp::Shl {
+                    self.reg(a)?
+                } else {
+                    self.norm(a, e)?
+                };
                 let c = (c & 0xFFFF) as i32;
                 if c == 0 {
                     return Ok(Val::R(x));
@@ -241,7 +285,11 @@ impl<'m> Ctx<'m> {
                 self.alui(Alu::And, x, (c - 1) as i32)
             }
             (BinOp::Mul | BinOp::UDiv | BinOp::SDiv | BinOp::URem | BinOp::SRem, _) => {
-                let e = if matches!(k, BinOp::SDiv | BinOp::SRem) { Ext::Sign } else { Ext::Zero };
+                let e = if matches!(k, BinOp::SDiv | BinOp::SRem) {
+                    Ext::Sign
+                } else {
+                    Ext::Zero
+                };
                 let (x, y) = if w < 16 && k != BinOp::Mul {
                     (self.norm(a, e)?, self.norm(b, e)?)
                 } else {
@@ -250,7 +298,11 @@ impl<'m> Ctx<'m> {
                 self.call_helper(helper16(k), &[x, y], 1)[0]
             }
             (BinOp::LShr | BinOp::AShr, None) => {
-                let e = if k == BinOp::AShr { Ext::Sign } else { Ext::Zero };
+                let e = if k == BinOp::AShr {
+                    Ext::Sign
+                } else {
+                    Ext::Zero
+                };
                 let x = self.norm(a, e)?;
                 let y = self.reg(b)?;
                 self.alu(alu(k).unwrap_or(Alu::Lsr), x, y)
@@ -258,7 +310,7 @@ impl<'m> Ctx<'m> {
             _ => {
                 let x = self.reg(a)?;
                 let y = self.reg(b)?;
-                if w == 1 && k == BinOp::Add || w == 1 && k == BinOp::Sub {
+                if w == 1 && matches!(k, BinOp::Add | BinOp::Sub) {
                     self.alu(Alu::Xor, x, y)
                 } else {
                     self.alu(alu(k).unwrap_or(Alu::Add), x, y)
@@ -281,7 +333,11 @@ impl<'m> Ctx<'m> {
     /// `x * c` for a constant with at most two set bits, by shifts and one add.
     fn mul_const(&mut self, x: Reg, c: u16) -> Reg {
         let lo = c.trailing_zeros() as i32;
-        let first = if lo == 0 { x } else { self.alui(Alu::Lsl, x, lo) };
+        let first = if lo == 0 {
+            x
+        } else {
+            self.alui(Alu::Lsl, x, lo)
+        };
         let rest = c & !(1 << lo);
         if rest == 0 {
             return first;
@@ -338,7 +394,11 @@ impl<'m> Ctx<'m> {
         }
         match k {
             BinOp::Shl if c >= 16 => {
-                let h = if c == 16 { lo } else { self.alui(Alu::Lsl, lo, c - 16) };
+                let h = if c == 16 {
+                    lo
+                } else {
+                    self.alui(Alu::Lsl, lo, c - 16)
+                };
                 Val::P(self.li(0), h)
             }
             BinOp::Shl => {
@@ -350,8 +410,16 @@ impl<'m> Ctx<'m> {
             _ => {
                 let op = if k == BinOp::AShr { Alu::Asr } else { Alu::Lsr };
                 if c >= 16 {
-                    let l = if c == 16 { hi } else { self.alui(op, hi, c - 16) };
-                    let h = if op == Alu::Asr { self.alui(Alu::Asr, hi, 15) } else { self.li(0) };
+                    let l = if c == 16 {
+                        hi
+                    } else {
+                        self.alui(op, hi, c - 16)
+                    };
+                    let h = if op == Alu::Asr {
+                        self.alui(Alu::Asr, hi, 15)
+                    } else {
+                        self.li(0)
+                    };
                     Val::P(l, h)
                 } else {
                     let l1 = self.alui(Alu::Lsr, lo, c);
@@ -389,7 +457,11 @@ impl<'m> Ctx<'m> {
                 }))
             }
             CastOp::ZExt | CastOp::SExt => {
-                let e = if k == CastOp::ZExt { Ext::Zero } else { Ext::Sign };
+                let e = if k == CastOp::ZExt {
+                    Ext::Zero
+                } else {
+                    Ext::Sign
+                };
                 let r = if fb == 1 {
                     let r = self.reg(v)?;
                     if e == Ext::Sign {
@@ -404,7 +476,11 @@ impl<'m> Ctx<'m> {
                     self.norm(v, e)?
                 };
                 if to_p == 2 {
-                    let hi = if e == Ext::Sign { self.alui(Alu::Asr, r, 15) } else { self.li(0) };
+                    let hi = if e == Ext::Sign {
+                        self.alui(Alu::Asr, r, 15)
+                    } else {
+                        self.li(0)
+                    };
                     Ok(Val::P(r, hi))
                 } else {
                     if tb == 8 {
@@ -424,14 +500,23 @@ impl<'m> Ctx<'m> {
             for k in 0..n {
                 let (base, off) = self.mem(&a, 2 * k as i32);
                 let rd = self.vreg();
-                self.emit(MInst::Load { w: Width::Word, rd, base, off });
+                self.emit(MInst::Load {
+                    w: Width::Word,
+                    rd,
+                    base,
+                    off,
+                });
                 regs.push(rd);
             }
             return Ok(Val::W(regs));
         }
         let n = pieces(self.m, ty, self.line)?;
         let b = bits(self.m, ty);
-        let w = if b <= 8 && !matches!(self.m.resolve(ty), Type::Ptr) { byte_width(signed) } else { Width::Word };
+        let w = if b <= 8 && !matches!(self.m.resolve(ty), Type::Ptr) {
+            byte_width(signed)
+        } else {
+            Width::Word
+        };
         let mut regs = Vec::new();
         for k in 0..n {
             let (base, off) = self.mem(&a, 2 * k as i32);
@@ -441,7 +526,8 @@ impl<'m> Ctx<'m> {
         }
         if w != Width::Word {
             if let Some(r) = regs.first() {
-                self.ext.insert(*r, if signed { Ext::Sign } else { Ext::Zero });
+                self.ext
+                    .insert(*r, if signed { Ext::Sign } else { Ext::Zero });
             }
         }
         Ok(match regs[..] {
@@ -458,18 +544,23 @@ impl<'m> Ctx<'m> {
         let byte = b <= 8 && !matches!(self.m.resolve(&v.ty), Type::Ptr);
         let regs = match (wide_words(self.m, &v.ty), self.val(v)?) {
             (Some(_), Val::W(regs)) => regs,
-            (Some(n), _) if matches!(v.val, Value::Const(Const::Zero | Const::Int(0) | Const::Undef)) => {
+            (Some(n), _)
+                if matches!(
+                    v.val,
+                    Value::Const(Const::Zero | Const::Int(0) | Const::Undef)
+                ) =>
+            {
                 let z = self.li(0);
                 vec![z; n]
             }
             (Some(_), _) => return unsupported(self.line, "store of a 64-bit value"),
             _ => match pieces(self.m, &v.ty, self.line)? {
-            2 => {
-                let (lo, hi) = self.pair(v)?;
-                vec![lo, hi]
-            }
-            1 => vec![self.reg(v)?],
-            _ => return unsupported(self.line, format!("store of type {:?}", v.ty)),
+                2 => {
+                    let (lo, hi) = self.pair(v)?;
+                    vec![lo, hi]
+                }
+                1 => vec![self.reg(v)?],
+                _ => return unsupported(self.line, format!("store of type {:?}", v.ty)),
             },
         };
         for (k, rs) in regs.into_iter().enumerate() {
@@ -510,13 +601,19 @@ impl<'m> Ctx<'m> {
                 return unsupported(self.line, format!("size of {elem:?}"));
             };
             match const_of(i) {
-                Some(c) => a.imm = a.imm.wrapping_add((as_i16(c) as i32).wrapping_mul(size as i32)),
+                Some(c) => {
+                    a.imm = a
+                        .imm
+                        .wrapping_add((as_i16(c) as i32).wrapping_mul(size as i32))
+                }
                 None => {
                     let x = self.reg(i)?;
                     let scaled = match size {
                         0 => None,
                         1 => Some(x),
-                        s if s <= 0xFFFF && (s as u16).count_ones() <= 2 => Some(self.mul_const(x, s as u16)),
+                        s if s <= 0xFFFF && (s as u16).count_ones() <= 2 => {
+                            Some(self.mul_const(x, s as u16))
+                        }
                         s => {
                             let c = self.li(i128::from(s));
                             Some(self.call_helper("__mulhi3", &[x, c], 1)[0])
@@ -541,19 +638,36 @@ impl<'m> Ctx<'m> {
         let step = if aligned { 2 } else { 1 };
         let mut k = 0;
         while k < len {
-            let w = if step == 2 && k + 1 < len { Width::Word } else { Width::ByteU };
+            let w = if step == 2 && k + 1 < len {
+                Width::Word
+            } else {
+                Width::ByteU
+            };
             let (sb, so) = self.mem(src, k as i32);
             let rd = self.vreg();
-            self.emit(MInst::Load { w, rd, base: sb, off: so });
+            self.emit(MInst::Load {
+                w,
+                rd,
+                base: sb,
+                off: so,
+            });
             let (db, dof) = self.mem(dst, k as i32);
-            self.emit(MInst::Store { w, rs: rd, base: db, off: dof });
+            self.emit(MInst::Store {
+                w,
+                rs: rd,
+                base: db,
+                off: dof,
+            });
             k += if w == Width::Word { 2 } else { 1 };
         }
     }
 
     /// Address of a frame object as an [`Addr`].
     pub fn frame_addr(&self, fi: usize) -> Addr {
-        Addr { fi: Some(fi), ..Addr::default() }
+        Addr {
+            fi: Some(fi),
+            ..Addr::default()
+        }
     }
 
     /// Funnel shifts `fshl(a, b, c)` = high half of `(a:b) << c`, `fshr` = low half of `(a:b) >> c`.
@@ -570,9 +684,15 @@ impl<'m> Ctx<'m> {
                 return Ok(if left { Val::P(al, ah) } else { Val::P(bl, bh) });
             }
             let (x, y) = if left {
-                (self.shift32(BinOp::Shl, al, ah, k), self.shift32(BinOp::LShr, bl, bh, 32 - k))
+                (
+                    self.shift32(BinOp::Shl, al, ah, k),
+                    self.shift32(BinOp::LShr, bl, bh, 32 - k),
+                )
             } else {
-                (self.shift32(BinOp::Shl, al, ah, 32 - k), self.shift32(BinOp::LShr, bl, bh, k))
+                (
+                    self.shift32(BinOp::Shl, al, ah, 32 - k),
+                    self.shift32(BinOp::LShr, bl, bh, k),
+                )
             };
             let (Val::P(xl, xh), Val::P(yl, yh)) = (x, y) else {
                 return unsupported(self.line, "funnel shift");

@@ -26,5 +26,7 @@ pub mod mir; // machine IR
 mod opt; // dead-code elimination
 pub mod regalloc; // liveness and linear-scan allocation
 
-pub use compile::{clang_available, compile_c, compile_c_source, compile_ir, compile_ir_with, CcOptions};
+pub use compile::{
+    clang_available, compile_c, compile_c_source, compile_ir, compile_ir_with, CcOptions,
+};
 pub use error::{CcError, Result};

@@ -23,8 +23,10 @@ pub const CALLEE_SAVED: [Reg; 6] = [3, 4, 5, 6, 7, 2];
 
 /// ABI name of a physical register.
 pub fn reg_name(r: Reg) -> &'static str {
-    const N: [&str; 16] =
-        ["ra", "sp", "fp", "s0", "s1", "s2", "s3", "s4", "a0", "a1", "a2", "a3", "a4", "a5", "t0", "t1"];
+    const N: [&str; 16] = [
+        "ra", "sp", "fp", "s0", "s1", "s2", "s3", "s4", "a0", "a1", "a2", "a3", "a4", "a5", "t0",
+        "t1",
+    ];
     N.get(r as usize).copied().unwrap_or("?")
 }
 
@@ -113,7 +115,11 @@ pub struct Off {
 impl Off {
     /// A plain constant.
     pub fn imm(imm: i32) -> Self {
-        Off { imm, sym: None, fi: None }
+        Off {
+            imm,
+            sym: None,
+            fi: None,
+        }
     }
 }
 
@@ -145,21 +151,53 @@ pub enum MInst {
     /// `rd ← rs`.
     Mov { rd: Reg, rs: Reg },
     /// `rd ← rs1 op rs2`.
-    Alu { op: Alu, rd: Reg, rs1: Reg, rs2: Reg },
+    Alu {
+        op: Alu,
+        rd: Reg,
+        rs1: Reg,
+        rs2: Reg,
+    },
     /// `rd ← rs1 op imm` (shift amounts 0..15; others simm10).
-    AluI { op: Alu, rd: Reg, rs1: Reg, imm: Off },
+    AluI {
+        op: Alu,
+        rd: Reg,
+        rs1: Reg,
+        imm: Off,
+    },
     /// `rd ← mem[base + off]`.
-    Load { w: Width, rd: Reg, base: Reg, off: Off },
+    Load {
+        w: Width,
+        rd: Reg,
+        base: Reg,
+        off: Off,
+    },
     /// `mem[base + off] ← rs`.
-    Store { w: Width, rs: Reg, base: Reg, off: Off },
+    Store {
+        w: Width,
+        rs: Reg,
+        base: Reg,
+        off: Off,
+    },
     /// `rd ← (a cond b) ? 1 : 0` (rd is written before a and b are read).
     SetCc { cond: Cond, rd: Reg, a: Reg, b: Reg },
     /// `rd ← (a cond b) ? t : f` (rd may share t's register only).
-    Select { cond: Cond, rd: Reg, a: Reg, b: Reg, t: Reg, f: Reg },
+    Select {
+        cond: Cond,
+        rd: Reg,
+        a: Reg,
+        b: Reg,
+        t: Reg,
+        f: Reg,
+    },
     /// A call; `uses` are the argument registers, every caller-saved register is clobbered.
     Call { callee: Callee, uses: Vec<Reg> },
     /// `if (a cond b) goto target`.
-    Br { cond: Cond, a: Reg, b: Reg, target: usize },
+    Br {
+        cond: Cond,
+        a: Reg,
+        b: Reg,
+        target: usize,
+    },
     /// `goto target`.
     Jmp { target: usize },
     /// Return (the epilogue is inserted at emission); `uses` are the result registers.
@@ -177,7 +215,9 @@ impl MInst {
             MInst::Load { base, .. } => vec![(*base, false)],
             MInst::Store { rs, base, .. } => vec![(*rs, false), (*base, false)],
             MInst::SetCc { a, b, .. } => vec![(*a, false), (*b, false)],
-            MInst::Select { a, b, t, f, .. } => vec![(*a, true), (*b, true), (*t, false), (*f, true)],
+            MInst::Select { a, b, t, f, .. } => {
+                vec![(*a, true), (*b, true), (*t, false), (*f, true)]
+            }
             MInst::Call { callee, uses } => {
                 let mut v: Vec<(Reg, bool)> = uses.iter().map(|r| (*r, false)).collect();
                 if let Callee::Reg(r) = callee {
@@ -235,7 +275,9 @@ impl MInst {
                 *a = f(*a);
                 *b = f(*b);
             }
-            MInst::Select { rd, a, b, t, f: fr, .. } => {
+            MInst::Select {
+                rd, a, b, t, f: fr, ..
+            } => {
                 *rd = f(*rd);
                 *a = f(*a);
                 *b = f(*b);

@@ -183,9 +183,13 @@ pub fn allocate(f: &mut MFunc) -> Result<()> {
     for _round in 0..64 {
         let segs = intervals(f);
         let hint = hints(f);
-        let mut occupied: Vec<Segs> = (0..16).map(|r| segs.get(r).cloned().unwrap_or_default()).collect();
+        let mut occupied: Vec<Segs> = (0..16)
+            .map(|r| segs.get(r).cloned().unwrap_or_default())
+            .collect();
         let mut owners: Vec<Vec<Reg>> = vec![Vec::new(); 16];
-        let mut order: Vec<Reg> = (FIRST_VREG..f.next_vreg).filter(|r| !segs[*r as usize].is_empty()).collect();
+        let mut order: Vec<Reg> = (FIRST_VREG..f.next_vreg)
+            .filter(|r| !segs[*r as usize].is_empty())
+            .collect();
         order.sort_by_key(|r| segs[*r as usize][0].0);
         let mut assign: HashMap<Reg, Reg> = HashMap::new();
         let mut spill: Option<Reg> = None;
@@ -193,7 +197,11 @@ pub fn allocate(f: &mut MFunc) -> Result<()> {
             let s = &segs[v as usize];
             let mut cands: Vec<Reg> = Vec::new();
             for h in hint.get(&v).map(Vec::as_slice).unwrap_or(&[]) {
-                let p = if *h < FIRST_VREG { Some(*h) } else { assign.get(h).copied() };
+                let p = if *h < FIRST_VREG {
+                    Some(*h)
+                } else {
+                    assign.get(h).copied()
+                };
                 if let Some(p) = p {
                     if ORDER.contains(&p) && !cands.contains(&p) {
                         cands.push(p);
@@ -201,7 +209,10 @@ pub fn allocate(f: &mut MFunc) -> Result<()> {
                 }
             }
             cands.extend(ORDER.iter().copied());
-            match cands.into_iter().find(|p| !overlaps(&occupied[*p as usize], s)) {
+            match cands
+                .into_iter()
+                .find(|p| !overlaps(&occupied[*p as usize], s))
+            {
                 Some(p) => {
                     merge_into(&mut occupied[p as usize], s);
                     owners[p as usize].push(v);
@@ -235,23 +246,40 @@ pub fn allocate(f: &mut MFunc) -> Result<()> {
             None => {
                 for b in &mut f.blocks {
                     for i in &mut b.insts {
-                        i.map_regs(|r| if r < FIRST_VREG { r } else { assign.get(&r).copied().unwrap_or(r) });
+                        i.map_regs(|r| {
+                            if r < FIRST_VREG {
+                                r
+                            } else {
+                                assign.get(&r).copied().unwrap_or(r)
+                            }
+                        });
                     }
-                    b.insts.retain(|i| !matches!(i, MInst::Mov { rd, rs } if rd == rs));
+                    b.insts
+                        .retain(|i| !matches!(i, MInst::Mov { rd, rs } if rd == rs));
                 }
                 return Ok(());
             }
             Some(v) => spill_everywhere(f, v, &mut temps),
         }
     }
-    Err(CcError::Program(format!("register allocation did not converge in {}", f.name)))
+    Err(CcError::Program(format!(
+        "register allocation did not converge in {}",
+        f.name
+    )))
 }
 
 /// Rewrites `v` to live in a stack slot: a reload before each use, a store after each def.
 fn spill_everywhere(f: &mut MFunc, v: Reg, temps: &mut HashSet<Reg>) {
-    f.frame.push(FrameObj { size: 2, align: 2, incoming: None });
+    f.frame.push(FrameObj {
+        size: 2,
+        align: 2,
+        incoming: None,
+    });
     let fi = f.frame.len() - 1;
-    let slot = Off { fi: Some(fi), ..Off::default() };
+    let slot = Off {
+        fi: Some(fi),
+        ..Off::default()
+    };
     let mut next = f.next_vreg;
     for b in &mut f.blocks {
         let old = std::mem::take(&mut b.insts);
@@ -268,13 +296,23 @@ fn spill_everywhere(f: &mut MFunc, v: Reg, temps: &mut HashSet<Reg>) {
             temps.insert(tu);
             temps.insert(td);
             if used {
-                b.insts.push(MInst::Load { w: Width::Word, rd: tu, base: SP, off: slot.clone() });
+                b.insts.push(MInst::Load {
+                    w: Width::Word,
+                    rd: tu,
+                    base: SP,
+                    off: slot.clone(),
+                });
             }
             // Uses and defs get different temporaries (early defs must not share with uses).
             replace_def_use(&mut i, v, td, tu);
             b.insts.push(i);
             if defd {
-                b.insts.push(MInst::Store { w: Width::Word, rs: td, base: SP, off: slot.clone() });
+                b.insts.push(MInst::Store {
+                    w: Width::Word,
+                    rs: td,
+                    base: SP,
+                    off: slot.clone(),
+                });
             }
         }
     }
@@ -343,7 +381,10 @@ pub fn used_callee_saved(f: &MFunc) -> Vec<Reg> {
     for b in &f.blocks {
         for i in &b.insts {
             for (d, _) in i.defs() {
-                if CALLEE_SAVED.contains(&d) && !used.contains(&d) && !matches!(i, MInst::Call { .. }) {
+                if CALLEE_SAVED.contains(&d)
+                    && !used.contains(&d)
+                    && !matches!(i, MInst::Call { .. })
+                {
                     used.push(d);
                 }
             }

@@ -24,10 +24,22 @@ fn hamming_gives_24() {
     if !have_clang() {
         return;
     }
-    let r = check(HAMMING, &["10", "10", "10", "10", "de", "ad", "be", "ef"], 24);
+    let r = check(
+        HAMMING,
+        &["10", "10", "10", "10", "de", "ad", "be", "ef"],
+        24,
+    );
     eprintln!("hamming: rom {} B, {} instructions", r.rom, r.steps);
-    check(HAMMING, &["00", "00", "00", "00", "00", "00", "00", "00"], 0);
-    check(HAMMING, &["ff", "FF", "0f", "00", "00", "00", "00", "01"], 21);
+    check(
+        HAMMING,
+        &["00", "00", "00", "00", "00", "00", "00", "00"],
+        0,
+    );
+    check(
+        HAMMING,
+        &["ff", "FF", "0f", "00", "00", "00", "00", "01"],
+        21,
+    );
 }
 
 #[test]

@@ -28,21 +28,44 @@ pub fn run_c(src: &str, args: &[&str]) -> Run {
 
 /// Compiles `src`, runs it with `args` and returns a0, the instruction count and the ROM size.
 pub fn run_c_on(src: &str, args: &[&str], mem: MemConfig) -> Run {
-    let asm = compile_c_source(src, "test.c", &CcOptions::default()).unwrap_or_else(|e| panic!("compile: {e}"));
-    let opts = AsmOptions { rom_size: mem.rom_size, ram_size: mem.ram_size, runtime: true, ..AsmOptions::default() };
-    let image = assemble_sources(&[Source { name: "test.s", text: &asm }], &opts)
-        .unwrap_or_else(|e| panic!("assemble: {e}\n{asm}"));
+    let asm = compile_c_source(src, "test.c", &CcOptions::default())
+        .unwrap_or_else(|e| panic!("compile: {e}"));
+    let opts = AsmOptions {
+        rom_size: mem.rom_size,
+        ram_size: mem.ram_size,
+        runtime: true,
+        ..AsmOptions::default()
+    };
+    let image = assemble_sources(
+        &[Source {
+            name: "test.s",
+            text: &asm,
+        }],
+        &opts,
+    )
+    .unwrap_or_else(|e| panic!("assemble: {e}\n{asm}"));
     let mut sim = Simulator::from_image(&image, args, mem).unwrap_or_else(|e| panic!("load: {e}"));
-    let stats = sim.run(2_000_000).unwrap_or_else(|e| panic!("run: {e}\n{asm}"));
+    let stats = sim
+        .run(2_000_000)
+        .unwrap_or_else(|e| panic!("run: {e}\n{asm}"));
     assert!(stats.halted, "did not halt\n{asm}");
-    Run { result: sim.result(), steps: stats.steps, rom: image.rom.len(), asm }
+    Run {
+        result: sim.result(),
+        steps: stats.steps,
+        rom: image.rom.len(),
+        asm,
+    }
 }
 
 /// Runs `main` of a program and checks the result.
 #[allow(dead_code)]
 pub fn check(src: &str, args: &[&str], expected: u16) -> Run {
     let r = run_c(src, args);
-    assert_eq!(r.result, expected, "wrong result for args {args:?}\n{}", r.asm);
+    assert_eq!(
+        r.result, expected,
+        "wrong result for args {args:?}\n{}",
+        r.asm
+    );
     r
 }
 
@@ -72,8 +95,14 @@ pub fn host_result(src: &str, args: &[&str]) -> u16 {
         .status()
         .expect("host clang");
     assert!(st.success(), "host compile failed");
-    let out = std::process::Command::new(&exe).args(args).output().expect("run host program");
-    String::from_utf8_lossy(&out.stdout).trim().parse().expect("host result")
+    let out = std::process::Command::new(&exe)
+        .args(args)
+        .output()
+        .expect("run host program");
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .expect("host result")
 }
 
 /// Compiles `src` (with the prelude) for CAHPv3 and checks it against the host for each argument set.
@@ -84,6 +113,10 @@ pub fn differential(src: &str, arg_sets: &[&[&str]]) {
         let want = host_result(src, args);
         // The 1 KiB machine: these programs test many features at once.
         let got = run_c_on(&full, args, MemConfig::kib1());
-        assert_eq!(got.result, want, "args {args:?}: CAHP {} vs host {want}\n{}", got.result, got.asm);
+        assert_eq!(
+            got.result, want,
+            "args {args:?}: CAHP {} vs host {want}\n{}",
+            got.result, got.asm
+        );
     }
 }

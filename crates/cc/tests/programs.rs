@@ -5,7 +5,13 @@
 mod common;
 use common::{differential, have_clang};
 
-const ARGS: &[&[&str]] = &[&["1234", "-77"], &["-30000", "123"], &["7", "7"], &["0", "1"], &["-5", "3"]];
+const ARGS: &[&[&str]] = &[
+    &["1234", "-77"],
+    &["-30000", "123"],
+    &["7", "7"],
+    &["0", "1"],
+    &["-5", "3"],
+];
 
 macro_rules! prog {
     ($name:ident, $file:literal) => {

@@ -44,7 +44,9 @@ fn unescape(raw: &[u8], line: usize) -> Result<Vec<u8>> {
                 i += 2;
                 continue;
             }
-            let hex = raw.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
+            let hex = raw
+                .get(i + 1..i + 3)
+                .and_then(|h| std::str::from_utf8(h).ok());
             match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
                 Some(b) => out.push(b),
                 None => return parse_err(line, "bad escape in string literal"),
@@ -96,12 +98,20 @@ pub fn lex(s: &str, line: usize) -> Result<Vec<Tok>> {
                 if name.is_empty() {
                     return parse_err(line, format!("empty name after '{c}'"));
                 }
-                toks.push(if c == '%' { Tok::Local(name) } else { Tok::Global(name) });
+                toks.push(if c == '%' {
+                    Tok::Local(name)
+                } else {
+                    Tok::Global(name)
+                });
                 i = j;
             }
             '!' | '#' => {
                 let (name, j) = read_ident(i + 1);
-                toks.push(if c == '!' { Tok::Meta(name) } else { Tok::Attr(name) });
+                toks.push(if c == '!' {
+                    Tok::Meta(name)
+                } else {
+                    Tok::Attr(name)
+                });
                 i = j;
             }
             '"' => {
@@ -120,7 +130,9 @@ pub fn lex(s: &str, line: usize) -> Result<Vec<Tok>> {
             }
             '-' | '0'..='9' => {
                 let mut j = i + 1;
-                while j < b.len() && (b[j].is_ascii_alphanumeric() || matches!(b[j], b'.' | b'+' | b'-')) {
+                while j < b.len()
+                    && (b[j].is_ascii_alphanumeric() || matches!(b[j], b'.' | b'+' | b'-'))
+                {
                     if matches!(b[j], b'+' | b'-') && !matches!(b[j - 1], b'e' | b'E') {
                         break;
                     }

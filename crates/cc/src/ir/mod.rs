@@ -5,8 +5,8 @@
 //! LLVM's development libraries; everything it does not understand is reported with its line.
 
 mod lex;
-mod parse_inst;
 pub mod parse;
+mod parse_inst;
 
 use std::collections::HashMap;
 

@@ -44,7 +44,10 @@ impl<'a> Cur<'a> {
         if self.eat_p(c) {
             Ok(())
         } else {
-            parse_err(self.line, format!("expected '{c}', found {:?}", self.peek()))
+            parse_err(
+                self.line,
+                format!("expected '{c}', found {:?}", self.peek()),
+            )
         }
     }
     pub fn is_word(&self, w: &str) -> bool {
@@ -61,7 +64,10 @@ impl<'a> Cur<'a> {
         if self.eat_word(w) {
             Ok(())
         } else {
-            parse_err(self.line, format!("expected '{w}', found {:?}", self.peek()))
+            parse_err(
+                self.line,
+                format!("expected '{w}', found {:?}", self.peek()),
+            )
         }
     }
     pub fn int(&mut self) -> Result<i128> {
@@ -102,8 +108,19 @@ impl<'a> Cur<'a> {
 pub(super) fn is_type_word(w: &str) -> bool {
     matches!(
         w,
-        "void" | "ptr" | "label" | "metadata" | "half" | "bfloat" | "float" | "double" | "x86_fp80"
-            | "fp128" | "ppc_fp128" | "token" | "opaque"
+        "void"
+            | "ptr"
+            | "label"
+            | "metadata"
+            | "half"
+            | "bfloat"
+            | "float"
+            | "double"
+            | "x86_fp80"
+            | "fp128"
+            | "ppc_fp128"
+            | "token"
+            | "opaque"
     ) || (w.len() > 1 && w.starts_with('i') && w[1..].bytes().all(|c| c.is_ascii_digit()))
 }
 
@@ -185,7 +202,10 @@ pub(super) fn parse_type(c: &mut Cur) -> Result<Type> {
 }
 
 fn parse_bad(line: usize) -> crate::error::CcError {
-    crate::error::CcError::Parse { line, msg: "number out of range".into() }
+    crate::error::CcError::Parse {
+        line,
+        msg: "number out of range".into(),
+    }
 }
 
 fn parse_type_list(c: &mut Cur, close: char) -> Result<Vec<Type>> {
@@ -228,8 +248,21 @@ pub(super) fn skip_attrs(c: &mut Cur) -> Option<Type> {
 pub(super) fn is_value_word(w: &str) -> bool {
     matches!(
         w,
-        "true" | "false" | "null" | "undef" | "poison" | "zeroinitializer" | "none" | "getelementptr"
-            | "bitcast" | "ptrtoint" | "inttoptr" | "addrspacecast" | "blockaddress" | "add" | "sub"
+        "true"
+            | "false"
+            | "null"
+            | "undef"
+            | "poison"
+            | "zeroinitializer"
+            | "none"
+            | "getelementptr"
+            | "bitcast"
+            | "ptrtoint"
+            | "inttoptr"
+            | "addrspacecast"
+            | "blockaddress"
+            | "add"
+            | "sub"
     )
 }
 
@@ -268,7 +301,9 @@ pub(super) fn parse_value(c: &mut Cur, m: &Module) -> Result<Value> {
                 let v = parse_value(c, m)?;
                 let k = match v {
                     Value::Const(k) => k,
-                    Value::Local(_) => return parse_err(line, "non-constant in an aggregate constant"),
+                    Value::Local(_) => {
+                        return parse_err(line, "non-constant in an aggregate constant")
+                    }
                 };
                 elems.push((t, k));
                 c.eat_p(',');
@@ -297,7 +332,12 @@ pub(super) fn parse_value(c: &mut Cur, m: &Module) -> Result<Value> {
                     let t = parse_type(c)?;
                     match parse_value(c, m)? {
                         Value::Const(Const::Int(v)) => idx.push((t, v)),
-                        _ => return unsupported(line, "non-integer index in a constant getelementptr"),
+                        _ => {
+                            return unsupported(
+                                line,
+                                "non-integer index in a constant getelementptr",
+                            )
+                        }
                     }
                 }
                 c.expect_p(')')?;
@@ -324,7 +364,12 @@ pub(super) fn parse_value(c: &mut Cur, m: &Module) -> Result<Value> {
 }
 
 /// Byte offset of a constant getelementptr.
-pub(super) fn const_gep_offset(m: &Module, src: &Type, idx: &[(Type, i128)], line: usize) -> Result<i64> {
+pub(super) fn const_gep_offset(
+    m: &Module,
+    src: &Type,
+    idx: &[(Type, i128)],
+    line: usize,
+) -> Result<i64> {
     let mut off: i128 = 0;
     let mut cur = src.clone();
     for (k, (_, v)) in idx.iter().enumerate() {
@@ -386,7 +431,11 @@ pub fn parse_module(text: &str) -> Result<Module> {
             let name = c.local()?;
             c.expect_p('=')?;
             c.expect_word("type")?;
-            let ty = if c.eat_word("opaque") { Type::Struct(vec![], false) } else { parse_type(&mut c)? };
+            let ty = if c.eat_word("opaque") {
+                Type::Struct(vec![], false)
+            } else {
+                parse_type(&mut c)?
+            };
             m.types.insert(name, ty);
         } else if t.starts_with('@') {
             let g = parse_global(t, line_no, &m)?;
@@ -455,7 +504,9 @@ fn parse_global(t: &str, line: usize, m: &Module) -> Result<Global> {
                 constant = true;
                 break;
             }
-            Tok::Word(w) if w == "alias" || w == "ifunc" => return unsupported(line, format!("global {w}")),
+            Tok::Word(w) if w == "alias" || w == "ifunc" => {
+                return unsupported(line, format!("global {w}"))
+            }
             Tok::Word(w) => {
                 if w == "external" || w == "extern_weak" {
                     external = true;
@@ -483,7 +534,14 @@ fn parse_global(t: &str, line: usize, m: &Module) -> Result<Global> {
             align = u64::try_from(c.int()?).unwrap_or(1);
         }
     }
-    Ok(Global { name, ty, init, constant, align, line })
+    Ok(Global {
+        name,
+        ty,
+        init,
+        constant,
+        align,
+        line,
+    })
 }
 
 /// Parses `define|declare <linkage/attrs> RetTy @name(params) …`.
@@ -491,12 +549,17 @@ fn parse_header(toks: &[Tok], line: usize) -> Result<Function> {
     let gi = toks
         .iter()
         .position(|t| matches!(t, Tok::Global(_)))
-        .ok_or(crate::error::CcError::Parse { line, msg: "function without a name".into() })?;
+        .ok_or(crate::error::CcError::Parse {
+            line,
+            msg: "function without a name".into(),
+        })?;
     let name = match &toks[gi] {
         Tok::Global(n) => n.clone(),
         _ => String::new(),
     };
-    let local = toks[..gi].iter().any(|t| matches!(t, Tok::Word(w) if w == "internal" || w == "private"));
+    let local = toks[..gi]
+        .iter()
+        .any(|t| matches!(t, Tok::Word(w) if w == "internal" || w == "private"));
     // The return type is the type that ends exactly at the name.
     let mut ret = None;
     for s in 1..gi {
@@ -512,7 +575,9 @@ fn parse_header(toks: &[Tok], line: usize) -> Result<Function> {
             }
         }
     }
-    let Some(ret) = ret else { return parse_err(line, format!("no return type for @{name}")) };
+    let Some(ret) = ret else {
+        return parse_err(line, format!("no return type for @{name}"));
+    };
     let mut c = Cur::new(toks, line);
     c.i = gi + 1;
     c.expect_p('(')?;
@@ -533,12 +598,24 @@ fn parse_header(toks: &[Tok], line: usize) -> Result<Function> {
                 }
                 _ => k.to_string(),
             };
-            params.push(Param { ty, name: pname, byval });
+            params.push(Param {
+                ty,
+                name: pname,
+                byval,
+            });
             k += 1;
         }
         if !c.eat_p(',') && !c.is_p(')') {
             return parse_err(line, format!("bad parameter list of @{name}"));
         }
     }
-    Ok(Function { name, ret, params, varargs, blocks: Vec::<Block>::new(), local, line })
+    Ok(Function {
+        name,
+        ret,
+        params,
+        varargs,
+        blocks: Vec::<Block>::new(),
+        local,
+        line,
+    })
 }

@@ -18,11 +18,17 @@ pub(super) fn parse_body(lines: &[(usize, String)], m: &Module) -> Result<Vec<Bl
                 Tok::Str(s) => s.clone(),
                 t => return parse_err(*line, format!("bad label {t:?}")),
             };
-            blocks.push(Block { name, insts: Vec::new() });
+            blocks.push(Block {
+                name,
+                insts: Vec::new(),
+            });
             continue;
         }
         if blocks.is_empty() {
-            blocks.push(Block { name: String::new(), insts: Vec::new() });
+            blocks.push(Block {
+                name: String::new(),
+                insts: Vec::new(),
+            });
         }
         let inst = parse_inst(&toks, *line, m)?;
         if let Some(b) = blocks.last_mut() {
@@ -93,13 +99,24 @@ fn parse_inst(toks: &[Tok], line: usize, m: &Module) -> Result<Inst> {
     };
     let op = match opw.as_str() {
         w if binop(w).is_some() => {
-            while c.eat_word("nuw") || c.eat_word("nsw") || c.eat_word("exact") || c.eat_word("disjoint") {}
+            while c.eat_word("nuw")
+                || c.eat_word("nsw")
+                || c.eat_word("exact")
+                || c.eat_word("disjoint")
+            {}
             let ty = parse_type(&mut c)?;
             let a = parse_value(&mut c, m)?;
             c.expect_p(',')?;
             let b = parse_value(&mut c, m)?;
             let k = binop(w).unwrap_or(BinOp::Add);
-            Op::Bin(k, Operand { ty: ty.clone(), val: a }, Operand { ty, val: b })
+            Op::Bin(
+                k,
+                Operand {
+                    ty: ty.clone(),
+                    val: a,
+                },
+                Operand { ty, val: b },
+            )
         }
         "icmp" => {
             let p = match c.next()? {
@@ -110,7 +127,14 @@ fn parse_inst(toks: &[Tok], line: usize, m: &Module) -> Result<Inst> {
             let a = parse_value(&mut c, m)?;
             c.expect_p(',')?;
             let b = parse_value(&mut c, m)?;
-            Op::Icmp(p, Operand { ty: ty.clone(), val: a }, Operand { ty, val: b })
+            Op::Icmp(
+                p,
+                Operand {
+                    ty: ty.clone(),
+                    val: a,
+                },
+                Operand { ty, val: b },
+            )
         }
         "select" => {
             let cnd = operand(&mut c, m)?;
@@ -243,9 +267,12 @@ fn parse_inst(toks: &[Tok], line: usize, m: &Module) -> Result<Inst> {
             }
         }
         "unreachable" => Op::Unreachable,
-        "fneg" | "fadd" | "fsub" | "fmul" | "fdiv" | "frem" | "fcmp" | "fptrunc" | "fpext" | "fptoui"
-        | "fptosi" | "uitofp" | "sitofp" => {
-            return unsupported(line, format!("floating point ('{opw}'): CAHPv3 has no FPU and vsp cc has no soft-float"))
+        "fneg" | "fadd" | "fsub" | "fmul" | "fdiv" | "frem" | "fcmp" | "fptrunc" | "fpext"
+        | "fptoui" | "fptosi" | "uitofp" | "sitofp" => {
+            return unsupported(
+                line,
+                format!("floating point ('{opw}'): CAHPv3 has no FPU and vsp cc has no soft-float"),
+            )
         }
         other => return unsupported(line, format!("instruction '{other}'")),
     };
@@ -281,12 +308,23 @@ fn parse_call(c: &mut Cur, m: &Module) -> Result<Op> {
         let ty = parse_type(c)?;
         let byval = skip_attrs(c);
         let val = parse_value(c, m)?;
-        args.push(Arg { op: Operand { ty, val }, byval });
+        args.push(Arg {
+            op: Operand { ty, val },
+            byval,
+        });
         if !c.eat_p(',') && !c.is_p(')') {
             return parse_err(line, "bad call argument list");
         }
     }
-    Ok(Op::Call { ret, callee: Operand { ty: Type::Ptr, val: callee_val }, args, varargs_fixed })
+    Ok(Op::Call {
+        ret,
+        callee: Operand {
+            ty: Type::Ptr,
+            val: callee_val,
+        },
+        args,
+        varargs_fixed,
+    })
 }
 
 #[cfg(test)]
@@ -324,9 +362,15 @@ declare i16 @va(i16, ...)
         let f = m.function("main").unwrap();
         assert_eq!(f.params.len(), 2);
         assert_eq!(f.blocks.len(), 2);
-        assert!(matches!(&f.blocks[0].insts[2].op, Op::Switch(_, d, cases) if d == "9" && cases.len() == 2));
+        assert!(
+            matches!(&f.blocks[0].insts[2].op, Op::Switch(_, d, cases) if d == "9" && cases.len() == 2)
+        );
         match &f.blocks[1].insts[1].op {
-            Op::Call { varargs_fixed, args, .. } => {
+            Op::Call {
+                varargs_fixed,
+                args,
+                ..
+            } => {
                 assert_eq!(*varargs_fixed, Some(1));
                 assert_eq!(args[1].op.val, Value::Const(Const::Int(1)));
             }
