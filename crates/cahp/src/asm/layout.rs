@@ -176,7 +176,7 @@ pub(crate) fn link(prog: &Program, opts: &AsmOptions) -> Result<Image, AsmError>
     if !converged {
         return Err(prog.error(
             Pos {
-                file: 0,
+                file: prog.main_file,
                 line: 0,
                 col: 0,
             },
@@ -241,7 +241,7 @@ pub(crate) fn link(prog: &Program, opts: &AsmOptions) -> Result<Image, AsmError>
     let whole = |k| {
         prog.error(
             Pos {
-                file: 0,
+                file: prog.main_file,
                 line: 0,
                 col: 0,
             },

@@ -212,6 +212,7 @@ pub fn assemble_sources(sources: &[Source<'_>], opts: &AsmOptions) -> Result<Ima
     if opts.runtime {
         prog.parse_file(crate::runtime::CRT0.name, crate::runtime::CRT0.source)?;
     }
+    prog.main_file = prog.files.len();
     for s in sources {
         prog.parse_file(s.name, s.text)?;
     }

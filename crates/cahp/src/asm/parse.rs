@@ -62,6 +62,8 @@ pub(crate) struct Program {
     pub defs: HashMap<String, (Def, Pos)>,
     pub order: Vec<String>,
     pub globals: Vec<String>,
+    /// File named in errors about the whole program (the first user source).
+    pub main_file: usize,
     compress_default: bool,
 }
 
@@ -75,6 +77,7 @@ impl Program {
             defs: HashMap::new(),
             order: Vec::new(),
             globals: Vec::new(),
+            main_file: 0,
             compress_default: compress,
         }
     }
