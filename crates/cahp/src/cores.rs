@@ -38,8 +38,8 @@ pub const RESET: &str = "reset";
 pub const FINISH: &str = "finflag";
 /// External register outputs of the blueprints, x0 first.
 pub const REGS: [&str; 16] = [
-    "reg_x0", "reg_x1", "reg_x2", "reg_x3", "reg_x4", "reg_x5", "reg_x6", "reg_x7", "reg_x8", "reg_x9",
-    "reg_x10", "reg_x11", "reg_x12", "reg_x13", "reg_x14", "reg_x15",
+    "reg_x0", "reg_x1", "reg_x2", "reg_x3", "reg_x4", "reg_x5", "reg_x6", "reg_x7", "reg_x8",
+    "reg_x9", "reg_x10", "reg_x11", "reg_x12", "reg_x13", "reg_x14", "reg_x15",
 ];
 /// Name of the ROM built-in.
 pub const ROM: &str = "rom";
@@ -111,7 +111,9 @@ impl Core {
 
     /// Parses `"pearl"` or `"ruby"` (case-insensitive).
     pub fn from_name(name: &str) -> Option<Core> {
-        Core::ALL.into_iter().find(|c| c.name().eq_ignore_ascii_case(name))
+        Core::ALL
+            .into_iter()
+            .find(|c| c.name().eq_ignore_ascii_case(name))
     }
 
     /// The Yosys JSON netlist of this core.
@@ -159,7 +161,10 @@ impl std::fmt::Display for Core {
 
 /// Resolves a file named in one of the shipped blueprints to its embedded text (`None` if unknown).
 pub fn resolve(path: &str) -> Option<&'static str> {
-    Core::ALL.into_iter().find(|c| c.netlist_path() == path).map(Core::netlist_json)
+    Core::ALL
+        .into_iter()
+        .find(|c| c.netlist_path() == path)
+        .map(Core::netlist_json)
 }
 
 /// ROM bytes (at most [`ROM_BYTES`]; missing bytes are 0) as 32-bit little-endian words, or `None`
@@ -183,14 +188,21 @@ fn words(bytes: &[u8], size: usize, width: usize) -> Option<Vec<u64>> {
     Some(
         padded
             .chunks_exact(width)
-            .map(|c| c.iter().rev().fold(0u64, |acc, &b| (acc << 8) | u64::from(b)))
+            .map(|c| {
+                c.iter()
+                    .rev()
+                    .fold(0u64, |acc, &b| (acc << 8) | u64::from(b))
+            })
             .collect(),
     )
 }
 
 /// Inverse of [`ram_words`]: 16-bit words back to little-endian bytes.
 pub fn ram_bytes(words: &[u64]) -> Vec<u8> {
-    words.iter().flat_map(|&w| [(w & 0xff) as u8, ((w >> 8) & 0xff) as u8]).collect()
+    words
+        .iter()
+        .flat_map(|&w| [(w & 0xff) as u8, ((w >> 8) & 0xff) as u8])
+        .collect()
 }
 
 #[cfg(test)]
@@ -221,10 +233,16 @@ mod tests {
                 for r in REGS {
                     assert!(bp.contains(&format!("\"@{r}\"")));
                 }
-                assert!(bp.contains(&format!("\"@{FINISH}\"")) && bp.contains(&format!("\"@{RESET}\"")));
+                assert!(
+                    bp.contains(&format!("\"@{FINISH}\"")) && bp.contains(&format!("\"@{RESET}\""))
+                );
             }
             let json = core.netlist_json();
-            for p in [core_ports::ROM_ADDR, core_ports::RAM_WRITE_DATA, core_ports::FINISH] {
+            for p in [
+                core_ports::ROM_ADDR,
+                core_ports::RAM_WRITE_DATA,
+                core_ports::FINISH,
+            ] {
                 assert!(json.contains(p));
             }
         }
