@@ -29,6 +29,7 @@ pub mod fft;
 mod fft_avx2;
 pub mod gates;
 mod keygen;
+pub mod noise;
 pub mod params;
 pub mod rng;
 pub mod secret_key;

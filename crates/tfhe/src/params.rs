@@ -92,7 +92,9 @@ impl Params {
     ///   ours has more relative noise (2^-25 > 2^-25.3) at the same dimension, so it is at least as strong.
     /// * Level 2: N = 2048, k = 1, ternary key, σ = 2^-51 on q = 2^64. Same standard: n = 2048 allows
     ///   log q = 54 with σ = 3.2, α = 2^-52.3 < 2^-51. (TFHEpp's current 128-bit set uses the same value.)
-    /// * Gadgets: BK1 Bg = 2^6 × 3 (TFHEpp), KS 2^3 × 5 signed digits (TFHE-rs DEFAULT), BK2 2^10 × 3,
+    /// * Gadgets: BK1 Bg = 2^8 × 2 (two levels instead of TFHEpp's three: ⅓ fewer transforms and a ⅓
+    ///   smaller key; the noise model still gives a per-gate failure ≈ 2^-150, see `noise::predict`),
+    ///   KS 2^3 × 5 signed digits (TFHE-rs DEFAULT), BK2 2^10 × 3,
     ///   CB output TRGSW 2^4 × 4 (small digits keep CMUX noise low), privKS 2^3 × 8 signed digits with one
     ///   key entry per digit position (gadget key switching), so the circuit key is ≈ 0.43 GB.
     pub const fn default_128() -> Params {
@@ -106,7 +108,7 @@ impl Params {
             n2: 2048,
             sigma2: 4.440892098500626e-16, // 2^-51
             key2: KeyDist::Ternary,
-            bk1: g(3, 6),
+            bk1: g(2, 8),
             ks: g(5, 3),
             bk2: g(3, 10),
             cb: g(4, 4),

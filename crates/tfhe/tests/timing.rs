@@ -53,3 +53,38 @@ fn time_fft() {
     }
     println!("fft512 inv {:?}", (cpu() - t) / 10000);
 }
+
+#[test]
+#[ignore]
+fn time_cb_cmux() {
+    let (sk, _) = common::keys();
+    let t = cpu();
+    let ck = vsp_tfhe::CircuitKey::generate(sk).unwrap();
+    println!(
+        "circuit keygen (this thread) {:?}, {} MB",
+        cpu() - t,
+        ck.size_bytes() >> 20
+    );
+    let c = sk.encrypt_bit(true);
+    let t = cpu();
+    let (g, _) = ck.circuit_bootstrap(&c).unwrap();
+    println!("circuit bootstrap {:?}", cpu() - t);
+    let d0 = sk.encrypt_trlwe_bits(&[true]).unwrap();
+    let d1 = sk.encrypt_trlwe_bits(&[false]).unwrap();
+    let mut s = vsp_tfhe::ExtScratch::new(1024, g.gadget());
+    let t = cpu();
+    for _ in 0..1000 {
+        g.cmux_with(&d1, &d0, &mut s).unwrap();
+    }
+    println!("cmux {:?}", (cpu() - t) / 1000);
+}
+
+#[test]
+#[ignore]
+fn many_nands() {
+    let (sk, ek) = common::keys();
+    let (a, b) = (sk.encrypt_bit(true), sk.encrypt_bit(false));
+    for _ in 0..200 {
+        ek.nand(&a, &b).unwrap();
+    }
+}

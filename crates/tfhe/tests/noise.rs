@@ -1,0 +1,82 @@
+//! Empirical noise variances against `noise::predict` (within 25%).
+
+use vsp_tfhe::noise::{self, predict};
+use vsp_tfhe::{CircuitKey, EvalKey, Params, SecretKey};
+
+fn err(phase: f64, mu: f64) -> f64 {
+    // Distance to the nearest of ±mu.
+    if phase > 0.0 {
+        phase - mu
+    } else {
+        phase + mu
+    }
+}
+
+fn var(xs: &[f64]) -> f64 {
+    let m = xs.iter().sum::<f64>() / xs.len() as f64;
+    xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (xs.len() - 1) as f64
+}
+
+fn check(name: &str, measured: f64, predicted: f64) {
+    let r = measured / predicted;
+    println!("{name}: measured {measured:.3e} predicted {predicted:.3e} ratio {r:.3}");
+    assert!(
+        (0.75..=1.25).contains(&r),
+        "{name}: measured/predicted = {r}"
+    );
+}
+
+#[test]
+fn measured_variances_match_predictions() {
+    let p = Params::default_128();
+    let pred = predict(&p);
+    println!("{pred:#?}");
+    let sk = SecretKey::generate(&p).unwrap();
+    let ek = EvalKey::generate(&sk).unwrap();
+    let mu = 0.125;
+    let mut br = Vec::new();
+    let mut ks = Vec::new();
+    for k in 0..12 {
+        let c = sk.encrypt_bit(k % 2 == 0);
+        let t = ek.bootstrap_to_trlwe(&c, 1 << 29).unwrap();
+        let ph = sk.phase_trlwe(&t).unwrap();
+        br.extend(ph.iter().map(|&x| err(x as i32 as f64 / 2f64.powi(32), mu)));
+        for i in (0..1024).step_by(16) {
+            let e = t.sample_extract(i).unwrap();
+            let e_in = err(sk.phase_lvl1_tlwe(&e).unwrap(), mu);
+            let o = ek.key_switch(&e).unwrap();
+            ks.push(err(sk.phase_lvl0(&o).unwrap(), mu) - e_in);
+        }
+    }
+    check("blind rotation", var(&br), pred.blind_rotate);
+    check("key switch", var(&ks), pred.key_switch);
+
+    let ck = CircuitKey::generate(&sk).unwrap();
+    let mut cm = Vec::new();
+    for _ in 0..3 {
+        let g = ck.circuit_bootstrap_one(&sk.encrypt_bit(true)).unwrap();
+        for _ in 0..3 {
+            let bits1: Vec<bool> = (0..1024).map(|i| i % 3 == 0).collect();
+            let bits0: Vec<bool> = (0..1024).map(|i| i % 5 == 0).collect();
+            let d1 = sk.encrypt_trlwe_bits(&bits1).unwrap();
+            let d0 = sk.encrypt_trlwe_bits(&bits0).unwrap();
+            let out = g.cmux(&d1, &d0).unwrap();
+            let pin = sk.phase_trlwe(&d1).unwrap();
+            let pout = sk.phase_trlwe(&out).unwrap();
+            for (a, b) in pout.iter().zip(&pin) {
+                cm.push(b.wrapping_sub(*a) as i32 as f64 / 2f64.powi(32));
+            }
+        }
+    }
+    check(
+        "cmux with circuit-bootstrapped selector",
+        var(&cm),
+        pred.cmux_add,
+    );
+    println!(
+        "log2 failure: gate {:.1}, circuit bootstrap {:.1}, 8-CMUX chain from a fresh cell {:.1}",
+        pred.log2_gate_failure,
+        pred.log2_cb_failure,
+        noise::log2_cmux_chain_failure(&p, p.sigma1 * p.sigma1, 8)
+    );
+}
