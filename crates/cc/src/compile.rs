@@ -201,7 +201,7 @@ pub fn compile_module(m: &Module, only: &BTreeSet<String>) -> Result<(String, BT
         externals.extend(called);
         collect_syms(&mf, func.line, &mut refs);
         crate::opt::dce(&mut mf);
-        crate::regalloc::allocate(&mut mf)?;
+        let mut mf = allocate_with_hoisting(mf)?;
         crate::emit::layout(&mut mf);
         let saved = crate::regalloc::used_callee_saved(&mf);
         crate::emit::emit_function(&mf, &saved, &mut out)?;
@@ -225,6 +225,29 @@ pub fn compile_module(m: &Module, only: &BTreeSet<String>) -> Result<(String, BT
     }
     let _ = writeln!(out);
     Ok((out, externals))
+}
+
+/// Register allocation, hoisting as many loop constants into registers as fit without new spills
+/// or (outside `main`) new callee-saved registers to save.
+fn allocate_with_hoisting(mf: MFunc) -> Result<MFunc> {
+    let spills = |f: &MFunc, base: usize| f.frame.len() - base;
+    let base_objs = mf.frame.len();
+    let mut plain = mf.clone();
+    crate::regalloc::allocate(&mut plain)?;
+    let plain_spills = spills(&plain, base_objs);
+    let plain_saved = crate::regalloc::used_callee_saved(&plain).len();
+    let mut cands = crate::opt::loop_constants(&mf);
+    cands.truncate(8);
+    for k in (1..=cands.len()).rev() {
+        let mut t = mf.clone();
+        crate::opt::hoist_constants(&mut t, &cands[..k]);
+        crate::regalloc::allocate(&mut t)?;
+        let saved_ok = t.no_callee_saves || crate::regalloc::used_callee_saved(&t).len() <= plain_saved;
+        if spills(&t, base_objs) <= plain_spills && saved_ok {
+            return Ok(t);
+        }
+    }
+    Ok(plain)
 }
 
 fn collect_syms(f: &MFunc, line: usize, refs: &mut BTreeMap<String, usize>) {

@@ -16,6 +16,7 @@ use crate::mir::{reg_name as rn, Callee, MFunc, MInst, Off, Reg, Width, RA};
 /// Retargets jumps to empty blocks, drops unreachable blocks and turns jumps to the next block
 /// into fall-throughs (inverting a conditional branch when that saves the jump).
 pub fn layout(f: &mut MFunc) {
+    duplicate_tiny_tails(f);
     let n = f.blocks.len();
     // Thread jumps through blocks that only jump.
     let fwd: Vec<Option<usize>> = f
@@ -52,7 +53,42 @@ pub fn layout(f: &mut MFunc) {
         seen[b] = true;
         stack.extend(f.blocks[b].succs());
     }
-    let order: Vec<usize> = (0..n).filter(|b| seen[*b]).collect();
+    // Source order, with each edge block just before the block it jumps to.
+    let mut source: Vec<usize> = Vec::with_capacity(n);
+    for b in 0..f.edge_from.min(n) {
+        for e in f.edge_from..n {
+            if matches!(f.blocks[e].insts.last(), Some(MInst::Jmp { target }) if *target == b) {
+                source.push(e);
+            }
+        }
+        source.push(b);
+    }
+    for e in f.edge_from..n {
+        if !source.contains(&e) {
+            source.push(e);
+        }
+    }
+    // Traces: a block's jump target follows it when still free; a conditional branch whose
+    // fall-through side is already placed pulls its taken side in (the branch is inverted below).
+    let mut placed = vec![false; n];
+    let mut order: Vec<usize> = Vec::new();
+    let mut next: Option<usize> = Some(0);
+    loop {
+        let b = match next {
+            Some(b) if b < n && seen[b] && !placed[b] => b,
+            _ => match source.iter().copied().find(|b| seen[*b] && !placed[*b]) {
+                Some(b) => b,
+                None => break,
+            },
+        };
+        placed[b] = true;
+        order.push(b);
+        next = match f.blocks[b].insts.as_slice() {
+            [.., MInst::Br { target: t, .. }, MInst::Jmp { target: fl }] if placed[*fl] && !placed[*t] => Some(*t),
+            [.., MInst::Jmp { target }] if !placed[*target] => Some(*target),
+            _ => None,
+        };
+    }
     let mut newid = vec![usize::MAX; n];
     for (k, b) in order.iter().enumerate() {
         newid[*b] = k;
@@ -113,6 +149,25 @@ pub fn layout(f: &mut MFunc) {
         }
     }
     f.blocks = blocks;
+}
+
+/// Replaces a jump to a block that is just a compare-and-branch plus a jump (a loop header) by a
+/// copy of that block: loops then test at the bottom and run one jump less per iteration, for
+/// three bytes of code.
+fn duplicate_tiny_tails(f: &mut MFunc) {
+    for b in 0..f.blocks.len() {
+        let Some(MInst::Jmp { target: h }) = f.blocks[b].insts.last().cloned() else { continue };
+        if h == b || h == 0 {
+            continue;
+        }
+        let tail = f.blocks[h].insts.clone();
+        let tiny = matches!(tail.as_slice(), [MInst::Br { target: t, .. }, MInst::Jmp { target: e }] if *t != h && *e != h);
+        if tiny {
+            let blk = &mut f.blocks[b].insts;
+            blk.pop();
+            blk.extend(tail);
+        }
+    }
 }
 
 /// Frame layout of an allocated function.

@@ -74,6 +74,7 @@ pub fn select_function(m: &Module, func: &Function) -> Result<(MFunc, BTreeSet<S
             lower_inst(&mut cx, &i.op, i.result.as_deref(), bi)?;
         }
     }
+    cx.f.edge_from = cx.f.blocks.len();
     place_phi_copies(&mut cx, func)?;
     let called = std::mem::take(&mut cx.called);
     Ok((cx.f, called))

@@ -361,6 +361,8 @@ pub struct MFunc {
     pub no_callee_saves: bool,
     /// Global symbol.
     pub global: bool,
+    /// Blocks from this index on were created to split critical edges (copies, then a jump).
+    pub edge_from: usize,
 }
 
 impl MFunc {

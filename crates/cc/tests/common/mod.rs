@@ -70,15 +70,13 @@ pub fn check(src: &str, args: &[&str], expected: u16) -> Run {
 }
 
 /// The shared prelude (fixed-width typedefs, `num`).
-pub const PRELUDE: &str = include_str!("c/prelude.h");
+pub const PRELUDE: &str = include_str!("../c/prelude.h");
 
-/// Expected result of `main(argv)` computed by the host compiler with the same fixed-width types.
-#[allow(dead_code)]
-pub fn host_result(src: &str, args: &[&str]) -> u16 {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let prog = dir.path().join("prog.c");
-    let drv = dir.path().join("driver.c");
-    let exe = dir.path().join("prog");
+/// Builds the program for the host with the same fixed-width types; returns the executable.
+pub fn host_build(src: &str, dir: &std::path::Path) -> std::path::PathBuf {
+    let prog = dir.join("prog.c");
+    let drv = dir.join("driver.c");
+    let exe = dir.join("prog");
     std::fs::write(&prog, format!("{PRELUDE}\n{src}")).expect("write");
     std::fs::write(
         &drv,
@@ -95,28 +93,27 @@ pub fn host_result(src: &str, args: &[&str]) -> u16 {
         .status()
         .expect("host clang");
     assert!(st.success(), "host compile failed");
-    let out = std::process::Command::new(&exe)
-        .args(args)
-        .output()
-        .expect("run host program");
-    String::from_utf8_lossy(&out.stdout)
-        .trim()
-        .parse()
-        .expect("host result")
+    exe
 }
 
 /// Compiles `src` (with the prelude) for CAHPv3 and checks it against the host for each argument set.
 #[allow(dead_code)]
 pub fn differential(src: &str, arg_sets: &[&[&str]]) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let exe = host_build(src, dir.path());
     let full = format!("{PRELUDE}\n{src}");
+    let asm = compile_c_source(&full, "test.c", &CcOptions::default()).unwrap_or_else(|e| panic!("compile: {e}"));
+    // The 1 KiB machine: these programs test many features at once.
+    let mem = MemConfig::kib1();
+    let opts = AsmOptions { rom_size: mem.rom_size, ram_size: mem.ram_size, runtime: true, ..AsmOptions::default() };
+    let image = assemble_sources(&[Source { name: "test.s", text: &asm }], &opts)
+        .unwrap_or_else(|e| panic!("assemble: {e}\n{asm}"));
     for args in arg_sets {
-        let want = host_result(src, args);
-        // The 1 KiB machine: these programs test many features at once.
-        let got = run_c_on(&full, args, MemConfig::kib1());
-        assert_eq!(
-            got.result, want,
-            "args {args:?}: CAHP {} vs host {want}\n{}",
-            got.result, got.asm
-        );
+        let out = std::process::Command::new(&exe).args(*args).output().expect("run host program");
+        let want: u16 = String::from_utf8_lossy(&out.stdout).trim().parse().expect("host result");
+        let mut sim = Simulator::from_image(&image, args, mem).unwrap_or_else(|e| panic!("load: {e}"));
+        let stats = sim.run(5_000_000).unwrap_or_else(|e| panic!("run: {e}\n{asm}"));
+        assert!(stats.halted, "did not halt\n{asm}");
+        assert_eq!(sim.result(), want, "args {args:?}: CAHP {} vs host {want}\n{asm}", sim.result());
     }
 }
