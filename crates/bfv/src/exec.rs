@@ -13,6 +13,7 @@ pub struct Exec {
     threads: usize,
 }
 
+
 impl Exec {
     /// Single-threaded executor.
     pub fn sequential() -> Self {
@@ -31,10 +32,6 @@ impl Exec {
         Ok(Self { pool: Some(Arc::new(pool)), threads })
     }
 
-    /// Number of threads.
-    pub fn threads(&self) -> usize {
-        self.threads.max(1)
-    }
 
     /// Runs f(limb index, limb) on every n-sized limb of `data`.
     pub fn per_limb<F>(&self, data: &mut [u64], n: usize, f: F)

@@ -48,7 +48,7 @@ mod rns;
 /// Error distributions and samplers.
 pub mod sampling;
 /// Versioned binary serialization.
-// pub mod serialize;
+pub mod serialize;
 /// Textbook FV over one big modulus with relinearisation v1/v2 (the reference).
 pub mod textbook;
 

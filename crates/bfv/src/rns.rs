@@ -70,10 +70,6 @@ impl RnsBasis {
     pub fn len(&self) -> usize {
         self.moduli.len()
     }
-    /// Whether the basis is empty (never true for a constructed basis).
-    pub fn is_empty(&self) -> bool {
-        self.moduli.is_empty()
-    }
     /// The moduli.
     pub fn moduli(&self) -> &[Modulus] {
         &self.moduli
@@ -106,12 +102,6 @@ impl RnsBasis {
         acc % &self.product
     }
 
-    /// Writes x mod q_i into every limb of coefficient `j`.
-    pub fn decompose_into(&self, x: &BigUint, poly: &mut [u64], j: usize) {
-        for (i, m) in self.moduli.iter().enumerate() {
-            poly[i * self.n + j] = big_mod(x, m.value());
-        }
-    }
 }
 
 /// Exact conversion of centered values from basis A (|x| < A/2) to basis B: the HPS base extension.
@@ -156,10 +146,6 @@ impl BaseConverter {
         }
     }
 
-    /// Target moduli.
-    pub fn to_moduli(&self) -> &[Modulus] {
-        &self.to
-    }
 
     /// Converts coefficients [start, end) of `input` (limb-major over A) into `out`: coefficient c of
     /// target limb j goes to out[j·stride + c − start].

@@ -5,7 +5,7 @@
 use crate::arith::ntt_primes;
 use crate::error::Result;
 use crate::rns::RnsBasis;
-use num_bigint::{BigInt, BigUint, Sign};
+use num_bigint::{BigInt, Sign};
 use num_integer::Integer;
 use num_traits::{Signed, ToPrimitive, Zero};
 
@@ -101,10 +101,6 @@ pub fn from_i64(v: &[i64]) -> BigPoly {
     v.iter().map(|&x| BigInt::from(x)).collect()
 }
 
-/// Unsigned coefficients as a big polynomial.
-pub fn from_biguint(v: &[BigUint]) -> BigPoly {
-    v.iter().map(|x| BigInt::from_biguint(Sign::Plus, x.clone())).collect()
-}
 
 /// The zero polynomial of degree n.
 pub fn zero(n: usize) -> BigPoly {
