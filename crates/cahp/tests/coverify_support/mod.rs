@@ -84,6 +84,15 @@ pub struct NetTrace {
 
 /// The shipped blueprint of `core` plus debug outputs for the RAM write port.
 pub fn circuit(core: Core, memory: Memory) -> Result<Arc<Circuit>, CircuitError> {
+    circuit_with_netlist(core, memory, core.netlist_json())
+}
+
+/// Like [`circuit`] but with `netlist` (Yosys JSON) as the core.
+pub fn circuit_with_netlist(
+    core: Core,
+    memory: Memory,
+    netlist: &str,
+) -> Result<Arc<Circuit>, CircuitError> {
     let mut text = core.blueprint(memory).to_string();
     text.push_str(
         "\"@dbg_wren\" = \"core/io_ramWriteEnable\"\n\
@@ -91,9 +100,11 @@ pub fn circuit(core: Core, memory: Memory) -> Result<Arc<Circuit>, CircuitError>
          \"@dbg_wdata\" = \"core/io_ramWriteData\"\n",
     );
     let bp = Blueprint::from_str_with_resolver(&text, |p| {
-        cores::resolve(p)
-            .map(str::to_string)
-            .ok_or_else(|| CircuitError::Blueprint(format!("unknown file {p}")))
+        if p == core.netlist_path() {
+            Ok(netlist.to_string())
+        } else {
+            Err(CircuitError::Blueprint(format!("unknown file {p}")))
+        }
     })?;
     Ok(Arc::new(Circuit::compile(&bp)?))
 }

@@ -1,0 +1,89 @@
+//! Re-synthesis check of the committed core netlists (needs Yosys; skips with a message without it).
+//!
+//! The RTL in `hw/rtl/` is synthesized again with the committed scripts in a scratch copy of `hw/`.
+//! With the Yosys version that produced the committed JSON the result must be byte-identical (so the
+//! committed netlists are exactly what the sources say); with another version ABC may map
+//! differently, so the fresh netlists must instead run the benchmark programs exactly like the
+//! ISA simulator.
+
+mod coverify_support;
+
+use coverify_support::{
+    check_netlist, circuit_with_netlist, have_tool, hw_dir, run_netlist, simulate, Lane,
+};
+use std::process::Command;
+use vsp_cahp::cores::{Core, Memory};
+use vsp_cahp::{assemble, load_args, programs};
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read_dir") {
+        let entry = entry.expect("dir entry");
+        std::fs::copy(entry.path(), to.join(entry.file_name())).expect("copy");
+    }
+}
+
+/// The `"creator": "Yosys …"` line of a Yosys JSON file.
+fn creator(json: &str) -> Option<String> {
+    let rest = &json[json.find("\"creator\"")?..];
+    let start = rest.find(": \"")? + 3;
+    let end = start + rest[start..].find('"')?;
+    Some(rest[start..end].to_string())
+}
+
+#[test]
+fn committed_netlists_are_what_the_rtl_synthesizes_to() {
+    if !have_tool(
+        "yosys",
+        "committed_netlists_are_what_the_rtl_synthesizes_to",
+    ) {
+        return;
+    }
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let hw = hw_dir();
+    copy_dir(&hw.join("rtl"), &scratch.path().join("rtl"));
+    copy_dir(&hw.join("synth"), &scratch.path().join("synth"));
+    std::fs::create_dir_all(scratch.path().join("netlist")).expect("mkdir");
+    for core in Core::ALL {
+        let out = Command::new("yosys")
+            .args(["-q", "-s", &format!("synth/{}.ys", core.name())])
+            .current_dir(scratch.path())
+            .output()
+            .expect("run yosys");
+        assert!(
+            out.status.success(),
+            "yosys failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let fresh =
+            std::fs::read_to_string(scratch.path().join(format!("netlist/{}.json", core.name())))
+                .expect("fresh netlist");
+        let committed = core.netlist_json();
+        if creator(&fresh) == creator(committed) {
+            assert!(
+                fresh == committed,
+                "{core}: hw/netlist/{}.json is stale; run `cd hw && yosys -q -s synth/{}.ys`",
+                core.name(),
+                core.name()
+            );
+            continue;
+        }
+        println!(
+            "{core}: Yosys {:?} differs from the committed netlist's {:?}; checking the fresh netlist by simulation",
+            creator(&fresh),
+            creator(committed)
+        );
+        let circuit =
+            circuit_with_netlist(core, Memory::Cmux, &fresh).expect("fresh netlist compiles");
+        for p in programs::ALL {
+            let image = assemble(p.source, p.name).expect("assembles");
+            let lane = Lane {
+                rom: image.rom.clone(),
+                ram: load_args(&image.ram, p.args, 512).expect("args"),
+            };
+            let sim = simulate(&lane, 100_000);
+            let net = run_netlist(&circuit, Memory::Cmux, std::slice::from_ref(&lane), 20_000);
+            check_netlist(&format!("{core} {} (fresh netlist)", p.name), &sim, &net[0]);
+        }
+    }
+}
