@@ -119,6 +119,21 @@ pub fn compile_c(path: &Path, opts: &CcOptions) -> Result<String> {
     compile_c_source(&src, &path.display().to_string(), opts)
 }
 
+/// Assembles compiled output with vsp-cahp's runtime (crt0 and the helpers it references) into a
+/// program image for a machine with the given ROM/RAM sizes.
+pub fn assemble_image(asm: &str, name: &str, mem: vsp_cahp::MemConfig) -> Result<vsp_cahp::Image> {
+    let opts = vsp_cahp::AsmOptions { rom_size: mem.rom_size, ram_size: mem.ram_size, runtime: true, ..Default::default() };
+    vsp_cahp::assemble_sources(&[vsp_cahp::Source { name, text: asm }], &opts).map_err(|e| CcError::Assemble(e.to_string()))
+}
+
+/// Compiles a C file all the way to a program image for the standard 512 B ROM / 512 B RAM machine;
+/// returns the assembly text too (what `vsp cc prog.c -o prog.img` does).
+pub fn compile_c_to_image(path: &Path, opts: &CcOptions) -> Result<(String, vsp_cahp::Image)> {
+    let asm = compile_c(path, opts)?;
+    let image = assemble_image(&asm, &path.display().to_string(), vsp_cahp::MemConfig::default())?;
+    Ok((asm, image))
+}
+
 /// Compiles C source text to CAHPv3 assembly text.
 pub fn compile_c_source(source: &str, name: &str, opts: &CcOptions) -> Result<String> {
     let ir = c_to_ir(source, name, opts, &[])?;

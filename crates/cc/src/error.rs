@@ -43,6 +43,10 @@ pub enum CcError {
         /// The construct.
         what: String,
     },
+    /// The vsp-cahp assembler rejected the generated assembly (a program too large for the ROM,
+    /// a branch out of range, …).
+    #[error("assembling the compiled program failed: {0}")]
+    Assemble(String),
     /// A program-level problem: undefined symbol, missing `main`, code too large for a branch, …
     #[error("{0}")]
     Program(String),
