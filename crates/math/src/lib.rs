@@ -21,6 +21,8 @@ extern crate std;
 pub mod error;
 /// `Modulus` (Barrett, Shoup, lazy reductions, inverses, powers) and `Modulus32`.
 pub mod modulus;
+/// Montgomery multiplication for chains of products by varying operands.
+pub mod montgomery;
 /// Negacyclic NTT tables, run-time selected SIMD backends and the on-the-fly variant.
 pub mod ntt;
 /// Miller–Rabin, NTT-friendly prime generation, primitive roots.
@@ -34,6 +36,7 @@ pub mod sampler;
 
 pub use error::{MathError, Result};
 pub use modulus::{Modulus, Modulus32, ShoupConst, MAX_MODULUS_BITS};
+pub use montgomery::Montgomery;
 pub use ntt::{Backend, NttOnTheFly, NttTable};
 pub use prime::{
     generate_ntt_primes, is_prime, minimal_primitive_root, previous_ntt_prime, primitive_root,

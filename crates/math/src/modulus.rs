@@ -23,8 +23,10 @@ pub struct Modulus {
     ratio64: u64,
 }
 
-/// A constant w together with its Shoup quotient ⌊w·2^64/q⌋.
+/// A constant w together with its Shoup quotient ⌊w·2^64/q⌋ (the AVX-512 IFMA tables use
+/// ⌊w·2^52/q⌋ instead). `repr(C)`: SIMD kernels load (value, quotient) pairs as vectors.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[repr(C)]
 pub struct ShoupConst {
     /// The constant, in [0, q).
     pub value: u64,

@@ -14,6 +14,10 @@
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx2_fma;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 mod portable;
 
 use alloc::vec::Vec;
@@ -30,28 +34,52 @@ pub enum Backend {
     Portable,
     /// AVX2, four 64-bit lanes, Shoup products from 32-bit multiplies; any q < 2^62, N ≥ 16.
     Avx2,
+    /// AVX2 + FMA in double precision (error-free products, floating-point Barrett); q < 2^50.
+    Avx2Fma,
+    /// AVX-512F/DQ, eight 64-bit lanes; any q < 2^62, N ≥ 16.
+    Avx512,
+    /// AVX-512 IFMA52, eight lanes, 52-bit Shoup products; q < 2^50, N ≥ 16.
+    Ifma,
 }
 
 impl Backend {
     /// Every backend this crate has, whether or not this CPU supports it.
-    pub const ALL: [Backend; 2] = [Backend::Portable, Backend::Avx2];
+    pub const ALL: [Backend; 5] = [
+        Backend::Portable,
+        Backend::Avx2,
+        Backend::Avx2Fma,
+        Backend::Avx512,
+        Backend::Ifma,
+    ];
 
     /// Short name for tables and error messages.
     pub fn name(&self) -> &'static str {
         match self {
             Backend::Portable => "portable",
             Backend::Avx2 => "avx2",
+            Backend::Avx2Fma => "avx2-fma",
+            Backend::Avx512 => "avx512",
+            Backend::Ifma => "avx512-ifma",
         }
     }
 
     /// Whether this backend can run on this CPU for modulus q.
-    pub fn is_available(&self, _q: &Modulus) -> bool {
+    pub fn is_available(&self, q: &Modulus) -> bool {
         match self {
             Backend::Portable => true,
             #[cfg(target_arch = "x86_64")]
             Backend::Avx2 => avx2::is_supported(),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2Fma => q.bits() <= avx2_fma::MAX_BITS && avx2_fma::is_supported(),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512 => avx512::wide_supported(),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Ifma => q.bits() <= IFMA_MAX_BITS && avx512::ifma_supported(),
             #[cfg(not(target_arch = "x86_64"))]
-            Backend::Avx2 => false,
+            _ => {
+                let _ = q;
+                false
+            }
         }
     }
 
@@ -73,6 +101,34 @@ impl Backend {
     }
 }
 
+/// Largest modulus size for the IFMA backend: lazy values below 4q must fit in 52 bits.
+pub const IFMA_MAX_BITS: u32 = 50;
+
+/// Twiddles with 52-bit Shoup quotients ⌊w·2^52/q⌋ for the IFMA kernels.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Tables52 {
+    roots: Vec<ShoupConst>,
+    inv_roots: Vec<ShoupConst>,
+    n_inv: ShoupConst,
+    last: ShoupConst,
+}
+
+fn shoup52(c: ShoupConst, q: &Modulus) -> ShoupConst {
+    ShoupConst {
+        value: c.value,
+        quotient: (((c.value as u128) << 52) / q.value() as u128) as u64,
+    }
+}
+
+/// Twiddles as doubles for the AVX2-FMA kernels, stored as their bit patterns (keeps `Eq`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct TablesF64 {
+    roots: Vec<u64>,
+    inv_roots: Vec<u64>,
+    n_inv: u64,
+    last: u64,
+}
+
 /// Precomputed twiddles for one (N, q): ψ^{bitrev(k)} and ψ^{-bitrev(k)} with their Shoup quotients.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NttTable {
@@ -85,6 +141,10 @@ pub struct NttTable {
     n_inv: ShoupConst,
     /// N^{-1}·ψ^{-bitrev(1)}, the merged twiddle of the last inverse stage.
     last: ShoupConst,
+    /// Present when the backend is IFMA.
+    tables52: Option<Tables52>,
+    /// Present when the backend is AVX2-FMA.
+    tables_f64: Option<TablesF64>,
 }
 
 impl NttTable {
@@ -129,16 +189,19 @@ impl NttTable {
         let inv_roots: Vec<ShoupConst> = (0..n).map(|k| q.shoup(inv_powers[bitrev(k)])).collect();
         let n_inv_value = q.inv(n as u64)?;
         let last = q.shoup(q.mul(n_inv_value, inv_roots[1].value));
-        Ok(Self {
+        let table = Self {
             n,
             modulus,
             psi,
-            backend: Backend::best(&modulus),
+            backend: Backend::Portable,
             roots,
             inv_roots,
             n_inv: q.shoup(n_inv_value),
             last,
-        })
+            tables52: None,
+            tables_f64: None,
+        };
+        table.with_backend(Backend::best(&modulus))
     }
 
     /// The same tables running on backend `backend`; an error if the CPU or modulus does not allow it.
@@ -150,6 +213,33 @@ impl NttTable {
             });
         }
         self.backend = backend;
+        self.tables52 = None;
+        self.tables_f64 = None;
+        if backend == Backend::Avx2Fma {
+            self.tables_f64 = Some(TablesF64 {
+                roots: self
+                    .roots
+                    .iter()
+                    .map(|c| (c.value as f64).to_bits())
+                    .collect(),
+                inv_roots: self
+                    .inv_roots
+                    .iter()
+                    .map(|c| (c.value as f64).to_bits())
+                    .collect(),
+                n_inv: (self.n_inv.value as f64).to_bits(),
+                last: (self.last.value as f64).to_bits(),
+            });
+        }
+        if backend == Backend::Ifma {
+            let q = &self.modulus;
+            self.tables52 = Some(Tables52 {
+                roots: self.roots.iter().map(|&c| shoup52(c, q)).collect(),
+                inv_roots: self.inv_roots.iter().map(|&c| shoup52(c, q)).collect(),
+                n_inv: shoup52(self.n_inv, q),
+                last: shoup52(self.last, q),
+            });
+        }
         Ok(self)
     }
 
@@ -195,6 +285,25 @@ impl NttTable {
             Backend::Avx2 if self.n >= 16 => unsafe {
                 avx2::forward(a, &self.roots, &self.modulus)
             },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: AVX2 and FMA checked at selection together with q < 2^50; tables built then.
+            Backend::Avx2Fma if self.n >= 16 && self.tables_f64.is_some() => unsafe {
+                if let Some(t) = &self.tables_f64 {
+                    avx2_fma::forward(a, &t.roots, &self.modulus)
+                }
+            },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: AVX-512F/DQ checked at selection; N ≥ 16, N-entry tables.
+            Backend::Avx512 if self.n >= 16 => unsafe {
+                avx512::forward_wide(a, &self.roots, &self.modulus)
+            },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: IFMA checked at selection together with q < 2^50; 52-bit tables built then.
+            Backend::Ifma if self.n >= 16 && self.tables52.is_some() => unsafe {
+                if let Some(t) = &self.tables52 {
+                    avx512::forward_ifma(a, &t.roots, &self.modulus)
+                }
+            },
             _ => {
                 portable::forward_lazy(a, &self.roots, &self.modulus);
                 portable::reduce_from_4q(a, &self.modulus);
@@ -212,6 +321,25 @@ impl NttTable {
             // SAFETY: as in `forward`.
             Backend::Avx2 if self.n >= 16 => unsafe {
                 avx2::inverse(a, &self.inv_roots, self.n_inv, self.last, &self.modulus)
+            },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as in `forward`.
+            Backend::Avx2Fma if self.n >= 16 && self.tables_f64.is_some() => unsafe {
+                if let Some(t) = &self.tables_f64 {
+                    avx2_fma::inverse(a, &t.inv_roots, t.n_inv, t.last, &self.modulus)
+                }
+            },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as in `forward`.
+            Backend::Avx512 if self.n >= 16 => unsafe {
+                avx512::inverse_wide(a, &self.inv_roots, self.n_inv, self.last, &self.modulus)
+            },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as in `forward`.
+            Backend::Ifma if self.n >= 16 && self.tables52.is_some() => unsafe {
+                if let Some(t) = &self.tables52 {
+                    avx512::inverse_ifma(a, &t.inv_roots, t.n_inv, t.last, &self.modulus)
+                }
             },
             _ => {
                 portable::inverse_lazy(a, &self.inv_roots, self.n_inv, self.last, &self.modulus);
