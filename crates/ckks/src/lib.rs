@@ -27,7 +27,7 @@ pub mod server;
 
 pub use device::encryptor::{
     DeviceConfig, DeviceEncryptor, EncryptionKind, EncryptionSeeds, MemoryMode, NttRoots, Part,
-    Sink, SinkError,
+    Sink, SinkError, SlotValues,
 };
 pub use device::keys::{DevicePublicKey, DeviceSecretKey};
 pub use device::memory::{working_memory, MemoryReport};

@@ -226,3 +226,39 @@ fn add_multiply_relinearize_rescale() {
     );
     assert!(ev.relinearize(&cx, &rk).is_err());
 }
+
+#[test]
+fn complex_values_roundtrip() {
+    let mut rng = ChaCha20Rng::seed_from_u64(6);
+    let params = CkksParams::seal_embedded(2048).unwrap();
+    let ctx = ServerContext::new(params.clone()).unwrap();
+    let kg = KeyGenerator::new(&ctx, &mut rng).unwrap();
+    let dsk = kg.secret_key().to_device().unwrap();
+    let values: Vec<vsp_ckks::Complex> = (0..1024)
+        .map(|_| vsp_ckks::Complex::new(rng.gen_range(-3.0..3.0), rng.gen_range(-3.0..3.0)))
+        .collect();
+    let mut enc = DeviceEncryptor::new(DeviceConfig::low_memory(params)).unwrap();
+    let mut col = Collector::new(&ctx);
+    enc.encrypt_symmetric_rng(&values, &dsk, &mut rng, &mut col)
+        .unwrap();
+    let got = Decryptor::new(&ctx, kg.secret_key())
+        .decrypt(&col.finish().unwrap())
+        .unwrap();
+    for (g, v) in got.iter().zip(&values) {
+        assert!(
+            (g.re - v.re).abs() < 1e-4 && (g.im - v.im).abs() < 1e-4,
+            "{g:?} vs {v:?}"
+        );
+    }
+    // Too many values are refused before anything is sent.
+    let mut sent = false;
+    let mut sink = |_: Part<'_>| -> Result<(), SinkError> {
+        sent = true;
+        Ok(())
+    };
+    let too_many = vec![0.0f64; 1025];
+    assert!(enc
+        .encrypt_symmetric_rng(&too_many, &dsk, &mut rng, &mut sink)
+        .is_err());
+    assert!(!sent);
+}

@@ -19,10 +19,46 @@ use zeroize::Zeroize;
 use super::keys::{DevicePublicKey, DeviceSecretKey};
 use super::ntt::{self, LoadedRoots, NttPrime};
 use crate::arith::minimal_primitive_root;
-use crate::encoding::{Encoder, FftRoots, IndexMap};
+use crate::encoding::{Complex, Encoder, FftRoots, IndexMap};
 use crate::error::{CkksError, Result};
 use crate::params::CkksParams;
 use crate::prng::{cbd21, sample_uniform_limb, ternary, Xof, SEED_BYTES};
+
+/// Slot values the device can encode: real (`f64`) or complex ([`Complex`]) slices, vectors, arrays.
+pub trait SlotValues {
+    /// Encodes into the encoder's coefficient buffer layout.
+    fn encode_into(&self, enc: &Encoder, scale: f64, out: &mut [f64]) -> Result<()>;
+}
+
+impl SlotValues for [f64] {
+    fn encode_into(&self, enc: &Encoder, scale: f64, out: &mut [f64]) -> Result<()> {
+        enc.encode_real(self, scale, out)
+    }
+}
+
+impl SlotValues for [Complex] {
+    fn encode_into(&self, enc: &Encoder, scale: f64, out: &mut [f64]) -> Result<()> {
+        enc.encode_complex(self, scale, out)
+    }
+}
+
+impl<T> SlotValues for Vec<T>
+where
+    [T]: SlotValues,
+{
+    fn encode_into(&self, enc: &Encoder, scale: f64, out: &mut [f64]) -> Result<()> {
+        self.as_slice().encode_into(enc, scale, out)
+    }
+}
+
+impl<T, const K: usize> SlotValues for [T; K]
+where
+    [T]: SlotValues,
+{
+    fn encode_into(&self, enc: &Encoder, scale: f64, out: &mut [f64]) -> Result<()> {
+        self.as_slice().encode_into(enc, scale, out)
+    }
+}
 
 /// Where the NTT twiddles come from (SEAL-Embedded's `SE_NTT_TYPE`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -216,9 +252,9 @@ impl DeviceEncryptor {
 
     /// Symmetric seeded encryption of real values: sends `Seed`, then c0 of each prime.
     /// The server (or SEAL) expands c1 from the seed.
-    pub fn encrypt_symmetric_seeded(
+    pub fn encrypt_symmetric_seeded<V: SlotValues + ?Sized>(
         &mut self,
-        values: &[f64],
+        values: &V,
         sk: &DeviceSecretKey,
         seeds: &EncryptionSeeds,
         sink: &mut (impl Sink + ?Sized),
@@ -227,9 +263,9 @@ impl DeviceEncryptor {
     }
 
     /// Symmetric encryption that also sends c1 of every prime (no seed on the wire).
-    pub fn encrypt_symmetric(
+    pub fn encrypt_symmetric<V: SlotValues + ?Sized>(
         &mut self,
-        values: &[f64],
+        values: &V,
         sk: &DeviceSecretKey,
         seeds: &EncryptionSeeds,
         sink: &mut (impl Sink + ?Sized),
@@ -238,9 +274,9 @@ impl DeviceEncryptor {
     }
 
     /// Symmetric seeded encryption with fresh randomness from `rng`.
-    pub fn encrypt_symmetric_rng<R: RngCore + CryptoRng>(
+    pub fn encrypt_symmetric_rng<V: SlotValues + ?Sized, R: RngCore + CryptoRng>(
         &mut self,
-        values: &[f64],
+        values: &V,
         sk: &DeviceSecretKey,
         rng: &mut R,
         sink: &mut (impl Sink + ?Sized),
@@ -250,9 +286,9 @@ impl DeviceEncryptor {
     }
 
     /// Public-key encryption of real values: sends c0 and c1 for each prime.
-    pub fn encrypt_asymmetric(
+    pub fn encrypt_asymmetric<V: SlotValues + ?Sized>(
         &mut self,
-        values: &[f64],
+        values: &V,
         pk: &DevicePublicKey,
         seeds: &EncryptionSeeds,
         sink: &mut (impl Sink + ?Sized),
@@ -318,9 +354,9 @@ impl DeviceEncryptor {
         Ok(())
     }
 
-    fn symmetric(
+    fn symmetric<V: SlotValues + ?Sized>(
         &mut self,
-        values: &[f64],
+        values: &V,
         sk: &DeviceSecretKey,
         seeds: &EncryptionSeeds,
         send_c1: bool,
@@ -402,14 +438,14 @@ impl DeviceEncryptor {
     }
 
     /// Encodes into `msg` and adds the CBD error e (integers, so it is the same for every prime).
-    fn encode_with_error(
+    fn encode_with_error<V: SlotValues + ?Sized>(
         &mut self,
-        values: &[f64],
+        values: &V,
         private: &[u8; 32],
         label: &[u8],
     ) -> Result<()> {
         let p = &self.cfg.params;
-        self.encoder.encode_real(values, p.scale(), &mut self.msg)?;
+        values.encode_into(&self.encoder, p.scale(), &mut self.msg)?;
         let n = p.n();
         let mut x = Xof::new(private, label);
         for c in 0..n {
