@@ -32,6 +32,22 @@ fn benchmarks_give_the_papers_results() {
 fn benchmarks_on_other_inputs() {
     let fib = assemble(programs::FIB.source, "fib").unwrap();
     let f = [0u16, 1, 1, 2, 3, 5, 8, 13, 21, 34];
+    // Non-digits take the loop: n = 10 (":"), 11 (";"), and n < 0 ("/") gives 0.
+    assert_eq!(run(&fib, &[":"], MemConfig::default()).result(), 55);
+    assert_eq!(run(&fib, &[";"], MemConfig::default()).result(), 89);
+    assert_eq!(run(&fib, &["/"], MemConfig::default()).result(), 0);
+    for c in ["A", "z"] {
+        let n = c.as_bytes()[0] - b'0';
+        let (mut a, mut b) = (0u16, 1u16);
+        for _ in 0..n {
+            (a, b) = (b, a.wrapping_add(b));
+        }
+        assert_eq!(
+            run(&fib, &[c], MemConfig::default()).result(),
+            a,
+            "fib({n}) mod 2^16"
+        );
+    }
     for (n, want) in f.iter().enumerate() {
         let arg = n.to_string();
         assert_eq!(

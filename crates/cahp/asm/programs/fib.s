@@ -1,9 +1,12 @@
 # fib — kvsp-benchmark 01_fib.c in assembly (vsp.md §5): returns fib(argv[1][0] - '0'),
-# iterating a = 0, b = 1 n times (n <= 0 gives 0). `vsp emu fib.img 5` -> 5.
+# iterating (a, b) <- (b, a + b) n times from a = 0, b = 1 (n <= 0 gives 0).
+# `vsp emu fib.img 5` -> 5.
 #
-# Standalone (no crt0, nothing called): entered at reset, where every register is 0, so a0
-# (a = 0) and a3 (the zero used by comparisons) need no initialisation. The loop runs two
-# iterations per round, (a, b) -> (a + b, a + 2b), with the roles of a0/a2 alternating.
+# Standalone (no crt0, nothing called): entered at reset, where every register is 0.
+# Written for few cycles, since every cycle of an encrypted run costs seconds: for a digit
+# (0 <= n <= 9) it jumps into a straight run of nine `add2`s so that exactly the last n of them
+# execute — no loop, one taken jump. The two registers take turns holding a and b; which one
+# must start as a = 0 depends on the parity of n. Any other character falls back to a loop.
     .text
     .globl _start
 _start:
@@ -11,13 +14,36 @@ _start:
     lw    t0, 4(sp)        # argv[1]
     lbu   a1, 0(t0)        # n = argv[1][0] - '0'
     addi  a1, a1, -48
+    li    a4, 10
+    bgeu  a1, a4, general  # not a digit
+    andi  a0, a1, 1        # a0 is the answer after the last step: it starts as b (1) for odd n
+    xori  a2, a0, 1        # a2 starts as the other one
+    lsli  t1, a1, 1        # each step is 2 bytes
+    li    t0, steps_end
+    sub   t0, t0, t1
+    jr    t0               # run the last n steps
+    .balign 2              # steps at even addresses: a 16-bit instruction never straddles a word
+steps:
+    add2  a2, a0
+    add2  a0, a2
+    add2  a2, a0
+    add2  a0, a2
+    add2  a2, a0
+    add2  a0, a2
+    add2  a2, a0
+    add2  a0, a2
+    add2  a2, a0
+steps_end:
+    hlt
+
+general:                   # any n: a0 = a = 0 and a3 = 0 from reset
     li    a2, 1            # b = 1
     ble   a1, a3, done     # n <= 0: fib = 0
-loop:
-    add   a0, a0, a2       # a += b   (now a2 holds fib(k), a0 fib(k+1))
+loop:                      # two iterations per round, a0/a2 taking turns
+    add   a0, a0, a2
     addi  a1, a1, -1
     beq   a1, a3, odd
-    add   a2, a2, a0       # b += a   (back to a0 = fib(k), a2 = fib(k+1))
+    add   a2, a2, a0
     addi  a1, a1, -1
     bne   a1, a3, loop
 done:
