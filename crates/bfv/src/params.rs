@@ -264,6 +264,11 @@ impl BfvParameters {
         Err(Error::InvalidParameters(format!("depth {depth} needs more than N = 32768")))
     }
 
+    /// The largest prime of `bits` bits that is ≡ 1 mod 2n: a plaintext modulus that allows batching.
+    pub fn batching_modulus(n: usize, bits: u32) -> Result<u64> {
+        Ok(ntt_primes(bits, n, 1, &[])?[0])
+    }
+
     /// Ring degree N.
     pub fn degree(&self) -> usize {
         self.degree
