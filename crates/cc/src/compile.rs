@@ -122,15 +122,25 @@ pub fn compile_c(path: &Path, opts: &CcOptions) -> Result<String> {
 /// Assembles compiled output with vsp-cahp's runtime (crt0 and the helpers it references) into a
 /// program image for a machine with the given ROM/RAM sizes.
 pub fn assemble_image(asm: &str, name: &str, mem: vsp_cahp::MemConfig) -> Result<vsp_cahp::Image> {
-    let opts = vsp_cahp::AsmOptions { rom_size: mem.rom_size, ram_size: mem.ram_size, runtime: true, ..Default::default() };
-    vsp_cahp::assemble_sources(&[vsp_cahp::Source { name, text: asm }], &opts).map_err(|e| CcError::Assemble(e.to_string()))
+    let opts = vsp_cahp::AsmOptions {
+        rom_size: mem.rom_size,
+        ram_size: mem.ram_size,
+        runtime: true,
+        ..Default::default()
+    };
+    vsp_cahp::assemble_sources(&[vsp_cahp::Source { name, text: asm }], &opts)
+        .map_err(|e| CcError::Assemble(e.to_string()))
 }
 
 /// Compiles a C file all the way to a program image for the standard 512 B ROM / 512 B RAM machine;
 /// returns the assembly text too (what `vsp cc prog.c -o prog.img` does).
 pub fn compile_c_to_image(path: &Path, opts: &CcOptions) -> Result<(String, vsp_cahp::Image)> {
     let asm = compile_c(path, opts)?;
-    let image = assemble_image(&asm, &path.display().to_string(), vsp_cahp::MemConfig::default())?;
+    let image = assemble_image(
+        &asm,
+        &path.display().to_string(),
+        vsp_cahp::MemConfig::default(),
+    )?;
     Ok((asm, image))
 }
 
@@ -216,6 +226,9 @@ pub fn compile_module(m: &Module, only: &BTreeSet<String>) -> Result<(String, BT
         externals.extend(called);
         collect_syms(&mf, func.line, &mut refs);
         crate::opt::dce(&mut mf);
+        if std::env::var_os("VSPCC_DEBUG_MIR").is_some() {
+            eprintln!("{mf:#?}");
+        }
         let mut mf = allocate_with_hoisting(mf)?;
         crate::emit::layout(&mut mf);
         let saved = crate::regalloc::used_callee_saved(&mf);
@@ -257,7 +270,8 @@ fn allocate_with_hoisting(mf: MFunc) -> Result<MFunc> {
         let mut t = mf.clone();
         crate::opt::hoist_constants(&mut t, &cands[..k]);
         crate::regalloc::allocate(&mut t)?;
-        let saved_ok = t.no_callee_saves || crate::regalloc::used_callee_saved(&t).len() <= plain_saved;
+        let saved_ok =
+            t.no_callee_saves || crate::regalloc::used_callee_saved(&t).len() <= plain_saved;
         if spills(&t, base_objs) <= plain_spills && saved_ok {
             return Ok(t);
         }

@@ -84,7 +84,11 @@ pub fn layout(f: &mut MFunc) {
         placed[b] = true;
         order.push(b);
         next = match f.blocks[b].insts.as_slice() {
-            [.., MInst::Br { target: t, .. }, MInst::Jmp { target: fl }] if placed[*fl] && !placed[*t] => Some(*t),
+            [.., MInst::Br { target: t, .. }, MInst::Jmp { target: fl }]
+                if placed[*fl] && !placed[*t] =>
+            {
+                Some(*t)
+            }
             [.., MInst::Jmp { target }] if !placed[*target] => Some(*target),
             _ => None,
         };
@@ -156,7 +160,9 @@ pub fn layout(f: &mut MFunc) {
 /// three bytes of code.
 fn duplicate_tiny_tails(f: &mut MFunc) {
     for b in 0..f.blocks.len() {
-        let Some(MInst::Jmp { target: h }) = f.blocks[b].insts.last().cloned() else { continue };
+        let Some(MInst::Jmp { target: h }) = f.blocks[b].insts.last().cloned() else {
+            continue;
+        };
         if h == b || h == 0 {
             continue;
         }

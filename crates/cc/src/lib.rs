@@ -27,6 +27,7 @@ mod opt; // dead-code elimination
 pub mod regalloc; // liveness and linear-scan allocation
 
 pub use compile::{
-    clang_available, compile_c, compile_c_source, compile_ir, compile_ir_with, CcOptions,
+    assemble_image, clang_available, compile_c, compile_c_source, compile_c_to_image, compile_ir,
+    compile_ir_with, CcOptions,
 };
 pub use error::{CcError, Result};

@@ -216,7 +216,9 @@ impl MInst {
             MInst::Store { rs, base, .. } => vec![(*rs, false), (*base, false)],
             MInst::SetCc { a, b, .. } => vec![(*a, false), (*b, false)],
             MInst::Select { a, b, t, f, .. } => {
-                vec![(*a, true), (*b, true), (*t, false), (*f, true)]
+                // The expansion writes rd (from t) before the branch reads a and b, unless rd and
+                // t share a register; an operand that is t itself is never clobbered early.
+                vec![(*a, a != t), (*b, b != t), (*t, false), (*f, true)]
             }
             MInst::Call { callee, uses } => {
                 let mut v: Vec<(Reg, bool)> = uses.iter().map(|r| (*r, false)).collect();

@@ -96,7 +96,7 @@ pub fn loop_constants(f: &MFunc) -> Vec<Off> {
             }
         }
     }
-    count.sort_by(|a, b| b.1.cmp(&a.1));
+    count.sort_by_key(|c| std::cmp::Reverse(c.1));
     count.into_iter().map(|(o, _)| o).collect()
 }
 
@@ -139,7 +139,13 @@ pub fn hoist_constants(f: &mut MFunc, consts: &[Off]) {
     }
     if let Some(entry) = f.blocks.first_mut() {
         for (k, c) in consts.iter().enumerate() {
-            entry.insts.insert(0, MInst::Li { rd: regs[k], v: c.clone() });
+            entry.insts.insert(
+                0,
+                MInst::Li {
+                    rd: regs[k],
+                    v: c.clone(),
+                },
+            );
         }
     }
 }

@@ -193,6 +193,11 @@ pub fn allocate(f: &mut MFunc) -> Result<()> {
         order.sort_by_key(|r| segs[*r as usize][0].0);
         let mut assign: HashMap<Reg, Reg> = HashMap::new();
         let mut spill: Option<Reg> = None;
+        let wanted: HashSet<Reg> = hint
+            .iter()
+            .filter(|(v, _)| **v >= FIRST_VREG)
+            .flat_map(|(_, hs)| hs.iter().copied().filter(|h| *h < FIRST_VREG))
+            .collect();
         for v in order {
             let s = &segs[v as usize];
             let mut cands: Vec<Reg> = Vec::new();
@@ -208,7 +213,19 @@ pub fn allocate(f: &mut MFunc) -> Result<()> {
                     }
                 }
             }
-            cands.extend(ORDER.iter().copied());
+            // Then registers nobody asked for, then those another value wants (e.g. a0 for the
+            // value returned), so that the other value can still have it.
+            cands.extend(ORDER.iter().copied().filter(|p| !wanted.contains(p)));
+            cands.extend(ORDER.iter().copied().filter(|p| wanted.contains(p)));
+            if std::env::var_os("VSPCC_DEBUG_RA").is_some() {
+                eprintln!(
+                    "v{v} segs {s:?} cands {cands:?} occ {:?}",
+                    cands
+                        .iter()
+                        .map(|p| &occupied[*p as usize])
+                        .collect::<Vec<_>>()
+                );
+            }
             match cands
                 .into_iter()
                 .find(|p| !overlaps(&occupied[*p as usize], s))

@@ -274,7 +274,14 @@ pub(super) fn parse_value(c: &mut Cur, m: &Module) -> Result<Value> {
         Tok::Global(n) => Value::Const(Const::Addr(n.clone(), 0)),
         Tok::Int(v) => Value::Const(Const::Int(*v)),
         Tok::Bytes(b) => Value::Const(Const::Bytes(b.clone())),
-        Tok::Float(f) => return unsupported(line, format!("floating point (constant {f}): CAHPv3 has no FPU and vsp cc has no soft-float")),
+        Tok::Float(f) => {
+            return unsupported(
+                line,
+                format!(
+                    "floating point (constant {f}): CAHPv3 has no FPU and vsp cc has no soft-float"
+                ),
+            )
+        }
         Tok::Meta(_) => {
             // Metadata arguments (debug intrinsics): `!{…}` groups are skipped.
             if c.is_p('{') {

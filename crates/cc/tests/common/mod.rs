@@ -102,18 +102,44 @@ pub fn differential(src: &str, arg_sets: &[&[&str]]) {
     let dir = tempfile::tempdir().expect("temp dir");
     let exe = host_build(src, dir.path());
     let full = format!("{PRELUDE}\n{src}");
-    let asm = compile_c_source(&full, "test.c", &CcOptions::default()).unwrap_or_else(|e| panic!("compile: {e}"));
+    let asm = compile_c_source(&full, "test.c", &CcOptions::default())
+        .unwrap_or_else(|e| panic!("compile: {e}"));
     // The 1 KiB machine: these programs test many features at once.
     let mem = MemConfig::kib1();
-    let opts = AsmOptions { rom_size: mem.rom_size, ram_size: mem.ram_size, runtime: true, ..AsmOptions::default() };
-    let image = assemble_sources(&[Source { name: "test.s", text: &asm }], &opts)
-        .unwrap_or_else(|e| panic!("assemble: {e}\n{asm}"));
+    let opts = AsmOptions {
+        rom_size: mem.rom_size,
+        ram_size: mem.ram_size,
+        runtime: true,
+        ..AsmOptions::default()
+    };
+    let image = assemble_sources(
+        &[Source {
+            name: "test.s",
+            text: &asm,
+        }],
+        &opts,
+    )
+    .unwrap_or_else(|e| panic!("assemble: {e}\n{asm}"));
     for args in arg_sets {
-        let out = std::process::Command::new(&exe).args(*args).output().expect("run host program");
-        let want: u16 = String::from_utf8_lossy(&out.stdout).trim().parse().expect("host result");
-        let mut sim = Simulator::from_image(&image, args, mem).unwrap_or_else(|e| panic!("load: {e}"));
-        let stats = sim.run(5_000_000).unwrap_or_else(|e| panic!("run: {e}\n{asm}"));
+        let out = std::process::Command::new(&exe)
+            .args(*args)
+            .output()
+            .expect("run host program");
+        let want: u16 = String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .parse()
+            .expect("host result");
+        let mut sim =
+            Simulator::from_image(&image, args, mem).unwrap_or_else(|e| panic!("load: {e}"));
+        let stats = sim
+            .run(5_000_000)
+            .unwrap_or_else(|e| panic!("run: {e}\n{asm}"));
         assert!(stats.halted, "did not halt\n{asm}");
-        assert_eq!(sim.result(), want, "args {args:?}: CAHP {} vs host {want}\n{asm}", sim.result());
+        assert_eq!(
+            sim.result(),
+            want,
+            "args {args:?}: CAHP {} vs host {want}\n{asm}",
+            sim.result()
+        );
     }
 }
