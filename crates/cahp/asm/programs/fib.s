@@ -11,17 +11,17 @@
     .globl _start
 _start:
     lw    sp, -2(sp)       # initial SP (sp = 0 at reset; -2 wraps to RAMSIZE-2)
+    li    a4, 10           # (placed between loads and their uses: no load-use stall)
     lw    t0, 4(sp)        # argv[1]
+    li    a5, steps_end
     lbu   a1, 0(t0)        # n = argv[1][0] - '0'
     addi  a1, a1, -48
-    li    a4, 10
     bgeu  a1, a4, general  # not a digit
     andi  a0, a1, 1        # a0 is the answer after the last step: it starts as b (1) for odd n
     xori  a2, a0, 1        # a2 starts as the other one
     lsli  t1, a1, 1        # each step is 2 bytes
-    li    t0, steps_end
-    sub   t0, t0, t1
-    jr    t0               # run the last n steps
+    sub   a5, a5, t1
+    jr    a5               # run the last n steps
     .balign 2              # steps at even addresses: a 16-bit instruction never straddles a word
 steps:
     add2  a2, a0
