@@ -1,11 +1,11 @@
 //! The argument loader: places argv, argc and the initial stack pointer at the top of RAM.
 //!
 //! Same algorithm as kvsp `attachCommandLineOptions` and cahp-sim `place_cmd_args`
-//! (`shared/reference/vsp.md` §1.7), with argv[0] = "" as kvsp does:
+//! (`shared/reference/vsp.md` §1.7), with `argv[0] = ""` as kvsp does:
 //! 1. starting at byte `RAMSIZE-2` and going down, copy each argv string with its NUL, last
 //!    argument first (so the strings ascend in argv order);
 //! 2. round down to even and push the pointer array so that memory ascends
-//!    argv[0], …, argv[argc-1], NULL (16-bit little-endian pointers);
+//!    `argv[0], …, argv[argc-1], NULL` (16-bit little-endian pointers);
 //! 3. push argc; that address is the initial SP, stored as a word at `RAMSIZE-2`.
 //!
 //! crt0 (and the benchmark programs) read the SP from `RAMSIZE-2`, argc from `0(sp)` and argv from
