@@ -95,15 +95,16 @@ module pearl (
     wire taken = ((isBranch & condOk) | isJump) & ~stall;
 
     // ---- memory
-    assign io_ramAddr = aluSum[8:1];
+    // For loads and stores the ALU result is the address (no shift, no link term).
+    assign io_ramAddr = aluRes[8:1];
     assign io_ramWriteEnable = isStore & run;
     cahp_store st (
-        .rdata(io_ramReadData), .data(regB), .isByte(isByte), .addr0(aluSum[0]),
+        .rdata(io_ramReadData), .data(regB), .isByte(isByte), .addr0(aluRes[0]),
         .wdata(io_ramWriteData)
     );
     wire [15:0] loaded;
     cahp_load ld (
-        .rdata(io_ramReadData), .isByte(isByte), .byteSigned(byteSigned), .addr0(aluSum[0]),
+        .rdata(io_ramReadData), .isByte(isByte), .byteSigned(byteSigned), .addr0(aluRes[0]),
         .value(loaded)
     );
     assign wbData = isLoad ? loaded : (aluRes | {7'b0, seq & {9{isLink}}});

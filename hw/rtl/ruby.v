@@ -4,7 +4,9 @@
 // instruction's register and RAM writes land at the same clock edge).
 // * ID reads the register file and forwards from EX (the ALU result being computed) and from MEM
 //   (the value being written back); a load in EX whose destination ID reads stalls ID for one cycle.
-// * Branches and jumps resolve in EX; a taken one flushes IF/ID and ID/EX (two-cycle penalty).
+// * Jumps (js, jsal, jr, jalr) redirect the fetch from ID (one-cycle penalty). Branches are
+//   predicted in ID, backward taken and forward not taken (a predicted-taken one redirects from ID);
+//   they resolve in EX, where a misprediction flushes IF/ID and ID/EX (two-cycle penalty).
 // * Fetch uses the same 16-bit cache as Pearl: a jump to a straddling instruction costs one bubble.
 // * The finish flag rides the pipeline and is sticky once the halt (js 0) reaches MEM, when every
 //   older instruction has written its results.
@@ -50,7 +52,7 @@ module ruby (
     reg [3:0] exRd;
     reg [8:0] exTarget, exLink;
     reg [2:0] exCond;
-    reg exRegWrite, exIsLoad, exIsStore, exIsBranch, exIsJump, exHalt, exValid;
+    reg exRegWrite, exIsLoad, exIsStore, exIsBranch, exPred, exHalt, exValid;
     reg exIsByte, exByteSigned, exAZero, exSub, exEP, exEC, exEG, exIsShift, exShLeft, exShArith;
     // EX/MEM
     reg [15:0] memResult, memData;
@@ -61,7 +63,7 @@ module ruby (
     initial begin
         pc = 0; cache = 0; cacheValid = 0; idInst = 0; idPc = 0; idValid = 0;
         exA = 0; exB = 0; exData = 0; exRd = 0; exTarget = 0; exLink = 0; exCond = 0;
-        exRegWrite = 0; exIsLoad = 0; exIsStore = 0; exIsBranch = 0; exIsJump = 0; exHalt = 0;
+        exRegWrite = 0; exIsLoad = 0; exIsStore = 0; exIsBranch = 0; exPred = 0; exHalt = 0;
         exValid = 0; exIsByte = 0; exByteSigned = 0; exAZero = 0; exSub = 0; exEP = 0; exEC = 0;
         exEG = 0; exIsShift = 0; exShLeft = 0; exShArith = 0;
         memResult = 0; memData = 0; memRd = 0; memRegWrite = 0; memIsLoad = 0; memIsStore = 0;
@@ -79,7 +81,8 @@ module ruby (
     );
     cahp_cond cnd (.cond(exCond), .eq(eq), .ltu(ltu), .lt(lt), .ok(condOk));
     wire [15:0] exResult = aluRes | {7'b0, exLink};
-    wire taken = (exIsBranch & condOk) | exIsJump;
+    // exTarget holds where the branch should have gone if the prediction made in ID was wrong.
+    wire taken = exIsBranch & (condOk ^ exPred);
 
     // ---------------------------------------------------------------- MEM / WB
     assign io_ramAddr = memResult[8:1];
@@ -125,6 +128,9 @@ module ruby (
     wire [15:0] fwdB = exHitB ? exResult : ((memRegWrite & (memRd == rbAddr)) ? wbData : regB);
     wire loadUse = idValid & exIsLoad & ((usesA & exHitA) | (usesB & exHitB));
     wire kill = ~idValid | loadUse | taken | reset;   // ID/EX receives a bubble
+    wire predTaken = isBranch & idInst[7];              // backward branch (offset sign bit)
+    wire [8:0] idTarget = (isJump & jumpReg) ? fwdA[8:0] : idPc + pcOff;
+    wire idRedirect = idValid & ~loadUse & (isJump | predTaken);
 
     // ---------------------------------------------------------------- IF
     wire stallF = pc[1] & ~cacheValid;   // first half of a straddling instruction not cached yet
@@ -138,28 +144,28 @@ module ruby (
     // ---------------------------------------------------------------- clock edge
     always @(posedge clock) begin
         // IF
-        pc <= reset ? 9'b0 : (taken ? exTarget : seq);
+        pc <= reset ? 9'b0 : (taken ? exTarget : (idRedirect ? idTarget : seq));
         cache <= io_romData[31:16];
-        cacheValid <= ~taken & ~reset;
+        cacheValid <= ~taken & ~idRedirect & ~reset;
         // IF/ID (held while ID stalls)
         if (~loadUse) begin
             idInst <= inst;
             idPc <= pc;
         end
-        idValid <= loadUse ? idValid & ~taken & ~reset : ~stallF & ~taken & ~reset;
+        idValid <= loadUse ? idValid & ~taken & ~reset : ~stallF & ~taken & ~idRedirect & ~reset;
         // ID/EX
         exA <= fwdA;
         exB <= useImm ? imm : fwdB;
         exData <= fwdB;
         exRd <= rdAddr;
-        exTarget <= (isJump & jumpReg) ? fwdA[8:0] : idPc + pcOff;
+        exTarget <= predTaken ? idPc + 9'd3 : idTarget;
+        exPred <= predTaken;
         exLink <= isLink ? idPc + 9'd2 : 9'd0;
         exCond <= cond;
         exRegWrite <= regWrite & ~kill;
         exIsLoad <= isLoad & ~kill;
         exIsStore <= isStore & ~kill;
         exIsBranch <= isBranch & ~kill;
-        exIsJump <= isJump & ~kill;
         exHalt <= halt & ~kill;
         exValid <= ~kill;
         exIsByte <= isByte;

@@ -29,17 +29,16 @@ fn benchmark_lanes() -> Vec<(&'static str, Lane, u16)> {
         .collect()
 }
 
-/// Cycles to the finish flag; they change only when the cores or the programs change, and
-/// docs/cores.md reports them.
-fn expected_cycles(core: Core, program: &str) -> Option<u64> {
-    let table: &[(&str, u64, u64)] = &[];
-    table
-        .iter()
-        .find(|(p, _, _)| *p == program)
-        .map(|&(_, pearl, ruby)| match core {
-            Core::Pearl => pearl,
-            Core::Ruby => ruby,
-        })
+/// Bounds on the cycles to the finish flag, from what the program did (n instructions, j taken
+/// jumps/branches, l loads): Pearl needs one cycle per instruction plus at most one refetch cycle
+/// per jump (a jump to an instruction that straddles two ROM words); Ruby needs 3 more cycles to
+/// drain the pipeline, at most 2 per mispredicted branch or jump, 1 per load-use stall and 1 per
+/// straddling jump target. A core that got slower than this fails here.
+fn cycle_bounds(core: Core, n: u64, j: u64, l: u64) -> (u64, u64) {
+    match core {
+        Core::Pearl => (n, n + j),
+        Core::Ruby => (n + 3, n + 3 + 3 * j + l),
+    }
 }
 
 #[test]
@@ -61,12 +60,16 @@ fn benchmarks_netlists_match_the_simulator() {
                 "{core} {name}: {} instructions, {cycles} cycles",
                 sim.steps.len()
             );
-            if let Some(want) = expected_cycles(core, name) {
-                assert_eq!(
-                    cycles, want,
-                    "{core} {name}: cycle count changed; update docs/cores.md"
-                );
-            }
+            let (lo, hi) = cycle_bounds(
+                core,
+                sim.steps.len() as u64,
+                sim.jumps as u64,
+                sim.loads as u64,
+            );
+            assert!(
+                (lo..=hi).contains(&cycles),
+                "{core} {name}: {cycles} cycles, expected {lo}..={hi}"
+            );
         }
     }
 }

@@ -14,6 +14,7 @@ use std::process::Command;
 use std::sync::Arc;
 
 use vsp_cahp::cores::{self, Core, Memory};
+use vsp_cahp::isa::Op;
 use vsp_cahp::{MemConfig, Simulator};
 use vsp_circuit::plain::PlainMemory;
 use vsp_circuit::{Blueprint, Circuit, CircuitError, Engine, PlainBackend};
@@ -40,6 +41,10 @@ pub struct SimTrace {
     pub events: Vec<Event>,
     pub ram: Vec<u8>,
     pub halted: bool,
+    /// Taken branches and jumps (the final `js 0` included).
+    pub jumps: usize,
+    /// Loads executed.
+    pub loads: usize,
 }
 
 /// Runs the ISA simulator until `js 0` (at most `max_steps` instructions).
@@ -48,8 +53,15 @@ pub fn simulate(lane: &Lane, max_steps: usize) -> SimTrace {
     let mut steps = Vec::new();
     let mut events = Vec::new();
     let mut prev = *sim.regs();
+    let (mut jumps, mut loads) = (0, 0);
     while !sim.halted() && steps.len() < max_steps {
         let r = sim.step().expect("simulator step");
+        if r.next_pc != r.pc.wrapping_add(u16::from(r.inst.size())) % 512 {
+            jumps += 1;
+        }
+        if matches!(r.inst.op, Op::Lw | Op::Lb | Op::Lbu | Op::Lwsp) {
+            loads += 1;
+        }
         let write = r.mem_write.map(|w| {
             let a = usize::from(w.addr) & !1;
             let word = u16::from_le_bytes([sim.ram()[a], sim.ram()[a + 1]]);
@@ -70,6 +82,8 @@ pub fn simulate(lane: &Lane, max_steps: usize) -> SimTrace {
         events,
         ram: sim.ram().to_vec(),
         halted: sim.halted(),
+        jumps,
+        loads,
     }
 }
 
