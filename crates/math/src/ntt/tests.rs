@@ -195,3 +195,26 @@ fn bad_parameters_are_errors() {
     ));
     assert!(NttOnTheFly::new(1024, Modulus::new(97).unwrap()).is_err());
 }
+
+#[test]
+fn extreme_inputs_agree_across_backends() {
+    // Worst cases for the lazy ranges: every input at the top of its allowed range.
+    for (n, bits) in [(16usize, 50u32), (4096, 50), (4096, 62), (64, 40)] {
+        let q = generate_ntt_primes(bits, n, 1).unwrap()[0];
+        let tables = all_backends(n, q);
+        for fill in [q - 1, 4 * q - 1, 2 * q + 1] {
+            let mut expected = vec![fill; n];
+            tables[0].forward(&mut expected).unwrap();
+            let mut expected_inv = vec![(2 * q - 1).min(fill); n];
+            tables[0].inverse(&mut expected_inv).unwrap();
+            for table in &tables[1..] {
+                let mut x = vec![fill; n];
+                table.forward(&mut x).unwrap();
+                assert_eq!(x, expected, "{:?} n={n} fill={fill}", table.backend());
+                let mut y = vec![(2 * q - 1).min(fill); n];
+                table.inverse(&mut y).unwrap();
+                assert_eq!(y, expected_inv, "{:?} n={n} inverse", table.backend());
+            }
+        }
+    }
+}
