@@ -3,11 +3,14 @@
 //! Usage: `cargo run --release -p vsp-bench -- <suite>`; each suite prints a table and ends with one
 //! `name=value` line that BENCHMARKS.md quotes.
 
+mod ntt;
+
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let suite = args.first().map(String::as_str).unwrap_or("");
     let _rest = args.get(1..).unwrap_or(&[]);
     match suite {
+        "ntt" => ntt::run(_rest),
         // Each suite lives in its own module (ntt.rs, tfhe.rs, circuit.rs, vsp.rs, bfv.rs, ckks.rs).
         other => anyhow::bail!("unknown suite {other:?}; available: (none yet)"),
     }
