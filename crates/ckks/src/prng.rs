@@ -17,11 +17,16 @@ use sha3::Shake256;
 pub const SEED_BYTES: usize = 64;
 const BLOCK: usize = 4096;
 
-/// A reader of SEAL's SHAKE256 block stream.
+const CHUNK: usize = 256;
+
+/// A reader of SEAL's SHAKE256 block stream (reads the XOF 256 bytes at a time).
 pub struct SealShake<'a> {
     seed: &'a [u8; SEED_BYTES],
     block: u64,
-    used: usize,
+    /// Bytes of the current block consumed from the XOF into `buf`.
+    squeezed: usize,
+    buf: [u8; CHUNK],
+    pos: usize,
     reader: sha3::Shake256Reader,
 }
 
@@ -29,21 +34,22 @@ impl<'a> SealShake<'a> {
     /// Positions the stream at byte `offset` (any multiple of 8).
     pub fn at(seed: &'a [u8; SEED_BYTES], offset: u64) -> Self {
         let block = offset / BLOCK as u64;
-        let mut reader = Self::block_reader(seed, block);
-        let skip = (offset % BLOCK as u64) as usize;
-        let mut sink = [0u8; 64];
-        let mut left = skip;
-        while left > 0 {
-            let k = left.min(64);
-            reader.read(&mut sink[..k]);
-            left -= k;
-        }
-        Self {
+        let within = (offset % BLOCK as u64) as usize;
+        let mut s = Self {
             seed,
             block,
-            used: skip,
-            reader,
+            squeezed: 0,
+            buf: [0; CHUNK],
+            pos: CHUNK,
+            reader: Self::block_reader(seed, block),
+        };
+        // Skip whole chunks, then land inside one.
+        while s.squeezed + CHUNK <= within {
+            s.refill();
         }
+        s.refill();
+        s.pos = within % CHUNK;
+        s
     }
 
     fn block_reader(seed: &[u8; SEED_BYTES], block: u64) -> sha3::Shake256Reader {
@@ -53,17 +59,26 @@ impl<'a> SealShake<'a> {
         h.finalize_xof()
     }
 
+    fn refill(&mut self) {
+        if self.squeezed == BLOCK {
+            self.block += 1;
+            self.reader = Self::block_reader(self.seed, self.block);
+            self.squeezed = 0;
+        }
+        self.reader.read(&mut self.buf);
+        self.squeezed += CHUNK;
+        self.pos = 0;
+    }
+
     /// The next little-endian u64 of the stream.
     #[inline]
     pub fn next_u64(&mut self) -> u64 {
-        if self.used == BLOCK {
-            self.block += 1;
-            self.reader = Self::block_reader(self.seed, self.block);
-            self.used = 0;
+        if self.pos == CHUNK {
+            self.refill();
         }
         let mut b = [0u8; 8];
-        self.reader.read(&mut b);
-        self.used += 8;
+        b.copy_from_slice(&self.buf[self.pos..self.pos + 8]);
+        self.pos += 8;
         u64::from_le_bytes(b)
     }
 }
@@ -95,8 +110,10 @@ pub fn sample_uniform_limb(
     }
 }
 
-/// A domain-separated SHAKE256 reader: SHAKE256(label ‖ seed).
-pub struct Xof(sha3::Shake256Reader);
+/// The device's private noise stream: ChaCha20 (vsp-math) keyed by SHAKE256(label ‖ seed).
+/// ChaCha20 is several times faster than SHAKE256 in software; this stream never leaves the
+/// device, so it needs no compatibility with anything.
+pub struct Xof(vsp_math::ChaCha20);
 
 impl Xof {
     /// Opens the stream for `label` under a 32-byte private seed.
@@ -106,26 +123,65 @@ impl Xof {
         h.update(label);
         h.update(&[0]);
         h.update(seed);
-        Self(h.finalize_xof())
+        let mut key = [0u8; 32];
+        h.finalize_xof().read(&mut key);
+        let x = Self(vsp_math::ChaCha20::from_key(&key));
+        zeroize::Zeroize::zeroize(&mut key);
+        x
     }
     /// Fills `out` with stream bytes.
     pub fn fill(&mut self, out: &mut [u8]) {
-        self.0.read(out);
+        rand_core::RngCore::fill_bytes(&mut self.0, out);
     }
     /// Next u64.
     pub fn next_u64(&mut self) -> u64 {
-        let mut b = [0u8; 8];
-        self.0.read(&mut b);
-        u64::from_le_bytes(b)
+        rand_core::RngCore::next_u64(&mut self.0)
     }
 }
 
-/// Centered binomial sample with k = 21 (42 bits, σ = √10.5 ≈ 3.24), SEAL-Embedded's error
-/// distribution; always in [−21, 21], so there is no tail to clip.
-#[inline]
-pub fn cbd21(x: &mut Xof) -> i64 {
-    let r = x.next_u64();
-    ((r & 0x1F_FFFF).count_ones() as i64) - (((r >> 21) & 0x1F_FFFF).count_ones() as i64)
+/// CBD(21) samples, four per 21 stream bytes (168 bits = 4 × 42).
+pub struct Cbd21 {
+    x: Xof,
+    pending: [i8; 4],
+    left: usize,
+}
+
+impl Cbd21 {
+    /// The error stream for `label` under the private seed.
+    pub fn new(seed: &[u8; 32], label: &[u8]) -> Self {
+        Self {
+            x: Xof::new(seed, label),
+            pending: [0; 4],
+            left: 0,
+        }
+    }
+    /// Next sample in [−21, 21].
+    #[inline]
+    pub fn next(&mut self) -> i64 {
+        if self.left == 0 {
+            let mut b = [0u8; 24];
+            self.x.fill(&mut b[..21]);
+            let mut lo = [0u8; 16];
+            lo.copy_from_slice(&b[..16]);
+            let lo = u128::from_le_bytes(lo);
+            let mut hi = [0u8; 8];
+            hi.copy_from_slice(&b[16..24]);
+            let hi = u64::from_le_bytes(hi);
+            const M42: u64 = (1 << 42) - 1;
+            let words = [
+                lo as u64 & M42,
+                (lo >> 42) as u64 & M42,
+                (lo >> 84) as u64 & M42,
+                ((lo >> 126) as u64 | (hi << 2)) & M42,
+            ];
+            for (p, w) in self.pending.iter_mut().zip(words) {
+                *p = ((w & 0x1F_FFFF).count_ones() as i8) - ((w >> 21).count_ones() as i8);
+            }
+            self.left = 4;
+        }
+        self.left -= 1;
+        self.pending[3 - self.left] as i64
+    }
 }
 
 /// Streams N uniform ternary values in {−1, 0, 1} (5 trits per accepted byte, bytes ≥ 243 rejected).
@@ -159,7 +215,7 @@ mod tests {
         let seed = [7u8; 64];
         let mut s = SealShake::at(&seed, 0);
         let seq: alloc::vec::Vec<u64> = (0..1100).map(|_| s.next_u64()).collect();
-        for off in [0usize, 1, 511, 512, 513, 1099] {
+        for off in [0usize, 1, 31, 32, 33, 64, 511, 512, 513, 1099] {
             assert_eq!(SealShake::at(&seed, 8 * off as u64).next_u64(), seq[off]);
         }
         // Block 1 is SHAKE256(seed ‖ 1): differs from block 0.
@@ -168,10 +224,10 @@ mod tests {
 
     #[test]
     fn noise_distributions_are_sane() {
-        let mut x = Xof::new(&[1; 32], b"t");
+        let mut x = Cbd21::new(&[1; 32], b"t");
         let (mut sum, mut sq) = (0i64, 0i64);
         for _ in 0..20000 {
-            let e = cbd21(&mut x);
+            let e = x.next();
             assert!((-21..=21).contains(&e));
             sum += e;
             sq += e * e;

@@ -22,7 +22,7 @@ use crate::arith::minimal_primitive_root;
 use crate::encoding::{Complex, Encoder, FftRoots, IndexMap};
 use crate::error::{CkksError, Result};
 use crate::params::CkksParams;
-use crate::prng::{cbd21, sample_uniform_limb, ternary, Xof, SEED_BYTES};
+use crate::prng::{sample_uniform_limb, ternary, Cbd21, Xof, SEED_BYTES};
 
 /// Slot values the device can encode: real (`f64`) or complex ([`Complex`]) slices, vectors, arrays.
 pub trait SlotValues {
@@ -334,9 +334,9 @@ impl DeviceEncryptor {
                         if poly == 0 {
                             self.add_msg_to_a(j);
                         } else {
-                            let mut x = Xof::new(&seeds.private, b"e1");
+                            let mut x = Cbd21::new(&seeds.private, b"e1");
                             for a in self.buf_a.iter_mut() {
-                                *a = m.add(*a, m.from_i64(cbd21(&mut x)));
+                                *a = m.add(*a, m.from_i64(x.next()));
                             }
                         }
                         self.ntt_a(j);
@@ -447,9 +447,9 @@ impl DeviceEncryptor {
         let p = &self.cfg.params;
         values.encode_into(&self.encoder, p.scale(), &mut self.msg)?;
         let n = p.n();
-        let mut x = Xof::new(private, label);
+        let mut x = Cbd21::new(private, label);
         for c in 0..n {
-            self.msg[crate::encoding::coeff_index(c, n)] += cbd21(&mut x) as f64;
+            self.msg[crate::encoding::coeff_index(c, n)] += x.next() as f64;
         }
         Ok(())
     }
@@ -476,9 +476,9 @@ impl DeviceEncryptor {
 
     fn load_cbd_into_b(&mut self, private: &[u8; 32], label: &[u8], j: usize) {
         let m = self.primes[j].m;
-        let mut x = Xof::new(private, label);
+        let mut x = Cbd21::new(private, label);
         for b in self.buf_b.iter_mut() {
-            *b = m.from_i64(cbd21(&mut x));
+            *b = m.from_i64(x.next());
         }
     }
 
