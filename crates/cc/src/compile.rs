@@ -226,9 +226,6 @@ pub fn compile_module(m: &Module, only: &BTreeSet<String>) -> Result<(String, BT
         externals.extend(called);
         collect_syms(&mf, func.line, &mut refs);
         crate::opt::dce(&mut mf);
-        if std::env::var_os("VSPCC_DEBUG_MIR").is_some() {
-            eprintln!("{mf:#?}");
-        }
         let mut mf = allocate_with_hoisting(mf)?;
         crate::emit::layout(&mut mf);
         let saved = crate::regalloc::used_callee_saved(&mf);

@@ -252,20 +252,6 @@ fn keep_or_materialize(cx: &mut Ctx, result: Option<&str>, a: Addr) -> Val {
     }
 }
 
-/// Type of the first argument (the overloaded type of most intrinsics).
-fn ret_ty(args: &[Arg]) -> Type {
-    args.first()
-        .map(|a| a.op.ty.clone())
-        .unwrap_or(Type::Int(16))
-}
-
-fn const_len(o: &Operand) -> Option<u32> {
-    match &o.val {
-        Value::Const(Const::Int(v)) => u32::try_from(*v).ok(),
-        _ => None,
-    }
-}
-
 fn lower_call(
     cx: &mut Ctx,
     ret: &Type,
@@ -278,7 +264,7 @@ fn lower_call(
         _ => None,
     };
     if let Some(n) = &name {
-        if let Some(v) = lower_intrinsic(cx, n, ret, args)? {
+        if let Some(v) = crate::isel_intr::lower_intrinsic(cx, n, ret, args)? {
             return Ok(v);
         }
     }
@@ -353,187 +339,6 @@ fn lower_call(
         [lo, hi] => Some(Val::P(lo, hi)),
         _ => None,
     })
-}
-
-/// Intrinsics and library calls lowered inline; `Ok(None)` when `name` is an ordinary call.
-fn lower_intrinsic(
-    cx: &mut Ctx,
-    name: &str,
-    ret: &Type,
-    args: &[Arg],
-) -> Result<Option<Option<Val>>> {
-    let base = name.split('.').take(2).collect::<Vec<_>>().join(".");
-    let arg = |k: usize| args.get(k).map(|a| a.op.clone());
-    Ok(Some(match base.as_str() {
-        "llvm.lifetime" | "llvm.dbg" | "llvm.assume" | "llvm.va_end" | "llvm.experimental"
-        | "llvm.donothing" | "llvm.sideeffect" | "llvm.invariant" => None,
-        "llvm.va_start" => {
-            let Some(list) = arg(0) else {
-                return unsupported(cx.line, "va_start without a list");
-            };
-            cx.f.frame.push(FrameObj {
-                size: 2,
-                align: 2,
-                incoming: Some(cx.va_words),
-            });
-            let fi = cx.f.frame.len() - 1;
-            let p = cx.materialize(&Addr {
-                fi: Some(fi),
-                ..Addr::default()
-            });
-            let la = cx.addr(&list)?;
-            let (b, o) = cx.mem(&la, 0);
-            cx.emit(MInst::Store {
-                w: Width::Word,
-                rs: p,
-                base: b,
-                off: o,
-            });
-            None
-        }
-        "llvm.va_copy" => {
-            let (Some(d), Some(s)) = (arg(0), arg(1)) else {
-                return unsupported(cx.line, "va_copy");
-            };
-            let (da, sa) = (cx.addr(&d)?, cx.addr(&s)?);
-            cx.copy_inline(&da, &sa, 2, true);
-            None
-        }
-        "llvm.smax" | "llvm.smin" | "llvm.umax" | "llvm.umin" => {
-            let (Some(a), Some(b)) = (arg(0), arg(1)) else {
-                return unsupported(cx.line, name);
-            };
-            let p = match base.as_str() {
-                "llvm.smax" => crate::ir::Pred::Sgt,
-                "llvm.smin" => crate::ir::Pred::Slt,
-                "llvm.umax" => crate::ir::Pred::Ugt,
-                _ => crate::ir::Pred::Ult,
-            };
-            if pieces(cx.m, &a.ty, cx.line)? == 2 {
-                return unsupported(cx.line, format!("{name} on 32-bit values"));
-            }
-            let (cond, x, y) = cx.cmp(p, &a, &b)?;
-            // Selected values must have the compare's extension (i8 min/max).
-            let e = crate::isel::pred_ext(p);
-            let t = cx.norm(&a, e)?;
-            let f = cx.norm(&b, e)?;
-            let rd = cx.vreg();
-            cx.emit(MInst::Select {
-                cond,
-                rd,
-                a: x,
-                b: y,
-                t,
-                f,
-            });
-            Some(Val::R(rd))
-        }
-        "llvm.fshl" | "llvm.fshr" => {
-            let (Some(a), Some(b), Some(c)) = (arg(0), arg(1), arg(2)) else {
-                return unsupported(cx.line, name);
-            };
-            Some(cx.funnel(base == "llvm.fshl", &a, &b, &c)?)
-        }
-        "llvm.abs" if pieces(cx.m, &ret_ty(args), cx.line)? == 2 => {
-            let Some(a) = arg(0) else {
-                return unsupported(cx.line, name);
-            };
-            let (lo, hi) = cx.pair(&a)?;
-            let z = cx.li(0);
-            let nlo = cx.alu(crate::mir::Alu::Sub, z, lo);
-            let borrow = cx.vreg();
-            cx.emit(MInst::SetCc {
-                cond: Cond::Ltu,
-                rd: borrow,
-                a: z,
-                b: lo,
-            });
-            let nh = cx.alu(crate::mir::Alu::Sub, z, hi);
-            let nhi = cx.alu(crate::mir::Alu::Sub, nh, borrow);
-            let (rl, rh) = (cx.vreg(), cx.vreg());
-            cx.emit(MInst::Select {
-                cond: Cond::Lt,
-                rd: rl,
-                a: hi,
-                b: z,
-                t: nlo,
-                f: lo,
-            });
-            cx.emit(MInst::Select {
-                cond: Cond::Lt,
-                rd: rh,
-                a: hi,
-                b: z,
-                t: nhi,
-                f: hi,
-            });
-            Some(Val::P(rl, rh))
-        }
-        "llvm.abs" => {
-            let Some(a) = arg(0) else {
-                return unsupported(cx.line, name);
-            };
-            let x = cx.norm(&a, crate::isel::Ext::Sign)?;
-            let z = cx.li(0);
-            let neg = cx.alu(crate::mir::Alu::Sub, z, x);
-            let rd = cx.vreg();
-            cx.emit(MInst::Select {
-                cond: Cond::Lt,
-                rd,
-                a: x,
-                b: z,
-                t: neg,
-                f: x,
-            });
-            Some(Val::R(rd))
-        }
-        "llvm.memcpy" | "llvm.memmove" | "llvm.memset" | "memcpy" | "memset" | "memmove" => {
-            let (Some(d), Some(s), Some(n)) = (arg(0), arg(1), arg(2)) else {
-                return unsupported(cx.line, format!("{name} with missing arguments"));
-            };
-            let set = base.ends_with("memset");
-            match const_len(&n) {
-                Some(len) if len <= 8 && !set && !base.ends_with("memmove") => {
-                    let (da, sa) = (cx.addr(&d)?, cx.addr(&s)?);
-                    cx.copy_inline(&da, &sa, len, false);
-                    if base.starts_with("llvm.") {
-                        None
-                    } else {
-                        Some(Val::R(cx.materialize(&da)))
-                    }
-                }
-                _ => {
-                    let f = if set {
-                        "memset"
-                    } else if base.ends_with("memmove") {
-                        "memmove"
-                    } else {
-                        "memcpy"
-                    };
-                    let dr = cx.reg(&d)?;
-                    let sr = if set {
-                        cx.norm(&s, crate::isel::Ext::Zero)?
-                    } else {
-                        cx.reg(&s)?
-                    };
-                    let nr = cx.reg(&n)?;
-                    let r = cx.call_helper(f, &[dr, sr, nr], 1);
-                    if base.starts_with("llvm.") {
-                        None
-                    } else {
-                        Some(Val::R(r[0]))
-                    }
-                }
-            }
-        }
-        _ if name.starts_with("llvm.") => {
-            return unsupported(cx.line, format!("intrinsic @{name}"))
-        }
-        _ => {
-            let _ = ret;
-            return Ok(None);
-        }
-    }))
 }
 
 /// Inserts the parallel copies of phis at the end of predecessors, splitting critical edges.

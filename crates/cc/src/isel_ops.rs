@@ -17,7 +17,7 @@ fn helper16(k: BinOp) -> &'static str {
 }
 
 /// Runtime helper for a 32-bit operation.
-fn helper32(k: BinOp) -> Option<&'static str> {
+pub(crate) fn helper32(k: BinOp) -> Option<&'static str> {
     Some(match k {
         BinOp::Mul => "__mulsi3",
         BinOp::SDiv => "__divsi3",
@@ -39,7 +39,7 @@ fn wide_words(m: &crate::ir::Module, ty: &Type) -> Option<usize> {
     }
 }
 
-fn const_of(o: &Operand) -> Option<i128> {
+pub(crate) fn const_of(o: &Operand) -> Option<i128> {
     match &o.val {
         Value::Const(Const::Int(v)) => Some(*v),
         Value::Const(Const::Null | Const::Zero) => Some(0),
@@ -115,39 +115,10 @@ impl<'m> Ctx<'m> {
         })
     }
 
-    fn setcc(&mut self, cond: Cond, a: Reg, b: Reg) -> Reg {
+    pub(crate) fn setcc(&mut self, cond: Cond, a: Reg, b: Reg) -> Reg {
         let rd = self.vreg();
         self.emit(MInst::SetCc { cond, rd, a, b });
         rd
-    }
-
-    /// A 32-bit compare as an i1 register.
-    fn cmp32(&mut self, p: Pred, a: &Operand, b: &Operand) -> Result<Reg> {
-        let (al, ah) = self.pair(a)?;
-        let (bl, bh) = self.pair(b)?;
-        if matches!(p, Pred::Eq | Pred::Ne) {
-            let x = self.alu(Alu::Xor, al, bl);
-            let y = self.alu(Alu::Xor, ah, bh);
-            let z = self.alu(Alu::Or, x, y);
-            let zero = self.li(0);
-            return Ok(self.setcc(if p == Pred::Eq { Cond::Eq } else { Cond::Ne }, z, zero));
-        }
-        // Normalise to "x < y" or "x <= y".
-        let (x, y, strict_hi, lo_cond) = match p {
-            Pred::Slt => ((al, ah), (bl, bh), Cond::Lt, Cond::Ltu),
-            Pred::Sle => ((al, ah), (bl, bh), Cond::Lt, Cond::Leu),
-            Pred::Sgt => ((bl, bh), (al, ah), Cond::Lt, Cond::Ltu),
-            Pred::Sge => ((bl, bh), (al, ah), Cond::Lt, Cond::Leu),
-            Pred::Ult => ((al, ah), (bl, bh), Cond::Ltu, Cond::Ltu),
-            Pred::Ule => ((al, ah), (bl, bh), Cond::Ltu, Cond::Leu),
-            Pred::Ugt => ((bl, bh), (al, ah), Cond::Ltu, Cond::Ltu),
-            _ => ((bl, bh), (al, ah), Cond::Ltu, Cond::Leu),
-        };
-        let hi_lt = self.setcc(strict_hi, x.1, y.1);
-        let hi_eq = self.setcc(Cond::Eq, x.1, y.1);
-        let lo = self.setcc(lo_cond, x.0, y.0);
-        let t = self.alu(Alu::And, hi_eq, lo);
-        Ok(self.alu(Alu::Or, hi_lt, t))
     }
 
     /// An icmp whose value is needed in a register.
@@ -328,107 +299,6 @@ impl<'m> Ctx<'m> {
             }
         }
         Ok(Val::R(r))
-    }
-
-    /// `x * c` for a constant with at most two set bits, by shifts and one add.
-    fn mul_const(&mut self, x: Reg, c: u16) -> Reg {
-        let lo = c.trailing_zeros() as i32;
-        let first = if lo == 0 {
-            x
-        } else {
-            self.alui(Alu::Lsl, x, lo)
-        };
-        let rest = c & !(1 << lo);
-        if rest == 0 {
-            return first;
-        }
-        let hi = rest.trailing_zeros() as i32;
-        let second = self.alui(Alu::Lsl, x, hi);
-        self.alu(Alu::Add, first, second)
-    }
-
-    fn binop32(&mut self, k: BinOp, a: &Operand, b: &Operand) -> Result<Val> {
-        // Constant shifts are cheap inline; everything else non-bitwise goes to the runtime.
-        if let (BinOp::Shl | BinOp::LShr | BinOp::AShr, Some(c)) = (k, const_of(b)) {
-            let (lo, hi) = self.pair(a)?;
-            let c = (c & 31) as i32;
-            return Ok(self.shift32(k, lo, hi, c));
-        }
-        if let Some(h) = helper32(k) {
-            let (al, ah) = self.pair(a)?;
-            let (bl, bh) = self.pair(b)?;
-            let r = self.call_helper(h, &[al, ah, bl, bh], 2);
-            return Ok(Val::P(r[0], r[1]));
-        }
-        let (al, ah) = self.pair(a)?;
-        let (bl, bh) = self.pair(b)?;
-        Ok(match k {
-            BinOp::Add => {
-                let lo = self.alu(Alu::Add, al, bl);
-                let carry = self.setcc(Cond::Ltu, lo, al);
-                let h = self.alu(Alu::Add, ah, bh);
-                let hi = self.alu(Alu::Add, h, carry);
-                Val::P(lo, hi)
-            }
-            BinOp::Sub => {
-                let lo = self.alu(Alu::Sub, al, bl);
-                let borrow = self.setcc(Cond::Ltu, al, bl);
-                let h = self.alu(Alu::Sub, ah, bh);
-                let hi = self.alu(Alu::Sub, h, borrow);
-                Val::P(lo, hi)
-            }
-            _ => {
-                let op = match k {
-                    BinOp::And => Alu::And,
-                    BinOp::Or => Alu::Or,
-                    _ => Alu::Xor,
-                };
-                Val::P(self.alu(op, al, bl), self.alu(op, ah, bh))
-            }
-        })
-    }
-
-    pub fn shift32(&mut self, k: BinOp, lo: Reg, hi: Reg, c: i32) -> Val {
-        if c == 0 {
-            return Val::P(lo, hi);
-        }
-        match k {
-            BinOp::Shl if c >= 16 => {
-                let h = if c == 16 {
-                    lo
-                } else {
-                    self.alui(Alu::Lsl, lo, c - 16)
-                };
-                Val::P(self.li(0), h)
-            }
-            BinOp::Shl => {
-                let l = self.alui(Alu::Lsl, lo, c);
-                let h1 = self.alui(Alu::Lsl, hi, c);
-                let h2 = self.alui(Alu::Lsr, lo, 16 - c);
-                Val::P(l, self.alu(Alu::Or, h1, h2))
-            }
-            _ => {
-                let op = if k == BinOp::AShr { Alu::Asr } else { Alu::Lsr };
-                if c >= 16 {
-                    let l = if c == 16 {
-                        hi
-                    } else {
-                        self.alui(op, hi, c - 16)
-                    };
-                    let h = if op == Alu::Asr {
-                        self.alui(Alu::Asr, hi, 15)
-                    } else {
-                        self.li(0)
-                    };
-                    Val::P(l, h)
-                } else {
-                    let l1 = self.alui(Alu::Lsr, lo, c);
-                    let l2 = self.alui(Alu::Lsl, hi, 16 - c);
-                    let l = self.alu(Alu::Or, l1, l2);
-                    Val::P(l, self.alui(op, hi, c))
-                }
-            }
-        }
     }
 
     /// Casts.
@@ -667,72 +537,6 @@ impl<'m> Ctx<'m> {
         Addr {
             fi: Some(fi),
             ..Addr::default()
-        }
-    }
-
-    /// Funnel shifts `fshl(a, b, c)` = high half of `(a:b) << c`, `fshr` = low half of `(a:b) >> c`.
-    pub fn funnel(&mut self, left: bool, a: &Operand, b: &Operand, c: &Operand) -> Result<Val> {
-        let w = bits(self.m, &a.ty) as i128;
-        if pieces(self.m, &a.ty, self.line)? == 2 {
-            let Some(k) = const_of(c) else {
-                return unsupported(self.line, "32-bit funnel shift by a variable amount");
-            };
-            let k = (k.rem_euclid(32)) as i32;
-            let (al, ah) = self.pair(a)?;
-            let (bl, bh) = self.pair(b)?;
-            if k == 0 {
-                return Ok(if left { Val::P(al, ah) } else { Val::P(bl, bh) });
-            }
-            let (x, y) = if left {
-                (
-                    self.shift32(BinOp::Shl, al, ah, k),
-                    self.shift32(BinOp::LShr, bl, bh, 32 - k),
-                )
-            } else {
-                (
-                    self.shift32(BinOp::Shl, al, ah, 32 - k),
-                    self.shift32(BinOp::LShr, bl, bh, k),
-                )
-            };
-            let (Val::P(xl, xh), Val::P(yl, yh)) = (x, y) else {
-                return unsupported(self.line, "funnel shift");
-            };
-            return Ok(Val::P(self.alu(Alu::Or, xl, yl), self.alu(Alu::Or, xh, yh)));
-        }
-        if w != 16 {
-            return unsupported(self.line, format!("funnel shift on i{w}"));
-        }
-        let x = self.reg(a)?;
-        let y = self.reg(b)?;
-        match const_of(c) {
-            Some(k) => {
-                let k = (k.rem_euclid(16)) as i32;
-                if k == 0 {
-                    return Ok(Val::R(if left { x } else { y }));
-                }
-                let (sl, sr) = if left { (k, 16 - k) } else { (16 - k, k) };
-                let hi = self.alui(Alu::Lsl, x, sl);
-                let lo = self.alui(Alu::Lsr, y, sr);
-                Ok(Val::R(self.alu(Alu::Or, hi, lo)))
-            }
-            None => {
-                // (x << k) | ((y >> 1) >> (15 - k)) for fshl; mirrored for fshr: correct for k = 0.
-                let k = self.reg(c)?;
-                let k = self.alui(Alu::And, k, 15);
-                let fifteen = self.li(15);
-                let inv = self.alu(Alu::Sub, fifteen, k);
-                if left {
-                    let hi = self.alu(Alu::Lsl, x, k);
-                    let y1 = self.alui(Alu::Lsr, y, 1);
-                    let lo = self.alu(Alu::Lsr, y1, inv);
-                    Ok(Val::R(self.alu(Alu::Or, hi, lo)))
-                } else {
-                    let lo = self.alu(Alu::Lsr, y, k);
-                    let x1 = self.alui(Alu::Lsl, x, 1);
-                    let hi = self.alu(Alu::Lsl, x1, inv);
-                    Ok(Val::R(self.alu(Alu::Or, hi, lo)))
-                }
-            }
         }
     }
 }

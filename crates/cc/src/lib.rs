@@ -20,8 +20,10 @@ pub mod emit; // layout, frames, pseudo-instruction expansion, assembly text
 pub mod error; // CcError
 pub mod ir; // LLVM IR text reader
 mod isel; // instruction selection: values, addresses, analysis
-mod isel_fn; // instruction selection: functions, calls, intrinsics, phis
+mod isel_fn; // instruction selection: functions, calls, phis
+mod isel_intr; // instruction selection: intrinsics
 mod isel_ops; // instruction selection: arithmetic, compares, memory
+mod isel_wide; // instruction selection: 32-bit pairs, funnel shifts
 pub mod mir; // machine IR
 mod opt; // dead-code elimination
 pub mod regalloc; // liveness and linear-scan allocation

@@ -217,15 +217,6 @@ pub fn allocate(f: &mut MFunc) -> Result<()> {
             // value returned), so that the other value can still have it.
             cands.extend(ORDER.iter().copied().filter(|p| !wanted.contains(p)));
             cands.extend(ORDER.iter().copied().filter(|p| wanted.contains(p)));
-            if std::env::var_os("VSPCC_DEBUG_RA").is_some() {
-                eprintln!(
-                    "v{v} segs {s:?} cands {cands:?} occ {:?}",
-                    cands
-                        .iter()
-                        .map(|p| &occupied[*p as usize])
-                        .collect::<Vec<_>>()
-                );
-            }
             match cands
                 .into_iter()
                 .find(|p| !overlaps(&occupied[*p as usize], s))
