@@ -26,7 +26,11 @@ fn main() -> Result<()> {
     let weights = [0.8, -1.2, 0.5, 0.3];
     let bias = 0.1;
     let x: Vec<Vec<f64>> = (0..features)
-        .map(|_| (0..samples).map(|_| (rng.gen_range(-20..=20) as f64) / 10.0).collect())
+        .map(|_| {
+            (0..samples)
+                .map(|_| (rng.gen_range(-20..=20) as f64) / 10.0)
+                .collect()
+        })
         .collect();
 
     // Client: encrypt each feature column at scale 10.
@@ -58,12 +62,19 @@ fn main() -> Result<()> {
     let got = enc.decode_batch_signed(&sk.decrypt(&y)?)?;
     let mut max_err: f64 = 0.0;
     for s in 0..samples {
-        let xs: Vec<i64> = (0..features).map(|i| (x[i][s] * 10.0).round() as i64).collect();
-        let zi: i64 = (0..features).map(|i| xs[i] * (weights[i] * 10.0_f64).round() as i64).sum::<i64>()
+        let xs: Vec<i64> = (0..features)
+            .map(|i| (x[i][s] * 10.0).round() as i64)
+            .collect();
+        let zi: i64 = (0..features)
+            .map(|i| xs[i] * (weights[i] * 10.0_f64).round() as i64)
+            .sum::<i64>()
             + (bias * 100.0_f64).round() as i64;
         let want = -4 * zi * zi * zi + 197 * 10_000 * zi + 500_000_000;
         if got[s] != want {
-            return Err(Error::InvalidInput(format!("sample {s}: {} ≠ {want}", got[s])));
+            return Err(Error::InvalidInput(format!(
+                "sample {s}: {} ≠ {want}",
+                got[s]
+            )));
         }
         let zf: f64 = (0..features).map(|i| weights[i] * x[i][s]).sum::<f64>() + bias;
         let exact = -0.004 * zf.powi(3) + 0.197 * zf + 0.5;

@@ -33,11 +33,16 @@ fn main() -> Result<()> {
     let want_s: u64 = data.iter().sum();
     let want_s2: u64 = data.iter().map(|a| a * a).sum();
     if (d, s, s2) != (want_d, want_s, want_s2) {
-        return Err(Error::InvalidInput("homomorphic statistics differ from the plaintext ones".into()));
+        return Err(Error::InvalidInput(
+            "homomorphic statistics differ from the plaintext ones".into(),
+        ));
     }
     let mean = s as f64 / n as f64;
     let var = s2 as f64 / n as f64 - mean * mean;
     println!("dot product {d}, mean {mean:.3}, variance {var:.3} (all computed on encrypted data)");
-    println!("noise budget left after the sum of squares: {} bits", sk.noise_budget(&sum_sq)?);
+    println!(
+        "noise budget left after the sum of squares: {} bits",
+        sk.noise_budget(&sum_sq)?
+    );
     Ok(())
 }

@@ -68,7 +68,13 @@ impl Modulus {
     /// a·w mod q in [0, q) for any 64-bit a, with w's Shoup quotient.
     #[inline(always)]
     pub fn mul_shoup(&self, a: u64, w: u64, w_shoup: u64) -> u64 {
-        self.0.mul_shoup(a, ShoupConst { value: w, quotient: w_shoup })
+        self.0.mul_shoup(
+            a,
+            ShoupConst {
+                value: w,
+                quotient: w_shoup,
+            },
+        )
     }
     /// a^e mod q.
     pub fn pow(&self, a: u64, e: u64) -> u64 {
@@ -88,9 +94,16 @@ pub fn is_prime(n: u64) -> bool {
 /// `count` distinct primes of exactly `bits` bits, ≡ 1 mod 2n, largest first, skipping `exclude`.
 pub fn ntt_primes(bits: u32, n: usize, count: usize, exclude: &[u64]) -> Result<Vec<u64>> {
     let all = vsp_math::generate_ntt_primes(bits, n, count + exclude.len()).map_err(math)?;
-    let out: Vec<u64> = all.into_iter().filter(|p| !exclude.contains(p)).take(count).collect();
+    let out: Vec<u64> = all
+        .into_iter()
+        .filter(|p| !exclude.contains(p))
+        .take(count)
+        .collect();
     if out.len() < count {
-        return Err(Error::Math(format!("not enough {bits}-bit primes ≡ 1 mod {}", 2 * n)));
+        return Err(Error::Math(format!(
+            "not enough {bits}-bit primes ≡ 1 mod {}",
+            2 * n
+        )));
     }
     Ok(out)
 }
@@ -105,7 +118,10 @@ pub struct NttTable {
 impl NttTable {
     /// Tables for degree n modulo q.
     pub fn new(m: Modulus, n: usize) -> Result<Self> {
-        Ok(Self { inner: vsp_math::NttTable::new(n, m.0).map_err(math)?, n })
+        Ok(Self {
+            inner: vsp_math::NttTable::new(n, m.0).map_err(math)?,
+            n,
+        })
     }
     /// In-place forward transform of exactly n coefficients in [0, 4q); output in [0, q).
     #[inline]
@@ -129,9 +145,9 @@ mod tests {
     fn schoolbook(a: &[u64], b: &[u64], m: &Modulus) -> Vec<u64> {
         let n = a.len();
         let mut c = vec![0u64; n];
-        for i in 0..n {
-            for j in 0..n {
-                let p = m.mul(a[i], b[j]);
+        for (i, &x) in a.iter().enumerate() {
+            for (j, &y) in b.iter().enumerate() {
+                let p = m.mul(x, y);
                 let k = i + j;
                 if k < n {
                     c[k] = m.add(c[k], p);
@@ -150,7 +166,9 @@ mod tests {
             let q = ntt_primes(bits, n, 1, &[]).unwrap()[0];
             let m = Modulus::new(q).unwrap();
             let t = NttTable::new(m, n).unwrap();
-            let a: Vec<u64> = (0..n as u64).map(|i| m.reduce(i * 7919 + 3 + (q - 1) * (i % 3))).collect();
+            let a: Vec<u64> = (0..n as u64)
+                .map(|i| m.reduce(i * 7919 + 3 + (q - 1) * (i % 3)))
+                .collect();
             let b: Vec<u64> = (0..n as u64).map(|i| m.reduce(q - 1 - i * 31)).collect();
             let want = schoolbook(&a, &b, &m);
             let (mut fa, mut fb) = (a.clone(), b.clone());
@@ -168,7 +186,13 @@ mod tests {
     fn barrett_matches_u128_remainder() {
         for q in [3u64, 65537, (1 << 61) - 1, 0x3fff_ffff_fff0_0001] {
             let m = Modulus::new(q).unwrap();
-            for x in [0u128, 1, u128::MAX, (q as u128) * (q as u128) - 1, 0x1234_5678_9abc_def0_1122_3344_5566_7788] {
+            for x in [
+                0u128,
+                1,
+                u128::MAX,
+                (q as u128) * (q as u128) - 1,
+                0x1234_5678_9abc_def0_1122_3344_5566_7788,
+            ] {
                 assert_eq!(m.reduce_u128(x) as u128, x % q as u128);
             }
         }

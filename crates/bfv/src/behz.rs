@@ -36,12 +36,26 @@ impl FastConv {
             factor_inv.push((f, m.shoup(f)));
         }
         let hats: Vec<BigUint> = a.moduli().iter().map(|m| a.product() / m.value()).collect();
-        let hat_mod_to = to.iter().map(|b| hats.iter().map(|h| big_mod(h, b.value())).collect()).collect();
-        let hat_mod_mtilde = mtilde.then(|| hats.iter().map(|h| big_mod(h, 1 << M_TILDE_BITS)).collect());
-        if a.moduli().iter().any(|m| to.iter().any(|b| b.value() == m.value())) {
+        let hat_mod_to = to
+            .iter()
+            .map(|b| hats.iter().map(|h| big_mod(h, b.value())).collect())
+            .collect();
+        let hat_mod_mtilde =
+            mtilde.then(|| hats.iter().map(|h| big_mod(h, 1 << M_TILDE_BITS)).collect());
+        if a.moduli()
+            .iter()
+            .any(|m| to.iter().any(|b| b.value() == m.value()))
+        {
             return Err(Error::InvalidParameters("BEHZ bases overlap".into()));
         }
-        Ok(Self { n: a.degree(), from: a.moduli().to_vec(), factor_inv, to: to.to_vec(), hat_mod_to, hat_mod_mtilde })
+        Ok(Self {
+            n: a.degree(),
+            from: a.moduli().to_vec(),
+            factor_inv,
+            to: to.to_vec(),
+            hat_mod_to,
+            hat_mod_mtilde,
+        })
     }
 
     /// Converts all n coefficients of `input` into `out` (limb-major over `to`), and into `mt` (the
@@ -119,7 +133,10 @@ impl BehzTools {
         let primes = ntt_primes(61, n, b_len + 1, &q.primes())?;
         let b = RnsBasis::new(n, &primes[..b_len])?;
         let bsk = RnsBasis::new(n, &primes)?;
-        let msk = *bsk.moduli().last().ok_or_else(|| Error::Math("empty Bsk".into()))?;
+        let msk = *bsk
+            .moduli()
+            .last()
+            .ok_or_else(|| Error::Math("empty Bsk".into()))?;
         let q_to_bsk_mtilde = FastConv::new(q, 1 << M_TILDE_BITS, bsk.moduli(), true)?;
         let q_to_bsk = FastConv::new(q, 1, bsk.moduli(), false)?;
         let b_to_q = FastConv::new(&b, 1, q.moduli(), false)?;
@@ -137,15 +154,24 @@ impl BehzTools {
         for m in bsk.moduli() {
             let qm = big_mod(q.product(), m.value());
             q_mod_bsk.push(qm);
-            let im = m.inv(1 << M_TILDE_BITS).ok_or_else(|| Error::Math("m̃ not invertible".into()))?;
+            let im = m
+                .inv(1 << M_TILDE_BITS)
+                .ok_or_else(|| Error::Math("m̃ not invertible".into()))?;
             inv_mtilde_bsk.push((im, m.shoup(im)));
-            let iq = m.inv(qm).ok_or_else(|| Error::Math("q not invertible mod Bsk".into()))?;
+            let iq = m
+                .inv(qm)
+                .ok_or_else(|| Error::Math("q not invertible mod Bsk".into()))?;
             inv_q_bsk.push((iq, m.shoup(iq)));
         }
         let b_prod = primes[..b_len].iter().fold(BigUint::one(), |a, &p| a * p);
-        let inv_b_msk =
-            msk.inv(big_mod(&b_prod, msk.value())).ok_or_else(|| Error::Math("B not invertible".into()))?;
-        let b_mod_q = q.moduli().iter().map(|m| big_mod(&b_prod, m.value())).collect();
+        let inv_b_msk = msk
+            .inv(big_mod(&b_prod, msk.value()))
+            .ok_or_else(|| Error::Math("B not invertible".into()))?;
+        let b_mod_q = q
+            .moduli()
+            .iter()
+            .map(|m| big_mod(&b_prod, m.value()))
+            .collect();
         let qb_ntt = q.ntt().iter().chain(bsk.ntt()).cloned().collect();
         let qb_mod = q.moduli().iter().chain(bsk.moduli()).copied().collect();
         Ok(Self {
@@ -200,7 +226,9 @@ impl BehzTools {
         for (i, m) in self.qb_mod.iter().enumerate() {
             let tm = m.reduce(t);
             let ts = m.shoup(tm);
-            x[i * n..(i + 1) * n].iter_mut().for_each(|v| *v = m.mul_shoup(*v, tm, ts));
+            x[i * n..(i + 1) * n]
+                .iter_mut()
+                .for_each(|v| *v = m.mul_shoup(*v, tm, ts));
         }
         let mut conv = vec![0u64; l * n];
         self.q_to_bsk.convert(&x[..k * n], &mut conv, None);
@@ -214,9 +242,11 @@ impl BehzTools {
         }
         // Shenoy–Kumaresan: the m_sk residue reveals the overflow of the conversion from B.
         let mut out = vec![0u64; k * n];
-        self.b_to_q.convert(&floor[..self.b_len * n], &mut out, None);
+        self.b_to_q
+            .convert(&floor[..self.b_len * n], &mut out, None);
         let mut in_msk = vec![0u64; n];
-        self.b_to_msk.convert(&floor[..self.b_len * n], &mut in_msk, None);
+        self.b_to_msk
+            .convert(&floor[..self.b_len * n], &mut in_msk, None);
         let msk = self.bsk.moduli()[self.b_len];
         let x_msk = &floor[self.b_len * n..];
         for c in 0..n {
@@ -255,12 +285,20 @@ impl BehzTools {
         let mut prods: Vec<Vec<u64>> = if ext.len() == 4 {
             let mut e1 = poly::mul(m, &ext[0], &ext[3], n);
             poly::mul_add_assign(m, &mut e1, &ext[1], &ext[2], n);
-            vec![poly::mul(m, &ext[0], &ext[2], n), e1, poly::mul(m, &ext[1], &ext[3], n)]
+            vec![
+                poly::mul(m, &ext[0], &ext[2], n),
+                e1,
+                poly::mul(m, &ext[1], &ext[3], n),
+            ]
         } else {
             let mut e1 = poly::mul(m, &ext[0], &ext[1], n);
             let copy = e1.clone();
             poly::add_assign(m, &mut e1, &copy, n);
-            vec![poly::mul(m, &ext[0], &ext[0], n), e1, poly::mul(m, &ext[1], &ext[1], n)]
+            vec![
+                poly::mul(m, &ext[0], &ext[0], n),
+                e1,
+                poly::mul(m, &ext[1], &ext[1], n),
+            ]
         };
         exec.per_item(&mut prods, |_, e| {
             poly::inverse(&self.qb_ntt, e, n, &Exec::sequential());

@@ -34,7 +34,9 @@ impl BatchTables {
     /// Tables for degree n and plaintext modulus t; fails unless t is a prime ≡ 1 mod 2n.
     pub fn new(n: usize, t: u64) -> Result<Self> {
         if !crate::arith::is_prime(t) {
-            return Err(Error::InvalidParameters(format!("t = {t} is not prime: no batching")));
+            return Err(Error::InvalidParameters(format!(
+                "t = {t} is not prime: no batching"
+            )));
         }
         let m = Modulus::new(t)?;
         let ntt = NttTable::new(m, n)?;
@@ -53,7 +55,9 @@ impl BatchTables {
         }
         let mut exp_to_index = vec![usize::MAX; two_n];
         for (k, v) in x.iter().enumerate() {
-            let e = *log.get(v).ok_or_else(|| Error::Math("batching root not found".into()))?;
+            let e = *log
+                .get(v)
+                .ok_or_else(|| Error::Math("batching root not found".into()))?;
             exp_to_index[e] = k;
         }
         let half = n / 2;
@@ -64,7 +68,7 @@ impl BatchTables {
             slot_to_index[half + j] = exp_to_index[two_n - g];
             g = g * 3 % two_n;
         }
-        if slot_to_index.iter().any(|&i| i == usize::MAX) {
+        if slot_to_index.contains(&usize::MAX) {
             return Err(Error::Math("batching index map incomplete".into()));
         }
         Ok(Self { ntt, slot_to_index })
@@ -80,7 +84,9 @@ pub struct Encoder {
 impl Encoder {
     /// An encoder for `params`.
     pub fn new(params: &Arc<BfvParameters>) -> Self {
-        Self { params: params.clone() }
+        Self {
+            params: params.clone(),
+        }
     }
 
     /// Number of slots (N) in batching mode.
@@ -90,7 +96,10 @@ impl Encoder {
 
     fn check_len(&self, len: usize) -> Result<()> {
         if len > self.params.degree() {
-            return Err(Error::InvalidInput(format!("{len} values for {} coefficients", self.params.degree())));
+            return Err(Error::InvalidInput(format!(
+                "{len} values for {} coefficients",
+                self.params.degree()
+            )));
         }
         Ok(())
     }
@@ -104,7 +113,10 @@ impl Encoder {
         }
         let mut coeffs = values.to_vec();
         coeffs.resize(self.params.degree(), 0);
-        Ok(Plaintext { params_id: self.params.id(), coeffs })
+        Ok(Plaintext {
+            params_id: self.params.id(),
+            coeffs,
+        })
     }
 
     /// Coefficient encoding of signed values (reduced modulo t).
@@ -127,7 +139,10 @@ impl Encoder {
             a[tables.slot_to_index[slot]] = v;
         }
         tables.ntt.inverse(&mut a);
-        Ok(Plaintext { params_id: self.params.id(), coeffs: a })
+        Ok(Plaintext {
+            params_id: self.params.id(),
+            coeffs: a,
+        })
     }
 
     /// Batch encoding of signed slot values (reduced modulo t).
@@ -171,13 +186,21 @@ impl Encoder {
     /// Slot values centered into (−t/2, t/2].
     pub fn decode_batch_signed(&self, pt: &Plaintext) -> Result<Vec<i64>> {
         let t = self.params.plaintext_modulus();
-        Ok(self.decode_batch(pt)?.into_iter().map(|v| center(v, t)).collect())
+        Ok(self
+            .decode_batch(pt)?
+            .into_iter()
+            .map(|v| center(v, t))
+            .collect())
     }
 
     /// Coefficients centered into (−t/2, t/2].
     pub fn decode_coefficients_signed(&self, pt: &Plaintext) -> Result<Vec<i64>> {
         let t = self.params.plaintext_modulus();
-        Ok(self.decode_coefficients(pt)?.into_iter().map(|v| center(v, t)).collect())
+        Ok(self
+            .decode_coefficients(pt)?
+            .into_iter()
+            .map(|v| center(v, t))
+            .collect())
     }
 }
 

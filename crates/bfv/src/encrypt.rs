@@ -34,12 +34,19 @@ pub(crate) fn add_scaled_message(params: &BfvParameters, c: &mut [u64], m: &[u64
 }
 
 fn error_poly<R: RngCore + CryptoRng>(params: &BfvParameters, rng: &mut R) -> Vec<u64> {
-    poly::from_signed(params.q.moduli(), &params.error_distribution().sample_vec(params.degree(), rng))
+    poly::from_signed(
+        params.q.moduli(),
+        &params.error_distribution().sample_vec(params.degree(), rng),
+    )
 }
 
 impl PublicKey {
     /// Public-key encryption of `pt`.
-    pub fn encrypt<R: RngCore + CryptoRng>(&self, pt: &Plaintext, rng: &mut R) -> Result<Ciphertext> {
+    pub fn encrypt<R: RngCore + CryptoRng>(
+        &self,
+        pt: &Plaintext,
+        rng: &mut R,
+    ) -> Result<Ciphertext> {
         let p = &self.params;
         check_pt(p, pt)?;
         let n = p.degree();
@@ -54,14 +61,22 @@ impl PublicKey {
         poly::add_assign(m, &mut c1, &error_poly(p, rng), n);
         add_scaled_message(p, &mut c0, &pt.coeffs);
         u.iter_mut().for_each(|x| *x = 0);
-        Ok(Ciphertext { params: p.clone(), polys: vec![c0, c1], seed: None })
+        Ok(Ciphertext {
+            params: p.clone(),
+            polys: vec![c0, c1],
+            seed: None,
+        })
     }
 }
 
 impl SecretKey {
     /// Secret-key encryption; c1 expands from a fresh 32-byte seed, so the ciphertext serializes at
     /// about half size until it is first operated on.
-    pub fn encrypt<R: RngCore + CryptoRng>(&self, pt: &Plaintext, rng: &mut R) -> Result<Ciphertext> {
+    pub fn encrypt<R: RngCore + CryptoRng>(
+        &self,
+        pt: &Plaintext,
+        rng: &mut R,
+    ) -> Result<Ciphertext> {
         let p = &self.params;
         check_pt(p, pt)?;
         let n = p.degree();
@@ -76,7 +91,11 @@ impl SecretKey {
         poly::inverse(p.q.ntt(), &mut c1, n, &Exec::sequential());
         poly::add_assign(m, &mut c0, &error_poly(p, rng), n);
         add_scaled_message(p, &mut c0, &pt.coeffs);
-        Ok(Ciphertext { params: p.clone(), polys: vec![c0, c1], seed: Some(seed) })
+        Ok(Ciphertext {
+            params: p.clone(),
+            polys: vec![c0, c1],
+            seed: Some(seed),
+        })
     }
 
     /// c0 + c1·s + c2·s² + … over Q in coefficient form.
@@ -114,7 +133,10 @@ impl SecretKey {
         let n = p.degree();
         let mut out = vec![0u64; n];
         p.decrypt_rounder.scale_range(&x, &[], &mut out, 0, n, n);
-        Ok(Plaintext { params_id: p.id(), coeffs: out })
+        Ok(Plaintext {
+            params_id: p.id(),
+            coeffs: out,
+        })
     }
 
     /// Decrypts, refusing with [`Error::NoiseBudgetExhausted`] when no bit of budget is left (the
@@ -142,7 +164,11 @@ impl SecretKey {
             }
         }
         let budget = log2(q) - 1.0 - log2(&max);
-        Ok(if budget <= 0.0 { 0 } else { budget.floor() as u32 })
+        Ok(if budget <= 0.0 {
+            0
+        } else {
+            budget.floor() as u32
+        })
     }
 }
 

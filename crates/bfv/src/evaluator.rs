@@ -24,12 +24,20 @@ pub struct Evaluator {
 impl Evaluator {
     /// Single-threaded evaluator using the parameters' multiplication method.
     pub fn new(params: &Arc<BfvParameters>) -> Self {
-        Self { params: params.clone(), exec: Exec::sequential(), method: params.mul_method() }
+        Self {
+            params: params.clone(),
+            exec: Exec::sequential(),
+            method: params.mul_method(),
+        }
     }
 
     /// Evaluator that splits work over `threads` threads (results identical to one thread).
     pub fn with_threads(params: &Arc<BfvParameters>, threads: usize) -> Result<Self> {
-        Ok(Self { params: params.clone(), exec: Exec::with_threads(threads)?, method: params.mul_method() })
+        Ok(Self {
+            params: params.clone(),
+            exec: Exec::with_threads(threads)?,
+            method: params.mul_method(),
+        })
     }
 
     /// Same evaluator with another multiplication method.
@@ -61,7 +69,11 @@ impl Evaluator {
     }
 
     fn new_ct(&self, polys: Vec<Vec<u64>>) -> Ciphertext {
-        Ciphertext { params: self.params.clone(), polys, seed: None }
+        Ciphertext {
+            params: self.params.clone(),
+            polys,
+            seed: None,
+        }
     }
 
     fn zip(&self, a: &Ciphertext, b: &Ciphertext, sub: bool) -> Result<Ciphertext> {
@@ -72,7 +84,11 @@ impl Evaluator {
         let len = a.size().max(b.size());
         let mut polys = Vec::with_capacity(len);
         for i in 0..len {
-            let mut p = a.polys.get(i).cloned().unwrap_or_else(|| vec![0; n * m.len()]);
+            let mut p = a
+                .polys
+                .get(i)
+                .cloned()
+                .unwrap_or_else(|| vec![0; n * m.len()]);
             if let Some(q) = b.polys.get(i) {
                 if sub {
                     poly::sub_assign(m, &mut p, q, n);
@@ -119,7 +135,10 @@ impl Evaluator {
     pub fn sub_plain(&self, a: &Ciphertext, pt: &Plaintext) -> Result<Ciphertext> {
         self.check_pt(pt)?;
         let t = &self.params.t;
-        let neg = Plaintext { params_id: pt.params_id, coeffs: pt.coeffs.iter().map(|&v| t.neg(v)).collect() };
+        let neg = Plaintext {
+            params_id: pt.params_id,
+            coeffs: pt.coeffs.iter().map(|&v| t.neg(v)).collect(),
+        };
         self.add_plain(a, &neg)
     }
 
@@ -131,8 +150,17 @@ impl Evaluator {
         let n = p.degree();
         let m = p.q.moduli();
         let t = p.plaintext_modulus();
-        let signed: Vec<i64> =
-            pt.coeffs.iter().map(|&v| if v > t / 2 { -((t - v) as i64) } else { v as i64 }).collect();
+        let signed: Vec<i64> = pt
+            .coeffs
+            .iter()
+            .map(|&v| {
+                if v > t / 2 {
+                    -((t - v) as i64)
+                } else {
+                    v as i64
+                }
+            })
+            .collect();
         let mut w = poly::from_signed(m, &signed);
         poly::forward(p.q.ntt(), &mut w, n, &self.exec);
         let mut polys = a.polys.clone();
@@ -161,7 +189,9 @@ impl Evaluator {
         let ib = b.map(|b| [b.polys[0].as_slice(), b.polys[1].as_slice()]);
         let [e0, e1, e2] = match self.method {
             MulMethod::Hps => p.hps.multiply(&p.q, ia, ib, &self.exec),
-            MulMethod::Behz => p.behz.multiply(&p.q, p.plaintext_modulus(), ia, ib, &self.exec),
+            MulMethod::Behz => p
+                .behz
+                .multiply(&p.q, p.plaintext_modulus(), ia, ib, &self.exec),
         };
         Ok(self.new_ct(vec![e0, e1, e2]))
     }
@@ -180,7 +210,9 @@ impl Evaluator {
     pub fn relinearize(&self, a: &Ciphertext, rk: &RelinKey) -> Result<Ciphertext> {
         self.check(a)?;
         if rk.0.params.id() != self.params.id() {
-            return Err(Error::ParameterMismatch("relinearisation key from other parameters"));
+            return Err(Error::ParameterMismatch(
+                "relinearisation key from other parameters",
+            ));
         }
         match a.size() {
             2 => return Ok(self.new_ct(a.polys.clone())),
@@ -198,7 +230,12 @@ impl Evaluator {
     }
 
     /// a · b relinearized.
-    pub fn multiply_relin(&self, a: &Ciphertext, b: &Ciphertext, rk: &RelinKey) -> Result<Ciphertext> {
+    pub fn multiply_relin(
+        &self,
+        a: &Ciphertext,
+        b: &Ciphertext,
+        rk: &RelinKey,
+    ) -> Result<Ciphertext> {
         self.relinearize(&self.multiply(a, b)?, rk)
     }
 

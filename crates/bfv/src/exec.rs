@@ -13,11 +13,13 @@ pub struct Exec {
     threads: usize,
 }
 
-
 impl Exec {
     /// Single-threaded executor.
     pub fn sequential() -> Self {
-        Self { pool: None, threads: 1 }
+        Self {
+            pool: None,
+            threads: 1,
+        }
     }
 
     /// Executor with `threads` worker threads (1 means sequential).
@@ -29,9 +31,11 @@ impl Exec {
             .num_threads(threads)
             .build()
             .map_err(|e| Error::ThreadPool(e.to_string()))?;
-        Ok(Self { pool: Some(Arc::new(pool)), threads })
+        Ok(Self {
+            pool: Some(Arc::new(pool)),
+            threads,
+        })
     }
-
 
     /// Runs f(limb index, limb) on every n-sized limb of `data`.
     pub fn per_limb<F>(&self, data: &mut [u64], n: usize, f: F)
@@ -40,7 +44,11 @@ impl Exec {
     {
         match &self.pool {
             None => data.chunks_mut(n).enumerate().for_each(|(i, l)| f(i, l)),
-            Some(p) => p.install(|| data.par_chunks_mut(n).enumerate().for_each(|(i, l)| f(i, l))),
+            Some(p) => p.install(|| {
+                data.par_chunks_mut(n)
+                    .enumerate()
+                    .for_each(|(i, l)| f(i, l))
+            }),
         }
     }
 
@@ -84,7 +92,8 @@ impl Exec {
                 for (start, blk) in blocks {
                     let w = blk.len() / limbs;
                     for j in 0..limbs {
-                        out[j * n + start..j * n + start + w].copy_from_slice(&blk[j * w..(j + 1) * w]);
+                        out[j * n + start..j * n + start + w]
+                            .copy_from_slice(&blk[j * w..(j + 1) * w]);
                     }
                 }
             }

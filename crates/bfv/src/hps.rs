@@ -35,7 +35,14 @@ impl HpsTools {
         let scaler = ScaleRounder::new(q, p.moduli(), t, true)?;
         let qp_ntt = q.ntt().iter().chain(p.ntt()).cloned().collect();
         let qp_mod = q.moduli().iter().chain(p.moduli()).copied().collect();
-        Ok(Self { p, q_to_p, p_to_q, scaler, qp_ntt, qp_mod })
+        Ok(Self {
+            p,
+            q_to_p,
+            p_to_q,
+            scaler,
+            qp_ntt,
+            qp_mod,
+        })
     }
 
     /// c over Q (coefficient form) → c over Q∪P in the NTT domain.
@@ -52,7 +59,13 @@ impl HpsTools {
 
     /// The degree-2 product of two degree-1 ciphertexts (or the square when `b` is None),
     /// each given as (c0, c1) over Q in coefficient form.
-    pub fn multiply(&self, q: &RnsBasis, a: [&[u64]; 2], b: Option<[&[u64]; 2]>, exec: &Exec) -> [Vec<u64>; 3] {
+    pub fn multiply(
+        &self,
+        q: &RnsBasis,
+        a: [&[u64]; 2],
+        b: Option<[&[u64]; 2]>,
+        exec: &Exec,
+    ) -> [Vec<u64>; 3] {
         let n = q.degree();
         let k = q.len();
         let mut ext: Vec<Vec<u64>> = match b {
@@ -62,24 +75,35 @@ impl HpsTools {
         .into_iter()
         .map(|c| c.to_vec())
         .collect();
-        exec.per_item(&mut ext, |_, c| *c = self.extend_ntt(c, k, n, &Exec::sequential()));
+        exec.per_item(&mut ext, |_, c| {
+            *c = self.extend_ntt(c, k, n, &Exec::sequential())
+        });
         let m = &self.qp_mod;
         let mut prods: Vec<Vec<u64>> = if ext.len() == 4 {
             let mut e1 = poly::mul(m, &ext[0], &ext[3], n);
             poly::mul_add_assign(m, &mut e1, &ext[1], &ext[2], n);
-            vec![poly::mul(m, &ext[0], &ext[2], n), e1, poly::mul(m, &ext[1], &ext[3], n)]
+            vec![
+                poly::mul(m, &ext[0], &ext[2], n),
+                e1,
+                poly::mul(m, &ext[1], &ext[3], n),
+            ]
         } else {
             let mut e1 = poly::mul(m, &ext[0], &ext[1], n);
             let copy = e1.clone();
             poly::add_assign(m, &mut e1, &copy, n);
-            vec![poly::mul(m, &ext[0], &ext[0], n), e1, poly::mul(m, &ext[1], &ext[1], n)]
+            vec![
+                poly::mul(m, &ext[0], &ext[0], n),
+                e1,
+                poly::mul(m, &ext[1], &ext[1], n),
+            ]
         };
         exec.per_item(&mut prods, |_, e| {
             let seq = Exec::sequential();
             poly::inverse(&self.qp_ntt, e, n, &seq);
             let l = self.p.len();
             let mut in_p = vec![0u64; l * n];
-            self.scaler.scale_range(&e[..k * n], &e[k * n..], &mut in_p, 0, n, n);
+            self.scaler
+                .scale_range(&e[..k * n], &e[k * n..], &mut in_p, 0, n, n);
             let mut in_q = vec![0u64; k * n];
             self.p_to_q.convert_range(&in_p, &mut in_q, 0, n, n);
             *e = in_q;

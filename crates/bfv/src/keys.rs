@@ -39,8 +39,17 @@ impl SecretKey {
 
     pub(crate) fn from_coefficients(params: &Arc<BfvParameters>, coeffs: Vec<i64>) -> Self {
         let mut ntt = poly::from_signed(params.q.moduli(), &coeffs);
-        poly::forward(params.q.ntt(), &mut ntt, params.degree(), &Exec::sequential());
-        Self { params: params.clone(), coeffs, ntt }
+        poly::forward(
+            params.q.ntt(),
+            &mut ntt,
+            params.degree(),
+            &Exec::sequential(),
+        );
+        Self {
+            params: params.clone(),
+            coeffs,
+            ntt,
+        }
     }
 
     /// The parameters of this key.
@@ -94,7 +103,12 @@ impl PublicKey {
         let mut seed = [0u8; 32];
         rng.fill_bytes(&mut seed);
         let (b, a) = rlwe_sample(sk, &seed, 0, rng);
-        Self { params: sk.params.clone(), seed, b, a }
+        Self {
+            params: sk.params.clone(),
+            seed,
+            b,
+            a,
+        }
     }
 }
 
@@ -109,7 +123,11 @@ pub struct KeySwitchingKey {
 
 impl KeySwitchingKey {
     /// Key from `from_ntt` (s' in the NTT domain over Q) to the secret `sk`.
-    pub(crate) fn new<R: RngCore + CryptoRng>(sk: &SecretKey, from_ntt: &[u64], rng: &mut R) -> Self {
+    pub(crate) fn new<R: RngCore + CryptoRng>(
+        sk: &SecretKey,
+        from_ntt: &[u64],
+        rng: &mut R,
+    ) -> Self {
         let p = &sk.params;
         let n = p.degree();
         let mut seed = [0u8; 32];
@@ -119,13 +137,20 @@ impl KeySwitchingKey {
                 let (mut b, a) = rlwe_sample(sk, &seed, i as u64, rng);
                 // (Q/q_i)·[(Q/q_i)^{-1}]_{q_i} is 1 mod q_i and 0 mod the other limbs.
                 let m = &p.q.moduli()[i];
-                for (x, y) in b[i * n..(i + 1) * n].iter_mut().zip(&from_ntt[i * n..(i + 1) * n]) {
+                for (x, y) in b[i * n..(i + 1) * n]
+                    .iter_mut()
+                    .zip(&from_ntt[i * n..(i + 1) * n])
+                {
                     *x = m.add(*x, *y);
                 }
                 (b, a)
             })
             .collect();
-        Self { params: p.clone(), seed, keys }
+        Self {
+            params: p.clone(),
+            seed,
+            keys,
+        }
     }
 
     /// Switches `c` (coefficient form over Q) and returns (u0, u1) in coefficient form, with
@@ -205,9 +230,17 @@ pub fn galois_element_for_step(n: usize, step: i64) -> usize {
 
 impl GaloisKeys {
     /// Keys for column rotations by each of `steps`, and the row swap when `row_swap`.
-    pub fn new<R: RngCore + CryptoRng>(sk: &SecretKey, steps: &[i64], row_swap: bool, rng: &mut R) -> Self {
+    pub fn new<R: RngCore + CryptoRng>(
+        sk: &SecretKey,
+        steps: &[i64],
+        row_swap: bool,
+        rng: &mut R,
+    ) -> Self {
         let n = sk.params.degree();
-        let mut elements: Vec<usize> = steps.iter().map(|&s| galois_element_for_step(n, s)).collect();
+        let mut elements: Vec<usize> = steps
+            .iter()
+            .map(|&s| galois_element_for_step(n, s))
+            .collect();
         if row_swap {
             elements.push(2 * n - 1);
         }
@@ -228,7 +261,11 @@ impl GaloisKeys {
     }
 
     /// Keys for explicit Galois elements (odd, < 2N).
-    pub fn for_elements<R: RngCore + CryptoRng>(sk: &SecretKey, elements: &[usize], rng: &mut R) -> Self {
+    pub fn for_elements<R: RngCore + CryptoRng>(
+        sk: &SecretKey,
+        elements: &[usize],
+        rng: &mut R,
+    ) -> Self {
         let p = &sk.params;
         let n = p.degree();
         let mut keys = BTreeMap::new();
@@ -245,7 +282,9 @@ impl GaloisKeys {
     }
 
     pub(crate) fn get(&self, g: usize) -> Result<&KeySwitchingKey> {
-        self.keys.get(&g).ok_or_else(|| Error::MissingKey(format!("Galois element {g}")))
+        self.keys
+            .get(&g)
+            .ok_or_else(|| Error::MissingKey(format!("Galois element {g}")))
     }
 
     /// The Galois elements present.

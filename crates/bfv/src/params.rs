@@ -29,8 +29,14 @@ pub enum MulMethod {
 }
 
 /// 128-bit classical bounds on log2 Q for a ternary secret (N = 1024 … 32768).
-pub const MAX_LOG_Q_128: [(usize, u32); 6] =
-    [(1024, 27), (2048, 54), (4096, 109), (8192, 218), (16384, 438), (32768, 881)];
+pub const MAX_LOG_Q_128: [(usize, u32); 6] = [
+    (1024, 27),
+    (2048, 54),
+    (4096, 109),
+    (8192, 218),
+    (16384, 438),
+    (32768, 881),
+];
 
 /// The largest log2 Q the standard allows at 128-bit security for degree n, if n is in the table.
 pub fn max_log_q_128(n: usize) -> Option<u32> {
@@ -135,7 +141,9 @@ impl BfvParametersBuilder {
         self.error.validate()?;
         let t = self.plaintext;
         if !(2..(1u64 << 60)).contains(&t) {
-            return Err(Error::InvalidParameters(format!("plaintext modulus {t} outside [2, 2^60)")));
+            return Err(Error::InvalidParameters(format!(
+                "plaintext modulus {t} outside [2, 2^60)"
+            )));
         }
         let moduli = match (self.moduli, self.sizes) {
             (Some(q), None) => q,
@@ -147,7 +155,9 @@ impl BfvParametersBuilder {
                 })?,
             )?,
             (Some(_), Some(_)) => {
-                return Err(Error::InvalidParameters("give either moduli or moduli sizes, not both".into()))
+                return Err(Error::InvalidParameters(
+                    "give either moduli or moduli sizes, not both".into(),
+                ))
             }
         };
         for &q in &moduli {
@@ -158,7 +168,9 @@ impl BfvParametersBuilder {
                 )));
             }
             if num_integer::gcd(q, t) != 1 {
-                return Err(Error::InvalidParameters(format!("modulus {q} not coprime to t = {t}")));
+                return Err(Error::InvalidParameters(format!(
+                    "modulus {q} not coprime to t = {t}"
+                )));
             }
         }
         let log_q: u32 = moduli.iter().map(|q| 64 - q.leading_zeros()).sum();
@@ -170,8 +182,18 @@ impl BfvParametersBuilder {
                      security, for paper reproduction only"
                 );
             }
-            Some(max) => return Err(Error::Insecure { degree: n, log_q, max }),
-            None => return Err(Error::InvalidParameters(format!("degree {n} not in the security table"))),
+            Some(max) => {
+                return Err(Error::Insecure {
+                    degree: n,
+                    log_q,
+                    max,
+                })
+            }
+            None => {
+                return Err(Error::InvalidParameters(format!(
+                    "degree {n} not in the security table"
+                )))
+            }
         }
         let q = RnsBasis::new(n, &moduli)?;
         if q.product() <= &BigUint::from(t) {
@@ -261,7 +283,9 @@ impl BfvParameters {
                 return Self::default_128(n, t);
             }
         }
-        Err(Error::InvalidParameters(format!("depth {depth} needs more than N = 32768")))
+        Err(Error::InvalidParameters(format!(
+            "depth {depth} needs more than N = 32768"
+        )))
     }
 
     /// The largest prime of `bits` bits that is ≡ 1 mod 2n: a plaintext modulus that allows batching.

@@ -55,7 +55,12 @@ pub fn mul_assign(m: &[Modulus], a: &mut [u64], b: &[u64], n: usize) {
 
 /// Pointwise acc += a·b (NTT domain).
 pub fn mul_add_assign(m: &[Modulus], acc: &mut [u64], a: &[u64], b: &[u64], n: usize) {
-    for (i, ((lc, la), lb)) in acc.chunks_mut(n).zip(a.chunks(n)).zip(b.chunks(n)).enumerate() {
+    for (i, ((lc, la), lb)) in acc
+        .chunks_mut(n)
+        .zip(a.chunks(n))
+        .zip(b.chunks(n))
+        .enumerate()
+    {
         let q = &m[i];
         for ((c, x), y) in lc.iter_mut().zip(la).zip(lb) {
             *c = q.reduce_u128(*x as u128 * *y as u128 + *c as u128);

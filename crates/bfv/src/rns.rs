@@ -44,7 +44,9 @@ impl RnsBasis {
                 return Err(Error::InvalidParameters(format!("modulus {q} repeated")));
             }
             if !crate::arith::is_prime(q) {
-                return Err(Error::InvalidParameters(format!("modulus {q} is not prime")));
+                return Err(Error::InvalidParameters(format!(
+                    "modulus {q} is not prime"
+                )));
             }
             let m = Modulus::new(q)?;
             ntt.push(NttTable::new(m, n)?);
@@ -59,7 +61,13 @@ impl RnsBasis {
                 (inv, m.shoup(inv))
             })
             .collect();
-        Ok(Self { n, moduli, ntt, product, qhat_inv })
+        Ok(Self {
+            n,
+            moduli,
+            ntt,
+            product,
+            qhat_inv,
+        })
     }
 
     /// Ring degree.
@@ -101,7 +109,6 @@ impl RnsBasis {
         }
         acc % &self.product
     }
-
 }
 
 /// Exact conversion of centered values from basis A (|x| < A/2) to basis B: the HPS base extension.
@@ -132,9 +139,17 @@ impl BaseConverter {
             .collect();
         let qhat_mod_to = to
             .iter()
-            .map(|b| a.moduli.iter().map(|m| big_mod(&(&a.product / m.value()), b.value())).collect())
+            .map(|b| {
+                a.moduli
+                    .iter()
+                    .map(|m| big_mod(&(&a.product / m.value()), b.value()))
+                    .collect()
+            })
             .collect();
-        let neg_a_mod_to = to.iter().map(|b| b.neg(big_mod(&a.product, b.value()))).collect();
+        let neg_a_mod_to = to
+            .iter()
+            .map(|b| b.neg(big_mod(&a.product, b.value())))
+            .collect();
         Self {
             n: a.n,
             from: a.moduli.clone(),
@@ -146,10 +161,16 @@ impl BaseConverter {
         }
     }
 
-
     /// Converts coefficients [start, end) of `input` (limb-major over A) into `out`: coefficient c of
     /// target limb j goes to out[j·stride + c − start].
-    pub fn convert_range(&self, input: &[u64], out: &mut [u64], start: usize, end: usize, stride: usize) {
+    pub fn convert_range(
+        &self,
+        input: &[u64],
+        out: &mut [u64],
+        start: usize,
+        end: usize,
+        stride: usize,
+    ) {
         let k = self.from.len();
         let n = self.n;
         let mut y = vec![0u64; k];
@@ -214,19 +235,26 @@ impl ScaleRounder {
         for m in q.moduli() {
             let qi = m.value();
             let hat = big_mod(&(&full / qi), qi);
-            let w = m.inv(hat).ok_or_else(|| Error::InvalidParameters("basis not coprime".into()))?;
+            let w = m
+                .inv(hat)
+                .ok_or_else(|| Error::InvalidParameters("basis not coprime".into()))?;
             let c = BigUint::from(num) * &p_prod * w;
             let f = frac128(&(&c % qi), &BigUint::from(qi));
             frac.push(((f >> 64) as u64, f as u64));
             ints.push(c / qi);
         }
-        let int_mod_t = t.iter().map(|tj| ints.iter().map(|x| big_mod(x, tj.value())).collect()).collect();
+        let int_mod_t = t
+            .iter()
+            .map(|tj| ints.iter().map(|x| big_mod(x, tj.value())).collect())
+            .collect();
         let mut self_factor = Vec::new();
         if target_in_source {
             for tj in t {
                 let v = tj.value();
                 let hat = big_mod(&(&full / v), v);
-                let inv = tj.inv(hat).ok_or_else(|| Error::InvalidParameters("basis not coprime".into()))?;
+                let inv = tj
+                    .inv(hat)
+                    .ok_or_else(|| Error::InvalidParameters("basis not coprime".into()))?;
                 let f = tj.mul(tj.mul(num % v, big_mod(&(&p_prod / v), v)), inv);
                 self_factor.push((f, tj.shoup(f)));
             }
@@ -245,7 +273,15 @@ impl ScaleRounder {
     /// Coefficients [start, end): `xq` limb-major over Q, `xt` limb-major over T (read only when the
     /// target is in the source); coefficient c of target limb j goes to out[j·stride + c − start].
     #[allow(clippy::too_many_arguments)]
-    pub fn scale_range(&self, xq: &[u64], xt: &[u64], out: &mut [u64], start: usize, end: usize, stride: usize) {
+    pub fn scale_range(
+        &self,
+        xq: &[u64],
+        xt: &[u64],
+        out: &mut [u64],
+        start: usize,
+        end: usize,
+        stride: usize,
+    ) {
         let n = self.n;
         let k = self.q.len();
         for c in start..end {

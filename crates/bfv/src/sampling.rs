@@ -37,7 +37,9 @@ impl ErrorDistribution {
         if ok {
             Ok(())
         } else {
-            Err(crate::Error::InvalidParameters(format!("error distribution {self:?} out of range")))
+            Err(crate::Error::InvalidParameters(format!(
+                "error distribution {self:?} out of range"
+            )))
         }
     }
 
@@ -85,12 +87,19 @@ mod tests {
     #[test]
     fn cbd_and_gaussian_have_expected_variance() {
         let mut rng = ChaCha20Rng::seed_from_u64(1);
-        for d in [ErrorDistribution::Cbd { eta: 21 }, ErrorDistribution::Gaussian { sigma: 3.2 }] {
+        for d in [
+            ErrorDistribution::Cbd { eta: 21 },
+            ErrorDistribution::Gaussian { sigma: 3.2 },
+        ] {
             let v = d.sample_vec(40_000, &mut rng);
             let mean = v.iter().sum::<i64>() as f64 / v.len() as f64;
             let var = v.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / v.len() as f64;
             assert!(mean.abs() < 0.1, "{d:?} mean {mean}");
-            assert!((var.sqrt() - 3.2).abs() < 0.15, "{d:?} sigma {}", var.sqrt());
+            assert!(
+                (var.sqrt() - 3.2).abs() < 0.15,
+                "{d:?} sigma {}",
+                var.sqrt()
+            );
             assert!(v.iter().all(|x| x.unsigned_abs() <= d.bound()));
         }
         let t = ternary(30_000, &mut rng);

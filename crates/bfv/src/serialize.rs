@@ -64,26 +64,39 @@ fn wrap(kind: Kind, id: &[u8; 32], body: Vec<u8>) -> Vec<u8> {
 /// Checks the envelope and returns (parameter id, body).
 fn unwrap(bytes: &[u8], kind: Kind) -> Result<([u8; 32], &[u8])> {
     if bytes.len() < HEADER + 32 {
-        return Err(fmt_err(format!("{} bytes: shorter than the header", bytes.len())));
+        return Err(fmt_err(format!(
+            "{} bytes: shorter than the header",
+            bytes.len()
+        )));
     }
     if &bytes[..4] != MAGIC {
         return Err(fmt_err("not a vsp-bfv object (bad magic)"));
     }
     let version = u16::from_le_bytes([bytes[4], bytes[5]]);
     if version != VERSION {
-        return Err(fmt_err(format!("format version {version} not supported (this build reads {VERSION})")));
+        return Err(fmt_err(format!(
+            "format version {version} not supported (this build reads {VERSION})"
+        )));
     }
     if bytes[6] != kind as u8 {
-        return Err(fmt_err(format!("object kind {} where {:?} was expected", bytes[6], kind)));
+        return Err(fmt_err(format!(
+            "object kind {} where {:?} was expected",
+            bytes[6], kind
+        )));
     }
     let mut id = [0u8; 32];
     id.copy_from_slice(&bytes[8..40]);
     let mut len8 = [0u8; 8];
     len8.copy_from_slice(&bytes[40..48]);
     let len = u64::from_le_bytes(len8);
-    let expected = (HEADER as u64).checked_add(len).and_then(|v| v.checked_add(32));
+    let expected = (HEADER as u64)
+        .checked_add(len)
+        .and_then(|v| v.checked_add(32));
     if expected != Some(bytes.len() as u64) {
-        return Err(fmt_err(format!("body length {len} does not match the {} bytes given", bytes.len())));
+        return Err(fmt_err(format!(
+            "body length {len} does not match the {} bytes given",
+            bytes.len()
+        )));
     }
     let split = bytes.len() - 32;
     let sum: [u8; 32] = Sha3_256::digest(&bytes[..split]).into();
@@ -95,7 +108,9 @@ fn unwrap(bytes: &[u8], kind: Kind) -> Result<([u8; 32], &[u8])> {
 
 fn check_id(params: &BfvParameters, id: &[u8; 32]) -> Result<()> {
     if *id != params.id() {
-        return Err(Error::ParameterMismatch("serialized object belongs to other parameters"));
+        return Err(Error::ParameterMismatch(
+            "serialized object belongs to other parameters",
+        ));
     }
     Ok(())
 }
@@ -191,8 +206,14 @@ fn write_poly(out: &mut Vec<u8>, p: &BfvParameters, poly: &[u64]) {
 
 /// Writes `bytes` to `path` atomically (temporary file in the same folder, then rename).
 pub fn write_file_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
     {
         let mut f = std::fs::File::create(&tmp)?;
@@ -242,8 +263,12 @@ impl BfvParameters {
         }
         let moduli = (0..k).map(|_| r.u64()).collect::<Result<Vec<_>>>()?;
         let error = match r.u8()? {
-            0 => ErrorDistribution::Cbd { eta: u32::try_from(r.u64()?).map_err(|_| fmt_err("eta"))? },
-            1 => ErrorDistribution::Gaussian { sigma: f64::from_bits(r.u64()?) },
+            0 => ErrorDistribution::Cbd {
+                eta: u32::try_from(r.u64()?).map_err(|_| fmt_err("eta"))?,
+            },
+            1 => ErrorDistribution::Gaussian {
+                sigma: f64::from_bits(r.u64()?),
+            },
             e => return Err(fmt_err(format!("unknown error distribution {e}"))),
         };
         let method = match r.u8()? {
@@ -257,8 +282,12 @@ impl BfvParameters {
             v => return Err(fmt_err(format!("bad insecure flag {v}"))),
         };
         r.finish()?;
-        let mut builder =
-            Self::builder().degree(n).plaintext_modulus(t).moduli(&moduli).error_distribution(error).mul_method(method);
+        let mut builder = Self::builder()
+            .degree(n)
+            .plaintext_modulus(t)
+            .moduli(&moduli)
+            .error_distribution(error)
+            .mul_method(method);
         if insecure {
             builder = builder.insecure();
         }
@@ -297,15 +326,30 @@ impl Ciphertext {
         }
         let ct = match seeded {
             0 => {
-                let polys = (0..size).map(|_| r.poly(params)).collect::<Result<Vec<_>>>()?;
-                Ciphertext { params: params.clone(), polys, seed: None }
+                let polys = (0..size)
+                    .map(|_| r.poly(params))
+                    .collect::<Result<Vec<_>>>()?;
+                Ciphertext {
+                    params: params.clone(),
+                    polys,
+                    seed: None,
+                }
             }
             1 if size == 2 => {
                 let c0 = r.poly(params)?;
                 let seed = r.seed()?;
                 let mut c1 = expand_uniform(params, &seed, 0);
-                crate::poly::inverse(params.q.ntt(), &mut c1, params.degree(), &crate::exec::Exec::sequential());
-                Ciphertext { params: params.clone(), polys: vec![c0, c1], seed: Some(seed) }
+                crate::poly::inverse(
+                    params.q.ntt(),
+                    &mut c1,
+                    params.degree(),
+                    &crate::exec::Exec::sequential(),
+                );
+                Ciphertext {
+                    params: params.clone(),
+                    polys: vec![c0, c1],
+                    seed: Some(seed),
+                }
             }
             v => return Err(fmt_err(format!("bad seeded flag {v}"))),
         };
@@ -326,12 +370,17 @@ impl Plaintext {
         let (id, body) = unwrap(bytes, Kind::Plaintext)?;
         check_id(params, &id)?;
         let mut r = Reader { b: body };
-        let coeffs = (0..params.degree()).map(|_| r.u64()).collect::<Result<Vec<_>>>()?;
+        let coeffs = (0..params.degree())
+            .map(|_| r.u64())
+            .collect::<Result<Vec<_>>>()?;
         r.finish()?;
         if coeffs.iter().any(|&c| c >= params.plaintext_modulus()) {
             return Err(fmt_err("plaintext coefficient ≥ t"));
         }
-        Ok(Plaintext { params_id: id, coeffs })
+        Ok(Plaintext {
+            params_id: id,
+            coeffs,
+        })
     }
 }
 
@@ -383,7 +432,12 @@ impl PublicKey {
         let seed = r.seed()?;
         let b = r.poly(params)?;
         r.finish()?;
-        Ok(PublicKey { params: params.clone(), seed, a: expand_uniform(params, &seed, 0), b })
+        Ok(PublicKey {
+            params: params.clone(),
+            seed,
+            a: expand_uniform(params, &seed, 0),
+            b,
+        })
     }
 }
 
@@ -399,7 +453,11 @@ fn read_ksk(params: &Arc<BfvParameters>, r: &mut Reader<'_>) -> Result<KeySwitch
     let keys = (0..params.q.len())
         .map(|i| Ok((r.poly(params)?, expand_uniform(params, &seed, i as u64))))
         .collect::<Result<Vec<_>>>()?;
-    Ok(KeySwitchingKey { params: params.clone(), seed, keys })
+    Ok(KeySwitchingKey {
+        params: params.clone(),
+        seed,
+        keys,
+    })
 }
 
 impl RelinKey {

@@ -5,7 +5,13 @@ use rand_chacha::ChaCha20Rng;
 use vsp_bfv::*;
 
 fn params() -> std::sync::Arc<BfvParameters> {
-    BfvParameters::builder().degree(256).plaintext_modulus(65537).moduli_sizes(&[50, 45, 40]).insecure().build().unwrap()
+    BfvParameters::builder()
+        .degree(256)
+        .plaintext_modulus(65537)
+        .moduli_sizes(&[50, 45, 40])
+        .insecure()
+        .build()
+        .unwrap()
 }
 
 #[test]
@@ -34,7 +40,12 @@ fn round_trips() {
     let seeded = sk.encrypt(&pt, &mut r).unwrap();
     let full = pk2.encrypt(&pt, &mut r).unwrap();
     let (bs, bf) = (seeded.to_bytes(), full.to_bytes());
-    assert!(bs.len() * 10 < bf.len() * 6, "seeded {} vs {}", bs.len(), bf.len());
+    assert!(
+        bs.len() * 10 < bf.len() * 6,
+        "seeded {} vs {}",
+        bs.len(),
+        bf.len()
+    );
     let seeded2 = Ciphertext::from_bytes(&p, &bs).unwrap();
     assert!(seeded2.is_seeded());
     assert_eq!(seeded2, seeded);
@@ -48,30 +59,56 @@ fn round_trips() {
     let got = enc.decode_batch(&sk2.decrypt(&rot).unwrap()).unwrap();
     assert_eq!(&got[..3], &[4, 9, 1]);
     let three = ev.multiply(&seeded2, &full2).unwrap();
-    assert_eq!(Ciphertext::from_bytes(&p, &three.to_bytes()).unwrap(), three);
+    assert_eq!(
+        Ciphertext::from_bytes(&p, &three.to_bytes()).unwrap(),
+        three
+    );
 }
 
 #[test]
 fn corrupt_truncated_and_foreign_inputs_are_errors() {
     let p = params();
-    let other = BfvParameters::builder().degree(256).plaintext_modulus(257).moduli_sizes(&[50, 45, 40]).insecure().build().unwrap();
+    let other = BfvParameters::builder()
+        .degree(256)
+        .plaintext_modulus(257)
+        .moduli_sizes(&[50, 45, 40])
+        .insecure()
+        .build()
+        .unwrap();
     let mut r = ChaCha20Rng::seed_from_u64(6);
     let sk = SecretKey::random(&p, &mut r);
-    let ct = sk.encrypt(&Encoder::new(&p).encode_coefficients(&[7]).unwrap(), &mut r).unwrap();
+    let ct = sk
+        .encrypt(&Encoder::new(&p).encode_coefficients(&[7]).unwrap(), &mut r)
+        .unwrap();
     let bytes = ct.to_bytes();
     for cut in [0, 10, 47, bytes.len() / 2, bytes.len() - 1] {
-        assert!(matches!(Ciphertext::from_bytes(&p, &bytes[..cut]), Err(Error::Format(_))), "cut {cut}");
+        assert!(
+            matches!(
+                Ciphertext::from_bytes(&p, &bytes[..cut]),
+                Err(Error::Format(_))
+            ),
+            "cut {cut}"
+        );
     }
     let mut flipped = bytes.clone();
     flipped[60] ^= 1;
-    assert!(matches!(Ciphertext::from_bytes(&p, &flipped), Err(Error::Format(m)) if m.contains("checksum")));
+    assert!(
+        matches!(Ciphertext::from_bytes(&p, &flipped), Err(Error::Format(m)) if m.contains("checksum"))
+    );
     let mut longer = bytes.clone();
     longer.push(0);
     assert!(Ciphertext::from_bytes(&p, &longer).is_err());
-    assert!(matches!(Ciphertext::from_bytes(&other, &bytes), Err(Error::ParameterMismatch(_))));
-    assert!(matches!(SecretKey::from_bytes(&p, &bytes), Err(Error::Format(m)) if m.contains("kind")));
+    assert!(matches!(
+        Ciphertext::from_bytes(&other, &bytes),
+        Err(Error::ParameterMismatch(_))
+    ));
+    assert!(
+        matches!(SecretKey::from_bytes(&p, &bytes), Err(Error::Format(m)) if m.contains("kind"))
+    );
     let mut badver = bytes.clone();
     badver[4] = 9;
-    assert!(matches!(Ciphertext::from_bytes(&p, &badver), Err(Error::Format(m)) if m.contains("version")));
+    assert!(
+        matches!(Ciphertext::from_bytes(&p, &badver), Err(Error::Format(m)) if m.contains("version"))
+    );
     assert!(BfvParameters::from_bytes(b"VBFV").is_err());
 }

@@ -8,7 +8,13 @@ use vsp_bfv::textbook::{TbCiphertext, TextbookFv};
 use vsp_bfv::*;
 
 fn small_params() -> std::sync::Arc<BfvParameters> {
-    BfvParameters::builder().degree(256).plaintext_modulus(65537).moduli_sizes(&[50, 50, 50, 50]).insecure().build().unwrap()
+    BfvParameters::builder()
+        .degree(256)
+        .plaintext_modulus(65537)
+        .moduli_sizes(&[50, 50, 50, 50])
+        .insecure()
+        .build()
+        .unwrap()
 }
 
 #[test]
@@ -23,12 +29,28 @@ fn hps_equals_textbook_and_behz_is_within_a_few_units() {
     let tsk = tb.secret_key_from_rns(&sk);
     let a: Vec<u64> = (0..params.degree()).map(|_| r.gen_range(0..t)).collect();
     let b: Vec<u64> = (0..params.degree()).map(|_| r.gen_range(0..t)).collect();
-    let ca = pk.encrypt(&enc.encode_coefficients(&a).unwrap(), &mut r).unwrap();
-    let cb = pk.encrypt(&enc.encode_coefficients(&b).unwrap(), &mut r).unwrap();
-    let want = tb.multiply(&tb.from_rns_ciphertext(&ca), &tb.from_rns_ciphertext(&cb)).unwrap();
-    let hps = Evaluator::new(&params).with_method(MulMethod::Hps).multiply(&ca, &cb).unwrap();
-    assert_eq!(tb.from_rns_ciphertext(&hps), want, "HPS must round exactly like the textbook scheme");
-    let behz = Evaluator::new(&params).with_method(MulMethod::Behz).multiply(&ca, &cb).unwrap();
+    let ca = pk
+        .encrypt(&enc.encode_coefficients(&a).unwrap(), &mut r)
+        .unwrap();
+    let cb = pk
+        .encrypt(&enc.encode_coefficients(&b).unwrap(), &mut r)
+        .unwrap();
+    let want = tb
+        .multiply(&tb.from_rns_ciphertext(&ca), &tb.from_rns_ciphertext(&cb))
+        .unwrap();
+    let hps = Evaluator::new(&params)
+        .with_method(MulMethod::Hps)
+        .multiply(&ca, &cb)
+        .unwrap();
+    assert_eq!(
+        tb.from_rns_ciphertext(&hps),
+        want,
+        "HPS must round exactly like the textbook scheme"
+    );
+    let behz = Evaluator::new(&params)
+        .with_method(MulMethod::Behz)
+        .multiply(&ca, &cb)
+        .unwrap();
     let got = tb.from_rns_ciphertext(&behz);
     let q = tb.modulus().clone();
     let mut max_diff = BigInt::zero();
@@ -44,10 +66,21 @@ fn hps_equals_textbook_and_behz_is_within_a_few_units() {
         }
     }
     // BEHZ floors instead of rounding and keeps a fast-conversion overflow of at most k + 1 units.
-    assert!(max_diff <= BigInt::from(params.moduli().len() + 2), "BEHZ off by {max_diff}");
+    assert!(
+        max_diff <= BigInt::from(params.moduli().len() + 2),
+        "BEHZ off by {max_diff}"
+    );
     let m_tb = tb.decrypt(&tsk, &want).unwrap();
-    assert_eq!(m_tb, Encoder::new(&params).decode_coefficients(&sk.decrypt(&behz).unwrap()).unwrap());
-    assert_eq!(m_tb, enc.decode_coefficients(&sk.decrypt(&hps).unwrap()).unwrap());
+    assert_eq!(
+        m_tb,
+        Encoder::new(&params)
+            .decode_coefficients(&sk.decrypt(&behz).unwrap())
+            .unwrap()
+    );
+    assert_eq!(
+        m_tb,
+        enc.decode_coefficients(&sk.decrypt(&hps).unwrap()).unwrap()
+    );
 }
 
 fn negacyclic(a: &[u64], b: &[u64], t: u64) -> Vec<u64> {
@@ -90,9 +123,15 @@ fn textbook_relinearisation_v1_and_v2() {
     assert_eq!(large.len(), 4);
     let r_small = tb.relinearize_v1(&prod, &small).unwrap();
     let r_large = tb.relinearize_v1(&prod, &large).unwrap();
-    let v2 = tb.relin_key_v2(&sk, tb.default_v2_modulus(), &mut r).unwrap();
+    let v2 = tb
+        .relin_key_v2(&sk, tb.default_v2_modulus(), &mut r)
+        .unwrap();
     let r_v2 = tb.relinearize_v2(&prod, &v2).unwrap();
-    for (name, c) in [("v1 T=2^4", &r_small), ("v1 T=2^50", &r_large), ("v2", &r_v2)] {
+    for (name, c) in [
+        ("v1 T=2^4", &r_small),
+        ("v1 T=2^50", &r_large),
+        ("v2", &r_v2),
+    ] {
         assert_eq!(c.0.len(), 2);
         assert_eq!(tb.decrypt(&sk, c).unwrap(), want, "{name}");
     }
@@ -104,20 +143,36 @@ fn textbook_relinearisation_v1_and_v2() {
     assert!(b_small > b_large, "T=2^4 {b_small} vs T=2^50 {b_large}");
     assert!(b_v2 + 1 >= b_before, "v2 {b_v2} vs before {b_before}");
     // A tiny p makes v2 noisy: the budget drops well below the p = q³ case.
-    let weak = tb.relin_key_v2(&sk, BigUint::from(1u32) << 20u32, &mut r).unwrap();
-    let b_weak = tb.noise_budget(&sk, &tb.relinearize_v2(&prod, &weak).unwrap()).unwrap();
+    let weak = tb
+        .relin_key_v2(&sk, BigUint::from(1u32) << 20u32, &mut r)
+        .unwrap();
+    let b_weak = tb
+        .noise_budget(&sk, &tb.relinearize_v2(&prod, &weak).unwrap())
+        .unwrap();
     assert!(b_weak + 20 < b_v2, "weak p {b_weak} vs {b_v2}");
     // Depth 2 with v1.
-    let sq = tb.relinearize_v1(&tb.multiply(&r_small, &r_small).unwrap(), &small).unwrap();
+    let sq = tb
+        .relinearize_v1(&tb.multiply(&r_small, &r_small).unwrap(), &small)
+        .unwrap();
     assert_eq!(tb.decrypt(&sk, &sq).unwrap(), negacyclic(&want, &want, t));
-    assert!(matches!(tb.relinearize_v1(&TbCiphertext(vec![]), &small), Err(Error::CiphertextSize(0))));
+    assert!(matches!(
+        tb.relinearize_v1(&TbCiphertext(vec![]), &small),
+        Err(Error::CiphertextSize(0))
+    ));
 }
 
 #[test]
 fn textbook_security_checks() {
     let q = (BigUint::from(1u32) << 1200u32) - 1u32;
     let refused = TextbookFv::new(1024, q.clone(), 2, ErrorDistribution::default(), false);
-    assert!(matches!(refused, Err(Error::Insecure { degree: 1024, log_q: 1200, max: 27 })));
+    assert!(matches!(
+        refused,
+        Err(Error::Insecure {
+            degree: 1024,
+            log_q: 1200,
+            max: 27
+        })
+    ));
     // Seed 001's set is accepted for reproduction with the insecure flag.
     assert!(TextbookFv::new(1024, q, 2, ErrorDistribution::default(), true).is_ok());
     let q = (BigUint::from(1u32) << 100u32) - 15u32;
@@ -125,5 +180,8 @@ fn textbook_security_checks() {
     let mut r = ChaCha20Rng::seed_from_u64(1);
     let sk = tb.secret_key(&mut r);
     // v2's key modulus p·q ≈ q⁴ = 400 bits is refused at n = 4096.
-    assert!(matches!(tb.relin_key_v2(&sk, tb.default_v2_modulus(), &mut r), Err(Error::Insecure { .. })));
+    assert!(matches!(
+        tb.relin_key_v2(&sk, tb.default_v2_modulus(), &mut r),
+        Err(Error::Insecure { .. })
+    ));
 }

@@ -79,9 +79,17 @@ impl RelinKeyV1 {
 
 impl TextbookFv {
     /// Parameters; refuses log2 q above the 128-bit table unless `insecure`.
-    pub fn new(n: usize, q: BigUint, t: u64, error: ErrorDistribution, insecure: bool) -> Result<Self> {
-        if !n.is_power_of_two() || n < 4 || n > 32768 {
-            return Err(Error::InvalidParameters(format!("degree {n} must be a power of two in [4, 32768]")));
+    pub fn new(
+        n: usize,
+        q: BigUint,
+        t: u64,
+        error: ErrorDistribution,
+        insecure: bool,
+    ) -> Result<Self> {
+        if !n.is_power_of_two() || !(4..=32768).contains(&n) {
+            return Err(Error::InvalidParameters(format!(
+                "degree {n} must be a power of two in [4, 32768]"
+            )));
         }
         if t < 2 || q <= BigUint::from(t) {
             return Err(Error::InvalidParameters("need 2 ≤ t < q".into()));
@@ -90,12 +98,25 @@ impl TextbookFv {
         let q = BigInt::from_biguint(Sign::Plus, q);
         let t = BigInt::from(t);
         let delta = &q / &t;
-        Ok(Self { n, q, t, delta, error, insecure })
+        Ok(Self {
+            n,
+            q,
+            t,
+            delta,
+            error,
+            insecure,
+        })
     }
 
     /// The textbook view of RNS parameters (same n, Q, t, error distribution).
     pub fn from_rns(p: &crate::BfvParameters) -> Result<Self> {
-        Self::new(p.degree(), p.ciphertext_modulus().clone(), p.plaintext_modulus(), p.error_distribution(), p.is_insecure())
+        Self::new(
+            p.degree(),
+            p.ciphertext_modulus().clone(),
+            p.plaintext_modulus(),
+            p.error_distribution(),
+            p.is_insecure(),
+        )
     }
 
     /// The modulus q.
@@ -126,24 +147,41 @@ impl TextbookFv {
     }
 
     /// ([−(a·s + e) + extra]_m, a) with a uniform modulo m.
-    fn rlwe<R: RngCore>(&self, sk: &TbSecretKey, m: &BigInt, extra: &[BigInt], rng: &mut R) -> Result<(BigPoly, BigPoly)> {
+    fn rlwe<R: RngCore>(
+        &self,
+        sk: &TbSecretKey,
+        m: &BigInt,
+        extra: &[BigInt],
+        rng: &mut R,
+    ) -> Result<(BigPoly, BigPoly)> {
         let a = self.uniform(m, rng);
         let as_ = ring::mul_exact(&a, &self.s(sk))?;
         let e = self.error_poly(rng);
-        let mut b: BigPoly = as_.iter().zip(&e).zip(extra).map(|((x, y), z)| z - x - y).collect();
+        let mut b: BigPoly = as_
+            .iter()
+            .zip(&e)
+            .zip(extra)
+            .map(|((x, y), z)| z - x - y)
+            .collect();
         ring::reduce(&mut b, m);
         Ok((b, a))
     }
 
     /// Public key of `sk`.
-    pub fn public_key<R: RngCore + CryptoRng>(&self, sk: &TbSecretKey, rng: &mut R) -> Result<TbPublicKey> {
+    pub fn public_key<R: RngCore + CryptoRng>(
+        &self,
+        sk: &TbSecretKey,
+        rng: &mut R,
+    ) -> Result<TbPublicKey> {
         let (b, a) = self.rlwe(sk, &self.q, &ring::zero(self.n), rng)?;
         Ok(TbPublicKey(b, a))
     }
 
     fn check_msg(&self, m: &[u64]) -> Result<BigPoly> {
         if m.len() > self.n || m.iter().any(|&v| BigInt::from(v) >= self.t) {
-            return Err(Error::InvalidInput("message longer than n or a value ≥ t".into()));
+            return Err(Error::InvalidInput(
+                "message longer than n or a value ≥ t".into(),
+            ));
         }
         let mut p: BigPoly = m.iter().map(|&v| BigInt::from(v)).collect();
         p.resize(self.n, BigInt::zero());
@@ -151,11 +189,20 @@ impl TextbookFv {
     }
 
     /// Encryption: ([b·u + e1 + Δ·m]_q, [a·u + e2]_q).
-    pub fn encrypt<R: RngCore + CryptoRng>(&self, pk: &TbPublicKey, m: &[u64], rng: &mut R) -> Result<TbCiphertext> {
+    pub fn encrypt<R: RngCore + CryptoRng>(
+        &self,
+        pk: &TbPublicKey,
+        m: &[u64],
+        rng: &mut R,
+    ) -> Result<TbCiphertext> {
         let m = self.check_msg(m)?;
         let u = ring::from_i64(&ternary(self.n, rng));
         let mut c0 = ring::add(&ring::mul_exact(&pk.0, &u)?, &self.error_poly(rng));
-        c0 = c0.iter().zip(&m).map(|(x, v)| x + &self.delta * v).collect();
+        c0 = c0
+            .iter()
+            .zip(&m)
+            .map(|(x, v)| x + &self.delta * v)
+            .collect();
         let mut c1 = ring::add(&ring::mul_exact(&pk.1, &u)?, &self.error_poly(rng));
         ring::reduce(&mut c0, &self.q);
         ring::reduce(&mut c1, &self.q);
@@ -212,8 +259,14 @@ impl TextbookFv {
         if a.0.len() != 2 || b.0.len() != 2 {
             return Err(Error::CiphertextSize(a.0.len().max(b.0.len())));
         }
-        let (a0, a1) = (ring::center(&a.0[0], &self.q), ring::center(&a.0[1], &self.q));
-        let (b0, b1) = (ring::center(&b.0[0], &self.q), ring::center(&b.0[1], &self.q));
+        let (a0, a1) = (
+            ring::center(&a.0[0], &self.q),
+            ring::center(&a.0[1], &self.q),
+        );
+        let (b0, b1) = (
+            ring::center(&b.0[0], &self.q),
+            ring::center(&b.0[1], &self.q),
+        );
         let e0 = ring::mul_exact(&a0, &b0)?;
         let e1 = ring::add(&ring::mul_exact(&a0, &b1)?, &ring::mul_exact(&a1, &b0)?);
         let e2 = ring::mul_exact(&a1, &b1)?;
@@ -230,9 +283,16 @@ impl TextbookFv {
     }
 
     /// Relinearisation key version 1 with digit base T ≥ 2.
-    pub fn relin_key_v1<R: RngCore + CryptoRng>(&self, sk: &TbSecretKey, base: u64, rng: &mut R) -> Result<RelinKeyV1> {
+    pub fn relin_key_v1<R: RngCore + CryptoRng>(
+        &self,
+        sk: &TbSecretKey,
+        base: u64,
+        rng: &mut R,
+    ) -> Result<RelinKeyV1> {
         if base < 2 {
-            return Err(Error::InvalidParameters("relinearisation base T must be ≥ 2".into()));
+            return Err(Error::InvalidParameters(
+                "relinearisation base T must be ≥ 2".into(),
+            ));
         }
         let t_big = BigInt::from(base);
         let s = self.s(sk);
@@ -269,9 +329,16 @@ impl TextbookFv {
 
     /// Relinearisation key version 2 with special modulus p (seed 001 asks p ≥ q³); the key lives
     /// modulo p·q, whose size is checked against the security table.
-    pub fn relin_key_v2<R: RngCore + CryptoRng>(&self, sk: &TbSecretKey, p: BigUint, rng: &mut R) -> Result<RelinKeyV2> {
+    pub fn relin_key_v2<R: RngCore + CryptoRng>(
+        &self,
+        sk: &TbSecretKey,
+        p: BigUint,
+        rng: &mut R,
+    ) -> Result<RelinKeyV2> {
         if p < BigUint::from(2u32) {
-            return Err(Error::InvalidParameters("special modulus p must be ≥ 2".into()));
+            return Err(Error::InvalidParameters(
+                "special modulus p must be ≥ 2".into(),
+            ));
         }
         let p = BigInt::from_biguint(Sign::Plus, p);
         let pq = &p * &self.q;
@@ -280,12 +347,18 @@ impl TextbookFv {
         let s2 = ring::mul_exact(&s, &s)?;
         let extra: BigPoly = s2.iter().map(|c| c * &p).collect();
         let (b, a) = self.rlwe(sk, &pq, &extra, rng)?;
-        Ok(RelinKeyV2 { p, b: ring::center(&b, &pq), a: ring::center(&a, &pq) })
+        Ok(RelinKeyV2 {
+            p,
+            b: ring::center(&b, &pq),
+            a: ring::center(&a, &pq),
+        })
     }
 
     /// The special modulus p = q³ (rounded up to the next integer of that size) seed 001 recommends.
     pub fn default_v2_modulus(&self) -> BigUint {
-        (&self.q * &self.q * &self.q).to_biguint().unwrap_or_default()
+        (&self.q * &self.q * &self.q)
+            .to_biguint()
+            .unwrap_or_default()
     }
 
     /// Relinearisation version 2: c0 + ⌊c2·rlk0/p⌉, c1 + ⌊c2·rlk1/p⌉ (c2 centered).
@@ -311,7 +384,9 @@ impl TextbookFv {
             ct.polys
                 .iter()
                 .map(|poly| {
-                    (0..p.degree()).map(|j| BigInt::from_biguint(Sign::Plus, p.q.reconstruct(poly, j))).collect()
+                    (0..p.degree())
+                        .map(|j| BigInt::from_biguint(Sign::Plus, p.q.reconstruct(poly, j)))
+                        .collect()
                 })
                 .collect(),
         )
@@ -341,10 +416,18 @@ fn check_security(n: usize, log_q: u32, insecure: bool) -> Result<()> {
     match max_log_q_128(n) {
         Some(max) if log_q <= max => Ok(()),
         _ if insecure => {
-            eprintln!("vsp-bfv WARNING: insecure textbook parameters (n = {n}, log2 modulus = {log_q})");
+            eprintln!(
+                "vsp-bfv WARNING: insecure textbook parameters (n = {n}, log2 modulus = {log_q})"
+            );
             Ok(())
         }
-        Some(max) => Err(Error::Insecure { degree: n, log_q, max }),
-        None => Err(Error::InvalidParameters(format!("degree {n} not in the security table"))),
+        Some(max) => Err(Error::Insecure {
+            degree: n,
+            log_q,
+            max,
+        }),
+        None => Err(Error::InvalidParameters(format!(
+            "degree {n} not in the security table"
+        ))),
     }
 }

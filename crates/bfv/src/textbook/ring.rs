@@ -101,7 +101,6 @@ pub fn from_i64(v: &[i64]) -> BigPoly {
     v.iter().map(|&x| BigInt::from(x)).collect()
 }
 
-
 /// The zero polynomial of degree n.
 pub fn zero(n: usize) -> BigPoly {
     vec![BigInt::zero(); n]
