@@ -157,7 +157,7 @@ impl Cbd21 {
     }
     /// Next sample in [−21, 21].
     #[inline]
-    pub fn next(&mut self) -> i64 {
+    pub fn sample(&mut self) -> i64 {
         if self.left == 0 {
             let mut b = [0u8; 24];
             self.x.fill(&mut b[..21]);
@@ -227,7 +227,7 @@ mod tests {
         let mut x = Cbd21::new(&[1; 32], b"t");
         let (mut sum, mut sq) = (0i64, 0i64);
         for _ in 0..20000 {
-            let e = x.next();
+            let e = x.sample();
             assert!((-21..=21).contains(&e));
             sum += e;
             sq += e * e;

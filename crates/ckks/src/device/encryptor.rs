@@ -336,7 +336,7 @@ impl DeviceEncryptor {
                         } else {
                             let mut x = Cbd21::new(&seeds.private, b"e1");
                             for a in self.buf_a.iter_mut() {
-                                *a = m.add(*a, m.from_i64(x.next()));
+                                *a = m.add(*a, m.from_i64(x.sample()));
                             }
                         }
                         self.ntt_a(j);
@@ -449,7 +449,7 @@ impl DeviceEncryptor {
         let n = p.n();
         let mut x = Cbd21::new(private, label);
         for c in 0..n {
-            self.msg[crate::encoding::coeff_index(c, n)] += x.next() as f64;
+            self.msg[crate::encoding::coeff_index(c, n)] += x.sample() as f64;
         }
         Ok(())
     }
@@ -478,7 +478,7 @@ impl DeviceEncryptor {
         let m = self.primes[j].m;
         let mut x = Cbd21::new(private, label);
         for b in self.buf_b.iter_mut() {
-            *b = m.from_i64(x.next());
+            *b = m.from_i64(x.sample());
         }
     }
 
