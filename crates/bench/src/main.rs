@@ -3,6 +3,7 @@
 //! Usage: `cargo run --release -p vsp-bench -- <suite>`; each suite prints a table and ends with one
 //! `name=value` line that BENCHMARKS.md quotes.
 
+mod ckks;
 mod ntt;
 
 fn main() -> anyhow::Result<()> {
@@ -10,6 +11,7 @@ fn main() -> anyhow::Result<()> {
     let suite = args.first().map(String::as_str).unwrap_or("");
     let _rest = args.get(1..).unwrap_or(&[]);
     match suite {
+        "ckks" => ckks::run(_rest),
         "ntt" => ntt::run(_rest),
         // Each suite lives in its own module (ntt.rs, tfhe.rs, circuit.rs, vsp.rs, bfv.rs, ckks.rs).
         other => anyhow::bail!("unknown suite {other:?}; available: (none yet)"),
