@@ -183,6 +183,27 @@ pub(crate) fn link(prog: &Program, opts: &AsmOptions) -> Result<Image, AsmError>
             AsmErrorKind::NoConvergence,
         ));
     }
+    // Programs beyond the 16-bit address space are refused before anything is allocated (a huge
+    // `.space`); the machine's own limits are checked after emission, so that a more specific
+    // error (a branch out of range) is reported first.
+    for (what, s_idx) in [("ROM", TEXT), ("RAM", BSS)] {
+        let end = st.addr[s_idx].last().copied().unwrap_or(0) as usize;
+        if end > 65536 {
+            let k = AsmErrorKind::TooLarge {
+                what,
+                used: end,
+                limit: 65536,
+            };
+            return Err(prog.error(
+                Pos {
+                    file: prog.main_file,
+                    line: 0,
+                    col: 0,
+                },
+                k,
+            ));
+        }
+    }
     let mut rom = Vec::new();
     let mut ram = vec![0u8; 2];
     for s in [TEXT, DATA, RODATA, BSS] {
