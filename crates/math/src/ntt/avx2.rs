@@ -70,7 +70,9 @@ unsafe fn broadcast(t: ShoupConst) -> Twiddle {
 /// a·w mod q in [0, 2q) for any 64-bit lanes a (Shoup).
 #[inline(always)]
 unsafe fn mul_shoup_lazy(a: __m256i, t: Twiddle, c: &Consts) -> __m256i {
-    let a_hi = _mm256_srli_epi64(a, 32);
+    // A 32-bit lane swap (not a shift) feeds the high halves to `vpmuludq`, which reads only the
+    // low half of each lane; it also keeps LLVM from turning the sequence into scalar `mulq`s.
+    let a_hi = _mm256_shuffle_epi32::<0b10_11_00_01>(a);
     // q̂ = ⌊a·wq / 2^64⌋, exactly.
     let ll = _mm256_mul_epu32(a, t.wq);
     let lh = _mm256_mul_epu32(a, t.wq_hi);
@@ -92,7 +94,7 @@ unsafe fn mul_shoup_lazy(a: __m256i, t: Twiddle, c: &Consts) -> __m256i {
             32,
         ),
     );
-    let qhat_hi = _mm256_srli_epi64(qhat, 32);
+    let qhat_hi = _mm256_shuffle_epi32::<0b10_11_00_01>(qhat);
     let qq = _mm256_add_epi64(
         _mm256_mul_epu32(qhat, c.q),
         _mm256_slli_epi64(
