@@ -357,6 +357,35 @@ mod tests {
     }
 
     #[test]
+    fn encode_decode_precision_at_each_degree() {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 11) as f64 / (1u64 << 53) as f64 * 20.0 - 10.0
+        };
+        for n in [1024usize, 2048, 4096, 8192, 16384] {
+            let enc = Encoder::new(n, FftRoots::Loaded, IndexMap::Persistent).unwrap();
+            let vals: Vec<Complex> = (0..n / 2).map(|_| Complex::new(next(), next())).collect();
+            let scale = 2f64.powi(40);
+            let mut buf = alloc::vec![0.0; n];
+            enc.encode_complex(&vals, scale, &mut buf).unwrap();
+            let coeffs: Vec<f64> = (0..n).map(|c| buf[coeff_index(c, n)] / scale).collect();
+            let mut scratch = alloc::vec![Complex::default(); n];
+            let mut out = alloc::vec![Complex::default(); n / 2];
+            enc.decode(&coeffs, &mut scratch, &mut out).unwrap();
+            // Rounding to integers costs ≤ 0.5·√N/Δ per slot; the FFTs add ~1e-12.
+            let err = out
+                .iter()
+                .zip(&vals)
+                .map(|(a, b)| (a.re - b.re).abs().max((a.im - b.im).abs()))
+                .fold(0.0, f64::max);
+            assert!(err < 1e-9, "n = {n}: {err}");
+        }
+    }
+
+    #[test]
     fn all_table_modes_are_bit_identical() {
         let n = 4096;
         let vals: Vec<f64> = (0..2048).map(|i| libm::sin(i as f64) * 3.0).collect();

@@ -9,6 +9,26 @@
 //! this crate exchange keys and ciphertexts.
 //!
 //! The device side builds with `--no-default-features` (no `std`, `alloc` only).
+//!
+//! ```
+//! use vsp_ckks::server::{Collector, Decryptor, KeyGenerator, ServerContext};
+//! use vsp_ckks::{CkksParams, DeviceConfig, DeviceEncryptor, EncryptionSeeds};
+//! # fn main() -> vsp_ckks::Result<()> {
+//! let mut rng = rand::rngs::OsRng;
+//! // Server: N = 4096, three 30-bit primes, scale 2^25 (SEAL-Embedded's default).
+//! let ctx = ServerContext::new(CkksParams::default())?;
+//! let keys = KeyGenerator::new(&ctx, &mut rng)?;
+//! let device_pk = keys.public_key(&mut rng)?.to_device(&ctx)?;
+//! // Device: ≈ 49 KiB of working memory, ciphertext streamed prime by prime into a sink.
+//! let mut enc = DeviceEncryptor::new(DeviceConfig::low_memory(CkksParams::default()))?;
+//! let mut received = Collector::new(&ctx); // any `Sink`, e.g. a closure sending over a radio
+//! enc.encrypt_asymmetric(&[1.5, -2.25, 3.0], &device_pk, &EncryptionSeeds::random(&mut rng), &mut received)?;
+//! // Server: decrypt and decode.
+//! let slots = Decryptor::new(&ctx, keys.secret_key()).decrypt_real(&received.finish()?)?;
+//! assert!((slots[1] + 2.25).abs() < 1e-2);
+//! # Ok(())
+//! # }
+//! ```
 #![cfg_attr(not(feature = "std"), no_std)]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
