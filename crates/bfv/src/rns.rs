@@ -191,7 +191,8 @@ impl BaseConverter {
             let v = int + ((frac + (1u128 << 63)) >> 64) as u64;
             for (j, b) in self.to.iter().enumerate() {
                 let row = &self.qhat_mod_to[j];
-                let mut acc: u128 = b.mul(v % b.value(), self.neg_a_mod_to[j]) as u128;
+                // v ≤ number of limbs, far below any 2N-friendly prime: no reduction needed.
+                let mut acc: u128 = b.mul(v, self.neg_a_mod_to[j]) as u128;
                 for (chunk_y, chunk_r) in y.chunks(8).zip(row.chunks(8)) {
                     for (yi, r) in chunk_y.iter().zip(chunk_r) {
                         acc += *yi as u128 * *r as u128;
