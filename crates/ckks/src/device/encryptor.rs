@@ -183,6 +183,7 @@ impl EncryptionSeeds {
 }
 
 /// The device encryptor: parameters, tables and all working buffers, fixed at setup.
+/// Buffers are wiped after every encryption and on drop.
 pub struct DeviceEncryptor {
     cfg: DeviceConfig,
     encoder: Encoder,
@@ -285,8 +286,27 @@ impl DeviceEncryptor {
         self.symmetric(values, sk, &seeds, false, sink)
     }
 
-    /// Public-key encryption of real values: sends c0 and c1 for each prime.
+    /// Public-key encryption: sends c0 and c1 for each prime.
     pub fn encrypt_asymmetric<V: SlotValues + ?Sized>(
+        &mut self,
+        values: &V,
+        pk: &DevicePublicKey,
+        seeds: &EncryptionSeeds,
+        sink: &mut (impl Sink + ?Sized),
+    ) -> Result<()> {
+        let r = self.asymmetric(values, pk, seeds, sink);
+        self.wipe();
+        r
+    }
+
+    /// Clears every buffer that held message, noise, NTT(s) or NTT(u) (also on error paths).
+    fn wipe(&mut self) {
+        self.msg.as_mut_slice().zeroize();
+        self.buf_a.as_mut_slice().zeroize();
+        self.buf_b.as_mut_slice().zeroize();
+    }
+
+    fn asymmetric<V: SlotValues + ?Sized>(
         &mut self,
         values: &V,
         pk: &DevicePublicKey,
@@ -350,11 +370,23 @@ impl DeviceEncryptor {
                 }
             }
         }
-        self.msg.as_mut_slice().zeroize();
         Ok(())
     }
 
     fn symmetric<V: SlotValues + ?Sized>(
+        &mut self,
+        values: &V,
+        sk: &DeviceSecretKey,
+        seeds: &EncryptionSeeds,
+        send_c1: bool,
+        sink: &mut (impl Sink + ?Sized),
+    ) -> Result<()> {
+        let r = self.symmetric_inner(values, sk, seeds, send_c1, sink);
+        self.wipe();
+        r
+    }
+
+    fn symmetric_inner<V: SlotValues + ?Sized>(
         &mut self,
         values: &V,
         sk: &DeviceSecretKey,
@@ -433,7 +465,6 @@ impl DeviceEncryptor {
                 .map_err(|_| CkksError::SinkFailed)?;
             }
         }
-        self.msg.as_mut_slice().zeroize();
         Ok(())
     }
 
@@ -542,5 +573,11 @@ impl DeviceEncryptor {
             }
             _ => ntt::forward_otf(buf, p),
         }
+    }
+}
+
+impl Drop for DeviceEncryptor {
+    fn drop(&mut self) {
+        self.wipe();
     }
 }
