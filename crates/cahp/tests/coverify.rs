@@ -102,3 +102,34 @@ fn benchmarks_iverilog_match_the_simulator() {
         }
     }
 }
+
+#[test]
+fn cores_are_smaller_than_the_originals() {
+    // The originals (Iyokan test netlists, vsp.md §2.1): pearl 2,985 logic cells (861 MUX, 28 NOT)
+    // + 298 DFFs, ruby 3,433 (996 MUX, 15 NOT) + 457 DFFs; bootstraps = 2-input gates + 2 × MUX.
+    let originals = [
+        (Core::Pearl, 2985, 298, 2096 + 2 * 861),
+        (Core::Ruby, 3433, 457, 2422 + 2 * 996),
+    ];
+    for (core, logic, dff, boots) in originals {
+        let n = vsp_circuit::parse_yosys_json(core.netlist_json()).expect("netlist imports");
+        let s = n.stats();
+        println!("{core}: {s}");
+        assert!(
+            s.logic_cells() < logic,
+            "{core}: {} logic cells",
+            s.logic_cells()
+        );
+        assert!(s.dff <= dff, "{core}: {} DFFs", s.dff);
+        assert!(
+            s.bootstraps_per_cycle < boots,
+            "{core}: {} bootstraps",
+            s.bootstraps_per_cycle
+        );
+        assert_eq!(
+            (s.input_bits, s.output_bits),
+            (49, 289),
+            "{core}: port bits as the originals"
+        );
+    }
+}
