@@ -1,5 +1,5 @@
-//! The runtime a C program needs, in CAHPv3 assembly: crt0 and the 16-bit multiply, divide and
-//! modulo helpers (the functions cahp-rt's libc provides, `shared/reference/vsp.md` §1.7–1.8).
+//! The runtime a C program needs, in CAHPv3 assembly: crt0 and the 16- and 32-bit multiply,
+//! divide and modulo helpers (the functions cahp-rt's libc provides, `shared/reference/vsp.md` §1.7–1.8).
 //!
 //! [`crate::asm::assemble_with_runtime`] links crt0 first (at ROM address 0) and then only the
 //! helper modules the program refers to, like a linker pulling members out of an archive.
@@ -23,7 +23,7 @@ pub const CRT0: Module = Module {
 };
 
 /// Helper modules, searched for undefined symbols.
-pub const HELPERS: [Module; 2] = [
+pub const HELPERS: [Module; 4] = [
     Module {
         name: "<runtime>/mulhi3.s",
         source: include_str!("../asm/runtime/mulhi3.s"),
@@ -33,5 +33,15 @@ pub const HELPERS: [Module; 2] = [
         name: "<runtime>/divhi3.s",
         source: include_str!("../asm/runtime/divhi3.s"),
         defines: &["__udivhi3", "__umodhi3", "__divhi3", "__modhi3"],
+    },
+    Module {
+        name: "<runtime>/mulsi3.s",
+        source: include_str!("../asm/runtime/mulsi3.s"),
+        defines: &["__mulsi3"],
+    },
+    Module {
+        name: "<runtime>/divsi3.s",
+        source: include_str!("../asm/runtime/divsi3.s"),
+        defines: &["__udivsi3", "__umodsi3", "__divsi3", "__modsi3"],
     },
 ];

@@ -296,6 +296,61 @@ fn runtime_helpers_match_rust() {
     }
 }
 
+/// `main` returning the 32-bit f(a, b) (low half in a0, high half in a1).
+fn helper32(f: &str, a: u32, b: u32) -> u32 {
+    let (al, ah, bl, bh) = (a & 0xFFFF, a >> 16, b & 0xFFFF, b >> 16);
+    let src = format!("main: mv s1, ra\n li a0, {al}\n li a1, {ah}\n li a2, {bl}\n li a3, {bh}\n li s0, 0x5A5A\n call {f}\n mv ra, s1\n ret\n");
+    let img = assemble_with_runtime(&src, "m.s").unwrap_or_else(|e| panic!("{e}"));
+    let s = run(&img, &[]);
+    assert_eq!(s.reg(Reg::parse("s0").unwrap()), 0x5A5A, "{f} must keep s0");
+    u32::from(s.reg(Reg::A0)) | u32::from(s.reg(Reg::new(9).unwrap())) << 16
+}
+
+#[test]
+fn runtime_32_bit_helpers_match_rust() {
+    let vals: [u32; 12] = [
+        0,
+        1,
+        3,
+        10,
+        0xFFFF,
+        0x1_0000,
+        0x1234_5678,
+        0x7FFF_FFFF,
+        0x8000_0000,
+        0x8000_0001,
+        0xFFFF_FFFE,
+        0xFFFF_FFFF,
+    ];
+    for a in vals {
+        for b in vals {
+            assert_eq!(
+                helper32("__mulsi3", a, b),
+                a.wrapping_mul(b),
+                "{a:#x} * {b:#x}"
+            );
+            if b != 0 {
+                assert_eq!(helper32("__udivsi3", a, b), a / b, "{a:#x} / {b:#x}");
+                assert_eq!(helper32("__umodsi3", a, b), a % b, "{a:#x} % {b:#x}");
+                let (x, y) = (a as i32, b as i32);
+                assert_eq!(
+                    helper32("__divsi3", a, b),
+                    x.wrapping_div(y) as u32,
+                    "{x} / {y}"
+                );
+                assert_eq!(
+                    helper32("__modsi3", a, b),
+                    x.wrapping_rem(y) as u32,
+                    "{x} % {y}"
+                );
+            } else {
+                assert_eq!(helper32("__udivsi3", a, 0), u32::MAX);
+                assert_eq!(helper32("__umodsi3", a, 0), a);
+            }
+        }
+    }
+}
+
 #[test]
 fn runtime_links_only_what_is_used_and_passes_argv() {
     let main = "main: lw t0, 2(a1)\n lbu a0, 0(t0)\n add a0, a0, a0\n ret\n";
