@@ -35,13 +35,21 @@
 
 extern crate alloc;
 
+/// Device-specific modular arithmetic (32-bit Barrett/Shoup) and small helpers.
 pub mod arith;
+/// The device side: streaming encryptor, keys, 32-bit NTT, memory accounting (no std).
 pub mod device;
+/// Canonical-embedding encoder/decoder with SEAL's slot order.
 pub mod encoding;
+/// The crate's error type.
 pub mod error;
+/// Parameter sets (SEAL-Embedded presets, user primes, 128-bit security cap).
 pub mod params;
+/// SEAL's SHAKE256 seed stream and the device's private noise samplers.
 pub mod prng;
+/// Microsoft SEAL 4.x serialization.
 pub mod seal;
+/// The server side: keys, reception, decryption, evaluation (std).
 #[cfg(feature = "std")]
 pub mod server;
 

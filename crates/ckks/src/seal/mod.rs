@@ -4,10 +4,14 @@
 //! seeded ciphertext form with a SHAKE256 seed. Verified against seal-python 4.4 in
 //! `tests/seal_interop.rs`.
 
+/// BLAKE2b for parms_id.
 pub mod blake2b;
+/// SEALHeader, parms_id and ciphertext preambles (no std).
 pub mod header;
+/// Readers and writers of SEAL ciphertexts and keys (std).
 #[cfg(feature = "std")]
 pub mod objects;
+/// Streaming seeded-ciphertext writer for the device (no std).
 pub mod stream;
 
 pub use header::parms_id;
