@@ -3,6 +3,7 @@
 //! Usage: `cargo run --release -p vsp-bench -- <suite>`; each suite prints a table and ends with one
 //! `name=value` line that BENCHMARKS.md quotes.
 
+mod bfv;
 mod ckks;
 mod ntt;
 
@@ -11,6 +12,7 @@ fn main() -> anyhow::Result<()> {
     let suite = args.first().map(String::as_str).unwrap_or("");
     let _rest = args.get(1..).unwrap_or(&[]);
     match suite {
+        "bfv" => bfv::run(_rest),
         "ckks" => ckks::run(_rest),
         "ntt" => ntt::run(_rest),
         // Each suite lives in its own module (ntt.rs, tfhe.rs, circuit.rs, vsp.rs, bfv.rs, ckks.rs).
