@@ -205,8 +205,10 @@ pub struct RelinKey(pub(crate) KeySwitchingKey);
 impl RelinKey {
     /// Generates the relinearisation key of `sk`.
     pub fn new<R: RngCore + CryptoRng>(sk: &SecretKey, rng: &mut R) -> Self {
-        let s2 = poly::mul(sk.params.q.moduli(), &sk.ntt, &sk.ntt, sk.params.degree());
-        RelinKey(KeySwitchingKey::new(sk, &s2, rng))
+        let mut s2 = poly::mul(sk.params.q.moduli(), &sk.ntt, &sk.ntt, sk.params.degree());
+        let key = KeySwitchingKey::new(sk, &s2, rng);
+        zeroize::Zeroize::zeroize(&mut s2);
+        RelinKey(key)
     }
 }
 
@@ -277,6 +279,7 @@ impl GaloisKeys {
             s = poly::automorphism(p.q.moduli(), &s, n, g);
             poly::forward(p.q.ntt(), &mut s, n, &Exec::sequential());
             keys.insert(g, KeySwitchingKey::new(sk, &s, rng));
+            zeroize::Zeroize::zeroize(&mut s);
         }
         Self { keys }
     }

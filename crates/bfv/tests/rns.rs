@@ -298,3 +298,33 @@ fn depth_presets_reach_their_claimed_depth() {
         assert_eq!(enc.decode_batch(&sk.decrypt(&ct).unwrap()).unwrap(), want);
     }
 }
+
+#[test]
+fn large_plaintext_modulus_both_methods() {
+    // A 50-bit batching t stresses the auxiliary-base sizing of HPS and BEHZ.
+    let t = BfvParameters::batching_modulus(256, 50).unwrap();
+    let params = BfvParameters::builder()
+        .degree(256)
+        .plaintext_modulus(t)
+        .moduli_sizes(&[60, 60, 60, 60, 60])
+        .insecure()
+        .build()
+        .unwrap();
+    let mut r = rng();
+    let sk = SecretKey::random(&params, &mut r);
+    let rk = RelinKey::new(&sk, &mut r);
+    let enc = Encoder::new(&params);
+    let a: Vec<u64> = (0..256).map(|_| r.gen_range(0..t)).collect();
+    let b: Vec<u64> = (0..256).map(|_| r.gen_range(0..t)).collect();
+    let ca = sk.encrypt(&enc.encode_batch(&a).unwrap(), &mut r).unwrap();
+    let cb = sk.encrypt(&enc.encode_batch(&b).unwrap(), &mut r).unwrap();
+    for method in [MulMethod::Hps, MulMethod::Behz] {
+        let ev = Evaluator::new(&params).with_method(method);
+        let c = ev.multiply_relin(&ca, &cb, &rk).unwrap();
+        assert_eq!(
+            enc.decode_batch(&sk.decrypt(&c).unwrap()).unwrap(),
+            mul_mod(&a, &b, t),
+            "{method:?}"
+        );
+    }
+}
