@@ -104,11 +104,35 @@ pub(crate) struct ExprParser<'a> {
     pub i: usize,
     /// Column to report when the line ends unexpectedly.
     pub eol_col: u32,
+    /// Current nesting of unary operators and parentheses (bounded, so that a hostile line
+    /// cannot overflow the stack).
+    pub depth: u32,
 }
+
+const MAX_DEPTH: u32 = 64;
+/// Longest expression accepted, in tokens (bounds the depth of left-leaning `a+b+c…` trees).
+const MAX_TOKENS: usize = 512;
 
 type PResult<T> = Result<T, (u32, AsmErrorKind)>;
 
 impl<'a> ExprParser<'a> {
+    /// A parser over `toks`, refusing overlong expressions.
+    pub fn new(toks: &'a [Token], eol_col: u32) -> PResult<ExprParser<'a>> {
+        if toks.len() > MAX_TOKENS {
+            let col = toks.first().map(|t| t.col).unwrap_or(eol_col);
+            return Err((
+                col,
+                AsmErrorKind::Syntax(format!("expression longer than {MAX_TOKENS} tokens")),
+            ));
+        }
+        Ok(ExprParser {
+            toks,
+            i: 0,
+            eol_col,
+            depth: 0,
+        })
+    }
+
     pub fn peek(&self) -> Option<&'a Tok> {
         self.toks.get(self.i).map(|t| &t.tok)
     }
@@ -148,6 +172,19 @@ impl<'a> ExprParser<'a> {
     }
 
     fn unary(&mut self) -> PResult<Expr> {
+        if self.depth >= MAX_DEPTH {
+            return Err((
+                self.col(),
+                AsmErrorKind::Syntax("expression nested too deeply".into()),
+            ));
+        }
+        self.depth += 1;
+        let r = self.unary_inner();
+        self.depth -= 1;
+        r
+    }
+
+    fn unary_inner(&mut self) -> PResult<Expr> {
         let col = self.col();
         match self.peek() {
             Some(Tok::Minus) => {

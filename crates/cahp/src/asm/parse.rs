@@ -260,11 +260,7 @@ impl Program {
         let pos = at(col);
         let args = split_commas(rest);
         let p = |ts: &[Token]| -> LResult<Expr> {
-            let mut ep = ExprParser {
-                toks: ts,
-                i: 0,
-                eol_col: eol,
-            };
+            let mut ep = ExprParser::new(ts, eol)?;
             let e = ep.expr()?;
             if let Some(t) = ep.toks.get(ep.i) {
                 return Err((
@@ -569,11 +565,7 @@ fn parse_operands(toks: &[Token], eol: u32) -> LResult<Vec<(Operand, u32)>> {
 }
 
 fn full_expr(toks: &[Token], eol: u32) -> LResult<Expr> {
-    let mut ep = ExprParser {
-        toks,
-        i: 0,
-        eol_col: eol,
-    };
+    let mut ep = ExprParser::new(toks, eol)?;
     let e = ep.expr()?;
     if let Some(t) = toks.get(ep.i) {
         return Err((
