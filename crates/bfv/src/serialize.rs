@@ -499,7 +499,7 @@ impl GaloisKeys {
         let mut keys = BTreeMap::new();
         for _ in 0..count {
             let g = r.u32()? as usize;
-            if g % 2 == 0 || g >= 2 * params.degree() {
+            if g & 1 == 0 || g >= 2 * params.degree() {
                 return Err(fmt_err(format!("invalid Galois element {g}")));
             }
             keys.insert(g, read_ksk(params, &mut r)?);

@@ -400,7 +400,7 @@ fn uniform_below<R: RngCore>(m: &BigInt, rng: &mut R) -> BigInt {
     let mut buf = vec![0u8; bytes];
     loop {
         rng.fill_bytes(&mut buf);
-        if bits % 8 != 0 {
+        if bits & 7 != 0 {
             if let Some(top) = buf.last_mut() {
                 *top &= (1u8 << (bits % 8)) - 1;
             }
