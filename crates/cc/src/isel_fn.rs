@@ -191,7 +191,21 @@ fn lower_inst(cx: &mut Ctx, op: &Op, result: Option<&str>, bi: usize) -> Result<
         }
         Op::Switch(v, d, cases) => {
             if pieces(cx.m, &v.ty, cx.line)? == 2 {
-                return unsupported(cx.line, "switch on a 32-bit value");
+                // 32-bit: a case matches when (lo ^ klo) | (hi ^ khi) is zero.
+                let (lo, hi) = cx.pair(v)?;
+                let zero = cx.li(0);
+                for (k, l) in cases {
+                    let klo = cx.li(k & 0xFFFF);
+                    let khi = cx.li((k >> 16) & 0xFFFF);
+                    let x = cx.alu(crate::mir::Alu::Xor, lo, klo);
+                    let y = cx.alu(crate::mir::Alu::Xor, hi, khi);
+                    let t = cx.alu(crate::mir::Alu::Or, x, y);
+                    let target = cx.block(l)?;
+                    cx.emit(MInst::Br { cond: Cond::Eq, a: t, b: zero, target });
+                }
+                let target = cx.block(d)?;
+                cx.emit(MInst::Jmp { target });
+                return Ok(());
             }
             let e = crate::isel::Ext::Zero;
             let r = cx.norm(v, e)?;

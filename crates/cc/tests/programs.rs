@@ -32,3 +32,4 @@ prog!(arith32b, "c/arith32b.c");
 prog!(control, "c/control.c");
 prog!(memory, "c/memory.c");
 prog!(calls, "c/calls.c");
+prog!(misc, "c/misc.c");
