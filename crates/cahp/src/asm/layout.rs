@@ -253,7 +253,7 @@ pub(crate) fn link(prog: &Program, opts: &AsmOptions) -> Result<Image, AsmError>
                     }
                     out.extend_from_slice(&(v as u16).to_le_bytes()[..usize::from(*width)]);
                 }
-                ItemKind::Align { fill, .. } => out.extend(std::iter::repeat(*fill).take(size)),
+                ItemKind::Align { fill, .. } => out.resize(out.len() + size, *fill),
             }
         }
         let end = st.addr[s].last().copied().unwrap_or(0) as usize;
