@@ -4,8 +4,9 @@
 //! Each program sets all sixteen registers to random (often extreme: 0, 1, 0x7fff, 0x8000, 0xffff)
 //! values, then runs random instructions of every kind — both lengths, all ALU ops with register
 //! shift amounts ≥ 16, loads and stores anywhere in RAM (addresses wrap), forward branches with all
-//! six conditions, js/jsal and jr/jalr to later instructions — and ends with `hlt`. Registers are
-//! drawn mostly from a small set so that forwarding and load-use hazards are frequent.
+//! six conditions, counted loops closed by backward branches (Ruby predicts those taken), js/jsal
+//! and jr/jalr to later instructions — and ends with `hlt`. Registers are drawn mostly from a small
+//! set so that forwarding and load-use hazards are frequent.
 
 mod coverify_support;
 
@@ -81,12 +82,14 @@ const PLAIN_OPS: [Op; 40] = [
 const BRANCHES: [Op; 6] = [Op::Beq, Op::Bne, Op::Blt, Op::Bltu, Op::Ble, Op::Bleu];
 const SPECIAL: [u16; 6] = [0, 1, 0x7fff, 0x8000, 0xffff, 0xfffe];
 
+/// A random register other than x6 and x7, which the counted loops reserve.
 fn reg(rng: &mut Rng) -> Reg {
     let n = if rng.below(10) < 6 {
         8 + rng.below(4)
     } else {
         rng.below(16)
     };
+    let n = if n == 6 || n == 7 { n + 6 } else { n };
     Reg::new(n as u8).unwrap_or_default()
 }
 
@@ -155,7 +158,9 @@ fn program(seed: u64) -> Lane {
     let mut rng = Rng::new(seed);
     let mut slots = Vec::new();
     for r in 0..16u8 {
-        let v = if rng.below(3) == 0 {
+        let v = if r == 6 || r == 7 {
+            0
+        } else if rng.below(3) == 0 {
             rng.pick(&SPECIAL)
         } else {
             rng.next() as u16
@@ -179,30 +184,102 @@ fn program(seed: u64) -> Lane {
             imm: lo,
         }));
     }
+    let start = slots.len();
     let body = 24 + rng.below(32) as usize;
-    let end = slots.len() + body; // index of the final hlt
-    for k in slots.len()..end {
-        let target = (k + 1 + rng.below(6) as usize).min(end);
-        slots.push(match rng.below(20) {
-            0..=2 => Slot::Branch {
-                op: rng.pick(&BRANCHES),
-                rs1: reg(&mut rng),
-                rs2: reg(&mut rng),
-                target,
-            },
-            3 => Slot::Jump {
-                link: rng.below(2) == 1,
-                target,
-            },
-            4 => Slot::JumpReg {
-                link: rng.below(2) == 1,
-                reg: reg(&mut rng),
-                target,
-            },
-            _ => Slot::Fixed(plain(&mut rng)),
-        });
+    // Kinds first; forward targets are chosen below, once it is known which slots lie inside a
+    // counted loop (a jump into a loop body would skip the initialisation of its counter).
+    let mut inside = vec![false; start];
+    let mut forward = Vec::new();
+    let z = Reg::default();
+    let (zero, counter) = (
+        Reg::new(6).unwrap_or_default(),
+        Reg::new(7).unwrap_or_default(),
+    );
+    while slots.len() < start + body {
+        let k = slots.len();
+        match rng.below(24) {
+            0..=2 => {
+                let (op, rs1, rs2) = (rng.pick(&BRANCHES), reg(&mut rng), reg(&mut rng));
+                slots.push(Slot::Branch {
+                    op,
+                    rs1,
+                    rs2,
+                    target: 0,
+                });
+                forward.push(k);
+            }
+            3 => {
+                slots.push(Slot::Jump {
+                    link: rng.below(2) == 1,
+                    target: 0,
+                });
+                forward.push(k);
+            }
+            4 => {
+                slots.push(Slot::JumpReg {
+                    link: rng.below(2) == 1,
+                    reg: reg(&mut rng),
+                    target: 0,
+                });
+                forward.push(k);
+            }
+            5 => {
+                // Counted loop with a backward branch: li x7, n; 1..4 instructions; x7 -= 1;
+                // branch back while x7 != 0 (x6 stays 0, and nothing else writes x6 or x7).
+                let n = 1 + rng.below(3) as i32;
+                slots.push(Slot::Fixed(Inst {
+                    op: Op::Li,
+                    rd: counter,
+                    rs1: z,
+                    rs2: z,
+                    imm: n,
+                }));
+                inside.push(false);
+                let first = slots.len();
+                for _ in 0..1 + rng.below(4) {
+                    slots.push(Slot::Fixed(plain(&mut rng)));
+                    inside.push(true);
+                }
+                let dec = Inst {
+                    op: Op::Addi2,
+                    rd: counter,
+                    rs1: z,
+                    rs2: z,
+                    imm: -1,
+                };
+                slots.push(Slot::Fixed(dec));
+                inside.push(true);
+                let (op, rs1, rs2) = rng.pick(&[
+                    (Op::Bne, counter, zero),
+                    (Op::Blt, zero, counter),
+                    (Op::Bltu, zero, counter),
+                ]);
+                slots.push(Slot::Branch {
+                    op,
+                    rs1,
+                    rs2,
+                    target: first,
+                });
+                inside.push(true);
+                continue;
+            }
+            _ => slots.push(Slot::Fixed(plain(&mut rng))),
+        }
+        inside.push(false);
     }
+    let end = slots.len(); // index of the final hlt
+    inside.push(false);
     slots.push(Slot::Fixed(Inst::bare(Op::Js)));
+    for k in forward {
+        let want = (k + 1 + rng.below(6) as usize).min(end);
+        let t = (want..=end).find(|&t| !inside[t]).unwrap_or(end);
+        match &mut slots[k] {
+            Slot::Branch { target, .. }
+            | Slot::Jump { target, .. }
+            | Slot::JumpReg { target, .. } => *target = t,
+            Slot::Fixed(_) => {}
+        }
+    }
     // Layout, then encode with the now known addresses.
     let size = |s: &Slot| match s {
         Slot::Fixed(i) => usize::from(i.size()),
@@ -314,15 +391,21 @@ fn random_programs_exercise_every_instruction() {
     // Guards the generator itself: a generator that stopped emitting some instruction would make the
     // tests above weaker without failing them.
     let mut seen = std::collections::HashSet::new();
+    let mut backward = 0;
     for seed in 0..256 {
         let lane = program(seed);
         let mut pc = 0;
         while pc < lane.rom.len() {
             let i = Inst::decode(&lane.rom[pc..]).expect("generator emits valid code");
             seen.insert(i.op);
+            backward += usize::from(BRANCHES.contains(&i.op) && i.imm < 0);
             pc += usize::from(i.size());
         }
     }
+    assert!(
+        backward > 100,
+        "only {backward} backward branches in 256 programs"
+    );
     for op in PLAIN_OPS
         .iter()
         .chain(&BRANCHES)
