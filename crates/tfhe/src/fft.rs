@@ -221,6 +221,20 @@ impl FftPlan {
         }
     }
 
+    /// acc_a += x ⊙ a and acc_b += x ⊙ b (one pass over x).
+    #[inline]
+    pub fn mul_acc2(&self, acc_a: &mut [f64], acc_b: &mut [f64], x: &[f64], a: &[f64], b: &[f64]) {
+        match self.kernel {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: Kernel::Avx2Fma is only selected after is_x86_feature_detected!("avx2"/"fma").
+            Kernel::Avx2Fma => unsafe { crate::fft_avx2::mul_acc2(acc_a, acc_b, x, a, b) },
+            _ => {
+                mul_acc_core(acc_a, x, a);
+                mul_acc_core(acc_b, x, b);
+            }
+        }
+    }
+
     /// Exact negacyclic product of a torus polynomial with a small-integer polynomial given in Fourier
     /// form (`s_fft`, |s_i| ≤ 1 expected; exact while ‖s‖₁ ≤ 2^10), via 16-bit limbs. Returns a·s.
     pub fn exact_mul_small<T: Torus>(&self, a: &[T], s_fft: &[f64]) -> Vec<T> {
@@ -408,6 +422,13 @@ mod tests {
             let (mut acc0, mut acc1) = (vec![1.0; n], vec![1.0; n]);
             p0.mul_acc(&mut acc0, &x0, &a);
             p1.mul_acc(&mut acc1, &x1, &a);
+            let (mut b0, mut b1, mut c0, mut c1) =
+                (vec![0.5; n], vec![0.5; n], vec![2.0; n], vec![2.0; n]);
+            p0.mul_acc2(&mut b0, &mut c0, &x0, &a, &acc0);
+            p1.mul_acc2(&mut b1, &mut c1, &x0, &a, &acc0);
+            for (u, v) in b0.iter().zip(&b1).chain(c0.iter().zip(&c1)) {
+                assert!((u - v).abs() <= 1e-6 * (1.0 + u.abs()), "mul_acc2 {u} {v}");
+            }
             p0.backward_in_place(&mut acc0);
             p1.backward_in_place(&mut acc1);
             for (u, v) in acc0.iter().zip(&acc1) {

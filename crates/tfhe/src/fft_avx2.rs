@@ -166,3 +166,43 @@ pub(crate) unsafe fn mul_acc(acc: &mut [f64], a: &[f64], b: &[f64]) {
         j += 4;
     }
 }
+
+/// acc_a += x ⊙ a and acc_b += x ⊙ b in one pass over x (the external product's inner loop).
+///
+/// # Safety
+/// As [`mul_acc`]; all five slices have the same length.
+#[target_feature(enable = "avx2,fma")]
+pub(crate) unsafe fn mul_acc2(
+    acc_a: &mut [f64],
+    acc_b: &mut [f64],
+    x: &[f64],
+    a: &[f64],
+    b: &[f64],
+) {
+    let m = x.len() / 2;
+    debug_assert!(
+        acc_a.len() == 2 * m && acc_b.len() == 2 * m && a.len() == 2 * m && b.len() == 2 * m
+    );
+    let (pa, pb, px, ra, rb) = (
+        acc_a.as_mut_ptr(),
+        acc_b.as_mut_ptr(),
+        x.as_ptr(),
+        a.as_ptr(),
+        b.as_ptr(),
+    );
+    // SAFETY: j + 4 ≤ m and m + j + 4 ≤ 2m, the length of every slice.
+    let mut j = 0;
+    while j < m {
+        let (xr, xi) = (_mm256_loadu_pd(px.add(j)), _mm256_loadu_pd(px.add(m + j)));
+        for (acc, key) in [(pa, ra), (pb, rb)] {
+            let (kr, ki) = (_mm256_loadu_pd(key.add(j)), _mm256_loadu_pd(key.add(m + j)));
+            let cr = _mm256_loadu_pd(acc.add(j));
+            let ci = _mm256_loadu_pd(acc.add(m + j));
+            let cr = _mm256_fnmadd_pd(xi, ki, _mm256_fmadd_pd(xr, kr, cr));
+            let ci = _mm256_fmadd_pd(xi, kr, _mm256_fmadd_pd(xr, ki, ci));
+            _mm256_storeu_pd(acc.add(j), cr);
+            _mm256_storeu_pd(acc.add(m + j), ci);
+        }
+        j += 4;
+    }
+}

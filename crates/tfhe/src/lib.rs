@@ -18,7 +18,31 @@
 //! Gates: `nand and or nor xor xnor andnot ornot not copy mux constant` on [`EvalKey`]; `mux_without_se`,
 //! `bit_to_trlwe`, `extract_bit` link gates to CMUX memory. [`TrgswFft::cmux`] and
 //! [`TrgswFft::external_product`] are the leveled operations; TRGSW selectors come from
-//! [`SecretKey::encrypt_trgsw_lvl1`] or from circuit bootstrapping.
+//! [`SecretKey::encrypt_trgsw_lvl1`] or from [`CircuitKey::circuit_bootstrap`] (returns TRGSW(m) and
+//! TRGSW(1−m)).
+//!
+//! ## Threads
+//! [`EvalKey`] and [`CircuitKey`] are immutable and `Send + Sync`; every call allocates its own small
+//! scratch (or takes an [`ExtScratch`]), so one key serves any number of threads. Key generation and
+//! decompression use rayon.
+//!
+//! ## Keys and files
+//! [`CompressedEvalKey`] / [`CompressedCircuitKey`] hold a public mask seed plus bodies (what files store,
+//! see [`serialize`]); `decompress()` regenerates masks and transforms the bootstrapping keys.
+//! Ciphertexts implement serde and have checked `to_bytes`/`from_bytes`.
+//!
+//! ## Modules
+//! * [`torus`] — u32/u64 torus words, balanced gadget decomposition, modulus switching
+//! * [`fft`] — negacyclic f64 FFT (N/2-point, twisted), AVX2+FMA kernels (`fft_avx2`), precision bounds
+//! * [`params`] — `default_128`, `vsp2021`, `cggi16_insecure`, with security rationale
+//! * [`noise`] — variance predictions and failure probabilities
+//! * [`rng`] — OS-seeded ChaCha20 and domain-separated seed streams
+//! * [`secret_key`] — secret keys, encryption/decryption of bits, TRLWE and TRGSW
+//! * [`tlwe`], [`trlwe`], [`trgsw`] — ciphertexts, monomials, sample extraction, external product, CMUX
+//! * [`bootstrap`] — blind rotation, identity key switch, gate bootstrapping, [`EvalKey`]
+//! * [`gates`] — every bootstrapped gate, MUX and HomMUX without SE/IKS
+//! * [`circuit`] — private functional key switching and circuit bootstrapping, [`CircuitKey`]
+//! * [`serialize`] — versioned, checksummed files
 
 #![allow(clippy::needless_range_loop)] // index loops mirror the papers' formulas
 

@@ -148,10 +148,25 @@ impl Torus for u64 {
     }
     #[inline(always)]
     fn from_f64_mod(x: f64) -> Self {
-        // Reduce into [-2^63, 2^63] first: f64 products at level 2 reach ~2^85 (see fft.rs).
-        const TWO64: f64 = 18446744073709551616.0;
-        let r = x - (x / TWO64).round() * TWO64;
-        r.round() as i64 as u64
+        // Level-2 products reach ~2^85 (see fft.rs): read sign, exponent and mantissa and shift, which
+        // is exact mod 2^64 at any magnitude (rounding half away from zero below the binary point).
+        let bits = x.to_bits();
+        let exp = ((bits >> 52) & 0x7ff) as i64;
+        let mant = (bits & ((1u64 << 52) - 1)) | (1u64 << 52);
+        let shift = exp - 1075;
+        let mag = if shift >= 64 || exp == 0 || shift <= -64 {
+            0
+        } else if shift >= 0 {
+            mant << shift
+        } else {
+            let s = (-shift) as u32;
+            (mant + (1u64 << (s - 1))) >> s
+        };
+        if bits >> 63 == 1 {
+            mag.wrapping_neg()
+        } else {
+            mag
+        }
     }
 }
 
@@ -347,5 +362,21 @@ mod tests {
         assert_eq!(u32::from_phase(-0.125), 7 << 29);
         assert!((u64::from_phase(0.3).to_phase() - 0.3).abs() < 1e-15);
         assert_eq!(u64::from_f64_mod(3.0 * 2f64.powi(64) + 81920.0), 81920);
+        assert_eq!(
+            u64::from_f64_mod(-(3.0 * 2f64.powi(64) + 81920.0)),
+            81920u64.wrapping_neg()
+        );
+        for v in [
+            0.0,
+            1.0,
+            -1.0,
+            2.4,
+            -2.6,
+            123456789.5,
+            -9.0e15,
+            2f64.powi(61) * 3.0,
+        ] {
+            assert_eq!(u64::from_f64_mod(v), v.round() as i64 as u64, "{v}");
+        }
     }
 }

@@ -124,8 +124,7 @@ impl<T: Torus> TrgswFft<T> {
                 let (re, im) = buf.split_at_mut(half);
                 plan.forward_in_place(re, im);
                 let (ra, rb) = self.row(part * l + i);
-                plan.mul_acc(&mut s.acc_a, buf, ra);
-                plan.mul_acc(&mut s.acc_b, buf, rb);
+                plan.mul_acc2(&mut s.acc_a, &mut s.acc_b, buf, ra, rb);
             }
         }
         plan.backward_torus(&mut out.a, &mut s.acc_a);

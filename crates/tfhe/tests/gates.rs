@@ -108,3 +108,29 @@ fn wrong_dimension_is_an_error() {
     let bad = vsp_tfhe::Tlwe::constant(10, true);
     assert!(ek.nand(&bad, &bad).is_err());
 }
+
+#[test]
+fn keys_and_ciphertexts_are_send_sync() {
+    fn check<T: Send + Sync>() {}
+    check::<vsp_tfhe::EvalKey>();
+    check::<vsp_tfhe::CircuitKey>();
+    check::<vsp_tfhe::TrgswLvl1>();
+    check::<vsp_tfhe::TrlweLvl1>();
+    check::<vsp_tfhe::TlweLvl0>();
+    check::<vsp_tfhe::SecretKey>();
+}
+
+#[test]
+fn vsp2021_parameters_compute_gates() {
+    let p = vsp_tfhe::Params::vsp2021();
+    let sk = vsp_tfhe::SecretKey::generate(&p).unwrap();
+    let ek = vsp_tfhe::EvalKey::generate(&sk).unwrap();
+    for (x, y) in [(false, true), (true, true)] {
+        let c = ek.nand(&sk.encrypt_bit(x), &sk.encrypt_bit(y)).unwrap();
+        assert_eq!(sk.decrypt_bit(&c).unwrap(), !(x && y));
+        let c = ek.xor(&sk.encrypt_bit(x), &sk.encrypt_bit(y)).unwrap();
+        assert_eq!(sk.decrypt_bit(&c).unwrap(), x ^ y);
+    }
+    let r = vsp_tfhe::noise::predict(&p);
+    assert!(r.log2_gate_failure < -30.0, "{r:?}");
+}
