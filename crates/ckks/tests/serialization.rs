@@ -169,3 +169,38 @@ fn rejects_malformed_input() {
     sk[last] ^= 1;
     is_format_err(read_secret_key(ctx, &sk), "non-ternary secret key");
 }
+
+/// Random corruption never panics: every reader returns Ok or a typed error.
+#[test]
+fn random_corruption_never_panics() {
+    use rand::Rng;
+    let f = fixture();
+    let mut rng = ChaCha20Rng::seed_from_u64(7);
+    for (i, original) in [&f.ct, &f.seeded, &f.pk, &f.sk, &f.rk]
+        .into_iter()
+        .enumerate()
+    {
+        for _ in 0..300 {
+            let mut b = original.clone();
+            // Mostly header/metadata bytes, where the parsing decisions are.
+            for _ in 0..rng.gen_range(1..4) {
+                let at = if rng.gen_bool(0.8) {
+                    rng.gen_range(0..b.len().min(140))
+                } else {
+                    rng.gen_range(0..b.len())
+                };
+                b[at] = rng.gen();
+            }
+            if rng.gen_bool(0.2) {
+                let cut = rng.gen_range(0..b.len());
+                b.truncate(cut);
+            }
+            let _ = match i {
+                0 | 1 => read_ciphertext(&f.ctx, &b).map(|_| ()),
+                2 => read_public_key(&f.ctx, &b).map(|_| ()),
+                3 => read_secret_key(&f.ctx, &b).map(|_| ()),
+                _ => read_relin_keys(&f.ctx, &b).map(|_| ()),
+            };
+        }
+    }
+}

@@ -45,12 +45,15 @@ impl<'a> Cur<'a> {
         let total = parse_header(self.take(HEADER_BYTES)?)?;
         let total =
             usize::try_from(total).map_err(|_| CkksError::Format("object size overflow"))?;
-        if total < HEADER_BYTES || start + total > self.b.len() {
+        let end = start
+            .checked_add(total)
+            .ok_or(CkksError::Format("object size overflow"))?;
+        if total < HEADER_BYTES || end > self.b.len() {
             return Err(CkksError::Format(
                 "SEAL object size does not match the data",
             ));
         }
-        Ok(start + total)
+        Ok(end)
     }
 }
 
@@ -115,7 +118,9 @@ fn parse_ciphertext(ctx: &ServerContext, c: &mut Cur<'_>, allow_key: bool) -> Re
     let count = c.u64()?;
     let full = (size * n * level) as u64;
     let seeded = (n * level) as u64;
-    if (count != full && !(count == seeded && size == 2)) || arr_end - c.pos != 8 * count as usize {
+    if (count != full && !(count == seeded && size == 2))
+        || arr_end.checked_sub(c.pos) != Some(8 * count as usize)
+    {
         return Err(CkksError::Format(
             "ciphertext data length does not match its metadata",
         ));
@@ -127,7 +132,7 @@ fn parse_ciphertext(ctx: &ServerContext, c: &mut Cur<'_>, allow_key: bool) -> Re
         .collect();
     if count == seeded && count != full {
         let info_end = c.object()?;
-        if info_end - c.pos != PRNG_INFO_BYTES - HEADER_BYTES {
+        if info_end.checked_sub(c.pos) != Some(PRNG_INFO_BYTES - HEADER_BYTES) {
             return Err(CkksError::Format(
                 "malformed PRNG info of a seeded ciphertext",
             ));
@@ -219,7 +224,7 @@ pub fn read_secret_key(ctx: &ServerContext, bytes: &[u8]) -> Result<SecretKey> {
     }
     let _scale = c.u64()?;
     let arr_end = c.object()?;
-    if c.u64()? != count || arr_end - c.pos != 8 * count as usize {
+    if c.u64()? != count || arr_end.checked_sub(c.pos) != Some(8 * count as usize) {
         return Err(CkksError::Format("secret key data length mismatch"));
     }
     let raw = c.take(8 * count as usize)?;
