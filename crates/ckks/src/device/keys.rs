@@ -26,7 +26,7 @@ impl DeviceSecretKey {
     /// Packs ternary coefficients; anything outside {−1, 0, 1} is refused.
     pub fn from_ternary(s: &[i8]) -> Result<Self> {
         let n = s.len();
-        if n == 0 || n % 4 != 0 {
+        if n == 0 || !n.is_multiple_of(4) {
             return Err(CkksError::InvalidParams(
                 "secret length must be a positive multiple of 4",
             ));
