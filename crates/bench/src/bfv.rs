@@ -1,5 +1,5 @@
 //! `bfv` suite: vsp-bfv (HPS and BEHZ) encrypt / decrypt / multiply / relinearize / mul+relin at
-//! N = 4096/8192/16384 (log Q 109/218/438, t = 65537), 1 and 2 threads; then seed 002's comparison
+//! N = 1024/4096/8192/16384 (log Q 27/109/218/438, t = 65537), 1 and 2 threads; then seed 002's comparison
 //! of BEHZ and HPS mul+relin as log Q (depth) grows at N = 16384.
 //!
 //! The peer is Microsoft SEAL 4.x through `seal-python`, run as a child process (`python3`) with the
@@ -78,7 +78,7 @@ pub fn run(_args: &[String]) -> anyhow::Result<()> {
     println!("## vsp-bfv, t = {t} (ms, median)");
     println!("| N | log Q | method | threads | encrypt (pk) | decrypt | multiply | relinearize | mul+relin |");
     println!("|---|---|---|---|---|---|---|---|---|");
-    for &n in &[4096usize, 8192, 16384] {
+    for &n in &[1024usize, 4096, 8192, 16384] {
         let params = BfvParameters::default_128(n, t)?;
         let sk = SecretKey::random(&params, &mut rng);
         let pk = PublicKey::new(&sk, &mut rng);
