@@ -4,9 +4,9 @@
 // instruction's register and RAM writes land at the same clock edge).
 // * ID reads the register file and forwards from EX (the ALU result being computed) and from MEM
 //   (the value being written back); a load in EX whose destination ID reads stalls ID for one cycle.
-// * Jumps (js, jsal, jr, jalr) redirect the fetch from ID (one-cycle penalty). Branches are
-//   predicted in ID, backward taken and forward not taken (a predicted-taken one redirects from ID);
-//   they resolve in EX, where a misprediction flushes IF/ID and ID/EX (two-cycle penalty).
+// * Jumps (js, jsal, jr, jalr) redirect the fetch from ID (one-cycle penalty). beq/bne are decided
+//   in ID (one-cycle penalty when taken); the other branches are predicted in ID, backward taken and
+//   forward not taken, and resolve in EX, where a misprediction flushes IF/ID and ID/EX (two cycles).
 // * Fetch uses the same 16-bit cache as Pearl: a jump to a straddling instruction costs one bubble.
 // * The finish flag rides the pipeline and is sticky once the halt (js 0) reaches MEM, when every
 //   older instruction has written its results.
@@ -128,7 +128,10 @@ module ruby (
     wire [15:0] fwdB = exHitB ? exResult : ((memRegWrite & (memRd == rbAddr)) ? wbData : regB);
     wire loadUse = idValid & exIsLoad & ((usesA & exHitA) | (usesB & exHitB));
     wire kill = ~idValid | loadUse | taken | reset;   // ID/EX receives a bubble
-    wire predTaken = isBranch & idInst[7];              // backward branch (offset sign bit)
+    // beq/bne are decided in ID from the forwarded operands (exact); the others are predicted
+    // backward taken (offset sign bit), forward not taken. EX re-evaluates every branch.
+    wire eqBranch = ~cond[1] & cond[0];
+    wire predTaken = isBranch & (eqBranch ? ((fwdA == fwdB) ^ cond[2]) : idInst[7]);
     wire [8:0] idTarget = (isJump & jumpReg) ? fwdA[8:0] : idPc + pcOff;
     wire idRedirect = idValid & ~loadUse & (isJump | predTaken);
 
