@@ -201,7 +201,12 @@ fn lower_inst(cx: &mut Ctx, op: &Op, result: Option<&str>, bi: usize) -> Result<
                     let y = cx.alu(crate::mir::Alu::Xor, hi, khi);
                     let t = cx.alu(crate::mir::Alu::Or, x, y);
                     let target = cx.block(l)?;
-                    cx.emit(MInst::Br { cond: Cond::Eq, a: t, b: zero, target });
+                    cx.emit(MInst::Br {
+                        cond: Cond::Eq,
+                        a: t,
+                        b: zero,
+                        target,
+                    });
                 }
                 let target = cx.block(d)?;
                 cx.emit(MInst::Jmp { target });

@@ -483,6 +483,17 @@ pub fn parse_module(text: &str) -> Result<Module> {
                 }
             }
             f.blocks = super::parse_inst::parse_body(&body, &m)?;
+            // An unlabelled entry block takes the next unnamed value number after the parameters.
+            if let Some(b) = f.blocks.first_mut() {
+                if b.name.is_empty() {
+                    let unnamed = f
+                        .params
+                        .iter()
+                        .filter(|p| p.name.bytes().all(|c| c.is_ascii_digit()))
+                        .count();
+                    b.name = unnamed.to_string();
+                }
+            }
             m.functions.push(f);
         } else {
             return parse_err(line_no, format!("unknown top-level entity: {t}"));
