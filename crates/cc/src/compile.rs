@@ -116,7 +116,14 @@ pub fn compile_c(path: &Path, opts: &CcOptions) -> Result<String> {
         path: path.display().to_string(),
         source: e,
     })?;
-    compile_c_source(&src, &path.display().to_string(), opts)
+    // clang reads the source from stdin: `#include "x.h"` must still find files next to it.
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let dir = dir.display().to_string();
+    let ir = c_to_ir(&src, &path.display().to_string(), opts, &["-iquote", &dir])?;
+    compile_ir_with(&ir, opts)
 }
 
 /// Assembles compiled output with vsp-cahp's runtime (crt0 and the helpers it references) into a
@@ -218,11 +225,25 @@ pub fn compile_module(m: &Module, only: &BTreeSet<String>) -> Result<(String, BT
         return Err(CcError::Program("the program has no main function".into()));
     }
     let mut refs: BTreeMap<String, usize> = BTreeMap::new();
+    let calls_main = m
+        .functions
+        .iter()
+        .flat_map(|f| &f.blocks)
+        .flat_map(|b| &b.insts)
+        .any(|i| {
+            matches!(&i.op, crate::ir::Op::Call { callee, .. }
+            if callee.val == crate::ir::Value::Const(crate::ir::Const::Addr("main".into(), 0)))
+        });
     for func in m.functions.iter().filter(|f| !f.blocks.is_empty()) {
         if !only.is_empty() && !only.contains(&func.name) {
             continue;
         }
         let (mut mf, called) = crate::isel_fn::select_function(m, func)?;
+        // `main` may skip saving callee-saved registers because crt0 halts after it, unless the
+        // program calls `main` itself.
+        if calls_main {
+            mf.no_callee_saves = false;
+        }
         externals.extend(called);
         collect_syms(&mf, func.line, &mut refs);
         crate::opt::dce(&mut mf);
