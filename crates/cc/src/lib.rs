@@ -8,6 +8,15 @@
 //! the llvm-cahp ABI (`shared/reference/vsp.md` §1.8), frame layout, and peephole passes that favour the
 //! 16-bit instruction forms.
 //!
+//! Supported: integer C with char/short/int (16-bit), long (32-bit, register pairs; `*` `/` `%` and
+//! variable shifts through runtime helpers), pointers, structs and arrays (by value too: `byval`,
+//! `sret`), globals and constant data, switch, recursion, function pointers, variadic functions,
+//! `memcpy`/`memset`/`memmove`. Refused with the IR line: floating point, `long long` arithmetic
+//! (msp430's `long long` is 64-bit), variable-length arrays, inline assembly. Calling convention
+//! (llvm-cahp, `vsp.md` §1.8): 16-bit pieces of the arguments in a0..a5 (an i32 takes two), the rest
+//! and all variadic arguments on the stack; results in a0 (a1 = high half); s0..s4 and fp are
+//! callee-saved; 16-bit mul/div come from vsp-cahp's runtime, the rest from [`compile::RUNTIME_C`].
+//!
 //! ```no_run
 //! let asm = vsp_cc::compile_c(std::path::Path::new("prog.c"), &vsp_cc::CcOptions::default())?;
 //! let image = vsp_cahp::assemble_with_runtime(&asm, "prog.s").expect("assembles");
