@@ -6,6 +6,7 @@
 mod bfv;
 mod ckks;
 mod ntt;
+mod tfhe;
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -15,6 +16,7 @@ fn main() -> anyhow::Result<()> {
         "bfv" => bfv::run(_rest),
         "ckks" => ckks::run(_rest),
         "ntt" => ntt::run(_rest),
+        "tfhe" => tfhe::run(_rest),
         // Each suite lives in its own module (ntt.rs, tfhe.rs, circuit.rs, vsp.rs, bfv.rs, ckks.rs).
         other => anyhow::bail!("unknown suite {other:?}; available: (none yet)"),
     }
