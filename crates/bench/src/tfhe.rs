@@ -8,8 +8,8 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use ::tfhe::boolean::prelude as tb;
-use tb::BinaryBooleanGates;
 use anyhow::Context;
+use tb::BinaryBooleanGates;
 use vsp_tfhe::{noise, CompressedCircuitKey, CompressedEvalKey, Params, SecretKey};
 
 /// Median of `rounds` timings (ms) of `f`, each the mean of `reps` calls.
@@ -52,14 +52,21 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     let ck = cck.decompress()?;
     let cb_keygen = t.elapsed().as_secs_f64() * 1e3;
 
-    let (a, b, c) = (sk.encrypt_bit(true), sk.encrypt_bit(false), sk.encrypt_bit(true));
+    let (a, b, c) = (
+        sk.encrypt_bit(true),
+        sk.encrypt_bit(false),
+        sk.encrypt_bit(true),
+    );
     let (ta, tbb, tc) = (cks.encrypt(true), cks.encrypt(false), cks.encrypt(true));
     // Correctness guard: a benchmark of wrong results is worthless.
     anyhow::ensure!(sk.decrypt_bit(&ek.nand(&a, &b)?)?, "vsp-tfhe NAND wrong");
     anyhow::ensure!(cks.decrypt(&sks.nand(&ta, &tbb)), "TFHE-rs NAND wrong");
 
-    let mut rows: Vec<(&str, Vec<f64>, Vec<f64>)> =
-        vec![("NAND", vec![], vec![]), ("XOR", vec![], vec![]), ("MUX", vec![], vec![])];
+    let mut rows: Vec<(&str, Vec<f64>, Vec<f64>)> = vec![
+        ("NAND", vec![], vec![]),
+        ("XOR", vec![], vec![]),
+        ("MUX", vec![], vec![]),
+    ];
     for _ in 0..rounds {
         rows[0].1.push(sample(5, || {
             black_box(ek.nand(&a, &b).ok());
@@ -110,7 +117,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     let theirs_key = n * (k + 1) * l * (k + 1) * big_n / 2 * 16 + k * big_n * t * (n + 1) * 4;
     let mb = |x: usize| x as f64 / 1e6;
 
-    println!("# vsp-tfhe vs TFHE-rs {} (boolean, DEFAULT_PARAMETERS), 1 thread, {rounds} rounds", "1.x");
+    println!("# vsp-tfhe vs TFHE-rs 1.x (boolean, DEFAULT_PARAMETERS), 1 thread, {rounds} rounds");
     println!("| operation | vsp-tfhe | TFHE-rs | ratio |");
     println!("|---|---|---|---|");
     let mut nand_ratio = 0.0;
@@ -131,7 +138,10 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         mb(theirs_key),
         ek.size_bytes() as f64 / theirs_key as f64
     );
-    println!("| evaluation key file (compressed) | {:.1} MB | – | |", mb(cek.to_bytes().len()));
+    println!(
+        "| evaluation key file (compressed) | {:.1} MB | – | |",
+        mb(cek.to_bytes().len())
+    );
     println!("| CMUX (N=1024, ℓ=4, Bg=2^4) | {cmux_us:.1} µs | – | |");
     println!("| circuit bootstrapping (+ inverse) | {cb_ms:.1} ms | – | |");
     println!("| circuit key keygen | {cb_keygen:.0} ms | – | |");
