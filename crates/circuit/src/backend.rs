@@ -48,25 +48,34 @@ pub trait Backend: Send + Sync {
     /// A constant (trivial encryption in TFHE).
     fn constant(&self, v: bool) -> Self::Bit;
     /// `!a`.
-    fn not(&self, a: &Self::Bit) -> Self::Bit;
+    fn not(&self, a: &Self::Bit) -> Result<Self::Bit, CircuitError>;
     /// A two-input gate.
-    fn gate(&self, k: GateKind, a: &Self::Bit, b: &Self::Bit) -> Self::Bit;
+    fn gate(&self, k: GateKind, a: &Self::Bit, b: &Self::Bit) -> Result<Self::Bit, CircuitError>;
     /// `s ? b : a`.
-    fn mux(&self, s: &Self::Bit, a: &Self::Bit, b: &Self::Bit) -> Self::Bit;
+    fn mux(&self, s: &Self::Bit, a: &Self::Bit, b: &Self::Bit) -> Result<Self::Bit, CircuitError>;
 
     /// Prepares an address bit for memory access.
-    fn select(&self, addr_bit: &Self::Bit) -> Self::Sel;
+    fn select(&self, addr_bit: &Self::Bit) -> Result<Self::Sel, CircuitError>;
     /// Reads the word at the address given by `addr` (LSB first) from a ROM.
-    fn rom_read(&self, rom: &Self::Rom, addr: &[&Self::Sel]) -> Vec<Self::Bit>;
+    fn rom_read(
+        &self,
+        rom: &Self::Rom,
+        addr: &[&Self::Sel],
+    ) -> Result<Vec<Self::Bit>, CircuitError>;
     /// Reads data bit `bit` of the word at `addr` from a RAM.
-    fn ram_read(&self, ram: &Self::Ram, addr: &[&Self::Sel], bit: usize) -> Self::Bit;
+    fn ram_read(
+        &self,
+        ram: &Self::Ram,
+        addr: &[&Self::Sel],
+        bit: usize,
+    ) -> Result<Self::Bit, CircuitError>;
     /// The value stored by a write of `wdata` with enable `wren`, given the old value `rdata`.
     fn ram_write_value(
         &self,
         wren: &Self::Bit,
         wdata: &Self::Bit,
         rdata: &Self::Bit,
-    ) -> Self::WriteVal;
+    ) -> Result<Self::WriteVal, CircuitError>;
     /// Stores `vals` (one per data bit) into the word at `addr`; runs on up to `threads` threads.
     fn ram_write(
         &self,
@@ -74,7 +83,7 @@ pub trait Backend: Send + Sync {
         addr: &[&Self::Sel],
         vals: &[Self::WriteVal],
         threads: usize,
-    );
+    ) -> Result<(), CircuitError>;
 
     /// An all-zero ROM of the given shape.
     fn zero_rom(&self, spec: &MemorySpec) -> Self::Rom;

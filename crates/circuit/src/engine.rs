@@ -566,7 +566,7 @@ impl<B: Backend> Engine<B> {
                             .ok_or_else(|| internal("RAM write value missing"))
                     })
                     .collect::<Result<Vec<_>, _>>()?;
-                b.ram_write(ram, &addr, &vals, self.threads);
+                b.ram_write(ram, &addr, &vals, self.threads)?;
             }
         }
         self.state.dffs = dffs;
@@ -620,23 +620,23 @@ impl<B: Backend> Ctx<'_, B> {
         match t {
             Task::Node(id) => {
                 let v = match self.c.nodes[id as usize] {
-                    Node::Not(a) => b.not(self.get(a)?),
-                    Node::Gate(k, x, y) => b.gate(k, self.get(x)?, self.get(y)?),
-                    Node::Mux { s, a, b: y } => b.mux(self.get(s)?, self.get(a)?, self.get(y)?),
+                    Node::Not(a) => b.not(self.get(a)?)?,
+                    Node::Gate(k, x, y) => b.gate(k, self.get(x)?, self.get(y)?)?,
+                    Node::Mux { s, a, b: y } => b.mux(self.get(s)?, self.get(a)?, self.get(y)?)?,
                     _ => return Err(internal("source node scheduled")),
                 };
                 self.set(id, v);
             }
             Task::Select { mem, bit } => {
                 let m = &self.c.mems[mem as usize];
-                let s = b.select(self.get(m.addr[bit as usize])?);
+                let s = b.select(self.get(m.addr[bit as usize])?)?;
                 let _ = self.sels[mem as usize][bit as usize].set(s);
             }
             Task::RomRead(mem) => {
                 let MemState::Rom(rom) = &self.mems[mem as usize] else {
                     return Err(internal("ROM state missing"));
                 };
-                let out = b.rom_read(rom, &self.addr(mem as usize)?);
+                let out = b.rom_read(rom, &self.addr(mem as usize)?)?;
                 for (&node, v) in self.c.mems[mem as usize].rdata.iter().zip(out) {
                     self.set(node, v);
                 }
@@ -645,7 +645,7 @@ impl<B: Backend> Ctx<'_, B> {
                 let MemState::Ram(ram) = &self.mems[mem as usize] else {
                     return Err(internal("RAM state missing"));
                 };
-                let v = b.ram_read(ram, &self.addr(mem as usize)?, bit as usize);
+                let v = b.ram_read(ram, &self.addr(mem as usize)?, bit as usize)?;
                 self.set(self.c.mems[mem as usize].rdata[bit as usize], v);
             }
             Task::WriteVal { mem, bit } => {
@@ -655,7 +655,7 @@ impl<B: Backend> Ctx<'_, B> {
                     self.get(we)?,
                     self.get(m.wdata[bit as usize])?,
                     self.get(m.rdata[bit as usize])?,
-                );
+                )?;
                 let _ = self.wvals[mem as usize][bit as usize].set(v);
             }
         }

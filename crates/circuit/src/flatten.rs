@@ -271,11 +271,15 @@ fn resolve_width(dst: &PortRef, inst: &HashMap<String, Instance>) -> Result<usiz
     match dst {
         PortRef::Node { node, port, range } => match range {
             Some((a, b)) => Ok(b - a + 1),
-            None => inst
-                .get(node)
-                .and_then(|i| i.inputs.get(port))
-                .map(Vec::len)
-                .ok_or_else(|| CircuitError::Blueprint(format!("{dst}: no such input port"))),
+            None => {
+                let i = inst.get(node).ok_or_else(|| unknown_node(node, dst))?;
+                i.inputs.get(port).map(Vec::len).ok_or_else(|| {
+                    CircuitError::Blueprint(format!(
+                        "{dst}: {node} has no input port {port:?} (inputs: {})",
+                        list(i.inputs.keys())
+                    ))
+                })
+            }
         },
         PortRef::External {
             range: Some((a, b)),

@@ -28,27 +28,59 @@
 //!   [`RunOptions`] (cycle count, stop on a 1-bit output, periodic snapshots) and a [`Progress`] callback.
 //! * Snapshots: [`Engine::save_snapshot`] / [`Engine::load_snapshot`] (versioned, checksummed, atomic).
 //! * Statistics: [`Netlist::stats`], [`Circuit::stats`], [`Engine::last_cycle_stats`].
+//!
+//! # Encrypted runs
+//! ```no_run
+//! # use std::sync::Arc;
+//! # use vsp_circuit::{client, Circuit, Engine, RunOptions, TfheBackend};
+//! # fn f(sk: &vsp_tfhe::SecretKey, ek: vsp_tfhe::EvalKey, ck: vsp_tfhe::CircuitKey, c: Arc<Circuit>,
+//! #      rom: &[u64], ram: &[u64]) -> Result<(), vsp_circuit::CircuitError> {
+//! // Client: encrypt the memory images in the engine's layout (ROM 7×32, RAM 8×16 here).
+//! let rom_img = client::encrypt_rom(sk, 7, 32, rom)?;
+//! let ram_img = client::encrypt_ram(sk, 8, 16, ram)?;
+//! // Server: one evaluation key shared by all worker threads; the circuit key drives CMUX memory.
+//! let backend = TfheBackend::new(Arc::new(ek), Some(Arc::new(ck)))?;
+//! let mut e = Engine::new(backend, c);                       // threads = all cores
+//! e.set_rom("rom", rom_img)?;
+//! e.set_ram("ram", ram_img)?;
+//! e.reset()?;                                                  // trivial @reset = 1 for one cycle
+//! let opts = RunOptions { max_cycles: 100, snapshot: Some("run.snap".into()), ..Default::default() };
+//! e.run(&opts, &mut |p| eprintln!("cycle {} {}/{}", p.cycle, p.tasks_done, p.tasks_total))?;
+//! // Client again: decrypt outputs and RAM.
+//! let finished = client::decrypt_value(sk, &e.output("finflag")?)?;
+//! # let _ = finished; Ok(()) }
+//! ```
+//! Resume: build the same engine and call [`Engine::load_snapshot`] before `run`.
+//! CMUX RAM refresh: [`RefreshPolicy`] and [`NoiseModel`] (noise-budget refresh instead of Iyokan's
+//! every-cell-every-cycle refresh; ≤ 2^-40 failures per cycle).
 
 pub mod backend;
 pub mod blueprint;
 pub mod circuit;
+pub mod client;
+pub mod cmux;
 pub mod engine;
 pub mod error;
 mod flatten;
 pub mod netlist;
+pub mod noise;
 pub mod plain;
 pub mod plain_api;
 pub mod schedule;
 pub mod snapshot;
 pub mod stats;
+pub mod tfhe_backend;
 pub mod yosys;
 
 pub use backend::{Backend, Reader, TaskKind};
 pub use blueprint::{Blueprint, MemImpl, MemKind, MemorySpec, PortRef};
 pub use circuit::{Circuit, Dff, ExtPort, MemBlock, Node, NodeId, Step};
+pub use cmux::{TfheRam, TfheRom};
 pub use engine::{CycleStats, Engine, MemState, Progress, RunOptions, RunReport, State};
 pub use error::CircuitError;
 pub use netlist::{Cell, GateKind, Netlist, NetlistBuilder, Port, Wire};
+pub use noise::{NoiseModel, RefreshPolicy};
 pub use plain::{PlainBackend, PlainMemory};
 pub use stats::NetlistStats;
+pub use tfhe_backend::TfheBackend;
 pub use yosys::{parse_yosys_json, read_yosys_json};

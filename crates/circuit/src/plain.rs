@@ -138,34 +138,43 @@ impl Backend for PlainBackend {
         }
     }
     #[inline]
-    fn not(&self, a: &u64) -> u64 {
-        !a
+    fn not(&self, a: &u64) -> Result<u64, CircuitError> {
+        Ok(!a)
     }
     #[inline]
-    fn gate(&self, k: GateKind, a: &u64, b: &u64) -> u64 {
-        k.eval_u64(*a, *b)
+    fn gate(&self, k: GateKind, a: &u64, b: &u64) -> Result<u64, CircuitError> {
+        Ok(k.eval_u64(*a, *b))
     }
     #[inline]
-    fn mux(&self, s: &u64, a: &u64, b: &u64) -> u64 {
-        (s & b) | (!s & a)
+    fn mux(&self, s: &u64, a: &u64, b: &u64) -> Result<u64, CircuitError> {
+        Ok((s & b) | (!s & a))
     }
-    fn select(&self, addr_bit: &u64) -> u64 {
-        *addr_bit
+    fn select(&self, addr_bit: &u64) -> Result<u64, CircuitError> {
+        Ok(*addr_bit)
     }
-    fn rom_read(&self, rom: &PlainMemory, addr: &[&u64]) -> Vec<u64> {
-        (0..rom.data_width).map(|i| rom.read_bit(addr, i)).collect()
+    fn rom_read(&self, rom: &PlainMemory, addr: &[&u64]) -> Result<Vec<u64>, CircuitError> {
+        Ok((0..rom.data_width).map(|i| rom.read_bit(addr, i)).collect())
     }
-    fn ram_read(&self, ram: &PlainMemory, addr: &[&u64], bit: usize) -> u64 {
-        ram.read_bit(addr, bit)
+    fn ram_read(&self, ram: &PlainMemory, addr: &[&u64], bit: usize) -> Result<u64, CircuitError> {
+        Ok(ram.read_bit(addr, bit))
     }
-    fn ram_write_value(&self, wren: &u64, wdata: &u64, rdata: &u64) -> u64 {
+    fn ram_write_value(&self, wren: &u64, wdata: &u64, rdata: &u64) -> Result<u64, CircuitError> {
         self.mux(wren, rdata, wdata)
     }
-    fn ram_write(&self, ram: &mut PlainMemory, addr: &[&u64], vals: &[u64], _threads: usize) {
+    fn ram_write(
+        &self,
+        ram: &mut PlainMemory,
+        addr: &[&u64],
+        vals: &[u64],
+        _threads: usize,
+    ) -> Result<(), CircuitError> {
         let w = ram.data_width;
+        if vals.len() != w || addr.len() != ram.addr_width {
+            return Err(CircuitError::Usage("RAM write of the wrong shape".into()));
+        }
         if let Some(a) = PlainMemory::uniform_addr(addr) {
-            ram.bits[a * w..a * w + w].copy_from_slice(&vals[..w]);
-            return;
+            ram.bits[a * w..a * w + w].copy_from_slice(vals);
+            return Ok(());
         }
         for l in 0..64 {
             let a = PlainMemory::lane_addr(addr, l);
@@ -174,6 +183,7 @@ impl Backend for PlainBackend {
                 *cell = (*cell & !(1u64 << l)) | (v & (1u64 << l));
             }
         }
+        Ok(())
     }
     fn zero_rom(&self, spec: &MemorySpec) -> PlainMemory {
         PlainMemory {
@@ -226,6 +236,7 @@ mod tests {
         let (a0, a1) = (0b10u64, 0b10u64);
         assert_eq!(
             b.rom_read(&m, &[&a0, &a1])
+                .unwrap()
                 .iter()
                 .map(|x| x & 3)
                 .collect::<Vec<_>>(),
@@ -233,7 +244,7 @@ mod tests {
         );
         // lane 1 writes 5 at address 3; lane 0 writes 7 at address 0.
         let vals = [0b11u64, 0b01, 0b11];
-        b.ram_write(&mut m, &[&a0, &a1], &vals, 1);
+        b.ram_write(&mut m, &[&a0, &a1], &vals, 1).unwrap();
         assert_eq!(m.words(0), vec![7, 2, 3, 4]);
         assert_eq!(m.words(1), vec![1, 2, 3, 5]);
         assert!(PlainMemory::from_words(1, 2, &[4]).is_err());

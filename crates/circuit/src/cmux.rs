@@ -1,0 +1,359 @@
+//! CMUX memory over TFHE (VSP paper seed 000, "CMUX Memory"; CGGI17 vertical packing).
+//!
+//! * ROM: bits packed into level-1 TRLWEs — bit i of word k sits in coefficient `(k mod P)·S + i` of TRLWE
+//!   `k div P`, where S is the word width rounded up to a power of two and P = N/S words per TRLWE. A read
+//!   selects the TRLWE with a CMUX tree on the high address bits, rotates word `k mod P` to coefficient 0 by
+//!   a blind rotation driven by the low address bits (CMUX between acc and X^(−S·2^j)·acc), then
+//!   sample-extracts and key-switches each bit and gate-bootstraps it into a fresh gate bit.
+//! * RAM: one TRLWE per stored bit (coefficient 0 = ±1/4). Read: a CMUX tree per data bit, extraction, key
+//!   switch, gate bootstrapping. Write: the value wren ? wdata : rdata as a TRLWE (HomMUX without SE and
+//!   IKS), then for every cell a chain of `a` CMUXes that keeps the old value unless the address matches
+//!   (Iyokan's design). Unlike Iyokan, cells are not all refreshed every cycle: the noise bound of every
+//!   word is tracked ([`crate::noise`]) and words are refreshed round-robin, as few per cycle as the
+//!   failure budget allows; the bounds are stored in snapshots.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use vsp_tfhe::{CircuitKey, EvalKey, Tlwe, TrgswFft, Trlwe};
+
+use crate::error::CircuitError;
+use crate::noise::{NoiseModel, RefreshPolicy};
+
+/// 1/4 on the 32-bit torus: a stored 1 is +1/4, a stored 0 is −1/4.
+pub(crate) const QUARTER: u32 = 1 << 30;
+
+pub(crate) fn tfhe_err(e: vsp_tfhe::Error) -> CircuitError {
+    CircuitError::Backend(e.to_string())
+}
+
+/// A CMUX ROM image (vertical packing).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TfheRom {
+    pub(crate) addr_width: usize,
+    pub(crate) data_width: usize,
+    /// log2 of the slot width S (word width rounded up to a power of two).
+    pub(crate) slot_log: usize,
+    /// Address bits resolved by the blind rotation (min(a, log2 N − slot_log)).
+    pub(crate) low_bits: usize,
+    pub(crate) blocks: Vec<Trlwe<u32>>,
+}
+
+impl TfheRom {
+    /// The packing of a ROM of `2^a × w` bits into TRLWEs of degree `n`: (slot_log, low_bits, blocks).
+    pub fn layout(a: usize, w: usize, n: usize) -> Result<(usize, usize, usize), CircuitError> {
+        let slot_log = w.next_power_of_two().trailing_zeros() as usize;
+        let n_log = n.trailing_zeros() as usize;
+        if slot_log > n_log {
+            return Err(CircuitError::Usage(format!(
+                "ROM words of {w} bits do not fit degree {n}"
+            )));
+        }
+        let low = a.min(n_log - slot_log);
+        Ok((slot_log, low, 1 << (a - low)))
+    }
+    /// The packed TRLWEs.
+    pub fn blocks(&self) -> &[Trlwe<u32>] {
+        &self.blocks
+    }
+}
+
+/// A CMUX RAM: one TRLWE per stored bit plus the tracked noise bound of each word.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TfheRam {
+    pub(crate) addr_width: usize,
+    pub(crate) data_width: usize,
+    /// Word j bit i at `j * data_width + i`.
+    pub(crate) cells: Vec<Trlwe<u32>>,
+    /// Upper bound of the error variance of each word's cells.
+    pub(crate) var: Vec<f64>,
+    /// Next word of the round-robin refresh.
+    pub(crate) next_refresh: u64,
+    /// Refresh bootstraps performed so far (for statistics).
+    pub(crate) refreshes: u64,
+}
+
+impl TfheRam {
+    /// The cells (word j bit i at `j * data_width + i`).
+    pub fn cells(&self) -> &[Trlwe<u32>] {
+        &self.cells
+    }
+    /// The tracked noise-variance bound of each word.
+    pub fn noise_bounds(&self) -> &[f64] {
+        &self.var
+    }
+    /// Cells refreshed (bootstrapped) since the image was made.
+    pub fn refresh_count(&self) -> u64 {
+        self.refreshes
+    }
+}
+
+/// Runs `f(i)` for i in 0..n on up to `threads` scoped threads; the first error wins.
+pub(crate) fn par_for<T: Send>(
+    n: usize,
+    threads: usize,
+    f: impl Fn(usize) -> Result<T, CircuitError> + Sync,
+) -> Result<Vec<T>, CircuitError> {
+    let next = AtomicUsize::new(0);
+    let out: Mutex<Vec<Option<T>>> = Mutex::new((0..n).map(|_| None).collect());
+    let err: Mutex<Option<CircuitError>> = Mutex::new(None);
+    std::thread::scope(|s| {
+        for _ in 0..threads.clamp(1, n.max(1)) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= n {
+                    return;
+                }
+                match f(i) {
+                    Ok(v) => {
+                        if let Some(slot) = out.lock().unwrap_or_else(|e| e.into_inner()).get_mut(i)
+                        {
+                            *slot = Some(v);
+                        }
+                    }
+                    Err(e) => {
+                        err.lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .get_or_insert(e);
+                        next.store(n, Ordering::Relaxed);
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    if let Some(e) = err.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        return Err(e);
+    }
+    out.into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .map(|v| v.ok_or_else(|| CircuitError::Backend("parallel task produced nothing".into())))
+        .collect()
+}
+
+/// CMUX tree: leaves in address order, level k selects with `addr[k]`.
+fn cmux_tree(
+    addr: &[&TrgswFft<u32>],
+    leaves: Vec<&Trlwe<u32>>,
+) -> Result<Trlwe<u32>, CircuitError> {
+    let mut level: Vec<Trlwe<u32>> = Vec::with_capacity(leaves.len() / 2);
+    let mut scratch = addr
+        .first()
+        .map(|g| vsp_tfhe::ExtScratch::new(g.degree(), g.gadget()));
+    let sc = scratch
+        .as_mut()
+        .ok_or_else(|| CircuitError::Usage("memory without address".into()))?;
+    for pair in leaves.chunks(2) {
+        match pair {
+            [x0, x1] => level.push(addr[0].cmux_with(x1, x0, sc).map_err(tfhe_err)?),
+            [x0] => level.push((*x0).clone()),
+            _ => {}
+        }
+    }
+    for sel in addr.iter().skip(1) {
+        let mut next = Vec::with_capacity(level.len().div_ceil(2));
+        let mut it = level.into_iter();
+        while let Some(x0) = it.next() {
+            match it.next() {
+                Some(x1) => next.push(sel.cmux_with(&x1, &x0, sc).map_err(tfhe_err)?),
+                None => next.push(x0),
+            }
+        }
+        level = next;
+    }
+    level
+        .into_iter()
+        .next()
+        .ok_or_else(|| CircuitError::Usage("empty memory".into()))
+}
+
+/// Extracts coefficient `i`, key-switches it and gate-bootstraps the ±1/4 phase into a fresh ±1/8 bit.
+fn extract_fresh(ek: &EvalKey, c: &Trlwe<u32>, i: usize) -> Result<Tlwe<u32>, CircuitError> {
+    let t = ek.extract_bit(c, i).map_err(tfhe_err)?;
+    ek.bootstrap(&t).map_err(tfhe_err)
+}
+
+/// Reads the whole word at `addr` from a ROM.
+pub(crate) fn rom_read(
+    ek: &EvalKey,
+    rom: &TfheRom,
+    addr: &[&TrgswFft<u32>],
+) -> Result<Vec<Tlwe<u32>>, CircuitError> {
+    if addr.len() != rom.addr_width {
+        return Err(CircuitError::Usage("ROM address of the wrong width".into()));
+    }
+    let (low, high) = addr.split_at(rom.low_bits);
+    let mut acc = if high.is_empty() {
+        rom.blocks
+            .first()
+            .cloned()
+            .ok_or_else(|| CircuitError::Usage("empty ROM".into()))?
+    } else {
+        cmux_tree(high, rom.blocks.iter().collect())?
+    };
+    for (j, sel) in low.iter().enumerate() {
+        let rotated = acc.mul_monomial(-((1i64 << rom.slot_log) << j));
+        acc = sel.cmux(&rotated, &acc).map_err(tfhe_err)?;
+    }
+    (0..rom.data_width)
+        .map(|i| extract_fresh(ek, &acc, i))
+        .collect()
+}
+
+/// Reads data bit `bit` of the word at `addr`.
+pub(crate) fn ram_read(
+    ek: &EvalKey,
+    ram: &TfheRam,
+    addr: &[&TrgswFft<u32>],
+    bit: usize,
+) -> Result<Tlwe<u32>, CircuitError> {
+    if addr.len() != ram.addr_width || bit >= ram.data_width {
+        return Err(CircuitError::Usage("RAM read of the wrong shape".into()));
+    }
+    let w = ram.data_width;
+    let leaves = (0..1usize << ram.addr_width)
+        .map(|j| &ram.cells[j * w + bit])
+        .collect();
+    extract_fresh(ek, &cmux_tree(addr, leaves)?, 0)
+}
+
+/// The value a write stores, at ±1/4: wren ? wdata : rdata as a level-1 TRLWE (HomMUX without SE and
+/// IKS, seed 000, with test value 1/4 instead of 1/8: BR(wren ∧ wdata) + BR(¬wren ∧ rdata) + 1/4).
+pub(crate) fn write_value(
+    ek: &EvalKey,
+    wren: &Tlwe<u32>,
+    wdata: &Tlwe<u32>,
+    rdata: &Tlwe<u32>,
+) -> Result<Trlwe<u32>, CircuitError> {
+    let eighth_neg = (QUARTER >> 1).wrapping_neg();
+    let x = Tlwe::linear(&[(1, wren), (1, wdata)], eighth_neg).map_err(tfhe_err)?;
+    let y = Tlwe::linear(&[(-1, wren), (1, rdata)], eighth_neg).map_err(tfhe_err)?;
+    let mut w = ek.bootstrap_to_trlwe(&x, QUARTER).map_err(tfhe_err)?;
+    w.add_assign(&ek.bootstrap_to_trlwe(&y, QUARTER).map_err(tfhe_err)?)
+        .map_err(tfhe_err)?;
+    w.add_const(0, QUARTER).map_err(tfhe_err)?;
+    Ok(w)
+}
+
+/// Writes `vals` (one per data bit) into the word at `addr` — every cell j becomes the write value when
+/// the address equals j and keeps its value otherwise, through a chain of `a` CMUXes (Iyokan's
+/// RAMwriteBar; the operands are swapped instead of using TRGSW(¬bit)) — then refreshes words as the
+/// policy says.
+pub(crate) fn ram_write(
+    ek: &EvalKey,
+    noise: &NoiseModel,
+    policy: RefreshPolicy,
+    ram: &mut TfheRam,
+    addr: &[&TrgswFft<u32>],
+    vals: &[Trlwe<u32>],
+    threads: usize,
+) -> Result<(), CircuitError> {
+    let (a, w) = (ram.addr_width, ram.data_width);
+    if addr.len() != a || vals.len() != w {
+        return Err(CircuitError::Usage("RAM write of the wrong shape".into()));
+    }
+    let words = 1usize << a;
+    // Tasks: chunks of words (all bits of a word in one task), enough for every thread.
+    let chunk = words.div_ceil(4 * threads.max(1)).max(1);
+    let cells = &ram.cells;
+    let parts = par_for(words.div_ceil(chunk), threads, |t| {
+        let sel0 = addr
+            .first()
+            .ok_or_else(|| CircuitError::Usage("RAM without address".into()))?;
+        let mut sc = vsp_tfhe::ExtScratch::new(sel0.degree(), sel0.gadget());
+        let mut out = Vec::with_capacity(chunk * w);
+        for j in t * chunk..((t + 1) * chunk).min(words) {
+            for (i, v) in vals.iter().enumerate() {
+                let old = &cells[j * w + i];
+                let mut cur = v.clone();
+                for (k, sel) in addr.iter().enumerate() {
+                    cur = if (j >> k) & 1 == 1 {
+                        sel.cmux_with(&cur, old, &mut sc)
+                    } else {
+                        sel.cmux_with(old, &cur, &mut sc)
+                    }
+                    .map_err(tfhe_err)?;
+                }
+                out.push(cur);
+            }
+        }
+        Ok(out)
+    })?;
+    for (t, part) in parts.into_iter().enumerate() {
+        for (k, c) in part.into_iter().enumerate() {
+            ram.cells[t * chunk * w + k] = c;
+        }
+    }
+    for v in ram.var.iter_mut() {
+        *v = noise.after_write(*v, a);
+    }
+    refresh(ek, noise, policy, ram, threads)
+}
+
+fn refresh(
+    ek: &EvalKey,
+    noise: &NoiseModel,
+    policy: RefreshPolicy,
+    ram: &mut TfheRam,
+    threads: usize,
+) -> Result<(), CircuitError> {
+    let (a, w) = (ram.addr_width, ram.data_width);
+    let words = 1usize << a;
+    let mut chosen = vec![false; words];
+    match policy {
+        RefreshPolicy::EveryCycle => chosen.iter_mut().for_each(|c| *c = true),
+        RefreshPolicy::NoiseBudget { failure_log2 } => {
+            let k = noise.refresh_period(a, w, failure_log2).ok_or_else(|| {
+                CircuitError::Backend(format!(
+                    "these parameters cannot keep a {a}-bit RAM below 2^{failure_log2} failures per cycle"
+                ))
+            })?;
+            let per_cycle = words.div_ceil(k.min(words as u64) as usize);
+            for _ in 0..per_cycle {
+                chosen[(ram.next_refresh % words as u64) as usize] = true;
+                ram.next_refresh = ram.next_refresh.wrapping_add(1);
+            }
+            // Any word whose bound would pass the limit before its turn comes is refreshed now.
+            let limit = noise.bound_after(a, k);
+            for (j, c) in chosen.iter_mut().enumerate() {
+                if noise.after_write(ram.var[j], a) > limit {
+                    *c = true;
+                }
+            }
+        }
+    }
+    let list: Vec<usize> = (0..words)
+        .filter(|&j| chosen[j])
+        .flat_map(|j| (0..w).map(move |i| j * w + i))
+        .collect();
+    let cells = &ram.cells;
+    let fresh = par_for(list.len(), threads, |t| {
+        let c = &cells[list[t]];
+        let x = ek.extract_bit(c, 0).map_err(tfhe_err)?;
+        ek.bootstrap_to_trlwe(&x, QUARTER).map_err(tfhe_err)
+    })?;
+    for (&idx, c) in list.iter().zip(fresh) {
+        ram.cells[idx] = c;
+    }
+    for (j, c) in chosen.iter().enumerate() {
+        if *c {
+            ram.var[j] = noise.after_refresh();
+        }
+    }
+    ram.refreshes += list.len() as u64;
+    Ok(())
+}
+
+/// Circuit-bootstraps an address bit into a CMUX selector.
+pub(crate) fn select(
+    ck: Option<&CircuitKey>,
+    bit: &Tlwe<u32>,
+) -> Result<TrgswFft<u32>, CircuitError> {
+    let ck = ck.ok_or_else(|| {
+        CircuitError::Backend(
+            "this circuit has CMUX memories (rom/ram): the backend needs a circuit-bootstrapping key".into(),
+        )
+    })?;
+    ck.circuit_bootstrap_one(bit).map_err(tfhe_err)
+}

@@ -1,0 +1,314 @@
+//! The TFHE backend: bits are level-0 TLWE gate ciphertexts of `vsp-tfhe`, gates are bootstrapped gates
+//! of the shared [`EvalKey`] (one key for all worker threads; it is `Send + Sync`), memories are CMUX
+//! memories ([`crate::cmux`]) driven by circuit bootstrapping ([`CircuitKey`]).
+
+use std::sync::Arc;
+
+use vsp_tfhe::{CircuitKey, EvalKey, Params, Tlwe, TrgswFft, Trlwe};
+
+use crate::backend::{Backend, Reader, TaskKind};
+use crate::blueprint::MemorySpec;
+use crate::cmux::{self, tfhe_err, TfheRam, TfheRom};
+use crate::error::CircuitError;
+use crate::netlist::GateKind;
+use crate::noise::{NoiseModel, RefreshPolicy};
+
+/// Encrypted evaluation with a shared evaluation key and, for CMUX memories, a circuit key.
+#[derive(Clone)]
+pub struct TfheBackend {
+    ek: Arc<EvalKey>,
+    ck: Option<Arc<CircuitKey>>,
+    noise: NoiseModel,
+    policy: RefreshPolicy,
+}
+
+impl std::fmt::Debug for TfheBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TfheBackend")
+            .field("params", &self.ek.params().id)
+            .field("circuit_key", &self.ck.is_some())
+            .field("policy", &self.policy)
+            .finish()
+    }
+}
+
+impl TfheBackend {
+    /// A backend for gates only (`ck = None`) or gates and CMUX memories. The RAM refresh policy
+    /// defaults to [`RefreshPolicy::default`] (noise budget, ≤ 2^-40 failures per cycle).
+    pub fn new(ek: Arc<EvalKey>, ck: Option<Arc<CircuitKey>>) -> Result<Self, CircuitError> {
+        if let Some(c) = &ck {
+            if c.params() != ek.params() {
+                return Err(CircuitError::Backend(
+                    "the circuit key and the evaluation key use different parameters".into(),
+                ));
+            }
+        }
+        let noise = NoiseModel::of(ek.params());
+        Ok(TfheBackend {
+            ek,
+            ck,
+            noise,
+            policy: RefreshPolicy::default(),
+        })
+    }
+
+    /// Changes the CMUX RAM refresh policy.
+    pub fn with_policy(mut self, policy: RefreshPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// The parameter set.
+    pub fn params(&self) -> &Params {
+        self.ek.params()
+    }
+    /// The noise model of the parameters.
+    pub fn noise(&self) -> &NoiseModel {
+        &self.noise
+    }
+    /// The refresh policy.
+    pub fn policy(&self) -> RefreshPolicy {
+        self.policy
+    }
+    /// The evaluation key.
+    pub fn eval_key(&self) -> &Arc<EvalKey> {
+        &self.ek
+    }
+}
+
+fn put_words(out: &mut Vec<u8>, w: &[u32]) {
+    out.extend_from_slice(&(w.len() as u64).to_le_bytes());
+    for x in w {
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+}
+
+fn get_words(r: &mut Reader<'_>, want: usize, what: &str) -> Result<Vec<u32>, CircuitError> {
+    let n = r.len(want, what)?;
+    if n != want {
+        return Err(CircuitError::Snapshot(format!(
+            "{what}: {n} words, expected {want}"
+        )));
+    }
+    (0..n).map(|_| r.u32()).collect()
+}
+
+impl TfheBackend {
+    fn put_trlwe(&self, c: &Trlwe<u32>, out: &mut Vec<u8>) {
+        put_words(out, c.a());
+        put_words(out, c.b());
+    }
+    fn get_trlwe(&self, r: &mut Reader<'_>) -> Result<Trlwe<u32>, CircuitError> {
+        let n = self.params().n1;
+        let a = get_words(r, n, "TRLWE mask")?;
+        let b = get_words(r, n, "TRLWE body")?;
+        Trlwe::from_polys(a, b).map_err(|e| CircuitError::Snapshot(e.to_string()))
+    }
+    fn get_shape(&self, r: &mut Reader<'_>) -> Result<(usize, usize), CircuitError> {
+        let a = r.len(crate::blueprint::MAX_ADDR_WIDTH, "memory address width")?;
+        let w = r.len(crate::blueprint::MAX_DATA_WIDTH, "memory data width")?;
+        if a == 0 || w == 0 {
+            return Err(CircuitError::Snapshot("empty memory".into()));
+        }
+        Ok((a, w))
+    }
+}
+
+impl Backend for TfheBackend {
+    type Bit = Tlwe<u32>;
+    type Sel = TrgswFft<u32>;
+    type Rom = TfheRom;
+    type Ram = TfheRam;
+    type WriteVal = Trlwe<u32>;
+
+    fn kind(&self) -> &'static str {
+        "tfhe"
+    }
+    fn params_id(&self) -> String {
+        format!(
+            "{:?}-{:016x}",
+            self.params().id,
+            vsp_tfhe::serialize::fingerprint(self.params())
+        )
+    }
+    fn constant(&self, v: bool) -> Tlwe<u32> {
+        self.ek.constant(v)
+    }
+    fn not(&self, a: &Tlwe<u32>) -> Result<Tlwe<u32>, CircuitError> {
+        self.ek.not(a).map_err(tfhe_err)
+    }
+    fn gate(&self, k: GateKind, a: &Tlwe<u32>, b: &Tlwe<u32>) -> Result<Tlwe<u32>, CircuitError> {
+        let ek = &self.ek;
+        match k {
+            GateKind::And => ek.and(a, b),
+            GateKind::Nand => ek.nand(a, b),
+            GateKind::Or => ek.or(a, b),
+            GateKind::Nor => ek.nor(a, b),
+            GateKind::Xor => ek.xor(a, b),
+            GateKind::Xnor => ek.xnor(a, b),
+            GateKind::AndNot => ek.andnot(a, b),
+            GateKind::OrNot => ek.ornot(a, b),
+        }
+        .map_err(tfhe_err)
+    }
+    fn mux(&self, s: &Tlwe<u32>, a: &Tlwe<u32>, b: &Tlwe<u32>) -> Result<Tlwe<u32>, CircuitError> {
+        // Netlist MUX is s ? b : a; vsp-tfhe's mux(c, x, y) is c ? x : y.
+        self.ek.mux(s, b, a).map_err(tfhe_err)
+    }
+    fn select(&self, addr_bit: &Tlwe<u32>) -> Result<TrgswFft<u32>, CircuitError> {
+        cmux::select(self.ck.as_deref(), addr_bit)
+    }
+    fn rom_read(
+        &self,
+        rom: &TfheRom,
+        addr: &[&TrgswFft<u32>],
+    ) -> Result<Vec<Tlwe<u32>>, CircuitError> {
+        cmux::rom_read(&self.ek, rom, addr)
+    }
+    fn ram_read(
+        &self,
+        ram: &TfheRam,
+        addr: &[&TrgswFft<u32>],
+        bit: usize,
+    ) -> Result<Tlwe<u32>, CircuitError> {
+        cmux::ram_read(&self.ek, ram, addr, bit)
+    }
+    fn ram_write_value(
+        &self,
+        wren: &Tlwe<u32>,
+        wdata: &Tlwe<u32>,
+        rdata: &Tlwe<u32>,
+    ) -> Result<Trlwe<u32>, CircuitError> {
+        cmux::write_value(&self.ek, wren, wdata, rdata)
+    }
+    fn ram_write(
+        &self,
+        ram: &mut TfheRam,
+        addr: &[&TrgswFft<u32>],
+        vals: &[Trlwe<u32>],
+        threads: usize,
+    ) -> Result<(), CircuitError> {
+        cmux::ram_write(&self.ek, &self.noise, self.policy, ram, addr, vals, threads)
+    }
+    fn zero_rom(&self, spec: &MemorySpec) -> TfheRom {
+        let n = self.params().n1;
+        let (slot_log, low_bits, blocks) =
+            TfheRom::layout(spec.addr_width, spec.data_width, n).unwrap_or((0, 0, 1));
+        // Trivial encryptions of all-zero words (−1/4 in every coefficient).
+        let zero = Trlwe::trivial(vec![cmux::QUARTER.wrapping_neg(); n]);
+        TfheRom {
+            addr_width: spec.addr_width,
+            data_width: spec.data_width,
+            slot_log,
+            low_bits,
+            blocks: vec![zero; blocks],
+        }
+    }
+    fn zero_ram(&self, spec: &MemorySpec) -> TfheRam {
+        let n = self.params().n1;
+        let mut m = vec![0u32; n];
+        m[0] = cmux::QUARTER.wrapping_neg();
+        TfheRam {
+            addr_width: spec.addr_width,
+            data_width: spec.data_width,
+            cells: vec![Trlwe::trivial(m); spec.words() * spec.data_width],
+            var: vec![0.0; spec.words()],
+            next_refresh: 0,
+            refreshes: 0,
+        }
+    }
+    fn rom_shape(&self, rom: &TfheRom) -> (usize, usize) {
+        (rom.addr_width, rom.data_width)
+    }
+    fn ram_shape(&self, ram: &TfheRam) -> (usize, usize) {
+        (ram.addr_width, ram.data_width)
+    }
+    fn reveal(&self, _b: &Tlwe<u32>) -> Option<u64> {
+        None
+    }
+    fn task_cost(&self, k: TaskKind) -> f64 {
+        // In units of one gate bootstrap (measured ratios on the reference machine: CB ≈ 5 gates,
+        // CMUX ≈ 1/700 gate).
+        match k {
+            TaskKind::Gate => 10.0,
+            TaskKind::Mux => 20.0,
+            TaskKind::Not => 0.0,
+            TaskKind::Select => 50.0,
+            TaskKind::RomRead => 10.0 * 33.0,
+            TaskKind::RamRead => 12.0,
+            TaskKind::WriteValue => 20.0,
+        }
+    }
+    fn encode_bit(&self, b: &Tlwe<u32>, out: &mut Vec<u8>) {
+        put_words(out, b.words());
+    }
+    fn decode_bit(&self, r: &mut Reader<'_>) -> Result<Tlwe<u32>, CircuitError> {
+        let w = get_words(r, self.params().n0 + 1, "TLWE")?;
+        Tlwe::from_words(w).map_err(|e| CircuitError::Snapshot(e.to_string()))
+    }
+    fn encode_rom(&self, m: &TfheRom, out: &mut Vec<u8>) {
+        out.extend_from_slice(&(m.addr_width as u64).to_le_bytes());
+        out.extend_from_slice(&(m.data_width as u64).to_le_bytes());
+        for b in &m.blocks {
+            self.put_trlwe(b, out);
+        }
+    }
+    fn decode_rom(&self, r: &mut Reader<'_>) -> Result<TfheRom, CircuitError> {
+        let (a, w) = self.get_shape(r)?;
+        let (slot_log, low_bits, n) = TfheRom::layout(a, w, self.params().n1)
+            .map_err(|e| CircuitError::Snapshot(e.to_string()))?;
+        let blocks = (0..n)
+            .map(|_| self.get_trlwe(r))
+            .collect::<Result<_, _>>()?;
+        Ok(TfheRom {
+            addr_width: a,
+            data_width: w,
+            slot_log,
+            low_bits,
+            blocks,
+        })
+    }
+    fn encode_ram(&self, m: &TfheRam, out: &mut Vec<u8>) {
+        out.extend_from_slice(&(m.addr_width as u64).to_le_bytes());
+        out.extend_from_slice(&(m.data_width as u64).to_le_bytes());
+        out.extend_from_slice(&m.next_refresh.to_le_bytes());
+        out.extend_from_slice(&m.refreshes.to_le_bytes());
+        for v in &m.var {
+            out.extend_from_slice(&v.to_bits().to_le_bytes());
+        }
+        for c in &m.cells {
+            self.put_trlwe(c, out);
+        }
+    }
+    fn decode_ram(&self, r: &mut Reader<'_>) -> Result<TfheRam, CircuitError> {
+        let (a, w) = self.get_shape(r)?;
+        let next_refresh = r.u64()?;
+        let refreshes = r.u64()?;
+        let words = 1usize << a;
+        let var = (0..words)
+            .map(|_| {
+                let v = f64::from_bits(r.u64()?);
+                if v.is_finite() && v >= 0.0 {
+                    Ok(v)
+                } else {
+                    Err(CircuitError::Snapshot("bad noise bound".into()))
+                }
+            })
+            .collect::<Result<_, _>>()?;
+        // Each cell is 2·N words; check the size before allocating.
+        if r.remaining() < words * w * 2 * self.params().n1 * 4 {
+            return Err(CircuitError::Snapshot("truncated RAM".into()));
+        }
+        let cells = (0..words * w)
+            .map(|_| self.get_trlwe(r))
+            .collect::<Result<_, _>>()?;
+        Ok(TfheRam {
+            addr_width: a,
+            data_width: w,
+            cells,
+            var,
+            next_refresh,
+            refreshes,
+        })
+    }
+}

@@ -1,0 +1,144 @@
+//! Malformed inputs give the documented errors; the committed netlists match what Yosys makes today.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use vsp_circuit::*;
+
+fn testdata() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata")
+}
+
+fn compile(text: &str) -> Result<Circuit, CircuitError> {
+    Circuit::compile(&Blueprint::from_str_with_base(text, &testdata())?)
+}
+
+const HEAD: &str =
+    "[[file]]\ntype = \"yosys-json\"\npath = \"adder.json\"\nname = \"add\"\n[connect]\n";
+
+#[test]
+fn blueprint_errors_name_the_problem() {
+    // A combinational loop through the blueprint: the adder's sum feeds its own input.
+    let e = compile(&format!(
+        "{HEAD}\"add/a\" = \"add/s\"\n\"add/b\" = \"@b\"\n\"add/cin\" = \"0\"\n"
+    ))
+    .unwrap_err();
+    assert!(matches!(e, CircuitError::CombinationalLoop(_)), "{e}");
+    // Width mismatch names both ends.
+    let e = compile(&format!("{HEAD}\"add/a\" = \"@a[0:3]\"\n")).unwrap_err();
+    assert!(
+        matches!(e, CircuitError::WidthMismatch(_)) && e.to_string().contains("add/a"),
+        "{e}"
+    );
+    // Unconnected input.
+    let e = compile(&format!("{HEAD}\"add/a\" = \"@a\"\n\"add/b\" = \"@b\"\n")).unwrap_err();
+    assert!(e.to_string().contains("add/cin[0] is not connected"), "{e}");
+    // Unknown instance, unknown port, double connection, bad range.
+    let e = compile(&format!("{HEAD}\"sub/a\" = \"@a\"\n")).unwrap_err();
+    assert!(e.to_string().contains("\"sub\""), "{e}");
+    let e = compile(&format!("{HEAD}\"add/q\" = \"@a\"\n")).unwrap_err();
+    assert!(e.to_string().contains("no input port \"q\""), "{e}");
+    let e = compile(&format!("{HEAD}\"add/a\" = \"@a\"\n\"add/a[0]\" = \"1\"\n")).unwrap_err();
+    assert!(e.to_string().contains("connected twice"), "{e}");
+    let e = compile(&format!("{HEAD}\"add/a[0:8]\" = \"@a[0:8]\"\n")).unwrap_err();
+    assert!(e.to_string().contains("only 8 bits"), "{e}");
+    // Malformed TOML and unknown keys.
+    assert!(compile("[[file]]\ntype = 1")
+        .unwrap_err()
+        .to_string()
+        .contains("bad TOML"));
+    assert!(
+        compile("[[file]]\ntype = \"yosys-json\"\npath = \"x\"\nname = \"n\"\ncolour = 1\n")
+            .unwrap_err()
+            .to_string()
+            .contains("bad TOML")
+    );
+    // Missing file.
+    let e = compile("[[file]]\ntype = \"yosys-json\"\npath = \"missing.json\"\nname = \"n\"\n")
+        .unwrap_err();
+    assert!(e.to_string().contains("missing.json"), "{e}");
+}
+
+#[test]
+fn engine_usage_errors() {
+    let n = read_yosys_json(&testdata().join("adder.json")).unwrap();
+    let c = Arc::new(Circuit::compile(&Blueprint::single("adder", n)).unwrap());
+    let mut e = Engine::new(PlainBackend, c);
+    assert!(e.output("s").unwrap_err().to_string().contains("no cycle"));
+    assert!(e
+        .set_input_value("nope", 1)
+        .unwrap_err()
+        .to_string()
+        .contains("@nope"));
+    assert!(matches!(
+        e.set_input_value("a", 256).unwrap_err(),
+        CircuitError::WidthMismatch(_)
+    ));
+    assert!(e.set_input("a", vec![0; 3]).is_err());
+    assert!(e.load_memory_words("ram", &[1]).is_err());
+    assert!(e
+        .restore_snapshot(b"garbage")
+        .unwrap_err()
+        .to_string()
+        .contains("magic"));
+}
+
+/// When Yosys is installed, re-synthesize every test design and check the result behaves like the
+/// committed netlist on random inputs (Yosys versions may number cells differently).
+#[test]
+fn committed_netlists_match_yosys() {
+    if std::process::Command::new("yosys")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        println!("yosys not installed: skipping the regeneration check");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for t in ["adder", "counter", "lfsr", "memuser"] {
+        let out = dir.path().join(format!("{t}.json"));
+        let script = format!(
+            "read_verilog {}; script {}; write_json {}",
+            testdata().join(format!("{t}.v")).display(),
+            testdata().join("synth.ys").display(),
+            out.display()
+        );
+        let st = std::process::Command::new("yosys")
+            .args(["-q", "-p", &script])
+            .status()
+            .unwrap();
+        assert!(st.success(), "yosys failed on {t}");
+        let fresh = read_yosys_json(&out).unwrap();
+        let committed = read_yosys_json(&testdata().join(format!("{t}.json"))).unwrap();
+        let run = |n: vsp_circuit::Netlist| {
+            let c = Arc::new(Circuit::compile(&Blueprint::single(t, n)).unwrap());
+            let mut e = Engine::new(PlainBackend, c.clone());
+            let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+            let mut outs = Vec::new();
+            for _ in 0..20 {
+                for p in c.inputs() {
+                    let lanes: Vec<u64> = (0..64)
+                        .map(|_| {
+                            seed ^= seed << 13;
+                            seed ^= seed >> 7;
+                            seed ^= seed << 17;
+                            seed & ((1u64 << p.bits.len().min(63)) - 1)
+                        })
+                        .collect();
+                    e.set_input_lanes(&p.name, &lanes).unwrap();
+                }
+                e.step().unwrap();
+                for p in c.outputs() {
+                    outs.push(e.output(&p.name).unwrap());
+                }
+            }
+            outs
+        };
+        assert_eq!(
+            run(fresh),
+            run(committed),
+            "{t}: regenerated netlist behaves differently"
+        );
+    }
+}
