@@ -93,24 +93,142 @@ fn get_words(r: &mut Reader<'_>, want: usize, what: &str) -> Result<Vec<u32>, Ci
     (0..n).map(|_| r.u32()).collect()
 }
 
-impl TfheBackend {
-    fn put_trlwe(&self, c: &Trlwe<u32>, out: &mut Vec<u8>) {
-        put_words(out, c.a());
-        put_words(out, c.b());
+fn put_trlwe(c: &Trlwe<u32>, out: &mut Vec<u8>) {
+    put_words(out, c.a());
+    put_words(out, c.b());
+}
+
+fn get_trlwe(r: &mut Reader<'_>, n: usize) -> Result<Trlwe<u32>, CircuitError> {
+    let a = get_words(r, n, "TRLWE mask")?;
+    let b = get_words(r, n, "TRLWE body")?;
+    Trlwe::from_polys(a, b).map_err(|e| CircuitError::Snapshot(e.to_string()))
+}
+
+fn get_shape(r: &mut Reader<'_>) -> Result<(usize, usize), CircuitError> {
+    let a = r.len(crate::blueprint::MAX_ADDR_WIDTH, "memory address width")?;
+    let w = r.len(crate::blueprint::MAX_DATA_WIDTH, "memory data width")?;
+    if a == 0 || w == 0 {
+        return Err(CircuitError::Snapshot("empty memory".into()));
     }
-    fn get_trlwe(&self, r: &mut Reader<'_>) -> Result<Trlwe<u32>, CircuitError> {
-        let n = self.params().n1;
-        let a = get_words(r, n, "TRLWE mask")?;
-        let b = get_words(r, n, "TRLWE body")?;
-        Trlwe::from_polys(a, b).map_err(|e| CircuitError::Snapshot(e.to_string()))
+    Ok((a, w))
+}
+
+fn whole<T>(
+    bytes: &[u8],
+    decode: impl FnOnce(&mut Reader<'_>) -> Result<T, CircuitError>,
+) -> Result<T, CircuitError> {
+    let mut r = Reader::new(bytes);
+    let v = decode(&mut r)?;
+    if r.remaining() != 0 {
+        return Err(CircuitError::Snapshot(format!(
+            "{} unexpected trailing bytes",
+            r.remaining()
+        )));
     }
-    fn get_shape(&self, r: &mut Reader<'_>) -> Result<(usize, usize), CircuitError> {
-        let a = r.len(crate::blueprint::MAX_ADDR_WIDTH, "memory address width")?;
-        let w = r.len(crate::blueprint::MAX_DATA_WIDTH, "memory data width")?;
-        if a == 0 || w == 0 {
-            return Err(CircuitError::Snapshot("empty memory".into()));
+    Ok(v)
+}
+
+/// Encodings of the CMUX memories that need no key, so a client (who has only the secret key) can
+/// write and read them: requests carry encrypted ROM/RAM images, results the RAM. Snapshots use the
+/// same encoding through [`Backend::encode_rom`] / [`Backend::encode_ram`].
+impl TfheRom {
+    /// Appends `addr width ‖ data width ‖ packed TRLWEs`.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&(self.addr_width as u64).to_le_bytes());
+        out.extend_from_slice(&(self.data_width as u64).to_le_bytes());
+        for b in &self.blocks {
+            put_trlwe(b, out);
         }
-        Ok((a, w))
+    }
+    /// Decodes a ROM of TRLWEs of degree `params.n1`, checking every length.
+    pub fn decode(r: &mut Reader<'_>, params: &Params) -> Result<TfheRom, CircuitError> {
+        let (a, w) = get_shape(r)?;
+        let (slot_log, low_bits, n) = TfheRom::layout(a, w, params.n1)
+            .map_err(|e| CircuitError::Snapshot(e.to_string()))?;
+        if r.remaining() < n * 2 * (8 + params.n1 * 4) {
+            return Err(CircuitError::Snapshot("truncated ROM".into()));
+        }
+        let blocks = (0..n)
+            .map(|_| get_trlwe(r, params.n1))
+            .collect::<Result<_, _>>()?;
+        Ok(TfheRom {
+            addr_width: a,
+            data_width: w,
+            slot_log,
+            low_bits,
+            blocks,
+        })
+    }
+    /// The encoding as a byte vector.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.encode(&mut out);
+        out
+    }
+    /// Decodes exactly `bytes` (no trailing data).
+    pub fn from_bytes(bytes: &[u8], params: &Params) -> Result<TfheRom, CircuitError> {
+        whole(bytes, |r| TfheRom::decode(r, params))
+    }
+}
+
+impl TfheRam {
+    /// Appends `shape ‖ refresh state ‖ noise bounds ‖ cells`.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&(self.addr_width as u64).to_le_bytes());
+        out.extend_from_slice(&(self.data_width as u64).to_le_bytes());
+        out.extend_from_slice(&self.next_refresh.to_le_bytes());
+        out.extend_from_slice(&self.refreshes.to_le_bytes());
+        for v in &self.var {
+            out.extend_from_slice(&v.to_bits().to_le_bytes());
+        }
+        for c in &self.cells {
+            put_trlwe(c, out);
+        }
+    }
+    /// Decodes a RAM of TRLWEs of degree `params.n1`, checking every length before allocating.
+    pub fn decode(r: &mut Reader<'_>, params: &Params) -> Result<TfheRam, CircuitError> {
+        let (a, w) = get_shape(r)?;
+        let next_refresh = r.u64()?;
+        let refreshes = r.u64()?;
+        let words = 1usize << a;
+        if r.remaining() < words * 8 {
+            return Err(CircuitError::Snapshot("truncated RAM".into()));
+        }
+        let var = (0..words)
+            .map(|_| {
+                let v = f64::from_bits(r.u64()?);
+                if v.is_finite() && v >= 0.0 {
+                    Ok(v)
+                } else {
+                    Err(CircuitError::Snapshot("bad noise bound".into()))
+                }
+            })
+            .collect::<Result<_, _>>()?;
+        // Each cell is 2·N words; check the size before allocating.
+        if r.remaining() < words * w * 2 * params.n1 * 4 {
+            return Err(CircuitError::Snapshot("truncated RAM".into()));
+        }
+        let cells = (0..words * w)
+            .map(|_| get_trlwe(r, params.n1))
+            .collect::<Result<_, _>>()?;
+        Ok(TfheRam {
+            addr_width: a,
+            data_width: w,
+            cells,
+            var,
+            next_refresh,
+            refreshes,
+        })
+    }
+    /// The encoding as a byte vector.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.encode(&mut out);
+        out
+    }
+    /// Decodes exactly `bytes` (no trailing data).
+    pub fn from_bytes(bytes: &[u8], params: &Params) -> Result<TfheRam, CircuitError> {
+        whole(bytes, |r| TfheRam::decode(r, params))
     }
 }
 
@@ -247,68 +365,15 @@ impl Backend for TfheBackend {
         Tlwe::from_words(w).map_err(|e| CircuitError::Snapshot(e.to_string()))
     }
     fn encode_rom(&self, m: &TfheRom, out: &mut Vec<u8>) {
-        out.extend_from_slice(&(m.addr_width as u64).to_le_bytes());
-        out.extend_from_slice(&(m.data_width as u64).to_le_bytes());
-        for b in &m.blocks {
-            self.put_trlwe(b, out);
-        }
+        m.encode(out);
     }
     fn decode_rom(&self, r: &mut Reader<'_>) -> Result<TfheRom, CircuitError> {
-        let (a, w) = self.get_shape(r)?;
-        let (slot_log, low_bits, n) = TfheRom::layout(a, w, self.params().n1)
-            .map_err(|e| CircuitError::Snapshot(e.to_string()))?;
-        let blocks = (0..n)
-            .map(|_| self.get_trlwe(r))
-            .collect::<Result<_, _>>()?;
-        Ok(TfheRom {
-            addr_width: a,
-            data_width: w,
-            slot_log,
-            low_bits,
-            blocks,
-        })
+        TfheRom::decode(r, self.params())
     }
     fn encode_ram(&self, m: &TfheRam, out: &mut Vec<u8>) {
-        out.extend_from_slice(&(m.addr_width as u64).to_le_bytes());
-        out.extend_from_slice(&(m.data_width as u64).to_le_bytes());
-        out.extend_from_slice(&m.next_refresh.to_le_bytes());
-        out.extend_from_slice(&m.refreshes.to_le_bytes());
-        for v in &m.var {
-            out.extend_from_slice(&v.to_bits().to_le_bytes());
-        }
-        for c in &m.cells {
-            self.put_trlwe(c, out);
-        }
+        m.encode(out);
     }
     fn decode_ram(&self, r: &mut Reader<'_>) -> Result<TfheRam, CircuitError> {
-        let (a, w) = self.get_shape(r)?;
-        let next_refresh = r.u64()?;
-        let refreshes = r.u64()?;
-        let words = 1usize << a;
-        let var = (0..words)
-            .map(|_| {
-                let v = f64::from_bits(r.u64()?);
-                if v.is_finite() && v >= 0.0 {
-                    Ok(v)
-                } else {
-                    Err(CircuitError::Snapshot("bad noise bound".into()))
-                }
-            })
-            .collect::<Result<_, _>>()?;
-        // Each cell is 2·N words; check the size before allocating.
-        if r.remaining() < words * w * 2 * self.params().n1 * 4 {
-            return Err(CircuitError::Snapshot("truncated RAM".into()));
-        }
-        let cells = (0..words * w)
-            .map(|_| self.get_trlwe(r))
-            .collect::<Result<_, _>>()?;
-        Ok(TfheRam {
-            addr_width: a,
-            data_width: w,
-            cells,
-            var,
-            next_refresh,
-            refreshes,
-        })
+        TfheRam::decode(r, self.params())
     }
 }
