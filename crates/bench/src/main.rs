@@ -4,6 +4,7 @@
 //! `name=value` line that BENCHMARKS.md quotes.
 
 mod bfv;
+mod circuit;
 mod ckks;
 mod ntt;
 mod tfhe;
@@ -14,6 +15,7 @@ fn main() -> anyhow::Result<()> {
     let _rest = args.get(1..).unwrap_or(&[]);
     match suite {
         "bfv" => bfv::run(_rest),
+        "circuit" => circuit::run(_rest),
         "ckks" => ckks::run(_rest),
         "ntt" => ntt::run(_rest),
         "tfhe" => tfhe::run(_rest),
