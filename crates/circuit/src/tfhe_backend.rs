@@ -143,8 +143,8 @@ impl TfheRom {
     /// Decodes a ROM of TRLWEs of degree `params.n1`, checking every length.
     pub fn decode(r: &mut Reader<'_>, params: &Params) -> Result<TfheRom, CircuitError> {
         let (a, w) = get_shape(r)?;
-        let (slot_log, low_bits, n) = TfheRom::layout(a, w, params.n1)
-            .map_err(|e| CircuitError::Snapshot(e.to_string()))?;
+        let (slot_log, low_bits, n) =
+            TfheRom::layout(a, w, params.n1).map_err(|e| CircuitError::Snapshot(e.to_string()))?;
         if r.remaining() < n * 2 * (8 + params.n1 * 4) {
             return Err(CircuitError::Snapshot("truncated ROM".into()));
         }

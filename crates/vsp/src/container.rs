@@ -26,6 +26,7 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use sha3::{Digest, Sha3_256};
+use zeroize::Zeroizing;
 
 const MAGIC: &[u8; 4] = b"VSPF";
 const VERSION: u16 = 1;
@@ -93,11 +94,12 @@ pub struct Envelope {
     pub kind: Kind,
     pub params: String,
     pub key_id: KeyId,
-    pub body: Vec<u8>,
+    /// Zeroized on drop: for a secret-key file it is key material.
+    pub body: Zeroizing<Vec<u8>>,
 }
 
 impl Envelope {
-    pub fn to_bytes(&self) -> Vec<u8> {
+    pub fn to_bytes(&self) -> Zeroizing<Vec<u8>> {
         let mut out = Vec::with_capacity(self.body.len() + 96);
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&VERSION.to_le_bytes());
@@ -112,7 +114,7 @@ impl Envelope {
         out.extend_from_slice(&self.body);
         let sum = Sha3_256::digest(&out);
         out.extend_from_slice(&sum);
-        out
+        Zeroizing::new(out)
     }
 
     /// Parses and verifies `bytes`, which must hold a file of kind `expected`.
@@ -127,7 +129,8 @@ impl Envelope {
             bail!("unsupported vsp file version {version} (this program reads version {VERSION})");
         }
         let kind_byte = r.take(1)?[0];
-        let kind = Kind::from_u8(kind_byte).with_context(|| format!("unknown file kind {kind_byte}"))?;
+        let kind =
+            Kind::from_u8(kind_byte).with_context(|| format!("unknown file kind {kind_byte}"))?;
         if kind != expected {
             bail!("wrong kind of file: found {kind}, expected {expected}");
         }
@@ -149,7 +152,12 @@ impl Envelope {
         if sum.as_slice() != &bytes[body_end..] {
             bail!("file is corrupt (checksum mismatch)");
         }
-        Ok(Envelope { kind, params, key_id, body: bytes[r.pos..body_end].to_vec() })
+        Ok(Envelope {
+            kind,
+            params,
+            key_id,
+            body: Zeroizing::new(bytes[r.pos..body_end].to_vec()),
+        })
     }
 
     pub fn write(&self, path: &Path) -> Result<u64> {
@@ -159,7 +167,9 @@ impl Envelope {
     }
 
     pub fn read(path: &Path, expected: Kind) -> Result<Envelope> {
-        let bytes = fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let bytes = Zeroizing::new(
+            fs::read(path).with_context(|| format!("cannot read {}", path.display()))?,
+        );
         Envelope::from_bytes(&bytes, expected).with_context(|| format!("{}", path.display()))
     }
 }
@@ -172,7 +182,9 @@ struct Reader<'a> {
 impl<'a> Reader<'a> {
     fn take(&mut self, n: usize) -> Result<&'a [u8]> {
         let end = self.pos.checked_add(n).filter(|&e| e <= self.bytes.len());
-        let Some(end) = end else { bail!("file is truncated (header incomplete)") };
+        let Some(end) = end else {
+            bail!("file is truncated (header incomplete)")
+        };
         let s = &self.bytes[self.pos..end];
         self.pos = end;
         Ok(s)
@@ -190,12 +202,21 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let file_name = path.file_name().with_context(|| format!("{} is not a file path", path.display()))?;
-    let tmp = dir.join(format!(".{}.tmp-{}", file_name.to_string_lossy(), std::process::id()));
+    let file_name = path
+        .file_name()
+        .with_context(|| format!("{} is not a file path", path.display()))?;
+    let tmp = dir.join(format!(
+        ".{}.tmp-{}",
+        file_name.to_string_lossy(),
+        std::process::id()
+    ));
     let result = (|| -> Result<()> {
-        let mut f = fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
-        f.write_all(bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
-        f.sync_all().with_context(|| format!("cannot sync {}", tmp.display()))?;
+        let mut f =
+            fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+        f.write_all(bytes)
+            .with_context(|| format!("cannot write {}", tmp.display()))?;
+        f.sync_all()
+            .with_context(|| format!("cannot sync {}", tmp.display()))?;
         fs::rename(&tmp, path).with_context(|| format!("cannot move {} into place", path.display()))
     })();
     if result.is_err() {
@@ -209,13 +230,18 @@ mod tests {
     use super::*;
 
     fn sample() -> Envelope {
-        Envelope { kind: Kind::Request, params: "default".into(), key_id: KeyId([7; 16]), body: vec![1, 2, 3, 4, 5] }
+        Envelope {
+            kind: Kind::Request,
+            params: "default".into(),
+            key_id: KeyId([7; 16]),
+            body: Zeroizing::new(vec![1, 2, 3, 4, 5]),
+        }
     }
 
     #[test]
     fn round_trip() {
         let e = Envelope::from_bytes(&sample().to_bytes(), Kind::Request).unwrap();
-        assert_eq!(e.body, vec![1, 2, 3, 4, 5]);
+        assert_eq!(*e.body, vec![1, 2, 3, 4, 5]);
         assert_eq!(e.params, "default");
         assert!(e.key_id == KeyId([7; 16]));
     }
@@ -223,15 +249,30 @@ mod tests {
     #[test]
     fn rejects_wrong_kind_truncation_and_corruption() {
         let bytes = sample().to_bytes();
-        let err = Envelope::from_bytes(&bytes, Kind::Result).err().unwrap().to_string();
-        assert!(err.contains("found encrypted request, expected encrypted result"), "{err}");
+        let err = Envelope::from_bytes(&bytes, Kind::Result)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("found encrypted request, expected encrypted result"),
+            "{err}"
+        );
         for cut in [0, 3, 10, bytes.len() - 1] {
-            let err = Envelope::from_bytes(&bytes[..cut], Kind::Request).err().unwrap().to_string();
-            assert!(err.contains("truncated") || err.contains("too short"), "cut {cut}: {err}");
+            let err = Envelope::from_bytes(&bytes[..cut], Kind::Request)
+                .err()
+                .unwrap()
+                .to_string();
+            assert!(
+                err.contains("truncated") || err.contains("too short"),
+                "cut {cut}: {err}"
+            );
         }
         let mut bad = bytes.clone();
         bad[40] ^= 1;
-        let err = Envelope::from_bytes(&bad, Kind::Request).err().unwrap().to_string();
+        let err = Envelope::from_bytes(&bad, Kind::Request)
+            .err()
+            .unwrap()
+            .to_string();
         assert!(err.contains("checksum"), "{err}");
         let mut bad = bytes;
         bad[0] = b'X';

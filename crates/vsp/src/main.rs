@@ -4,16 +4,31 @@
 //! Bob (the server) holds only the evaluation key: `run`, `resume`. `demo` does all of it on one
 //! machine. Every file is a checked, versioned envelope ([`container`]).
 
+mod circuit_cmd;
 mod container;
+mod demo;
+mod encrypted;
+mod keys;
 mod program;
+mod progress;
 
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
+use crate::container::{Envelope, Kind};
+use crate::keys::{ClientKey, ServerKeys};
+use crate::progress::{fmt_bytes, fmt_secs, Bar};
+
 #[derive(Parser)]
-#[command(name = "vsp", version, about = "Virtual Secure Platform: run programs on an encrypted CAHPv3 processor")]
+#[command(
+    name = "vsp",
+    version,
+    about = "Virtual Secure Platform: run programs on an encrypted CAHPv3 processor"
+)]
 struct Cli {
     /// Print only results (no progress bars, no sizes).
     #[arg(long, short, global = true)]
@@ -24,6 +39,103 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Generate a secret key (Alice).
+    Genkey {
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Parameter set: default (≥128-bit), vsp2021 or cggi16 (both need --insecure).
+        #[arg(long, default_value = "default")]
+        params: String,
+        /// Allow a parameter set below 128-bit security (paper reproduction only).
+        #[arg(long)]
+        insecure: bool,
+    },
+    /// Derive the evaluation key (gate + circuit bootstrapping keys, compressed) from a secret key.
+    Genbkey {
+        #[arg(short, long)]
+        key: PathBuf,
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// Encrypt a program image and its arguments into a request for the server.
+    Enc {
+        #[arg(short, long)]
+        key: PathBuf,
+        /// Program image (or a .s / .c source, compiled on the fly).
+        program: PathBuf,
+        /// Arguments passed to main (argv[1..]).
+        args: Vec<String>,
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// Run an encrypted request for a number of cycles (Bob: needs only the evaluation key).
+    Run {
+        #[arg(short, long)]
+        eval_key: PathBuf,
+        #[arg(short, long)]
+        input: PathBuf,
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Cycles to run (`vsp emu` tells how many the program needs).
+        #[arg(short, long)]
+        cycles: u64,
+        #[arg(long, default_value = "ruby")]
+        core: String,
+        /// Worker threads (default: all cores).
+        #[arg(short, long)]
+        threads: Option<usize>,
+        /// Write the machine state here (after the run, and every --snapshot-every cycles).
+        #[arg(long)]
+        snapshot: Option<PathBuf>,
+        #[arg(long, default_value_t = 1)]
+        snapshot_every: u64,
+    },
+    /// Continue a run from its snapshot.
+    Resume {
+        snapshot: PathBuf,
+        #[arg(short, long)]
+        cycles: u64,
+        #[arg(short, long)]
+        eval_key: PathBuf,
+        #[arg(short, long)]
+        output: PathBuf,
+        #[arg(short, long)]
+        threads: Option<usize>,
+        #[arg(long, default_value_t = 1)]
+        snapshot_every: u64,
+    },
+    /// Decrypt a result (Alice): finish flag, x0–x15, the return value, optionally the RAM.
+    Dec {
+        #[arg(short, long)]
+        key: PathBuf,
+        #[arg(short, long)]
+        input: PathBuf,
+        /// Also print a hex dump of the RAM.
+        #[arg(long)]
+        ram: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The engine on any circuit described by a blueprint.
+    #[command(subcommand)]
+    Circuit(circuit_cmd::CircuitCommand),
+    /// The whole flow on this machine: keys, encrypt fib(5), run it encrypted, decrypt, check with emu.
+    Demo {
+        #[arg(long, default_value = "ruby")]
+        core: String,
+        /// Benchmark program: fib, hamming or bf.
+        #[arg(long, default_value = "fib")]
+        program: String,
+        #[arg(short, long)]
+        threads: Option<usize>,
+        /// Keep the key, request and result files in this directory (default: a temporary one).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Stop after this many cycles even if the program needs more (a shorter demo; the result
+        /// is then compared with the plain run stopped at the same cycle).
+        #[arg(long)]
+        max_cycles: Option<u64>,
+    },
     /// Assemble a CAHPv3 program into a program image.
     Asm {
         /// Assembly source files (linked in order).
@@ -80,17 +192,167 @@ fn main() {
 }
 
 fn run(cli: Cli) -> Result<()> {
+    let quiet = cli.quiet;
     match cli.command {
-        Command::Asm { sources, output, runtime, listing } => {
+        Command::Genkey {
+            output,
+            params,
+            insecure,
+        } => {
+            let p = keys::params_by_name(&params, insecure)?;
+            let key = keys::generate_secret(&params, &p)?;
+            let size = key.save(&output)?;
+            if !quiet {
+                eprintln!(
+                    "wrote secret key {} ({}, parameters {params}, key id {})",
+                    output.display(),
+                    fmt_bytes(size),
+                    key.key_id
+                );
+            }
+        }
+        Command::Genbkey { key, output } => {
+            let key = ClientKey::load(&key)?;
+            let t = Instant::now();
+            let bar = Bar::spinner(
+                quiet,
+                "generating the evaluation key (gate + circuit bootstrapping)",
+            );
+            let size = key.save_eval_key(&output)?;
+            bar.finish();
+            if !quiet {
+                eprintln!(
+                    "wrote evaluation key {} ({} compressed) in {}",
+                    output.display(),
+                    fmt_bytes(size),
+                    fmt_secs(t.elapsed().as_secs_f64())
+                );
+            }
+        }
+        Command::Enc {
+            key,
+            program,
+            args,
+            output,
+        } => {
+            let key = ClientKey::load(&key)?;
+            let image = program::load_program(&program, false)?;
+            let bar = Bar::spinner(quiet, "encrypting ROM and RAM");
+            let env = encrypted::encrypt_request(&key, &image, &args)?;
+            let size = env.write(&output)?;
+            bar.finish();
+            if !quiet {
+                eprintln!("wrote request {} ({})", output.display(), fmt_bytes(size));
+            }
+        }
+        Command::Run {
+            eval_key,
+            input,
+            output,
+            cycles,
+            core,
+            threads,
+            snapshot,
+            snapshot_every,
+        } => {
+            let core = program::parse_core(&core)?;
+            let request = Envelope::read(&input, Kind::Request)?;
+            let keys = load_server_keys(&eval_key, quiet)?;
+            let mut run = encrypted::Run::start(&keys, &request, core, threads)?;
+            advance(
+                &mut run,
+                cycles,
+                snapshot_every,
+                snapshot.as_deref(),
+                &output,
+                quiet,
+            )?;
+        }
+        Command::Resume {
+            snapshot,
+            cycles,
+            eval_key,
+            output,
+            threads,
+            snapshot_every,
+        } => {
+            let keys = load_server_keys(&eval_key, quiet)?;
+            let mut run = encrypted::Run::resume(&keys, &snapshot, threads)?;
+            if !quiet {
+                eprintln!("resuming {} at cycle {}", run.core, run.engine.cycle());
+            }
+            advance(
+                &mut run,
+                cycles,
+                snapshot_every,
+                Some(&snapshot),
+                &output,
+                quiet,
+            )?;
+        }
+        Command::Dec {
+            key,
+            input,
+            ram,
+            json,
+        } => {
+            let key = ClientKey::load(&key)?;
+            let env = Envelope::read(&input, Kind::Result)?;
+            let d = encrypted::decrypt_result(&key, &env)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&d)?);
+            } else {
+                println!("cycles:     {}", d.cycles);
+                println!("finished:   {}", if d.finished { "yes" } else { "no" });
+                println!("result a0:  {} (0x{:04x})", d.result, d.result);
+                for (i, v) in d.regs.iter().enumerate() {
+                    print!("x{i:<2}={v:<6}{}", if i % 8 == 7 { "\n" } else { " " });
+                }
+                if ram {
+                    print!("{}", hexdump(&d.ram));
+                }
+            }
+        }
+        Command::Circuit(c) => circuit_cmd::run(c, quiet)?,
+        Command::Demo {
+            core,
+            program,
+            threads,
+            dir,
+            max_cycles,
+        } => demo::run(&demo::DemoOptions {
+            core,
+            program,
+            threads,
+            dir,
+            max_cycles,
+            quiet,
+        })?,
+        Command::Asm {
+            sources,
+            output,
+            runtime,
+            listing,
+        } => {
             let texts = sources
                 .iter()
-                .map(|p| std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display())))
+                .map(|p| {
+                    std::fs::read_to_string(p)
+                        .with_context(|| format!("cannot read {}", p.display()))
+                })
                 .collect::<Result<Vec<_>>>()?;
             let names: Vec<String> = sources.iter().map(|p| p.display().to_string()).collect();
-            let srcs: Vec<vsp_cahp::Source> =
-                names.iter().zip(&texts).map(|(name, text)| vsp_cahp::Source { name, text }).collect();
-            let opts = vsp_cahp::AsmOptions { runtime, ..Default::default() };
-            let image = vsp_cahp::assemble_sources(&srcs, &opts).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let srcs: Vec<vsp_cahp::Source> = names
+                .iter()
+                .zip(&texts)
+                .map(|(name, text)| vsp_cahp::Source { name, text })
+                .collect();
+            let opts = vsp_cahp::AsmOptions {
+                runtime,
+                ..Default::default()
+            };
+            let image =
+                vsp_cahp::assemble_sources(&srcs, &opts).map_err(|e| anyhow::anyhow!("{e}"))?;
             image.write_atomic(&output)?;
             if listing {
                 print!("{}", vsp_cahp::listing(&image));
@@ -105,20 +367,39 @@ fn run(cli: Cli) -> Result<()> {
                 );
             }
         }
-        Command::Cc { source, output, opt, emit_asm } => {
-            let opts = vsp_cc::CcOptions { opt: format!("-O{opt}"), ..Default::default() };
-            let asm = vsp_cc::compile_c(&source, &opts).map_err(|e| anyhow::anyhow!("{e}"))?;
+        Command::Cc {
+            source,
+            output,
+            opt,
+            emit_asm,
+        } => {
+            let opts = vsp_cc::CcOptions {
+                opt: format!("-O{opt}"),
+                ..Default::default()
+            };
+            let (asm, image) = vsp_cc::compile_c_to_image(&source, &opts)?;
             if let Some(p) = emit_asm {
                 container::write_atomic(&p, asm.as_bytes())?;
             }
-            let name = format!("{} (compiled)", source.display());
-            let image = vsp_cahp::assemble_with_runtime(&asm, &name).map_err(|e| anyhow::anyhow!("{e}"))?;
             image.write_atomic(&output)?;
             if !cli.quiet {
-                eprintln!("wrote {} (ROM {} B, RAM data {} B)", output.display(), image.rom.len(), image.ram.len());
+                eprintln!(
+                    "wrote {} (ROM {} B, RAM data {} B)",
+                    output.display(),
+                    image.rom.len(),
+                    image.ram.len()
+                );
             }
         }
-        Command::Emu { program, args, core, trace, json, max_cycles } => {
+        Command::Emu {
+            program,
+            args,
+            core,
+            trace,
+            json,
+            max_cycles,
+        } => {
+            let _ = quiet;
             let core = program::parse_core(&core)?;
             let image = program::load_program(&program, false)?;
             if trace {
@@ -130,9 +411,20 @@ fn run(cli: Cli) -> Result<()> {
             } else {
                 println!("core:       {}", r.core);
                 println!("finished:   {}", if r.finished { "yes" } else { "no" });
-                println!("cycles:     {}   (pass --cycles {} to `vsp run`)", r.cycles, r.cycles);
+                println!(
+                    "cycles:     {}   (pass --cycles {} to `vsp run`)",
+                    r.cycles, r.cycles
+                );
                 println!("result a0:  {} (0x{:04x})", r.result, r.result);
-                println!("ISA check:  {} ({} instructions retired)", if r.agrees_with_isa { "agrees" } else { "DISAGREES" }, r.instructions);
+                println!(
+                    "ISA check:  {} ({} instructions retired)",
+                    if r.agrees_with_isa {
+                        "agrees"
+                    } else {
+                        "DISAGREES"
+                    },
+                    r.instructions
+                );
                 for (i, v) in r.regs.iter().enumerate() {
                     print!("x{i:<2}={v:<6}{}", if i % 8 == 7 { "\n" } else { " " });
                 }
@@ -143,4 +435,62 @@ fn run(cli: Cli) -> Result<()> {
         }
     }
     Ok(())
+}
+
+fn load_server_keys(path: &std::path::Path, quiet: bool) -> Result<Arc<ServerKeys>> {
+    let t = Instant::now();
+    let bar = Bar::spinner(
+        quiet,
+        "loading the evaluation key (regenerating masks from seeds)",
+    );
+    let keys = ServerKeys::load(path)?;
+    bar.finish();
+    if !quiet {
+        eprintln!(
+            "evaluation key ready in {}",
+            fmt_secs(t.elapsed().as_secs_f64())
+        );
+    }
+    Ok(Arc::new(keys))
+}
+
+fn advance(
+    run: &mut encrypted::Run,
+    cycles: u64,
+    every: u64,
+    snapshot: Option<&std::path::Path>,
+    output: &std::path::Path,
+    quiet: bool,
+) -> Result<()> {
+    let t = Instant::now();
+    let bar = Bar::cycles(quiet, cycles);
+    run.advance(cycles, Some(every), snapshot, &bar)?;
+    bar.finish();
+    let size = run.result()?.write(output)?;
+    if !quiet {
+        let secs = t.elapsed().as_secs_f64();
+        eprintln!(
+            "ran {cycles} cycles on {} with {} threads in {} ({:.2} s/cycle); wrote result {} ({})",
+            run.core,
+            run.engine.threads(),
+            fmt_secs(secs),
+            secs / cycles.max(1) as f64,
+            output.display(),
+            fmt_bytes(size)
+        );
+    }
+    Ok(())
+}
+
+/// 16 bytes a line, all-zero lines skipped.
+fn hexdump(bytes: &[u8]) -> String {
+    let mut s = String::new();
+    for (i, chunk) in bytes.chunks(16).enumerate() {
+        if chunk.iter().all(|&b| b == 0) {
+            continue;
+        }
+        let hex: Vec<String> = chunk.iter().map(|b| format!("{b:02x}")).collect();
+        s.push_str(&format!("{:04x}: {}\n", i * 16, hex.join(" ")));
+    }
+    s
 }

@@ -18,50 +18,72 @@ pub fn load_program(path: &Path, runtime: bool) -> Result<Image> {
     match path.extension().and_then(|e| e.to_str()) {
         Some("s" | "S" | "asm") => assemble_file(path, runtime),
         Some("c") => compile_c_file(path, &vsp_cc::CcOptions::default()),
-        _ => Image::read(path).with_context(|| format!("cannot load program image {}", path.display())),
+        _ => Image::read(path)
+            .with_context(|| format!("cannot load program image {}", path.display())),
     }
 }
 
 /// Assembles `path` (optionally linking crt0 and the runtime helpers).
 pub fn assemble_file(path: &Path, runtime: bool) -> Result<Image> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let name = path.display().to_string();
-    let opts = AsmOptions { runtime, ..AsmOptions::default() };
-    vsp_cahp::assemble_sources(&[Source { name: &name, text: &text }], &opts).map_err(|e| anyhow::anyhow!("{e}"))
+    let opts = AsmOptions {
+        runtime,
+        ..AsmOptions::default()
+    };
+    vsp_cahp::assemble_sources(
+        &[Source {
+            name: &name,
+            text: &text,
+        }],
+        &opts,
+    )
+    .map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 /// Compiles a C file with clang + vsp-cc and assembles it with the runtime.
 pub fn compile_c_file(path: &Path, opts: &vsp_cc::CcOptions) -> Result<Image> {
-    let asm = vsp_cc::compile_c(path, opts).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let name = format!("{} (compiled)", path.display());
-    vsp_cahp::assemble_with_runtime(&asm, &name).map_err(|e| anyhow::anyhow!("{e}"))
+    Ok(vsp_cc::compile_c_to_image(path, opts)?.1)
 }
 
 /// The initial RAM of a run: the image's static data with `argv = ["", args…]` at the top.
 pub fn initial_ram(image: &Image, args: &[String]) -> Result<Vec<u8>> {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    vsp_cahp::load_args(&image.ram, &args, cores::RAM_BYTES).context("cannot place the arguments in RAM")
+    vsp_cahp::load_args(&image.ram, &args, cores::RAM_BYTES)
+        .context("cannot place the arguments in RAM")
 }
 
 /// ROM and RAM as the memories' words.
 pub fn memory_words(image: &Image, ram: &[u8]) -> Result<(Vec<u64>, Vec<u64>)> {
     let rom = cores::rom_words(&image.rom).with_context(|| {
-        format!("program is {} bytes, the ROM holds {}", image.rom.len(), cores::ROM_BYTES)
+        format!(
+            "program is {} bytes, the ROM holds {}",
+            image.rom.len(),
+            cores::ROM_BYTES
+        )
     })?;
-    let ram = cores::ram_words(ram)
-        .with_context(|| format!("RAM image is {} bytes, the RAM holds {}", ram.len(), cores::RAM_BYTES))?;
+    let ram = cores::ram_words(ram).with_context(|| {
+        format!(
+            "RAM image is {} bytes, the RAM holds {}",
+            ram.len(),
+            cores::RAM_BYTES
+        )
+    })?;
     Ok((rom, ram))
 }
 
 /// The flattened circuit "core + ROM + RAM" of `core` with `memory`.
 pub fn core_circuit(core: Core, memory: Memory) -> Result<Arc<Circuit>> {
     let bp = Blueprint::from_str_with_resolver(core.blueprint(memory), |p| {
-        cores::resolve(p)
-            .map(str::to_string)
-            .ok_or_else(|| CircuitError::Blueprint(format!("shipped blueprint names unknown file {p}")))
+        cores::resolve(p).map(str::to_string).ok_or_else(|| {
+            CircuitError::Blueprint(format!("shipped blueprint names unknown file {p}"))
+        })
     })
     .with_context(|| format!("cannot load the {core} blueprint"))?;
-    Ok(Arc::new(Circuit::compile(&bp).with_context(|| format!("cannot build the {core} circuit"))?))
+    Ok(Arc::new(Circuit::compile(&bp).with_context(|| {
+        format!("cannot build the {core} circuit")
+    })?))
 }
 
 /// What a plain gate-level run found.
@@ -83,23 +105,41 @@ pub struct EmuResult {
     pub seconds: f64,
 }
 
-/// Runs `image` with `args` on the gate-level netlist of `core` (plain backend) until the finish flag,
-/// and cross-checks it with the ISA simulator.
-pub fn emulate(image: &Image, args: &[String], core: Core, max_cycles: u64) -> Result<EmuResult> {
+/// A plain engine for `core` (CMUX-memory blueprint, the same circuit `vsp run` evaluates) loaded
+/// with `image` and `args`, after its reset cycle.
+pub fn plain_engine(
+    image: &Image,
+    args: &[String],
+    core: Core,
+) -> Result<(Engine<PlainBackend>, Vec<u8>)> {
     let ram = initial_ram(image, args)?;
     let (rom_w, ram_w) = memory_words(image, &ram)?;
-    let circuit = core_circuit(core, Memory::Cmux)?;
-    let mut e = Engine::new(PlainBackend, circuit);
+    let mut e = Engine::new(PlainBackend, core_circuit(core, Memory::Cmux)?);
     e.load_memory_words(cores::ROM, &rom_w)?;
     e.load_memory_words(cores::RAM, &ram_w)?;
     e.reset()?;
-    let opts = RunOptions { max_cycles, stop_when: Some(cores::FINISH.to_string()), ..Default::default() };
-    let report = e.run(&opts, &mut |_| {})?;
-    let regs = cores::REGS
+    Ok((e, ram))
+}
+
+/// x0..x15 as the plain engine outputs them.
+pub fn plain_regs(e: &Engine<PlainBackend>) -> Result<Vec<u16>> {
+    Ok(cores::REGS
         .iter()
         .map(|r| e.output_value(r, 0).map(|v| v as u16))
-        .collect::<Result<Vec<u16>, _>>()?;
+        .collect::<Result<Vec<u16>, _>>()?)
+}
 
+/// Runs `image` with `args` on the gate-level netlist of `core` (plain backend) until the finish flag,
+/// and cross-checks it with the ISA simulator.
+pub fn emulate(image: &Image, args: &[String], core: Core, max_cycles: u64) -> Result<EmuResult> {
+    let (mut e, ram) = plain_engine(image, args, core)?;
+    let opts = RunOptions {
+        max_cycles,
+        stop_when: Some(cores::FINISH.to_string()),
+        ..Default::default()
+    };
+    let report = e.run(&opts, &mut |_| {})?;
+    let regs = plain_regs(&e)?;
     let mut sim = Simulator::new(&image.rom, &ram, MemConfig::default())?;
     let stats = sim.run(max_cycles.saturating_mul(4))?;
     Ok(EmuResult {
@@ -114,6 +154,26 @@ pub fn emulate(image: &Image, args: &[String], core: Core, max_cycles: u64) -> R
     })
 }
 
+/// The plain state after exactly `cycles` cycles: (finish flag, x0..x15, RAM bytes).
+pub fn plain_state_after(
+    image: &Image,
+    args: &[String],
+    core: Core,
+    cycles: u64,
+) -> Result<(bool, Vec<u16>, Vec<u8>)> {
+    let (mut e, _) = plain_engine(image, args, core)?;
+    e.run(
+        &RunOptions {
+            max_cycles: cycles,
+            ..Default::default()
+        },
+        &mut |_| {},
+    )?;
+    let finished = e.output_value(cores::FINISH, 0)? == 1;
+    let ram = cores::ram_bytes(&e.memory_words(cores::RAM, 0)?);
+    Ok((finished, plain_regs(&e)?, ram))
+}
+
 /// Prints the ISA-level trace of a run: one line per retired instruction.
 pub fn print_trace(image: &Image, args: &[String], max_steps: u64) -> Result<()> {
     let ram = initial_ram(image, args)?;
@@ -125,7 +185,10 @@ pub fn print_trace(image: &Image, args: &[String], max_steps: u64) -> Result<()>
             line.push_str(&format!(" {:?} <- 0x{:04x}", w.reg, w.value));
         }
         if let Some(m) = r.mem_write {
-            line.push_str(&format!(" mem[0x{:03x}] <- 0x{:04x} ({} B)", m.addr, m.value, m.width));
+            line.push_str(&format!(
+                " mem[0x{:03x}] <- 0x{:04x} ({} B)",
+                m.addr, m.value, m.width
+            ));
         }
         println!("{line}");
     }

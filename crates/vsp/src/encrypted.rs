@@ -1,0 +1,330 @@
+//! The encrypted flow: `vsp enc` (Alice), `vsp run` / `vsp resume` (Bob), `vsp dec` (Alice).
+//!
+//! * A request holds the program's ROM packed into level-1 TRLWEs (vertical packing) and its initial
+//!   RAM — static data plus argv — one TRLWE per bit, exactly the CMUX-memory layout of vsp-circuit.
+//!   Which core runs it is Bob's choice; the request does not depend on it.
+//! * `run` needs only the evaluation key: it builds "core + CMUX ROM + CMUX RAM", applies one reset
+//!   cycle and evaluates the requested number of cycles on all threads. The server never sees the
+//!   finish flag, so it runs exactly `--cycles` cycles (the flag is sticky and `js 0` loops, so extra
+//!   cycles are harmless — `vsp emu` says how many are enough).
+//! * Every `--snapshot-every` cycles (and at the end) the whole machine state is written atomically to
+//!   the snapshot file; `resume` continues from it exactly where it stopped.
+//! * A result holds the encrypted finish flag, x0–x15 and the RAM; `dec` needs only the secret key.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use vsp_cahp::cores::{self, Core, Memory};
+use vsp_cahp::Image;
+use vsp_circuit::{client, Engine, Progress, RunOptions, TfheBackend, TfheRam, TfheRom};
+use vsp_tfhe::{Params, Tlwe};
+use zeroize::Zeroizing;
+
+use crate::container::{Envelope, KeyId, Kind};
+use crate::keys::{ClientKey, ServerKeys};
+use crate::program;
+use crate::progress::Bar;
+
+/// Encrypts a program and its arguments into a request.
+pub fn encrypt_request(key: &ClientKey, image: &Image, args: &[String]) -> Result<Envelope> {
+    let ram = program::initial_ram(image, args)?;
+    let (rom_w, ram_w) = program::memory_words(image, &ram)?;
+    let rom = client::encrypt_rom(
+        &key.sk,
+        cores::ROM_ADDR_WIDTH,
+        cores::ROM_DATA_WIDTH,
+        &rom_w,
+    )?;
+    let ram = client::encrypt_ram(
+        &key.sk,
+        cores::RAM_ADDR_WIDTH,
+        cores::RAM_DATA_WIDTH,
+        &ram_w,
+    )?;
+    let mut w = Writer::default();
+    w.blob(&rom.to_bytes());
+    w.blob(&ram.to_bytes());
+    Ok(Envelope {
+        kind: Kind::Request,
+        params: key.params_name.clone(),
+        key_id: key.key_id,
+        body: Zeroizing::new(w.0),
+    })
+}
+
+/// Checks that a file made for `file_key`/`file_params` may be used with keys `key`/`params`.
+pub fn check_same_key(
+    what: &str,
+    file_key: KeyId,
+    file_params: &str,
+    key: KeyId,
+    params: &str,
+) -> Result<()> {
+    if file_params != params {
+        bail!("{what} was made with parameter set {file_params:?}, the key uses {params:?}");
+    }
+    if file_key != key {
+        bail!("{what} was encrypted under another key (key id {file_key}, this key is {key})");
+    }
+    Ok(())
+}
+
+/// A server-side run in progress: the engine plus what a snapshot must remember.
+pub struct Run {
+    pub engine: Engine<TfheBackend>,
+    pub core: Core,
+    pub key_id: KeyId,
+    pub params_name: String,
+}
+
+impl Run {
+    /// Starts a run of `request` on `core`: loads the memories and applies the reset cycle.
+    pub fn start(
+        keys: &Arc<ServerKeys>,
+        request: &Envelope,
+        core: Core,
+        threads: Option<usize>,
+    ) -> Result<Run> {
+        check_same_key(
+            "the request",
+            request.key_id,
+            &request.params,
+            keys.key_id,
+            &keys.params_name,
+        )?;
+        let params = keys.ek.params();
+        let mut r = BodyReader::new(&request.body);
+        let rom = TfheRom::from_bytes(r.blob()?, params).context("corrupt request: ROM")?;
+        let ram = TfheRam::from_bytes(r.blob()?, params).context("corrupt request: RAM")?;
+        r.end()?;
+        let mut engine = Self::engine(keys, core, threads)?;
+        engine.set_rom(cores::ROM, rom)?;
+        engine.set_ram(cores::RAM, ram)?;
+        engine.reset()?;
+        Ok(Run {
+            engine,
+            core,
+            key_id: keys.key_id,
+            params_name: keys.params_name.clone(),
+        })
+    }
+
+    fn engine(
+        keys: &Arc<ServerKeys>,
+        core: Core,
+        threads: Option<usize>,
+    ) -> Result<Engine<TfheBackend>> {
+        let backend = TfheBackend::new(keys.ek.clone(), Some(keys.ck.clone()))?;
+        let mut engine = Engine::new(backend, program::core_circuit(core, Memory::Cmux)?);
+        if let Some(t) = threads {
+            engine.set_threads(t.max(1));
+        }
+        Ok(engine)
+    }
+
+    /// Runs `cycles` more cycles, writing a snapshot every `every` cycles and at the end.
+    pub fn advance(
+        &mut self,
+        cycles: u64,
+        every: Option<u64>,
+        snapshot: Option<&Path>,
+        bar: &Bar,
+    ) -> Result<()> {
+        let start_cycle = self.engine.cycle();
+        let target = start_cycle + cycles;
+        let chunk = every
+            .filter(|&k| k > 0 && snapshot.is_some())
+            .unwrap_or(cycles.max(1));
+        let t0 = Instant::now();
+        while self.engine.cycle() < target {
+            let n = chunk.min(target - self.engine.cycle());
+            let opts = RunOptions {
+                max_cycles: n,
+                ..Default::default()
+            };
+            let done_before = self.engine.cycle() - start_cycle;
+            self.engine.run(&opts, &mut |p: &Progress| {
+                bar.cycle(
+                    done_before + p.cycles_done,
+                    cycles,
+                    p,
+                    t0.elapsed().as_secs_f64(),
+                );
+            })?;
+            if let Some(path) = snapshot {
+                self.save(path)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the whole machine state (core, cycle, flip-flops, memories) atomically.
+    pub fn save(&self, path: &Path) -> Result<u64> {
+        let mut w = Writer::default();
+        w.0.push(match self.core {
+            Core::Pearl => 0,
+            Core::Ruby => 1,
+        });
+        w.blob(&self.engine.snapshot_bytes());
+        Envelope {
+            kind: Kind::Snapshot,
+            params: self.params_name.clone(),
+            key_id: self.key_id,
+            body: Zeroizing::new(w.0),
+        }
+        .write(path)
+    }
+
+    /// Reloads a snapshot written by [`Run::save`].
+    pub fn resume(keys: &Arc<ServerKeys>, path: &Path, threads: Option<usize>) -> Result<Run> {
+        let env = Envelope::read(path, Kind::Snapshot)?;
+        check_same_key(
+            "the snapshot",
+            env.key_id,
+            &env.params,
+            keys.key_id,
+            &keys.params_name,
+        )?;
+        let mut r = BodyReader::new(&env.body);
+        let core = match r.take(1)?[0] {
+            0 => Core::Pearl,
+            1 => Core::Ruby,
+            other => bail!("corrupt snapshot: unknown core {other}"),
+        };
+        let state = r.blob()?;
+        r.end()?;
+        let mut engine = Self::engine(keys, core, threads)?;
+        engine.restore_snapshot(state).context("corrupt snapshot")?;
+        Ok(Run {
+            engine,
+            core,
+            key_id: env.key_id,
+            params_name: env.params,
+        })
+    }
+
+    /// The encrypted result: finish flag, registers, RAM.
+    pub fn result(&self) -> Result<Envelope> {
+        let params = self.engine.backend().params();
+        let mut w = Writer::default();
+        w.0.extend_from_slice(&self.engine.cycle().to_le_bytes());
+        for name in std::iter::once(cores::FINISH).chain(cores::REGS) {
+            let bits = self.engine.output(name)?;
+            w.0.extend_from_slice(&(bits.len() as u32).to_le_bytes());
+            for b in &bits {
+                w.blob(&b.to_bytes(params));
+            }
+        }
+        let ram = match self.engine.memory(cores::RAM)? {
+            vsp_circuit::MemState::Ram(ram) => ram,
+            _ => bail!("the {} blueprint has no CMUX RAM", self.core),
+        };
+        w.blob(&ram.to_bytes());
+        Ok(Envelope {
+            kind: Kind::Result,
+            params: self.params_name.clone(),
+            key_id: self.key_id,
+            body: Zeroizing::new(w.0),
+        })
+    }
+}
+
+/// A decrypted result.
+#[derive(Debug, serde::Serialize)]
+pub struct Decrypted {
+    pub cycles: u64,
+    pub finished: bool,
+    pub regs: Vec<u16>,
+    /// main's return value (x8 = a0).
+    pub result: u16,
+    pub ram: Vec<u8>,
+}
+
+/// Decrypts a result with the secret key.
+pub fn decrypt_result(key: &ClientKey, env: &Envelope) -> Result<Decrypted> {
+    check_same_key(
+        "the result",
+        env.key_id,
+        &env.params,
+        key.key_id,
+        &key.params_name,
+    )?;
+    let params: &Params = key.sk.params();
+    let mut r = BodyReader::new(&env.body);
+    let cycles = u64::from_le_bytes(r.array()?);
+    let mut values = Vec::with_capacity(17);
+    for name in std::iter::once(cores::FINISH).chain(cores::REGS) {
+        let n = u32::from_le_bytes(r.array()?) as usize;
+        if n > 64 {
+            bail!("corrupt result: output {name} has {n} bits");
+        }
+        let bits = (0..n)
+            .map(|_| {
+                Tlwe::<u32>::from_bytes(r.blob()?, params)
+                    .map_err(|e| anyhow::anyhow!("corrupt result: {e}"))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        values.push(client::decrypt_value(&key.sk, &bits)?);
+    }
+    let ram = TfheRam::from_bytes(r.blob()?, params).context("corrupt result: RAM")?;
+    r.end()?;
+    let words = client::decrypt_ram(&key.sk, &ram)?;
+    Ok(Decrypted {
+        cycles,
+        finished: values[0] == 1,
+        regs: values[1..].iter().map(|&v| v as u16).collect(),
+        result: values[1 + 8] as u16,
+        ram: cores::ram_bytes(&words),
+    })
+}
+
+#[derive(Default)]
+struct Writer(Vec<u8>);
+
+impl Writer {
+    fn blob(&mut self, b: &[u8]) {
+        self.0.extend_from_slice(&(b.len() as u64).to_le_bytes());
+        self.0.extend_from_slice(b);
+    }
+}
+
+struct BodyReader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> BodyReader<'a> {
+    fn new(bytes: &'a [u8]) -> Self {
+        BodyReader { bytes, pos: 0 }
+    }
+    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+        let end = self.pos.checked_add(n).filter(|&e| e <= self.bytes.len());
+        let Some(end) = end else {
+            bail!("corrupt file: body ends early")
+        };
+        let s = &self.bytes[self.pos..end];
+        self.pos = end;
+        Ok(s)
+    }
+    fn array<const N: usize>(&mut self) -> Result<[u8; N]> {
+        let mut a = [0u8; N];
+        a.copy_from_slice(self.take(N)?);
+        Ok(a)
+    }
+    fn blob(&mut self) -> Result<&'a [u8]> {
+        let n = u64::from_le_bytes(self.array()?);
+        let n = usize::try_from(n).context("corrupt file: impossible length")?;
+        self.take(n)
+    }
+    fn end(&self) -> Result<()> {
+        if self.pos != self.bytes.len() {
+            bail!(
+                "corrupt file: {} unexpected trailing bytes",
+                self.bytes.len() - self.pos
+            );
+        }
+        Ok(())
+    }
+}

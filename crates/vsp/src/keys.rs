@@ -1,0 +1,142 @@
+//! Key files: `vsp genkey` (Alice's secret key) and `vsp genbkey` (the evaluation key Bob runs with).
+//!
+//! The secret key file holds vsp-tfhe's secret-key encoding (a 32-byte seed from which every key
+//! component is derived) inside an envelope with a fresh random key id. The evaluation key file holds
+//! the compressed gate key (bootstrapping key level 0→1 + key switching 1→0) and the compressed
+//! circuit key (level 0→2 bootstrapping key + private key switching 2→1); masks are regenerated from
+//! seeds on load, which is why the file is a fraction of the in-memory size.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use vsp_tfhe::{CircuitKey, CompressedCircuitKey, CompressedEvalKey, EvalKey, Params, SecretKey};
+use zeroize::Zeroizing;
+
+use crate::container::{Envelope, KeyId, Kind};
+
+/// The parameter-set names the CLI accepts; all but `default` need `--insecure`.
+pub const PARAM_SETS: [&str; 3] = ["default", "vsp2021", "cggi16"];
+
+/// Resolves a parameter-set name, refusing the paper-reproduction sets unless `insecure` is given.
+pub fn params_by_name(name: &str, insecure: bool) -> Result<Params> {
+    if !PARAM_SETS.contains(&name) {
+        bail!(
+            "unknown parameter set {name:?}; choose one of {}",
+            PARAM_SETS.join(", ")
+        );
+    }
+    if name != "default" {
+        if !insecure {
+            bail!(
+                "parameter set {name:?} is below 128-bit security (paper reproduction only); \
+                 pass --insecure to use it anyway"
+            );
+        }
+        eprintln!(
+            "WARNING: parameter set {name:?} is below 128-bit security; never use it for real data"
+        );
+    }
+    Params::by_name(name, insecure).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// A loaded secret key with the identity stamped on everything derived from it.
+pub struct ClientKey {
+    pub sk: SecretKey,
+    pub params_name: String,
+    pub key_id: KeyId,
+}
+
+/// The server's keys.
+pub struct ServerKeys {
+    pub ek: Arc<EvalKey>,
+    pub ck: Arc<CircuitKey>,
+    pub params_name: String,
+    pub key_id: KeyId,
+}
+
+pub fn generate_secret(params_name: &str, params: &Params) -> Result<ClientKey> {
+    let sk = SecretKey::generate(params).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(ClientKey {
+        sk,
+        params_name: params_name.to_string(),
+        key_id: KeyId::random(),
+    })
+}
+
+impl ClientKey {
+    pub fn save(&self, path: &Path) -> Result<u64> {
+        let body = self.sk.to_bytes();
+        let env = Envelope {
+            kind: Kind::SecretKey,
+            params: self.params_name.clone(),
+            key_id: self.key_id,
+            body: Zeroizing::new(body.to_vec()),
+        };
+        env.write(path)
+    }
+
+    pub fn load(path: &Path) -> Result<ClientKey> {
+        let env = Envelope::read(path, Kind::SecretKey)?;
+        let sk = SecretKey::from_bytes(&env.body)
+            .map_err(|e| anyhow::anyhow!("{e}"))
+            .with_context(|| format!("{}: corrupt secret key", path.display()))?;
+        Ok(ClientKey {
+            sk,
+            params_name: env.params,
+            key_id: env.key_id,
+        })
+    }
+
+    /// Generates the compressed evaluation key (gate key + circuit key) and writes it.
+    pub fn save_eval_key(&self, path: &Path) -> Result<u64> {
+        let gate = CompressedEvalKey::generate(&self.sk).to_bytes();
+        let circuit = CompressedCircuitKey::generate(&self.sk).to_bytes();
+        let mut body = Vec::with_capacity(gate.len() + circuit.len() + 8);
+        body.extend_from_slice(&(gate.len() as u64).to_le_bytes());
+        body.extend_from_slice(&gate);
+        body.extend_from_slice(&circuit);
+        let env = Envelope {
+            kind: Kind::EvalKey,
+            params: self.params_name.clone(),
+            key_id: self.key_id,
+            body: Zeroizing::new(body),
+        };
+        env.write(path)
+    }
+}
+
+impl ServerKeys {
+    /// Loads and decompresses an evaluation key file (regenerating the masks from their seeds).
+    pub fn load(path: &Path) -> Result<ServerKeys> {
+        let env = Envelope::read(path, Kind::EvalKey)?;
+        let corrupt = || format!("{}: corrupt evaluation key", path.display());
+        let len_bytes: [u8; 8] = env
+            .body
+            .get(..8)
+            .and_then(|s| s.try_into().ok())
+            .with_context(corrupt)?;
+        let gate_len = usize::try_from(u64::from_le_bytes(len_bytes))
+            .ok()
+            .with_context(corrupt)?;
+        let gate = env
+            .body
+            .get(8..8usize.saturating_add(gate_len))
+            .with_context(corrupt)?;
+        let circuit = &env.body[8 + gate_len..];
+        let ek = CompressedEvalKey::from_bytes(gate)
+            .and_then(|k| k.decompress())
+            .map_err(|e| anyhow::anyhow!("{e}"))
+            .with_context(corrupt)?;
+        let ck = CompressedCircuitKey::from_bytes(circuit)
+            .and_then(|k| k.decompress())
+            .map_err(|e| anyhow::anyhow!("{e}"))
+            .with_context(corrupt)?;
+        Ok(ServerKeys {
+            ek: Arc::new(ek),
+            ck: Arc::new(ck),
+            params_name: env.params,
+            key_id: env.key_id,
+        })
+    }
+}

@@ -1,0 +1,285 @@
+//! The `vsp` command through its binary: every command on small inputs and every documented error.
+//! The encrypted flow lives in `tests/encrypted.rs` (it needs real keys and takes minutes).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn vsp(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_vsp"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("the vsp binary runs")
+}
+
+fn ok(args: &[&str], dir: &Path) -> String {
+    let out = vsp(args, dir);
+    assert!(
+        out.status.success(),
+        "vsp {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn fails(args: &[&str], dir: &Path) -> String {
+    let out = vsp(args, dir);
+    assert!(
+        !out.status.success(),
+        "vsp {args:?} should fail; stdout: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        err.starts_with("error: "),
+        "one-line error expected, got {err:?}"
+    );
+    err
+}
+
+fn programs_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../cahp/asm/programs")
+}
+
+#[test]
+fn asm_then_emu_gives_the_papers_results_on_both_cores() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (prog, args, expected) in [
+        ("fib", vec!["5"], 5),
+        (
+            "hamming",
+            vec!["10", "10", "10", "10", "de", "ad", "be", "ef"],
+            24,
+        ),
+        ("bf", vec!["++++[>++++++++++<-]>++"], 42),
+    ] {
+        let src = programs_dir().join(format!("{prog}.s"));
+        let img = d.join(format!("{prog}.img"));
+        ok(
+            &[
+                "-q",
+                "asm",
+                src.to_str().unwrap(),
+                "-o",
+                img.to_str().unwrap(),
+            ],
+            d,
+        );
+        for core in ["pearl", "ruby"] {
+            let mut a = vec!["emu", "--json", "--core", core, img.to_str().unwrap()];
+            a.extend(args.iter().copied());
+            let json: serde_json::Value = serde_json::from_str(&ok(&a, d)).unwrap();
+            assert_eq!(json["result"], expected, "{prog} on {core}: {json}");
+            assert_eq!(json["finished"], true);
+            assert_eq!(json["agrees_with_isa"], true, "{prog} on {core}");
+            assert!(json["cycles"].as_u64().unwrap() >= json["instructions"].as_u64().unwrap());
+        }
+    }
+}
+
+#[test]
+fn emu_runs_sources_directly_and_traces() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = programs_dir().join("fib.s");
+    let out = ok(&["emu", "--trace", src.to_str().unwrap(), "7"], dir.path());
+    assert!(out.contains("result a0:  13 "), "{out}");
+    assert!(
+        out.lines().any(|l| l.starts_with("0000: ")),
+        "trace starts at address 0: {out}"
+    );
+    assert!(out.contains("ISA check:  agrees"));
+}
+
+#[test]
+fn asm_errors_name_file_line_and_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("bad.s"), "main:\n  addi a0, a0, 1\n  frob a0, a1\n").unwrap();
+    let err = fails(&["asm", "bad.s", "-o", "bad.img"], d);
+    assert!(err.contains("bad.s:3:"), "{err}");
+    assert!(err.contains("frob"), "{err}");
+    assert!(!d.join("bad.img").exists(), "no output on error");
+}
+
+#[test]
+fn corrupt_truncated_and_wrong_files_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let src = programs_dir().join("fib.s");
+    ok(&["-q", "asm", src.to_str().unwrap(), "-o", "fib.img"], d);
+    let img = std::fs::read(d.join("fib.img")).unwrap();
+    std::fs::write(d.join("trunc.img"), &img[..img.len() / 2]).unwrap();
+    fails(&["emu", "trunc.img", "5"], d);
+    let mut bad = img.clone();
+    let mid = bad.len() / 2;
+    bad[mid] ^= 0x40;
+    std::fs::write(d.join("bad.img"), &bad).unwrap();
+    fails(&["emu", "bad.img", "5"], d);
+
+    // A program image is not a secret key; a missing file says so.
+    let err = fails(
+        &["enc", "-k", "fib.img", "fib.img", "5", "-o", "req.enc"],
+        d,
+    );
+    assert!(
+        err.contains("not a vsp file") || err.contains("magic"),
+        "{err}"
+    );
+    let err = fails(&["dec", "-k", "nothere.key", "-i", "res.enc"], d);
+    assert!(err.contains("nothere.key"), "{err}");
+    assert!(!d.join("req.enc").exists());
+}
+
+#[test]
+fn insecure_parameter_sets_need_the_opt_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for set in ["vsp2021", "cggi16"] {
+        let err = fails(&["genkey", "--params", set, "-o", "k.key"], d);
+        assert!(err.contains("--insecure"), "{err}");
+    }
+    let err = fails(&["genkey", "--params", "fast", "-o", "k.key"], d);
+    assert!(err.contains("unknown parameter set"), "{err}");
+    assert!(!d.join("k.key").exists());
+    let out = vsp(
+        &["genkey", "--params", "cggi16", "--insecure", "-o", "k.key"],
+        d,
+    );
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("WARNING"));
+}
+
+#[test]
+fn secret_key_files_are_checked_envelopes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(&["-q", "genkey", "-o", "a.key"], d);
+    let key = std::fs::read(d.join("a.key")).unwrap();
+    std::fs::write(d.join("t.key"), &key[..key.len() - 5]).unwrap();
+    let src = programs_dir().join("fib.s");
+    let err = fails(
+        &[
+            "enc",
+            "-k",
+            "t.key",
+            src.to_str().unwrap(),
+            "5",
+            "-o",
+            "r.enc",
+        ],
+        d,
+    );
+    assert!(err.contains("truncated"), "{err}");
+    let mut bad = key.clone();
+    let n = bad.len();
+    bad[n - 40] ^= 1;
+    std::fs::write(d.join("c.key"), &bad).unwrap();
+    let err = fails(
+        &[
+            "enc",
+            "-k",
+            "c.key",
+            src.to_str().unwrap(),
+            "5",
+            "-o",
+            "r.enc",
+        ],
+        d,
+    );
+    assert!(err.contains("checksum"), "{err}");
+    // The wrong kind of file where a key is expected.
+    let err = fails(&["dec", "-k", "a.key", "-i", "a.key"], d);
+    assert!(
+        err.contains("found secret key, expected encrypted result"),
+        "{err}"
+    );
+}
+
+#[test]
+fn circuit_run_and_stats_on_a_user_blueprint() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let bp = Path::new(env!("CARGO_MANIFEST_DIR")).join("../circuit/testdata/counter.toml");
+    let stats = ok(
+        &[
+            "circuit",
+            "stats",
+            "--json",
+            "--blueprint",
+            bp.to_str().unwrap(),
+        ],
+        d,
+    );
+    let s: serde_json::Value = serde_json::from_str(&stats).unwrap();
+    assert!(s["dff"].as_u64().unwrap() > 0, "{s}");
+    std::fs::write(d.join("in.json"), r#"{"inputs": {"en": 1}}"#).unwrap();
+    ok(
+        &[
+            "circuit",
+            "run",
+            "--blueprint",
+            bp.to_str().unwrap(),
+            "--inputs",
+            "in.json",
+            "--cycles",
+            "5",
+            "-o",
+            "out.json",
+        ],
+        d,
+    );
+    let out: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("out.json")).unwrap()).unwrap();
+    assert_eq!(out["cycles"], 5);
+    assert_eq!(out["outputs"]["count"], 4, "{out}");
+    std::fs::write(d.join("bad.json"), r#"{"inputs": {"en": 1}, "extra": 2}"#).unwrap();
+    let err = fails(
+        &[
+            "circuit",
+            "run",
+            "--blueprint",
+            bp.to_str().unwrap(),
+            "--inputs",
+            "bad.json",
+            "--cycles",
+            "1",
+        ],
+        d,
+    );
+    assert!(err.contains("malformed inputs"), "{err}");
+}
+
+#[test]
+fn cc_then_emu_runs_the_papers_c_programs() {
+    if std::process::Command::new("clang")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipping: clang is not installed (apt-get install -y clang)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let c = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cc/tests/c");
+    for (file, args, expected) in [
+        ("01_fib.c", vec!["5"], 5),
+        ("03_bf.c", vec!["++++[>++++++++++<-]>++"], 42),
+    ] {
+        let src = c.join(file);
+        ok(&["-q", "cc", src.to_str().unwrap(), "-o", "p.img"], d);
+        let mut a = vec!["emu", "--json", "--core", "pearl", "p.img"];
+        a.extend(args.iter().copied());
+        let json: serde_json::Value = serde_json::from_str(&ok(&a, d)).unwrap();
+        assert_eq!(json["result"], expected, "{file}: {json}");
+        assert_eq!(json["agrees_with_isa"], true);
+    }
+    std::fs::write(
+        d.join("f.c"),
+        "float f(float x) { return x * 2.0f; }\nint main(void) { return (int)f(1.5f); }\n",
+    )
+    .unwrap();
+    let err = fails(&["cc", "f.c", "-o", "f.img"], d);
+    assert!(err.to_lowercase().contains("float"), "{err}");
+}
