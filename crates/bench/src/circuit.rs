@@ -15,8 +15,8 @@ use anyhow::Context;
 use rand::{Rng, SeedableRng};
 use vsp_circuit::client::{decrypt_ram, decrypt_value, encrypt_ram, encrypt_value};
 use vsp_circuit::{
-    Blueprint, Circuit, Engine, GateKind, MemState, NetlistBuilder, NoiseModel, PlainBackend, RefreshPolicy,
-    TfheBackend,
+    Blueprint, Circuit, Engine, GateKind, MemState, NetlistBuilder, NoiseModel, PlainBackend,
+    RefreshPolicy, TfheBackend,
 };
 use vsp_tfhe::{CircuitKey, EvalKey, Params, SecretKey};
 
@@ -60,7 +60,10 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     let sk = SecretKey::generate(&Params::default_128())?;
     let ek = Arc::new(EvalKey::generate(&sk)?);
     let ck = Arc::new(CircuitKey::generate(&sk)?);
-    println!("keys: {:.1} s (params default_128)", t.elapsed().as_secs_f64());
+    println!(
+        "keys: {:.1} s (params default_128)",
+        t.elapsed().as_secs_f64()
+    );
 
     // 1. Random DAG.
     let net = random_dag(gates, 1)?;
@@ -78,7 +81,10 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         e.set_input("x", encrypt_value(&sk, x, 64))?;
         let st = e.step()?;
         let got = decrypt_value(&sk, &e.output("y")?)?;
-        anyhow::ensure!(got == want, "encrypted DAG output {got:#x} != plain {want:#x}");
+        anyhow::ensure!(
+            got == want,
+            "encrypted DAG output {got:#x} != plain {want:#x}"
+        );
         let s = st.eval_seconds + st.latch_seconds;
         println!(
             "dag {gates} gates, {threads} thread(s): {s:.2} s/cycle (workers busy {:.0}%)",
@@ -86,15 +92,22 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         );
         secs.push(s);
     }
-    println!("parallel efficiency (2 threads) = {:.2}", secs[0] / (2.0 * secs[1]));
+    println!(
+        "parallel efficiency (2 threads) = {:.2}",
+        secs[0] / (2.0 * secs[1])
+    );
 
     // 2. CMUX RAM 256 x 16.
     let bp = Blueprint::from_str_with_resolver(RAM, |p| {
-        Err(vsp_circuit::CircuitError::Usage(format!("no file {p} in this blueprint")))
+        Err(vsp_circuit::CircuitError::Usage(format!(
+            "no file {p} in this blueprint"
+        )))
     })?;
     let c = Arc::new(Circuit::compile(&bp)?);
     let noise = NoiseModel::of(ek.params());
-    let k = noise.refresh_period(8, 16, -40.0).context("no refresh period")?;
+    let k = noise
+        .refresh_period(8, 16, -40.0)
+        .context("no refresh period")?;
     println!(
         "noise model: V_ext = {:.2e}, V_br = {:.2e}; refresh period K = {k} cycles ({} of 256 words per cycle), \
          failure bound 2^{:.1} per cycle",
@@ -104,11 +117,14 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         noise.failure_log2(8, 16, noise.bound_after(8, k))
     );
     let words: Vec<u64> = (0..256u64).map(|i| (i * 0x3F1D) & 0xffff).collect();
-    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
     let mut ram_secs = Vec::new();
-    for (name, policy) in
-        [("noise budget", RefreshPolicy::default()), ("every cycle (Iyokan)", RefreshPolicy::EveryCycle)]
-    {
+    for (name, policy) in [
+        ("noise budget", RefreshPolicy::default()),
+        ("every cycle (Iyokan)", RefreshPolicy::EveryCycle),
+    ] {
         let b = TfheBackend::new(ek.clone(), Some(ck.clone()))?.with_policy(policy);
         let mut e = Engine::new(b, c.clone());
         e.set_threads(threads);
@@ -119,9 +135,14 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         let st = e.step()?;
         let rd = decrypt_value(&sk, &e.output("rdata")?)?;
         anyhow::ensure!(rd == words[0xA5], "RAM read {rd:#x} != {:#x}", words[0xA5]);
-        let MemState::Ram(r) = e.memory("ram")? else { anyhow::bail!("not a CMUX RAM") };
+        let MemState::Ram(r) = e.memory("ram")? else {
+            anyhow::bail!("not a CMUX RAM")
+        };
         let after = decrypt_ram(&sk, r)?;
-        anyhow::ensure!(after[0xA5] == 0xBEEF && after[0xA4] == words[0xA4], "RAM write went wrong");
+        anyhow::ensure!(
+            after[0xA5] == 0xBEEF && after[0xA4] == words[0xA4],
+            "RAM write went wrong"
+        );
         let s = st.eval_seconds + st.latch_seconds;
         println!(
             "ram 256x16 read+write, {name}, {threads} threads: {s:.2} s/cycle (read {:.2} s, write+refresh {:.2} s, {} cells refreshed)",
@@ -131,6 +152,9 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         );
         ram_secs.push(s);
     }
-    println!("ram_speedup_vs_full_refresh={:.2}", ram_secs[1] / ram_secs[0]);
+    println!(
+        "ram_speedup_vs_full_refresh={:.2}",
+        ram_secs[1] / ram_secs[0]
+    );
     Ok(())
 }
