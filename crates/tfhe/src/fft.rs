@@ -235,6 +235,42 @@ impl FftPlan {
         }
     }
 
+    /// acc_a = Σ_r x_r ⊙ key_{r,a}, acc_b = Σ_r x_r ⊙ key_{r,b} (overwritten): the whole Fourier-domain
+    /// sum of an external product in one pass. `x` is `rows` transformed polynomials back to back, `key`
+    /// is `rows` rows of (a, b) Fourier polynomials (the [`crate::TrgswFft`] layout).
+    ///
+    /// # Panics
+    /// If `x` or `key` is shorter than `rows` rows, or acc_a and acc_b differ in length.
+    pub fn mul_acc_rows(
+        &self,
+        acc_a: &mut [f64],
+        acc_b: &mut [f64],
+        x: &[f64],
+        key: &[f64],
+        rows: usize,
+    ) {
+        let n = acc_a.len();
+        assert!(acc_b.len() == n && x.len() >= rows * n && key.len() >= rows * 2 * n);
+        match self.kernel {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: Kernel::Avx2Fma is only selected after is_x86_feature_detected!("avx2"/"fma"),
+            // and it is never chosen for N < 8, so n/2 is a multiple of 4; lengths checked above.
+            Kernel::Avx2Fma if n == self.n => unsafe {
+                crate::fft_avx2::mul_acc_rows(acc_a, acc_b, x, key, rows)
+            },
+            _ => {
+                acc_a.iter_mut().for_each(|v| *v = 0.0);
+                acc_b.iter_mut().for_each(|v| *v = 0.0);
+                for r in 0..rows {
+                    let xr = &x[r * n..(r + 1) * n];
+                    let k = &key[2 * r * n..(2 * r + 2) * n];
+                    mul_acc_core(acc_a, xr, &k[..n]);
+                    mul_acc_core(acc_b, xr, &k[n..]);
+                }
+            }
+        }
+    }
+
     /// Exact negacyclic product of a torus polynomial with a small-integer polynomial given in Fourier
     /// form (`s_fft`, |s_i| ≤ 1 expected; exact while ‖s‖₁ ≤ 2^10), via 16-bit limbs. Returns a·s.
     pub fn exact_mul_small<T: Torus>(&self, a: &[T], s_fft: &[f64]) -> Vec<T> {
@@ -433,6 +469,50 @@ mod tests {
             p1.backward_in_place(&mut acc1);
             for (u, v) in acc0.iter().zip(&acc1) {
                 assert!((u - v).abs() <= 1e-3 * (1.0 + u.abs()), "backward {u} {v}");
+            }
+        }
+    }
+
+    #[test]
+    fn mul_acc_rows_matches_portable() {
+        if Kernel::detect() != Kernel::Avx2Fma {
+            println!("AVX2+FMA not available: skipping the kernel comparison");
+            return;
+        }
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        for (n, rows) in [(8usize, 1usize), (1024, 4), (2048, 6)] {
+            let p0 = FftPlan::with_kernel(n, Kernel::Portable);
+            let p1 = FftPlan::with_kernel(n, Kernel::Avx2Fma);
+            let x: Vec<f64> = (0..rows * n).map(|_| rng.gen_range(-1e3..1e3)).collect();
+            let key: Vec<f64> = (0..rows * 2 * n)
+                .map(|_| rng.gen_range(-1e9..1e9))
+                .collect();
+            let (mut a0, mut b0) = (vec![7.0; n], vec![7.0; n]);
+            let (mut a1, mut b1) = (vec![-3.0; n], vec![-3.0; n]);
+            p0.mul_acc_rows(&mut a0, &mut b0, &x, &key, rows);
+            p1.mul_acc_rows(&mut a1, &mut b1, &x, &key, rows);
+            // Reference: the same sums with mul_acc from zero.
+            let (mut ra, mut rb) = (vec![0.0; n], vec![0.0; n]);
+            for r in 0..rows {
+                p0.mul_acc(
+                    &mut ra,
+                    &x[r * n..(r + 1) * n],
+                    &key[2 * r * n..(2 * r + 1) * n],
+                );
+                p0.mul_acc(
+                    &mut rb,
+                    &x[r * n..(r + 1) * n],
+                    &key[(2 * r + 1) * n..(2 * r + 2) * n],
+                );
+            }
+            for ((u, v), w) in a0
+                .iter()
+                .chain(&b0)
+                .zip(a1.iter().chain(&b1))
+                .zip(ra.iter().chain(&rb))
+            {
+                assert!((u - w).abs() <= 1e-9 * (1.0 + w.abs()), "portable {u} {w}");
+                assert!((v - w).abs() <= 1e-6 * (1.0 + w.abs()), "avx2 {v} {w}");
             }
         }
     }

@@ -206,3 +206,53 @@ pub(crate) unsafe fn mul_acc2(
         j += 4;
     }
 }
+
+/// acc_a = Σ_r x_r ⊙ key_{r,a} and acc_b = Σ_r x_r ⊙ key_{r,b} (overwriting), for `rows` rows: x holds the
+/// rows' transformed digits back to back (rows × n), key holds each row as (a, b) (rows × 2n). One pass
+/// keeps the accumulators in registers, so only the key and the digits stream through memory.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA; acc_a.len() == acc_b.len() == n with n/2 a multiple of 4,
+/// x.len() ≥ rows·n and key.len() ≥ rows·2n.
+#[target_feature(enable = "avx2,fma")]
+pub(crate) unsafe fn mul_acc_rows(
+    acc_a: &mut [f64],
+    acc_b: &mut [f64],
+    x: &[f64],
+    key: &[f64],
+    rows: usize,
+) {
+    let n = acc_a.len();
+    let m = n / 2;
+    debug_assert!(acc_b.len() == n && x.len() >= rows * n && key.len() >= rows * 2 * n);
+    let (pa, pb, px, pk) = (
+        acc_a.as_mut_ptr(),
+        acc_b.as_mut_ptr(),
+        x.as_ptr(),
+        key.as_ptr(),
+    );
+    // SAFETY: j + 4 ≤ m; x offsets r·n + m + j + 4 ≤ rows·n and key offsets 2r·n + n + m + j + 4 ≤
+    // 2·rows·n, within the lengths the caller guarantees.
+    let mut j = 0;
+    while j < m {
+        let (mut ar, mut ai) = (_mm256_setzero_pd(), _mm256_setzero_pd());
+        let (mut br, mut bi) = (_mm256_setzero_pd(), _mm256_setzero_pd());
+        for r in 0..rows {
+            let xo = px.add(r * n + j);
+            let (xr, xi) = (_mm256_loadu_pd(xo), _mm256_loadu_pd(xo.add(m)));
+            let ka = pk.add(2 * r * n + j);
+            let kb = ka.add(n);
+            let (kar, kai) = (_mm256_loadu_pd(ka), _mm256_loadu_pd(ka.add(m)));
+            let (kbr, kbi) = (_mm256_loadu_pd(kb), _mm256_loadu_pd(kb.add(m)));
+            ar = _mm256_fnmadd_pd(xi, kai, _mm256_fmadd_pd(xr, kar, ar));
+            ai = _mm256_fmadd_pd(xi, kar, _mm256_fmadd_pd(xr, kai, ai));
+            br = _mm256_fnmadd_pd(xi, kbi, _mm256_fmadd_pd(xr, kbr, br));
+            bi = _mm256_fmadd_pd(xi, kbr, _mm256_fmadd_pd(xr, kbi, bi));
+        }
+        _mm256_storeu_pd(pa.add(j), ar);
+        _mm256_storeu_pd(pa.add(m + j), ai);
+        _mm256_storeu_pd(pb.add(j), br);
+        _mm256_storeu_pd(pb.add(m + j), bi);
+        j += 4;
+    }
+}

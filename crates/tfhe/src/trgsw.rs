@@ -39,7 +39,7 @@ impl ExtScratch {
         let l = gadget.levels as usize;
         ExtScratch {
             levels: l,
-            dec: vec![0.0; n * l],
+            dec: vec![0.0; 2 * n * l],
             acc_a: vec![0.0; n],
             acc_b: vec![0.0; n],
         }
@@ -95,15 +95,6 @@ impl<T: Torus> TrgswFft<T> {
         }
     }
 
-    #[inline(always)]
-    fn row(&self, r: usize) -> (&[f64], &[f64]) {
-        let n = self.n;
-        (
-            &self.data[2 * r * n..(2 * r + 1) * n],
-            &self.data[(2 * r + 1) * n..(2 * r + 2) * n],
-        )
-    }
-
     /// out = self ⊡ c (out is overwritten). Degrees must match (checked by callers).
     pub(crate) fn external_product_into(
         &self,
@@ -114,19 +105,17 @@ impl<T: Torus> TrgswFft<T> {
     ) {
         let n = self.n;
         let l = self.gadget.levels as usize;
-        s.acc_a.iter_mut().for_each(|x| *x = 0.0);
-        s.acc_b.iter_mut().for_each(|x| *x = 0.0);
         let half = n / 2;
+        // Digits of a then of b, row r of the TRGSW pairs with digit polynomial r.
         for (part, poly) in [&c.a, &c.b].into_iter().enumerate() {
-            self.gadget.decompose_poly_f64(poly, &mut s.dec);
-            for i in 0..l {
-                let buf = &mut s.dec[i * n..(i + 1) * n];
+            let dec = &mut s.dec[part * l * n..(part + 1) * l * n];
+            self.gadget.decompose_poly_f64(poly, dec);
+            for buf in dec.chunks_exact_mut(n) {
                 let (re, im) = buf.split_at_mut(half);
                 plan.forward_in_place(re, im);
-                let (ra, rb) = self.row(part * l + i);
-                plan.mul_acc2(&mut s.acc_a, &mut s.acc_b, buf, ra, rb);
             }
         }
+        plan.mul_acc_rows(&mut s.acc_a, &mut s.acc_b, &s.dec, &self.data, 2 * l);
         plan.backward_torus(&mut out.a, &mut s.acc_a);
         plan.backward_torus(&mut out.b, &mut s.acc_b);
     }
