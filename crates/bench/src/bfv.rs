@@ -2,17 +2,22 @@
 //! N = 1024/4096/8192/16384 (log Q 27/109/218/438, t = 65537), 1 and 2 threads; then seed 002's comparison
 //! of BEHZ and HPS mul+relin as log Q (depth) grows at N = 16384.
 //!
-//! The peer is Microsoft SEAL 4.x through `seal-python`, run as a child process (`python3`) with the
-//! same N, SEAL's BFVDefault moduli (the same sizes as ours) and t = 65537; it is skipped with a note
-//! when the module is missing. fhe.rs (`fhe` 0.1.1) needs a rand 0.9 generator, which this crate's
-//! manifest does not provide (it pins rand 0.8), so it is not measured here (see BENCHMARKS.md).
-//! Ends with `mul_relin_ratio_vs_seal_8192=<ours HPS 1 thread / SEAL>`.
+//! Peers: fhe.rs (`fhe` 0.1.1, single-threaded by design) in this process with exactly our moduli and
+//! t, timed interleaved with ours (each round runs every column once, so load changes on a shared
+//! machine hit all columns alike); and Microsoft SEAL 4.x through `seal-python`, run as a child process
+//! (`python3`) with the same N, SEAL's BFVDefault moduli (the same sizes as ours) and t = 65537, skipped
+//! with a note when the module is missing. Both peers' and our mul+relin results are decrypted and
+//! checked against the plaintext product before anything is printed.
+//! Ends with `mul_relin_ratio_vs_seal_8192=<ours HPS 1 thread / SEAL>` (when SEAL ran) and, last,
+//! `mul_relin_ratio_vs_fhe_rs_8192=<ours HPS 1 thread / fhe.rs>`.
 
 use std::hint::black_box;
 use std::time::Instant;
 
+use fhe_traits::{FheDecoder, FheDecrypter, FheEncoder, FheEncrypter};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
+use rand09::SeedableRng as _;
 use vsp_bfv::{BfvParameters, Encoder, Evaluator, MulMethod, PublicKey, RelinKey, SecretKey};
 
 /// SEAL through seal-python: encrypt, decrypt, multiply, relinearize, mul+relin (ms) and the noise
@@ -52,30 +57,116 @@ fn seal_times(n: usize, reps: usize) -> Option<Vec<f64>> {
     if !out.status.success() {
         return None;
     }
-    let v: Vec<f64> = String::from_utf8_lossy(&out.stdout).split_whitespace().filter_map(|x| x.parse().ok()).collect();
+    let v: Vec<f64> = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect();
     (v.len() == 6).then_some(v)
 }
 
-/// Median time of one call in ms over `reps` runs after one warm-up.
-fn time_ms(reps: usize, mut f: impl FnMut()) -> f64 {
+/// Time of one call of `f` in ms.
+fn ms(f: impl FnOnce()) -> f64 {
+    let t = Instant::now();
     f();
-    let mut v: Vec<f64> = (0..reps)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed().as_secs_f64() * 1e3
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+/// A timed operation: runs once and returns its own time in ms (so per-run setup, such as cloning
+/// an input that the operation consumes, stays outside the measurement).
+type Op<'a> = Box<dyn FnMut() -> f64 + 'a>;
+
+/// Median times (ms) of `ops`, timed interleaved: one warm-up round, then `reps` rounds that each run
+/// every op once in order, so that load changes on a shared machine affect all columns alike.
+fn interleaved(reps: usize, mut ops: Vec<Op<'_>>) -> Vec<f64> {
+    for op in ops.iter_mut() {
+        op();
+    }
+    let mut samples = vec![Vec::with_capacity(reps); ops.len()];
+    for _ in 0..reps {
+        for (op, s) in ops.iter_mut().zip(samples.iter_mut()) {
+            s.push(op());
+        }
+    }
+    samples
+        .into_iter()
+        .map(|mut v| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
         })
-        .collect();
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+        .collect()
+}
+
+/// fhe.rs (`fhe` 0.1.1) set up with exactly our moduli and t: keys, the same batched plaintext, two
+/// fresh ciphertexts, their degree-2 product, and the fused multiply+relinearize strategy.
+struct FheRs {
+    sk: fhe::bfv::SecretKey,
+    pk: fhe::bfv::PublicKey,
+    rk: fhe::bfv::RelinearizationKey,
+    mul_relin: fhe::bfv::Multiplicator,
+    pt: fhe::bfv::Plaintext,
+    a: fhe::bfv::Ciphertext,
+    b: fhe::bfv::Ciphertext,
+    c3: fhe::bfv::Ciphertext,
+    rng: rand09::rngs::StdRng,
+}
+
+impl FheRs {
+    fn new(params: &BfvParameters, vals: &[u64]) -> anyhow::Result<Self> {
+        let par = fhe::bfv::BfvParametersBuilder::new()
+            .set_degree(params.degree())
+            .set_plaintext_modulus(params.plaintext_modulus())
+            .set_moduli(params.moduli())
+            .build_arc()?;
+        let mut rng = rand09::rngs::StdRng::seed_from_u64(2);
+        let sk = fhe::bfv::SecretKey::random(&par, &mut rng);
+        let pk = fhe::bfv::PublicKey::new(&sk, &mut rng);
+        let rk = fhe::bfv::RelinearizationKey::new(&sk, &mut rng)?;
+        let mul_relin = fhe::bfv::Multiplicator::default(&rk)?;
+        let pt = fhe::bfv::Plaintext::try_encode(vals, fhe::bfv::Encoding::simd(), &par)?;
+        let a: fhe::bfv::Ciphertext = pk.try_encrypt(&pt, &mut rng)?;
+        let b: fhe::bfv::Ciphertext = pk.try_encrypt(&pt, &mut rng)?;
+        let c3 = &a * &b;
+        Ok(Self {
+            sk,
+            pk,
+            rk,
+            mul_relin,
+            pt,
+            a,
+            b,
+            c3,
+            rng,
+        })
+    }
+
+    /// A fresh public-key encryption of the plaintext.
+    fn encrypt(&mut self) -> Option<fhe::bfv::Ciphertext> {
+        self.pk.try_encrypt(&self.pt, &mut self.rng).ok()
+    }
+
+    /// Decrypted slots of `a · b` through the fused strategy.
+    fn check_mul_relin(&self) -> anyhow::Result<Vec<u64>> {
+        let c = self.mul_relin.multiply(&self.a, &self.b)?;
+        let pt = self.sk.try_decrypt(&c)?;
+        Ok(Vec::<u64>::try_decode(&pt, fhe::bfv::Encoding::simd())?)
+    }
+}
+
+/// One table row: label, threads, encrypt, decrypt, multiply, relinearize, mul+relin (ms).
+struct Row {
+    label: String,
+    threads: usize,
+    t: [f64; 5],
 }
 
 pub fn run(_args: &[String]) -> anyhow::Result<()> {
     let mut rng = StdRng::seed_from_u64(1);
     let t = 65537;
-    let mut headline = None;
+    let mut ours_8192 = None;
+    let mut fhe_8192 = None;
     let mut seal_8192 = None;
-    println!("## vsp-bfv, t = {t} (ms, median)");
+    let mut ratios = Vec::new();
+    println!("## vsp-bfv vs fhe.rs and SEAL, t = {t} (ms, median)");
     println!("| N | log Q | method | threads | encrypt (pk) | decrypt | multiply | relinearize | mul+relin |");
     println!("|---|---|---|---|---|---|---|---|---|");
     for &n in &[1024usize, 4096, 8192, 16384] {
@@ -85,16 +176,104 @@ pub fn run(_args: &[String]) -> anyhow::Result<()> {
         let rk = RelinKey::new(&sk, &mut rng);
         let enc = Encoder::new(&params);
         let vals: Vec<u64> = (0..n as u64).map(|i| i % t).collect();
+        let expect: Vec<u64> = vals.iter().map(|&v| v * v % t).collect();
         let pt = enc.encode_batch(&vals)?;
         let a = pk.encrypt(&pt, &mut rng)?;
         let b = pk.encrypt(&pt, &mut rng)?;
         let reps = if n >= 16384 { 5 } else { 9 };
-        let encrypt = time_ms(reps, || {
-            black_box(pk.encrypt(&pt, &mut rng).ok());
-        });
-        let decrypt = time_ms(reps, || {
-            black_box(sk.decrypt(&a).ok());
-        });
+        // fhe.rs's relinearisation key needs at least two moduli (N = 1024 has one): peers from 4096.
+        let mut peer = if n >= 4096 {
+            Some(FheRs::new(&params, &vals)?)
+        } else {
+            None
+        };
+        if let Some(p) = &peer {
+            anyhow::ensure!(
+                p.check_mul_relin()? == expect,
+                "fhe.rs mul+relin decrypts wrongly at N = {n}"
+            );
+        }
+        let evs: Vec<(MulMethod, usize, Evaluator)> = [MulMethod::Hps, MulMethod::Behz]
+            .into_iter()
+            .flat_map(|m| [1usize, 2].map(move |th| (m, th)))
+            .map(|(m, th)| Ok((m, th, Evaluator::with_threads(&params, th)?.with_method(m))))
+            .collect::<anyhow::Result<_>>()?;
+        // N = 1024 (log Q = 27) has no room for a product with t = 65537: timed, not checked.
+        for (m, th, ev) in evs.iter().filter(|_| n >= 4096) {
+            let got = enc.decode_batch(&sk.decrypt(&ev.multiply_relin(&a, &b, &rk)?)?)?;
+            anyhow::ensure!(
+                got == expect,
+                "vsp {m:?} ({th} threads) mul+relin decrypts wrongly at N = {n}"
+            );
+        }
+        let c3 = evs[0].2.multiply(&a, &b)?;
+
+        // Encrypt and decrypt do not depend on the method or thread count: ours once, beside fhe.rs.
+        let (encrypt, decrypt, peer_ed) = {
+            let rng = &mut rng;
+            let mut ops: Vec<Op<'_>> = vec![Box::new(|| {
+                ms(|| drop(black_box(pk.encrypt(&pt, rng).ok())))
+            })];
+            if let Some(p) = peer.as_mut() {
+                ops.push(Box::new(move || ms(|| drop(black_box(p.encrypt())))));
+            }
+            let e = interleaved(reps, ops);
+            let mut ops: Vec<Op<'_>> =
+                vec![Box::new(|| ms(|| drop(black_box(sk.decrypt(&a).ok()))))];
+            if let Some(p) = peer.as_ref() {
+                ops.push(Box::new(move || {
+                    ms(|| drop(black_box(p.sk.try_decrypt(&p.a).ok())))
+                }));
+            }
+            let d = interleaved(reps, ops);
+            (e[0], d[0], e.get(1).copied().zip(d.get(1).copied()))
+        };
+        // Multiply, relinearize, mul+relin: fhe.rs first, then every (method, threads) of ours.
+        let timed = |op: usize| -> Vec<f64> {
+            let mut ops: Vec<Op<'_>> = Vec::new();
+            if let Some(p) = peer.as_ref() {
+                ops.push(match op {
+                    0 => Box::new(move || ms(|| drop(black_box(&p.a * &p.b)))),
+                    1 => Box::new(move || {
+                        // relinearizes works in place: the clone stays outside the measurement.
+                        let mut c = p.c3.clone();
+                        ms(|| {
+                            black_box(p.rk.relinearizes(&mut c).ok());
+                        })
+                    }),
+                    _ => Box::new(move || {
+                        ms(|| drop(black_box(p.mul_relin.multiply(&p.a, &p.b).ok())))
+                    }),
+                });
+            }
+            for (_, _, ev) in &evs {
+                let (a, b, c3, rk) = (&a, &b, &c3, &rk);
+                ops.push(match op {
+                    0 => Box::new(move || ms(|| drop(black_box(ev.multiply(a, b).ok())))),
+                    1 => Box::new(move || ms(|| drop(black_box(ev.relinearize(c3, rk).ok())))),
+                    _ => Box::new(move || ms(|| drop(black_box(ev.multiply_relin(a, b, rk).ok())))),
+                });
+            }
+            interleaved(reps, ops)
+        };
+        let (mul, relin, both) = (timed(0), timed(1), timed(2));
+        let off = usize::from(peer.is_some());
+        let mut rows = Vec::new();
+        if let Some((e, d)) = peer_ed {
+            rows.push(Row {
+                label: "fhe.rs 0.1.1 (`fhe`)".into(),
+                threads: 1,
+                t: [e, d, mul[0], relin[0], both[0]],
+            });
+        }
+        for (i, (m, th, _)) in evs.iter().enumerate() {
+            let j = i + off;
+            rows.push(Row {
+                label: format!("vsp {m:?}"),
+                threads: *th,
+                t: [encrypt, decrypt, mul[j], relin[j], both[j]],
+            });
+        }
         match seal_times(n, reps) {
             Some(v) => {
                 println!(
@@ -110,56 +289,89 @@ pub fn run(_args: &[String]) -> anyhow::Result<()> {
                     seal_8192 = Some(v[4]);
                 }
             }
-            None => println!("| {n} | {} | SEAL: seal-python not available | | | | | | |", params.log_q()),
+            None if n >= 4096 => println!(
+                "| {n} | {} | SEAL: seal-python not available | | | | | | |",
+                params.log_q()
+            ),
+            None => {}
         }
-        for method in [MulMethod::Hps, MulMethod::Behz] {
-            for threads in [1usize, 2] {
-                let ev = Evaluator::with_threads(&params, threads)?.with_method(method);
-                let c3 = ev.multiply(&a, &b)?;
-                let mul = time_ms(reps, || {
-                    black_box(ev.multiply(&a, &b).ok());
-                });
-                let relin = time_ms(reps, || {
-                    black_box(ev.relinearize(&c3, &rk).ok());
-                });
-                let both = time_ms(reps, || {
-                    black_box(ev.multiply_relin(&a, &b, &rk).ok());
-                });
-                println!(
-                    "| {n} | {} | {method:?} | {threads} | {encrypt:.2} | {decrypt:.2} | {mul:.2} | {relin:.2} | {both:.2} |",
-                    params.log_q()
-                );
-                if n == 8192 && threads == 1 && method == MulMethod::Hps {
-                    headline = Some(both);
-                }
+        for r in &rows {
+            let [e, d, m, rl, b] = r.t;
+            println!(
+                "| {n} | {} | {} | {} | {e:.2} | {d:.2} | {m:.2} | {rl:.2} | {b:.2} |",
+                params.log_q(),
+                r.label,
+                r.threads
+            );
+        }
+        // rows[off] is ours HPS, 1 thread; rows[0] is fhe.rs when it ran.
+        let ours = &rows[off];
+        if peer.is_some() {
+            let theirs = &rows[0];
+            let mut q = [0.0; 5];
+            for (k, x) in q.iter_mut().enumerate() {
+                *x = ours.t[k] / theirs.t[k];
             }
+            ratios.push((n, params.log_q(), q));
         }
+        if n == 8192 {
+            ours_8192 = Some(ours.t[4]);
+            fhe_8192 = peer.is_some().then_some(rows[0].t[4]);
+        }
+    }
+    println!();
+    println!("## vsp-bfv (HPS, 1 thread) / fhe.rs, same process, interleaved");
+    println!("| N | log Q | encrypt | decrypt | multiply | relinearize | mul+relin |");
+    println!("|---|---|---|---|---|---|---|");
+    for (n, lq, q) in &ratios {
+        println!(
+            "| {n} | {lq} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
+            q[0], q[1], q[2], q[3], q[4]
+        );
     }
     println!();
     println!("## Seed 002: BEHZ vs HPS mul+relin as log Q grows (N = 16384, 1 thread, ms)");
     println!("| primes | log Q | BEHZ | HPS | HPS/BEHZ |");
     println!("|---|---|---|---|---|");
     for &k in &[2usize, 4, 6, 9] {
-        let params = BfvParameters::builder().degree(16384).plaintext_modulus(t).moduli_sizes(&vec![48; k]).build()?;
+        let params = BfvParameters::builder()
+            .degree(16384)
+            .plaintext_modulus(t)
+            .moduli_sizes(&vec![48; k])
+            .build()?;
         let sk = SecretKey::random(&params, &mut rng);
         let pk = PublicKey::new(&sk, &mut rng);
         let rk = RelinKey::new(&sk, &mut rng);
         let pt = Encoder::new(&params).encode_batch(&[1, 2, 3])?;
         let a = pk.encrypt(&pt, &mut rng)?;
-        let mut res = Vec::new();
-        for method in [MulMethod::Behz, MulMethod::Hps] {
-            let ev = Evaluator::new(&params).with_method(method);
-            res.push(time_ms(3, || {
-                black_box(ev.multiply_relin(&a, &a, &rk).ok());
-            }));
-        }
-        println!("| {k} | {} | {:.1} | {:.1} | {:.2} |", params.log_q(), res[0], res[1], res[1] / res[0]);
+        let evs: Vec<Evaluator> = [MulMethod::Behz, MulMethod::Hps]
+            .into_iter()
+            .map(|m| Evaluator::new(&params).with_method(m))
+            .collect();
+        let ops: Vec<Op<'_>> = evs
+            .iter()
+            .map(|ev| -> Op<'_> {
+                let (a, rk) = (&a, &rk);
+                Box::new(move || ms(|| drop(black_box(ev.multiply_relin(a, a, rk).ok()))))
+            })
+            .collect();
+        let res = interleaved(3, ops);
+        println!(
+            "| {k} | {} | {:.1} | {:.1} | {:.2} |",
+            params.log_q(),
+            res[0],
+            res[1],
+            res[1] / res[0]
+        );
     }
     println!();
-    if let Some(h) = headline {
+    if let Some(h) = ours_8192 {
         println!("mul_relin_ms_8192={h:.2}");
         if let Some(s) = seal_8192 {
             println!("mul_relin_ratio_vs_seal_8192={:.3}", h / s);
+        }
+        if let Some(f) = fhe_8192 {
+            println!("mul_relin_ratio_vs_fhe_rs_8192={:.3}", h / f);
         }
     }
     Ok(())
