@@ -208,7 +208,8 @@ pub(crate) unsafe fn mul_acc2(
 }
 
 /// acc_a = Σ_r x_r ⊙ key_{r,a} and acc_b = Σ_r x_r ⊙ key_{r,b} (overwriting), for `rows` rows: x holds the
-/// rows' transformed digits back to back (rows × n), key holds each row as (a, b) (rows × 2n). One pass
+/// rows' transformed digits back to back (rows × n), key holds rows × 2n values in the
+/// [`crate::fft::interleaved_index`] layout (w = 4). One pass
 /// keeps the accumulators in registers, so only the key and the digits stream through memory.
 ///
 /// # Safety
@@ -231,8 +232,10 @@ pub(crate) unsafe fn mul_acc_rows(
         x.as_ptr(),
         key.as_ptr(),
     );
-    // SAFETY: j + 4 ≤ m; x offsets r·n + m + j + 4 ≤ rows·n and key offsets 2r·n + n + m + j + 4 ≤
-    // 2·rows·n, within the lengths the caller guarantees.
+    // SAFETY: j + 4 ≤ m and x offsets r·n + m + j + 4 ≤ rows·n; the key (interleaved_index layout,
+    // w = 4) is read strictly sequentially, 16 doubles per row per block, rows·2n in all, within the
+    // lengths the caller guarantees.
+    let mut k = pk;
     let mut j = 0;
     while j < m {
         let (mut ar, mut ai) = (_mm256_setzero_pd(), _mm256_setzero_pd());
@@ -240,10 +243,9 @@ pub(crate) unsafe fn mul_acc_rows(
         for r in 0..rows {
             let xo = px.add(r * n + j);
             let (xr, xi) = (_mm256_loadu_pd(xo), _mm256_loadu_pd(xo.add(m)));
-            let ka = pk.add(2 * r * n + j);
-            let kb = ka.add(n);
-            let (kar, kai) = (_mm256_loadu_pd(ka), _mm256_loadu_pd(ka.add(m)));
-            let (kbr, kbi) = (_mm256_loadu_pd(kb), _mm256_loadu_pd(kb.add(m)));
+            let (kar, kai) = (_mm256_loadu_pd(k), _mm256_loadu_pd(k.add(4)));
+            let (kbr, kbi) = (_mm256_loadu_pd(k.add(8)), _mm256_loadu_pd(k.add(12)));
+            k = k.add(16);
             ar = _mm256_fnmadd_pd(xi, kai, _mm256_fmadd_pd(xr, kar, ar));
             ai = _mm256_fmadd_pd(xi, kar, _mm256_fmadd_pd(xr, kai, ai));
             br = _mm256_fnmadd_pd(xi, kbi, _mm256_fmadd_pd(xr, kbr, br));

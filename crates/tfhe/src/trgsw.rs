@@ -6,13 +6,14 @@
 //! whose phase is μ·φ(c) plus noise. Rows are stored as Fourier polynomials so each product costs 2ℓ
 //! forward and 2 inverse transforms.
 
-use crate::fft::FftPlan;
+use crate::fft::{interleaved_index, FftPlan};
 use crate::torus::{Gadget, Torus};
 use crate::trlwe::Trlwe;
 use crate::Error;
 use std::marker::PhantomData;
 
-/// A TRGSW sample in Fourier form: 2ℓ rows × (a, b) × N f64.
+/// A TRGSW sample in Fourier form: 2ℓ rows × (a, b) × N f64, row-interleaved in the order the external
+/// product reads them ([`crate::fft::interleaved_index`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TrgswFft<T> {
     pub(crate) n: usize,
@@ -50,10 +51,19 @@ impl<T: Torus> TrgswFft<T> {
     /// Builds the Fourier form from 2ℓ coefficient-domain rows.
     pub(crate) fn from_rows(plan: &FftPlan, gadget: Gadget, rows: &[Trlwe<T>]) -> Self {
         let n = plan.n();
-        let mut data = vec![0.0; rows.len() * 2 * n];
+        let (m, nr) = (n / 2, rows.len());
+        let w = m.min(4);
+        let mut data = vec![0.0; nr * 2 * n];
+        let mut f = vec![0.0; n];
         for (r, row) in rows.iter().enumerate() {
-            plan.forward_torus(&mut data[(2 * r) * n..(2 * r + 1) * n], &row.a);
-            plan.forward_torus(&mut data[(2 * r + 1) * n..(2 * r + 2) * n], &row.b);
+            for (poly, coeffs) in [&row.a, &row.b].into_iter().enumerate() {
+                plan.forward_torus(&mut f, coeffs);
+                for j in 0..m {
+                    let i = interleaved_index(n, nr, r, poly, j);
+                    data[i] = f[j];
+                    data[i + w] = f[m + j];
+                }
+            }
         }
         TrgswFft {
             n,
@@ -82,10 +92,10 @@ impl<T: Torus> TrgswFft<T> {
         for i in 0..l {
             let g = self.gadget.g::<T>(i).to_signed_f64();
             // Row i: + g on the mask polynomial; row ℓ+i: + g on the body polynomial (real parts only).
-            let a_off = (2 * i) * n;
-            let b_off = (2 * (l + i) + 1) * n;
-            data[a_off..a_off + n / 2].iter_mut().for_each(|x| *x += g);
-            data[b_off..b_off + n / 2].iter_mut().for_each(|x| *x += g);
+            for j in 0..n / 2 {
+                data[interleaved_index(n, 2 * l, i, 0, j)] += g;
+                data[interleaved_index(n, 2 * l, l + i, 1, j)] += g;
+            }
         }
         TrgswFft {
             n,
