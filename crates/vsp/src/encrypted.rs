@@ -3,8 +3,8 @@
 //! * A request holds the program's ROM packed into level-1 TRLWEs (vertical packing) and its initial
 //!   RAM — static data plus argv — one TRLWE per bit, exactly the CMUX-memory layout of vsp-circuit.
 //!   Which core runs it is Bob's choice; the request does not depend on it.
-//! * `run` needs only the evaluation key: it builds "core + CMUX ROM + CMUX RAM", applies one reset
-//!   cycle and evaluates the requested number of cycles on all threads. The server never sees the
+//! * `run` needs only the evaluation key: it builds "core + CMUX ROM + CMUX RAM" and evaluates the
+//!   requested number of cycles on all threads (no reset cycle: the cores power up in reset state). The server never sees the
 //!   finish flag, so it runs exactly `--cycles` cycles (the flag is sticky and `js 0` loops, so extra
 //!   cycles are harmless — `vsp emu` says how many are enough).
 //! * Every `--snapshot-every` cycles (and at the end) the whole machine state is written atomically to
@@ -80,7 +80,8 @@ pub struct Run {
 }
 
 impl Run {
-    /// Starts a run of `request` on `core`: loads the memories and applies the reset cycle.
+    /// Starts a run of `request` on `core`: loads the memories. There is no reset cycle — the cores
+    /// power up in their reset state (all flip-flops 0, checked by `tests/power_up.rs`).
     pub fn start(
         keys: &Arc<ServerKeys>,
         request: &Envelope,
@@ -102,7 +103,6 @@ impl Run {
         let mut engine = Self::engine(keys, core, threads)?;
         engine.set_rom(cores::ROM, rom)?;
         engine.set_ram(cores::RAM, ram)?;
-        engine.reset()?;
         Ok(Run {
             engine,
             core,

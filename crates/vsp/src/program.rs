@@ -106,7 +106,8 @@ pub struct EmuResult {
 }
 
 /// A plain engine for `core` (CMUX-memory blueprint, the same circuit `vsp run` evaluates) loaded
-/// with `image` and `args`, after its reset cycle.
+/// with `image` and `args`. No reset cycle: the cores power up in their reset state (all flip-flops
+/// 0; `tests/power_up.rs`), and `vsp run` skips it too because it would cost a whole encrypted cycle.
 pub fn plain_engine(
     image: &Image,
     args: &[String],
@@ -117,7 +118,6 @@ pub fn plain_engine(
     let mut e = Engine::new(PlainBackend, core_circuit(core, Memory::Cmux)?);
     e.load_memory_words(cores::ROM, &rom_w)?;
     e.load_memory_words(cores::RAM, &ram_w)?;
-    e.reset()?;
     Ok((e, ram))
 }
 

@@ -1,0 +1,171 @@
+//! The encrypted flow through the binary, at the default (≥128-bit) parameters: genkey → genbkey →
+//! enc → run (with a snapshot) → resume → dec, on Pearl and Ruby, compared with the plain gate-level
+//! run stopped at the same cycle. Each encrypted cycle costs tens of seconds on 2 cores, so this runs
+//! three cycles in all; the full programs run in `vsp demo` and in vsp-bench.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn vsp(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_vsp"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("the vsp binary runs")
+}
+
+fn ok(args: &[&str], dir: &Path) -> String {
+    let out = vsp(args, dir);
+    assert!(
+        out.status.success(),
+        "vsp {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn fails(args: &[&str], dir: &Path) -> String {
+    let out = vsp(args, dir);
+    assert!(!out.status.success(), "vsp {args:?} should fail");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The plain run's registers after exactly `cycles` cycles (`vsp emu --max-cycles`).
+fn plain_regs(core: &str, cycles: u64, dir: &Path) -> serde_json::Value {
+    let out = vsp(
+        &[
+            "emu",
+            "--json",
+            "--core",
+            core,
+            "--max-cycles",
+            &cycles.to_string(),
+            "fib.img",
+            "5",
+        ],
+        dir,
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("emu prints JSON even when it stops early");
+    json["regs"].clone()
+}
+
+#[test]
+fn encrypted_runs_match_the_plain_run_and_resume_continues_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fib = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cahp/asm/programs/fib.s");
+    ok(&["-q", "asm", fib.to_str().unwrap(), "-o", "fib.img"], d);
+    ok(&["-q", "genkey", "-o", "sk.key"], d);
+    ok(&["-q", "genbkey", "-k", "sk.key", "-o", "ek.key"], d);
+    ok(
+        &["-q", "enc", "-k", "sk.key", "fib.img", "5", "-o", "req.enc"],
+        d,
+    );
+
+    // Files made for another key, of the wrong kind, or damaged are refused before any work.
+    ok(&["-q", "genkey", "-o", "other.key"], d);
+    ok(
+        &[
+            "-q",
+            "enc",
+            "-k",
+            "other.key",
+            "fib.img",
+            "5",
+            "-o",
+            "other.enc",
+        ],
+        d,
+    );
+    let err = fails(
+        &[
+            "-q",
+            "run",
+            "-e",
+            "ek.key",
+            "-i",
+            "other.enc",
+            "-o",
+            "x.enc",
+            "--cycles",
+            "1",
+        ],
+        d,
+    );
+    assert!(err.contains("another key"), "{err}");
+    let err = fails(
+        &[
+            "-q", "run", "-e", "ek.key", "-i", "sk.key", "-o", "x.enc", "--cycles", "1",
+        ],
+        d,
+    );
+    assert!(
+        err.contains("found secret key, expected encrypted request"),
+        "{err}"
+    );
+    let req = std::fs::read(d.join("req.enc")).unwrap();
+    std::fs::write(d.join("cut.enc"), &req[..req.len() - 1000]).unwrap();
+    let err = fails(
+        &[
+            "-q", "run", "-e", "ek.key", "-i", "cut.enc", "-o", "x.enc", "--cycles", "1",
+        ],
+        d,
+    );
+    assert!(err.contains("truncated"), "{err}");
+    assert!(!d.join("x.enc").exists(), "nothing written on error");
+
+    // Pearl: one cycle with a snapshot, then resume one more; must equal the plain state at cycle 2.
+    ok(
+        &[
+            "-q",
+            "run",
+            "-e",
+            "ek.key",
+            "-i",
+            "req.enc",
+            "-o",
+            "r1.enc",
+            "--cycles",
+            "1",
+            "--core",
+            "pearl",
+            "--snapshot",
+            "s.snap",
+        ],
+        d,
+    );
+    let r1: serde_json::Value =
+        serde_json::from_str(&ok(&["dec", "--json", "-k", "sk.key", "-i", "r1.enc"], d)).unwrap();
+    assert_eq!(r1["cycles"], 1);
+    assert_eq!(r1["regs"], plain_regs("pearl", 1, d), "pearl after 1 cycle");
+    ok(
+        &[
+            "-q", "resume", "s.snap", "--cycles", "1", "-e", "ek.key", "-o", "r2.enc",
+        ],
+        d,
+    );
+    let r2: serde_json::Value =
+        serde_json::from_str(&ok(&["dec", "--json", "-k", "sk.key", "-i", "r2.enc"], d)).unwrap();
+    assert_eq!(r2["cycles"], 2);
+    assert_eq!(r2["regs"], plain_regs("pearl", 2, d), "pearl after resume");
+    assert_ne!(
+        r1["regs"], r2["regs"],
+        "the resumed cycle changed the state"
+    );
+    // Another key cannot decrypt the result.
+    let err = fails(&["dec", "-k", "other.key", "-i", "r2.enc"], d);
+    assert!(err.contains("another key"), "{err}");
+
+    // Ruby: one cycle.
+    ok(
+        &[
+            "-q", "run", "-e", "ek.key", "-i", "req.enc", "-o", "ruby.enc", "--cycles", "1",
+            "--core", "ruby",
+        ],
+        d,
+    );
+    let r: serde_json::Value =
+        serde_json::from_str(&ok(&["dec", "--json", "-k", "sk.key", "-i", "ruby.enc"], d)).unwrap();
+    assert_eq!(r["regs"], plain_regs("ruby", 1, d), "ruby after 1 cycle");
+}
