@@ -463,7 +463,7 @@ mod tests {
             return;
         }
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
-        for n in [8usize, 512, 2048] {
+        for n in [8usize, 16, 512, 2048] {
             let p0 = FftPlan::with_kernel(n, Kernel::Portable);
             let p1 = FftPlan::with_kernel(n, Kernel::Avx2Fma);
             let a: Vec<f64> = (0..n).map(|_| rng.gen_range(-1e6..1e6)).collect();
