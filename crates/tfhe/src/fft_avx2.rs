@@ -140,8 +140,11 @@ pub(crate) unsafe fn backward(p: &FftPlan, re: &mut [f64], im: &mut [f64]) {
         s += 4;
     }
     let (twr, twi) = p.stage_tables();
+    let (ur_t, ui_t) = p.untwist();
     let mut h = 4;
-    while h < m {
+    // Stages below the last; the last (h = m/2) is fused with the untwist when m ≥ 8.
+    let last = if m >= 8 { m / 2 } else { m };
+    while h < last {
         let mut s = 0;
         while s < m {
             let mut j = 0;
@@ -164,16 +167,46 @@ pub(crate) unsafe fn backward(p: &FftPlan, re: &mut [f64], im: &mut [f64]) {
         }
         h *= 2;
     }
-    let (ur_t, ui_t) = p.untwist();
-    let mut j = 0;
-    while j < m {
-        let a = _mm256_loadu_pd(rp.add(j));
-        let b = _mm256_loadu_pd(ip.add(j));
-        let c = _mm256_loadu_pd(ur_t.as_ptr().add(j));
-        let s = _mm256_loadu_pd(ui_t.as_ptr().add(j));
-        _mm256_storeu_pd(rp.add(j), _mm256_fmsub_pd(a, c, _mm256_mul_pd(b, s)));
-        _mm256_storeu_pd(ip.add(j), _mm256_fmadd_pd(a, s, _mm256_mul_pd(b, c)));
-        j += 4;
+    if m >= 8 {
+        // Last stage fused with the untwist: one pass over the data instead of two.
+        let h = m / 2;
+        let mut j = 0;
+        while j < h {
+            let (r0, i0) = (rp.add(j), ip.add(j));
+            let (r1, i1) = (rp.add(j + h), ip.add(j + h));
+            let wr = _mm256_loadu_pd(twr.as_ptr().add(h + j));
+            let wi = _mm256_loadu_pd(twi.as_ptr().add(h + j));
+            let (xr, xi) = (_mm256_loadu_pd(r1), _mm256_loadu_pd(i1));
+            let vr = _mm256_fmadd_pd(xr, wr, _mm256_mul_pd(xi, wi));
+            let vi = _mm256_fmsub_pd(xi, wr, _mm256_mul_pd(xr, wi));
+            let (ur, ui) = (_mm256_loadu_pd(r0), _mm256_loadu_pd(i0));
+            let (ar, ai) = (_mm256_add_pd(ur, vr), _mm256_add_pd(ui, vi));
+            let (br, bi) = (_mm256_sub_pd(ur, vr), _mm256_sub_pd(ui, vi));
+            let (c0, s0) = (
+                _mm256_loadu_pd(ur_t.as_ptr().add(j)),
+                _mm256_loadu_pd(ui_t.as_ptr().add(j)),
+            );
+            let (c1, s1) = (
+                _mm256_loadu_pd(ur_t.as_ptr().add(j + h)),
+                _mm256_loadu_pd(ui_t.as_ptr().add(j + h)),
+            );
+            _mm256_storeu_pd(r0, _mm256_fmsub_pd(ar, c0, _mm256_mul_pd(ai, s0)));
+            _mm256_storeu_pd(i0, _mm256_fmadd_pd(ar, s0, _mm256_mul_pd(ai, c0)));
+            _mm256_storeu_pd(r1, _mm256_fmsub_pd(br, c1, _mm256_mul_pd(bi, s1)));
+            _mm256_storeu_pd(i1, _mm256_fmadd_pd(br, s1, _mm256_mul_pd(bi, c1)));
+            j += 4;
+        }
+    } else {
+        let mut j = 0;
+        while j < m {
+            let a = _mm256_loadu_pd(rp.add(j));
+            let b = _mm256_loadu_pd(ip.add(j));
+            let c = _mm256_loadu_pd(ur_t.as_ptr().add(j));
+            let s = _mm256_loadu_pd(ui_t.as_ptr().add(j));
+            _mm256_storeu_pd(rp.add(j), _mm256_fmsub_pd(a, c, _mm256_mul_pd(b, s)));
+            _mm256_storeu_pd(ip.add(j), _mm256_fmadd_pd(a, s, _mm256_mul_pd(b, c)));
+            j += 4;
+        }
     }
 }
 
