@@ -13,8 +13,8 @@ use std::time::Instant;
 use rand::SeedableRng;
 use vsp_ckks::server::{KeyGenerator, ServerContext};
 use vsp_ckks::{
-    working_memory, CkksParams, DeviceConfig, DeviceEncryptor, EncryptionKind, EncryptionSeeds, FftRoots,
-    IndexMap, MemoryMode, NttRoots, Part, SinkError,
+    working_memory, CkksParams, DeviceConfig, DeviceEncryptor, EncryptionKind, EncryptionSeeds,
+    FftRoots, IndexMap, MemoryMode, NttRoots, Part, SinkError,
 };
 
 /// Best of `reps` runs of `f`, in microseconds. The minimum, not the median: the shared 2-core
@@ -64,11 +64,21 @@ print(f"asym={med(asym)} sym={med(sym)} encode={med(lambda: coder.encode(vals, 2
 fn seal_times(params: &CkksParams, reps: usize) -> Result<(f64, f64, f64), String> {
     let primes: Vec<String> = params.key_primes().iter().map(u64::to_string).collect();
     let out = Command::new("python3")
-        .args(["-c", SEAL_SCRIPT, &params.n().to_string(), &reps.to_string(), &primes.join(",")])
+        .args([
+            "-c",
+            SEAL_SCRIPT,
+            &params.n().to_string(),
+            &reps.to_string(),
+            &primes.join(","),
+        ])
         .output()
         .map_err(|e| format!("python3: {e}"))?;
     if !out.status.success() {
-        return Err(String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("").to_string());
+        return Err(String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .last()
+            .unwrap_or("")
+            .to_string());
     }
     let text = String::from_utf8_lossy(&out.stdout);
     let get = |k: &str| -> Result<f64, String> {
@@ -89,7 +99,9 @@ pub fn run(_args: &[String]) -> anyhow::Result<()> {
         let kg = KeyGenerator::new(&ctx, &mut rng)?;
         let dsk = kg.secret_key().to_device()?;
         let dpk = kg.public_key(&mut rng)?.to_device(&ctx)?;
-        let values: Vec<f64> = (0..n / 2).map(|j| ((j * 37) % 101) as f64 / 10.0 - 5.0).collect();
+        let values: Vec<f64> = (0..n / 2)
+            .map(|j| ((j * 37) % 101) as f64 / 10.0 - 5.0)
+            .collect();
         let l = params.data_primes().len();
         let mut upload = vec![0u32; 2 * l * n];
         println!("## vsp-ckks encode+encrypt, N = {n}, {l} data primes (µs, best of {reps})");
@@ -97,7 +109,10 @@ pub fn run(_args: &[String]) -> anyhow::Result<()> {
         println!("|---|---|---|---|---|");
         let mut best_asym = f64::INFINITY;
         let configs = [
-            ("fast: loaded roots, 2 buffers", DeviceConfig::fast(params.clone())),
+            (
+                "fast: loaded roots, 2 buffers",
+                DeviceConfig::fast(params.clone()),
+            ),
             (
                 "loaded roots, 1 buffer",
                 DeviceConfig {
@@ -112,7 +127,10 @@ pub fn run(_args: &[String]) -> anyhow::Result<()> {
                     ..DeviceConfig::low_memory(params.clone())
                 },
             ),
-            ("low: all on the fly, 1 buffer", DeviceConfig::low_memory(params.clone())),
+            (
+                "low: all on the fly, 1 buffer",
+                DeviceConfig::low_memory(params.clone()),
+            ),
             (
                 "on the fly, 2 buffers",
                 DeviceConfig {
@@ -127,16 +145,25 @@ pub fn run(_args: &[String]) -> anyhow::Result<()> {
             let mut enc = DeviceEncryptor::new(cfg.clone())?;
             let seeds = EncryptionSeeds::random(&mut rng);
             let mut sink = |p: Part<'_>| -> Result<(), SinkError> {
-                if let Part::Limb { poly, prime, coeffs } = p {
+                if let Part::Limb {
+                    poly,
+                    prime,
+                    coeffs,
+                } = p
+                {
                     let at = (poly * l + prime) * coeffs.len();
                     upload[at..at + coeffs.len()].copy_from_slice(coeffs);
                 }
                 Ok(())
             };
             let sym = best_us(reps, || {
-                enc.encrypt_symmetric_seeded(&values, &dsk, &seeds, &mut sink).expect("encrypt")
+                enc.encrypt_symmetric_seeded(&values, &dsk, &seeds, &mut sink)
+                    .expect("encrypt")
             });
-            let asym = best_us(reps, || enc.encrypt_asymmetric(&values, &dpk, &seeds, &mut sink).expect("encrypt"));
+            let asym = best_us(reps, || {
+                enc.encrypt_asymmetric(&values, &dpk, &seeds, &mut sink)
+                    .expect("encrypt")
+            });
             best_asym = best_asym.min(asym);
             let (ms, ma) = (
                 working_memory(&cfg, EncryptionKind::Symmetric),
@@ -159,7 +186,9 @@ pub fn run(_args: &[String]) -> anyhow::Result<()> {
                     ratio_4096 = Some(r);
                 }
             }
-            Err(e) => println!("SEAL unavailable ({e}); install with `pip install seal-python numpy`"),
+            Err(e) => {
+                println!("SEAL unavailable ({e}); install with `pip install seal-python numpy`")
+            }
         }
         println!();
     }

@@ -8,18 +8,21 @@ mod circuit;
 mod ckks;
 mod ntt;
 mod tfhe;
+mod vsp;
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let suite = args.first().map(String::as_str).unwrap_or("");
-    let _rest = args.get(1..).unwrap_or(&[]);
+    let rest = args.get(1..).unwrap_or(&[]);
     match suite {
-        "bfv" => bfv::run(_rest),
-        "circuit" => circuit::run(_rest),
-        "ckks" => ckks::run(_rest),
-        "ntt" => ntt::run(_rest),
-        "tfhe" => tfhe::run(_rest),
-        // Each suite lives in its own module (ntt.rs, tfhe.rs, circuit.rs, vsp.rs, bfv.rs, ckks.rs).
-        other => anyhow::bail!("unknown suite {other:?}; available: (none yet)"),
+        "bfv" => bfv::run(rest),
+        "circuit" => circuit::run(rest),
+        "ckks" => ckks::run(rest),
+        "ntt" => ntt::run(rest),
+        "tfhe" => tfhe::run(rest),
+        "vsp" => vsp::run(rest),
+        other => {
+            anyhow::bail!("unknown suite {other:?}; available: ntt, tfhe, circuit, vsp, bfv, ckks")
+        }
     }
 }

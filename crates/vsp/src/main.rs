@@ -79,7 +79,9 @@ enum Command {
         /// Cycles to run (`vsp emu` tells how many the program needs).
         #[arg(short, long)]
         cycles: u64,
-        #[arg(long, default_value = "ruby")]
+        /// pearl (single-cycle: fewest bootstraps per instruction, fastest on a few cores) or ruby
+        /// (5-stage pipeline: shorter critical path per cycle, pays off with many cores).
+        #[arg(long, default_value = "pearl")]
         core: String,
         /// Worker threads (default: all cores).
         #[arg(short, long)]
@@ -121,7 +123,9 @@ enum Command {
     Circuit(circuit_cmd::CircuitCommand),
     /// The whole flow on this machine: keys, encrypt fib(5), run it encrypted, decrypt, check with emu.
     Demo {
-        #[arg(long, default_value = "ruby")]
+        /// pearl (single-cycle: fewest bootstraps per instruction, fastest on a few cores) or ruby
+        /// (5-stage pipeline: shorter critical path per cycle, pays off with many cores).
+        #[arg(long, default_value = "pearl")]
         core: String,
         /// Benchmark program: fib, hamming or bf.
         #[arg(long, default_value = "fib")]
@@ -169,7 +173,9 @@ enum Command {
         program: PathBuf,
         /// Arguments passed to main (argv[1..]).
         args: Vec<String>,
-        #[arg(long, default_value = "ruby")]
+        /// pearl (single-cycle: fewest bootstraps per instruction, fastest on a few cores) or ruby
+        /// (5-stage pipeline: shorter critical path per cycle, pays off with many cores).
+        #[arg(long, default_value = "pearl")]
         core: String,
         /// Print every retired instruction (ISA simulator trace with disassembly).
         #[arg(long)]

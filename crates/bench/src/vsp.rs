@@ -1,0 +1,112 @@
+//! `vsp` suite: seconds per encrypted processor cycle — the paper's headline number.
+//!
+//! For each core (Pearl, Ruby) it encrypts fib with the argument "5" at the default (≥128-bit)
+//! parameters, runs N cycles (default 3; `-- vsp 5` for more) over TFHE with CMUX ROM/RAM on all
+//! threads, checks the registers against the plain gate-level run at the same cycle, and prints the
+//! seconds per cycle, the split between the combinational DAG and the clock edge (flip-flops + RAM
+//! write), bootstraps per cycle and scheduler efficiency. The paper: 2.3 s/cycle for Ruby on a
+//! 96-vCPU c5.metal at 80-bit parameters (≈ 221 vCPU·s per cycle); our goal is ≤ 10 s/cycle on 2 vCPUs.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{bail, Result};
+use vsp_cahp::cores::{self, Core, Memory};
+use vsp_circuit::{
+    client, Blueprint, Circuit, CircuitError, Engine, PlainBackend, RunOptions, TfheBackend,
+};
+use vsp_tfhe::{CircuitKey, EvalKey, Params, SecretKey};
+
+fn circuit(core: Core) -> Result<Arc<Circuit>> {
+    let bp = Blueprint::from_str_with_resolver(core.blueprint(Memory::Cmux), |p| {
+        cores::resolve(p)
+            .map(str::to_string)
+            .ok_or_else(|| CircuitError::Blueprint(p.into()))
+    })?;
+    Ok(Arc::new(Circuit::compile(&bp)?))
+}
+
+pub fn run(args: &[String]) -> Result<()> {
+    let cycles: u64 = match args.first() {
+        Some(a) => a
+            .parse()
+            .map_err(|_| anyhow::anyhow!("cycles must be a number, got {a:?}"))?,
+        None => 3,
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let prog = vsp_cahp::programs::FIB;
+    let image = vsp_cahp::assemble(prog.source, prog.name)?;
+    let ram = vsp_cahp::load_args(&image.ram, prog.args, cores::RAM_BYTES)?;
+    let rom_w = cores::rom_words(&image.rom).ok_or_else(|| anyhow::anyhow!("ROM too large"))?;
+    let ram_w = cores::ram_words(&ram).ok_or_else(|| anyhow::anyhow!("RAM too large"))?;
+
+    let params = Params::default_128();
+    let t = Instant::now();
+    let sk = SecretKey::generate(&params)?;
+    let ek = Arc::new(EvalKey::generate(&sk)?);
+    let ck = Arc::new(CircuitKey::generate(&sk)?);
+    println!(
+        "keys (default parameters): {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    println!();
+    println!("| core | cycles | threads | s/cycle | DAG s | clock edge s | bootstraps/cycle | efficiency |");
+    println!("|---|---|---|---|---|---|---|---|");
+    let mut results = Vec::new();
+    for core in [Core::Pearl, Core::Ruby] {
+        let c = circuit(core)?;
+        let stats = c.stats();
+        let backend = TfheBackend::new(ek.clone(), Some(ck.clone()))?;
+        let mut e = Engine::new(backend, c.clone());
+        e.set_threads(threads);
+        e.set_rom(
+            cores::ROM,
+            client::encrypt_rom(&sk, cores::ROM_ADDR_WIDTH, cores::ROM_DATA_WIDTH, &rom_w)?,
+        )?;
+        e.set_ram(
+            cores::RAM,
+            client::encrypt_ram(&sk, cores::RAM_ADDR_WIDTH, cores::RAM_DATA_WIDTH, &ram_w)?,
+        )?;
+        let (mut dag, mut edge, mut eff) = (0.0, 0.0, 0.0);
+        let t = Instant::now();
+        for _ in 0..cycles {
+            let s = e.step()?;
+            dag += s.eval_seconds;
+            edge += s.latch_seconds;
+            eff += s.efficiency();
+        }
+        let per_cycle = t.elapsed().as_secs_f64() / cycles as f64;
+
+        // The plain oracle at the same cycle.
+        let mut p = Engine::new(PlainBackend, c);
+        p.load_memory_words(cores::ROM, &rom_w)?;
+        p.load_memory_words(cores::RAM, &ram_w)?;
+        p.run(
+            &RunOptions {
+                max_cycles: cycles,
+                ..Default::default()
+            },
+            &mut |_| {},
+        )?;
+        for r in cores::REGS {
+            let enc = client::decrypt_value(&sk, &e.output(r)?)?;
+            if enc != p.output_value(r, 0)? {
+                bail!("{core}: encrypted {r} = {enc} disagrees with the plain run");
+            }
+        }
+        let n = cycles as f64;
+        println!(
+            "| {core} | {cycles} | {threads} | {per_cycle:.1} | {:.1} | {:.1} | {} | {:.2} |",
+            dag / n,
+            edge / n,
+            stats.bootstraps_per_cycle,
+            eff / n
+        );
+        results.push((core, per_cycle));
+    }
+    println!();
+    for (core, s) in results {
+        println!("{core}_seconds_per_cycle={s:.2}");
+    }
+    Ok(())
+}
