@@ -119,7 +119,7 @@ impl Envelope {
 
     /// Parses and verifies `bytes`, which must hold a file of kind `expected`.
     pub fn from_bytes(bytes: &[u8], expected: Kind) -> Result<Envelope> {
-        let mut r = Reader { bytes, pos: 0 };
+        let mut r = Reader::new(bytes);
         let magic = r.take(4).context("file too short to be a vsp file")?;
         if magic != MAGIC {
             bail!("not a vsp file (bad magic)");
@@ -174,25 +174,46 @@ impl Envelope {
     }
 }
 
-struct Reader<'a> {
+/// A bounds-checked little-endian reader over a file's bytes: the envelope header here, and the
+/// bodies of requests, results and snapshots. It never allocates from an unchecked length.
+pub struct Reader<'a> {
     bytes: &'a [u8],
     pos: usize,
 }
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+    pub fn new(bytes: &'a [u8]) -> Self {
+        Reader { bytes, pos: 0 }
+    }
+    pub fn take(&mut self, n: usize) -> Result<&'a [u8]> {
         let end = self.pos.checked_add(n).filter(|&e| e <= self.bytes.len());
         let Some(end) = end else {
-            bail!("file is truncated (header incomplete)")
+            bail!("file is truncated or corrupt: it ends early")
         };
         let s = &self.bytes[self.pos..end];
         self.pos = end;
         Ok(s)
     }
-    fn array<const N: usize>(&mut self) -> Result<[u8; N]> {
+    pub fn array<const N: usize>(&mut self) -> Result<[u8; N]> {
         let mut a = [0u8; N];
         a.copy_from_slice(self.take(N)?);
         Ok(a)
+    }
+    /// A `u64` length followed by that many bytes.
+    pub fn blob(&mut self) -> Result<&'a [u8]> {
+        let n = u64::from_le_bytes(self.array()?);
+        let n = usize::try_from(n).context("corrupt file: impossible length")?;
+        self.take(n)
+    }
+    /// Fails unless every byte was read.
+    pub fn end(&self) -> Result<()> {
+        if self.pos != self.bytes.len() {
+            bail!(
+                "corrupt file: {} unexpected trailing bytes",
+                self.bytes.len() - self.pos
+            );
+        }
+        Ok(())
     }
 }
 

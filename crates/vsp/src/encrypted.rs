@@ -22,7 +22,7 @@ use vsp_circuit::{client, Engine, Progress, RunOptions, TfheBackend, TfheRam, Tf
 use vsp_tfhe::{Params, Tlwe};
 use zeroize::Zeroizing;
 
-use crate::container::{Envelope, KeyId, Kind};
+use crate::container::{Envelope, KeyId, Kind, Reader};
 use crate::keys::{ClientKey, ServerKeys};
 use crate::program;
 use crate::progress::Bar;
@@ -96,7 +96,7 @@ impl Run {
             &keys.params_name,
         )?;
         let params = keys.ek.params();
-        let mut r = BodyReader::new(&request.body);
+        let mut r = Reader::new(&request.body);
         let rom = TfheRom::from_bytes(r.blob()?, params).context("corrupt request: ROM")?;
         let ram = TfheRam::from_bytes(r.blob()?, params).context("corrupt request: RAM")?;
         r.end()?;
@@ -187,7 +187,7 @@ impl Run {
             keys.key_id,
             &keys.params_name,
         )?;
-        let mut r = BodyReader::new(&env.body);
+        let mut r = Reader::new(&env.body);
         let core = match r.take(1)?[0] {
             0 => Core::Pearl,
             1 => Core::Ruby,
@@ -252,7 +252,7 @@ pub fn decrypt_result(key: &ClientKey, env: &Envelope) -> Result<Decrypted> {
         &key.params_name,
     )?;
     let params: &Params = key.sk.params();
-    let mut r = BodyReader::new(&env.body);
+    let mut r = Reader::new(&env.body);
     let cycles = u64::from_le_bytes(r.array()?);
     let mut values = Vec::with_capacity(17);
     for name in std::iter::once(cores::FINISH).chain(cores::REGS) {
@@ -287,44 +287,5 @@ impl Writer {
     fn blob(&mut self, b: &[u8]) {
         self.0.extend_from_slice(&(b.len() as u64).to_le_bytes());
         self.0.extend_from_slice(b);
-    }
-}
-
-struct BodyReader<'a> {
-    bytes: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> BodyReader<'a> {
-    fn new(bytes: &'a [u8]) -> Self {
-        BodyReader { bytes, pos: 0 }
-    }
-    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
-        let end = self.pos.checked_add(n).filter(|&e| e <= self.bytes.len());
-        let Some(end) = end else {
-            bail!("corrupt file: body ends early")
-        };
-        let s = &self.bytes[self.pos..end];
-        self.pos = end;
-        Ok(s)
-    }
-    fn array<const N: usize>(&mut self) -> Result<[u8; N]> {
-        let mut a = [0u8; N];
-        a.copy_from_slice(self.take(N)?);
-        Ok(a)
-    }
-    fn blob(&mut self) -> Result<&'a [u8]> {
-        let n = u64::from_le_bytes(self.array()?);
-        let n = usize::try_from(n).context("corrupt file: impossible length")?;
-        self.take(n)
-    }
-    fn end(&self) -> Result<()> {
-        if self.pos != self.bytes.len() {
-            bail!(
-                "corrupt file: {} unexpected trailing bytes",
-                self.bytes.len() - self.pos
-            );
-        }
-        Ok(())
     }
 }

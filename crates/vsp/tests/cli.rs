@@ -1,41 +1,11 @@
 //! The `vsp` command through its binary: every command on small inputs and every documented error.
 //! The encrypted flow lives in `tests/encrypted.rs` (it needs real keys and takes minutes).
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn vsp(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_vsp"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("the vsp binary runs")
-}
-
-fn ok(args: &[&str], dir: &Path) -> String {
-    let out = vsp(args, dir);
-    assert!(
-        out.status.success(),
-        "vsp {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn fails(args: &[&str], dir: &Path) -> String {
-    let out = vsp(args, dir);
-    assert!(
-        !out.status.success(),
-        "vsp {args:?} should fail; stdout: {}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(
-        err.starts_with("error: "),
-        "one-line error expected, got {err:?}"
-    );
-    err
-}
+use common::{fails, ok, vsp};
 
 fn programs_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../cahp/asm/programs")

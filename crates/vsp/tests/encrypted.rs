@@ -3,32 +3,11 @@
 //! run stopped at the same cycle. Each encrypted cycle costs tens of seconds on 2 cores, so this runs
 //! three cycles in all; the full programs run in `vsp demo` and in vsp-bench.
 
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Output};
 
-fn vsp(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_vsp"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("the vsp binary runs")
-}
-
-fn ok(args: &[&str], dir: &Path) -> String {
-    let out = vsp(args, dir);
-    assert!(
-        out.status.success(),
-        "vsp {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn fails(args: &[&str], dir: &Path) -> String {
-    let out = vsp(args, dir);
-    assert!(!out.status.success(), "vsp {args:?} should fail");
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
+use common::{fails, ok, vsp};
 
 /// The plain run's registers after exactly `cycles` cycles (`vsp emu --max-cycles`).
 fn plain_regs(core: &str, cycles: u64, dir: &Path) -> serde_json::Value {
