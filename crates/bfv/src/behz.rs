@@ -282,24 +282,7 @@ impl BehzTools {
         };
         exec.per_item(&mut ext, |_, c| *c = self.lift_ntt(c, k, n));
         let m = &self.qb_mod;
-        let mut prods: Vec<Vec<u64>> = if ext.len() == 4 {
-            let mut e1 = poly::mul(m, &ext[0], &ext[3], n);
-            poly::mul_add_assign(m, &mut e1, &ext[1], &ext[2], n);
-            vec![
-                poly::mul(m, &ext[0], &ext[2], n),
-                e1,
-                poly::mul(m, &ext[1], &ext[3], n),
-            ]
-        } else {
-            let mut e1 = poly::mul(m, &ext[0], &ext[1], n);
-            let copy = e1.clone();
-            poly::add_assign(m, &mut e1, &copy, n);
-            vec![
-                poly::mul(m, &ext[0], &ext[0], n),
-                e1,
-                poly::mul(m, &ext[1], &ext[1], n),
-            ]
-        };
+        let mut prods = poly::tensor(m, &ext, n);
         exec.per_item(&mut prods, |_, e| {
             poly::inverse(&self.qb_ntt, e, n, &Exec::sequential());
             *e = self.floor_and_convert(e, k, n, t);

@@ -79,24 +79,7 @@ impl HpsTools {
             *c = self.extend_ntt(c, k, n, &Exec::sequential())
         });
         let m = &self.qp_mod;
-        let mut prods: Vec<Vec<u64>> = if ext.len() == 4 {
-            let mut e1 = poly::mul(m, &ext[0], &ext[3], n);
-            poly::mul_add_assign(m, &mut e1, &ext[1], &ext[2], n);
-            vec![
-                poly::mul(m, &ext[0], &ext[2], n),
-                e1,
-                poly::mul(m, &ext[1], &ext[3], n),
-            ]
-        } else {
-            let mut e1 = poly::mul(m, &ext[0], &ext[1], n);
-            let copy = e1.clone();
-            poly::add_assign(m, &mut e1, &copy, n);
-            vec![
-                poly::mul(m, &ext[0], &ext[0], n),
-                e1,
-                poly::mul(m, &ext[1], &ext[1], n),
-            ]
-        };
+        let mut prods = poly::tensor(m, &ext, n);
         exec.per_item(&mut prods, |_, e| {
             let seq = Exec::sequential();
             poly::inverse(&self.qp_ntt, e, n, &seq);

@@ -68,6 +68,20 @@ pub fn mul_add_assign(m: &[Modulus], acc: &mut [u64], a: &[u64], b: &[u64], n: u
     }
 }
 
+/// The ciphertext tensor product in the NTT domain: for `c = [a0, a1, b0, b1]` it returns
+/// `[a0·b0, a0·b1 + a1·b0, a1·b1]`; for `c = [a0, a1]` (squaring) `[a0², 2·a0·a1, a1²]`.
+pub fn tensor(m: &[Modulus], c: &[Vec<u64>], n: usize) -> Vec<Vec<u64>> {
+    let (a0, a1) = (&c[0], &c[1]);
+    let (b0, b1) = if c.len() == 4 {
+        (&c[2], &c[3])
+    } else {
+        (a0, a1)
+    };
+    let mut cross = mul(m, a0, b1, n);
+    mul_add_assign(m, &mut cross, a1, b0, n);
+    vec![mul(m, a0, b0, n), cross, mul(m, a1, b1, n)]
+}
+
 /// Small signed coefficients (secret, errors) lifted to every limb.
 pub fn from_signed(m: &[Modulus], v: &[i64]) -> Vec<u64> {
     let n = v.len();
