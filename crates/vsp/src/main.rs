@@ -311,9 +311,7 @@ fn run(cli: Cli) -> Result<()> {
                 println!("cycles:     {}", d.cycles);
                 println!("finished:   {}", if d.finished { "yes" } else { "no" });
                 println!("result a0:  {} (0x{:04x})", d.result, d.result);
-                for (i, v) in d.regs.iter().enumerate() {
-                    print!("x{i:<2}={v:<6}{}", if i % 8 == 7 { "\n" } else { " " });
-                }
+                print!("{}", regs_table(&d.regs));
                 if ram {
                     print!("{}", hexdump(&d.ram));
                 }
@@ -431,9 +429,7 @@ fn run(cli: Cli) -> Result<()> {
                     },
                     r.instructions
                 );
-                for (i, v) in r.regs.iter().enumerate() {
-                    print!("x{i:<2}={v:<6}{}", if i % 8 == 7 { "\n" } else { " " });
-                }
+                print!("{}", regs_table(&r.regs));
             }
             if !r.finished {
                 anyhow::bail!("the program did not halt within {max_cycles} cycles");
@@ -486,6 +482,18 @@ fn advance(
         );
     }
     Ok(())
+}
+
+/// x0..x15, eight to a line.
+fn regs_table(regs: &[u16]) -> String {
+    let mut s = String::new();
+    for (i, v) in regs.iter().enumerate() {
+        s.push_str(&format!(
+            "x{i:<2}={v:<6}{}",
+            if i % 8 == 7 { "\n" } else { " " }
+        ));
+    }
+    s
 }
 
 /// 16 bytes a line, all-zero lines skipped.
