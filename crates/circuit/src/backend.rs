@@ -25,6 +25,10 @@ pub enum TaskKind {
     RamRead,
     /// One RAM write value (HomMUX without SE and IKS in TFHE).
     WriteValue,
+    /// A MUX evaluated as a CMUX on rings (see [`crate::leveled`]), with its extraction or refresh.
+    Cmux,
+    /// Lifting a level-0 bit to a ring (a bootstrap in TFHE).
+    Lift,
 }
 
 /// A bit representation and the operations on it.
@@ -39,6 +43,8 @@ pub trait Backend: Send + Sync {
     type Ram: Clone + Send + Sync;
     /// The value a RAM write stores into the addressed word, one per data bit.
     type WriteVal: Send + Sync;
+    /// A bit in the form CMUXes take (a level-1 TRLWE in TFHE; see [`crate::leveled`]).
+    type Ring: Clone + Send + Sync;
 
     /// A short tag stored in snapshots (`"plain"`, `"tfhe"`).
     fn kind(&self) -> &'static str;
@@ -53,6 +59,38 @@ pub trait Backend: Send + Sync {
     fn gate(&self, k: GateKind, a: &Self::Bit, b: &Self::Bit) -> Result<Self::Bit, CircuitError>;
     /// `s ? b : a`.
     fn mux(&self, s: &Self::Bit, a: &Self::Bit, b: &Self::Bit) -> Result<Self::Bit, CircuitError>;
+
+    /// How to plan select-once MUXes for this backend; `None` keeps every MUX a gate.
+    fn leveled(&self) -> Option<crate::leveled::LeveledParams>;
+    /// A constant in ring form.
+    fn ring_constant(&self, v: bool) -> Self::Ring;
+    /// `!r` in ring form (free in TFHE).
+    fn ring_not(&self, r: &Self::Ring) -> Self::Ring;
+    /// Lifts a bit to ring form (a bootstrap in TFHE).
+    fn lift(&self, a: &Self::Bit) -> Result<Self::Ring, CircuitError>;
+    /// A two-input gate whose result is left in ring form (a gate bootstrap without extraction).
+    fn gate_ring(
+        &self,
+        k: GateKind,
+        a: &Self::Bit,
+        b: &Self::Bit,
+    ) -> Result<Self::Ring, CircuitError>;
+    /// `s ? b : a` as a gate MUX left in ring form.
+    fn mux_ring(
+        &self,
+        s: &Self::Bit,
+        a: &Self::Bit,
+        b: &Self::Bit,
+    ) -> Result<Self::Ring, CircuitError>;
+    /// The bit a ring holds (sample extraction + key switch in TFHE, no bootstrap).
+    fn extract(&self, r: &Self::Ring) -> Result<Self::Bit, CircuitError>;
+    /// `s ? b : a` on rings with a prepared select (a CMUX in TFHE).
+    fn cmux(
+        &self,
+        s: &Self::Sel,
+        a: &Self::Ring,
+        b: &Self::Ring,
+    ) -> Result<Self::Ring, CircuitError>;
 
     /// Prepares an address bit for memory access.
     fn select(&self, addr_bit: &Self::Bit) -> Result<Self::Sel, CircuitError>;
@@ -107,6 +145,8 @@ pub trait Backend: Send + Sync {
             TaskKind::RomRead => 20.0,
             TaskKind::RamRead => 10.0,
             TaskKind::WriteValue => 20.0,
+            TaskKind::Cmux => 0.1,
+            TaskKind::Lift => 10.0,
         }
     }
 

@@ -14,16 +14,32 @@ use crate::backend::{Backend, TaskKind};
 use crate::blueprint::{MemImpl, MemKind};
 use crate::circuit::{Circuit, Node, NodeId, Step};
 use crate::error::CircuitError;
+use crate::leveled::{LeveledParams, MuxPlan, PlanCounts, NO_SLOT};
 use crate::schedule::{self, TaskGraph};
 
 /// One unit of scheduled work.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Task {
     Node(NodeId),
-    Select { mem: u32, bit: u32 },
+    /// Circuit-bootstraps select number `slot` of the MUX plan.
+    MuxSel(u32),
+    /// A MUX evaluated as a CMUX (with its extraction and refresh as planned).
+    Cmux(NodeId),
+    /// Lifts a source bit (input, flip-flop, memory read) to ring form.
+    Lift(NodeId),
+    Select {
+        mem: u32,
+        bit: u32,
+    },
     RomRead(u32),
-    RamRead { mem: u32, bit: u32 },
-    WriteVal { mem: u32, bit: u32 },
+    RamRead {
+        mem: u32,
+        bit: u32,
+    },
+    WriteVal {
+        mem: u32,
+        bit: u32,
+    },
 }
 
 /// The contents of one memory as the engine holds them.
@@ -129,6 +145,7 @@ pub struct Engine<B: Backend> {
     state: State<B>,
     tasks: Vec<Task>,
     graph: TaskGraph,
+    plan: MuxPlan,
     last: CycleStats,
 }
 
@@ -151,7 +168,11 @@ impl<B: Backend> Engine<B> {
                 (MemImpl::Cmux, MemKind::Ram) => MemState::Ram(backend.zero_ram(&m.spec)),
             })
             .collect();
-        let (tasks, graph) = build_tasks(&circuit, &backend);
+        let plan = match backend.leveled() {
+            Some(p) => MuxPlan::new(&circuit, &p),
+            None => MuxPlan::gates_only(&circuit),
+        };
+        let (tasks, graph) = build_tasks(&circuit, &backend, &plan);
         let threads = if backend.reveal(&backend.constant(false)).is_some() {
             1
         } else {
@@ -173,8 +194,25 @@ impl<B: Backend> Engine<B> {
             state,
             tasks,
             graph,
+            plan,
             last: CycleStats::default(),
         }
+    }
+
+    /// Replans the MUXes: `Some` evaluates MUXes with well-shared selects as CMUXes ([`crate::leveled`]),
+    /// `None` keeps every MUX a gate. The backend's own choice ([`Backend::leveled`]) is the default;
+    /// results are the same either way.
+    pub fn set_leveled(&mut self, p: Option<LeveledParams>) {
+        self.plan = match p {
+            Some(p) => MuxPlan::new(&self.circuit, &p),
+            None => MuxPlan::gates_only(&self.circuit),
+        };
+        (self.tasks, self.graph) = build_tasks(&self.circuit, &self.backend, &self.plan);
+    }
+
+    /// What one cycle of the core logic costs under the current MUX plan.
+    pub fn plan_counts(&self) -> PlanCounts {
+        self.plan.counts()
     }
 
     /// The backend.
@@ -508,12 +546,23 @@ impl<B: Backend> Engine<B> {
                 (0..n).map(|_| OnceLock::new()).collect()
             })
             .collect();
+        let plan = &self.plan;
+        let rings: Vec<OnceLock<B::Ring>> = (0..c.nodes.len()).map(|_| OnceLock::new()).collect();
+        for (i, n) in c.nodes.iter().enumerate() {
+            if let (Node::Const(v), true) = (n, plan.ring[i]) {
+                let _ = rings[i].set(b.ring_constant(*v));
+            }
+        }
+        let msels: Vec<OnceLock<B::Sel>> = plan.sel_nodes.iter().map(|_| OnceLock::new()).collect();
         let mems = &self.state.mems;
         let ctx = Ctx {
             c,
             b,
+            plan,
             values: &values,
+            rings: &rings,
             sels: &sels,
+            msels: &msels,
             wvals: &wvals,
             mems,
         };
@@ -591,8 +640,11 @@ fn internal(what: &str) -> CircuitError {
 struct Ctx<'a, B: Backend> {
     c: &'a Circuit,
     b: &'a B,
+    plan: &'a MuxPlan,
     values: &'a [OnceLock<B::Bit>],
+    rings: &'a [OnceLock<B::Ring>],
     sels: &'a [Vec<OnceLock<B::Sel>>],
+    msels: &'a [OnceLock<B::Sel>],
     wvals: &'a [Vec<OnceLock<B::WriteVal>>],
     mems: &'a [MemState<B>],
 }
@@ -609,6 +661,28 @@ impl<B: Backend> Ctx<'_, B> {
             let _ = slot.set(v);
         }
     }
+    fn ring(&self, id: NodeId) -> Result<&B::Ring, CircuitError> {
+        self.rings
+            .get(id as usize)
+            .and_then(OnceLock::get)
+            .ok_or_else(|| internal(&format!("ring of {} missing", self.c.node_name(id))))
+    }
+    fn set_ring(&self, id: NodeId, r: B::Ring) {
+        if let Some(slot) = self.rings.get(id as usize) {
+            let _ = slot.set(r);
+        }
+    }
+    /// Stores a result produced in ring form: the ring if planned, its extraction if the bit is needed.
+    fn set_from_ring(&self, id: NodeId, r: B::Ring) -> Result<(), CircuitError> {
+        let i = id as usize;
+        if self.plan.tlwe[i] {
+            self.set(id, self.b.extract(&r)?);
+        }
+        if self.plan.ring[i] {
+            self.set_ring(id, r);
+        }
+        Ok(())
+    }
     fn addr(&self, mem: usize) -> Result<Vec<&B::Sel>, CircuitError> {
         self.sels[mem]
             .iter()
@@ -619,14 +693,61 @@ impl<B: Backend> Ctx<'_, B> {
         let b = self.b;
         match t {
             Task::Node(id) => {
-                let v = match self.c.nodes[id as usize] {
-                    Node::Not(a) => b.not(self.get(a)?)?,
-                    Node::Gate(k, x, y) => b.gate(k, self.get(x)?, self.get(y)?)?,
-                    Node::Mux { s, a, b: y } => b.mux(self.get(s)?, self.get(a)?, self.get(y)?)?,
+                let i = id as usize;
+                let (tlwe, ring) = (self.plan.tlwe[i], self.plan.ring[i]);
+                match self.c.nodes[i] {
+                    Node::Not(a) => {
+                        if tlwe {
+                            self.set(id, b.not(self.get(a)?)?);
+                        }
+                        if ring {
+                            self.set_ring(id, b.ring_not(self.ring(a)?));
+                        }
+                    }
+                    Node::Gate(k, x, y) if ring => {
+                        let r = b.gate_ring(k, self.get(x)?, self.get(y)?)?;
+                        self.set_from_ring(id, r)?;
+                    }
+                    Node::Gate(k, x, y) => self.set(id, b.gate(k, self.get(x)?, self.get(y)?)?),
+                    Node::Mux { s, a, b: y } if ring => {
+                        let r = b.mux_ring(self.get(s)?, self.get(a)?, self.get(y)?)?;
+                        self.set_from_ring(id, r)?;
+                    }
+                    Node::Mux { s, a, b: y } => {
+                        self.set(id, b.mux(self.get(s)?, self.get(a)?, self.get(y)?)?)
+                    }
                     _ => return Err(internal("source node scheduled")),
-                };
-                self.set(id, v);
+                }
             }
+            Task::MuxSel(slot) => {
+                let s = b.select(self.get(self.plan.sel_nodes[slot as usize])?)?;
+                let _ = self.msels[slot as usize].set(s);
+            }
+            Task::Cmux(id) => {
+                let Node::Mux { s, a, b: y } = self.c.nodes[id as usize] else {
+                    return Err(internal("CMUX task on a non-MUX node"));
+                };
+                let slot = self.plan.sel_slot[s as usize];
+                let sel = self
+                    .msels
+                    .get(slot as usize)
+                    .and_then(OnceLock::get)
+                    .ok_or_else(|| internal("MUX select missing"))?;
+                let r = b.cmux(sel, self.ring(a)?, self.ring(y)?)?;
+                if self.plan.refresh[id as usize] {
+                    // Extract, then bootstrap back to a fresh ring.
+                    let bit = b.extract(&r)?;
+                    if self.plan.ring[id as usize] {
+                        self.set_ring(id, b.lift(&bit)?);
+                    }
+                    if self.plan.tlwe[id as usize] {
+                        self.set(id, bit);
+                    }
+                } else {
+                    self.set_from_ring(id, r)?;
+                }
+            }
+            Task::Lift(id) => self.set_ring(id, b.lift(self.get(id)?)?),
             Task::Select { mem, bit } => {
                 let m = &self.c.mems[mem as usize];
                 let s = b.select(self.get(m.addr[bit as usize])?)?;
@@ -664,12 +785,15 @@ impl<B: Backend> Ctx<'_, B> {
 }
 
 /// Builds the task list (in topological order) and the scheduler graph with upward-rank priorities.
-fn build_tasks<B: Backend>(c: &Circuit, b: &B) -> (Vec<Task>, TaskGraph) {
+fn build_tasks<B: Backend>(c: &Circuit, b: &B, plan: &MuxPlan) -> (Vec<Task>, TaskGraph) {
     let mut tasks = Vec::new();
     let mut preds: Vec<Vec<u32>> = Vec::new();
     let mut cost = Vec::new();
-    // The task producing each node's value (None for sources).
+    // The task producing each node's level-0 value and its ring (None for sources).
     let mut producer: Vec<Option<u32>> = vec![None; c.nodes.len()];
+    let mut ring_producer: Vec<Option<u32>> = vec![None; c.nodes.len()];
+    // The task circuit-bootstrapping each MUX select.
+    let mut sel_task: Vec<Option<u32>> = vec![None; plan.sel_nodes.len()];
     let mut push = |t: Task, p: Vec<u32>, k: TaskKind, tasks: &mut Vec<Task>| -> u32 {
         tasks.push(t);
         preds.push(p);
@@ -685,13 +809,58 @@ fn build_tasks<B: Backend>(c: &Circuit, b: &B) -> (Vec<Task>, TaskGraph) {
     for step in &c.order {
         match *step {
             Step::Node(id) => {
-                let kind = match c.nodes[id as usize] {
-                    Node::Not(_) => TaskKind::Not,
-                    Node::Mux { .. } => TaskKind::Mux,
-                    _ => TaskKind::Gate,
+                let i = id as usize;
+                // Sources used as rings are lifted once, right before their first ring consumer.
+                for x in c.operands(id) {
+                    let x = x as usize;
+                    if plan.lift[x] && ring_producer[x].is_none() {
+                        let p = deps(&mut std::iter::once(x as NodeId), &producer);
+                        ring_producer[x] =
+                            Some(push(Task::Lift(x as NodeId), p, TaskKind::Lift, &mut tasks));
+                    }
+                }
+                let t = match c.nodes[i] {
+                    Node::Mux { s, a, b: y } if plan.cmux[i] => {
+                        let slot = plan.sel_slot[s as usize];
+                        debug_assert_ne!(slot, NO_SLOT);
+                        let st = match sel_task[slot as usize] {
+                            Some(t) => t,
+                            None => {
+                                let p = deps(&mut std::iter::once(s), &producer);
+                                let t = push(Task::MuxSel(slot), p, TaskKind::Select, &mut tasks);
+                                sel_task[slot as usize] = Some(t);
+                                t
+                            }
+                        };
+                        let mut p = deps(&mut [a, y].into_iter(), &ring_producer);
+                        p.push(st);
+                        p.sort_unstable();
+                        p.dedup();
+                        push(Task::Cmux(id), p, TaskKind::Cmux, &mut tasks)
+                    }
+                    Node::Not(a) => {
+                        let mut p = Vec::new();
+                        if plan.tlwe[i] {
+                            p.extend(producer[a as usize]);
+                        }
+                        if plan.ring[i] {
+                            p.extend(ring_producer[a as usize]);
+                        }
+                        p.sort_unstable();
+                        p.dedup();
+                        push(Task::Node(id), p, TaskKind::Not, &mut tasks)
+                    }
+                    Node::Mux { .. } => {
+                        let p = deps(&mut c.operands(id), &producer);
+                        push(Task::Node(id), p, TaskKind::Mux, &mut tasks)
+                    }
+                    _ => {
+                        let p = deps(&mut c.operands(id), &producer);
+                        push(Task::Node(id), p, TaskKind::Gate, &mut tasks)
+                    }
                 };
-                let p = deps(&mut c.operands(id), &producer);
-                producer[id as usize] = Some(push(Task::Node(id), p, kind, &mut tasks));
+                producer[i] = Some(t);
+                ring_producer[i] = Some(t);
             }
             Step::MemRead(m) => {
                 let mem = &c.mems[m as usize];

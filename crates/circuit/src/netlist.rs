@@ -49,6 +49,11 @@ impl GateKind {
         GateKind::OrNot,
     ];
 
+    /// XOR and XNOR (their bootstrap input is 2a + 2b, margin 1/4).
+    pub fn is_xor_like(self) -> bool {
+        matches!(self, GateKind::Xor | GateKind::Xnor)
+    }
+
     /// Evaluates the gate on 64 bit-sliced lanes at once.
     #[inline]
     pub fn eval_u64(self, a: u64, b: u64) -> u64 {

@@ -122,6 +122,7 @@ impl Backend for PlainBackend {
     type Rom = PlainMemory;
     type Ram = PlainMemory;
     type WriteVal = u64;
+    type Ring = u64;
 
     fn kind(&self) -> &'static str {
         "plain"
@@ -148,6 +149,30 @@ impl Backend for PlainBackend {
     #[inline]
     fn mux(&self, s: &u64, a: &u64, b: &u64) -> Result<u64, CircuitError> {
         Ok((s & b) | (!s & a))
+    }
+    fn leveled(&self) -> Option<crate::leveled::LeveledParams> {
+        None
+    }
+    fn ring_constant(&self, v: bool) -> u64 {
+        self.constant(v)
+    }
+    fn ring_not(&self, r: &u64) -> u64 {
+        !r
+    }
+    fn lift(&self, a: &u64) -> Result<u64, CircuitError> {
+        Ok(*a)
+    }
+    fn gate_ring(&self, k: GateKind, a: &u64, b: &u64) -> Result<u64, CircuitError> {
+        self.gate(k, a, b)
+    }
+    fn mux_ring(&self, s: &u64, a: &u64, b: &u64) -> Result<u64, CircuitError> {
+        self.mux(s, a, b)
+    }
+    fn extract(&self, r: &u64) -> Result<u64, CircuitError> {
+        Ok(*r)
+    }
+    fn cmux(&self, s: &u64, a: &u64, b: &u64) -> Result<u64, CircuitError> {
+        self.mux(s, a, b)
     }
     fn select(&self, addr_bit: &u64) -> Result<u64, CircuitError> {
         Ok(*addr_bit)

@@ -4,12 +4,13 @@
 
 use std::sync::Arc;
 
-use vsp_tfhe::{CircuitKey, EvalKey, Params, Tlwe, TrgswFft, Trlwe};
+use vsp_tfhe::{CircuitKey, EvalKey, Gate2, Params, Tlwe, TrgswFft, Trlwe};
 
 use crate::backend::{Backend, Reader, TaskKind};
 use crate::blueprint::MemorySpec;
 use crate::cmux::{self, tfhe_err, TfheRam, TfheRom};
 use crate::error::CircuitError;
+use crate::leveled::LeveledParams;
 use crate::netlist::GateKind;
 use crate::noise::{NoiseModel, RefreshPolicy};
 
@@ -20,6 +21,7 @@ pub struct TfheBackend {
     ck: Option<Arc<CircuitKey>>,
     noise: NoiseModel,
     policy: RefreshPolicy,
+    leveled: bool,
 }
 
 impl std::fmt::Debug for TfheBackend {
@@ -28,6 +30,7 @@ impl std::fmt::Debug for TfheBackend {
             .field("params", &self.ek.params().id)
             .field("circuit_key", &self.ck.is_some())
             .field("policy", &self.policy)
+            .field("leveled", &self.leveled)
             .finish()
     }
 }
@@ -45,11 +48,19 @@ impl TfheBackend {
         }
         let noise = NoiseModel::of(ek.params());
         Ok(TfheBackend {
+            leveled: ck.is_some(),
             ek,
             ck,
             noise,
             policy: RefreshPolicy::default(),
         })
+    }
+
+    /// Turns select-once MUXes ([`crate::leveled`]) on or off (on by default when there is a circuit
+    /// key; off evaluates every MUX as a two-bootstrap gate, as before).
+    pub fn with_leveled(mut self, on: bool) -> Self {
+        self.leveled = on && self.ck.is_some();
+        self
     }
 
     /// Changes the CMUX RAM refresh policy.
@@ -73,6 +84,19 @@ impl TfheBackend {
     /// The evaluation key.
     pub fn eval_key(&self) -> &Arc<EvalKey> {
         &self.ek
+    }
+}
+
+fn gate2(k: GateKind) -> Gate2 {
+    match k {
+        GateKind::And => Gate2::And,
+        GateKind::Nand => Gate2::Nand,
+        GateKind::Or => Gate2::Or,
+        GateKind::Nor => Gate2::Nor,
+        GateKind::Xor => Gate2::Xor,
+        GateKind::Xnor => Gate2::Xnor,
+        GateKind::AndNot => Gate2::AndNot,
+        GateKind::OrNot => Gate2::OrNot,
     }
 }
 
@@ -238,6 +262,7 @@ impl Backend for TfheBackend {
     type Rom = TfheRom;
     type Ram = TfheRam;
     type WriteVal = Trlwe<u32>;
+    type Ring = Trlwe<u32>;
 
     fn kind(&self) -> &'static str {
         "tfhe"
@@ -256,22 +281,57 @@ impl Backend for TfheBackend {
         self.ek.not(a).map_err(tfhe_err)
     }
     fn gate(&self, k: GateKind, a: &Tlwe<u32>, b: &Tlwe<u32>) -> Result<Tlwe<u32>, CircuitError> {
-        let ek = &self.ek;
-        match k {
-            GateKind::And => ek.and(a, b),
-            GateKind::Nand => ek.nand(a, b),
-            GateKind::Or => ek.or(a, b),
-            GateKind::Nor => ek.nor(a, b),
-            GateKind::Xor => ek.xor(a, b),
-            GateKind::Xnor => ek.xnor(a, b),
-            GateKind::AndNot => ek.andnot(a, b),
-            GateKind::OrNot => ek.ornot(a, b),
-        }
-        .map_err(tfhe_err)
+        self.ek.gate2(gate2(k), a, b).map_err(tfhe_err)
     }
     fn mux(&self, s: &Tlwe<u32>, a: &Tlwe<u32>, b: &Tlwe<u32>) -> Result<Tlwe<u32>, CircuitError> {
         // Netlist MUX is s ? b : a; vsp-tfhe's mux(c, x, y) is c ? x : y.
         self.ek.mux(s, b, a).map_err(tfhe_err)
+    }
+    fn leveled(&self) -> Option<LeveledParams> {
+        if !self.leveled {
+            return None;
+        }
+        LeveledParams::for_params(self.params())
+    }
+    fn ring_constant(&self, v: bool) -> Trlwe<u32> {
+        let mut m = vec![0u32; self.params().n1];
+        m[0] = vsp_tfhe::tlwe::encode_bit(v);
+        Trlwe::trivial(m)
+    }
+    fn ring_not(&self, r: &Trlwe<u32>) -> Trlwe<u32> {
+        let mut out = Trlwe::zero(r.degree());
+        let _ = out.sub_assign(r);
+        out
+    }
+    fn lift(&self, a: &Tlwe<u32>) -> Result<Trlwe<u32>, CircuitError> {
+        self.ek.bit_to_trlwe(a).map_err(tfhe_err)
+    }
+    fn gate_ring(
+        &self,
+        k: GateKind,
+        a: &Tlwe<u32>,
+        b: &Tlwe<u32>,
+    ) -> Result<Trlwe<u32>, CircuitError> {
+        self.ek.gate2_trlwe(gate2(k), a, b).map_err(tfhe_err)
+    }
+    fn mux_ring(
+        &self,
+        s: &Tlwe<u32>,
+        a: &Tlwe<u32>,
+        b: &Tlwe<u32>,
+    ) -> Result<Trlwe<u32>, CircuitError> {
+        self.ek.mux_without_se(s, b, a).map_err(tfhe_err)
+    }
+    fn extract(&self, r: &Trlwe<u32>) -> Result<Tlwe<u32>, CircuitError> {
+        self.ek.extract_bit(r, 0).map_err(tfhe_err)
+    }
+    fn cmux(
+        &self,
+        s: &TrgswFft<u32>,
+        a: &Trlwe<u32>,
+        b: &Trlwe<u32>,
+    ) -> Result<Trlwe<u32>, CircuitError> {
+        s.cmux(b, a).map_err(tfhe_err)
     }
     fn select(&self, addr_bit: &Tlwe<u32>) -> Result<TrgswFft<u32>, CircuitError> {
         cmux::select(self.ck.as_deref(), addr_bit)
@@ -355,6 +415,8 @@ impl Backend for TfheBackend {
             TaskKind::RomRead => 10.0 * 33.0,
             TaskKind::RamRead => 12.0,
             TaskKind::WriteValue => 20.0,
+            TaskKind::Cmux => 0.02,
+            TaskKind::Lift => 10.0,
         }
     }
     fn encode_bit(&self, b: &Tlwe<u32>, out: &mut Vec<u8>) {

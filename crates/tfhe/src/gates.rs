@@ -16,6 +16,35 @@ const QUARTER: u32 = 1 << 30; // 1/4
 /// A level-0 gate ciphertext.
 pub type Bit = Tlwe<u32>;
 
+/// The two-input bootstrapped gates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Gate2 {
+    Nand,
+    And,
+    Or,
+    Nor,
+    Xor,
+    Xnor,
+    AndNot,
+    OrNot,
+}
+
+impl Gate2 {
+    /// The gate as `ca·a + cb·b + k` before the bootstrap (inputs ±1/8; the sign decides).
+    fn linear(self) -> ((i64, i64), u32) {
+        match self {
+            Gate2::Nand => ((-1, -1), MU),
+            Gate2::And => ((1, 1), MU.wrapping_neg()),
+            Gate2::Or => ((1, 1), MU),
+            Gate2::Nor => ((-1, -1), MU.wrapping_neg()),
+            Gate2::Xor => ((2, 2), QUARTER),
+            Gate2::Xnor => ((-2, -2), QUARTER.wrapping_neg()),
+            Gate2::AndNot => ((1, -1), MU.wrapping_neg()),
+            Gate2::OrNot => ((1, -1), MU),
+        }
+    }
+}
+
 impl EvalKey {
     fn gate(&self, terms: &[(i64, &Bit)], constant: u32) -> Result<Bit, Error> {
         for (_, t) in terms {
@@ -39,37 +68,55 @@ impl EvalKey {
         self.check0(a)?;
         Ok(a.clone())
     }
+    /// A two-input gate, bootstrapped (blind rotation, sample extraction, key switch).
+    pub fn gate2(&self, g: Gate2, a: &Bit, b: &Bit) -> Result<Bit, Error> {
+        let ((ca, cb), k) = g.linear();
+        self.gate(&[(ca, a), (cb, b)], k)
+    }
+
+    /// A two-input gate stopped after the blind rotation: a level-1 TRLWE whose constant coefficient
+    /// is the result (±1/8), ready to be a CMUX data input. [`EvalKey::extract_bit`] of it equals
+    /// [`EvalKey::gate2`] (same rotation, same key switch).
+    pub fn gate2_trlwe(&self, g: Gate2, a: &Bit, b: &Bit) -> Result<Trlwe<u32>, Error> {
+        for t in [a, b] {
+            self.check0(t)?;
+        }
+        let ((ca, cb), k) = g.linear();
+        let lin = Tlwe::linear(&[(ca, a), (cb, b)], k)?;
+        self.bootstrap_to_trlwe(&lin, MU)
+    }
+
     /// ¬(a ∧ b).
     pub fn nand(&self, a: &Bit, b: &Bit) -> Result<Bit, Error> {
-        self.gate(&[(-1, a), (-1, b)], MU)
+        self.gate2(Gate2::Nand, a, b)
     }
     /// a ∧ b.
     pub fn and(&self, a: &Bit, b: &Bit) -> Result<Bit, Error> {
-        self.gate(&[(1, a), (1, b)], MU.wrapping_neg())
+        self.gate2(Gate2::And, a, b)
     }
     /// a ∨ b.
     pub fn or(&self, a: &Bit, b: &Bit) -> Result<Bit, Error> {
-        self.gate(&[(1, a), (1, b)], MU)
+        self.gate2(Gate2::Or, a, b)
     }
     /// ¬(a ∨ b).
     pub fn nor(&self, a: &Bit, b: &Bit) -> Result<Bit, Error> {
-        self.gate(&[(-1, a), (-1, b)], MU.wrapping_neg())
+        self.gate2(Gate2::Nor, a, b)
     }
     /// a ⊕ b.
     pub fn xor(&self, a: &Bit, b: &Bit) -> Result<Bit, Error> {
-        self.gate(&[(2, a), (2, b)], QUARTER)
+        self.gate2(Gate2::Xor, a, b)
     }
     /// ¬(a ⊕ b).
     pub fn xnor(&self, a: &Bit, b: &Bit) -> Result<Bit, Error> {
-        self.gate(&[(-2, a), (-2, b)], QUARTER.wrapping_neg())
+        self.gate2(Gate2::Xnor, a, b)
     }
     /// a ∧ ¬b (Yosys ANDNOT).
     pub fn andnot(&self, a: &Bit, b: &Bit) -> Result<Bit, Error> {
-        self.gate(&[(1, a), (-1, b)], MU.wrapping_neg())
+        self.gate2(Gate2::AndNot, a, b)
     }
     /// a ∨ ¬b (Yosys ORNOT).
     pub fn ornot(&self, a: &Bit, b: &Bit) -> Result<Bit, Error> {
-        self.gate(&[(1, a), (-1, b)], MU)
+        self.gate2(Gate2::OrNot, a, b)
     }
 
     fn mux_halves(&self, c: &Bit, a: &Bit, b: &Bit) -> Result<(Trlwe<u32>, Trlwe<u32>), Error> {

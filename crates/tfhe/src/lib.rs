@@ -66,7 +66,7 @@ pub mod trlwe;
 pub use bootstrap::{CompressedEvalKey, EvalKey};
 pub use circuit::{CircuitKey, CompressedCircuitKey, PrivFunction};
 pub use error::Error;
-pub use gates::Bit;
+pub use gates::{Bit, Gate2};
 pub use params::{KeyDist, ParamId, Params};
 pub use rng::Seed;
 pub use secret_key::SecretKey;

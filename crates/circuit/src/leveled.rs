@@ -1,0 +1,484 @@
+//! Select-once MUXes: which MUX cells the engine evaluates as CMUXes, planned once per circuit.
+//!
+//! A gate-level MUX costs two gate bootstraps. When one select signal drives many MUXes it is far
+//! cheaper to circuit-bootstrap that select once per cycle into a TRGSW and evaluate every MUX it drives
+//! as a CMUX (one external product, ≈ 1/500 of a bootstrap) on data in the *ring* form: a level-1 TRLWE
+//! whose constant coefficient holds the bit (±1/8). A gate bootstrap produces that form for free (it is
+//! the blind rotation's output before sample extraction), a constant is a trivial TRLWE, a NOT negates
+//! it; bits that only exist as level-0 TLWEs (inputs, flip-flops, memory read bits) cost one bootstrap to
+//! lift. Where a gate, a flip-flop, an output or a select consumes a CMUX result, it is sample-extracted
+//! and key-switched (no bootstrap).
+//!
+//! Noise: every CMUX adds `v_ext` to the selected operand's variance. The plan keeps two invariants,
+//! from which every decision's failure probability follows:
+//! * every level-0 bit has variance ≤ `v_tlwe_max`, chosen so that a two-input gate whose inputs are both
+//!   at that bound fails with probability ≤ 2^-64 (NAND-like a+b with margin 1/8 is the binding case;
+//!   XOR's 2a+2b has twice the margin for four times the variance);
+//! * every ring has variance ≤ `v_ring_max = v_tlwe_max − v_ks`, so its extraction meets the first.
+//!
+//! A CMUX whose operand would break the second is preceded by a *refresh* of that operand (extract,
+//! key-switch, bootstrap back to a fresh ring). The plan then picks the selects to convert greedily by
+//! cost (in gate-bootstrap units): start from every select with two or more MUXes, and drop the select
+//! whose removal lowers the total cost most, until none does.
+
+use crate::blueprint::MemImpl;
+use crate::circuit::{Circuit, Node, NodeId, Step};
+use crate::noise::NoiseModel;
+
+/// Costs (in gate bootstraps) and variances the planner needs from a backend.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LeveledParams {
+    /// One circuit bootstrapping (TLWE → TRGSW).
+    pub cost_cb: f64,
+    /// One CMUX.
+    pub cost_cmux: f64,
+    /// One sample extraction + key switch.
+    pub cost_ks: f64,
+    /// Variance of a blind-rotation output (a gate's ring).
+    pub v_br: f64,
+    /// Variance the level-1 → level-0 key switch adds.
+    pub v_ks: f64,
+    /// Variance one CMUX with a circuit-bootstrapped select adds.
+    pub v_ext: f64,
+    /// Modulus-switch variance at a gate bootstrap's input.
+    pub v_ms: f64,
+    /// Modulus-switch variance at a circuit bootstrap's input.
+    pub v_ms_cb: f64,
+    /// Variance of a level-0 input bit as the client encrypts it.
+    pub v_input: f64,
+    /// The level-0 variance bound (per-gate failure ≤ 2^-64 with both inputs at it).
+    pub v_tlwe_max: f64,
+}
+
+/// log2 of the per-gate failure bound the plan keeps.
+pub const GATE_FAILURE_LOG2: f64 = -64.0;
+
+impl LeveledParams {
+    /// Planner parameters from a noise model and measured relative costs. `None` when the parameters
+    /// leave no room for even one CMUX after a gate MUX (the engine then keeps every MUX a gate).
+    pub fn from_noise(
+        m: &NoiseModel,
+        v_ms_cb: f64,
+        v_input: f64,
+        cost_cb: f64,
+        cost_cmux: f64,
+        cost_ks: f64,
+    ) -> Option<Self> {
+        let z = NoiseModel::z_for(2f64.powf(GATE_FAILURE_LOG2));
+        let v_tlwe_max = ((0.125 / z).powi(2) - m.v_ms) / 2.0;
+        let p = LeveledParams {
+            cost_cb,
+            cost_cmux,
+            cost_ks,
+            v_br: m.v_br,
+            v_ks: m.v_ks,
+            v_ext: m.v_ext,
+            v_ms: m.v_ms,
+            v_ms_cb,
+            v_input,
+            v_tlwe_max,
+        };
+        // A gate MUX's ring (two rotations) must take at least one CMUX, and a fresh input must fit.
+        (2.0 * p.v_br + p.v_ext <= p.v_ring_max() && v_input <= v_tlwe_max).then_some(p)
+    }
+
+    /// The planner parameters of a TFHE parameter set (what [`crate::TfheBackend`] uses). Costs are
+    /// relative to one gate bootstrap as `vsp-bench tfhe` measures them: circuit bootstrapping ≈ 5
+    /// gates, a CMUX ≈ 1/700 gate, an extraction + key switch ≈ 1/20 gate.
+    pub fn for_params(p: &vsp_tfhe::Params) -> Option<Self> {
+        LeveledParams::from_noise(
+            &NoiseModel::of(p),
+            vsp_tfhe::noise::mod_switch_var(p, p.n2, p.cb_stride()),
+            p.sigma0 * p.sigma0,
+            5.0,
+            0.0015,
+            0.05,
+        )
+    }
+
+    /// The ring variance bound.
+    pub fn v_ring_max(&self) -> f64 {
+        self.v_tlwe_max - self.v_ks
+    }
+
+    /// The longest CMUX chain from a gate's ring before a refresh.
+    pub fn max_chain(&self) -> usize {
+        ((self.v_ring_max() - self.v_br) / self.v_ext)
+            .floor()
+            .max(0.0) as usize
+    }
+}
+
+/// What one cycle costs under a plan (counts per cycle, core logic only; memories not included).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PlanCounts {
+    /// Two-input gates (one bootstrap each).
+    pub gates: usize,
+    /// MUXes left as gates (two bootstraps each).
+    pub gate_muxes: usize,
+    /// MUXes evaluated as CMUXes.
+    pub cmuxes: usize,
+    /// Selects circuit-bootstrapped once per cycle.
+    pub circuit_bootstraps: usize,
+    /// Level-0 bits lifted to rings by a bootstrap (inputs, flip-flops, memory reads feeding CMUXes).
+    pub lifts: usize,
+    /// CMUX results refreshed by a bootstrap because a longer chain would exceed the noise bound.
+    pub refreshes: usize,
+    /// Sample extractions + key switches of rings (no bootstrap).
+    pub extractions: usize,
+    /// Total cost in gate-bootstrap units.
+    pub cost: f64,
+    /// log2 of the union bound of all decisions' failure probabilities in one cycle.
+    pub log2_failure: f64,
+}
+
+impl PlanCounts {
+    /// Gate bootstraps per cycle (gates, 2 per gate MUX, lifts, refreshes).
+    pub fn bootstraps(&self) -> usize {
+        self.gates + 2 * self.gate_muxes + self.lifts + self.refreshes
+    }
+}
+
+/// The evaluation plan of a circuit's MUXes and the value forms each node needs.
+#[derive(Clone, Debug, Default)]
+pub struct MuxPlan {
+    /// Per node: evaluated as a CMUX.
+    pub(crate) cmux: Vec<bool>,
+    /// Per node: index into `sel_nodes` when it selects CMUXes.
+    pub(crate) sel_slot: Vec<u32>,
+    /// The selects that are circuit-bootstrapped each cycle.
+    pub(crate) sel_nodes: Vec<NodeId>,
+    /// Per node: the level-0 form is needed.
+    pub(crate) tlwe: Vec<bool>,
+    /// Per node: the ring form is needed.
+    pub(crate) ring: Vec<bool>,
+    /// Per node: the ring is lifted from the level-0 form by a bootstrap.
+    pub(crate) lift: Vec<bool>,
+    /// Per CMUX node: its ring is refreshed by a bootstrap.
+    pub(crate) refresh: Vec<bool>,
+    /// What a cycle costs.
+    pub counts: PlanCounts,
+}
+
+/// No slot.
+pub(crate) const NO_SLOT: u32 = u32::MAX;
+
+impl MuxPlan {
+    /// The plan with every MUX a gate (what backends without CMUX support run).
+    pub fn gates_only(c: &Circuit) -> MuxPlan {
+        evaluate(c, None, &vec![false; c.nodes.len()])
+    }
+
+    /// Plans `c` under `p`: chooses the selects whose MUXes become CMUXes.
+    pub fn new(c: &Circuit, p: &LeveledParams) -> MuxPlan {
+        // MUX nodes grouped by select.
+        let mut groups: Vec<(NodeId, Vec<NodeId>)> = Vec::new();
+        let mut group_of = vec![usize::MAX; c.nodes.len()];
+        for step in &c.order {
+            let Step::Node(id) = *step else { continue };
+            if let Node::Mux { s, .. } = c.nodes[id as usize] {
+                let g = &mut group_of[s as usize];
+                if *g == usize::MAX {
+                    *g = groups.len();
+                    groups.push((s, Vec::new()));
+                }
+                groups[*g].1.push(id);
+            }
+        }
+        let mut on: Vec<bool> = groups.iter().map(|(_, m)| m.len() >= 2).collect();
+        let flags = |on: &[bool]| {
+            let mut f = vec![false; c.nodes.len()];
+            for (g, (_, muxes)) in groups.iter().enumerate() {
+                if on[g] {
+                    for &m in muxes {
+                        f[m as usize] = true;
+                    }
+                }
+            }
+            f
+        };
+        let mut best = evaluate(c, Some(p), &flags(&on));
+        loop {
+            let mut improved: Option<(usize, MuxPlan)> = None;
+            for g in 0..groups.len() {
+                if !on[g] {
+                    continue;
+                }
+                on[g] = false;
+                let cand = evaluate(c, Some(p), &flags(&on));
+                on[g] = true;
+                let bar = improved
+                    .as_ref()
+                    .map_or(best.counts.cost, |(_, b)| b.counts.cost);
+                if cand.counts.cost < bar - 1e-9 {
+                    improved = Some((g, cand));
+                }
+            }
+            match improved {
+                Some((g, plan)) => {
+                    on[g] = false;
+                    best = plan;
+                }
+                None => return best,
+            }
+        }
+    }
+
+    /// Counts per cycle.
+    pub fn counts(&self) -> PlanCounts {
+        self.counts
+    }
+}
+
+/// The ring source a NOT chain stands for.
+fn ring_source(c: &Circuit, mut id: NodeId) -> NodeId {
+    while let Node::Not(a) = c.nodes[id as usize] {
+        id = a;
+    }
+    id
+}
+
+/// log2 of the probability that a centered normal of variance `var` leaves (−margin, margin), by the
+/// Mills-ratio bound (never below the true value).
+fn log2_tail(var: f64, margin: f64) -> f64 {
+    if var <= 0.0 {
+        return f64::NEG_INFINITY;
+    }
+    let z = margin / var.sqrt();
+    let tail = (2.0 / std::f64::consts::PI).sqrt() * (-z * z / 2.0).exp() / z;
+    tail.min(1.0).log2()
+}
+
+/// Builds the plan for the given CMUX flags (`p = None`: no CMUX at all).
+fn evaluate(c: &Circuit, p: Option<&LeveledParams>, cmux: &[bool]) -> MuxPlan {
+    let n = c.nodes.len();
+    let is_cmux = |id: NodeId| p.is_some() && cmux[id as usize];
+    let mut tlwe = vec![false; n];
+    let mut ring = vec![false; n];
+    for port in &c.outputs {
+        for &b in &port.bits {
+            tlwe[b as usize] = true;
+        }
+    }
+    for d in &c.dffs {
+        tlwe[d.d as usize] = true;
+    }
+    for m in &c.mems {
+        if m.spec.imp == MemImpl::Cmux {
+            for &a in m.addr.iter().chain(m.wren.iter()).chain(&m.wdata) {
+                tlwe[a as usize] = true;
+            }
+            // The RAM write value also reads the old data bit.
+            if m.wren.is_some() {
+                for &r in &m.rdata {
+                    tlwe[r as usize] = true;
+                }
+            }
+        }
+    }
+    // Forms needed, consumers before producers.
+    for step in c.order.iter().rev() {
+        let Step::Node(id) = *step else { continue };
+        let i = id as usize;
+        if !tlwe[i] && !ring[i] {
+            tlwe[i] = true; // evaluated even when unused, as before
+        }
+        match c.nodes[i] {
+            Node::Not(a) => {
+                tlwe[a as usize] |= tlwe[i];
+                ring[a as usize] |= ring[i];
+            }
+            Node::Gate(_, a, b) => {
+                tlwe[a as usize] = true;
+                tlwe[b as usize] = true;
+            }
+            Node::Mux { s, a, b } if is_cmux(id) => {
+                tlwe[s as usize] = true;
+                ring[a as usize] = true;
+                ring[b as usize] = true;
+            }
+            Node::Mux { s, a, b } => {
+                for x in [s, a, b] {
+                    tlwe[x as usize] = true;
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut lift = vec![false; n];
+    for (i, node) in c.nodes.iter().enumerate() {
+        if ring[i] && matches!(node, Node::Input(_) | Node::Dff(_) | Node::MemOut { .. }) {
+            lift[i] = true;
+        }
+    }
+    let mut sel_slot = vec![NO_SLOT; n];
+    let mut sel_nodes = Vec::new();
+    for step in &c.order {
+        let Step::Node(id) = *step else { continue };
+        if let Node::Mux { s, .. } = c.nodes[id as usize] {
+            if is_cmux(id) && sel_slot[s as usize] == NO_SLOT {
+                sel_slot[s as usize] = sel_nodes.len() as u32;
+                sel_nodes.push(s);
+            }
+        }
+    }
+    let cmux_flags: Vec<bool> = (0..n as NodeId).map(is_cmux).collect();
+    let mut plan = MuxPlan {
+        cmux: cmux_flags,
+        sel_slot,
+        sel_nodes,
+        tlwe,
+        ring,
+        lift,
+        refresh: vec![false; n],
+        counts: PlanCounts::default(),
+    };
+    if let Some(p) = p {
+        noise_pass(c, p, &mut plan);
+    }
+    plan.counts = count(c, p, &plan);
+    plan
+}
+
+/// Forward pass over the noise: marks refreshes so that every ring stays within `v_ring_max`, and
+/// returns the level-0 variance of every node (flip-flops at their fixed point over cycles).
+fn noise_pass(c: &Circuit, p: &LeveledParams, plan: &mut MuxPlan) -> Vec<f64> {
+    let n = c.nodes.len();
+    let v_gate = p.v_br + p.v_ks;
+    let mut dff_var = vec![0.0f64; c.dffs.len()];
+    let mut tv = vec![0.0f64; n];
+    for _round in 0..4 {
+        let mut rv = vec![0.0f64; n];
+        for (i, node) in c.nodes.iter().enumerate() {
+            match *node {
+                Node::Input(_) => tv[i] = p.v_input,
+                Node::Const(_) => tv[i] = 0.0,
+                Node::Dff(k) => tv[i] = dff_var[k as usize],
+                Node::MemOut { .. } => tv[i] = v_gate,
+                _ => continue,
+            }
+            if plan.lift[i] {
+                rv[i] = p.v_br;
+            }
+        }
+        for step in &c.order {
+            let Step::Node(id) = *step else { continue };
+            let i = id as usize;
+            match c.nodes[i] {
+                Node::Not(a) => {
+                    tv[i] = tv[a as usize];
+                    rv[i] = rv[a as usize];
+                }
+                Node::Gate(..) => {
+                    tv[i] = v_gate;
+                    rv[i] = p.v_br;
+                }
+                Node::Mux { a, b, .. } if plan.cmux[i] => {
+                    for o in [a, b] {
+                        let src = ring_source(c, o);
+                        if rv[o as usize] + p.v_ext > p.v_ring_max() && plan.cmux[src as usize] {
+                            plan.refresh[src as usize] = true;
+                            rv[src as usize] = p.v_br;
+                            rv[o as usize] = p.v_br;
+                        }
+                    }
+                    let raw = rv[a as usize].max(rv[b as usize]) + p.v_ext;
+                    tv[i] = raw + p.v_ks;
+                    rv[i] = if plan.refresh[i] { p.v_br } else { raw };
+                }
+                Node::Mux { .. } => {
+                    tv[i] = 2.0 * p.v_br + p.v_ks;
+                    rv[i] = 2.0 * p.v_br;
+                }
+                _ => {}
+            }
+        }
+        let next: Vec<f64> = c.dffs.iter().map(|d| tv[d.d as usize]).collect();
+        if next == dff_var {
+            break;
+        }
+        dff_var = next;
+    }
+    tv
+}
+
+fn count(c: &Circuit, p: Option<&LeveledParams>, plan: &MuxPlan) -> PlanCounts {
+    let mut k = PlanCounts {
+        circuit_bootstraps: plan.sel_nodes.len(),
+        ..Default::default()
+    };
+    for step in &c.order {
+        let Step::Node(id) = *step else { continue };
+        let i = id as usize;
+        match c.nodes[i] {
+            Node::Gate(..) => {
+                k.gates += 1;
+                if plan.ring[i] && plan.tlwe[i] {
+                    k.extractions += 1;
+                }
+            }
+            Node::Mux { .. } if plan.cmux[i] => {
+                k.cmuxes += 1;
+                if plan.tlwe[i] || plan.refresh[i] {
+                    k.extractions += 1;
+                }
+                if plan.refresh[i] {
+                    k.refreshes += 1;
+                }
+            }
+            Node::Mux { .. } => {
+                k.gate_muxes += 1;
+                if plan.ring[i] && plan.tlwe[i] {
+                    k.extractions += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    k.lifts = plan.lift.iter().filter(|&&l| l).count();
+    let (cb, cm, ks) = p.map_or((0.0, 0.0, 0.0), |p| (p.cost_cb, p.cost_cmux, p.cost_ks));
+    k.cost = (k.gates + 2 * k.gate_muxes + k.lifts + k.refreshes) as f64
+        + cb * k.circuit_bootstraps as f64
+        + cm * k.cmuxes as f64
+        + ks * k.extractions as f64;
+    k.log2_failure = p.map_or(f64::NEG_INFINITY, |p| failure_log2(c, p, plan));
+    k
+}
+
+/// The union bound over one cycle's decisions (gates, gate MUX halves, lifts, refreshes, selects).
+fn failure_log2(c: &Circuit, p: &LeveledParams, plan: &MuxPlan) -> f64 {
+    let mut scratch = plan.clone();
+    let tv = noise_pass(c, p, &mut scratch);
+    let mut sum = 0.0f64;
+    let mut add = |l2: f64| sum += l2.exp2();
+    for step in &c.order {
+        let Step::Node(id) = *step else { continue };
+        let i = id as usize;
+        match c.nodes[i] {
+            Node::Gate(k, a, b) => {
+                let v = tv[a as usize] + tv[b as usize];
+                if k.is_xor_like() {
+                    add(log2_tail(4.0 * v + p.v_ms, 0.25));
+                } else {
+                    add(log2_tail(v + p.v_ms, 0.125));
+                }
+            }
+            Node::Mux { s, a, b } if !plan.cmux[i] => {
+                add(log2_tail(tv[s as usize] + tv[a as usize] + p.v_ms, 0.125));
+                add(log2_tail(tv[s as usize] + tv[b as usize] + p.v_ms, 0.125));
+            }
+            // A refresh bootstraps the extracted raw CMUX result.
+            Node::Mux { .. } if plan.refresh[i] => add(log2_tail(tv[i] + p.v_ms, 0.125)),
+            _ => {}
+        }
+    }
+    for (i, &v) in tv.iter().enumerate() {
+        if plan.lift[i] {
+            add(log2_tail(v + p.v_ms, 0.125));
+        }
+        if plan.sel_slot[i] != NO_SLOT {
+            add(log2_tail(v + p.v_ms_cb, 0.125));
+        }
+    }
+    sum.log2()
+}
