@@ -13,7 +13,8 @@ use std::time::Instant;
 use anyhow::{bail, Result};
 use vsp_cahp::cores::{self, Core, Memory};
 use vsp_circuit::{
-    client, Blueprint, Circuit, CircuitError, Engine, PlainBackend, RunOptions, TfheBackend,
+    client, Blueprint, Circuit, CircuitError, Engine, MemState, PlainBackend, RunOptions,
+    TfheBackend,
 };
 use vsp_tfhe::{CircuitKey, EvalKey, Params, SecretKey};
 
@@ -27,12 +28,16 @@ fn circuit(core: Core) -> Result<Arc<Circuit>> {
 }
 
 pub fn run(args: &[String]) -> Result<()> {
-    let cycles: u64 = match args.first() {
-        Some(a) => a
-            .parse()
-            .map_err(|_| anyhow::anyhow!("cycles must be a number, got {a:?}"))?,
-        None => 3,
+    let num = |i: usize, what: &str, default: u64| -> Result<u64> {
+        match args.get(i) {
+            Some(a) => a
+                .parse()
+                .map_err(|_| anyhow::anyhow!("{what} must be a number, got {a:?}")),
+            None => Ok(default),
+        }
     };
+    let cycles = num(0, "cycles", 3)?.max(1);
+    let warmup = num(1, "warm-up cycles", 5)?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let prog = vsp_cahp::programs::FIB;
     let image = vsp_cahp::assemble(prog.source, prog.name)?;
@@ -49,9 +54,13 @@ pub fn run(args: &[String]) -> Result<()> {
         "keys (default parameters): {:.1} s",
         t.elapsed().as_secs_f64()
     );
+    println!(
+        "{warmup} warm-up cycles (untimed: at power-up every flip-flop is a public zero, so early \
+         cycles are cheaper), then {cycles} timed cycles; registers and RAM checked against the plain run"
+    );
     println!();
-    println!("| core | cycles | threads | s/cycle | DAG s | clock edge s | bootstraps/cycle | efficiency |");
-    println!("|---|---|---|---|---|---|---|---|");
+    let mut rows = Vec::new();
+    let mut counts = Vec::new();
     let mut results = Vec::new();
     for core in [Core::Pearl, Core::Ruby] {
         let c = circuit(core)?;
@@ -67,6 +76,13 @@ pub fn run(args: &[String]) -> Result<()> {
             cores::RAM,
             client::encrypt_ram(&sk, cores::RAM_ADDR_WIDTH, cores::RAM_DATA_WIDTH, &ram_w)?,
         )?;
+        let plan = e.plan_counts();
+        let mut before = Engine::new(PlainBackend, c.clone());
+        before.set_leveled(None);
+        counts.push((core, before.plan_counts(), plan));
+        for _ in 0..warmup {
+            e.step()?;
+        }
         let (mut dag, mut edge, mut eff) = (0.0, 0.0, 0.0);
         let t = Instant::now();
         for _ in 0..cycles {
@@ -83,26 +99,65 @@ pub fn run(args: &[String]) -> Result<()> {
         p.load_memory_words(cores::RAM, &ram_w)?;
         p.run(
             &RunOptions {
-                max_cycles: cycles,
+                max_cycles: warmup + cycles,
                 ..Default::default()
             },
             &mut |_| {},
         )?;
+        let mut written = 0;
         for r in cores::REGS {
             let enc = client::decrypt_value(&sk, &e.output(r)?)?;
-            if enc != p.output_value(r, 0)? {
-                bail!("{core}: encrypted {r} = {enc} disagrees with the plain run");
+            let want = p.output_value(r, 0)?;
+            if enc != want {
+                bail!("{core}: encrypted {r} = {enc} disagrees with the plain run ({want})");
             }
+            written += usize::from(want != 0);
+        }
+        let MemState::Ram(ram) = e.memory(cores::RAM)? else {
+            bail!("{core}: RAM is not a CMUX RAM");
+        };
+        if client::decrypt_ram(&sk, ram)? != p.memory_words(cores::RAM, 0)? {
+            bail!("{core}: encrypted RAM disagrees with the plain run");
+        }
+        if written == 0 {
+            bail!(
+                "{core}: no register was written after {} cycles; the check compares zeros",
+                warmup + cycles
+            );
         }
         let n = cycles as f64;
-        println!(
-            "| {core} | {cycles} | {threads} | {per_cycle:.1} | {:.1} | {:.1} | {} | {:.2} |",
+        rows.push(format!(
+            "| {core} | {warmup} + {cycles} | {threads} | {per_cycle:.1} | {:.1} | {:.1} | {} | {} | {:.2} |",
             dag / n,
             edge / n,
             stats.bootstraps_per_cycle,
+            plan.bootstraps(),
             eff / n
-        );
+        ));
         results.push((core, per_cycle));
+    }
+    println!("Core logic per cycle, before (every MUX two gate bootstraps) and after (select-once CMUXes):");
+    println!();
+    println!("| core | plan | gate bootstraps | circuit bootstraps | CMUXes | key switches | cost (bootstrap equivalents) | log2 failure/cycle |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for (core, b, a) in &counts {
+        for (name, k) in [("before", b), ("after", a)] {
+            println!(
+                "| {core} | {name} | {} | {} | {} | {} | {:.0} | {:.1} |",
+                k.bootstraps(),
+                k.circuit_bootstraps,
+                k.cmuxes,
+                k.key_switches,
+                k.cost,
+                k.log2_failure
+            );
+        }
+    }
+    println!();
+    println!("| core | cycles (warm-up + timed) | threads | s/cycle | DAG s | clock edge s | bootstraps/cycle before | after | efficiency |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for r in rows {
+        println!("{r}");
     }
     println!();
     for (core, s) in results {

@@ -21,6 +21,24 @@ fn circuit(core: Core) -> Arc<Circuit> {
 #[test]
 fn cmux_plan_matches_gate_plan_on_both_cores() {
     let lp = LeveledParams::for_params(&vsp_tfhe::Params::default_128()).unwrap();
+    check_plan(lp, |counts| assert!(counts.refreshes > 0, "{counts:?}"));
+}
+
+#[test]
+fn pessimistic_noise_model_plan_matches_gate_plan() {
+    // Twice the CMUX noise: shorter chains, many more refreshes (CMUX and gate-MUX rings alike).
+    let lp = LeveledParams::for_params(&vsp_tfhe::Params::default_128()).unwrap();
+    let p = LeveledParams {
+        v_ext: 2.0 * lp.v_ext,
+        ..lp
+    };
+    let base = vsp_circuit::MuxPlan::new(&circuit(Core::Pearl), &lp).counts();
+    check_plan(p, |counts| assert!(counts.refreshes > 0, "{counts:?}"));
+    let more = vsp_circuit::MuxPlan::new(&circuit(Core::Pearl), &p).counts();
+    assert!(more.refreshes + more.gate_muxes > base.refreshes + base.gate_muxes);
+}
+
+fn check_plan(lp: LeveledParams, extra: impl Fn(&vsp_circuit::PlanCounts)) {
     for core in [Core::Pearl, Core::Ruby] {
         let c = circuit(core);
         for prog in [vsp_cahp::programs::FIB, vsp_cahp::programs::HAMMING] {

@@ -709,6 +709,13 @@ impl<B: Backend> Ctx<'_, B> {
                         self.set_from_ring(id, r)?;
                     }
                     Node::Gate(k, x, y) => self.set(id, b.gate(k, self.get(x)?, self.get(y)?)?),
+                    Node::Mux { s, a, b: y } if ring && self.plan.refresh[i] => {
+                        let bit = b.mux(self.get(s)?, self.get(a)?, self.get(y)?)?;
+                        self.set_ring(id, b.lift(&bit)?);
+                        if tlwe {
+                            self.set(id, bit);
+                        }
+                    }
                     Node::Mux { s, a, b: y } if ring => {
                         let r = b.mux_ring(self.get(s)?, self.get(a)?, self.get(y)?)?;
                         self.set_from_ring(id, r)?;

@@ -126,6 +126,8 @@ pub struct PlanCounts {
     pub refreshes: usize,
     /// Sample extractions + key switches of rings (no bootstrap).
     pub extractions: usize,
+    /// Level-1 → level-0 key switches in all (gates, gate MUXes and extractions).
+    pub key_switches: usize,
     /// Total cost in gate-bootstrap units.
     pub cost: f64,
     /// log2 of the union bound of all decisions' failure probabilities in one cycle.
@@ -154,7 +156,8 @@ pub struct MuxPlan {
     pub(crate) ring: Vec<bool>,
     /// Per node: the ring is lifted from the level-0 form by a bootstrap.
     pub(crate) lift: Vec<bool>,
-    /// Per CMUX node: its ring is refreshed by a bootstrap.
+    /// Per MUX node: its ring is made fresh by a bootstrap of its level-0 result (a CMUX chain that
+    /// would grow too long, or a gate MUX's two-rotation ring).
     pub(crate) refresh: Vec<bool>,
     /// What a cycle costs.
     pub counts: PlanCounts,
@@ -171,6 +174,10 @@ impl MuxPlan {
 
     /// Plans `c` under `p`: chooses the selects whose MUXes become CMUXes.
     pub fn new(c: &Circuit, p: &LeveledParams) -> MuxPlan {
+        if p.v_br + p.v_ext > p.v_ring_max() {
+            // Not even one CMUX after a fresh ring fits the bound.
+            return MuxPlan::gates_only(c);
+        }
         // MUX nodes grouped by select.
         let mut groups: Vec<(NodeId, Vec<NodeId>)> = Vec::new();
         let mut group_of = vec![usize::MAX; c.nodes.len()];
@@ -376,7 +383,8 @@ fn noise_pass(c: &Circuit, p: &LeveledParams, plan: &mut MuxPlan) -> Vec<f64> {
                 Node::Mux { a, b, .. } if plan.cmux[i] => {
                     for o in [a, b] {
                         let src = ring_source(c, o);
-                        if rv[o as usize] + p.v_ext > p.v_ring_max() && plan.cmux[src as usize] {
+                        let refreshable = matches!(c.nodes[src as usize], Node::Mux { .. });
+                        if rv[o as usize] + p.v_ext > p.v_ring_max() && refreshable {
                             plan.refresh[src as usize] = true;
                             rv[src as usize] = p.v_br;
                             rv[o as usize] = p.v_br;
@@ -388,7 +396,11 @@ fn noise_pass(c: &Circuit, p: &LeveledParams, plan: &mut MuxPlan) -> Vec<f64> {
                 }
                 Node::Mux { .. } => {
                     tv[i] = 2.0 * p.v_br + p.v_ks;
-                    rv[i] = 2.0 * p.v_br;
+                    rv[i] = if plan.refresh[i] {
+                        p.v_br
+                    } else {
+                        2.0 * p.v_br
+                    };
                 }
                 _ => {}
             }
@@ -416,11 +428,13 @@ fn count(c: &Circuit, p: Option<&LeveledParams>, plan: &MuxPlan) -> PlanCounts {
                 if plan.ring[i] && plan.tlwe[i] {
                     k.extractions += 1;
                 }
+                k.key_switches += usize::from(plan.tlwe[i]);
             }
             Node::Mux { .. } if plan.cmux[i] => {
                 k.cmuxes += 1;
                 if plan.tlwe[i] || plan.refresh[i] {
                     k.extractions += 1;
+                    k.key_switches += 1;
                 }
                 if plan.refresh[i] {
                     k.refreshes += 1;
@@ -428,9 +442,12 @@ fn count(c: &Circuit, p: Option<&LeveledParams>, plan: &MuxPlan) -> PlanCounts {
             }
             Node::Mux { .. } => {
                 k.gate_muxes += 1;
-                if plan.ring[i] && plan.tlwe[i] {
+                if plan.refresh[i] {
+                    k.refreshes += 1;
+                } else if plan.ring[i] && plan.tlwe[i] {
                     k.extractions += 1;
                 }
+                k.key_switches += usize::from(plan.tlwe[i] || plan.refresh[i]);
             }
             _ => {}
         }
@@ -466,6 +483,9 @@ fn failure_log2(c: &Circuit, p: &LeveledParams, plan: &MuxPlan) -> f64 {
             Node::Mux { s, a, b } if !plan.cmux[i] => {
                 add(log2_tail(tv[s as usize] + tv[a as usize] + p.v_ms, 0.125));
                 add(log2_tail(tv[s as usize] + tv[b as usize] + p.v_ms, 0.125));
+                if plan.refresh[i] {
+                    add(log2_tail(tv[i] + p.v_ms, 0.125));
+                }
             }
             // A refresh bootstraps the extracted raw CMUX result.
             Node::Mux { .. } if plan.refresh[i] => add(log2_tail(tv[i] + p.v_ms, 0.125)),

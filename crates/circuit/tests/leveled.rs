@@ -1,0 +1,223 @@
+//! Select-once MUXes over TFHE: an encrypted run with MUXes planned as CMUXes agrees with the plain
+//! oracle, and the noise of the new path (gate ring → CMUX chain with circuit-bootstrapped selects →
+//! extraction + key switch → gate) is what the planner's model says.
+
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use rand::{Rng, SeedableRng};
+use vsp_circuit::client::*;
+use vsp_circuit::noise::NoiseModel;
+use vsp_circuit::*;
+use vsp_tfhe::{CircuitKey, EvalKey, Gate2, Params, SecretKey};
+
+fn keys() -> &'static (SecretKey, Arc<EvalKey>, Arc<CircuitKey>) {
+    static K: OnceLock<(SecretKey, Arc<EvalKey>, Arc<CircuitKey>)> = OnceLock::new();
+    K.get_or_init(|| {
+        let sk = SecretKey::generate(&Params::default_128()).unwrap();
+        let ek = Arc::new(EvalKey::generate(&sk).unwrap());
+        let ck = Arc::new(CircuitKey::generate(&sk).unwrap());
+        (sk, ek, ck)
+    })
+}
+
+/// A RAM built from gates: its read trees and write MUXes share their selects, so the planner turns
+/// them into CMUXes; the cells are flip-flops (lifted to rings every cycle).
+const MUX_RAM: &str = r#"
+[[builtin]]
+type = "mux-ram"
+name = "ram"
+in_addr_width = 4
+in_wdata_width = 2
+out_rdata_width = 2
+[connect]
+"ram/addr" = "@addr"
+"ram/wren" = "@wren"
+"ram/wdata" = "@wdata"
+"@rdata" = "ram/rdata"
+"#;
+
+/// Runs the MUX RAM encrypted under `plan` (None: the backend's own) against the plain oracle for six
+/// cycles of writes and read-backs; returns the plan's counts.
+fn run_against_plain(plan: Option<LeveledParams>) -> PlanCounts {
+    let (sk, ek, ck) = keys();
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata");
+    let c =
+        Arc::new(Circuit::compile(&Blueprint::from_str_with_base(MUX_RAM, &dir).unwrap()).unwrap());
+    let backend = TfheBackend::new(ek.clone(), Some(ck.clone())).unwrap();
+    let mut e = Engine::new(backend, c.clone());
+    if plan.is_some() {
+        e.set_leveled(plan);
+    }
+    e.set_threads(2);
+    let counts = e.plan_counts();
+    assert!(
+        counts.cmuxes > 0 && counts.circuit_bootstraps > 0,
+        "{counts:?}"
+    );
+    assert!(counts.log2_failure <= -64.0, "{counts:?}");
+    let mut p = Engine::new(PlainBackend, c);
+    let init: Vec<u64> = (0..16).map(|i| (i * 3 + 1) & 3).collect();
+    let cells = |words: &[u64]| -> Vec<bool> {
+        words
+            .iter()
+            .flat_map(|w| (0..2).map(move |i| (w >> i) & 1 == 1))
+            .collect()
+    };
+    e.set_memory_cells(
+        "ram",
+        cells(&init).iter().map(|&b| sk.encrypt_bit(b)).collect(),
+    )
+    .unwrap();
+    p.load_memory_words("ram", &init).unwrap();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+    let mut last_write = 0;
+    for cyc in 0..6 {
+        // Every other cycle reads the word written just before, so written data flows back out.
+        let addr = if cyc % 2 == 1 {
+            last_write
+        } else {
+            rng.gen_range(0..16u64)
+        };
+        let (wren, wdata) = (u64::from(cyc % 2 == 0), rng.gen_range(0..4u64));
+        last_write = addr;
+        e.set_input("addr", encrypt_value(sk, addr, 4)).unwrap();
+        e.set_input("wren", encrypt_value(sk, wren, 1)).unwrap();
+        e.set_input("wdata", encrypt_value(sk, wdata, 2)).unwrap();
+        for (n, v) in [("addr", addr), ("wren", wren), ("wdata", wdata)] {
+            p.set_input_value(n, v).unwrap();
+        }
+        e.step().unwrap();
+        p.step().unwrap();
+        let got = decrypt_value(sk, &e.output("rdata").unwrap()).unwrap();
+        assert_eq!(got, p.output_value("rdata", 0).unwrap(), "cycle {cyc}");
+    }
+    let want = cells(&p.memory_words("ram", 0).unwrap());
+    let got: Vec<bool> = e
+        .memory_cells("ram")
+        .unwrap()
+        .iter()
+        .map(|b| sk.decrypt_bit(b).unwrap())
+        .collect();
+    assert_eq!(got, want);
+    assert_ne!(want, cells(&init), "the run never changed the RAM");
+    counts
+}
+
+#[test]
+fn encrypted_cmux_plan_matches_plain() {
+    run_against_plain(None);
+}
+
+#[test]
+fn encrypted_plan_with_lifted_cells_matches_plain() {
+    // Cheap selects make nearly every MUX a CMUX, so the flip-flop cells are lifted to rings (one
+    // bootstrap each) and the read trees run on them; a model with three times the CMUX noise keeps
+    // the chains short. A more pessimistic model is still a safe one.
+    let lp = LeveledParams::for_params(&Params::default_128()).unwrap();
+    let forced = LeveledParams {
+        cost_cb: 0.1,
+        v_ext: 3.0 * lp.v_ext,
+        ..lp
+    };
+    let counts = run_against_plain(Some(forced));
+    assert!(counts.lifts > 0 && counts.cmuxes >= 30, "{counts:?}");
+}
+
+fn torus(x: u32) -> f64 {
+    x as i32 as f64 / 2f64.powi(32)
+}
+
+/// Distance to the nearest of ±1/8.
+fn err(phase: f64) -> f64 {
+    if phase > 0.0 {
+        phase - 0.125
+    } else {
+        phase + 0.125
+    }
+}
+
+fn var(xs: &[f64]) -> f64 {
+    let m = xs.iter().sum::<f64>() / xs.len() as f64;
+    xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (xs.len() - 1) as f64
+}
+
+#[test]
+fn cmux_chain_variance_matches_the_planner_model() {
+    let (sk, ek, ck) = keys();
+    let params = Params::default_128();
+    let lp = LeveledParams::for_params(&params).unwrap();
+    let depth = lp.max_chain();
+    assert!(depth >= 2, "{lp:?}");
+    let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+    let ring_errs = |r: &vsp_tfhe::Trlwe<u32>| -> Vec<f64> {
+        sk.phase_trlwe(r)
+            .unwrap()
+            .iter()
+            .map(|&x| err(torus(x)))
+            .collect()
+    };
+    let (mut fresh, mut chained, mut extracted) = (Vec::new(), Vec::new(), Vec::new());
+    for _trial in 0..3 {
+        let bit = |rng: &mut rand::rngs::StdRng| sk.encrypt_bit(rng.gen());
+        // The data: gate results in ring form; the selects: circuit-bootstrapped random bits.
+        let mut acc = ek
+            .gate2_trlwe(Gate2::Nand, &bit(&mut rng), &bit(&mut rng))
+            .unwrap();
+        fresh.extend(ring_errs(&acc));
+        // The select always picks the chain (on a random side), so the result went through all
+        // `depth` CMUXes: the worst case the planner bounds.
+        let want = sk.decrypt_bit(&ek.extract_bit(&acc, 0).unwrap()).unwrap();
+        for _ in 0..depth {
+            let other = ek
+                .gate2_trlwe(Gate2::Xor, &bit(&mut rng), &bit(&mut rng))
+                .unwrap();
+            let s: bool = rng.gen();
+            let sel = ck.circuit_bootstrap_one(&sk.encrypt_bit(s)).unwrap();
+            acc = if s {
+                sel.cmux(&acc, &other).unwrap()
+            } else {
+                sel.cmux(&other, &acc).unwrap()
+            };
+        }
+        chained.extend(ring_errs(&acc));
+        assert_eq!(
+            sk.decrypt_bit(&ek.extract_bit(&acc, 0).unwrap()).unwrap(),
+            want
+        );
+        // Every coefficient carries a bit with the same noise: extract and key-switch many of them.
+        for i in (0..params.n1).step_by(8) {
+            let e = ek.extract_bit(&acc, i).unwrap();
+            extracted.push(err(sk.phase_lvl0(&e).unwrap()));
+        }
+        // The extracted result feeds a gate, as in the engine.
+        let g = ek
+            .nand(&ek.extract_bit(&acc, 0).unwrap(), &sk.encrypt_bit(true))
+            .unwrap();
+        assert_eq!(sk.decrypt_bit(&g).unwrap(), !want);
+    }
+    // The model is an upper bound (rounding terms charged in full, worst-case digits): each measured
+    // variance must be below it, and not so far below that the bound means nothing.
+    let (v_fresh, v_chain, v_bit) = (var(&fresh), var(&chained), var(&extracted));
+    let per_cmux = (v_chain - v_fresh) / depth as f64;
+    let m = NoiseModel::of(&params);
+    for (name, meas, model) in [
+        ("gate ring (blind rotation)", v_fresh, lp.v_br),
+        ("one CMUX with a CB select", per_cmux, lp.v_ext),
+        (
+            "extracted bit after the chain",
+            v_bit,
+            lp.v_br + depth as f64 * lp.v_ext + m.v_ks,
+        ),
+    ] {
+        println!(
+            "{name}: measured {meas:.3e}, model {model:.3e}, ratio {:.2}",
+            meas / model
+        );
+        assert!(
+            meas <= 1.1 * model && meas >= 0.6 * model,
+            "{name}: measured {meas:.3e} vs model {model:.3e}"
+        );
+    }
+    assert!(lp.v_br + depth as f64 * lp.v_ext + m.v_ks <= lp.v_tlwe_max);
+}
