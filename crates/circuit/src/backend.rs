@@ -94,19 +94,20 @@ pub trait Backend: Send + Sync {
 
     /// Prepares an address bit for memory access.
     fn select(&self, addr_bit: &Self::Bit) -> Result<Self::Sel, CircuitError>;
-    /// Reads the word at the address given by `addr` (LSB first) from a ROM.
+    /// Reads the word at the address given by `addr` (LSB first) from a ROM, as fresh rings
+    /// ([`Self::extract`] gives the bits).
     fn rom_read(
         &self,
         rom: &Self::Rom,
         addr: &[&Self::Sel],
-    ) -> Result<Vec<Self::Bit>, CircuitError>;
-    /// Reads data bit `bit` of the word at `addr` from a RAM.
+    ) -> Result<Vec<Self::Ring>, CircuitError>;
+    /// Reads data bit `bit` of the word at `addr` from a RAM, as a fresh ring.
     fn ram_read(
         &self,
         ram: &Self::Ram,
         addr: &[&Self::Sel],
         bit: usize,
-    ) -> Result<Self::Bit, CircuitError>;
+    ) -> Result<Self::Ring, CircuitError>;
     /// The value stored by a write of `wdata` with enable `wren`, given the old value `rdata`.
     fn ram_write_value(
         &self,

@@ -168,10 +168,12 @@ fn cmux_tree(
         .ok_or_else(|| CircuitError::Usage("empty memory".into()))
 }
 
-/// Extracts coefficient `i`, key-switches it and gate-bootstraps the ±1/4 phase into a fresh ±1/8 bit.
-fn extract_fresh(ek: &EvalKey, c: &Trlwe<u32>, i: usize) -> Result<Tlwe<u32>, CircuitError> {
+/// Extracts coefficient `i`, key-switches it and bootstraps the ±1/4 phase into a fresh ±1/8 bit in
+/// ring form (a gate bootstrap stopped before its extraction: CMUXes take it as it is, gates take its
+/// extraction).
+fn extract_fresh(ek: &EvalKey, c: &Trlwe<u32>, i: usize) -> Result<Trlwe<u32>, CircuitError> {
     let t = ek.extract_bit(c, i).map_err(tfhe_err)?;
-    ek.bootstrap(&t).map_err(tfhe_err)
+    ek.bit_to_trlwe(&t).map_err(tfhe_err)
 }
 
 /// Reads the whole word at `addr` from a ROM.
@@ -179,7 +181,7 @@ pub(crate) fn rom_read(
     ek: &EvalKey,
     rom: &TfheRom,
     addr: &[&TrgswFft<u32>],
-) -> Result<Vec<Tlwe<u32>>, CircuitError> {
+) -> Result<Vec<Trlwe<u32>>, CircuitError> {
     if addr.len() != rom.addr_width {
         return Err(CircuitError::Usage("ROM address of the wrong width".into()));
     }
@@ -207,7 +209,7 @@ pub(crate) fn ram_read(
     ram: &TfheRam,
     addr: &[&TrgswFft<u32>],
     bit: usize,
-) -> Result<Tlwe<u32>, CircuitError> {
+) -> Result<Trlwe<u32>, CircuitError> {
     if addr.len() != ram.addr_width || bit >= ram.data_width {
         return Err(CircuitError::Usage("RAM read of the wrong shape".into()));
     }

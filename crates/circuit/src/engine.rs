@@ -146,6 +146,8 @@ pub struct Engine<B: Backend> {
     tasks: Vec<Task>,
     graph: TaskGraph,
     plan: MuxPlan,
+    /// Rings of flip-flops, kept across the clock edge for those the plan carries (`None`: lift it).
+    dff_rings: Vec<Option<B::Ring>>,
     last: CycleStats,
 }
 
@@ -194,9 +196,31 @@ impl<B: Backend> Engine<B> {
             state,
             tasks,
             graph,
+            dff_rings: Vec::new(),
             plan,
             last: CycleStats::default(),
         }
+        .with_power_up_rings()
+    }
+
+    /// Flip-flop rings at power-up: the public initial values.
+    fn with_power_up_rings(mut self) -> Self {
+        self.reset_dff_rings();
+        self
+    }
+
+    /// Rings consistent with the flip-flops' initial values, or none (a lift) after any other change.
+    fn reset_dff_rings(&mut self) {
+        let b = &self.backend;
+        self.dff_rings = if self.state.cycle == 0 && self.state.outputs.is_none() {
+            self.circuit
+                .dffs()
+                .iter()
+                .map(|d| Some(b.ring_constant(d.init)))
+                .collect()
+        } else {
+            vec![None; self.circuit.dffs().len()]
+        };
     }
 
     /// Replans the MUXes: `Some` evaluates MUXes with well-shared selects as CMUXes ([`crate::leveled`]),
@@ -208,6 +232,8 @@ impl<B: Backend> Engine<B> {
             None => MuxPlan::gates_only(&self.circuit),
         };
         (self.tasks, self.graph) = build_tasks(&self.circuit, &self.backend, &self.plan);
+        // A carried ring may be noisier than the new plan assumes: lift next cycle.
+        self.dff_rings.iter_mut().for_each(|r| *r = None);
     }
 
     /// What one cycle of the core logic costs under the current MUX plan.
@@ -240,6 +266,8 @@ impl<B: Backend> Engine<B> {
         &self.state
     }
     pub(crate) fn state_mut(&mut self) -> &mut State<B> {
+        // Whoever changes the state directly may change flip-flops: carried rings no longer match.
+        self.dff_rings.iter_mut().for_each(|r| *r = None);
         &mut self.state
     }
     /// Statistics of the last cycle.
@@ -383,6 +411,7 @@ impl<B: Backend> Engine<B> {
         }
         for (&d, b) in m.cells.iter().zip(bits) {
             self.state.dffs[d as usize] = b;
+            self.dff_rings[d as usize] = None;
         }
         Ok(())
     }
@@ -561,6 +590,7 @@ impl<B: Backend> Engine<B> {
             plan,
             values: &values,
             rings: &rings,
+            dff_rings: &self.dff_rings,
             sels: &sels,
             msels: &msels,
             wvals: &wvals,
@@ -618,7 +648,18 @@ impl<B: Backend> Engine<B> {
                 b.ram_write(ram, &addr, &vals, self.threads)?;
             }
         }
+        let dff_rings = c
+            .dffs()
+            .iter()
+            .enumerate()
+            .map(|(k, d)| {
+                self.plan.carry[k]
+                    .then(|| rings[d.d as usize].get().cloned())
+                    .flatten()
+            })
+            .collect();
         self.state.dffs = dffs;
+        self.dff_rings = dff_rings;
         self.state.outputs = Some(outputs);
         self.last = CycleStats {
             cycle: self.state.cycle,
@@ -643,6 +684,7 @@ struct Ctx<'a, B: Backend> {
     plan: &'a MuxPlan,
     values: &'a [OnceLock<B::Bit>],
     rings: &'a [OnceLock<B::Ring>],
+    dff_rings: &'a [Option<B::Ring>],
     sels: &'a [Vec<OnceLock<B::Sel>>],
     msels: &'a [OnceLock<B::Sel>],
     wvals: &'a [Vec<OnceLock<B::WriteVal>>],
@@ -754,7 +796,17 @@ impl<B: Backend> Ctx<'_, B> {
                     self.set_from_ring(id, r)?;
                 }
             }
-            Task::Lift(id) => self.set_ring(id, b.lift(self.get(id)?)?),
+            Task::Lift(id) => {
+                let carried = match self.c.nodes[id as usize] {
+                    Node::Dff(k) => self.dff_rings.get(k as usize).and_then(Option::as_ref),
+                    _ => None,
+                };
+                let r = match carried {
+                    Some(r) => r.clone(),
+                    None => b.lift(self.get(id)?)?,
+                };
+                self.set_ring(id, r);
+            }
             Task::Select { mem, bit } => {
                 let m = &self.c.mems[mem as usize];
                 let s = b.select(self.get(m.addr[bit as usize])?)?;
@@ -765,8 +817,8 @@ impl<B: Backend> Ctx<'_, B> {
                     return Err(internal("ROM state missing"));
                 };
                 let out = b.rom_read(rom, &self.addr(mem as usize)?)?;
-                for (&node, v) in self.c.mems[mem as usize].rdata.iter().zip(out) {
-                    self.set(node, v);
+                for (&node, r) in self.c.mems[mem as usize].rdata.iter().zip(out) {
+                    self.set_from_ring(node, r)?;
                 }
             }
             Task::RamRead { mem, bit } => {
@@ -774,7 +826,7 @@ impl<B: Backend> Ctx<'_, B> {
                     return Err(internal("RAM state missing"));
                 };
                 let v = b.ram_read(ram, &self.addr(mem as usize)?, bit as usize)?;
-                self.set(self.c.mems[mem as usize].rdata[bit as usize], v);
+                self.set_from_ring(self.c.mems[mem as usize].rdata[bit as usize], v)?;
             }
             Task::WriteVal { mem, bit } => {
                 let m = &self.c.mems[mem as usize];
@@ -893,6 +945,7 @@ fn build_tasks<B: Backend>(c: &Circuit, b: &B, plan: &MuxPlan) -> (Vec<Task>, Ta
                         let t = push(Task::RomRead(m), sel.clone(), TaskKind::RomRead, &mut tasks);
                         for &r in &mem.rdata {
                             producer[r as usize] = Some(t);
+                            ring_producer[r as usize] = Some(t);
                         }
                     }
                     MemKind::Ram => {
@@ -907,6 +960,7 @@ fn build_tasks<B: Backend>(c: &Circuit, b: &B, plan: &MuxPlan) -> (Vec<Task>, Ta
                                 &mut tasks,
                             );
                             producer[r as usize] = Some(t);
+                            ring_producer[r as usize] = Some(t);
                         }
                     }
                 }

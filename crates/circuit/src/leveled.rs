@@ -4,10 +4,10 @@
 //! cheaper to circuit-bootstrap that select once per cycle into a TRGSW and evaluate every MUX it drives
 //! as a CMUX (one external product, ≈ 1/500 of a bootstrap) on data in the *ring* form: a level-1 TRLWE
 //! whose constant coefficient holds the bit (±1/8). A gate bootstrap produces that form for free (it is
-//! the blind rotation's output before sample extraction), a constant is a trivial TRLWE, a NOT negates
-//! it; bits that only exist as level-0 TLWEs (inputs, flip-flops, memory read bits) cost one bootstrap to
-//! lift. Where a gate, a flip-flop, an output or a select consumes a CMUX result, it is sample-extracted
-//! and key-switched (no bootstrap).
+//! the blind rotation's output before sample extraction), memory reads end in such a bootstrap too, a
+//! constant is a trivial TRLWE, a NOT negates it; bits that only exist as level-0 TLWEs (inputs and
+//! flip-flops) cost one bootstrap to lift. Where a gate, a flip-flop, an output or a select consumes a
+//! CMUX result, it is sample-extracted and key-switched (no bootstrap).
 //!
 //! Noise: every CMUX adds `v_ext` to the selected operand's variance. The plan keeps two invariants,
 //! from which every decision's failure probability follows:
@@ -120,7 +120,7 @@ pub struct PlanCounts {
     pub cmuxes: usize,
     /// Selects circuit-bootstrapped once per cycle.
     pub circuit_bootstraps: usize,
-    /// Level-0 bits lifted to rings by a bootstrap (inputs, flip-flops, memory reads feeding CMUXes).
+    /// Level-0 bits lifted to rings by a bootstrap (inputs and flip-flops feeding CMUXes).
     pub lifts: usize,
     /// CMUX results refreshed by a bootstrap because a longer chain would exceed the noise bound.
     pub refreshes: usize,
@@ -156,6 +156,8 @@ pub struct MuxPlan {
     pub(crate) ring: Vec<bool>,
     /// Per node: the ring is lifted from the level-0 form by a bootstrap.
     pub(crate) lift: Vec<bool>,
+    /// Per flip-flop: its ring is carried from D across the clock edge (no lift).
+    pub(crate) carry: Vec<bool>,
     /// Per MUX node: its ring is made fresh by a bootstrap of its level-0 result (a CMUX chain that
     /// would grow too long, or a gate MUX's two-rotation ring).
     pub(crate) refresh: Vec<bool>,
@@ -235,6 +237,24 @@ impl MuxPlan {
     pub fn counts(&self) -> PlanCounts {
         self.counts
     }
+
+    /// True when `id` is a flip-flop that carries its ring across the clock edge.
+    pub(crate) fn carried(&self, c: &Circuit, id: NodeId) -> bool {
+        matches!(c.nodes[id as usize], Node::Dff(k) if self.carry[k as usize])
+    }
+
+    /// The selects circuit-bootstrapped each cycle.
+    pub fn selects(&self) -> &[NodeId] {
+        &self.sel_nodes
+    }
+
+    /// The nodes whose ring is made by a bootstrap: lifted sources (not carried flip-flops) and
+    /// refreshed MUXes.
+    pub fn bootstrapped_rings<'a>(&'a self, c: &'a Circuit) -> impl Iterator<Item = NodeId> + 'a {
+        (0..self.lift.len())
+            .filter(move |&i| (self.lift[i] && !self.carried(c, i as NodeId)) || self.refresh[i])
+            .map(|i| i as NodeId)
+    }
 }
 
 /// The ring source a NOT chain stands for.
@@ -283,38 +303,63 @@ fn evaluate(c: &Circuit, p: Option<&LeveledParams>, cmux: &[bool]) -> MuxPlan {
             }
         }
     }
-    // Forms needed, consumers before producers.
-    for step in c.order.iter().rev() {
-        let Step::Node(id) = *step else { continue };
-        let i = id as usize;
-        if !tlwe[i] && !ring[i] {
-            tlwe[i] = true; // evaluated even when unused, as before
+    // Forms needed, consumers before producers. A flip-flop whose Q is needed as a ring carries the
+    // ring of its D across the clock edge when D makes one as fresh as a lift anyway (a gate, a memory
+    // read, a constant), instead of lifting Q with a bootstrap every cycle; that makes D's ring needed
+    // too, so repeat until nothing changes.
+    let mut carry = vec![false; c.dffs.len()];
+    loop {
+        for step in c.order.iter().rev() {
+            let Step::Node(id) = *step else { continue };
+            let i = id as usize;
+            if !tlwe[i] && !ring[i] {
+                tlwe[i] = true; // evaluated even when unused, as before
+            }
+            match c.nodes[i] {
+                Node::Not(a) => {
+                    tlwe[a as usize] |= tlwe[i];
+                    ring[a as usize] |= ring[i];
+                }
+                Node::Gate(_, a, b) => {
+                    tlwe[a as usize] = true;
+                    tlwe[b as usize] = true;
+                }
+                Node::Mux { s, a, b } if is_cmux(id) => {
+                    tlwe[s as usize] = true;
+                    ring[a as usize] = true;
+                    ring[b as usize] = true;
+                }
+                Node::Mux { s, a, b } => {
+                    for x in [s, a, b] {
+                        tlwe[x as usize] = true;
+                    }
+                }
+                _ => {}
+            }
         }
-        match c.nodes[i] {
-            Node::Not(a) => {
-                tlwe[a as usize] |= tlwe[i];
-                ring[a as usize] |= ring[i];
-            }
-            Node::Gate(_, a, b) => {
-                tlwe[a as usize] = true;
-                tlwe[b as usize] = true;
-            }
-            Node::Mux { s, a, b } if is_cmux(id) => {
-                tlwe[s as usize] = true;
-                ring[a as usize] = true;
-                ring[b as usize] = true;
-            }
-            Node::Mux { s, a, b } => {
-                for x in [s, a, b] {
-                    tlwe[x as usize] = true;
+        let mut changed = false;
+        if p.is_some() {
+            for (k, d) in c.dffs.iter().enumerate() {
+                // Only rings as fresh as a lift: a gate's or a memory read's blind rotation, or a
+                // constant (a MUX's ring is noisier and would shorten the chains it feeds).
+                let carryable = matches!(
+                    c.nodes[ring_source(c, d.d) as usize],
+                    Node::Gate(..) | Node::MemOut { .. } | Node::Const(_)
+                );
+                if !carry[k] && ring[d.q as usize] && carryable {
+                    carry[k] = true;
+                    changed |= !ring[d.d as usize];
+                    ring[d.d as usize] = true;
                 }
             }
-            _ => {}
+        }
+        if !changed {
+            break;
         }
     }
     let mut lift = vec![false; n];
     for (i, node) in c.nodes.iter().enumerate() {
-        if ring[i] && matches!(node, Node::Input(_) | Node::Dff(_) | Node::MemOut { .. }) {
+        if ring[i] && matches!(node, Node::Input(_) | Node::Dff(_)) {
             lift[i] = true;
         }
     }
@@ -337,6 +382,7 @@ fn evaluate(c: &Circuit, p: Option<&LeveledParams>, cmux: &[bool]) -> MuxPlan {
         tlwe,
         ring,
         lift,
+        carry,
         refresh: vec![false; n],
         counts: PlanCounts::default(),
     };
@@ -352,16 +398,33 @@ fn evaluate(c: &Circuit, p: Option<&LeveledParams>, cmux: &[bool]) -> MuxPlan {
 fn noise_pass(c: &Circuit, p: &LeveledParams, plan: &mut MuxPlan) -> Vec<f64> {
     let n = c.nodes.len();
     let v_gate = p.v_br + p.v_ks;
+    // Flip-flop variances at the start of a cycle (power-up: public constants).
     let mut dff_var = vec![0.0f64; c.dffs.len()];
+    let mut dff_ring_var = vec![0.0f64; c.dffs.len()];
     let mut tv = vec![0.0f64; n];
-    for _round in 0..4 {
+    for round in 0..64 {
+        if round == 63 {
+            // No fixed point: stop carrying rings (a lift is always fresh), one last pass.
+            plan.carry.iter_mut().for_each(|x| *x = false);
+        }
+        let marks = (plan.refresh.clone(), plan.carry.clone());
         let mut rv = vec![0.0f64; n];
         for (i, node) in c.nodes.iter().enumerate() {
             match *node {
                 Node::Input(_) => tv[i] = p.v_input,
                 Node::Const(_) => tv[i] = 0.0,
-                Node::Dff(k) => tv[i] = dff_var[k as usize],
-                Node::MemOut { .. } => tv[i] = v_gate,
+                Node::Dff(k) => {
+                    tv[i] = dff_var[k as usize];
+                    if plan.carry[k as usize] {
+                        rv[i] = dff_ring_var[k as usize];
+                        continue;
+                    }
+                }
+                // Memory reads end in a bootstrap to a ring.
+                Node::MemOut { .. } => {
+                    tv[i] = v_gate;
+                    rv[i] = p.v_br;
+                }
                 _ => continue,
             }
             if plan.lift[i] {
@@ -382,10 +445,23 @@ fn noise_pass(c: &Circuit, p: &LeveledParams, plan: &mut MuxPlan) -> Vec<f64> {
                 }
                 Node::Mux { a, b, .. } if plan.cmux[i] => {
                     for o in [a, b] {
+                        if rv[o as usize] + p.v_ext <= p.v_ring_max() {
+                            continue;
+                        }
+                        // Too noisy for one more CMUX: make the operand's ring fresh at its source.
                         let src = ring_source(c, o);
-                        let refreshable = matches!(c.nodes[src as usize], Node::Mux { .. });
-                        if rv[o as usize] + p.v_ext > p.v_ring_max() && refreshable {
-                            plan.refresh[src as usize] = true;
+                        let fresh = match c.nodes[src as usize] {
+                            Node::Mux { .. } => {
+                                plan.refresh[src as usize] = true;
+                                true
+                            }
+                            Node::Dff(k) if plan.carry[k as usize] => {
+                                plan.carry[k as usize] = false;
+                                true
+                            }
+                            _ => false,
+                        };
+                        if fresh {
                             rv[src as usize] = p.v_br;
                             rv[o as usize] = p.v_br;
                         }
@@ -406,10 +482,15 @@ fn noise_pass(c: &Circuit, p: &LeveledParams, plan: &mut MuxPlan) -> Vec<f64> {
             }
         }
         let next: Vec<f64> = c.dffs.iter().map(|d| tv[d.d as usize]).collect();
-        if next == dff_var {
+        let next_ring: Vec<f64> = c.dffs.iter().map(|d| rv[d.d as usize]).collect();
+        let stable = next == dff_var
+            && next_ring == dff_ring_var
+            && marks == (plan.refresh.clone(), plan.carry.clone());
+        dff_var = next;
+        dff_ring_var = next_ring;
+        if stable {
             break;
         }
-        dff_var = next;
     }
     tv
 }
@@ -452,7 +533,9 @@ fn count(c: &Circuit, p: Option<&LeveledParams>, plan: &MuxPlan) -> PlanCounts {
             _ => {}
         }
     }
-    k.lifts = plan.lift.iter().filter(|&&l| l).count();
+    k.lifts = (0..c.nodes.len())
+        .filter(|&i| plan.lift[i] && !plan.carried(c, i as NodeId))
+        .count();
     let (cb, cm, ks) = p.map_or((0.0, 0.0, 0.0), |p| (p.cost_cb, p.cost_cmux, p.cost_ks));
     k.cost = (k.gates + 2 * k.gate_muxes + k.lifts + k.refreshes) as f64
         + cb * k.circuit_bootstraps as f64
@@ -493,7 +576,7 @@ fn failure_log2(c: &Circuit, p: &LeveledParams, plan: &MuxPlan) -> f64 {
         }
     }
     for (i, &v) in tv.iter().enumerate() {
-        if plan.lift[i] {
+        if plan.lift[i] && !plan.carried(c, i as NodeId) {
             add(log2_tail(v + p.v_ms, 0.125));
         }
         if plan.sel_slot[i] != NO_SLOT {

@@ -340,7 +340,7 @@ impl Backend for TfheBackend {
         &self,
         rom: &TfheRom,
         addr: &[&TrgswFft<u32>],
-    ) -> Result<Vec<Tlwe<u32>>, CircuitError> {
+    ) -> Result<Vec<Trlwe<u32>>, CircuitError> {
         cmux::rom_read(&self.ek, rom, addr)
     }
     fn ram_read(
@@ -348,7 +348,7 @@ impl Backend for TfheBackend {
         ram: &TfheRam,
         addr: &[&TrgswFft<u32>],
         bit: usize,
-    ) -> Result<Tlwe<u32>, CircuitError> {
+    ) -> Result<Trlwe<u32>, CircuitError> {
         cmux::ram_read(&self.ek, ram, addr, bit)
     }
     fn ram_write_value(
