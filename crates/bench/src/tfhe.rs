@@ -142,7 +142,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         "| evaluation key file (compressed) | {:.1} MB | – | |",
         mb(cek.to_bytes().len())
     );
-    println!("| CMUX (N=1024, ℓ=4, Bg=2^4) | {cmux_us:.1} µs | – | |");
+    println!("| CMUX (N=1024, ℓ=4, Bg=2^3) | {cmux_us:.1} µs | – | |");
     println!("| circuit bootstrapping (+ inverse) | {cb_ms:.1} ms | – | |");
     println!("| circuit key keygen | {cb_keygen:.0} ms | – | |");
     println!(

@@ -13,8 +13,8 @@ use std::time::Instant;
 use anyhow::{bail, Result};
 use vsp_cahp::cores::{self, Core, Memory};
 use vsp_circuit::{
-    client, Blueprint, Circuit, CircuitError, Engine, MemState, PlainBackend, RunOptions,
-    TfheBackend,
+    client, Blueprint, Circuit, CircuitError, Engine, LeveledParams, MemState, MuxPlan,
+    PlainBackend, RunOptions, TfheBackend,
 };
 use vsp_tfhe::{CircuitKey, EvalKey, Params, SecretKey};
 
@@ -77,9 +77,9 @@ pub fn run(args: &[String]) -> Result<()> {
             client::encrypt_ram(&sk, cores::RAM_ADDR_WIDTH, cores::RAM_DATA_WIDTH, &ram_w)?,
         )?;
         let plan = e.plan_counts();
-        let mut before = Engine::new(PlainBackend, c.clone());
-        before.set_leveled(None);
-        counts.push((core, before.plan_counts(), plan));
+        let lp = LeveledParams::for_params(&params)
+            .ok_or_else(|| anyhow::anyhow!("no CMUX plan for these parameters"))?;
+        counts.push((core, MuxPlan::gates_only_under(&c, &lp).counts(), plan));
         for _ in 0..warmup {
             e.step()?;
         }

@@ -174,6 +174,11 @@ impl MuxPlan {
         evaluate(c, None, &vec![false; c.nodes.len()])
     }
 
+    /// Every MUX a gate, with costs and the failure bound computed under `p` (for comparisons).
+    pub fn gates_only_under(c: &Circuit, p: &LeveledParams) -> MuxPlan {
+        evaluate(c, Some(p), &vec![false; c.nodes.len()])
+    }
+
     /// Plans `c` under `p`: chooses the selects whose MUXes become CMUXes.
     pub fn new(c: &Circuit, p: &LeveledParams) -> MuxPlan {
         if p.v_br + p.v_ext > p.v_ring_max() {

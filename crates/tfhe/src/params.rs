@@ -95,8 +95,11 @@ impl Params {
     /// * Gadgets: BK1 Bg = 2^8 × 2 (two levels instead of TFHEpp's three: ⅓ fewer transforms and a ⅓
     ///   smaller key; the noise model still gives a per-gate failure ≈ 2^-150, see `noise::predict`),
     ///   KS 2^3 × 5 signed digits (TFHE-rs DEFAULT), BK2 2^10 × 3,
-    ///   CB output TRGSW 2^4 × 4 (small digits keep CMUX noise low), privKS 2^3 × 8 signed digits with one
-    ///   key entry per digit position (gadget key switching), so the circuit key is ≈ 0.43 GB.
+    ///   CB output TRGSW 2^3 × 4 (small digits keep CMUX noise low: a CMUX adds 7.0e-6, half of what
+    ///   2^4 × 4 adds, for the same work; the 12-bit precision's rounding is the other half; ℓ stays 4
+    ///   so the many-LUT stride, and the CB input's modulus-switch noise, stay at 4), privKS 2^3 × 8
+    ///   signed digits with one key entry per digit position (gadget key switching), so the circuit key
+    ///   is ≈ 0.43 GB.
     pub const fn default_128() -> Params {
         Params {
             id: ParamId::Default128,
@@ -111,7 +114,7 @@ impl Params {
             bk1: g(2, 8),
             ks: g(5, 3),
             bk2: g(3, 10),
-            cb: g(4, 4),
+            cb: g(4, 3),
             privks: g(8, 3),
         }
     }
