@@ -72,10 +72,12 @@ fn check_plan(lp: LeveledParams, extra: impl Fn(&vsp_circuit::PlanCounts)) {
                 ..Default::default()
             };
             let mut finished = false;
+            let mut lifts = Vec::new();
             for cycle in 0..2000 {
                 for e in engines.iter_mut() {
                     e.run(&one, &mut |_| {}).unwrap();
                 }
+                lifts.push(engines[1].last_cycle_stats().lifts);
                 for r in cores::REGS.iter().chain([&cores::FINISH]) {
                     let (g, l) = (
                         engines[0].output_value(r, 0).unwrap(),
@@ -93,6 +95,17 @@ fn check_plan(lp: LeveledParams, extra: impl Fn(&vsp_circuit::PlanCounts)) {
                 engines[0].memory_words(cores::RAM, 0).unwrap(),
                 engines[1].memory_words(cores::RAM, 0).unwrap()
             );
+            // Carried rings are lifted only when over budget: fewer lifts than flip-flop rings,
+            // but never fewer than the ones lifted every cycle.
+            let steady = &lifts[lifts.len().min(8)..];
+            let mean = steady.iter().sum::<usize>() as f64 / steady.len().max(1) as f64;
+            eprintln!(
+                "{core} {}: lifts per cycle {mean:.1} (of {} carried + {} always)",
+                prog.name, counts.carried, counts.lifts
+            );
+            assert!(steady
+                .iter()
+                .all(|&l| l >= counts.lifts && l <= counts.lifts + counts.carried));
             let gates = engines[0].plan_counts();
             eprintln!("{core}: gates-only {gates:?}\n{core}: leveled    {counts:?}");
             assert!(

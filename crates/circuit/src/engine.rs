@@ -7,6 +7,7 @@
 //! in cycle c is visible from cycle c+1). With one thread the DAG runs in topological order; with more it
 //! runs on the list scheduler ([`crate::schedule`]).
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -99,6 +100,8 @@ pub struct CycleStats {
     pub busy_seconds: f64,
     pub threads: usize,
     pub tasks: usize,
+    /// Bits lifted to rings by a bootstrap in this cycle ([`crate::leveled`]).
+    pub lifts: usize,
 }
 
 impl CycleStats {
@@ -146,8 +149,10 @@ pub struct Engine<B: Backend> {
     tasks: Vec<Task>,
     graph: TaskGraph,
     plan: MuxPlan,
-    /// Rings of flip-flops, kept across the clock edge for those the plan carries (`None`: lift it).
+    /// Rings of flip-flops, kept across the clock edge for those the plan carries while within their
+    /// noise budget (`None`: lift it), and the variance bound of each kept ring.
     dff_rings: Vec<Option<B::Ring>>,
+    dff_ring_var: Vec<f64>,
     last: CycleStats,
 }
 
@@ -197,6 +202,7 @@ impl<B: Backend> Engine<B> {
             tasks,
             graph,
             dff_rings: Vec::new(),
+            dff_ring_var: Vec::new(),
             plan,
             last: CycleStats::default(),
         }
@@ -221,6 +227,7 @@ impl<B: Backend> Engine<B> {
         } else {
             vec![None; self.circuit.dffs().len()]
         };
+        self.dff_ring_var = vec![0.0; self.circuit.dffs().len()];
     }
 
     /// Replans the MUXes: `Some` evaluates MUXes with well-shared selects as CMUXes ([`crate::leveled`]),
@@ -582,6 +589,7 @@ impl<B: Backend> Engine<B> {
                 let _ = rings[i].set(b.ring_constant(*v));
             }
         }
+        let lifts = AtomicUsize::new(0);
         let msels: Vec<OnceLock<B::Sel>> = plan.sel_nodes.iter().map(|_| OnceLock::new()).collect();
         let mems = &self.state.mems;
         let ctx = Ctx {
@@ -591,6 +599,7 @@ impl<B: Backend> Engine<B> {
             values: &values,
             rings: &rings,
             dff_rings: &self.dff_rings,
+            lifts: &lifts,
             sels: &sels,
             msels: &msels,
             wvals: &wvals,
@@ -648,18 +657,35 @@ impl<B: Backend> Engine<B> {
                 b.ram_write(ram, &addr, &vals, self.threads)?;
             }
         }
-        let dff_rings = c
-            .dffs()
+        // Carry each D ring whose variance (tracked from this cycle's actual lifts and carries) is
+        // within its flip-flop's budget; the others are lifted next cycle.
+        let v_lift = self.plan.params.map_or(0.0, |p| p.v_br);
+        let start: Vec<f64> = self
+            .dff_rings
             .iter()
-            .enumerate()
-            .map(|(k, d)| {
-                self.plan.carry[k]
-                    .then(|| rings[d.d as usize].get().cloned())
-                    .flatten()
-            })
+            .zip(&self.dff_ring_var)
+            .map(|(r, &v)| if r.is_some() { v } else { v_lift })
             .collect();
+        let rv = if self.plan.carry.iter().any(|&x| x) {
+            self.plan.ring_vars(c, &start)
+        } else {
+            Vec::new()
+        };
+        let mut dff_rings = Vec::with_capacity(c.dffs().len());
+        let mut dff_ring_var = Vec::with_capacity(c.dffs().len());
+        for (k, d) in c.dffs().iter().enumerate() {
+            let v = rv.get(d.d as usize).copied().unwrap_or(f64::INFINITY);
+            let ring = self
+                .plan
+                .within_budget(k, v)
+                .then(|| rings[d.d as usize].get().cloned())
+                .flatten();
+            dff_ring_var.push(if ring.is_some() { v } else { 0.0 });
+            dff_rings.push(ring);
+        }
         self.state.dffs = dffs;
         self.dff_rings = dff_rings;
+        self.dff_ring_var = dff_ring_var;
         self.state.outputs = Some(outputs);
         self.last = CycleStats {
             cycle: self.state.cycle,
@@ -668,6 +694,7 @@ impl<B: Backend> Engine<B> {
             busy_seconds: busy,
             threads,
             tasks: self.tasks.len(),
+            lifts: lifts.into_inner(),
         };
         Ok(())
     }
@@ -685,6 +712,7 @@ struct Ctx<'a, B: Backend> {
     values: &'a [OnceLock<B::Bit>],
     rings: &'a [OnceLock<B::Ring>],
     dff_rings: &'a [Option<B::Ring>],
+    lifts: &'a AtomicUsize,
     sels: &'a [Vec<OnceLock<B::Sel>>],
     msels: &'a [OnceLock<B::Sel>],
     wvals: &'a [Vec<OnceLock<B::WriteVal>>],
@@ -803,7 +831,10 @@ impl<B: Backend> Ctx<'_, B> {
                 };
                 let r = match carried {
                     Some(r) => r.clone(),
-                    None => b.lift(self.get(id)?)?,
+                    None => {
+                        self.lifts.fetch_add(1, Ordering::Relaxed);
+                        b.lift(self.get(id)?)?
+                    }
                 };
                 self.set_ring(id, r);
             }

@@ -120,8 +120,11 @@ pub struct PlanCounts {
     pub cmuxes: usize,
     /// Selects circuit-bootstrapped once per cycle.
     pub circuit_bootstraps: usize,
-    /// Level-0 bits lifted to rings by a bootstrap (inputs and flip-flops feeding CMUXes).
+    /// Level-0 bits lifted to rings by a bootstrap every cycle (inputs and flip-flops feeding CMUXes).
     pub lifts: usize,
+    /// Flip-flops that carry their D's ring across the clock edge, lifted only in the cycles where
+    /// that ring is over the flip-flop's noise budget (the engine reports how often).
+    pub carried: usize,
     /// CMUX results refreshed by a bootstrap because a longer chain would exceed the noise bound.
     pub refreshes: usize,
     /// Sample extractions + key switches of rings (no bootstrap).
@@ -156,8 +159,13 @@ pub struct MuxPlan {
     pub(crate) ring: Vec<bool>,
     /// Per node: the ring is lifted from the level-0 form by a bootstrap.
     pub(crate) lift: Vec<bool>,
-    /// Per flip-flop: its ring is carried from D across the clock edge (no lift).
+    /// Per flip-flop: its ring may be carried from D across the clock edge (no lift) while its
+    /// variance is within `budget`.
     pub(crate) carry: Vec<bool>,
+    /// Per flip-flop: the largest variance a carried ring may start a cycle with.
+    pub(crate) budget: Vec<f64>,
+    /// The parameters the plan was made under (`None`: gates only).
+    pub(crate) params: Option<LeveledParams>,
     /// Per MUX node: its ring is made fresh by a bootstrap of its level-0 result (a CMUX chain that
     /// would grow too long, or a gate MUX's two-rotation ring).
     pub(crate) refresh: Vec<bool>,
@@ -248,6 +256,22 @@ impl MuxPlan {
         matches!(c.nodes[id as usize], Node::Dff(k) if self.carry[k as usize])
     }
 
+    /// The ring variance of every node in a cycle whose carried flip-flop rings start with the given
+    /// variances (`dff_rv[k]`, used for flip-flops the plan carries; others are lifted).
+    pub(crate) fn ring_vars(&self, c: &Circuit, dff_rv: &[f64]) -> Vec<f64> {
+        let Some(p) = &self.params else {
+            return vec![0.0; c.nodes.len()];
+        };
+        let mut refresh = self.refresh.clone();
+        let dff_tv = vec![0.0; c.dffs.len()];
+        forward(c, p, self, &mut refresh, false, &dff_tv, Some(dff_rv)).1
+    }
+
+    /// Whether a carried ring of variance `v` may start a cycle in flip-flop `k`.
+    pub(crate) fn within_budget(&self, k: usize, v: f64) -> bool {
+        self.carry[k] && v <= self.budget[k]
+    }
+
     /// The selects circuit-bootstrapped each cycle.
     pub fn selects(&self) -> &[NodeId] {
         &self.sel_nodes
@@ -308,10 +332,11 @@ fn evaluate(c: &Circuit, p: Option<&LeveledParams>, cmux: &[bool]) -> MuxPlan {
             }
         }
     }
-    // Forms needed, consumers before producers. A flip-flop whose Q is needed as a ring carries the
-    // ring of its D across the clock edge when D makes one as fresh as a lift anyway (a gate, a memory
-    // read, a constant), instead of lifting Q with a bootstrap every cycle; that makes D's ring needed
-    // too, so repeat until nothing changes.
+    // Forms needed, consumers before producers. A flip-flop whose Q is needed as a ring may carry the
+    // ring of its D across the clock edge instead of lifting Q with a bootstrap every cycle, when D
+    // makes a ring anyway (a gate, a MUX, a memory read, a constant); the engine carries it while its
+    // variance stays within the flip-flop's budget (see `budgets`). That makes D's ring needed too,
+    // so repeat until nothing changes.
     let mut carry = vec![false; c.dffs.len()];
     loop {
         for step in c.order.iter().rev() {
@@ -345,11 +370,9 @@ fn evaluate(c: &Circuit, p: Option<&LeveledParams>, cmux: &[bool]) -> MuxPlan {
         let mut changed = false;
         if p.is_some() {
             for (k, d) in c.dffs.iter().enumerate() {
-                // Only rings as fresh as a lift: a gate's or a memory read's blind rotation, or a
-                // constant (a MUX's ring is noisier and would shorten the chains it feeds).
                 let carryable = matches!(
                     c.nodes[ring_source(c, d.d) as usize],
-                    Node::Gate(..) | Node::MemOut { .. } | Node::Const(_)
+                    Node::Gate(..) | Node::Mux { .. } | Node::MemOut { .. } | Node::Const(_)
                 );
                 if !carry[k] && ring[d.q as usize] && carryable {
                     carry[k] = true;
@@ -388,115 +411,151 @@ fn evaluate(c: &Circuit, p: Option<&LeveledParams>, cmux: &[bool]) -> MuxPlan {
         ring,
         lift,
         carry,
+        budget: vec![0.0; c.dffs.len()],
         refresh: vec![false; n],
+        params: p.copied(),
         counts: PlanCounts::default(),
     };
     if let Some(p) = p {
-        noise_pass(c, p, &mut plan);
+        noise_pass(c, p, &mut plan, false);
+        plan.budget = budgets(c, p, &plan);
     }
     plan.counts = count(c, p, &plan);
     plan
 }
 
-/// Forward pass over the noise: marks refreshes so that every ring stays within `v_ring_max`, and
-/// returns the level-0 variance of every node (flip-flops at their fixed point over cycles).
-fn noise_pass(c: &Circuit, p: &LeveledParams, plan: &mut MuxPlan) -> Vec<f64> {
+/// The largest ring variance each carried flip-flop may start a cycle with: the plan was made with
+/// every flip-flop ring as fresh as a lift (`v_br`); a ring of variance V instead reaches, after the
+/// longest CMUX chain `d` it feeds (to an extraction, a refresh or the next clock edge), V + d·v_ext,
+/// which must stay within `v_ring_max`. Every node downstream then stays within its bound (the CMUX
+/// bound is a max over operands), so the plan's refreshes and failure bounds hold unchanged.
+fn budgets(c: &Circuit, p: &LeveledParams, plan: &MuxPlan) -> Vec<f64> {
+    let n = c.nodes.len();
+    // depth[x]: the most CMUXes x's ring passes through before it stops being a ring.
+    let mut depth = vec![0usize; n];
+    for step in c.order.iter().rev() {
+        let Step::Node(id) = *step else { continue };
+        let i = id as usize;
+        match c.nodes[i] {
+            Node::Not(a) if plan.ring[i] => {
+                depth[a as usize] = depth[a as usize].max(depth[i]);
+            }
+            Node::Mux { a, b, .. } if plan.cmux[i] => {
+                let d = 1 + if plan.refresh[i] { 0 } else { depth[i] };
+                for o in [a, b] {
+                    depth[o as usize] = depth[o as usize].max(d);
+                }
+            }
+            _ => {}
+        }
+    }
+    c.dffs
+        .iter()
+        .map(|d| p.v_ring_max() - depth[d.q as usize] as f64 * p.v_ext)
+        .collect()
+}
+
+/// One forward pass over a cycle: the level-0 (`tv`) and ring (`rv`) variance of every node, given the
+/// flip-flops' level-0 variances and, for carried flip-flop rings, their variances (`None`: every
+/// flip-flop ring lifted, variance `v_br`). With `mark`, an operand too noisy for one more CMUX gets
+/// its source MUX refreshed (in `refresh`).
+fn forward(
+    c: &Circuit,
+    p: &LeveledParams,
+    plan: &MuxPlan,
+    refresh: &mut [bool],
+    mark: bool,
+    dff_tv: &[f64],
+    dff_rv: Option<&[f64]>,
+) -> (Vec<f64>, Vec<f64>) {
     let n = c.nodes.len();
     let v_gate = p.v_br + p.v_ks;
-    // Flip-flop variances at the start of a cycle (power-up: public constants).
-    let mut dff_var = vec![0.0f64; c.dffs.len()];
-    let mut dff_ring_var = vec![0.0f64; c.dffs.len()];
     let mut tv = vec![0.0f64; n];
-    for round in 0..64 {
-        if round == 63 {
-            // No fixed point: stop carrying rings (a lift is always fresh), one last pass.
-            plan.carry.iter_mut().for_each(|x| *x = false);
-        }
-        let marks = (plan.refresh.clone(), plan.carry.clone());
-        let mut rv = vec![0.0f64; n];
-        for (i, node) in c.nodes.iter().enumerate() {
-            match *node {
-                Node::Input(_) => tv[i] = p.v_input,
-                Node::Const(_) => tv[i] = 0.0,
-                Node::Dff(k) => {
-                    tv[i] = dff_var[k as usize];
-                    if plan.carry[k as usize] {
-                        rv[i] = dff_ring_var[k as usize];
-                        continue;
-                    }
-                }
-                // Memory reads end in a bootstrap to a ring.
-                Node::MemOut { .. } => {
-                    tv[i] = v_gate;
-                    rv[i] = p.v_br;
-                }
-                _ => continue,
+    let mut rv = vec![0.0f64; n];
+    for (i, node) in c.nodes.iter().enumerate() {
+        match *node {
+            Node::Input(_) => tv[i] = p.v_input,
+            Node::Const(_) => {}
+            Node::Dff(k) => {
+                let k = k as usize;
+                tv[i] = dff_tv[k];
+                rv[i] = match dff_rv {
+                    Some(v) if plan.carry[k] => v[k],
+                    _ => p.v_br,
+                };
             }
-            if plan.lift[i] {
+            // Memory reads end in a bootstrap to a ring.
+            Node::MemOut { .. } => {
+                tv[i] = v_gate;
                 rv[i] = p.v_br;
             }
+            _ => {}
         }
-        for step in &c.order {
-            let Step::Node(id) = *step else { continue };
-            let i = id as usize;
-            match c.nodes[i] {
-                Node::Not(a) => {
-                    tv[i] = tv[a as usize];
-                    rv[i] = rv[a as usize];
-                }
-                Node::Gate(..) => {
-                    tv[i] = v_gate;
-                    rv[i] = p.v_br;
-                }
-                Node::Mux { a, b, .. } if plan.cmux[i] => {
+        if plan.lift[i] && matches!(node, Node::Input(_)) {
+            rv[i] = p.v_br;
+        }
+    }
+    for step in &c.order {
+        let Step::Node(id) = *step else { continue };
+        let i = id as usize;
+        match c.nodes[i] {
+            Node::Not(a) => {
+                tv[i] = tv[a as usize];
+                rv[i] = rv[a as usize];
+            }
+            Node::Gate(..) => {
+                tv[i] = v_gate;
+                rv[i] = p.v_br;
+            }
+            Node::Mux { a, b, .. } if plan.cmux[i] => {
+                if mark {
                     for o in [a, b] {
                         if rv[o as usize] + p.v_ext <= p.v_ring_max() {
                             continue;
                         }
                         // Too noisy for one more CMUX: make the operand's ring fresh at its source.
                         let src = ring_source(c, o);
-                        let fresh = match c.nodes[src as usize] {
-                            Node::Mux { .. } => {
-                                plan.refresh[src as usize] = true;
-                                true
-                            }
-                            Node::Dff(k) if plan.carry[k as usize] => {
-                                plan.carry[k as usize] = false;
-                                true
-                            }
-                            _ => false,
-                        };
-                        if fresh {
+                        if let Node::Mux { .. } = c.nodes[src as usize] {
+                            refresh[src as usize] = true;
                             rv[src as usize] = p.v_br;
                             rv[o as usize] = p.v_br;
                         }
                     }
-                    let raw = rv[a as usize].max(rv[b as usize]) + p.v_ext;
-                    tv[i] = raw + p.v_ks;
-                    rv[i] = if plan.refresh[i] { p.v_br } else { raw };
                 }
-                Node::Mux { .. } => {
-                    tv[i] = 2.0 * p.v_br + p.v_ks;
-                    rv[i] = if plan.refresh[i] {
-                        p.v_br
-                    } else {
-                        2.0 * p.v_br
-                    };
-                }
-                _ => {}
+                let raw = rv[a as usize].max(rv[b as usize]) + p.v_ext;
+                tv[i] = raw + p.v_ks;
+                rv[i] = if refresh[i] { p.v_br } else { raw };
             }
+            Node::Mux { .. } => {
+                tv[i] = 2.0 * p.v_br + p.v_ks;
+                rv[i] = if refresh[i] { p.v_br } else { 2.0 * p.v_br };
+            }
+            _ => {}
         }
+    }
+    (tv, rv)
+}
+
+/// Plans the refreshes (every flip-flop ring taken as lifted) and returns every node's level-0
+/// variance with carried flip-flop rings at their budgets (`report`) or lifted; flip-flops' level-0
+/// variances at their fixed point over cycles (power-up: public constants).
+fn noise_pass(c: &Circuit, p: &LeveledParams, plan: &mut MuxPlan, report: bool) -> Vec<f64> {
+    let mut dff_tv = vec![0.0f64; c.dffs.len()];
+    let mut refresh = plan.refresh.clone();
+    let budget = plan.budget.clone();
+    let mut tv = Vec::new();
+    for _round in 0..64 {
+        let before = refresh.clone();
+        let dff_rv = report.then_some(budget.as_slice());
+        tv = forward(c, p, plan, &mut refresh, !report, &dff_tv, dff_rv).0;
         let next: Vec<f64> = c.dffs.iter().map(|d| tv[d.d as usize]).collect();
-        let next_ring: Vec<f64> = c.dffs.iter().map(|d| rv[d.d as usize]).collect();
-        let stable = next == dff_var
-            && next_ring == dff_ring_var
-            && marks == (plan.refresh.clone(), plan.carry.clone());
-        dff_var = next;
-        dff_ring_var = next_ring;
+        let stable = next == dff_tv && before == refresh;
+        dff_tv = next;
         if stable {
             break;
         }
     }
+    plan.refresh = refresh;
     tv
 }
 
@@ -541,6 +600,9 @@ fn count(c: &Circuit, p: Option<&LeveledParams>, plan: &MuxPlan) -> PlanCounts {
     k.lifts = (0..c.nodes.len())
         .filter(|&i| plan.lift[i] && !plan.carried(c, i as NodeId))
         .count();
+    k.carried = (0..c.nodes.len())
+        .filter(|&i| plan.lift[i] && plan.carried(c, i as NodeId))
+        .count();
     let (cb, cm, ks) = p.map_or((0.0, 0.0, 0.0), |p| (p.cost_cb, p.cost_cmux, p.cost_ks));
     k.cost = (k.gates + 2 * k.gate_muxes + k.lifts + k.refreshes) as f64
         + cb * k.circuit_bootstraps as f64
@@ -553,7 +615,7 @@ fn count(c: &Circuit, p: Option<&LeveledParams>, plan: &MuxPlan) -> PlanCounts {
 /// The union bound over one cycle's decisions (gates, gate MUX halves, lifts, refreshes, selects).
 fn failure_log2(c: &Circuit, p: &LeveledParams, plan: &MuxPlan) -> f64 {
     let mut scratch = plan.clone();
-    let tv = noise_pass(c, p, &mut scratch);
+    let tv = noise_pass(c, p, &mut scratch, true);
     let mut sum = 0.0f64;
     let mut add = |l2: f64| sum += l2.exp2();
     for step in &c.order {
@@ -581,7 +643,8 @@ fn failure_log2(c: &Circuit, p: &LeveledParams, plan: &MuxPlan) -> f64 {
         }
     }
     for (i, &v) in tv.iter().enumerate() {
-        if plan.lift[i] && !plan.carried(c, i as NodeId) {
+        // Carried flip-flops are lifted whenever their ring is over budget: count them every cycle.
+        if plan.lift[i] {
             add(log2_tail(v + p.v_ms, 0.125));
         }
         if plan.sel_slot[i] != NO_SLOT {
