@@ -78,6 +78,7 @@ impl ClientKey {
 
     pub fn load(path: &Path) -> Result<ClientKey> {
         let env = Envelope::read(path, Kind::SecretKey)?;
+        crate::files::warn_if_exposed(path);
         let sk = SecretKey::from_bytes(&env.body)
             .map_err(|e| anyhow::anyhow!("{e}"))
             .with_context(|| format!("{}: corrupt secret key", path.display()))?;
