@@ -59,6 +59,49 @@ fn blueprint_errors_name_the_problem() {
     assert!(e.to_string().contains("missing.json"), "{e}");
 }
 
+/// Hostile bit ranges (issue 13): each is a one-line error, never a panic, an overflow or a huge
+/// allocation.
+#[test]
+fn hostile_bit_ranges_are_refused() {
+    let max = usize::MAX;
+    for (conn, expect) in [
+        (format!("\"@o[{max}]\" = \"1\""), "out of range"),
+        (format!("\"@o[{}]\" = \"1\"", max - 1), "out of range"),
+        (format!("\"@o[0:{}]\" = \"1\"", max - 1), "out of range"),
+        (format!("\"@o[0:{max}]\" = \"1\""), "out of range"),
+        ("\"@o[4000000000]\" = \"1\"".to_string(), "out of range"),
+        ("\"@o[0]\" = \"@i[100000000]\"".to_string(), "out of range"),
+        (format!("\"@o[0]\" = \"@i[{max}]\""), "out of range"),
+        (format!("\"add/a[0:{max}]\" = \"@a[0:7]\""), "out of range"),
+        ("\"@o[1048576]\" = \"1\"".to_string(), "out of range"),
+        ("\"@o[3:2]\" = \"1\"".to_string(), "ascending"),
+    ] {
+        let e = compile(&format!("{HEAD}{conn}\n")).unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.contains(expect) && !text.contains('\n'),
+            "{conn}: {text}"
+        );
+    }
+    // The largest index allowed works, and many wide ports together are bounded in all.
+    let c = compile("[connect]\n\"@o[1048575]\" = \"1\"\n").unwrap_err();
+    assert!(c.to_string().contains("not driven"), "{c}");
+    let many: String = (0..5)
+        .map(|k| format!("\"@o{k}[0:1048575]\" = \"@i{k}[0:1048575]\"\n"))
+        .collect();
+    let e = compile(&format!("[connect]\n{many}")).unwrap_err();
+    assert!(e.to_string().contains("bits in all"), "{e}");
+    // Ranges built in code (not parsed) are checked too.
+    let mut bp =
+        Blueprint::from_str_with_base("[connect]\n\"@o[0]\" = \"1\"\n", &testdata()).unwrap();
+    bp.connections[0].0 = PortRef::External {
+        name: "o".into(),
+        range: Some((0, usize::MAX)),
+    };
+    let e = Circuit::compile(&bp).unwrap_err();
+    assert!(e.to_string().contains("bad bit range"), "{e}");
+}
+
 #[test]
 fn engine_usage_errors() {
     let n = read_yosys_json(&testdata().join("adder.json")).unwrap();
