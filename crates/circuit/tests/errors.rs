@@ -102,6 +102,45 @@ fn hostile_bit_ranges_are_refused() {
     assert!(e.to_string().contains("bad bit range"), "{e}");
 }
 
+/// Issue 13: a snapshot whose cycle counter was set near 2^64 resumed and wrapped. Counters beyond
+/// any run are refused (the snapshot's own checksum made right, so only the counter is wrong).
+#[test]
+fn a_snapshot_cycle_counter_beyond_any_run_is_refused() {
+    use sha3::{Digest, Sha3_256};
+    let n = read_yosys_json(&testdata().join("adder.json")).unwrap();
+    let c = Arc::new(Circuit::compile(&Blueprint::single("adder", n)).unwrap());
+    let mut e = Engine::new(PlainBackend, c.clone());
+    let before = e.snapshot_bytes();
+    let opts = RunOptions {
+        max_cycles: 1,
+        ..Default::default()
+    };
+    e.run(&opts, &mut |_| {}).unwrap();
+    let after = e.snapshot_bytes();
+    // The cycle counter is the first field that changes.
+    let at = (0..before.len()).find(|&i| before[i] != after[i]).unwrap();
+    assert_eq!(after[at..at + 8], 1u64.to_le_bytes());
+    let with_cycle = |cycle: u64| {
+        let mut b = after.clone();
+        b[at..at + 8].copy_from_slice(&cycle.to_le_bytes());
+        let k = b.len() - 32;
+        let sum = Sha3_256::digest(&b[..k]);
+        b[k..].copy_from_slice(&sum);
+        b
+    };
+    let mut f = Engine::new(PlainBackend, c);
+    for bad in [u64::MAX, u64::MAX - 1, snapshot::MAX_SNAPSHOT_CYCLE + 1] {
+        let err = f
+            .restore_snapshot(&with_cycle(bad))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("beyond any run"), "{bad}: {err}");
+    }
+    f.restore_snapshot(&with_cycle(snapshot::MAX_SNAPSHOT_CYCLE))
+        .unwrap();
+    assert_eq!(f.cycle(), snapshot::MAX_SNAPSHOT_CYCLE);
+}
+
 #[test]
 fn engine_usage_errors() {
     let n = read_yosys_json(&testdata().join("adder.json")).unwrap();

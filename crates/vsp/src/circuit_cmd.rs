@@ -56,7 +56,7 @@ pub enum CircuitCommand {
         /// Write the outputs (JSON) here instead of stdout.
         #[arg(short, long)]
         output: Option<PathBuf>,
-        #[arg(short, long)]
+        #[arg(short, long, value_parser = crate::parse_threads)]
         threads: Option<usize>,
     },
 }

@@ -86,7 +86,7 @@ enum Command {
         #[arg(long, default_value = "pearl")]
         core: String,
         /// Worker threads (default: all cores).
-        #[arg(short, long)]
+        #[arg(short, long, value_parser = parse_threads)]
         threads: Option<usize>,
         /// Write the machine state here (after the run, and every --snapshot-every cycles).
         #[arg(long)]
@@ -103,7 +103,7 @@ enum Command {
         eval_key: PathBuf,
         #[arg(short, long)]
         output: PathBuf,
-        #[arg(short, long)]
+        #[arg(short, long, value_parser = parse_threads)]
         threads: Option<usize>,
         #[arg(long, default_value_t = 1)]
         snapshot_every: u64,
@@ -132,7 +132,7 @@ enum Command {
         /// Benchmark program: fib, hamming or bf.
         #[arg(long, default_value = "fib")]
         program: String,
-        #[arg(short, long)]
+        #[arg(short, long, value_parser = parse_threads)]
         threads: Option<usize>,
         /// Keep the key, request and result files in this directory (default: a temporary one).
         #[arg(long)]
@@ -191,7 +191,26 @@ enum Command {
     },
 }
 
+/// Most worker threads `--threads` accepts.
+const MAX_THREADS: usize = 1024;
+
+/// `--threads`: 1..=MAX_THREADS (a huge count used to panic spawning threads).
+fn parse_threads(s: &str) -> std::result::Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if (1..=MAX_THREADS).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "must be a number of threads from 1 to {MAX_THREADS}"
+        )),
+    }
+}
+
 fn main() {
+    // Printing into a closed pipe (`vsp dec … | head -1`) ends the process quietly, as it does for
+    // other Unix tools, instead of a panic in `println!`.
+    // SAFETY: called first thing, before any other thread exists; SIG_DFL is a valid disposition.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     if let Err(e) = run(cli) {
         eprintln!("error: {e:#}");
