@@ -95,11 +95,7 @@ impl Run {
             keys.key_id,
             &keys.params_name,
         )?;
-        let params = keys.ek.params();
-        let mut r = Reader::new(&request.body);
-        let rom = TfheRom::from_bytes(r.blob()?, params).context("corrupt request: ROM")?;
-        let ram = TfheRam::from_bytes(r.blob()?, params).context("corrupt request: RAM")?;
-        r.end()?;
+        let (rom, ram) = parse_request(&request.body, keys.ek.params())?;
         let mut engine = Self::engine(keys, core, threads)?;
         engine.set_rom(cores::ROM, rom)?;
         engine.set_ram(cores::RAM, ram)?;
@@ -187,14 +183,7 @@ impl Run {
             keys.key_id,
             &keys.params_name,
         )?;
-        let mut r = Reader::new(&env.body);
-        let core = match r.take(1)?[0] {
-            0 => Core::Pearl,
-            1 => Core::Ruby,
-            other => bail!("corrupt snapshot: unknown core {other}"),
-        };
-        let state = r.blob()?;
-        r.end()?;
+        let (core, state) = parse_snapshot(&env.body)?;
         let mut engine = Self::engine(keys, core, threads)?;
         engine.restore_snapshot(state).context("corrupt snapshot")?;
         Ok(Run {
@@ -289,6 +278,28 @@ pub fn decrypt_result(key: &ClientKey, env: &Envelope) -> Result<Decrypted> {
     })
 }
 
+/// The ROM and RAM of a request's body.
+pub fn parse_request(body: &[u8], params: &Params) -> Result<(TfheRom, TfheRam)> {
+    let mut r = Reader::new(body);
+    let rom = TfheRom::from_bytes(r.blob()?, params).context("corrupt request: ROM")?;
+    let ram = TfheRam::from_bytes(r.blob()?, params).context("corrupt request: RAM")?;
+    r.end()?;
+    Ok((rom, ram))
+}
+
+/// The core and the engine state of a snapshot's body.
+pub fn parse_snapshot(body: &[u8]) -> Result<(Core, &[u8])> {
+    let mut r = Reader::new(body);
+    let core = match r.take(1)?[0] {
+        0 => Core::Pearl,
+        1 => Core::Ruby,
+        other => bail!("corrupt snapshot: unknown core {other}"),
+    };
+    let state = r.blob()?;
+    r.end()?;
+    Ok((core, state))
+}
+
 /// Width of a CAHPv3 register.
 const REG_BITS: usize = 16;
 
@@ -329,7 +340,7 @@ impl Writer {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -342,7 +353,11 @@ mod tests {
     }
 
     /// A result envelope with outputs of `bits[k]` bits (finish flag first) and a 2^a × w RAM.
-    fn result_with(key: &ClientKey, bits: [usize; 17], (a, w): (usize, usize)) -> Envelope {
+    pub(crate) fn result_with(
+        key: &ClientKey,
+        bits: [usize; 17],
+        (a, w): (usize, usize),
+    ) -> Envelope {
         let p = key.sk.params();
         let mut out = Writer::default();
         out.0.extend_from_slice(&7u64.to_le_bytes());

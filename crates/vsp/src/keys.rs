@@ -105,6 +105,11 @@ impl ClientKey {
     pub fn load(path: &Path) -> Result<ClientKey> {
         let env = Envelope::read(path, Kind::SecretKey)?;
         crate::files::warn_if_exposed(path);
+        Self::from_envelope(env, path)
+    }
+
+    /// The key in a verified secret-key envelope read from `path` (named in errors).
+    pub fn from_envelope(env: Envelope, path: &Path) -> Result<ClientKey> {
         let sk = SecretKey::from_bytes(&env.body)
             .map_err(|e| anyhow::anyhow!("{e}"))
             .with_context(|| format!("{}: corrupt secret key", path.display()))?;
@@ -138,6 +143,30 @@ impl ServerKeys {
     /// Loads and decompresses an evaluation key file (regenerating the masks from their seeds).
     pub fn load(path: &Path) -> Result<ServerKeys> {
         let env = Envelope::read(path, Kind::EvalKey)?;
+        let (ek, ck) = Self::parse_compressed(&env, path)?;
+        let corrupt = || format!("{}: corrupt evaluation key", path.display());
+        let ek = ek
+            .decompress()
+            .map_err(|e| anyhow::anyhow!("{e}"))
+            .with_context(corrupt)?;
+        let ck = ck
+            .decompress()
+            .map_err(|e| anyhow::anyhow!("{e}"))
+            .with_context(corrupt)?;
+        Ok(ServerKeys {
+            ek: Arc::new(ek),
+            ck: Arc::new(ck),
+            params_name: env.params,
+            key_id: env.key_id,
+        })
+    }
+
+    /// The compressed gate and circuit keys of a verified evaluation-key envelope, their parameter
+    /// set checked against the label.
+    pub fn parse_compressed(
+        env: &Envelope,
+        path: &Path,
+    ) -> Result<(CompressedEvalKey, CompressedCircuitKey)> {
         let corrupt = || format!("{}: corrupt evaluation key", path.display());
         let len_bytes: [u8; 8] = env
             .body
@@ -161,19 +190,6 @@ impl ServerKeys {
         // Before the (slow) decompression: the label must name the keys' parameter set.
         check_label(path, "evaluation key", &env.params, ek.params())?;
         check_label(path, "circuit key", &env.params, ck.params())?;
-        let ek = ek
-            .decompress()
-            .map_err(|e| anyhow::anyhow!("{e}"))
-            .with_context(corrupt)?;
-        let ck = ck
-            .decompress()
-            .map_err(|e| anyhow::anyhow!("{e}"))
-            .with_context(corrupt)?;
-        Ok(ServerKeys {
-            ek: Arc::new(ek),
-            ck: Arc::new(ck),
-            params_name: env.params,
-            key_id: env.key_id,
-        })
+        Ok((ek, ck))
     }
 }

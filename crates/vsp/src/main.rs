@@ -10,6 +10,11 @@ mod demo;
 mod encrypted;
 mod files;
 mod keys;
+#[cfg(test)]
+#[path = "../tests/mutate/mod.rs"]
+mod mutate;
+#[cfg(test)]
+mod mutation_tests;
 mod program;
 mod progress;
 

@@ -30,7 +30,8 @@ pub fn ops() -> impl Strategy<Value = Vec<Op>> {
         (any::<usize>(), 0u8..8).prop_map(|(p, b)| Op::Flip(p, b)),
         (any::<usize>(), any::<u8>()).prop_map(|(p, v)| Op::Set(p, v)),
         any::<usize>().prop_map(Op::Truncate),
-        (any::<usize>(), prop::collection::vec(any::<u8>(), 1..8)).prop_map(|(p, v)| Op::Insert(p, v)),
+        (any::<usize>(), prop::collection::vec(any::<u8>(), 1..8))
+            .prop_map(|(p, v)| Op::Insert(p, v)),
         (any::<usize>(), 1usize..16).prop_map(|(p, n)| Op::Delete(p, n)),
         (any::<usize>(), num).prop_map(|(p, n)| Op::Number(p, n)),
     ];
