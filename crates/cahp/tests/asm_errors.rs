@@ -132,3 +132,24 @@ fn other_mistakes() {
     assert!(matches!(e.kind, AsmErrorKind::Syntax(_)), "{e}");
     assert_eq!((e.line, e.file.as_str()), (1, "t.s"));
 }
+
+/// Issue 13: a file of `.space 65536` lines used more than 4 GB because every line was allocated
+/// before the total was checked. Now the line that no longer fits the 16-bit address space is
+/// refused before it is allocated (the machine's smaller sizes are checked after layout).
+#[test]
+fn space_beyond_the_address_space_is_refused_before_allocating() {
+    let src = ".data\n".to_string() + &".space 65536\n".repeat(100_000);
+    assert_eq!(
+        err(&src),
+        "t.s:3:8: error: RAM overflow: 131072 bytes used, 65536 available"
+    );
+    assert_eq!(
+        err(".text\n.space 65000\n.byte 1\n.space 536\n"),
+        "t.s:4:8: error: ROM overflow: 65537 bytes used, 65536 available"
+    );
+    // Within the address space but beyond the machine: the whole-program error as before.
+    assert_eq!(
+        err(".data\n.space 600\n"),
+        "t.s: error: RAM overflow: 602 bytes used, 510 available"
+    );
+}

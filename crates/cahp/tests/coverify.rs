@@ -6,7 +6,7 @@
 mod coverify_support;
 
 use coverify_support::{
-    check_iverilog, check_netlist, circuit, have_tool, run_netlist, simulate, Iverilog, Lane,
+    check_iverilog, check_netlist, circuit, require_tool, run_netlist, simulate, Iverilog, Lane,
 };
 use vsp_cahp::cores::{Core, Memory};
 use vsp_cahp::{assemble, load_args, programs};
@@ -88,10 +88,9 @@ fn benchmarks_in_mux_memory_match_the_simulator() {
 }
 
 #[test]
+#[ignore = "needs iverilog"]
 fn benchmarks_iverilog_match_the_simulator() {
-    if !have_tool("iverilog", "benchmarks_iverilog_match_the_simulator") {
-        return;
-    }
+    require_tool("iverilog");
     let lanes = benchmark_lanes();
     for core in Core::ALL {
         let tb = Iverilog::compile(core);

@@ -11,7 +11,7 @@
 mod coverify_support;
 
 use coverify_support::{
-    check_iverilog, check_netlist, circuit, have_tool, run_netlist, simulate, Iverilog, Lane,
+    check_iverilog, check_netlist, circuit, require_tool, run_netlist, simulate, Iverilog, Lane,
 };
 use vsp_cahp::cores::{Core, Memory};
 use vsp_cahp::isa::{imm_range, Format, Inst, Op, Reg};
@@ -366,10 +366,9 @@ fn random_programs_netlists_match_the_simulator() {
 }
 
 #[test]
+#[ignore = "needs iverilog"]
 fn random_programs_iverilog_match_the_simulator() {
-    if !have_tool("iverilog", "random_programs_iverilog_match_the_simulator") {
-        return;
-    }
+    require_tool("iverilog");
     for core in Core::ALL {
         let tb = Iverilog::compile(core);
         for seed in 0..48 {

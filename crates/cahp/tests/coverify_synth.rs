@@ -1,4 +1,4 @@
-//! Re-synthesis check of the committed core netlists (needs Yosys; skips with a message without it).
+//! Re-synthesis check of the committed core netlists (needs Yosys: `#[ignore = "needs yosys"]`, run with `--include-ignored`).
 //!
 //! The RTL in `hw/rtl/` is synthesized again with the committed scripts in a scratch copy of `hw/`.
 //! With the Yosys version that produced the committed JSON the result must be byte-identical (so the
@@ -9,7 +9,7 @@
 mod coverify_support;
 
 use coverify_support::{
-    check_netlist, circuit_with_netlist, have_tool, hw_dir, run_netlist, simulate, Lane,
+    check_netlist, circuit_with_netlist, hw_dir, require_tool, run_netlist, simulate, Lane,
 };
 use std::process::Command;
 use vsp_cahp::cores::{Core, Memory};
@@ -32,13 +32,9 @@ fn creator(json: &str) -> Option<String> {
 }
 
 #[test]
+#[ignore = "needs yosys"]
 fn committed_netlists_are_what_the_rtl_synthesizes_to() {
-    if !have_tool(
-        "yosys",
-        "committed_netlists_are_what_the_rtl_synthesizes_to",
-    ) {
-        return;
-    }
+    require_tool("yosys");
     let scratch = tempfile::tempdir().expect("tempdir");
     let hw = hw_dir();
     copy_dir(&hw.join("rtl"), &scratch.path().join("rtl"));

@@ -2,17 +2,16 @@
 //! by vsp-cc and run on the vsp-cahp ISA simulator with the paper's arguments.
 
 mod common;
-use common::{check, have_clang};
+use common::{check, require_clang};
 
 const FIB: &str = include_str!("c/01_fib.c");
 const HAMMING: &str = include_str!("c/02_hamming.c");
 const BF: &str = include_str!("c/03_bf.c");
 
 #[test]
+#[ignore = "needs clang"]
 fn fib_gives_5() {
-    if !have_clang() {
-        return;
-    }
+    require_clang();
     let r = check(FIB, &["5"], 5);
     eprintln!("fib: rom {} B, {} instructions", r.rom, r.steps);
     check(FIB, &["9"], 34);
@@ -20,10 +19,9 @@ fn fib_gives_5() {
 }
 
 #[test]
+#[ignore = "needs clang"]
 fn hamming_gives_24() {
-    if !have_clang() {
-        return;
-    }
+    require_clang();
     let r = check(
         HAMMING,
         &["10", "10", "10", "10", "de", "ad", "be", "ef"],
@@ -43,10 +41,9 @@ fn hamming_gives_24() {
 }
 
 #[test]
+#[ignore = "needs clang"]
 fn bf_gives_42() {
-    if !have_clang() {
-        return;
-    }
+    require_clang();
     let r = check(BF, &["++++[>++++++++++<-]>++"], 42);
     eprintln!("bf: rom {} B, {} instructions", r.rom, r.steps);
     check(BF, &["+++[>+++[>+<-]<-]>>"], 9);

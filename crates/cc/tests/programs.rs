@@ -3,7 +3,7 @@
 //! host with fixed-width types (`tests/c/prelude.h`).
 
 mod common;
-use common::{differential, have_clang};
+use common::{differential, require_clang};
 
 const ARGS: &[&[&str]] = &[
     &["1234", "-77"],
@@ -16,10 +16,9 @@ const ARGS: &[&[&str]] = &[
 macro_rules! prog {
     ($name:ident, $file:literal) => {
         #[test]
+        #[ignore = "needs clang"]
         fn $name() {
-            if !have_clang() {
-                return;
-            }
+            require_clang();
             differential(include_str!($file), ARGS);
         }
     };
@@ -35,10 +34,9 @@ prog!(calls, "c/calls.c");
 prog!(misc, "c/misc.c");
 
 #[test]
+#[ignore = "needs clang"]
 fn files_include_headers_next_to_them_and_main_may_recurse() {
-    if !have_clang() {
-        return;
-    }
+    require_clang();
     let dir = tempfile::tempdir().expect("temp dir");
     std::fs::write(dir.path().join("k.h"), "#define K 7\n").expect("write");
     let c = dir.path().join("p.c");

@@ -119,9 +119,15 @@ impl PortRef {
                     .and_then(|r| r.strip_suffix(']'))
                     .ok_or_else(|| CircuitError::Blueprint(format!("bad bit range in {s:?}")))?;
                 let num = |t: &str| {
-                    t.trim().parse::<usize>().map_err(|_| {
+                    let v = t.trim().parse::<usize>().map_err(|_| {
                         CircuitError::Blueprint(format!("bad bit index {t:?} in {s:?}"))
-                    })
+                    })?;
+                    if v >= MAX_PORT_BITS {
+                        return Err(CircuitError::Blueprint(format!(
+                            "bit index {v} in {s:?} is out of range (a port has at most {MAX_PORT_BITS} bits)"
+                        )));
+                    }
+                    Ok(v)
                 };
                 let (a, b) = match inner.split_once(':') {
                     Some((a, b)) => (num(a)?, num(b)?),
@@ -196,6 +202,11 @@ struct RawBuiltin {
     in_wdata_width: Option<usize>,
 }
 
+/// Widest port a blueprint may name (bit indices are below this); bounds every allocation a bit
+/// range can cause.
+pub const MAX_PORT_BITS: usize = 1 << 20;
+/// Most bits all external input ports, or all external output ports, of a blueprint may have together.
+pub const MAX_EXTERNAL_BITS: usize = 1 << 22;
 /// Largest memory address width accepted (2^16 words); larger memories would not fit a cycle anyway.
 pub const MAX_ADDR_WIDTH: usize = 16;
 /// Largest memory word width accepted.

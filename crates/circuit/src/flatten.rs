@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use crate::blueprint::{Blueprint, MemImpl, MemKind, PortRef};
+use crate::blueprint::{Blueprint, MemImpl, MemKind, PortRef, MAX_EXTERNAL_BITS, MAX_PORT_BITS};
 use crate::circuit::{
     expand_mux_memory, finish, Circuit, Dff, ExtPort, MemBlock, Node, NodeArena, NodeId, UNSET,
 };
@@ -20,7 +20,34 @@ struct Instance {
     outputs: HashMap<String, Vec<NodeId>>,
 }
 
+/// Checks every bit range of the connections (a `PortRef` may also be built in code, not parsed):
+/// ascending and below [`MAX_PORT_BITS`], so the width arithmetic below cannot overflow and no
+/// range can cause a huge allocation.
+fn check_ranges(bp: &Blueprint) -> Result<(), CircuitError> {
+    for r in bp.connections.iter().flat_map(|(d, s)| [d, s]) {
+        let range = match r {
+            PortRef::External { range, .. } | PortRef::Node { range, .. } => *range,
+            PortRef::Const(_) => None,
+        };
+        if let Some((a, b)) = range {
+            if a > b || b >= MAX_PORT_BITS {
+                return Err(CircuitError::Blueprint(format!(
+                    "bad bit range in \"{r}\": it must be ascending and below {MAX_PORT_BITS}"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn too_many_external_bits(what: &str) -> CircuitError {
+    CircuitError::Blueprint(format!(
+        "the external {what} ports have more than {MAX_EXTERNAL_BITS} bits in all"
+    ))
+}
+
 pub(crate) fn flatten(bp: &Blueprint) -> Result<Circuit, CircuitError> {
+    check_ranges(bp)?;
     let mut arena = NodeArena::default();
     let mut dffs: Vec<Dff> = Vec::new();
     let mut inst: HashMap<String, Instance> = HashMap::new();
@@ -124,6 +151,13 @@ pub(crate) fn flatten(bp: &Blueprint) -> Result<Circuit, CircuitError> {
             }
         }
     }
+    let total_in = ext_in_width
+        .iter()
+        .try_fold(0usize, |acc, (_, w)| acc.checked_add(*w))
+        .filter(|&t| t <= MAX_EXTERNAL_BITS);
+    if total_in.is_none() {
+        return Err(too_many_external_bits("input"));
+    }
     let mut inputs = Vec::new();
     let mut n_input_bits = 0u32;
     for (name, w) in &ext_in_width {
@@ -144,6 +178,7 @@ pub(crate) fn flatten(bp: &Blueprint) -> Result<Circuit, CircuitError> {
         .collect();
 
     let mut outputs: Vec<ExtPort> = Vec::new();
+    let mut output_bits = 0usize;
     let mut consts: [Option<NodeId>; 2] = [None, None];
     for (dst, src) in &bp.connections {
         let src_bits: Vec<NodeId> = match src {
@@ -190,6 +225,10 @@ pub(crate) fn flatten(bp: &Blueprint) -> Result<Circuit, CircuitError> {
                     }
                 };
                 if port.bits.len() <= hi {
+                    output_bits += hi + 1 - port.bits.len();
+                    if output_bits > MAX_EXTERNAL_BITS {
+                        return Err(too_many_external_bits("output"));
+                    }
                     port.bits.resize(hi + 1, UNSET);
                 }
                 for (k, &b) in src_bits.iter().enumerate() {

@@ -20,6 +20,9 @@ const MAGIC: &[u8; 8] = b"VSPCSNAP";
 /// The snapshot format version this crate writes and reads.
 pub const SNAPSHOT_VERSION: u32 = 1;
 const MAX_ITEMS: usize = 1 << 28;
+/// Largest cycle counter a snapshot may hold: far beyond any run (2^62 cycles at a nanosecond each
+/// take 146 years), and far enough from 2^64 that running on can never wrap the counter.
+pub const MAX_SNAPSHOT_CYCLE: u64 = 1 << 62;
 
 fn put_str(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(&(s.len() as u64).to_le_bytes());
@@ -120,6 +123,11 @@ impl<B: Backend> Engine<B> {
             ));
         }
         let cycle = r.u64()?;
+        if cycle > MAX_SNAPSHOT_CYCLE {
+            return Err(CircuitError::Snapshot(format!(
+                "cycle counter {cycle} is beyond any run (at most {MAX_SNAPSHOT_CYCLE}): corrupt snapshot"
+            )));
+        }
         let bits =
             |r: &mut Reader<'_>, want: usize, what: &str| -> Result<Vec<B::Bit>, CircuitError> {
                 let n = r.len(MAX_ITEMS, what)?;

@@ -59,6 +59,88 @@ fn blueprint_errors_name_the_problem() {
     assert!(e.to_string().contains("missing.json"), "{e}");
 }
 
+/// Hostile bit ranges (issue 13): each is a one-line error, never a panic, an overflow or a huge
+/// allocation.
+#[test]
+fn hostile_bit_ranges_are_refused() {
+    let max = usize::MAX;
+    for (conn, expect) in [
+        (format!("\"@o[{max}]\" = \"1\""), "out of range"),
+        (format!("\"@o[{}]\" = \"1\"", max - 1), "out of range"),
+        (format!("\"@o[0:{}]\" = \"1\"", max - 1), "out of range"),
+        (format!("\"@o[0:{max}]\" = \"1\""), "out of range"),
+        ("\"@o[4000000000]\" = \"1\"".to_string(), "out of range"),
+        ("\"@o[0]\" = \"@i[100000000]\"".to_string(), "out of range"),
+        (format!("\"@o[0]\" = \"@i[{max}]\""), "out of range"),
+        (format!("\"add/a[0:{max}]\" = \"@a[0:7]\""), "out of range"),
+        ("\"@o[1048576]\" = \"1\"".to_string(), "out of range"),
+        ("\"@o[3:2]\" = \"1\"".to_string(), "ascending"),
+    ] {
+        let e = compile(&format!("{HEAD}{conn}\n")).unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.contains(expect) && !text.contains('\n'),
+            "{conn}: {text}"
+        );
+    }
+    // The largest index allowed works, and many wide ports together are bounded in all.
+    let c = compile("[connect]\n\"@o[1048575]\" = \"1\"\n").unwrap_err();
+    assert!(c.to_string().contains("not driven"), "{c}");
+    let many: String = (0..5)
+        .map(|k| format!("\"@o{k}[0:1048575]\" = \"@i{k}[0:1048575]\"\n"))
+        .collect();
+    let e = compile(&format!("[connect]\n{many}")).unwrap_err();
+    assert!(e.to_string().contains("bits in all"), "{e}");
+    // Ranges built in code (not parsed) are checked too.
+    let mut bp =
+        Blueprint::from_str_with_base("[connect]\n\"@o[0]\" = \"1\"\n", &testdata()).unwrap();
+    bp.connections[0].0 = PortRef::External {
+        name: "o".into(),
+        range: Some((0, usize::MAX)),
+    };
+    let e = Circuit::compile(&bp).unwrap_err();
+    assert!(e.to_string().contains("bad bit range"), "{e}");
+}
+
+/// Issue 13: a snapshot whose cycle counter was set near 2^64 resumed and wrapped. Counters beyond
+/// any run are refused (the snapshot's own checksum made right, so only the counter is wrong).
+#[test]
+fn a_snapshot_cycle_counter_beyond_any_run_is_refused() {
+    use sha3::{Digest, Sha3_256};
+    let n = read_yosys_json(&testdata().join("adder.json")).unwrap();
+    let c = Arc::new(Circuit::compile(&Blueprint::single("adder", n)).unwrap());
+    let mut e = Engine::new(PlainBackend, c.clone());
+    let before = e.snapshot_bytes();
+    let opts = RunOptions {
+        max_cycles: 1,
+        ..Default::default()
+    };
+    e.run(&opts, &mut |_| {}).unwrap();
+    let after = e.snapshot_bytes();
+    // The cycle counter is the first field that changes.
+    let at = (0..before.len()).find(|&i| before[i] != after[i]).unwrap();
+    assert_eq!(after[at..at + 8], 1u64.to_le_bytes());
+    let with_cycle = |cycle: u64| {
+        let mut b = after.clone();
+        b[at..at + 8].copy_from_slice(&cycle.to_le_bytes());
+        let k = b.len() - 32;
+        let sum = Sha3_256::digest(&b[..k]);
+        b[k..].copy_from_slice(&sum);
+        b
+    };
+    let mut f = Engine::new(PlainBackend, c);
+    for bad in [u64::MAX, u64::MAX - 1, snapshot::MAX_SNAPSHOT_CYCLE + 1] {
+        let err = f
+            .restore_snapshot(&with_cycle(bad))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("beyond any run"), "{bad}: {err}");
+    }
+    f.restore_snapshot(&with_cycle(snapshot::MAX_SNAPSHOT_CYCLE))
+        .unwrap();
+    assert_eq!(f.cycle(), snapshot::MAX_SNAPSHOT_CYCLE);
+}
+
 #[test]
 fn engine_usage_errors() {
     let n = read_yosys_json(&testdata().join("adder.json")).unwrap();
@@ -83,18 +165,19 @@ fn engine_usage_errors() {
         .contains("magic"));
 }
 
-/// When Yosys is installed, re-synthesize every test design and check the result behaves like the
-/// committed netlist on random inputs (Yosys versions may number cells differently).
+/// Re-synthesize every test design with Yosys and check the result behaves like the committed
+/// netlist on random inputs (Yosys versions may number cells differently). Needs Yosys: run with
+/// `cargo test -- --include-ignored` (what `.ci/run` does); fails, never skips, when it is missing.
 #[test]
+#[ignore = "needs yosys"]
 fn committed_netlists_match_yosys() {
-    if std::process::Command::new("yosys")
-        .arg("-V")
-        .output()
-        .is_err()
-    {
-        println!("yosys not installed: skipping the regeneration check");
-        return;
-    }
+    assert!(
+        std::process::Command::new("yosys")
+            .arg("-V")
+            .output()
+            .is_ok_and(|o| o.status.success()),
+        "yosys is not installed (apt-get install -y yosys); this test needs it"
+    );
     let dir = tempfile::tempdir().unwrap();
     for t in ["adder", "counter", "lfsr", "memuser"] {
         let out = dir.path().join(format!("{t}.json"));

@@ -270,7 +270,7 @@ fn write_value_truth_table() {
 }
 
 #[test]
-#[ignore]
+#[ignore = "noise printout, not a check (run with --ignored --nocapture)"]
 fn print_noise() {
     let (sk, ek, ck) = keys();
     let m = NoiseModel::of(ek.params());

@@ -110,6 +110,12 @@ pub fn decode(bytes: &[u8], kind: Kind) -> Result<(Params, &[u8]), Error> {
         ));
     }
     let params = Params::from_id(ParamId::from_u16(u16_at(12))?);
+    let reserved = u16_at(14);
+    if reserved != 0 {
+        return f(format!(
+            "reserved header field is {reserved}, must be 0 (corrupt file or a newer format)"
+        ));
+    }
     if u64_at(16) != fingerprint(&params) {
         return f(
             "parameter fingerprint mismatch (file made with different parameter values)".into(),

@@ -81,3 +81,18 @@ fn insecure_set_needs_opt_in() {
     );
     assert!(Params::by_name("nope", true).is_err());
 }
+
+/// Issue 13: the header's reserved field must be zero, even when the checksum is right.
+#[test]
+fn the_reserved_header_field_must_be_zero() {
+    use sha3::{Digest, Sha3_256};
+    let p = Params::default_128();
+    let sk = SecretKey::generate(&p).unwrap();
+    let mut bytes = sk.encrypt_bit(true).to_bytes(&p);
+    bytes[14] = 1;
+    let n = bytes.len() - 32;
+    let sum = Sha3_256::digest(&bytes[..n]);
+    bytes[n..].copy_from_slice(&sum);
+    let e = Tlwe::<u32>::from_bytes(&bytes, &p).unwrap_err().to_string();
+    assert!(e.contains("reserved header field is 1, must be 0"), "{e}");
+}

@@ -14,7 +14,7 @@ fn cpu() -> Duration {
 }
 
 #[test]
-#[ignore]
+#[ignore = "timing printout, not a check (run with --ignored --nocapture)"]
 fn time_gates() {
     let t = cpu();
     let (sk, ek) = common::keys();
@@ -32,7 +32,7 @@ fn time_gates() {
 }
 
 #[test]
-#[ignore]
+#[ignore = "timing printout, not a check (run with --ignored --nocapture)"]
 fn time_fft() {
     let p = vsp_tfhe::fft::plan(1024);
     let mut buf = vec![1.0f64; 1024];
@@ -55,7 +55,7 @@ fn time_fft() {
 }
 
 #[test]
-#[ignore]
+#[ignore = "timing printout, not a check (run with --ignored --nocapture)"]
 fn time_cb_cmux() {
     let (sk, _) = common::keys();
     let t = cpu();
@@ -80,7 +80,7 @@ fn time_cb_cmux() {
 }
 
 #[test]
-#[ignore]
+#[ignore = "timing printout, not a check (run with --ignored --nocapture)"]
 fn many_nands() {
     let (sk, ek) = common::keys();
     let (a, b) = (sk.encrypt_bit(true), sk.encrypt_bit(false));

@@ -17,8 +17,8 @@ use vsp_circuit::{
     client, Circuit, Engine, MemImpl, MemKind, MemState, PlainBackend, RunOptions, TfheBackend,
 };
 
-use crate::container::write_atomic;
 use crate::encrypted::check_same_key;
+use crate::files::{write_atomic, Access};
 use crate::keys::{ClientKey, ServerKeys};
 use crate::progress::Bar;
 
@@ -56,7 +56,7 @@ pub enum CircuitCommand {
         /// Write the outputs (JSON) here instead of stdout.
         #[arg(short, long)]
         output: Option<PathBuf>,
-        #[arg(short, long)]
+        #[arg(short, long, value_parser = crate::parse_threads)]
         threads: Option<usize>,
     },
 }
@@ -102,6 +102,19 @@ pub fn run(cmd: CircuitCommand, quiet: bool) -> Result<()> {
             output,
             threads,
         } => {
+            if let Some(o) = &output {
+                let mut read = vec![("blueprint", blueprint.as_path())];
+                for (what, p) in [
+                    ("inputs", &inputs),
+                    ("secret key", &key),
+                    ("evaluation key", &eval_key),
+                ] {
+                    if let Some(p) = p {
+                        read.push((what, p.as_path()));
+                    }
+                }
+                crate::files::check_output(o, &read)?;
+            }
             let circuit = Arc::new(Circuit::from_blueprint_path(&blueprint)?);
             let inputs = match inputs {
                 Some(p) => {
@@ -125,7 +138,7 @@ pub fn run(cmd: CircuitCommand, quiet: bool) -> Result<()> {
             };
             let text = serde_json::to_string_pretty(&out)?;
             match output {
-                Some(p) => write_atomic(&p, text.as_bytes())?,
+                Some(p) => write_atomic(&p, text.as_bytes(), Access::Public)?,
                 None => println!("{text}"),
             }
         }

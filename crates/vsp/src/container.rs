@@ -16,17 +16,18 @@
 //!
 //! A reader checks the magic, version, kind, lengths against the actual file size and the checksum
 //! before it looks at the body, so a truncated, corrupt or mismatched file is refused with a message
-//! that says which of these it is. Files are written to a temporary sibling and renamed into place, so a
-//! crash never leaves a half-written file under the final name.
+//! that says which of these it is. Files are written by [`crate::files::write_atomic`], so a crash
+//! never leaves a half-written file under the final name.
 
 use std::fmt;
 use std::fs;
-use std::io::Write;
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use sha3::{Digest, Sha3_256};
 use zeroize::Zeroizing;
+
+use crate::files::{write_atomic, Access};
 
 const MAGIC: &[u8; 4] = b"VSPF";
 const VERSION: u16 = 1;
@@ -160,9 +161,14 @@ impl Envelope {
         })
     }
 
+    /// Writes the envelope atomically; a secret key is created 0600 (see [`crate::files`]).
     pub fn write(&self, path: &Path) -> Result<u64> {
         let bytes = self.to_bytes();
-        write_atomic(path, &bytes)?;
+        let access = match self.kind {
+            Kind::SecretKey => Access::Private,
+            _ => Access::Public,
+        };
+        write_atomic(path, &bytes, access)?;
         Ok(bytes.len() as u64)
     }
 
@@ -217,35 +223,6 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// Writes `bytes` to a temporary file next to `path`, syncs it and renames it over `path`.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let file_name = path
-        .file_name()
-        .with_context(|| format!("{} is not a file path", path.display()))?;
-    let tmp = dir.join(format!(
-        ".{}.tmp-{}",
-        file_name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = (|| -> Result<()> {
-        let mut f =
-            fs::File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
-        f.write_all(bytes)
-            .with_context(|| format!("cannot write {}", tmp.display()))?;
-        f.sync_all()
-            .with_context(|| format!("cannot sync {}", tmp.display()))?;
-        fs::rename(&tmp, path).with_context(|| format!("cannot move {} into place", path.display()))
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -298,15 +275,5 @@ mod tests {
         let mut bad = bytes;
         bad[0] = b'X';
         assert!(Envelope::from_bytes(&bad, Kind::Request).is_err());
-    }
-
-    #[test]
-    fn atomic_write_replaces_and_leaves_no_temp() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("f.bin");
-        write_atomic(&p, b"one").unwrap();
-        write_atomic(&p, b"two").unwrap();
-        assert_eq!(fs::read(&p).unwrap(), b"two");
-        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 }

@@ -95,11 +95,7 @@ impl Run {
             keys.key_id,
             &keys.params_name,
         )?;
-        let params = keys.ek.params();
-        let mut r = Reader::new(&request.body);
-        let rom = TfheRom::from_bytes(r.blob()?, params).context("corrupt request: ROM")?;
-        let ram = TfheRam::from_bytes(r.blob()?, params).context("corrupt request: RAM")?;
-        r.end()?;
+        let (rom, ram) = parse_request(&request.body, keys.ek.params())?;
         let mut engine = Self::engine(keys, core, threads)?;
         engine.set_rom(cores::ROM, rom)?;
         engine.set_ram(cores::RAM, ram)?;
@@ -133,7 +129,7 @@ impl Run {
         bar: &Bar,
     ) -> Result<()> {
         let start_cycle = self.engine.cycle();
-        let target = start_cycle + cycles;
+        let target = target_cycle(start_cycle, cycles)?;
         let chunk = every
             .filter(|&k| k > 0 && snapshot.is_some())
             .unwrap_or(cycles.max(1));
@@ -187,14 +183,7 @@ impl Run {
             keys.key_id,
             &keys.params_name,
         )?;
-        let mut r = Reader::new(&env.body);
-        let core = match r.take(1)?[0] {
-            0 => Core::Pearl,
-            1 => Core::Ruby,
-            other => bail!("corrupt snapshot: unknown core {other}"),
-        };
-        let state = r.blob()?;
-        r.end()?;
+        let (core, state) = parse_snapshot(&env.body)?;
         let mut engine = Self::engine(keys, core, threads)?;
         engine.restore_snapshot(state).context("corrupt snapshot")?;
         Ok(Run {
@@ -255,10 +244,12 @@ pub fn decrypt_result(key: &ClientKey, env: &Envelope) -> Result<Decrypted> {
     let mut r = Reader::new(&env.body);
     let cycles = u64::from_le_bytes(r.array()?);
     let mut values = Vec::with_capacity(17);
-    for name in std::iter::once(cores::FINISH).chain(cores::REGS) {
+    // The shape must be the core's: a 1-bit finish flag, 16-bit registers, the core's RAM.
+    let widths = std::iter::once((cores::FINISH, 1)).chain(cores::REGS.map(|r| (r, REG_BITS)));
+    for (name, want) in widths {
         let n = u32::from_le_bytes(r.array()?) as usize;
-        if n > 64 {
-            bail!("corrupt result: output {name} has {n} bits");
+        if n != want {
+            bail!("corrupt result: output {name} has {n} bits, the core's has {want}");
         }
         let bits = (0..n)
             .map(|_| {
@@ -268,8 +259,15 @@ pub fn decrypt_result(key: &ClientKey, env: &Envelope) -> Result<Decrypted> {
             .collect::<Result<Vec<_>>>()?;
         values.push(client::decrypt_value(&key.sk, &bits)?);
     }
-    let ram = TfheRam::from_bytes(r.blob()?, params).context("corrupt result: RAM")?;
+    let ram_bytes = r.blob()?;
+    check_ram_shape(ram_bytes)?;
+    let ram = TfheRam::from_bytes(ram_bytes, params).context("corrupt result: RAM")?;
     r.end()?;
+    // Decoded with the announced shape: 2^a noise bounds and 2^a·w cells.
+    let words = 1usize << cores::RAM_ADDR_WIDTH;
+    if ram.noise_bounds().len() != words || ram.cells().len() != words * cores::RAM_DATA_WIDTH {
+        bail!("corrupt result: the RAM's shape is not the core's");
+    }
     let words = client::decrypt_ram(&key.sk, &ram)?;
     Ok(Decrypted {
         cycles,
@@ -280,6 +278,57 @@ pub fn decrypt_result(key: &ClientKey, env: &Envelope) -> Result<Decrypted> {
     })
 }
 
+/// The ROM and RAM of a request's body.
+pub fn parse_request(body: &[u8], params: &Params) -> Result<(TfheRom, TfheRam)> {
+    let mut r = Reader::new(body);
+    let rom = TfheRom::from_bytes(r.blob()?, params).context("corrupt request: ROM")?;
+    let ram = TfheRam::from_bytes(r.blob()?, params).context("corrupt request: RAM")?;
+    r.end()?;
+    Ok((rom, ram))
+}
+
+/// The core and the engine state of a snapshot's body.
+pub fn parse_snapshot(body: &[u8]) -> Result<(Core, &[u8])> {
+    let mut r = Reader::new(body);
+    let core = match r.take(1)?[0] {
+        0 => Core::Pearl,
+        1 => Core::Ruby,
+        other => bail!("corrupt snapshot: unknown core {other}"),
+    };
+    let state = r.blob()?;
+    r.end()?;
+    Ok((core, state))
+}
+
+/// Width of a CAHPv3 register.
+const REG_BITS: usize = 16;
+
+/// Checks the shape a serialized RAM announces (address width u64 ‖ data width u64 ‖ …) against the
+/// core's before anything is decoded.
+fn check_ram_shape(bytes: &[u8]) -> Result<()> {
+    let mut r = Reader::new(bytes);
+    let a = u64::from_le_bytes(r.array()?);
+    let w = u64::from_le_bytes(r.array()?);
+    let (ca, cw) = (cores::RAM_ADDR_WIDTH as u64, cores::RAM_DATA_WIDTH as u64);
+    if (a, w) != (ca, cw) {
+        bail!(
+            "corrupt result: the RAM is 2^{a} words of {w} bits, the core's is 2^{ca} words of {cw} bits"
+        );
+    }
+    Ok(())
+}
+
+/// The cycle a run of `cycles` more cycles from `start` ends at, refusing a counter that would wrap
+/// (a snapshot's counter is not trusted to be small).
+fn target_cycle(start: u64, cycles: u64) -> Result<u64> {
+    match start.checked_add(cycles) {
+        Some(t) => Ok(t),
+        None => bail!(
+            "cannot run {cycles} more cycles from cycle {start}: the cycle counter would overflow"
+        ),
+    }
+}
+
 #[derive(Default)]
 struct Writer(Vec<u8>);
 
@@ -287,5 +336,73 @@ impl Writer {
     fn blob(&mut self, b: &[u8]) {
         self.0.extend_from_slice(&(b.len() as u64).to_le_bytes());
         self.0.extend_from_slice(b);
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cycle_counter_never_wraps() {
+        assert_eq!(target_cycle(5, 10).unwrap(), 15);
+        assert_eq!(target_cycle(0, u64::MAX).unwrap(), u64::MAX);
+        let e = target_cycle(u64::MAX, 1).unwrap_err().to_string();
+        assert!(e.contains("would overflow"), "{e}");
+        assert!(target_cycle(1 << 62, u64::MAX).is_err());
+    }
+
+    /// A result envelope with outputs of `bits[k]` bits (finish flag first) and a 2^a × w RAM.
+    pub(crate) fn result_with(
+        key: &ClientKey,
+        bits: [usize; 17],
+        (a, w): (usize, usize),
+    ) -> Envelope {
+        let p = key.sk.params();
+        let mut out = Writer::default();
+        out.0.extend_from_slice(&7u64.to_le_bytes());
+        for n in bits {
+            out.0.extend_from_slice(&(n as u32).to_le_bytes());
+            for _ in 0..n {
+                out.blob(&key.sk.encrypt_bit(false).to_bytes(p));
+            }
+        }
+        let ram = client::encrypt_ram(&key.sk, a, w, &[]).unwrap();
+        out.blob(&ram.to_bytes());
+        Envelope {
+            kind: Kind::Result,
+            params: key.params_name.clone(),
+            key_id: key.key_id,
+            body: Zeroizing::new(out.0),
+        }
+    }
+
+    #[test]
+    fn dec_checks_the_results_shape_against_the_core() {
+        let key = crate::keys::generate_secret("default", &Params::default_128()).unwrap();
+        let core_ram = (cores::RAM_ADDR_WIDTH, cores::RAM_DATA_WIDTH);
+        let mut good = [16; 17];
+        good[0] = 1;
+        let d = decrypt_result(&key, &result_with(&key, good, core_ram)).unwrap();
+        assert_eq!(
+            (d.cycles, d.finished, d.ram.len()),
+            (7, false, cores::RAM_BYTES)
+        );
+        let mut no_flag = good;
+        no_flag[0] = 0;
+        let mut wide_reg = good;
+        wide_reg[3] = 17;
+        for (bits, ram, want) in [
+            (no_flag, core_ram, "finflag has 0 bits, the core's has 1"),
+            (wide_reg, core_ram, "has 17 bits, the core's has 16"),
+            (good, (1, 1), "the RAM is 2^1 words of 1 bits"),
+            (good, (8, 8), "the RAM is 2^8 words of 8 bits"),
+        ] {
+            let e = decrypt_result(&key, &result_with(&key, bits, ram))
+                .err()
+                .unwrap()
+                .to_string();
+            assert!(e.contains(want), "{e}");
+        }
     }
 }

@@ -10,7 +10,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
-use vsp_tfhe::{CircuitKey, CompressedCircuitKey, CompressedEvalKey, EvalKey, Params, SecretKey};
+use vsp_tfhe::{
+    CircuitKey, CompressedCircuitKey, CompressedEvalKey, EvalKey, ParamId, Params, SecretKey,
+};
 use zeroize::Zeroizing;
 
 use crate::container::{Envelope, KeyId, Kind};
@@ -38,6 +40,30 @@ pub fn params_by_name(name: &str, insecure: bool) -> Result<Params> {
         );
     }
     Params::by_name(name, insecure).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// The parameter set an envelope's label names.
+fn label_id(name: &str) -> Option<ParamId> {
+    match name {
+        "default" => Some(ParamId::Default128),
+        "vsp2021" => Some(ParamId::Vsp2021),
+        "cggi16" => Some(ParamId::Cggi16),
+        _ => None,
+    }
+}
+
+/// Refuses a key file whose envelope label does not name the parameter set of the key inside (a
+/// relabelled `cggi16` key must not pass as `default`).
+fn check_label(path: &Path, what: &str, label: &str, inside: &Params) -> Result<()> {
+    match label_id(label) {
+        Some(id) if id == inside.id => Ok(()),
+        Some(_) => bail!(
+            "{}: the file says parameter set {label:?} but the {what} inside uses {:?}",
+            path.display(),
+            inside.id
+        ),
+        None => bail!("{}: unknown parameter set {label:?}", path.display()),
+    }
 }
 
 /// A loaded secret key with the identity stamped on everything derived from it.
@@ -78,9 +104,16 @@ impl ClientKey {
 
     pub fn load(path: &Path) -> Result<ClientKey> {
         let env = Envelope::read(path, Kind::SecretKey)?;
+        crate::files::warn_if_exposed(path);
+        Self::from_envelope(env, path)
+    }
+
+    /// The key in a verified secret-key envelope read from `path` (named in errors).
+    pub fn from_envelope(env: Envelope, path: &Path) -> Result<ClientKey> {
         let sk = SecretKey::from_bytes(&env.body)
             .map_err(|e| anyhow::anyhow!("{e}"))
             .with_context(|| format!("{}: corrupt secret key", path.display()))?;
+        check_label(path, "secret key", &env.params, sk.params())?;
         Ok(ClientKey {
             sk,
             params_name: env.params,
@@ -110,6 +143,30 @@ impl ServerKeys {
     /// Loads and decompresses an evaluation key file (regenerating the masks from their seeds).
     pub fn load(path: &Path) -> Result<ServerKeys> {
         let env = Envelope::read(path, Kind::EvalKey)?;
+        let (ek, ck) = Self::parse_compressed(&env, path)?;
+        let corrupt = || format!("{}: corrupt evaluation key", path.display());
+        let ek = ek
+            .decompress()
+            .map_err(|e| anyhow::anyhow!("{e}"))
+            .with_context(corrupt)?;
+        let ck = ck
+            .decompress()
+            .map_err(|e| anyhow::anyhow!("{e}"))
+            .with_context(corrupt)?;
+        Ok(ServerKeys {
+            ek: Arc::new(ek),
+            ck: Arc::new(ck),
+            params_name: env.params,
+            key_id: env.key_id,
+        })
+    }
+
+    /// The compressed gate and circuit keys of a verified evaluation-key envelope, their parameter
+    /// set checked against the label.
+    pub fn parse_compressed(
+        env: &Envelope,
+        path: &Path,
+    ) -> Result<(CompressedEvalKey, CompressedCircuitKey)> {
         let corrupt = || format!("{}: corrupt evaluation key", path.display());
         let len_bytes: [u8; 8] = env
             .body
@@ -125,18 +182,14 @@ impl ServerKeys {
             .with_context(corrupt)?;
         let circuit = &env.body[8 + gate_len..];
         let ek = CompressedEvalKey::from_bytes(gate)
-            .and_then(|k| k.decompress())
             .map_err(|e| anyhow::anyhow!("{e}"))
             .with_context(corrupt)?;
         let ck = CompressedCircuitKey::from_bytes(circuit)
-            .and_then(|k| k.decompress())
             .map_err(|e| anyhow::anyhow!("{e}"))
             .with_context(corrupt)?;
-        Ok(ServerKeys {
-            ek: Arc::new(ek),
-            ck: Arc::new(ck),
-            params_name: env.params,
-            key_id: env.key_id,
-        })
+        // Before the (slow) decompression: the label must name the keys' parameter set.
+        check_label(path, "evaluation key", &env.params, ek.params())?;
+        check_label(path, "circuit key", &env.params, ck.params())?;
+        Ok((ek, ck))
     }
 }

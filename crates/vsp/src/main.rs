@@ -8,7 +8,13 @@ mod circuit_cmd;
 mod container;
 mod demo;
 mod encrypted;
+mod files;
 mod keys;
+#[cfg(test)]
+#[path = "../tests/mutate/mod.rs"]
+mod mutate;
+#[cfg(test)]
+mod mutation_tests;
 mod program;
 mod progress;
 
@@ -20,6 +26,7 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
 use crate::container::{Envelope, Kind};
+use crate::files::{check_output, write_atomic, Access};
 use crate::keys::{ClientKey, ServerKeys};
 use crate::progress::{fmt_bytes, fmt_secs, Bar};
 
@@ -84,7 +91,7 @@ enum Command {
         #[arg(long, default_value = "pearl")]
         core: String,
         /// Worker threads (default: all cores).
-        #[arg(short, long)]
+        #[arg(short, long, value_parser = parse_threads)]
         threads: Option<usize>,
         /// Write the machine state here (after the run, and every --snapshot-every cycles).
         #[arg(long)]
@@ -101,7 +108,7 @@ enum Command {
         eval_key: PathBuf,
         #[arg(short, long)]
         output: PathBuf,
-        #[arg(short, long)]
+        #[arg(short, long, value_parser = parse_threads)]
         threads: Option<usize>,
         #[arg(long, default_value_t = 1)]
         snapshot_every: u64,
@@ -130,7 +137,7 @@ enum Command {
         /// Benchmark program: fib, hamming or bf.
         #[arg(long, default_value = "fib")]
         program: String,
-        #[arg(short, long)]
+        #[arg(short, long, value_parser = parse_threads)]
         threads: Option<usize>,
         /// Keep the key, request and result files in this directory (default: a temporary one).
         #[arg(long)]
@@ -189,7 +196,26 @@ enum Command {
     },
 }
 
+/// Most worker threads `--threads` accepts.
+const MAX_THREADS: usize = 1024;
+
+/// `--threads`: 1..=MAX_THREADS (a huge count used to panic spawning threads).
+fn parse_threads(s: &str) -> std::result::Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if (1..=MAX_THREADS).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "must be a number of threads from 1 to {MAX_THREADS}"
+        )),
+    }
+}
+
 fn main() {
+    // Printing into a closed pipe (`vsp dec … | head -1`) ends the process quietly, as it does for
+    // other Unix tools, instead of a panic in `println!`.
+    // SAFETY: called first thing, before any other thread exists; SIG_DFL is a valid disposition.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     if let Err(e) = run(cli) {
         eprintln!("error: {e:#}");
@@ -205,6 +231,7 @@ fn run(cli: Cli) -> Result<()> {
             params,
             insecure,
         } => {
+            check_output(&output, &[])?;
             let p = keys::params_by_name(&params, insecure)?;
             let key = keys::generate_secret(&params, &p)?;
             let size = key.save(&output)?;
@@ -218,6 +245,7 @@ fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Genbkey { key, output } => {
+            check_output(&output, &[("secret key", &key)])?;
             let key = ClientKey::load(&key)?;
             let t = Instant::now();
             let bar = Bar::spinner(
@@ -241,6 +269,7 @@ fn run(cli: Cli) -> Result<()> {
             args,
             output,
         } => {
+            check_output(&output, &[("secret key", &key), ("program", &program)])?;
             let key = ClientKey::load(&key)?;
             let image = program::load_program(&program, false)?;
             let bar = Bar::spinner(quiet, "encrypting ROM and RAM");
@@ -261,6 +290,12 @@ fn run(cli: Cli) -> Result<()> {
             snapshot,
             snapshot_every,
         } => {
+            let mut inputs = vec![("evaluation key", eval_key.as_path()), ("request", &input)];
+            if let Some(s) = &snapshot {
+                check_output(s, &inputs)?;
+                inputs.push(("snapshot", s));
+            }
+            check_output(&output, &inputs)?;
             let core = program::parse_core(&core)?;
             let request = Envelope::read(&input, Kind::Request)?;
             let keys = load_server_keys(&eval_key, quiet)?;
@@ -282,6 +317,10 @@ fn run(cli: Cli) -> Result<()> {
             threads,
             snapshot_every,
         } => {
+            check_output(
+                &output,
+                &[("snapshot", &snapshot), ("evaluation key", &eval_key)],
+            )?;
             let keys = load_server_keys(&eval_key, quiet)?;
             let mut run = encrypted::Run::resume(&keys, &snapshot, threads)?;
             if !quiet {
@@ -338,6 +377,9 @@ fn run(cli: Cli) -> Result<()> {
             runtime,
             listing,
         } => {
+            let named: Vec<(&str, &std::path::Path)> =
+                sources.iter().map(|p| ("source", p.as_path())).collect();
+            check_output(&output, &named)?;
             let texts = sources
                 .iter()
                 .map(|p| {
@@ -357,7 +399,7 @@ fn run(cli: Cli) -> Result<()> {
             };
             let image =
                 vsp_cahp::assemble_sources(&srcs, &opts).map_err(|e| anyhow::anyhow!("{e}"))?;
-            image.write_atomic(&output)?;
+            write_image(&image, &output)?;
             if listing {
                 print!("{}", vsp_cahp::listing(&image));
             }
@@ -377,15 +419,19 @@ fn run(cli: Cli) -> Result<()> {
             opt,
             emit_asm,
         } => {
+            check_output(&output, &[("source", &source)])?;
+            if let Some(p) = &emit_asm {
+                check_output(p, &[("source", &source), ("output image", &output)])?;
+            }
             let opts = vsp_cc::CcOptions {
                 opt: format!("-O{opt}"),
                 ..Default::default()
             };
             let (asm, image) = vsp_cc::compile_c_to_image(&source, &opts)?;
             if let Some(p) = emit_asm {
-                container::write_atomic(&p, asm.as_bytes())?;
+                write_atomic(&p, asm.as_bytes(), Access::Public)?;
             }
-            image.write_atomic(&output)?;
+            write_image(&image, &output)?;
             if !cli.quiet {
                 eprintln!(
                     "wrote {} (ROM {} B, RAM data {} B)",
@@ -437,6 +483,12 @@ fn run(cli: Cli) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Writes a program image with the one atomic writer.
+fn write_image(image: &vsp_cahp::Image, path: &std::path::Path) -> Result<()> {
+    let bytes = image.to_bytes().map_err(|e| anyhow::anyhow!("{e}"))?;
+    write_atomic(path, &bytes, Access::Public)
 }
 
 fn load_server_keys(path: &std::path::Path, quiet: bool) -> Result<Arc<ServerKeys>> {

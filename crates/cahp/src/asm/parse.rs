@@ -13,6 +13,8 @@ pub(crate) const TEXT: usize = 0;
 pub(crate) const DATA: usize = 1;
 pub(crate) const RODATA: usize = 2;
 pub(crate) const BSS: usize = 3;
+/// Bytes a 16-bit address reaches: no memory of the machine is larger.
+const ADDRESS_SPACE: usize = 1 << 16;
 pub(crate) const SECTION_NAMES: [&str; 4] = [".text", ".data", ".rodata", ".bss"];
 
 /// Something that occupies bytes in a section.
@@ -65,6 +67,11 @@ pub(crate) struct Program {
     /// File named in errors about the whole program (the first user source).
     pub main_file: usize,
     compress_default: bool,
+    /// A lower bound of the ROM and RAM bytes the items parsed so far take (data and `.space`
+    /// bytes; instructions and alignment not counted): a `.space` that cannot fit the 16-bit address
+    /// space is refused before it is allocated. (The machine's own, smaller sizes are checked after
+    /// layout, so that a more specific error such as a branch out of range is reported first.)
+    used: [usize; 2],
 }
 
 type LResult<T> = Result<T, (u32, AsmErrorKind)>;
@@ -79,6 +86,7 @@ impl Program {
             globals: Vec::new(),
             main_file: 0,
             compress_default: compress,
+            used: [0, 0],
         }
     }
 
@@ -171,6 +179,27 @@ impl Program {
         Ok(())
     }
 
+    /// Checks that `n` more bytes in the current section can still fit the 16-bit address space.
+    fn check_room(&self, st: &FileState, n: usize, col: u32) -> LResult<()> {
+        let (mem, what) = if st.section == TEXT {
+            (0, "ROM")
+        } else {
+            (1, "RAM")
+        };
+        let used = self.used[mem].saturating_add(n);
+        if used > ADDRESS_SPACE {
+            return Err((
+                col,
+                AsmErrorKind::TooLarge {
+                    what,
+                    used,
+                    limit: ADDRESS_SPACE,
+                },
+            ));
+        }
+        Ok(())
+    }
+
     fn push(&mut self, st: &FileState, kind: ItemKind, pos: Pos) -> LResult<()> {
         let is_inst = matches!(kind, ItemKind::Inst(_));
         if is_inst && st.section != TEXT {
@@ -197,6 +226,13 @@ impl Program {
                 ));
             }
         }
+        let size = match &kind {
+            ItemKind::Bytes(b) => b.len(),
+            ItemKind::Data { width, .. } => usize::from(*width),
+            _ => 0,
+        };
+        self.check_room(st, size, pos.col)?;
+        self.used[usize::from(st.section != TEXT)] += size;
         self.sections[st.section].push(Item { kind, pos });
         Ok(())
     }
@@ -370,6 +406,8 @@ impl Program {
                     Some(a) => fill_byte(constant(&p(a)?, arg_col(a), &self.defs)?, arg_col(a))?,
                     None => 0,
                 };
+                // Before allocating: a run of `.space` lines must not grow past the memory.
+                self.check_room(st, n as usize, arg_col(&args[0]))?;
                 self.push(st, ItemKind::Bytes(vec![fill; n as usize]), pos)?;
             }
             ".align" | ".p2align" | ".balign" => {

@@ -266,17 +266,18 @@ pub fn hw_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../hw")
 }
 
-/// Whether `tool` runs (`tool -V`); prints why a test skips when it does not.
-pub fn have_tool(tool: &str, test: &str) -> bool {
+/// Fails the test (never skips it) when `tool -V` does not run: the tests that call this are
+/// `#[ignore = "needs TOOL"]` and run with `cargo test -- --include-ignored` (what `.ci/run` does).
+pub fn require_tool(tool: &str) {
     let ok = Command::new(tool)
         .arg("-V")
         .output()
         .map(|o| o.status.success())
         .unwrap_or(false);
-    if !ok {
-        println!("skipping {test}: `{tool}` is not installed (CI installs it via .ci/run)");
-    }
-    ok
+    assert!(
+        ok,
+        "`{tool}` is not installed (apt-get install -y {tool}); this test needs it"
+    );
 }
 
 /// A compiled iverilog testbench for one core.

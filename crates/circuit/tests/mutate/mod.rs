@@ -1,0 +1,87 @@
+//! Mutations of a valid file for the reader robustness tests: random bit flips, byte edits,
+//! truncations, insertions, deletions and huge numbers (issue 13). Shared by copy per crate.
+
+#![allow(dead_code)]
+
+use proptest::prelude::*;
+
+/// One edit of a valid file.
+#[derive(Clone, Debug)]
+pub enum Op {
+    Flip(usize, u8),
+    Set(usize, u8),
+    Truncate(usize),
+    Insert(usize, Vec<u8>),
+    Delete(usize, usize),
+    /// Writes a big number at a position: decimal in text, little-endian u64 in binary.
+    Number(usize, u64),
+}
+
+/// One to five random edits.
+pub fn ops() -> impl Strategy<Value = Vec<Op>> {
+    let num = prop_oneof![
+        Just(u64::MAX),
+        Just(u64::MAX - 1),
+        Just(1u64 << 32),
+        Just(4_000_000_000),
+        any::<u64>()
+    ];
+    let op = prop_oneof![
+        (any::<usize>(), 0u8..8).prop_map(|(p, b)| Op::Flip(p, b)),
+        (any::<usize>(), any::<u8>()).prop_map(|(p, v)| Op::Set(p, v)),
+        any::<usize>().prop_map(Op::Truncate),
+        (any::<usize>(), prop::collection::vec(any::<u8>(), 1..8))
+            .prop_map(|(p, v)| Op::Insert(p, v)),
+        (any::<usize>(), 1usize..16).prop_map(|(p, n)| Op::Delete(p, n)),
+        (any::<usize>(), num).prop_map(|(p, n)| Op::Number(p, n)),
+    ];
+    prop::collection::vec(op, 1..6)
+}
+
+/// `base` with `ops` applied (positions taken modulo the length).
+pub fn apply(base: &[u8], ops: &[Op], text: bool) -> Vec<u8> {
+    let mut b = base.to_vec();
+    for op in ops {
+        let len = b.len().max(1);
+        match op {
+            Op::Flip(p, bit) => {
+                if let Some(x) = b.get_mut(p % len) {
+                    *x ^= 1 << bit;
+                }
+            }
+            Op::Set(p, v) => {
+                if let Some(x) = b.get_mut(p % len) {
+                    *x = *v;
+                }
+            }
+            Op::Truncate(p) => b.truncate(p % len),
+            Op::Insert(p, v) => {
+                let at = (p % len).min(b.len());
+                b.splice(at..at, v.iter().copied());
+            }
+            Op::Delete(p, n) => {
+                let at = (p % len).min(b.len());
+                let end = (at + n).min(b.len());
+                b.drain(at..end);
+            }
+            Op::Number(p, n) => {
+                let at = (p % len).min(b.len());
+                if text {
+                    b.splice(at..at, n.to_string().into_bytes());
+                } else {
+                    let end = (at + 8).min(b.len());
+                    b.splice(at..end, n.to_le_bytes());
+                }
+            }
+        }
+    }
+    b
+}
+
+/// Cases per property: `default`, or `PROPTEST_CASES` when set (a longer fuzzing run).
+pub fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
