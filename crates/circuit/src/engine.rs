@@ -455,9 +455,10 @@ impl<B: Backend> Engine<B> {
 
     /// Evaluates one cycle and latches; returns its statistics.
     pub fn step(&mut self) -> Result<CycleStats, CircuitError> {
+        let next = next_cycle(self.state.cycle)?;
         self.cycle_inner(&mut |_| {})?;
-        self.state.cycle += 1;
-        self.last.cycle = self.state.cycle - 1;
+        self.last.cycle = self.state.cycle;
+        self.state.cycle = next;
         Ok(self.last.clone())
     }
 
@@ -507,8 +508,9 @@ impl<B: Backend> Engine<B> {
                     cycle_finished: false,
                 })
             };
+            let next = next_cycle(cycle)?;
             self.cycle_inner(&mut tick)?;
-            self.state.cycle += 1;
+            self.state.cycle = next;
             self.last.cycle = cycle;
             report.cycles += 1;
             let mean = t0.elapsed().as_secs_f64() / report.cycles as f64;
@@ -698,6 +700,12 @@ impl<B: Backend> Engine<B> {
         };
         Ok(())
     }
+}
+
+/// The cycle counter after one more cycle (a counter at its limit is an error, never a wrap).
+fn next_cycle(c: u64) -> Result<u64, CircuitError> {
+    c.checked_add(1)
+        .ok_or_else(|| CircuitError::Usage("the cycle counter is at its limit".into()))
 }
 
 fn internal(what: &str) -> CircuitError {
