@@ -160,6 +160,27 @@ fn stats_json(c: &Circuit, s: &vsp_circuit::NetlistStats) -> serde_json::Value {
         "memories": c.memories().iter().map(|m| format!("{} ({:?} {:?}, {}x{} bits)", m.spec.name, m.spec.imp, m.spec.kind, 1u64 << m.spec.addr_width, m.spec.data_width)).collect::<Vec<_>>(),
         "critical_path_bootstraps": s.critical_path,
         "bootstraps_per_cycle": s.bootstraps_per_cycle,
+        "encrypted_per_cycle": encrypted_plan_json(c),
+    })
+}
+
+/// What an encrypted cycle costs with select-once MUXes at the default parameters (memories aside).
+fn encrypted_plan_json(c: &Circuit) -> serde_json::Value {
+    let Some(lp) = vsp_circuit::LeveledParams::for_params(&vsp_tfhe::Params::default_128()) else {
+        return serde_json::Value::Null;
+    };
+    let k = vsp_circuit::MuxPlan::new(c, &lp).counts();
+    serde_json::json!({
+        "gate_bootstraps": k.bootstraps(),
+        "circuit_bootstraps": k.circuit_bootstraps,
+        "cmuxes": k.cmuxes,
+        "mux_gates": k.gate_muxes,
+        "lifts": k.lifts,
+        "carried_flip_flops": k.carried,
+        "refreshes": k.refreshes,
+        "key_switches": k.key_switches,
+        "bootstrap_equivalents": (k.cost * 10.0).round() / 10.0,
+        "log2_failure_per_cycle": (k.log2_failure * 10.0).round() / 10.0,
     })
 }
 

@@ -183,6 +183,12 @@ fn circuit_run_and_stats_on_a_user_blueprint() {
     );
     let s: serde_json::Value = serde_json::from_str(&stats).unwrap();
     assert!(s["dff"].as_u64().unwrap() > 0, "{s}");
+    // With select-once MUXes an encrypted cycle never needs more bootstraps than the gate count says.
+    let enc = &s["encrypted_per_cycle"];
+    assert!(
+        enc["gate_bootstraps"].as_u64().unwrap() <= s["bootstraps_per_cycle"].as_u64().unwrap(),
+        "{s}"
+    );
     std::fs::write(d.join("in.json"), r#"{"inputs": {"en": 1}}"#).unwrap();
     ok(
         &[
