@@ -86,12 +86,24 @@ unsafe fn sub_scaled_avx2(out: &mut [u32], key: &[u32], d: u32) {
     sub_scaled_core(out, key, d)
 }
 
-/// out −= d·key on u32 words (key switching inner loop; AVX2 when present).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn sub_scaled_avx512(out: &mut [u32], key: &[u32], d: u32) {
+    sub_scaled_core(out, key, d)
+}
+
+/// out −= d·key on u32 words (key switching inner loop; AVX-512F or AVX2 when present).
 #[inline]
 pub(crate) fn sub_scaled(out: &mut [u32], key: &[u32], d: u32) {
     #[cfg(target_arch = "x86_64")]
-    if crate::fft::Kernel::detect() == crate::fft::Kernel::Avx2Fma {
-        // SAFETY: Avx2Fma is only detected when the CPU supports AVX2.
+    if crate::fft::Kernel::detect().has_avx512() {
+        // SAFETY: Kernel::Avx512 is only detected when the CPU supports AVX-512F.
+        unsafe { sub_scaled_avx512(out, key, d) };
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if crate::fft::Kernel::detect().has_avx2() {
+        // SAFETY: Avx2Fma and Avx512 are only detected when the CPU supports AVX2.
         unsafe { sub_scaled_avx2(out, key, d) };
         return;
     }
@@ -293,5 +305,35 @@ impl EvalKey {
     pub fn bootstrap(&self, c: &Tlwe<u32>) -> Result<Tlwe<u32>, Error> {
         let t = self.bootstrap_to_lvl1(c, 1 << 29)?;
         Ok(key_switch(&self.params, &self.ks, &t))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The AVX2 and AVX-512 key-switching loops equal the portable one (where the CPU has them).
+    #[test]
+    fn sub_scaled_kernels_match_portable() {
+        let key: Vec<u32> = (0..631u32)
+            .map(|i| i.wrapping_mul(0x9e37_79b9) ^ 0x5bd1_e995)
+            .collect();
+        let out0: Vec<u32> = (0..631u32).map(|i| i.wrapping_mul(0x85eb_ca6b)).collect();
+        let mut want = out0.clone();
+        super::sub_scaled_core(&mut want, &key, 0xdead_beef);
+        #[cfg(target_arch = "x86_64")]
+        for k in crate::fft::Kernel::available() {
+            let mut got = out0.clone();
+            match k {
+                // SAFETY: the kernel is in Kernel::available(), so the CPU has AVX2.
+                crate::fft::Kernel::Avx2Fma => unsafe {
+                    super::sub_scaled_avx2(&mut got, &key, 0xdead_beef)
+                },
+                // SAFETY: the kernel is in Kernel::available(), so the CPU has AVX-512F.
+                crate::fft::Kernel::Avx512 => unsafe {
+                    super::sub_scaled_avx512(&mut got, &key, 0xdead_beef)
+                },
+                crate::fft::Kernel::Portable => super::sub_scaled(&mut got, &key, 0xdead_beef),
+            }
+            assert_eq!(got, want, "{k:?}");
+        }
     }
 }
