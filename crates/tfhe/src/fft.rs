@@ -93,6 +93,12 @@ impl Kernel {
     }
 }
 
+/// How far ahead (in f64) the vector `mul_acc_rows` kernels prefetch the Fourier key they stream: 6 KiB.
+/// The blind rotation reads its whole bootstrapping key (52 MB) once per gate, from DRAM; the hardware
+/// prefetcher alone left that loop latency-bound. Measured on the AVX-512 EPYC (`examples/fft_speed`,
+/// "streamed" column, N = 1024): ~4.0 µs per call without, ~2.7 µs with 4–6 KiB (2 KiB: ~3.0 µs).
+pub(crate) const KEY_PREFETCH_DOUBLES: usize = 768;
+
 /// Index of the real part of point j of polynomial `poly` (0 = a, 1 = b) of row r in a row-interleaved
 /// key of `rows` rows of degree n (the [`crate::TrgswFft`] layout); the imaginary part follows at
 /// `+ w` with w = min(4, n/2). Points are grouped in blocks of w and, per block, every row's

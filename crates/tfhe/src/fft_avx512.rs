@@ -465,6 +465,8 @@ pub(crate) unsafe fn mul_acc2(
 /// (b.re, b.im) are each one contiguous 8-double vector [re0..re3 | im0..im3]. With x broadcast as
 /// [xr | xr] and [xi | xi], two accumulators per polynomial collect [xr·kr | xr·ki] and [xi·kr | xi·ki];
 /// one half-swap per block (not per row) combines them into [xr·kr − xi·ki | xr·ki + xi·kr].
+/// The key is prefetched [`crate::fft::KEY_PREFETCH_DOUBLES`] ahead (prefetches never fault, and the
+/// address is formed with `wrapping_add`, so running past the end is harmless).
 ///
 /// # Safety
 /// The CPU must support AVX-512F; acc_a.len() == acc_b.len() == n with n/2 a multiple of 4,
@@ -500,6 +502,11 @@ pub(crate) unsafe fn mul_acc_rows(
                 let xo = px.add(r * n + j);
                 let xr = _mm512_broadcast_f64x4(_mm256_loadu_pd(xo));
                 let xi = _mm512_broadcast_f64x4(_mm256_loadu_pd(xo.add(m)));
+                // Software prefetch ahead of the hardware prefetcher: the key (52 MB per gate) is
+                // streamed from DRAM once per blind rotation.
+                let ahead = k.wrapping_add(crate::fft::KEY_PREFETCH_DOUBLES);
+                _mm_prefetch::<_MM_HINT_T0>(ahead as *const i8);
+                _mm_prefetch::<_MM_HINT_T0>(ahead.wrapping_add(8) as *const i8);
                 let (ka, kb) = (_mm512_loadu_pd(k), _mm512_loadu_pd(k.add(8)));
                 k = k.add(16);
                 a1 = _mm512_fmadd_pd(xr, ka, a1);
