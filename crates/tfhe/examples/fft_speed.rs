@@ -26,7 +26,45 @@ fn time(reps: usize, mut f: impl FnMut()) -> f64 {
     t.elapsed().as_secs_f64() * 1e6 / reps as f64
 }
 
+/// `fft_speed loop <portable|avx2|avx512> <n> <fwd|bwd|mac> <reps>`: only that loop, for `perf stat`
+/// (user-mode cycles are immune to the time-sharing that makes wall-clock medians noisy).
+fn single_loop(args: &[String]) {
+    let kernel = match args[2].as_str() {
+        "portable" => Kernel::Portable,
+        "avx2" => Kernel::Avx2Fma,
+        _ => Kernel::Avx512,
+    };
+    let n: usize = args[3].parse().expect("n");
+    let reps: usize = args[5].parse().expect("reps");
+    let p = FftPlan::with_kernel(n, kernel);
+    let input: Vec<f64> = (0..n).map(|i| ((i * 7919) % 1021) as f64).collect();
+    let mut buf = input.clone();
+    let (x, key) = (vec![1.5; 4 * n], vec![2.5; 8 * n]);
+    let (mut acc_a, mut acc_b) = (vec![0.0; n], vec![0.0; n]);
+    for _ in 0..reps {
+        match args[4].as_str() {
+            "fwd" => {
+                let (re, im) = buf.split_at_mut(n / 2);
+                p.forward_in_place(re, im);
+                buf.copy_from_slice(&input);
+            }
+            "bwd" => {
+                p.backward_in_place(&mut buf);
+                buf.copy_from_slice(&input);
+            }
+            _ => p.mul_acc_rows(&mut acc_a, &mut acc_b, &x, &key, 4),
+        }
+        black_box((&buf, &acc_a, &acc_b));
+    }
+    println!("{:?} n={n} {} x{reps}", p.kernel(), args[4]);
+}
+
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() == 6 && args[1] == "loop" {
+        single_loop(&args);
+        return;
+    }
     let rounds: usize = std::env::args()
         .nth(1)
         .and_then(|s| s.parse().ok())

@@ -5,10 +5,11 @@
 //!   the data (half the loads and stores of two radix-2 passes, and one complex product fewer: the twiddle
 //!   W_h[j + h/2] = −i·W_h[j] is a swap). The first pass is fused with the twist; when the number of outer
 //!   stages is odd it is a radix-2 pass;
-//! * the last four stages (h = 8, 4, 2, 1) run on 16-point blocks held in registers: h = 8 between two
-//!   vectors, h = 4, 2, 1 inside each vector with lane shuffles.
+//! * the last six stages (h = 32, …, 1) run on 64-point blocks held in registers (8 re + 8 im vectors of
+//!   the 32): h = 32, 16, 8 between vectors, h = 4, 2, 1 inside each vector with lane shuffles (for
+//!   N/2 < 64, the last four stages on 16-point blocks).
 //!
-//! Backward (decimation in time, bit-reversed input) mirrors it: the 16-point register pass first, then
+//! Backward (decimation in time, bit-reversed input) mirrors it: the register-block pass first, then
 //! radix-4 passes (stages h and 2h), the last fused with the untwist and 1/(N/2) scaling.
 //!
 //! The stage order and twiddles are the portable ones, so the output order is identical; the results
@@ -142,8 +143,10 @@ pub(crate) unsafe fn forward(p: &FftPlan, re: &mut [f64], im: &mut [f64]) {
     // SAFETY (all pointer accesses below): every vector access covers indices [k, k + 8) with k + 8 ≤ m,
     // the length of re, im and the twist tables; stage-table accesses are at h + j + 8 ≤ 2h ≤ m.
     unsafe {
-        // Number of stages with h ≥ 16 (h = m/2, …, 16).
-        let outer = m.trailing_zeros() - 4;
+        // Points per register block of the last stages (64 = 8 vector pairs fit the 32 registers).
+        let tail: usize = if m >= 64 { 64 } else { 16 };
+        // Number of stages before it (h = m/2, …, tail), two per radix-4 pass.
+        let outer = m.trailing_zeros() - tail.trailing_zeros();
         let mut h = m / 2;
         if outer == 0 {
             let mut j = 0;
@@ -172,25 +175,105 @@ pub(crate) unsafe fn forward(p: &FftPlan, re: &mut [f64], im: &mut [f64]) {
             radix4_dif::<true>(rp, ip, m, h, (tr, ti), (wr, wi));
             h /= 4;
         }
-        while h >= 16 {
+        while h >= tail {
             radix4_dif::<false>(rp, ip, m, h, (tr, ti), (wr, wi));
             h /= 4;
         }
-        // h = 8, 4, 2, 1 on 16-point blocks.
-        let small = Small::new(twr, twi);
-        let (w8r, w8i) = (ld(wr, 8), ld(wi, 8));
+        if tail == 64 {
+            tail_dif::<8>(rp, ip, m, twr, twi);
+        } else {
+            tail_dif::<2>(rp, ip, m, twr, twi);
+        }
+    }
+}
+
+/// The last stages of the forward transform on blocks of 8·V points held in registers (V = 2: h = 8, 4,
+/// 2, 1; V = 8: h = 32, 16, 8, 4, 2, 1): stages with h ≥ 8 pair whole vectors, the rest run inside each
+/// vector ([`Small::dif8`]).
+///
+/// # Safety
+/// AVX-512F; `rp`/`ip` point to m doubles, m a multiple of 8·V; the stage tables hold ≥ 8·V entries.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn tail_dif<const V: usize>(rp: *mut f64, ip: *mut f64, m: usize, twr: &[f64], twi: &[f64]) {
+    let small = Small::new(twr, twi);
+    let (wr, wi) = (twr.as_ptr(), twi.as_ptr());
+    // SAFETY: blocks [s, s + 8V) with s + 8V ≤ m; stage-table reads at 8hv + 8k + 8 ≤ 16hv ≤ 8V.
+    unsafe {
         let mut s = 0;
         while s < m {
-            let (r0, i0, r1, i1) = (ld(rp, s), ld(ip, s), ld(rp, s + 8), ld(ip, s + 8));
-            let (ar, ai) = (_mm512_add_pd(r0, r1), _mm512_add_pd(i0, i1));
-            let (br, bi) = cmul(_mm512_sub_pd(r0, r1), _mm512_sub_pd(i0, i1), w8r, w8i);
-            let (ar, ai) = small.dif8(ar, ai);
-            let (br, bi) = small.dif8(br, bi);
-            st(rp, s, ar);
-            st(ip, s, ai);
-            st(rp, s + 8, br);
-            st(ip, s + 8, bi);
-            s += 16;
+            let mut r = [_mm512_setzero_pd(); V];
+            let mut i = [_mm512_setzero_pd(); V];
+            for k in 0..V {
+                r[k] = ld(rp, s + 8 * k);
+                i[k] = ld(ip, s + 8 * k);
+            }
+            let mut hv = V / 2;
+            while hv >= 1 {
+                let mut base = 0;
+                while base < V {
+                    for k in 0..hv {
+                        let (a, b) = (base + k, base + k + hv);
+                        let (dr, di) = (_mm512_sub_pd(r[a], r[b]), _mm512_sub_pd(i[a], i[b]));
+                        r[a] = _mm512_add_pd(r[a], r[b]);
+                        i[a] = _mm512_add_pd(i[a], i[b]);
+                        let t = 8 * hv + 8 * k;
+                        (r[b], i[b]) = cmul(dr, di, ld(wr, t), ld(wi, t));
+                    }
+                    base += 2 * hv;
+                }
+                hv /= 2;
+            }
+            for k in 0..V {
+                let (a, b) = small.dif8(r[k], i[k]);
+                st(rp, s + 8 * k, a);
+                st(ip, s + 8 * k, b);
+            }
+            s += 8 * V;
+        }
+    }
+}
+
+/// The first stages of the inverse transform on blocks of 8·V points (mirror of [`tail_dif`]).
+///
+/// # Safety
+/// As [`tail_dif`].
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn head_dit<const V: usize>(rp: *mut f64, ip: *mut f64, m: usize, twr: &[f64], twi: &[f64]) {
+    let small = Small::new(twr, twi);
+    let (wr, wi) = (twr.as_ptr(), twi.as_ptr());
+    // SAFETY: as in tail_dif.
+    unsafe {
+        let mut s = 0;
+        while s < m {
+            let mut r = [_mm512_setzero_pd(); V];
+            let mut i = [_mm512_setzero_pd(); V];
+            for k in 0..V {
+                (r[k], i[k]) = small.dit8(ld(rp, s + 8 * k), ld(ip, s + 8 * k));
+            }
+            let mut hv = 1;
+            while hv < V {
+                let mut base = 0;
+                while base < V {
+                    for k in 0..hv {
+                        let (a, b) = (base + k, base + k + hv);
+                        let t = 8 * hv + 8 * k;
+                        let (vr, vi) = cmul_conj(r[b], i[b], ld(wr, t), ld(wi, t));
+                        r[b] = _mm512_sub_pd(r[a], vr);
+                        i[b] = _mm512_sub_pd(i[a], vi);
+                        r[a] = _mm512_add_pd(r[a], vr);
+                        i[a] = _mm512_add_pd(i[a], vi);
+                    }
+                    base += 2 * hv;
+                }
+                hv *= 2;
+            }
+            for k in 0..V {
+                st(rp, s + 8 * k, r[k]);
+                st(ip, s + 8 * k, i[k]);
+            }
+            s += 8 * V;
         }
     }
 }
@@ -269,22 +352,15 @@ pub(crate) unsafe fn backward(p: &FftPlan, re: &mut [f64], im: &mut [f64]) {
     // SAFETY (all pointer accesses below): as in `forward`, every access is within [0, m) for the data and
     // untwist tables and within [h, 2h) ⊂ [0, m) for the stage tables.
     unsafe {
-        // h = 1, 2, 4, 8 on 16-point blocks.
-        let small = Small::new(twr, twi);
-        let (w8r, w8i) = (ld(wr, 8), ld(wi, 8));
-        let mut s = 0;
-        while s < m {
-            let (ar, ai) = small.dit8(ld(rp, s), ld(ip, s));
-            let (br, bi) = small.dit8(ld(rp, s + 8), ld(ip, s + 8));
-            let (vr, vi) = cmul_conj(br, bi, w8r, w8i);
-            st(rp, s, _mm512_add_pd(ar, vr));
-            st(ip, s, _mm512_add_pd(ai, vi));
-            st(rp, s + 8, _mm512_sub_pd(ar, vr));
-            st(ip, s + 8, _mm512_sub_pd(ai, vi));
-            s += 16;
+        let tail: usize = if m >= 64 { 64 } else { 16 };
+        if tail == 64 {
+            head_dit::<8>(rp, ip, m, twr, twi);
+        } else {
+            head_dit::<2>(rp, ip, m, twr, twi);
         }
-        let outer = m.trailing_zeros() - 4;
-        let mut h = 16;
+        // Stages with h ≥ tail, two per radix-4 pass.
+        let outer = m.trailing_zeros() - tail.trailing_zeros();
+        let mut h = tail;
         let mut left = outer;
         while left > 2 {
             radix4_dit::<false>(rp, ip, m, h, (ur_t, ui_t), (wr, wi));
