@@ -26,7 +26,7 @@ fn time(reps: usize, mut f: impl FnMut()) -> f64 {
     t.elapsed().as_secs_f64() * 1e6 / reps as f64
 }
 
-/// `fft_speed loop <portable|avx2|avx512> <n> <fwd|bwd|mac> <reps>`: only that loop, for `perf stat`
+/// `fft_speed loop <portable|avx2|avx512> <n> <fwd|bwd|mac|macs> <reps>` (macs: streamed keys): only that loop, for `perf stat`
 /// (user-mode cycles are immune to the time-sharing that makes wall-clock medians noisy).
 fn single_loop(args: &[String]) {
     let kernel = match args[2].as_str() {
@@ -41,6 +41,9 @@ fn single_loop(args: &[String]) {
     let mut buf = input.clone();
     let (x, key) = (vec![1.5; 4 * n], vec![2.5; 8 * n]);
     let (mut acc_a, mut acc_b) = (vec![0.0; n], vec![0.0; n]);
+    let keys = if args[4] == "macs" { 630 } else { 1 };
+    let big = vec![0.5; keys * 8 * n];
+    let mut next = big.chunks_exact(8 * n).cycle();
     for _ in 0..reps {
         match args[4].as_str() {
             "fwd" => {
@@ -52,7 +55,11 @@ fn single_loop(args: &[String]) {
                 p.backward_in_place(&mut buf);
                 buf.copy_from_slice(&input);
             }
-            _ => p.mul_acc_rows(&mut acc_a, &mut acc_b, &x, &key, 4),
+            "mac" => p.mul_acc_rows(&mut acc_a, &mut acc_b, &x, &key, 4),
+            _ => {
+                let k = next.next().unwrap_or(&key);
+                p.mul_acc_rows(&mut acc_a, &mut acc_b, &x, k, 4)
+            }
         }
         black_box((&buf, &acc_a, &acc_b));
     }

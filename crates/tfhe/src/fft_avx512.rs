@@ -476,7 +476,7 @@ unsafe fn radix4_dit<const UNTWIST: bool>(
 #[target_feature(enable = "avx512f")]
 pub(crate) unsafe fn mul_acc(acc: &mut [f64], a: &[f64], b: &[f64]) {
     let m = acc.len() / 2;
-    debug_assert!(m % 8 == 0 && a.len() == 2 * m && b.len() == 2 * m);
+    debug_assert!(m.is_multiple_of(8) && a.len() == 2 * m && b.len() == 2 * m);
     let (cp, ap, bp) = (acc.as_mut_ptr(), a.as_ptr(), b.as_ptr());
     // SAFETY: j + 8 ≤ m and m + j + 8 ≤ 2m, the length of each slice.
     unsafe {
@@ -506,7 +506,7 @@ pub(crate) unsafe fn mul_acc2(
 ) {
     let m = x.len() / 2;
     debug_assert!(
-        m % 8 == 0
+        m.is_multiple_of(8)
             && acc_a.len() == 2 * m
             && acc_b.len() == 2 * m
             && a.len() == 2 * m
@@ -557,7 +557,7 @@ pub(crate) unsafe fn mul_acc_rows(
 ) {
     let n = acc_a.len();
     let m = n / 2;
-    debug_assert!(m % 4 == 0 && acc_b.len() == n && x.len() >= rows * n);
+    debug_assert!(m.is_multiple_of(4) && acc_b.len() == n && x.len() >= rows * n);
     debug_assert!(key.len() >= rows * 2 * n);
     let (pa, pb, px, pk) = (
         acc_a.as_mut_ptr(),
