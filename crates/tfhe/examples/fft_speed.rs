@@ -26,7 +26,9 @@ fn time(reps: usize, mut f: impl FnMut()) -> f64 {
     t.elapsed().as_secs_f64() * 1e6 / reps as f64
 }
 
-/// `fft_speed loop <portable|avx2|avx512> <n> <fwd|bwd|mac|macs> <reps>` (macs: streamed keys): only that loop, for `perf stat`
+/// `fft_speed loop <portable|avx2|avx512> <n> <fb|fwd|bwd|mac|macs> <reps>` (fb: forward then backward
+/// in place, a round trip with no copy; fwd/bwd: one transform plus a copy of the input back; macs:
+/// mul_acc_rows streaming 630 keys): only that loop, for `perf stat`
 /// (user-mode cycles are immune to the time-sharing that makes wall-clock medians noisy).
 fn single_loop(args: &[String]) {
     let kernel = match args[2].as_str() {
@@ -46,6 +48,11 @@ fn single_loop(args: &[String]) {
     let mut next = big.chunks_exact(8 * n).cycle();
     for _ in 0..reps {
         match args[4].as_str() {
+            "fb" => {
+                let (re, im) = buf.split_at_mut(n / 2);
+                p.forward_in_place(re, im);
+                p.backward_in_place(&mut buf);
+            }
             "fwd" => {
                 let (re, im) = buf.split_at_mut(n / 2);
                 p.forward_in_place(re, im);
