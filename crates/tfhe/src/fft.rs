@@ -37,8 +37,8 @@ pub enum Kernel {
     /// The same loops compiled with AVX2 and FMA enabled.
     Avx2Fma,
     /// AVX-512F kernels (8 lanes, radix-4 passes; `fft_avx512`) for the transforms and the
-    /// Fourier-domain products; needs AVX2+FMA too (the small helpers that have no AVX-512 version use
-    /// those). Plans of degree N < 32 use the AVX2 kernel instead.
+    /// Fourier-domain products, and AVX-512 gadget decomposition and key switching. Detected only where
+    /// AVX2+FMA are present too: plans of degree N < 32 use the AVX2 kernels instead.
     Avx512,
 }
 
@@ -235,7 +235,11 @@ impl FftPlan {
     }
 
     /// Forward transform of a polynomial already loaded as f64 (re = first half, im = second half).
+    ///
+    /// # Panics
+    /// If `re` or `im` is not N/2 long.
     pub fn forward_in_place(&self, re: &mut [f64], im: &mut [f64]) {
+        assert!(re.len() == self.n / 2 && im.len() == self.n / 2);
         match self.kernel {
             Kernel::Portable => forward_core(self, re, im),
             #[cfg(target_arch = "x86_64")]
@@ -251,7 +255,11 @@ impl FftPlan {
     }
 
     /// Inverse transform; the result (integer-valued f64, re = low half) stays in `f`.
+    ///
+    /// # Panics
+    /// If `f` is not N long.
     pub fn backward_in_place(&self, f: &mut [f64]) {
+        assert_eq!(f.len(), self.n);
         let (re, im) = f.split_at_mut(self.n / 2);
         match self.kernel {
             Kernel::Portable => backward_core(self, re, im),
@@ -281,8 +289,12 @@ impl FftPlan {
     }
 
     /// acc += a ⊙ b (pointwise complex products in the split layout).
+    ///
+    /// # Panics
+    /// If a slice is not N long.
     #[inline]
     pub fn mul_acc(&self, acc: &mut [f64], a: &[f64], b: &[f64]) {
+        assert!(acc.len() == self.n && a.len() == self.n && b.len() == self.n);
         match self.kernel {
             Kernel::Portable => mul_acc_core(acc, a, b),
             #[cfg(target_arch = "x86_64")]
@@ -298,8 +310,15 @@ impl FftPlan {
     }
 
     /// acc_a += x ⊙ a and acc_b += x ⊙ b (one pass over x).
+    ///
+    /// # Panics
+    /// If a slice is not N long.
     #[inline]
     pub fn mul_acc2(&self, acc_a: &mut [f64], acc_b: &mut [f64], x: &[f64], a: &[f64], b: &[f64]) {
+        let n = self.n;
+        assert!(
+            acc_a.len() == n && acc_b.len() == n && x.len() == n && a.len() == n && b.len() == n
+        );
         match self.kernel {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: Kernel::Avx2Fma is only selected after is_x86_feature_detected!("avx2"/"fma").
