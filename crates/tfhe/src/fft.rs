@@ -11,7 +11,7 @@
 //!
 //! Kernels (chosen at run time by [`Kernel::detect`]): a portable path written over split re/im slices so
 //! that LLVM vectorizes it, hand-written AVX2+FMA kernels (`fft_avx2`, 4 lanes, radix-2) and AVX-512F
-//! kernels (`fft_avx512`, 8 lanes, radix-4 passes and a 16-point in-register tail). All compute the same
+//! kernels (`fft_avx512`, 8 lanes, radix-4 passes and a 64-point in-register tail). All compute the same
 //! stages in the same order, so their outputs agree up to f64 rounding (checked in the tests below).
 //!
 //! # Precision (why f64 suffices)
