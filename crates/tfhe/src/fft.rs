@@ -9,8 +9,10 @@
 //!
 //! Layout of a Fourier polynomial: `N` f64, the N/2 real parts then the N/2 imaginary parts.
 //!
-//! Kernels: a portable path and the same loops compiled with AVX2+FMA (chosen at run time by
-//! [`Kernel::detect`]). The loops are written over split re/im slices so that LLVM vectorizes them.
+//! Kernels (chosen at run time by [`Kernel::detect`]): a portable path written over split re/im slices so
+//! that LLVM vectorizes it, hand-written AVX2+FMA kernels (`fft_avx2`, 4 lanes, radix-2) and AVX-512F
+//! kernels (`fft_avx512`, 8 lanes, radix-4 passes and a 64-point in-register tail). All compute the same
+//! stages in the same order, so their outputs agree up to f64 rounding (checked in the tests below).
 //!
 //! # Precision (why f64 suffices)
 //! The error of an FFT convolution is about ε·log2(N/2)·‖a‖₂·‖b‖₂ with ε = 2^-53.
@@ -34,23 +36,68 @@ pub enum Kernel {
     Portable,
     /// The same loops compiled with AVX2 and FMA enabled.
     Avx2Fma,
+    /// AVX-512F kernels (8 lanes, radix-4 passes; `fft_avx512`) for the transforms and the
+    /// Fourier-domain products, and AVX-512 gadget decomposition and key switching. Detected only where
+    /// AVX2+FMA are present too: plans of degree N < 32 use the AVX2 kernels instead.
+    Avx512,
 }
 
 impl Kernel {
-    /// The fastest kernel this CPU supports (cached).
+    /// The fastest kernel this CPU supports (cached). The environment variable `VSP_TFHE_KERNEL`
+    /// (`portable`, `avx2` or `avx512`) can select a slower one for measurements; a kernel the CPU lacks
+    /// is never chosen.
     pub fn detect() -> Kernel {
         static K: OnceLock<Kernel> = OnceLock::new();
         *K.get_or_init(|| {
-            #[cfg(target_arch = "x86_64")]
-            {
-                if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
-                    return Kernel::Avx2Fma;
-                }
+            let best = Kernel::available().pop().unwrap_or(Kernel::Portable);
+            let wanted = match std::env::var("VSP_TFHE_KERNEL").as_deref() {
+                Ok("portable") => Kernel::Portable,
+                Ok("avx2") => Kernel::Avx2Fma,
+                _ => best,
+            };
+            if Kernel::available().contains(&wanted) {
+                wanted
+            } else {
+                best
             }
-            Kernel::Portable
         })
     }
+
+    /// Every kernel this CPU can run, slowest first (tests and benchmarks compare them).
+    pub fn available() -> Vec<Kernel> {
+        #[allow(unused_mut)]
+        let mut k = vec![Kernel::Portable];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+                k.push(Kernel::Avx2Fma);
+                if std::is_x86_feature_detected!("avx512f") {
+                    k.push(Kernel::Avx512);
+                }
+            }
+        }
+        k
+    }
+
+    /// Whether AVX2 may be used (true for the AVX2 and the AVX-512 kernels): the other vectorized loops
+    /// of the crate (gadget decomposition, key switching) key off this.
+    #[inline]
+    pub fn has_avx2(self) -> bool {
+        matches!(self, Kernel::Avx2Fma | Kernel::Avx512)
+    }
+
+    /// Whether AVX-512F may be used.
+    #[inline]
+    pub fn has_avx512(self) -> bool {
+        self == Kernel::Avx512
+    }
 }
+
+/// How far ahead (in f64) the vector `mul_acc_rows` kernels prefetch the Fourier key they stream: 6 KiB.
+/// The blind rotation reads its whole bootstrapping key (52 MB) once per gate, from DRAM; the hardware
+/// prefetcher alone left that loop latency-bound. Measured on the AVX-512 EPYC (`examples/fft_speed`,
+/// "streamed" column, N = 1024): ~4.0 µs per call without, ~2.7 µs with 4–6 KiB (2 KiB: ~3.0 µs).
+pub(crate) const KEY_PREFETCH_DOUBLES: usize = 768;
 
 /// Index of the real part of point j of polynomial `poly` (0 = a, 1 = b) of row r in a row-interleaved
 /// key of `rows` rows of degree n (the [`crate::TrgswFft`] layout); the imaginary part follows at
@@ -101,8 +148,15 @@ impl FftPlan {
             n.is_power_of_two() && n >= 4,
             "FFT degree must be a power of two >= 4"
         );
-        // The vector kernels work on 4-lane blocks of the N/2 points.
-        let kernel = if n < 8 { Kernel::Portable } else { kernel };
+        // The AVX2 kernels work on 4-lane blocks of the N/2 points, the AVX-512 ones on 16-point blocks.
+        // A kernel this CPU lacks is never used (the unsafe dispatch below relies on it).
+        let available = Kernel::available();
+        let kernel = match kernel {
+            _ if n < 8 => Kernel::Portable,
+            k if !available.contains(&k) => *available.last().unwrap_or(&Kernel::Portable),
+            Kernel::Avx512 if n < 32 => Kernel::Avx2Fma,
+            k => k,
+        };
         let m = n / 2;
         let mut twist_re = vec![0.0; m];
         let mut twist_im = vec![0.0; m];
@@ -181,27 +235,63 @@ impl FftPlan {
     }
 
     /// Forward transform of a polynomial already loaded as f64 (re = first half, im = second half).
+    ///
+    /// # Panics
+    /// If `re` or `im` is not N/2 long.
     pub fn forward_in_place(&self, re: &mut [f64], im: &mut [f64]) {
+        assert!(re.len() == self.n / 2 && im.len() == self.n / 2);
         match self.kernel {
             Kernel::Portable => forward_core(self, re, im),
             #[cfg(target_arch = "x86_64")]
             // SAFETY: Kernel::Avx2Fma is only selected after is_x86_feature_detected!("avx2"/"fma").
             Kernel::Avx2Fma => unsafe { crate::fft_avx2::forward(self, re, im) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: Kernel::Avx512 is only selected after is_x86_feature_detected!("avx512f"), and
+            // never for N < 32 (with_kernel), so m = N/2 is a power of two ≥ 16; re, im have length m.
+            Kernel::Avx512 => unsafe {
+                crate::fft_avx512::forward(self, re, im, &mut crate::fft_avx512::Ahead::none())
+            },
             #[cfg(not(target_arch = "x86_64"))]
-            Kernel::Avx2Fma => forward_core(self, re, im),
+            Kernel::Avx2Fma | Kernel::Avx512 => forward_core(self, re, im),
+        }
+    }
+
+    /// [`FftPlan::forward_in_place`] that meanwhile prefetches `ahead` into L2, a few cache lines per loop
+    /// iteration (AVX-512 kernel only; the others just transform): the external product hands each of its
+    /// transforms a share of the TRGSW key that `mul_acc_rows` streams next. Measured (in-process A/B of
+    /// CPU time per NAND, 5 runs of 15 alternating pairs): −3% on average (−6.8% … +1.5%); prefetching
+    /// the whole key in one burst instead was 19% slower, at twice the rate or with the T0 hint no gain.
+    pub(crate) fn forward_in_place_ahead(&self, re: &mut [f64], im: &mut [f64], ahead: &[f64]) {
+        match self.kernel {
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512 => {
+                assert!(re.len() == self.n / 2 && im.len() == self.n / 2);
+                // ~m/8 loop iterations per transform (radix passes and register tail together).
+                let mut a = crate::fft_avx512::Ahead::new(ahead, self.n / 16);
+                // SAFETY: as in forward_in_place (lengths asserted above).
+                unsafe { crate::fft_avx512::forward(self, re, im, &mut a) }
+            }
+            _ => self.forward_in_place(re, im),
         }
     }
 
     /// Inverse transform; the result (integer-valued f64, re = low half) stays in `f`.
+    ///
+    /// # Panics
+    /// If `f` is not N long.
     pub fn backward_in_place(&self, f: &mut [f64]) {
+        assert_eq!(f.len(), self.n);
         let (re, im) = f.split_at_mut(self.n / 2);
         match self.kernel {
             Kernel::Portable => backward_core(self, re, im),
             #[cfg(target_arch = "x86_64")]
             // SAFETY: Kernel::Avx2Fma is only selected after is_x86_feature_detected!("avx2"/"fma").
             Kernel::Avx2Fma => unsafe { crate::fft_avx2::backward(self, re, im) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as in forward_in_place.
+            Kernel::Avx512 => unsafe { crate::fft_avx512::backward(self, re, im) },
             #[cfg(not(target_arch = "x86_64"))]
-            Kernel::Avx2Fma => backward_core(self, re, im),
+            Kernel::Avx2Fma | Kernel::Avx512 => backward_core(self, re, im),
         }
     }
 
@@ -220,25 +310,43 @@ impl FftPlan {
     }
 
     /// acc += a ⊙ b (pointwise complex products in the split layout).
+    ///
+    /// # Panics
+    /// If a slice is not N long.
     #[inline]
     pub fn mul_acc(&self, acc: &mut [f64], a: &[f64], b: &[f64]) {
+        assert!(acc.len() == self.n && a.len() == self.n && b.len() == self.n);
         match self.kernel {
             Kernel::Portable => mul_acc_core(acc, a, b),
             #[cfg(target_arch = "x86_64")]
             // SAFETY: Kernel::Avx2Fma is only selected after is_x86_feature_detected!("avx2"/"fma").
             Kernel::Avx2Fma => unsafe { crate::fft_avx2::mul_acc(acc, a, b) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: Kernel::Avx512 is only selected after is_x86_feature_detected!("avx512f") and
+            // only for N ≥ 32, so N/2 is a multiple of 8.
+            Kernel::Avx512 => unsafe { crate::fft_avx512::mul_acc(acc, a, b) },
             #[cfg(not(target_arch = "x86_64"))]
-            Kernel::Avx2Fma => mul_acc_core(acc, a, b),
+            Kernel::Avx2Fma | Kernel::Avx512 => mul_acc_core(acc, a, b),
         }
     }
 
     /// acc_a += x ⊙ a and acc_b += x ⊙ b (one pass over x).
+    ///
+    /// # Panics
+    /// If a slice is not N long.
     #[inline]
     pub fn mul_acc2(&self, acc_a: &mut [f64], acc_b: &mut [f64], x: &[f64], a: &[f64], b: &[f64]) {
+        let n = self.n;
+        assert!(
+            acc_a.len() == n && acc_b.len() == n && x.len() == n && a.len() == n && b.len() == n
+        );
         match self.kernel {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: Kernel::Avx2Fma is only selected after is_x86_feature_detected!("avx2"/"fma").
             Kernel::Avx2Fma => unsafe { crate::fft_avx2::mul_acc2(acc_a, acc_b, x, a, b) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as in mul_acc.
+            Kernel::Avx512 => unsafe { crate::fft_avx512::mul_acc2(acc_a, acc_b, x, a, b) },
             _ => {
                 mul_acc_core(acc_a, x, a);
                 mul_acc_core(acc_b, x, b);
@@ -268,6 +376,12 @@ impl FftPlan {
             // and it is never chosen for N < 8, so n/2 is a multiple of 4; lengths checked above.
             Kernel::Avx2Fma if n == self.n => unsafe {
                 crate::fft_avx2::mul_acc_rows(acc_a, acc_b, x, key, rows)
+            },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: Kernel::Avx512 is only selected after is_x86_feature_detected!("avx512f") and
+            // only for N ≥ 32, so n/2 is a multiple of 4; lengths checked above.
+            Kernel::Avx512 if n == self.n => unsafe {
+                crate::fft_avx512::mul_acc_rows(acc_a, acc_b, x, key, rows)
             },
             _ => {
                 let m = n / 2;
@@ -420,21 +534,24 @@ mod tests {
         c
     }
 
+    /// Every kernel this CPU supports (a kernel the CPU lacks is simply not in the list).
     fn kernels() -> Vec<Kernel> {
-        let mut k = vec![Kernel::Portable];
-        if Kernel::detect() == Kernel::Avx2Fma {
-            k.push(Kernel::Avx2Fma);
-        } else {
-            println!("AVX2+FMA not available: only the portable kernel is tested");
-        }
-        k
+        Kernel::available()
+    }
+
+    /// The vector kernels this CPU supports (compared against the portable one).
+    fn vector_kernels() -> Vec<Kernel> {
+        kernels()
+            .into_iter()
+            .filter(|&k| k != Kernel::Portable)
+            .collect()
     }
 
     #[test]
     fn negacyclic_product_matches_naive() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
         for kernel in kernels() {
-            for n in [4usize, 8, 64, 1024] {
+            for n in [4usize, 8, 16, 32, 64, 128, 1024, 2048] {
                 let p = FftPlan::with_kernel(n, kernel);
                 let a: Vec<i64> = (0..n).map(|_| rng.gen_range(-512..512)).collect();
                 let b: Vec<i64> = (0..n)
@@ -456,98 +573,111 @@ mod tests {
         }
     }
 
+    /// Forward, mul_acc, mul_acc2 and backward of every vector kernel against the portable kernel, for
+    /// every degree the kernels treat differently (AVX-512: radix-2 or radix-4 first/last pass, N < 32
+    /// falls back to AVX2). Tolerance: relative 1e-6 on the transforms of inputs up to 1e6 (the f64
+    /// rounding of a 10-stage FFT is ~1e-12 relative to the largest value).
     #[test]
-    fn avx2_matches_portable() {
-        if Kernel::detect() != Kernel::Avx2Fma {
-            println!("AVX2+FMA not available: skipping the kernel comparison");
-            return;
-        }
+    fn vector_kernels_match_portable() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
-        for n in [8usize, 16, 512, 2048] {
-            let p0 = FftPlan::with_kernel(n, Kernel::Portable);
-            let p1 = FftPlan::with_kernel(n, Kernel::Avx2Fma);
-            let a: Vec<f64> = (0..n).map(|_| rng.gen_range(-1e6..1e6)).collect();
-            let (mut x0, mut x1) = (a.clone(), a.clone());
-            {
-                let (r, i) = x0.split_at_mut(n / 2);
-                p0.forward_in_place(r, i);
-                let (r, i) = x1.split_at_mut(n / 2);
-                p1.forward_in_place(r, i);
-            }
-            for (u, v) in x0.iter().zip(&x1) {
-                assert!((u - v).abs() <= 1e-6 * (1.0 + u.abs()), "forward {u} {v}");
-            }
-            let (mut acc0, mut acc1) = (vec![1.0; n], vec![1.0; n]);
-            p0.mul_acc(&mut acc0, &x0, &a);
-            p1.mul_acc(&mut acc1, &x1, &a);
-            let (mut b0, mut b1, mut c0, mut c1) =
-                (vec![0.5; n], vec![0.5; n], vec![2.0; n], vec![2.0; n]);
-            p0.mul_acc2(&mut b0, &mut c0, &x0, &a, &acc0);
-            p1.mul_acc2(&mut b1, &mut c1, &x0, &a, &acc0);
-            for (u, v) in b0.iter().zip(&b1).chain(c0.iter().zip(&c1)) {
-                assert!((u - v).abs() <= 1e-6 * (1.0 + u.abs()), "mul_acc2 {u} {v}");
-            }
-            p0.backward_in_place(&mut acc0);
-            p1.backward_in_place(&mut acc1);
-            for (u, v) in acc0.iter().zip(&acc1) {
-                assert!((u - v).abs() <= 1e-3 * (1.0 + u.abs()), "backward {u} {v}");
+        for kernel in vector_kernels() {
+            for n in [8usize, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096] {
+                let p0 = FftPlan::with_kernel(n, Kernel::Portable);
+                let p1 = FftPlan::with_kernel(n, kernel);
+                let a: Vec<f64> = (0..n).map(|_| rng.gen_range(-1e6..1e6)).collect();
+                let (mut x0, mut x1) = (a.clone(), a.clone());
+                {
+                    let (r, i) = x0.split_at_mut(n / 2);
+                    p0.forward_in_place(r, i);
+                    let (r, i) = x1.split_at_mut(n / 2);
+                    p1.forward_in_place(r, i);
+                }
+                for (u, v) in x0.iter().zip(&x1) {
+                    assert!(
+                        (u - v).abs() <= 1e-6 * (1.0 + u.abs()),
+                        "forward n={n} {kernel:?} {u} {v}"
+                    );
+                }
+                let (mut acc0, mut acc1) = (vec![1.0; n], vec![1.0; n]);
+                p0.mul_acc(&mut acc0, &x0, &a);
+                p1.mul_acc(&mut acc1, &x1, &a);
+                let (mut b0, mut b1, mut c0, mut c1) =
+                    (vec![0.5; n], vec![0.5; n], vec![2.0; n], vec![2.0; n]);
+                p0.mul_acc2(&mut b0, &mut c0, &x0, &a, &acc0);
+                p1.mul_acc2(&mut b1, &mut c1, &x0, &a, &acc0);
+                for (u, v) in b0.iter().zip(&b1).chain(c0.iter().zip(&c1)) {
+                    assert!((u - v).abs() <= 1e-6 * (1.0 + u.abs()), "mul_acc2 {u} {v}");
+                }
+                p0.backward_in_place(&mut acc0);
+                p1.backward_in_place(&mut acc1);
+                for (u, v) in acc0.iter().zip(&acc1) {
+                    assert!((u - v).abs() <= 1e-3 * (1.0 + u.abs()), "backward {u} {v}");
+                }
             }
         }
     }
 
     #[test]
     fn mul_acc_rows_matches_portable() {
-        if Kernel::detect() != Kernel::Avx2Fma {
-            println!("AVX2+FMA not available: skipping the kernel comparison");
-            return;
-        }
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
-        for (n, rows) in [(8usize, 1usize), (1024, 4), (2048, 6)] {
-            let p0 = FftPlan::with_kernel(n, Kernel::Portable);
-            let p1 = FftPlan::with_kernel(n, Kernel::Avx2Fma);
-            let x: Vec<f64> = (0..rows * n).map(|_| rng.gen_range(-1e3..1e3)).collect();
-            let key: Vec<f64> = (0..rows * 2 * n)
-                .map(|_| rng.gen_range(-1e9..1e9))
-                .collect();
-            // The same key in plain split layout, row by row (a then b), for the mul_acc reference.
-            let m = n / 2;
-            let w = m.min(4);
-            let mut plain = vec![0.0; rows * 2 * n];
-            for r in 0..rows {
-                for poly in 0..2 {
-                    for j in 0..m {
-                        let i = interleaved_index(n, rows, r, poly, j);
-                        plain[(2 * r + poly) * n + j] = key[i];
-                        plain[(2 * r + poly) * n + m + j] = key[i + w];
+        for kernel in vector_kernels() {
+            for (n, rows) in [
+                (8usize, 1usize),
+                (16, 2),
+                (32, 3),
+                (64, 2),
+                (1024, 4),
+                (2048, 6),
+            ] {
+                let p0 = FftPlan::with_kernel(n, Kernel::Portable);
+                let p1 = FftPlan::with_kernel(n, kernel);
+                let x: Vec<f64> = (0..rows * n).map(|_| rng.gen_range(-1e3..1e3)).collect();
+                let key: Vec<f64> = (0..rows * 2 * n)
+                    .map(|_| rng.gen_range(-1e9..1e9))
+                    .collect();
+                // The same key in plain split layout, row by row (a then b), for the mul_acc reference.
+                let m = n / 2;
+                let w = m.min(4);
+                let mut plain = vec![0.0; rows * 2 * n];
+                for r in 0..rows {
+                    for poly in 0..2 {
+                        for j in 0..m {
+                            let i = interleaved_index(n, rows, r, poly, j);
+                            plain[(2 * r + poly) * n + j] = key[i];
+                            plain[(2 * r + poly) * n + m + j] = key[i + w];
+                        }
                     }
                 }
-            }
-            let (mut a0, mut b0) = (vec![7.0; n], vec![7.0; n]);
-            let (mut a1, mut b1) = (vec![-3.0; n], vec![-3.0; n]);
-            p0.mul_acc_rows(&mut a0, &mut b0, &x, &key, rows);
-            p1.mul_acc_rows(&mut a1, &mut b1, &x, &key, rows);
-            // Reference: the same sums with mul_acc from zero.
-            let (mut ra, mut rb) = (vec![0.0; n], vec![0.0; n]);
-            for r in 0..rows {
-                p0.mul_acc(
-                    &mut ra,
-                    &x[r * n..(r + 1) * n],
-                    &plain[2 * r * n..(2 * r + 1) * n],
-                );
-                p0.mul_acc(
-                    &mut rb,
-                    &x[r * n..(r + 1) * n],
-                    &plain[(2 * r + 1) * n..(2 * r + 2) * n],
-                );
-            }
-            for ((u, v), w) in a0
-                .iter()
-                .chain(&b0)
-                .zip(a1.iter().chain(&b1))
-                .zip(ra.iter().chain(&rb))
-            {
-                assert!((u - w).abs() <= 1e-9 * (1.0 + w.abs()), "portable {u} {w}");
-                assert!((v - w).abs() <= 1e-6 * (1.0 + w.abs()), "avx2 {v} {w}");
+                let (mut a0, mut b0) = (vec![7.0; n], vec![7.0; n]);
+                let (mut a1, mut b1) = (vec![-3.0; n], vec![-3.0; n]);
+                p0.mul_acc_rows(&mut a0, &mut b0, &x, &key, rows);
+                p1.mul_acc_rows(&mut a1, &mut b1, &x, &key, rows);
+                // Reference: the same sums with mul_acc from zero.
+                let (mut ra, mut rb) = (vec![0.0; n], vec![0.0; n]);
+                for r in 0..rows {
+                    p0.mul_acc(
+                        &mut ra,
+                        &x[r * n..(r + 1) * n],
+                        &plain[2 * r * n..(2 * r + 1) * n],
+                    );
+                    p0.mul_acc(
+                        &mut rb,
+                        &x[r * n..(r + 1) * n],
+                        &plain[(2 * r + 1) * n..(2 * r + 2) * n],
+                    );
+                }
+                for ((u, v), w) in a0
+                    .iter()
+                    .chain(&b0)
+                    .zip(a1.iter().chain(&b1))
+                    .zip(ra.iter().chain(&rb))
+                {
+                    assert!((u - w).abs() <= 1e-9 * (1.0 + w.abs()), "portable {u} {w}");
+                    assert!(
+                        (v - w).abs() <= 1e-6 * (1.0 + w.abs()),
+                        "n={n} {kernel:?} {v} {w}"
+                    );
+                }
             }
         }
     }

@@ -309,6 +309,10 @@ pub(crate) unsafe fn mul_acc_rows(
         for r in 0..rows {
             let xo = px.add(r * n + j);
             let (xr, xi) = (_mm256_loadu_pd(xo), _mm256_loadu_pd(xo.add(m)));
+            // Software prefetch of the streamed key (see fft::KEY_PREFETCH_DOUBLES).
+            let ahead = k.wrapping_add(crate::fft::KEY_PREFETCH_DOUBLES);
+            _mm_prefetch::<_MM_HINT_T0>(ahead as *const i8);
+            _mm_prefetch::<_MM_HINT_T0>(ahead.wrapping_add(8) as *const i8);
             let (kar, kai) = (_mm256_loadu_pd(k), _mm256_loadu_pd(k.add(4)));
             let (kbr, kbi) = (_mm256_loadu_pd(k.add(8)), _mm256_loadu_pd(k.add(12)));
             k = k.add(16);

@@ -33,7 +33,8 @@
 //!
 //! ## Modules
 //! * [`torus`] — u32/u64 torus words, balanced gadget decomposition, modulus switching
-//! * [`fft`] — negacyclic f64 FFT (N/2-point, twisted), AVX2+FMA kernels (`fft_avx2`), precision bounds
+//! * [`fft`] — negacyclic f64 FFT (N/2-point, twisted), AVX2+FMA and AVX-512F kernels (`fft_avx2`,
+//!   `fft_avx512`, chosen at run time), precision bounds
 //! * [`params`] — `default_128`, `vsp2021`, `cggi16_insecure`, with security rationale
 //! * [`noise`] — variance predictions and failure probabilities
 //! * [`rng`] — OS-seeded ChaCha20 and domain-separated seed streams
@@ -51,6 +52,7 @@ pub mod circuit;
 pub mod error;
 pub mod fft;
 mod fft_avx2;
+mod fft_avx512;
 pub mod gates;
 mod keygen;
 pub mod noise;

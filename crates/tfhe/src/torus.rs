@@ -209,11 +209,27 @@ impl Gadget {
     #[inline]
     pub fn decompose_poly_f64<T: Torus>(&self, poly: &[T], out: &mut [f64]) {
         #[cfg(target_arch = "x86_64")]
-        if crate::fft::Kernel::detect() == crate::fft::Kernel::Avx2Fma {
-            // SAFETY: Avx2Fma is only detected when the CPU supports AVX2.
+        if crate::fft::Kernel::detect().has_avx512() {
+            // SAFETY: Kernel::Avx512 is only detected when the CPU supports AVX-512F.
+            unsafe { self.decompose_poly_avx512(poly, out) };
+            return;
+        }
+        #[cfg(target_arch = "x86_64")]
+        if crate::fft::Kernel::detect().has_avx2() {
+            // SAFETY: Avx2Fma and Avx512 are only detected when the CPU supports AVX2.
             unsafe { self.decompose_poly_avx2(poly, out) };
             return;
         }
+        self.decompose_poly_core(poly, out)
+    }
+
+    /// The same loops compiled with AVX-512F (16 u32 or 8 u64 lanes per instruction).
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn decompose_poly_avx512<T: Torus>(&self, poly: &[T], out: &mut [f64]) {
         self.decompose_poly_core(poly, out)
     }
 
@@ -343,12 +359,12 @@ mod tests {
         }
     }
 
-    /// The dispatched (AVX2 where present) decomposition equals the portable loop bit for bit.
+    /// The dispatched decomposition and every vector version this CPU supports equal the portable loop
+    /// bit for bit.
     #[test]
     fn poly_decomposition_kernel_matches_portable() {
-        if crate::fft::Kernel::detect() != crate::fft::Kernel::Avx2Fma {
-            println!("AVX2 not available: only the portable decomposition runs");
-        }
+        #[cfg(target_arch = "x86_64")]
+        let kernels = crate::fft::Kernel::available();
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
         for (levels, base_bits) in [(2u32, 8u32), (3, 6), (4, 9)] {
             let g = Gadget { levels, base_bits };
@@ -365,6 +381,26 @@ mod tests {
             g.decompose_poly_f64(&q, &mut a);
             g.decompose_poly_core(&q, &mut b);
             assert_eq!(a, b, "u64 {levels}x{base_bits}");
+            g.decompose_poly_core(&p, &mut a);
+            #[cfg(target_arch = "x86_64")]
+            for k in &kernels {
+                let (mut c, mut d) = (vec![2.0; a.len()], vec![3.0; a.len()]);
+                match k {
+                    // SAFETY: the kernel is in Kernel::available(), so the CPU has AVX2.
+                    crate::fft::Kernel::Avx2Fma => unsafe {
+                        g.decompose_poly_avx2(&p, &mut c);
+                        g.decompose_poly_avx2(&q, &mut d);
+                    },
+                    // SAFETY: the kernel is in Kernel::available(), so the CPU has AVX-512F.
+                    crate::fft::Kernel::Avx512 => unsafe {
+                        g.decompose_poly_avx512(&p, &mut c);
+                        g.decompose_poly_avx512(&q, &mut d);
+                    },
+                    crate::fft::Kernel::Portable => continue,
+                }
+                assert_eq!(a, c, "u32 {levels}x{base_bits} {k:?}");
+                assert_eq!(b, d, "u64 {levels}x{base_bits} {k:?}");
+            }
         }
     }
 

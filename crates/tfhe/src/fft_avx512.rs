@@ -1,0 +1,657 @@
+//! AVX-512F kernels of the split-layout FFT in [`crate::fft`] (same transform, 8 doubles per vector).
+//!
+//! Forward (decimation in frequency, bit-reversed output):
+//! * the outer stages (half-size h ≥ 16) go in radix-4 passes, each doing stages h and h/2 in one pass over
+//!   the data (half the loads and stores of two radix-2 passes, and one complex product fewer: the twiddle
+//!   W_h[j + h/2] = −i·W_h[j] is a swap). The first pass is fused with the twist; when the number of outer
+//!   stages is odd it is a radix-2 pass;
+//! * the last six stages (h = 32, …, 1) run on 64-point blocks held in registers (8 re + 8 im vectors of
+//!   the 32): h = 32, 16, 8 between vectors, h = 4, 2, 1 inside each vector with lane shuffles (for
+//!   N/2 < 64, the last four stages on 16-point blocks).
+//!
+//! Backward (decimation in time, bit-reversed input) mirrors it: the register-block pass first, then
+//! radix-4 passes (stages h and 2h), the last fused with the untwist and 1/(N/2) scaling.
+//!
+//! The stage order and twiddles are the portable ones, so the output order is identical; the results
+//! differ from the portable kernel only by f64 rounding (the radix-4 −i factors are exact here where the
+//! portable path multiplies by a tabulated cos/sin). Needs N/2 ≥ 16 (N ≥ 32); [`crate::fft::FftPlan`] falls
+//! back to AVX2 for smaller N. Every function here is checked against the portable path in `fft::tests`.
+
+#![cfg(target_arch = "x86_64")]
+
+use crate::fft::FftPlan;
+use std::arch::x86_64::*;
+
+/// (ar + i·ai)·(br + i·bi).
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn cmul(ar: __m512d, ai: __m512d, br: __m512d, bi: __m512d) -> (__m512d, __m512d) {
+    (
+        _mm512_fmsub_pd(ar, br, _mm512_mul_pd(ai, bi)),
+        _mm512_fmadd_pd(ar, bi, _mm512_mul_pd(ai, br)),
+    )
+}
+
+/// (ar + i·ai)·conj(br + i·bi).
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn cmul_conj(ar: __m512d, ai: __m512d, br: __m512d, bi: __m512d) -> (__m512d, __m512d) {
+    (
+        _mm512_fmadd_pd(ar, br, _mm512_mul_pd(ai, bi)),
+        _mm512_fmsub_pd(ai, br, _mm512_mul_pd(ar, bi)),
+    )
+}
+
+/// Loads 8 doubles at `p + i`.
+///
+/// # Safety
+/// `p + i .. p + i + 8` must be readable.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn ld(p: *const f64, i: usize) -> __m512d {
+    // SAFETY: the caller guarantees 8 readable doubles at p + i.
+    unsafe { _mm512_loadu_pd(p.add(i)) }
+}
+
+/// Stores 8 doubles at `p + i`.
+///
+/// # Safety
+/// `p + i .. p + i + 8` must be writable.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn st(p: *mut f64, i: usize, v: __m512d) {
+    // SAFETY: the caller guarantees 8 writable doubles at p + i.
+    unsafe { _mm512_storeu_pd(p.add(i), v) }
+}
+
+/// Constants of the in-register stages h = 4, 2, 1 (shared by both directions).
+struct Small {
+    /// [1, 1, 1, 1, −1, −1, −1, −1]: lanes 0–3 get lo + hi, lanes 4–7 lo − hi (h = 4).
+    sign4: __m512d,
+    /// [1, 1, −1, −1, …] (h = 2).
+    sign2: __m512d,
+    /// [1, −1, …] (h = 1).
+    sign1: __m512d,
+    /// Twiddles of the h = 4 stage on lanes 4–7 (W_4[0..4]), 1 on lanes 0–3.
+    w4r: __m512d,
+    w4i: __m512d,
+}
+
+impl Small {
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn new(twr: &[f64], twi: &[f64]) -> Small {
+        Small {
+            sign4: _mm512_set_pd(-1.0, -1.0, -1.0, -1.0, 1.0, 1.0, 1.0, 1.0),
+            sign2: _mm512_set_pd(-1.0, -1.0, 1.0, 1.0, -1.0, -1.0, 1.0, 1.0),
+            sign1: _mm512_set_pd(-1.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0, 1.0),
+            w4r: _mm512_set_pd(twr[7], twr[6], twr[5], twr[4], 1.0, 1.0, 1.0, 1.0),
+            w4i: _mm512_set_pd(twi[7], twi[6], twi[5], twi[4], 0.0, 0.0, 0.0, 0.0),
+        }
+    }
+
+    /// Forward stages h = 4, 2, 1 inside one vector of 8 points.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn dif8(&self, r: __m512d, i: __m512d) -> (__m512d, __m512d) {
+        // h = 4: [lo + hi | lo − hi], then lanes 4–7 times W_4[j].
+        let r4 = _mm512_fmadd_pd(r, self.sign4, _mm512_shuffle_f64x2::<0x4E>(r, r));
+        let i4 = _mm512_fmadd_pd(i, self.sign4, _mm512_shuffle_f64x2::<0x4E>(i, i));
+        let (r4, i4) = cmul(r4, i4, self.w4r, self.w4i);
+        // h = 2 in each 256-bit half, then lanes 3 and 7 times −i: (re, im) ← (im, −re).
+        let r2 = _mm512_fmadd_pd(r4, self.sign2, _mm512_shuffle_f64x2::<0xB1>(r4, r4));
+        let i2 = _mm512_fmadd_pd(i4, self.sign2, _mm512_shuffle_f64x2::<0xB1>(i4, i4));
+        let rf = _mm512_mask_mov_pd(r2, 0x88, i2);
+        let if_ = _mm512_mask_sub_pd(i2, 0x88, _mm512_setzero_pd(), r2);
+        // h = 1 (twiddle 1).
+        let r1 = _mm512_fmadd_pd(rf, self.sign1, _mm512_permute_pd::<0x55>(rf));
+        let i1 = _mm512_fmadd_pd(if_, self.sign1, _mm512_permute_pd::<0x55>(if_));
+        (r1, i1)
+    }
+
+    /// Inverse stages h = 1, 2, 4 inside one vector of 8 points (conjugate twiddles).
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn dit8(&self, r: __m512d, i: __m512d) -> (__m512d, __m512d) {
+        let r1 = _mm512_fmadd_pd(r, self.sign1, _mm512_permute_pd::<0x55>(r));
+        let i1 = _mm512_fmadd_pd(i, self.sign1, _mm512_permute_pd::<0x55>(i));
+        // Lanes 3 and 7 times conj(−i) = i: (re, im) ← (−im, re).
+        let rf = _mm512_mask_sub_pd(r1, 0x88, _mm512_setzero_pd(), i1);
+        let if_ = _mm512_mask_mov_pd(i1, 0x88, r1);
+        let r2 = _mm512_fmadd_pd(rf, self.sign2, _mm512_shuffle_f64x2::<0xB1>(rf, rf));
+        let i2 = _mm512_fmadd_pd(if_, self.sign2, _mm512_shuffle_f64x2::<0xB1>(if_, if_));
+        let (r2, i2) = cmul_conj(r2, i2, self.w4r, self.w4i);
+        let r4 = _mm512_fmadd_pd(r2, self.sign4, _mm512_shuffle_f64x2::<0x4E>(r2, r2));
+        let i4 = _mm512_fmadd_pd(i2, self.sign4, _mm512_shuffle_f64x2::<0x4E>(i2, i2));
+        (r4, i4)
+    }
+}
+
+/// A read-ahead stream prefetched into L2 a few lines per loop iteration of a transform, so that data the
+/// caller needs next (the TRGSW's Fourier key, streamed from DRAM by `mul_acc_rows`) arrives while the
+/// transform computes, rather than in one burst of prefetches (which was measured to be slower).
+pub(crate) struct Ahead {
+    next: *const f64,
+    end: *const f64,
+    per_step: usize,
+}
+
+impl Ahead {
+    /// Nothing to prefetch.
+    pub(crate) fn none() -> Ahead {
+        Ahead {
+            next: std::ptr::null(),
+            end: std::ptr::null(),
+            per_step: 0,
+        }
+    }
+
+    /// Prefetch `data` over about `steps` calls of [`Ahead::step`].
+    pub(crate) fn new(data: &[f64], steps: usize) -> Ahead {
+        let lines = data.len().div_ceil(8);
+        Ahead {
+            next: data.as_ptr(),
+            end: data.as_ptr().wrapping_add(data.len()),
+            per_step: lines.div_ceil(steps.max(1)),
+        }
+    }
+
+    /// Prefetches the next few 64-byte lines (pointer comparisons and prefetches only: nothing is read).
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn step(&mut self) {
+        for _ in 0..self.per_step {
+            if self.next >= self.end {
+                return;
+            }
+            _mm_prefetch::<_MM_HINT_T1>(self.next as *const i8);
+            self.next = self.next.wrapping_add(8);
+        }
+    }
+}
+
+/// Forward transform (twist + DIF), bit-reversed output.
+///
+/// # Safety
+/// The CPU must support AVX-512F; m = re.len() must be a power of two ≥ 16 and `im` and the plan's tables
+/// must have length m (they do for a plan of degree 2m).
+#[target_feature(enable = "avx512f")]
+pub(crate) unsafe fn forward(p: &FftPlan, re: &mut [f64], im: &mut [f64], ahead: &mut Ahead) {
+    let m = re.len();
+    assert!(m >= 16 && m.is_power_of_two() && im.len() == m);
+    let (rp, ip) = (re.as_mut_ptr(), im.as_mut_ptr());
+    let (tr, ti) = p.twist();
+    let (twr, twi) = p.stage_tables();
+    let (tr, ti, wr, wi) = (tr.as_ptr(), ti.as_ptr(), twr.as_ptr(), twi.as_ptr());
+    // SAFETY (all pointer accesses below): every vector access covers indices [k, k + 8) with k + 8 ≤ m,
+    // the length of re, im and the twist tables; stage-table accesses are at h + j + 8 ≤ 2h ≤ m.
+    unsafe {
+        // Points per register block of the last stages (64 = 8 vector pairs fit the 32 registers).
+        let tail: usize = if m >= 64 { 64 } else { 16 };
+        // Number of stages before it (h = m/2, …, tail), two per radix-4 pass.
+        let outer = m.trailing_zeros() - tail.trailing_zeros();
+        let mut h = m / 2;
+        if outer == 0 {
+            let mut j = 0;
+            while j < m {
+                let (r, i) = cmul(ld(rp, j), ld(ip, j), ld(tr, j), ld(ti, j));
+                st(rp, j, r);
+                st(ip, j, i);
+                j += 8;
+            }
+        } else if outer % 2 == 1 {
+            // Radix-2 stage h = m/2 fused with the twist.
+            let mut j = 0;
+            while j < h {
+                let (ur, ui) = cmul(ld(rp, j), ld(ip, j), ld(tr, j), ld(ti, j));
+                let (vr, vi) = cmul(ld(rp, j + h), ld(ip, j + h), ld(tr, j + h), ld(ti, j + h));
+                st(rp, j, _mm512_add_pd(ur, vr));
+                st(ip, j, _mm512_add_pd(ui, vi));
+                let (dr, di) = (_mm512_sub_pd(ur, vr), _mm512_sub_pd(ui, vi));
+                let (r, i) = cmul(dr, di, ld(wr, h + j), ld(wi, h + j));
+                st(rp, j + h, r);
+                st(ip, j + h, i);
+                ahead.step();
+                j += 8;
+            }
+            h /= 2;
+        } else {
+            radix4_dif::<true>(rp, ip, m, h, (tr, ti), (wr, wi), ahead);
+            h /= 4;
+        }
+        while h >= tail {
+            radix4_dif::<false>(rp, ip, m, h, (tr, ti), (wr, wi), ahead);
+            h /= 4;
+        }
+        if tail == 64 {
+            tail_dif::<8>(rp, ip, m, twr, twi, ahead);
+        } else {
+            tail_dif::<2>(rp, ip, m, twr, twi, ahead);
+        }
+    }
+}
+
+/// The last stages of the forward transform on blocks of 8·V points held in registers (V = 2: h = 8, 4,
+/// 2, 1; V = 8: h = 32, 16, 8, 4, 2, 1): stages with h ≥ 8 pair whole vectors, the rest run inside each
+/// vector ([`Small::dif8`]).
+///
+/// # Safety
+/// AVX-512F; `rp`/`ip` point to m doubles, m a multiple of 8·V; the stage tables hold ≥ 8·V entries.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn tail_dif<const V: usize>(
+    rp: *mut f64,
+    ip: *mut f64,
+    m: usize,
+    twr: &[f64],
+    twi: &[f64],
+    ahead: &mut Ahead,
+) {
+    let small = Small::new(twr, twi);
+    let (wr, wi) = (twr.as_ptr(), twi.as_ptr());
+    // SAFETY: blocks [s, s + 8V) with s + 8V ≤ m; stage-table reads at 8hv + 8k + 8 ≤ 16hv ≤ 8V.
+    unsafe {
+        let mut s = 0;
+        while s < m {
+            let mut r = [_mm512_setzero_pd(); V];
+            let mut i = [_mm512_setzero_pd(); V];
+            for k in 0..V {
+                r[k] = ld(rp, s + 8 * k);
+                i[k] = ld(ip, s + 8 * k);
+            }
+            let mut hv = V / 2;
+            while hv >= 1 {
+                let mut base = 0;
+                while base < V {
+                    for k in 0..hv {
+                        let (a, b) = (base + k, base + k + hv);
+                        let (dr, di) = (_mm512_sub_pd(r[a], r[b]), _mm512_sub_pd(i[a], i[b]));
+                        r[a] = _mm512_add_pd(r[a], r[b]);
+                        i[a] = _mm512_add_pd(i[a], i[b]);
+                        let t = 8 * hv + 8 * k;
+                        (r[b], i[b]) = cmul(dr, di, ld(wr, t), ld(wi, t));
+                    }
+                    base += 2 * hv;
+                }
+                hv /= 2;
+            }
+            for k in 0..V {
+                let (a, b) = small.dif8(r[k], i[k]);
+                st(rp, s + 8 * k, a);
+                st(ip, s + 8 * k, b);
+            }
+            ahead.step();
+            s += 8 * V;
+        }
+    }
+}
+
+/// The first stages of the inverse transform on blocks of 8·V points (mirror of [`tail_dif`]).
+///
+/// # Safety
+/// As [`tail_dif`].
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn head_dit<const V: usize>(rp: *mut f64, ip: *mut f64, m: usize, twr: &[f64], twi: &[f64]) {
+    let small = Small::new(twr, twi);
+    let (wr, wi) = (twr.as_ptr(), twi.as_ptr());
+    // SAFETY: as in tail_dif.
+    unsafe {
+        let mut s = 0;
+        while s < m {
+            let mut r = [_mm512_setzero_pd(); V];
+            let mut i = [_mm512_setzero_pd(); V];
+            for k in 0..V {
+                (r[k], i[k]) = small.dit8(ld(rp, s + 8 * k), ld(ip, s + 8 * k));
+            }
+            let mut hv = 1;
+            while hv < V {
+                let mut base = 0;
+                while base < V {
+                    for k in 0..hv {
+                        let (a, b) = (base + k, base + k + hv);
+                        let t = 8 * hv + 8 * k;
+                        let (vr, vi) = cmul_conj(r[b], i[b], ld(wr, t), ld(wi, t));
+                        r[b] = _mm512_sub_pd(r[a], vr);
+                        i[b] = _mm512_sub_pd(i[a], vi);
+                        r[a] = _mm512_add_pd(r[a], vr);
+                        i[a] = _mm512_add_pd(i[a], vi);
+                    }
+                    base += 2 * hv;
+                }
+                hv *= 2;
+            }
+            for k in 0..V {
+                st(rp, s + 8 * k, r[k]);
+                st(ip, s + 8 * k, i[k]);
+            }
+            s += 8 * V;
+        }
+    }
+}
+
+/// Forward stages h and h/2 (h ≥ 16) in one pass; with `TWIST` (only when h = m/2) the inputs are first
+/// multiplied by the twist table `t`.
+///
+/// # Safety
+/// AVX-512F; `rp`/`ip` point to m doubles, `t` to m doubles each, `w` to the stage tables (≥ 2h entries).
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn radix4_dif<const TWIST: bool>(
+    rp: *mut f64,
+    ip: *mut f64,
+    m: usize,
+    h: usize,
+    t: (*const f64, *const f64),
+    w: (*const f64, *const f64),
+    ahead: &mut Ahead,
+) {
+    let q = h / 2;
+    // SAFETY: indices s + j + 3q + 8 ≤ s + 2h ≤ m; stage tables at h + j + 8 ≤ 2h and q + j + 8 ≤ h.
+    unsafe {
+        let mut s = 0;
+        while s < m {
+            let mut j = 0;
+            while j < q {
+                let (ia, ib, ic, id) = (s + j, s + j + q, s + j + h, s + j + h + q);
+                let (mut ar, mut ai) = (ld(rp, ia), ld(ip, ia));
+                let (mut br, mut bi) = (ld(rp, ib), ld(ip, ib));
+                let (mut cr, mut ci) = (ld(rp, ic), ld(ip, ic));
+                let (mut dr, mut di) = (ld(rp, id), ld(ip, id));
+                if TWIST {
+                    (ar, ai) = cmul(ar, ai, ld(t.0, ia), ld(t.1, ia));
+                    (br, bi) = cmul(br, bi, ld(t.0, ib), ld(t.1, ib));
+                    (cr, ci) = cmul(cr, ci, ld(t.0, ic), ld(t.1, ic));
+                    (dr, di) = cmul(dr, di, ld(t.0, id), ld(t.1, id));
+                }
+                let (w1r, w1i) = (ld(w.0, h + j), ld(w.1, h + j));
+                let (w2r, w2i) = (ld(w.0, q + j), ld(w.1, q + j));
+                // Stage h: (a, c) with W_h[j], (b, d) with W_h[j + q] = −i·W_h[j].
+                let (a1r, a1i) = (_mm512_add_pd(ar, cr), _mm512_add_pd(ai, ci));
+                let (c1r, c1i) = cmul(_mm512_sub_pd(ar, cr), _mm512_sub_pd(ai, ci), w1r, w1i);
+                let (b1r, b1i) = (_mm512_add_pd(br, dr), _mm512_add_pd(bi, di));
+                // u = (b − d)·W_h[j]; d1 = −i·u = (u.im, −u.re).
+                let (ur, ui) = cmul(_mm512_sub_pd(br, dr), _mm512_sub_pd(bi, di), w1r, w1i);
+                // Stage h/2: (a1, b1) and (c1, d1) with W_{h/2}[j].
+                st(rp, ia, _mm512_add_pd(a1r, b1r));
+                st(ip, ia, _mm512_add_pd(a1i, b1i));
+                let (xr, xi) = cmul(_mm512_sub_pd(a1r, b1r), _mm512_sub_pd(a1i, b1i), w2r, w2i);
+                st(rp, ib, xr);
+                st(ip, ib, xi);
+                st(rp, ic, _mm512_add_pd(c1r, ui));
+                st(ip, ic, _mm512_sub_pd(c1i, ur));
+                let (yr, yi) = cmul(_mm512_sub_pd(c1r, ui), _mm512_add_pd(c1i, ur), w2r, w2i);
+                st(rp, id, yr);
+                st(ip, id, yi);
+                ahead.step();
+                j += 8;
+            }
+            s += 2 * h;
+        }
+    }
+}
+
+/// Inverse transform (DIT + untwist and 1/(N/2) scaling), bit-reversed input.
+///
+/// # Safety
+/// As [`forward`].
+#[target_feature(enable = "avx512f")]
+pub(crate) unsafe fn backward(p: &FftPlan, re: &mut [f64], im: &mut [f64]) {
+    let m = re.len();
+    assert!(m >= 16 && m.is_power_of_two() && im.len() == m);
+    let (rp, ip) = (re.as_mut_ptr(), im.as_mut_ptr());
+    let (ut_r, ut_i) = p.untwist();
+    let (twr, twi) = p.stage_tables();
+    let (ur_t, ui_t, wr, wi) = (ut_r.as_ptr(), ut_i.as_ptr(), twr.as_ptr(), twi.as_ptr());
+    // SAFETY (all pointer accesses below): as in `forward`, every access is within [0, m) for the data and
+    // untwist tables and within [h, 2h) ⊂ [0, m) for the stage tables.
+    unsafe {
+        let tail: usize = if m >= 64 { 64 } else { 16 };
+        if tail == 64 {
+            head_dit::<8>(rp, ip, m, twr, twi);
+        } else {
+            head_dit::<2>(rp, ip, m, twr, twi);
+        }
+        // Stages with h ≥ tail, two per radix-4 pass.
+        let outer = m.trailing_zeros() - tail.trailing_zeros();
+        let mut h = tail;
+        let mut left = outer;
+        while left > 2 {
+            radix4_dit::<false>(rp, ip, m, h, (ur_t, ui_t), (wr, wi));
+            h *= 4;
+            left -= 2;
+        }
+        if left == 2 {
+            radix4_dit::<true>(rp, ip, m, h, (ur_t, ui_t), (wr, wi));
+        } else if left == 1 {
+            // Radix-2 stage h = m/2 fused with the untwist.
+            debug_assert_eq!(h, m / 2);
+            let mut j = 0;
+            while j < h {
+                let (vr, vi) =
+                    cmul_conj(ld(rp, j + h), ld(ip, j + h), ld(wr, h + j), ld(wi, h + j));
+                let (xr, xi) = (ld(rp, j), ld(ip, j));
+                let (ar, ai) = cmul(
+                    _mm512_add_pd(xr, vr),
+                    _mm512_add_pd(xi, vi),
+                    ld(ur_t, j),
+                    ld(ui_t, j),
+                );
+                let (br, bi) = cmul(
+                    _mm512_sub_pd(xr, vr),
+                    _mm512_sub_pd(xi, vi),
+                    ld(ur_t, j + h),
+                    ld(ui_t, j + h),
+                );
+                st(rp, j, ar);
+                st(ip, j, ai);
+                st(rp, j + h, br);
+                st(ip, j + h, bi);
+                j += 8;
+            }
+        } else {
+            let mut j = 0;
+            while j < m {
+                let (r, i) = cmul(ld(rp, j), ld(ip, j), ld(ur_t, j), ld(ui_t, j));
+                st(rp, j, r);
+                st(ip, j, i);
+                j += 8;
+            }
+        }
+    }
+}
+
+/// Inverse stages h and 2h (h ≥ 16) in one pass; with `UNTWIST` (only when h = m/4) the outputs are then
+/// multiplied by the untwist table `t`.
+///
+/// # Safety
+/// AVX-512F; `rp`/`ip` point to m doubles, `t` to m doubles each, `w` to the stage tables (≥ 4h entries).
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn radix4_dit<const UNTWIST: bool>(
+    rp: *mut f64,
+    ip: *mut f64,
+    m: usize,
+    h: usize,
+    t: (*const f64, *const f64),
+    w: (*const f64, *const f64),
+) {
+    // SAFETY: indices s + j + 3h + 8 ≤ s + 4h ≤ m; stage tables at 2h + j + 8 ≤ 3h < 4h ≤ m.
+    unsafe {
+        let mut s = 0;
+        while s < m {
+            let mut j = 0;
+            while j < h {
+                let (ia, ib, ic, id) = (s + j, s + j + h, s + j + 2 * h, s + j + 3 * h);
+                let (w1r, w1i) = (ld(w.0, h + j), ld(w.1, h + j));
+                let (w2r, w2i) = (ld(w.0, 2 * h + j), ld(w.1, 2 * h + j));
+                // Stage h: (a, b) and (c, d) with conj W_h[j].
+                let (ar, ai) = (ld(rp, ia), ld(ip, ia));
+                let (br, bi) = cmul_conj(ld(rp, ib), ld(ip, ib), w1r, w1i);
+                let (cr, ci) = (ld(rp, ic), ld(ip, ic));
+                let (dr, di) = cmul_conj(ld(rp, id), ld(ip, id), w1r, w1i);
+                let (a1r, a1i) = (_mm512_add_pd(ar, br), _mm512_add_pd(ai, bi));
+                let (b1r, b1i) = (_mm512_sub_pd(ar, br), _mm512_sub_pd(ai, bi));
+                let (c1r, c1i) = (_mm512_add_pd(cr, dr), _mm512_add_pd(ci, di));
+                let (d1r, d1i) = (_mm512_sub_pd(cr, dr), _mm512_sub_pd(ci, di));
+                // Stage 2h: (a1, c1) with conj W_2h[j]; (b1, d1) with conj W_2h[j + h] = i·conj W_2h[j].
+                let (tr, ti) = cmul_conj(c1r, c1i, w2r, w2i);
+                let (ur, ui) = cmul_conj(d1r, d1i, w2r, w2i);
+                let mut a2 = (_mm512_add_pd(a1r, tr), _mm512_add_pd(a1i, ti));
+                let mut c2 = (_mm512_sub_pd(a1r, tr), _mm512_sub_pd(a1i, ti));
+                // b1 ± i·u, i·u = (−u.im, u.re).
+                let mut b2 = (_mm512_sub_pd(b1r, ui), _mm512_add_pd(b1i, ur));
+                let mut d2 = (_mm512_add_pd(b1r, ui), _mm512_sub_pd(b1i, ur));
+                if UNTWIST {
+                    a2 = cmul(a2.0, a2.1, ld(t.0, ia), ld(t.1, ia));
+                    b2 = cmul(b2.0, b2.1, ld(t.0, ib), ld(t.1, ib));
+                    c2 = cmul(c2.0, c2.1, ld(t.0, ic), ld(t.1, ic));
+                    d2 = cmul(d2.0, d2.1, ld(t.0, id), ld(t.1, id));
+                }
+                st(rp, ia, a2.0);
+                st(ip, ia, a2.1);
+                st(rp, ib, b2.0);
+                st(ip, ib, b2.1);
+                st(rp, ic, c2.0);
+                st(ip, ic, c2.1);
+                st(rp, id, d2.0);
+                st(ip, id, d2.1);
+                j += 8;
+            }
+            s += 4 * h;
+        }
+    }
+}
+
+/// acc += a ⊙ b in the split layout.
+///
+/// # Safety
+/// The CPU must support AVX-512F; the three slices must have equal length n with n/2 a multiple of 8.
+#[target_feature(enable = "avx512f")]
+pub(crate) unsafe fn mul_acc(acc: &mut [f64], a: &[f64], b: &[f64]) {
+    let m = acc.len() / 2;
+    debug_assert!(m.is_multiple_of(8) && a.len() == 2 * m && b.len() == 2 * m);
+    let (cp, ap, bp) = (acc.as_mut_ptr(), a.as_ptr(), b.as_ptr());
+    // SAFETY: j + 8 ≤ m and m + j + 8 ≤ 2m, the length of each slice.
+    unsafe {
+        let mut j = 0;
+        while j < m {
+            let (ar, ai, br, bi) = (ld(ap, j), ld(ap, m + j), ld(bp, j), ld(bp, m + j));
+            let cr = _mm512_fnmadd_pd(ai, bi, _mm512_fmadd_pd(ar, br, ld(cp, j)));
+            let ci = _mm512_fmadd_pd(ai, br, _mm512_fmadd_pd(ar, bi, ld(cp, m + j)));
+            st(cp, j, cr);
+            st(cp, m + j, ci);
+            j += 8;
+        }
+    }
+}
+
+/// acc_a += x ⊙ a and acc_b += x ⊙ b in one pass over x.
+///
+/// # Safety
+/// As [`mul_acc`]; all five slices have the same length.
+#[target_feature(enable = "avx512f")]
+pub(crate) unsafe fn mul_acc2(
+    acc_a: &mut [f64],
+    acc_b: &mut [f64],
+    x: &[f64],
+    a: &[f64],
+    b: &[f64],
+) {
+    let m = x.len() / 2;
+    debug_assert!(
+        m.is_multiple_of(8)
+            && acc_a.len() == 2 * m
+            && acc_b.len() == 2 * m
+            && a.len() == 2 * m
+            && b.len() == 2 * m
+    );
+    let (pa, pb, px, ra, rb) = (
+        acc_a.as_mut_ptr(),
+        acc_b.as_mut_ptr(),
+        x.as_ptr(),
+        a.as_ptr(),
+        b.as_ptr(),
+    );
+    // SAFETY: j + 8 ≤ m and m + j + 8 ≤ 2m, the length of every slice.
+    unsafe {
+        let mut j = 0;
+        while j < m {
+            let (xr, xi) = (ld(px, j), ld(px, m + j));
+            for (acc, key) in [(pa, ra), (pb, rb)] {
+                let (kr, ki) = (ld(key, j), ld(key, m + j));
+                let cr = _mm512_fnmadd_pd(xi, ki, _mm512_fmadd_pd(xr, kr, ld(acc, j)));
+                let ci = _mm512_fmadd_pd(xi, kr, _mm512_fmadd_pd(xr, ki, ld(acc, m + j)));
+                st(acc, j, cr);
+                st(acc, m + j, ci);
+            }
+            j += 8;
+        }
+    }
+}
+
+/// acc_a = Σ_r x_r ⊙ key_{r,a} and acc_b = Σ_r x_r ⊙ key_{r,b} (overwriting), key in the
+/// [`crate::fft::interleaved_index`] layout (w = 4): per block of 4 points and row, (a.re, a.im) and
+/// (b.re, b.im) are each one contiguous 8-double vector [re0..re3 | im0..im3]. With x broadcast as
+/// [xr | xr] and [xi | xi], two accumulators per polynomial collect [xr·kr | xr·ki] and [xi·kr | xi·ki];
+/// one half-swap per block (not per row) combines them into [xr·kr − xi·ki | xr·ki + xi·kr].
+/// The key is prefetched [`crate::fft::KEY_PREFETCH_DOUBLES`] ahead (prefetches never fault, and the
+/// address is formed with `wrapping_add`, so running past the end is harmless).
+///
+/// # Safety
+/// The CPU must support AVX-512F; acc_a.len() == acc_b.len() == n with n/2 a multiple of 4,
+/// x.len() ≥ rows·n and key.len() ≥ rows·2n.
+#[target_feature(enable = "avx512f")]
+pub(crate) unsafe fn mul_acc_rows(
+    acc_a: &mut [f64],
+    acc_b: &mut [f64],
+    x: &[f64],
+    key: &[f64],
+    rows: usize,
+) {
+    let n = acc_a.len();
+    let m = n / 2;
+    debug_assert!(m.is_multiple_of(4) && acc_b.len() == n && x.len() >= rows * n);
+    debug_assert!(key.len() >= rows * 2 * n);
+    let (pa, pb, px, pk) = (
+        acc_a.as_mut_ptr(),
+        acc_b.as_mut_ptr(),
+        x.as_ptr(),
+        key.as_ptr(),
+    );
+    let sign = _mm512_set_pd(1.0, 1.0, 1.0, 1.0, -1.0, -1.0, -1.0, -1.0);
+    // SAFETY: j + 4 ≤ m, so x reads r·n + m + j + 4 ≤ rows·n; the key is read sequentially, 16 doubles
+    // per row per block, rows·2n in all; acc writes at j and m + j, 4 doubles each, within n.
+    unsafe {
+        let mut k = pk;
+        let mut j = 0;
+        while j < m {
+            let (mut a1, mut a2) = (_mm512_setzero_pd(), _mm512_setzero_pd());
+            let (mut b1, mut b2) = (_mm512_setzero_pd(), _mm512_setzero_pd());
+            for r in 0..rows {
+                let xo = px.add(r * n + j);
+                let xr = _mm512_broadcast_f64x4(_mm256_loadu_pd(xo));
+                let xi = _mm512_broadcast_f64x4(_mm256_loadu_pd(xo.add(m)));
+                // Software prefetch ahead of the hardware prefetcher: the key (52 MB per gate) is
+                // streamed from DRAM once per blind rotation.
+                let ahead = k.wrapping_add(crate::fft::KEY_PREFETCH_DOUBLES);
+                _mm_prefetch::<_MM_HINT_T0>(ahead as *const i8);
+                _mm_prefetch::<_MM_HINT_T0>(ahead.wrapping_add(8) as *const i8);
+                let (ka, kb) = (_mm512_loadu_pd(k), _mm512_loadu_pd(k.add(8)));
+                k = k.add(16);
+                a1 = _mm512_fmadd_pd(xr, ka, a1);
+                a2 = _mm512_fmadd_pd(xi, ka, a2);
+                b1 = _mm512_fmadd_pd(xr, kb, b1);
+                b2 = _mm512_fmadd_pd(xi, kb, b2);
+            }
+            // [xi·ki | xi·kr]·[−1 | 1] + [xr·kr | xr·ki].
+            let a = _mm512_fmadd_pd(_mm512_shuffle_f64x2::<0x4E>(a2, a2), sign, a1);
+            let b = _mm512_fmadd_pd(_mm512_shuffle_f64x2::<0x4E>(b2, b2), sign, b1);
+            _mm256_storeu_pd(pa.add(j), _mm512_castpd512_pd256(a));
+            _mm256_storeu_pd(pa.add(m + j), _mm512_extractf64x4_pd::<1>(a));
+            _mm256_storeu_pd(pb.add(j), _mm512_castpd512_pd256(b));
+            _mm256_storeu_pd(pb.add(m + j), _mm512_extractf64x4_pd::<1>(b));
+            j += 4;
+        }
+    }
+}
