@@ -761,6 +761,17 @@ impl<B: Backend> Ctx<'_, B> {
         }
         Ok(())
     }
+    /// Stores a bit whose ring is made fresh by a bootstrap (a refresh).
+    fn set_refreshed(&self, id: NodeId, bit: B::Bit) -> Result<(), CircuitError> {
+        let i = id as usize;
+        if self.plan.ring[i] {
+            self.set_ring(id, self.b.lift(&bit)?);
+        }
+        if self.plan.tlwe[i] {
+            self.set(id, bit);
+        }
+        Ok(())
+    }
     fn addr(&self, mem: usize) -> Result<Vec<&B::Sel>, CircuitError> {
         self.sels[mem]
             .iter()
@@ -789,10 +800,7 @@ impl<B: Backend> Ctx<'_, B> {
                     Node::Gate(k, x, y) => self.set(id, b.gate(k, self.get(x)?, self.get(y)?)?),
                     Node::Mux { s, a, b: y } if ring && self.plan.refresh[i] => {
                         let bit = b.mux(self.get(s)?, self.get(a)?, self.get(y)?)?;
-                        self.set_ring(id, b.lift(&bit)?);
-                        if tlwe {
-                            self.set(id, bit);
-                        }
+                        self.set_refreshed(id, bit)?;
                     }
                     Node::Mux { s, a, b: y } if ring => {
                         let r = b.mux_ring(self.get(s)?, self.get(a)?, self.get(y)?)?;
@@ -820,14 +828,7 @@ impl<B: Backend> Ctx<'_, B> {
                     .ok_or_else(|| internal("MUX select missing"))?;
                 let r = b.cmux(sel, self.ring(a)?, self.ring(y)?)?;
                 if self.plan.refresh[id as usize] {
-                    // Extract, then bootstrap back to a fresh ring.
-                    let bit = b.extract(&r)?;
-                    if self.plan.ring[id as usize] {
-                        self.set_ring(id, b.lift(&bit)?);
-                    }
-                    if self.plan.tlwe[id as usize] {
-                        self.set(id, bit);
-                    }
+                    self.set_refreshed(id, b.extract(&r)?)?;
                 } else {
                     self.set_from_ring(id, r)?;
                 }
