@@ -94,6 +94,10 @@ pub trait Backend: Send + Sync {
 
     /// Prepares an address bit for memory access.
     fn select(&self, addr_bit: &Self::Bit) -> Result<Self::Sel, CircuitError>;
+    /// Prepares several bits at once (circuit bootstrapping shares its key stream across a batch).
+    fn select_batch(&self, bits: &[&Self::Bit]) -> Result<Vec<Self::Sel>, CircuitError> {
+        bits.iter().map(|b| self.select(b)).collect()
+    }
     /// Reads the word at the address given by `addr` (LSB first) from a ROM, as fresh rings
     /// ([`Self::extract`] gives the bits).
     fn rom_read(

@@ -352,10 +352,20 @@ pub(crate) fn select(
     ck: Option<&CircuitKey>,
     bit: &Tlwe<u32>,
 ) -> Result<TrgswFft<u32>, CircuitError> {
+    select_batch(ck, &[bit])?
+        .pop()
+        .ok_or_else(|| CircuitError::Backend("empty circuit-bootstrapping batch".into()))
+}
+
+/// Circuit-bootstraps several bits in one batch (one pass over the private key-switching key).
+pub(crate) fn select_batch(
+    ck: Option<&CircuitKey>,
+    bits: &[&Tlwe<u32>],
+) -> Result<Vec<TrgswFft<u32>>, CircuitError> {
     let ck = ck.ok_or_else(|| {
         CircuitError::Backend(
             "this circuit has CMUX memories (rom/ram): the backend needs a circuit-bootstrapping key".into(),
         )
     })?;
-    ck.circuit_bootstrap_one(bit).map_err(tfhe_err)
+    ck.circuit_bootstrap_batch(bits).map_err(tfhe_err)
 }

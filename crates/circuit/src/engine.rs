@@ -22,15 +22,15 @@ use crate::schedule::{self, TaskGraph};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Task {
     Node(NodeId),
-    /// Circuit-bootstraps select number `slot` of the MUX plan.
-    MuxSel(u32),
+    /// Circuit-bootstraps the MUX plan's selects of batch number `b` ([`Engine`]'s `batches`).
+    MuxSels(u32),
     /// A MUX evaluated as a CMUX (with its extraction and refresh as planned).
     Cmux(NodeId),
-    /// Lifts a source bit (input, flip-flop, memory read) to ring form.
+    /// Lifts a source bit (input, flip-flop) to ring form.
     Lift(NodeId),
+    /// Circuit-bootstraps every address bit of memory `mem` (one batch).
     Select {
         mem: u32,
-        bit: u32,
     },
     RomRead(u32),
     RamRead {
@@ -148,6 +148,8 @@ pub struct Engine<B: Backend> {
     state: State<B>,
     tasks: Vec<Task>,
     graph: TaskGraph,
+    /// Batches of MUX-plan select slots circuit-bootstrapped together ([`Task::MuxSels`]).
+    batches: Vec<Vec<u32>>,
     plan: MuxPlan,
     /// Rings of flip-flops, kept across the clock edge for those the plan carries while within their
     /// noise budget (`None`: lift it), and the variance bound of each kept ring.
@@ -179,7 +181,7 @@ impl<B: Backend> Engine<B> {
             Some(p) => MuxPlan::new(&circuit, &p),
             None => MuxPlan::gates_only(&circuit),
         };
-        let (tasks, graph) = build_tasks(&circuit, &backend, &plan);
+        let (tasks, graph, batches) = build_tasks(&circuit, &backend, &plan);
         let threads = if backend.reveal(&backend.constant(false)).is_some() {
             1
         } else {
@@ -201,6 +203,7 @@ impl<B: Backend> Engine<B> {
             state,
             tasks,
             graph,
+            batches,
             dff_rings: Vec::new(),
             dff_ring_var: Vec::new(),
             plan,
@@ -238,7 +241,8 @@ impl<B: Backend> Engine<B> {
             Some(p) => MuxPlan::new(&self.circuit, &p),
             None => MuxPlan::gates_only(&self.circuit),
         };
-        (self.tasks, self.graph) = build_tasks(&self.circuit, &self.backend, &self.plan);
+        (self.tasks, self.graph, self.batches) =
+            build_tasks(&self.circuit, &self.backend, &self.plan);
         // A carried ring may be noisier than the new plan assumes: lift next cycle.
         self.dff_rings.iter_mut().for_each(|r| *r = None);
     }
@@ -604,6 +608,7 @@ impl<B: Backend> Engine<B> {
             lifts: &lifts,
             sels: &sels,
             msels: &msels,
+            batches: &self.batches,
             wvals: &wvals,
             mems,
         };
@@ -723,6 +728,7 @@ struct Ctx<'a, B: Backend> {
     lifts: &'a AtomicUsize,
     sels: &'a [Vec<OnceLock<B::Sel>>],
     msels: &'a [OnceLock<B::Sel>],
+    batches: &'a [Vec<u32>],
     wvals: &'a [Vec<OnceLock<B::WriteVal>>],
     mems: &'a [MemState<B>],
 }
@@ -812,9 +818,18 @@ impl<B: Backend> Ctx<'_, B> {
                     _ => return Err(internal("source node scheduled")),
                 }
             }
-            Task::MuxSel(slot) => {
-                let s = b.select(self.get(self.plan.sel_nodes[slot as usize])?)?;
-                let _ = self.msels[slot as usize].set(s);
+            Task::MuxSels(batch) => {
+                let slots = self
+                    .batches
+                    .get(batch as usize)
+                    .ok_or_else(|| internal("select batch missing"))?;
+                let bits = slots
+                    .iter()
+                    .map(|&s| self.get(self.plan.sel_nodes[s as usize]))
+                    .collect::<Result<Vec<_>, _>>()?;
+                for (&s, sel) in slots.iter().zip(b.select_batch(&bits)?) {
+                    let _ = self.msels[s as usize].set(sel);
+                }
             }
             Task::Cmux(id) => {
                 let Node::Mux { s, a, b: y } = self.c.nodes[id as usize] else {
@@ -847,10 +862,16 @@ impl<B: Backend> Ctx<'_, B> {
                 };
                 self.set_ring(id, r);
             }
-            Task::Select { mem, bit } => {
+            Task::Select { mem } => {
                 let m = &self.c.mems[mem as usize];
-                let s = b.select(self.get(m.addr[bit as usize])?)?;
-                let _ = self.sels[mem as usize][bit as usize].set(s);
+                let bits = m
+                    .addr
+                    .iter()
+                    .map(|&a| self.get(a))
+                    .collect::<Result<Vec<_>, _>>()?;
+                for (slot, sel) in self.sels[mem as usize].iter().zip(b.select_batch(&bits)?) {
+                    let _ = slot.set(sel);
+                }
             }
             Task::RomRead(mem) => {
                 let MemState::Rom(rom) = &self.mems[mem as usize] else {
@@ -883,8 +904,16 @@ impl<B: Backend> Ctx<'_, B> {
     }
 }
 
-/// Builds the task list (in topological order) and the scheduler graph with upward-rank priorities.
-fn build_tasks<B: Backend>(c: &Circuit, b: &B, plan: &MuxPlan) -> (Vec<Task>, TaskGraph) {
+/// Most selects circuit-bootstrapped in one task: a batch streams the private key-switching key once.
+const SELECT_BATCH: usize = 8;
+
+/// Builds the task list (in topological order), the scheduler graph with upward-rank priorities, and
+/// the batches of MUX selects.
+fn build_tasks<B: Backend>(
+    c: &Circuit,
+    b: &B,
+    plan: &MuxPlan,
+) -> (Vec<Task>, TaskGraph, Vec<Vec<u32>>) {
     let mut tasks = Vec::new();
     let mut preds: Vec<Vec<u32>> = Vec::new();
     let mut cost = Vec::new();
@@ -893,10 +922,19 @@ fn build_tasks<B: Backend>(c: &Circuit, b: &B, plan: &MuxPlan) -> (Vec<Task>, Ta
     let mut ring_producer: Vec<Option<u32>> = vec![None; c.nodes.len()];
     // The task circuit-bootstrapping each MUX select.
     let mut sel_task: Vec<Option<u32>> = vec![None; plan.sel_nodes.len()];
-    let mut push = |t: Task, p: Vec<u32>, k: TaskKind, tasks: &mut Vec<Task>| -> u32 {
+    let mut batches: Vec<Vec<u32>> = Vec::new();
+    // Bootstraps on the longest path to each node: selects of about the same depth are batched.
+    let depth = bootstrap_depth(c, plan);
+    let available = |n: NodeId, producer: &[Option<u32>]| {
+        matches!(
+            c.nodes[n as usize],
+            Node::Input(_) | Node::Const(_) | Node::Dff(_)
+        ) || producer[n as usize].is_some()
+    };
+    let mut push = |t: Task, p: Vec<u32>, k: TaskKind, weight: f64, tasks: &mut Vec<Task>| -> u32 {
         tasks.push(t);
         preds.push(p);
-        cost.push(b.task_cost(k));
+        cost.push(b.task_cost(k) * weight);
         (tasks.len() - 1) as u32
     };
     let deps = |ids: &mut dyn Iterator<Item = NodeId>, producer: &[Option<u32>]| -> Vec<u32> {
@@ -914,8 +952,13 @@ fn build_tasks<B: Backend>(c: &Circuit, b: &B, plan: &MuxPlan) -> (Vec<Task>, Ta
                     let x = x as usize;
                     if plan.lift[x] && ring_producer[x].is_none() {
                         let p = deps(&mut std::iter::once(x as NodeId), &producer);
-                        ring_producer[x] =
-                            Some(push(Task::Lift(x as NodeId), p, TaskKind::Lift, &mut tasks));
+                        ring_producer[x] = Some(push(
+                            Task::Lift(x as NodeId),
+                            p,
+                            TaskKind::Lift,
+                            1.0,
+                            &mut tasks,
+                        ));
                     }
                 }
                 let t = match c.nodes[i] {
@@ -925,9 +968,37 @@ fn build_tasks<B: Backend>(c: &Circuit, b: &B, plan: &MuxPlan) -> (Vec<Task>, Ta
                         let st = match sel_task[slot as usize] {
                             Some(t) => t,
                             None => {
-                                let p = deps(&mut std::iter::once(s), &producer);
-                                let t = push(Task::MuxSel(slot), p, TaskKind::Select, &mut tasks);
-                                sel_task[slot as usize] = Some(t);
+                                // One batch: this select and up to SELECT_BATCH − 1 others not yet
+                                // batched whose values exist by now and are no deeper (so none
+                                // delays this one), deepest first.
+                                let d = depth[s as usize];
+                                let mut others: Vec<(u32, u32)> = (0..plan.sel_nodes.len() as u32)
+                                    .filter(|&u| u != slot && sel_task[u as usize].is_none())
+                                    .map(|u| (depth[plan.sel_nodes[u as usize] as usize], u))
+                                    .filter(|&(du, u)| {
+                                        du <= d && available(plan.sel_nodes[u as usize], &producer)
+                                    })
+                                    .collect();
+                                others.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
+                                let mut members = vec![slot];
+                                members.extend(
+                                    others.into_iter().take(SELECT_BATCH - 1).map(|(_, u)| u),
+                                );
+                                let p = deps(
+                                    &mut members.iter().map(|&u| plan.sel_nodes[u as usize]),
+                                    &producer,
+                                );
+                                let t = push(
+                                    Task::MuxSels(batches.len() as u32),
+                                    p,
+                                    TaskKind::Select,
+                                    members.len() as f64,
+                                    &mut tasks,
+                                );
+                                for &u in &members {
+                                    sel_task[u as usize] = Some(t);
+                                }
+                                batches.push(members);
                                 t
                             }
                         };
@@ -935,7 +1006,7 @@ fn build_tasks<B: Backend>(c: &Circuit, b: &B, plan: &MuxPlan) -> (Vec<Task>, Ta
                         p.push(st);
                         p.sort_unstable();
                         p.dedup();
-                        push(Task::Cmux(id), p, TaskKind::Cmux, &mut tasks)
+                        push(Task::Cmux(id), p, TaskKind::Cmux, 1.0, &mut tasks)
                     }
                     Node::Not(a) => {
                         let mut p = Vec::new();
@@ -947,15 +1018,15 @@ fn build_tasks<B: Backend>(c: &Circuit, b: &B, plan: &MuxPlan) -> (Vec<Task>, Ta
                         }
                         p.sort_unstable();
                         p.dedup();
-                        push(Task::Node(id), p, TaskKind::Not, &mut tasks)
+                        push(Task::Node(id), p, TaskKind::Not, 1.0, &mut tasks)
                     }
                     Node::Mux { .. } => {
                         let p = deps(&mut c.operands(id), &producer);
-                        push(Task::Node(id), p, TaskKind::Mux, &mut tasks)
+                        push(Task::Node(id), p, TaskKind::Mux, 1.0, &mut tasks)
                     }
                     _ => {
                         let p = deps(&mut c.operands(id), &producer);
-                        push(Task::Node(id), p, TaskKind::Gate, &mut tasks)
+                        push(Task::Node(id), p, TaskKind::Gate, 1.0, &mut tasks)
                     }
                 };
                 producer[i] = Some(t);
@@ -963,26 +1034,23 @@ fn build_tasks<B: Backend>(c: &Circuit, b: &B, plan: &MuxPlan) -> (Vec<Task>, Ta
             }
             Step::MemRead(m) => {
                 let mem = &c.mems[m as usize];
-                let sel: Vec<u32> = mem
-                    .addr
-                    .iter()
-                    .enumerate()
-                    .map(|(j, &a)| {
-                        let p = deps(&mut std::iter::once(a), &producer);
-                        push(
-                            Task::Select {
-                                mem: m,
-                                bit: j as u32,
-                            },
-                            p,
-                            TaskKind::Select,
-                            &mut tasks,
-                        )
-                    })
-                    .collect();
+                let p = deps(&mut mem.addr.iter().copied(), &producer);
+                let sel = vec![push(
+                    Task::Select { mem: m },
+                    p,
+                    TaskKind::Select,
+                    mem.addr.len() as f64,
+                    &mut tasks,
+                )];
                 match mem.spec.kind {
                     MemKind::Rom => {
-                        let t = push(Task::RomRead(m), sel.clone(), TaskKind::RomRead, &mut tasks);
+                        let t = push(
+                            Task::RomRead(m),
+                            sel.clone(),
+                            TaskKind::RomRead,
+                            1.0,
+                            &mut tasks,
+                        );
                         for &r in &mem.rdata {
                             producer[r as usize] = Some(t);
                             ring_producer[r as usize] = Some(t);
@@ -997,6 +1065,7 @@ fn build_tasks<B: Backend>(c: &Circuit, b: &B, plan: &MuxPlan) -> (Vec<Task>, Ta
                                 },
                                 sel.clone(),
                                 TaskKind::RamRead,
+                                1.0,
                                 &mut tasks,
                             );
                             producer[r as usize] = Some(t);
@@ -1021,10 +1090,45 @@ fn build_tasks<B: Backend>(c: &Circuit, b: &B, plan: &MuxPlan) -> (Vec<Task>, Ta
                 },
                 p,
                 TaskKind::WriteValue,
+                1.0,
                 &mut tasks,
             );
         }
     }
     let g = TaskGraph::new(&preds, &cost);
-    (tasks, g)
+    (tasks, g, batches)
+}
+
+/// Gate bootstraps on the longest path from the cycle's sources to each node (CMUXes and NOTs add
+/// none; a memory read adds one after its address).
+fn bootstrap_depth(c: &Circuit, plan: &MuxPlan) -> Vec<u32> {
+    let mut depth = vec![0u32; c.nodes.len()];
+    for step in &c.order {
+        match *step {
+            Step::Node(id) => {
+                let i = id as usize;
+                let d = |x: NodeId| depth[x as usize];
+                depth[i] = match c.nodes[i] {
+                    Node::Not(a) => d(a),
+                    Node::Gate(_, a, b) => 1 + d(a).max(d(b)),
+                    Node::Mux { s, a, b } if plan.cmux[i] => d(s).max(d(a)).max(d(b)),
+                    Node::Mux { s, a, b } => 1 + d(s).max(d(a)).max(d(b)),
+                    _ => 0,
+                };
+            }
+            Step::MemRead(m) => {
+                let mem = &c.mems[m as usize];
+                let a = mem
+                    .addr
+                    .iter()
+                    .map(|&x| depth[x as usize])
+                    .max()
+                    .unwrap_or(0);
+                for &r in &mem.rdata {
+                    depth[r as usize] = a + 1;
+                }
+            }
+        }
+    }
+    depth
 }

@@ -336,6 +336,9 @@ impl Backend for TfheBackend {
     fn select(&self, addr_bit: &Tlwe<u32>) -> Result<TrgswFft<u32>, CircuitError> {
         cmux::select(self.ck.as_deref(), addr_bit)
     }
+    fn select_batch(&self, bits: &[&Tlwe<u32>]) -> Result<Vec<TrgswFft<u32>>, CircuitError> {
+        cmux::select_batch(self.ck.as_deref(), bits)
+    }
     fn rom_read(
         &self,
         rom: &TfheRom,

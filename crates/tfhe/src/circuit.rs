@@ -279,9 +279,28 @@ impl CircuitKey {
 
     /// Circuit bootstrapping without the complement.
     pub fn circuit_bootstrap_one(&self, c: &Tlwe<u32>) -> Result<TrgswFft<u32>, Error> {
-        let lvl2 = self.level2_gadget_samples(c)?;
-        let mut rows = self.private_key_switch(&lvl2, PrivFunction::MinusKey)?;
-        rows.extend(self.private_key_switch(&lvl2, PrivFunction::Identity)?);
-        Ok(TrgswFft::from_rows(&self.plan1, self.params.cb, &rows))
+        let mut out = self.circuit_bootstrap_batch(&[c])?;
+        out.pop()
+            .ok_or_else(|| Error::Dimension("empty circuit-bootstrapping batch".into()))
+    }
+
+    /// Circuit bootstrapping of several bits at once, each without the complement. The private key
+    /// switch streams its (large) key once for the whole batch instead of once per bit, so a batch is
+    /// cheaper than the same bits one at a time; the results are the same.
+    pub fn circuit_bootstrap_batch(&self, cs: &[&Tlwe<u32>]) -> Result<Vec<TrgswFft<u32>>, Error> {
+        let l = self.params.cb.levels as usize;
+        let mut lvl2 = Vec::with_capacity(cs.len() * l);
+        for c in cs {
+            lvl2.extend(self.level2_gadget_samples(c)?);
+        }
+        let minus = self.private_key_switch(&lvl2, PrivFunction::MinusKey)?;
+        let ident = self.private_key_switch(&lvl2, PrivFunction::Identity)?;
+        Ok((0..cs.len())
+            .map(|k| {
+                let mut rows = minus[k * l..(k + 1) * l].to_vec();
+                rows.extend_from_slice(&ident[k * l..(k + 1) * l]);
+                TrgswFft::from_rows(&self.plan1, self.params.cb, &rows)
+            })
+            .collect())
     }
 }

@@ -117,3 +117,27 @@ fn hommux_without_se_and_refresh() {
         assert_eq!(sk.decrypt_bit(&ek.extract_bit(&t, 0).unwrap()).unwrap(), m);
     }
 }
+
+#[test]
+fn batched_circuit_bootstrapping_equals_one_at_a_time() {
+    let (sk, _, ck) = keys();
+    let bits = [true, false, true];
+    let cs: Vec<_> = bits.iter().map(|&b| sk.encrypt_bit(b)).collect();
+    let refs: Vec<_> = cs.iter().collect();
+    let batch = ck.circuit_bootstrap_batch(&refs).unwrap();
+    assert_eq!(batch.len(), 3);
+    let (when1, when0) = (
+        sk.encrypt_trlwe_bits(&[true; 16]).unwrap(),
+        sk.encrypt_trlwe_bits(&[false; 16]).unwrap(),
+    );
+    for ((g, c), &b) in batch.iter().zip(&cs).zip(&bits) {
+        // The private key switch is deterministic: the same TRGSW, so the same CMUX output.
+        let one = ck.circuit_bootstrap_one(c).unwrap();
+        let (x, y) = (
+            g.cmux(&when1, &when0).unwrap(),
+            one.cmux(&when1, &when0).unwrap(),
+        );
+        assert_eq!((x.a(), x.b()), (y.a(), y.b()));
+        assert_eq!(sk.decrypt_trlwe_bits(&x).unwrap()[0], b);
+    }
+}
