@@ -35,7 +35,8 @@ fn pessimistic_noise_model_plan_matches_gate_plan() {
     let base = vsp_circuit::MuxPlan::new(&circuit(Core::Pearl), &lp).counts();
     check_plan(p, |counts| assert!(counts.refreshes > 0, "{counts:?}"));
     let more = vsp_circuit::MuxPlan::new(&circuit(Core::Pearl), &p).counts();
-    assert!(more.refreshes + more.gate_muxes > base.refreshes + base.gate_muxes);
+    // More noise per CMUX can only make a cycle dearer.
+    assert!(more.cost > base.cost, "{more:?} vs {base:?}");
 }
 
 fn check_plan(lp: LeveledParams, extra: impl Fn(&vsp_circuit::PlanCounts)) {

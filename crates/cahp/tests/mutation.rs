@@ -2,6 +2,8 @@
 //! or `Err` from the readers, never a panic or a runaway allocation. Bounded so each runs in seconds;
 //! run longer with `PROPTEST_CASES=100000 cargo test --release -p vsp-cahp --test mutation`.
 
+// One copy of the mutation helpers for every crate's reader tests.
+#[path = "../../circuit/tests/mutate/mod.rs"]
 mod mutate;
 
 use proptest::prelude::*;

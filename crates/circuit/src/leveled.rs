@@ -131,6 +131,9 @@ pub struct PlanCounts {
     pub extractions: usize,
     /// Level-1 → level-0 key switches in all (gates, gate MUXes and extractions).
     pub key_switches: usize,
+    /// Lifts per cycle of carried flip-flops in steady state, predicted by running the engine's
+    /// carry rule on the noise model (included in `cost`).
+    pub carried_lifts: f64,
     /// Total cost in gate-bootstrap units.
     pub cost: f64,
     /// log2 of the union bound of all decisions' failure probabilities in one cycle.
@@ -241,7 +244,7 @@ impl MuxPlan {
                     on[g] = false;
                     best = plan;
                 }
-                None => return best,
+                None => return cut_for_carries(c, p, best),
             }
         }
     }
@@ -424,6 +427,92 @@ fn evaluate(c: &Circuit, p: Option<&LeveledParams>, cmux: &[bool]) -> MuxPlan {
     plan
 }
 
+/// Steady-state lifts per cycle of the carried flip-flops: the engine's rule (carry D's ring while
+/// its variance is within the budget, else lift) run on the noise model for 48 cycles from a lift,
+/// averaged over the last 32.
+fn carried_lifts(c: &Circuit, p: &LeveledParams, plan: &MuxPlan) -> f64 {
+    let carried: Vec<usize> = (0..c.dffs.len()).filter(|&k| plan.carry[k]).collect();
+    if carried.is_empty() {
+        return 0.0;
+    }
+    let mut var = vec![p.v_br; c.dffs.len()];
+    let mut lifted = vec![true; c.dffs.len()];
+    let mut total = 0usize;
+    for cycle in 0..48 {
+        if cycle >= 16 {
+            total += carried.iter().filter(|&&k| lifted[k]).count();
+        }
+        let start: Vec<f64> = (0..c.dffs.len())
+            .map(|k| if lifted[k] { p.v_br } else { var[k] })
+            .collect();
+        let rv = plan.ring_vars(c, &start);
+        for &k in &carried {
+            let v = rv[c.dffs[k].d as usize];
+            lifted[k] = !plan.within_budget(k, v);
+            var[k] = v;
+        }
+    }
+    total as f64 / 32.0
+}
+
+/// Gives carried flip-flops noise budget by refreshing the CMUX rings their bits reach after `L`
+/// CMUXes (for the best `L`, or none): a register file's read trees, for example, use up a register's
+/// whole budget with the chains after them, so without a cut every register is lifted every cycle;
+/// refreshing the read ports' outputs costs one bootstrap per port bit and lets every register carry
+/// its ring for several cycles. Chooses by the predicted cost (lifts included).
+fn cut_for_carries(c: &Circuit, p: &LeveledParams, plan: MuxPlan) -> MuxPlan {
+    if !plan.carry.iter().any(|&x| x) {
+        return plan;
+    }
+    let n = c.nodes.len();
+    // depth[x]: the most CMUXes between a carried flip-flop's ring and x's ring (None: not reached).
+    let mut depth: Vec<Option<usize>> = vec![None; n];
+    for d in c
+        .dffs
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| plan.carry[*k])
+        .map(|(_, d)| d)
+    {
+        depth[d.q as usize] = Some(0);
+    }
+    for step in &c.order {
+        let Step::Node(id) = *step else { continue };
+        let i = id as usize;
+        depth[i] = match c.nodes[i] {
+            Node::Not(a) if plan.ring[i] => depth[a as usize],
+            Node::Mux { a, b, .. } if plan.cmux[i] && !plan.refresh[i] => {
+                match (depth[a as usize], depth[b as usize]) {
+                    (None, None) => None,
+                    (x, y) => Some(x.unwrap_or(0).max(y.unwrap_or(0)) + 1),
+                }
+            }
+            _ => None,
+        };
+    }
+    let max_depth = depth.iter().flatten().copied().max().unwrap_or(0);
+    let mut best = plan;
+    for level in 1..=max_depth {
+        let mut cand = best.clone();
+        let mut added = 0;
+        for (i, d) in depth.iter().enumerate() {
+            if *d == Some(level) && cand.ring[i] && !cand.refresh[i] {
+                cand.refresh[i] = true;
+                added += 1;
+            }
+        }
+        if added == 0 {
+            continue;
+        }
+        cand.budget = budgets(c, p, &cand);
+        cand.counts = count(c, Some(p), &cand);
+        if cand.counts.cost < best.counts.cost - 1e-9 {
+            best = cand;
+        }
+    }
+    best
+}
+
 /// The largest ring variance each carried flip-flop may start a cycle with: the plan was made with
 /// every flip-flop ring as fresh as a lift (`v_br`); a ring of variance V instead reaches, after the
 /// longest CMUX chain `d` it feeds (to an extraction, a refresh or the next clock edge), V + d·v_ext,
@@ -604,7 +693,9 @@ fn count(c: &Circuit, p: Option<&LeveledParams>, plan: &MuxPlan) -> PlanCounts {
         .filter(|&i| plan.lift[i] && plan.carried(c, i as NodeId))
         .count();
     let (cb, cm, ks) = p.map_or((0.0, 0.0, 0.0), |p| (p.cost_cb, p.cost_cmux, p.cost_ks));
+    k.carried_lifts = p.map_or(0.0, |p| carried_lifts(c, p, plan));
     k.cost = (k.gates + 2 * k.gate_muxes + k.lifts + k.refreshes) as f64
+        + k.carried_lifts
         + cb * k.circuit_bootstraps as f64
         + cm * k.cmuxes as f64
         + ks * k.extractions as f64;

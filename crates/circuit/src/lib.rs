@@ -51,6 +51,10 @@
 //! # let _ = finished; Ok(()) }
 //! ```
 //! Resume: build the same engine and call [`Engine::load_snapshot`] before `run`.
+//! MUXes: with a circuit key the TFHE backend evaluates MUXes whose select drives several MUXes as
+//! CMUXes, circuit-bootstrapping each such select once per cycle ([`leveled`], planned per circuit from
+//! the noise model; [`Engine::plan_counts`] says what a cycle costs); `TfheBackend::with_leveled(false)`
+//! keeps every MUX two gate bootstraps.
 //! CMUX RAM refresh: [`RefreshPolicy`] and [`NoiseModel`] (noise-budget refresh instead of Iyokan's
 //! every-cell-every-cycle refresh; ≤ 2^-40 failures per cycle).
 

@@ -2,24 +2,16 @@
 //! oracle, and the noise of the new path (gate ring → CMUX chain with circuit-bootstrapped selects →
 //! extraction + key switch → gate) is what the planner's model says.
 
-use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+mod common;
 
+use std::sync::Arc;
+
+use common::{keys, testdata};
 use rand::{Rng, SeedableRng};
 use vsp_circuit::client::*;
 use vsp_circuit::noise::NoiseModel;
 use vsp_circuit::*;
-use vsp_tfhe::{CircuitKey, EvalKey, Gate2, Params, SecretKey};
-
-fn keys() -> &'static (SecretKey, Arc<EvalKey>, Arc<CircuitKey>) {
-    static K: OnceLock<(SecretKey, Arc<EvalKey>, Arc<CircuitKey>)> = OnceLock::new();
-    K.get_or_init(|| {
-        let sk = SecretKey::generate(&Params::default_128()).unwrap();
-        let ek = Arc::new(EvalKey::generate(&sk).unwrap());
-        let ck = Arc::new(CircuitKey::generate(&sk).unwrap());
-        (sk, ek, ck)
-    })
-}
+use vsp_tfhe::{Gate2, Params};
 
 /// A RAM built from gates: its read trees and write MUXes share their selects, so the planner turns
 /// them into CMUXes; the cells are flip-flops (lifted to rings every cycle).
@@ -41,7 +33,7 @@ out_rdata_width = 2
 /// cycles of writes and read-backs; returns the plan's counts.
 fn run_against_plain(plan: Option<LeveledParams>) -> PlanCounts {
     let (sk, ek, ck) = keys();
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata");
+    let dir = testdata();
     let c =
         Arc::new(Circuit::compile(&Blueprint::from_str_with_base(MUX_RAM, &dir).unwrap()).unwrap());
     let backend = TfheBackend::new(ek.clone(), Some(ck.clone())).unwrap();

@@ -1,27 +1,14 @@
 //! Encrypted runs agree bit for bit with the plain oracle; CMUX ROM/RAM agree with MUX memories and the
 //! RAM noise stays within the tracked bounds.
 
-use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+mod common;
 
+use std::sync::Arc;
+
+use common::{keys, testdata};
 use rand::{Rng, SeedableRng};
 use vsp_circuit::client::*;
 use vsp_circuit::*;
-use vsp_tfhe::{CircuitKey, EvalKey, Params, SecretKey};
-
-fn testdata() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata")
-}
-
-fn keys() -> &'static (SecretKey, Arc<EvalKey>, Arc<CircuitKey>) {
-    static K: OnceLock<(SecretKey, Arc<EvalKey>, Arc<CircuitKey>)> = OnceLock::new();
-    K.get_or_init(|| {
-        let sk = SecretKey::generate(&Params::default_128()).unwrap();
-        let ek = Arc::new(EvalKey::generate(&sk).unwrap());
-        let ck = Arc::new(CircuitKey::generate(&sk).unwrap());
-        (sk, ek, ck)
-    })
-}
 
 fn backend() -> TfheBackend {
     let (_, ek, ck) = keys();

@@ -11,7 +11,7 @@ mod encrypted;
 mod files;
 mod keys;
 #[cfg(test)]
-#[path = "../tests/mutate/mod.rs"]
+#[path = "../../circuit/tests/mutate/mod.rs"]
 mod mutate;
 #[cfg(test)]
 mod mutation_tests;

@@ -1,5 +1,6 @@
 //! Mutations of a valid file for the reader robustness tests: random bit flips, byte edits,
-//! truncations, insertions, deletions and huge numbers (issue 13). Shared by copy per crate.
+//! truncations, insertions, deletions and huge numbers (issue 13). The one copy: vsp-cahp's and the
+//! vsp binary's reader tests include this file by path.
 
 #![allow(dead_code)]
 
