@@ -108,7 +108,7 @@ impl Backend {
     ///   AVX2-FMA, which is 1.4–1.6× faster than integer AVX-512, itself ≈ 1.6× faster than integer
     ///   AVX2; on the earlier AVX2-only EPYC, AVX2-FMA was ≈ 2× faster than integer AVX2.
     /// * larger q (up to 2^62): the integer Shoup kernels, AVX-512F/DQ before AVX2 (Zen 5:
-    ///   1.7–1.9× faster at N = 4096 … 65536).
+    ///   1.6–1.9× faster at N = 4096 … 65536).
     ///
     /// [`Backend::best`] takes the first entry available; the portable kernel is the fallback.
     pub fn preference(q: &Modulus) -> &'static [Backend] {
