@@ -104,7 +104,7 @@ impl Backend {
     ///
     /// * q < 2^50 ([`IFMA_MAX_BITS`]): AVX-512 IFMA52 (eight lanes, 52-bit Shoup products), then
     ///   AVX2 + FMA in double precision, then the AVX-512 and AVX2 integer kernels. Forward
-    ///   transforms on the AMD Zen 5 project machine (2026-12-01): IFMA 1.9–2.2× faster than
+    ///   transforms on the AMD Zen 5 project machine (2026-12-01): IFMA 1.8–2.2× faster than
     ///   AVX2-FMA, which is 1.4–1.6× faster than integer AVX-512, itself ≈ 1.6× faster than integer
     ///   AVX2; on the earlier AVX2-only EPYC, AVX2-FMA was ≈ 2× faster than integer AVX2.
     /// * larger q (up to 2^62): the integer Shoup kernels, AVX-512F/DQ before AVX2 (Zen 5:
