@@ -5,9 +5,12 @@
 //! Peers: fhe.rs (`fhe` 0.1.1, single-threaded by design) in this process with exactly our moduli and
 //! t, timed interleaved with ours (each round runs every column once, so load changes on a shared
 //! machine hit all columns alike); and Microsoft SEAL 4.x through `seal-python`, run as a child process
-//! (`python3`) with the same N, SEAL's BFVDefault moduli (the same sizes as ours) and t = 65537, skipped
-//! with a note when the module is missing. Both peers' and our mul+relin results are decrypted and
-//! checked against the plaintext product before anything is printed.
+//! (`python3`) with the same N and t = 65537, skipped with a note when the module is missing. SEAL is
+//! given exactly our primes as its ciphertext modulus plus a 60-bit special prime (its BFVDefault
+//! would spend one of the same-sized primes as the special prime, leaving it a smaller Q than ours;
+//! that row is shown too, for reference). Our, fhe.rs's and SEAL's mul+relin results are decrypted
+//! and checked against the plaintext product (SEAL: inside the child, for the last result of every
+//! timed operation, and its mul+relin slots are sent back and compared here).
 //! Ends with `mul_relin_ratio_vs_seal_8192=<ours HPS 1 thread / SEAL>` (when SEAL ran) and, last,
 //! `mul_relin_ratio_vs_fhe_rs_8192=<ours HPS 1 thread / fhe.rs>`.
 
@@ -19,49 +22,94 @@ use rand::rngs::StdRng;
 use rand::SeedableRng;
 use rand09::SeedableRng as _;
 use vsp_bfv::{BfvParameters, Encoder, Evaluator, MulMethod, PublicKey, RelinKey, SecretKey};
+use vsp_math::generate_ntt_primes;
 
 /// SEAL through seal-python: encrypt, decrypt, multiply, relinearize, mul+relin (ms) and the noise
-/// budget left after one mul+relin.
+/// budget left after one mul+relin, on the first line; the decrypted slots of the last timed
+/// mul+relin on the second. argv: N, reps, and the coefficient modulus: `default` (BFVDefault) or
+/// comma-separated primes, the last one SEAL's special (key-switching) prime. The script itself
+/// decrypts the last result of every timed operation (encrypt, decrypt, multiply, relinearize,
+/// mul+relin) and exits non-zero if one is wrong.
 const SEAL_SCRIPT: &str = r#"import seal, time, sys
 def med(f, reps):
     f(); v=[]
     for _ in range(reps):
         s=time.perf_counter(); f(); v.append((time.perf_counter()-s)*1e3)
     v.sort(); return v[len(v)//2]
-n=int(sys.argv[1]); reps=int(sys.argv[2])
+n=int(sys.argv[1]); reps=int(sys.argv[2]); t=65537
 p=seal.EncryptionParameters(seal.scheme_type.bfv)
 p.set_poly_modulus_degree(n)
-p.set_coeff_modulus(seal.CoeffModulus.BFVDefault(n))
-p.set_plain_modulus(65537)
-ctx=seal.SEALContext(p)
+p.set_plain_modulus(t)
+if sys.argv[3]=="default":
+    p.set_coeff_modulus(seal.CoeffModulus.BFVDefault(n))
+    ctx=seal.SEALContext(p)
+else:
+    p.set_coeff_modulus([seal.Modulus(int(q)) for q in sys.argv[3].split(",")])
+    # Our Q as SEAL's ciphertext modulus plus a special prime exceeds the 128-bit table at the key
+    # level, so SEAL's own security check is switched off (the ciphertexts match ours exactly).
+    ctx=seal.SEALContext(p, True, seal.sec_level_type.none)
+assert ctx.parameters_set(), ctx.parameter_error_message()
 kg=seal.KeyGenerator(ctx)
 pk=kg.create_public_key(); rk=kg.create_relin_keys()
 enc=seal.Encryptor(ctx,pk); dec=seal.Decryptor(ctx,kg.secret_key()); ev=seal.Evaluator(ctx)
 be=seal.BatchEncoder(ctx)
-pt=be.encode([i % 65537 for i in range(n)])
+vals=[i % t for i in range(n)]; want=[v*v % t for v in vals]
+pt=be.encode(vals)
 a=enc.encrypt(pt); b=enc.encrypt(pt)
 c3=ev.multiply(a,b)
-e=med(lambda: enc.encrypt(pt), reps)
-d=med(lambda: dec.decrypt(a), reps)
-m=med(lambda: ev.multiply(a,b), reps)
-r=med(lambda: ev.relinearize(c3, rk), reps)
-mr=med(lambda: ev.relinearize(ev.multiply(a,b), rk), reps)
-print(f"{e:.3f} {d:.3f} {m:.3f} {r:.3f} {mr:.3f} {dec.invariant_noise_budget(ev.relinearize(c3, rk))}")
+last={}
+def keep(k, x): last[k]=x
+e=med(lambda: keep("enc", enc.encrypt(pt)), reps)
+d=med(lambda: keep("dec", dec.decrypt(a)), reps)
+m=med(lambda: keep("mul", ev.multiply(a,b)), reps)
+r=med(lambda: keep("relin", ev.relinearize(c3, rk)), reps)
+mr=med(lambda: keep("mr", ev.relinearize(ev.multiply(a,b), rk)), reps)
+slots=lambda ptx: [int(x) % t for x in be.decode(ptx)]
+checks={"encrypt": (slots(dec.decrypt(last["enc"])), vals), "decrypt": (slots(last["dec"]), vals),
+        "multiply": (slots(dec.decrypt(last["mul"])), want), "relinearize": (slots(dec.decrypt(last["relin"])), want),
+        "mul+relin": (slots(dec.decrypt(last["mr"])), want)}
+bad=[k for k,(got,w) in checks.items() if got!=w]
+if bad: sys.exit("SEAL decrypts wrongly: " + ", ".join(bad))
+print(f"{e:.3f} {d:.3f} {m:.3f} {r:.3f} {mr:.3f} {dec.invariant_noise_budget(last['mr'])}")
+print(" ".join(map(str, checks["mul+relin"][0])))
 "#;
 
-fn seal_times(n: usize, reps: usize) -> Option<Vec<f64>> {
+/// SEAL's times (encrypt, decrypt, multiply, relinearize, mul+relin in ms, noise budget) with
+/// coefficient modulus `coeff` (see [`SEAL_SCRIPT`]), after checking that its last timed mul+relin
+/// decrypts to `expect`; or why SEAL did not run.
+fn seal_times(n: usize, reps: usize, coeff: &str, expect: &[u64]) -> Result<Vec<f64>, String> {
     let out = std::process::Command::new("python3")
-        .args(["-c", SEAL_SCRIPT, &n.to_string(), &reps.to_string()])
+        .args(["-c", SEAL_SCRIPT, &n.to_string(), &reps.to_string(), coeff])
         .output()
-        .ok()?;
+        .map_err(|e| format!("python3: {e}"))?;
     if !out.status.success() {
-        return None;
+        return Err(String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .last()
+            .unwrap_or("no output")
+            .to_string());
     }
-    let v: Vec<f64> = String::from_utf8_lossy(&out.stdout)
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text.lines();
+    let v: Vec<f64> = lines
+        .next()
+        .unwrap_or("")
         .split_whitespace()
         .filter_map(|x| x.parse().ok())
         .collect();
-    (v.len() == 6).then_some(v)
+    let slots: Vec<u64> = lines
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    if v.len() != 6 {
+        return Err(format!("unexpected SEAL output {text:?}"));
+    }
+    if slots != expect {
+        return Err("SEAL's mul+relin does not decrypt to the plaintext product".into());
+    }
+    Ok(v)
 }
 
 /// Time of one call of `f` in ms.
@@ -165,6 +213,7 @@ pub fn run(_args: &[String]) -> anyhow::Result<()> {
     let mut ours_8192 = None;
     let mut fhe_8192 = None;
     let mut seal_8192 = None;
+    let mut seal_checked = Vec::new();
     let mut ratios = Vec::new();
     println!("## vsp-bfv vs fhe.rs and SEAL, t = {t} (ms, median)");
     println!("| N | log Q | method | threads | encrypt (pk) | decrypt | multiply | relinearize | mul+relin |");
@@ -274,26 +323,52 @@ pub fn run(_args: &[String]) -> anyhow::Result<()> {
                 t: [encrypt, decrypt, mul[j], relin[j], both[j]],
             });
         }
-        match seal_times(n, reps) {
-            Some(v) => {
-                println!(
-                    "| {n} | {} | SEAL 4 (BEHZ, seal-python) | 1 | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
+        if n >= 4096 {
+            // SEAL keeps its last prime as the special (key-switching) prime, so BFVDefault gives its
+            // ciphertexts a smaller Q than ours (ours has no special prime). The comparison row gives
+            // SEAL exactly our primes as ciphertext modulus plus a 60-bit special prime; BFVDefault is
+            // shown for reference.
+            let special = generate_ntt_primes(60, n, 2)?
+                .into_iter()
+                .find(|q| !params.moduli().contains(q))
+                .ok_or_else(|| anyhow::anyhow!("no 60-bit special prime for N = {n}"))?;
+            let same_q: Vec<String> = params
+                .moduli()
+                .iter()
+                .chain([&special])
+                .map(u64::to_string)
+                .collect();
+            let last_bits = params.moduli().last().map_or(0, |q| 64 - q.leading_zeros());
+            let variants = [
+                (
+                    "SEAL 4 (BEHZ), our Q + 60-bit special prime",
+                    same_q.join(","),
                     params.log_q(),
-                    v[0],
-                    v[1],
-                    v[2],
-                    v[3],
-                    v[4]
-                );
-                if n == 8192 {
-                    seal_8192 = Some(v[4]);
+                ),
+                (
+                    "SEAL 4 (BEHZ), BFVDefault (last prime special)",
+                    "default".to_string(),
+                    params.log_q() - last_bits,
+                ),
+            ];
+            for (k, (label, coeff, log_q)) in variants.into_iter().enumerate() {
+                match seal_times(n, reps, &coeff, &expect) {
+                    Ok(v) => {
+                        println!(
+                            "| {n} | {log_q} | {label} | 1 | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
+                            v[0], v[1], v[2], v[3], v[4]
+                        );
+                        seal_checked.push(format!("N = {n}, {label}: noise budget {} bits", v[5]));
+                        if n == 8192 && k == 0 {
+                            seal_8192 = Some(v[4]);
+                        }
+                    }
+                    Err(e) if e.contains("decrypt") => {
+                        anyhow::bail!("{label}, N = {n}: {e}")
+                    }
+                    Err(e) => println!("| {n} | {log_q} | {label}: not run ({e}) | | | | | | |"),
                 }
             }
-            None if n >= 4096 => println!(
-                "| {n} | {} | SEAL: seal-python not available | | | | | | |",
-                params.log_q()
-            ),
-            None => {}
         }
         for r in &rows {
             let [e, d, m, rl, b] = r.t;
@@ -318,6 +393,9 @@ pub fn run(_args: &[String]) -> anyhow::Result<()> {
             ours_8192 = Some(ours.t[4]);
             fhe_8192 = peer.is_some().then_some(rows[0].t[4]);
         }
+    }
+    for line in &seal_checked {
+        println!("SEAL checked (every timed operation's last result decrypted): {line}");
     }
     println!();
     println!("## vsp-bfv (HPS, 1 thread) / fhe.rs, same process, interleaved");

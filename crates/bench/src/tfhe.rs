@@ -1,7 +1,9 @@
 //! `tfhe` suite: vsp-tfhe (`Params::default_128`) against TFHE-rs (`tfhe` crate, boolean API,
 //! `DEFAULT_PARAMETERS`) in one process, one thread (RAYON_NUM_THREADS=1 unless set): key generation,
-//! NAND, XOR, MUX, key sizes, plus our CMUX and circuit bootstrapping. Ours and theirs are timed in
-//! alternating rounds so that load on a shared machine hits both alike.
+//! NAND, XOR, MUX, key sizes (measured: in-memory key vectors, and serialized sizes), plus our CMUX
+//! and circuit bootstrapping. Ours and theirs are timed in alternating rounds so that load on a
+//! shared machine hits both alike; the rounds cycle through all input bits, and every timed result
+//! (gates of both libraries, CMUX outputs, circuit-bootstrapped selectors) is decrypted and checked.
 //! Ends with `nand_ratio_vs_tfhe_rs=<ours/theirs>`.
 
 use std::hint::black_box;
@@ -52,72 +54,141 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     let ck = cck.decompress()?;
     let cb_keygen = t.elapsed().as_secs_f64() * 1e3;
 
-    let (a, b, c) = (
-        sk.encrypt_bit(true),
-        sk.encrypt_bit(false),
-        sk.encrypt_bit(true),
-    );
-    let (ta, tbb, tc) = (cks.encrypt(true), cks.encrypt(false), cks.encrypt(true));
-    // Correctness guard: a benchmark of wrong results is worthless.
-    anyhow::ensure!(sk.decrypt_bit(&ek.nand(&a, &b)?)?, "vsp-tfhe NAND wrong");
-    anyhow::ensure!(cks.decrypt(&sks.nand(&ta, &tbb)), "TFHE-rs NAND wrong");
+    // Inputs: both bits under both libraries; round r feeds bits (r, r >> 1, r >> 2) so that the
+    // timed gates see every input combination, and every timed result is decrypted afterwards.
+    let ours_in = [sk.encrypt_bit(false), sk.encrypt_bit(true)];
+    let theirs_in = [cks.encrypt(false), cks.encrypt(true)];
+    let bits = |r: usize| (r & 1 == 1, r & 2 == 2, r & 4 == 4);
+    let idx = usize::from;
+
+    // Results of every timed call, with the expected plaintext: (operation, expected, ciphertext).
+    let mut ours_out: Vec<(&str, bool, Result<vsp_tfhe::Bit, vsp_tfhe::Error>)> = Vec::new();
+    let mut theirs_out: Vec<(&str, bool, tb::Ciphertext)> = Vec::new();
+    ours_out.reserve(13 * rounds);
+    theirs_out.reserve(13 * rounds);
 
     let mut rows: Vec<(&str, Vec<f64>, Vec<f64>)> = vec![
         ("NAND", vec![], vec![]),
         ("XOR", vec![], vec![]),
         ("MUX", vec![], vec![]),
     ];
-    for _ in 0..rounds {
+    for r in 0..rounds {
+        let (x, y, z) = bits(r);
+        let (oa, ob, oc) = (&ours_in[idx(x)], &ours_in[idx(y)], &ours_in[idx(z)]);
+        let (ta, tbb, tc) = (&theirs_in[idx(x)], &theirs_in[idx(y)], &theirs_in[idx(z)]);
         rows[0].1.push(sample(5, || {
-            black_box(ek.nand(&a, &b).ok());
+            ours_out.push(("NAND", !(x && y), black_box(ek.nand(oa, ob))));
         }));
         rows[0].2.push(sample(5, || {
-            black_box(sks.nand(&ta, &tbb));
+            theirs_out.push(("NAND", !(x && y), black_box(sks.nand(ta, tbb))));
         }));
         rows[1].1.push(sample(5, || {
-            black_box(ek.xor(&a, &b).ok());
+            ours_out.push(("XOR", x ^ y, black_box(ek.xor(oa, ob))));
         }));
         rows[1].2.push(sample(5, || {
-            black_box(sks.xor(&ta, &tbb));
+            theirs_out.push(("XOR", x ^ y, black_box(sks.xor(ta, tbb))));
         }));
+        let mux = if z { x } else { y };
         rows[2].1.push(sample(3, || {
-            black_box(ek.mux(&c, &a, &b).ok());
+            ours_out.push(("MUX", mux, black_box(ek.mux(oc, oa, ob))));
         }));
         rows[2].2.push(sample(3, || {
-            black_box(sks.mux(&tc, &ta, &tbb));
+            theirs_out.push(("MUX", mux, black_box(sks.mux(tc, ta, tbb))));
         }));
     }
+    // A benchmark of wrong results is worthless: decrypt every timed output.
+    for (op, want, ct) in &ours_out {
+        let got = match ct {
+            Ok(ct) => sk.decrypt_bit(ct)?,
+            Err(e) => anyhow::bail!("vsp-tfhe {op} failed: {e}"),
+        };
+        anyhow::ensure!(
+            got == *want,
+            "vsp-tfhe {op} decrypts to {got}, expected {want}"
+        );
+    }
+    for (op, want, ct) in &theirs_out {
+        let got = cks.decrypt(ct);
+        anyhow::ensure!(
+            got == *want,
+            "TFHE-rs {op} decrypts to {got}, expected {want}"
+        );
+    }
+    let gates_checked = (ours_out.len(), theirs_out.len());
 
-    // Our leveled operations.
-    let (g, _) = ck.circuit_bootstrap(&a)?;
-    let d1 = sk.encrypt_trlwe_bits(&[true])?;
-    let d0 = sk.encrypt_trlwe_bits(&[false])?;
-    let mut scratch = vsp_tfhe::ExtScratch::new(p.n1, g.gadget());
+    // Our leveled operations: CMUX driven by circuit-bootstrapped selectors of both bits, between
+    // two different bit patterns; every output decrypted.
+    let n1 = p.n1;
+    let pattern1: Vec<bool> = (0..n1).map(|i| i % 3 == 0).collect();
+    let pattern0: Vec<bool> = (0..n1).map(|i| i % 5 == 1).collect();
+    let d1 = sk.encrypt_trlwe_bits(&pattern1)?;
+    let d0 = sk.encrypt_trlwe_bits(&pattern0)?;
+    let selectors = [
+        ck.circuit_bootstrap_one(&ours_in[0])?,
+        ck.circuit_bootstrap_one(&ours_in[1])?,
+    ];
+    let mut scratch = vsp_tfhe::ExtScratch::new(p.n1, selectors[0].gadget());
+    let mut cmux_out = Vec::with_capacity(200 * rounds);
     let cmux_us = median(
         (0..rounds)
-            .map(|_| {
+            .map(|r| {
+                let bit = r & 1 == 1;
+                let g = &selectors[idx(bit)];
                 sample(200, || {
-                    black_box(g.cmux_with(&d1, &d0, &mut scratch).ok());
+                    cmux_out.push((bit, black_box(g.cmux_with(&d1, &d0, &mut scratch))));
                 }) * 1e3
             })
             .collect(),
     );
+    for (bit, out) in &cmux_out {
+        let got = sk.decrypt_trlwe_bits(out.as_ref().map_err(|e| anyhow::anyhow!("CMUX: {e}"))?)?;
+        let want = if *bit { &pattern1 } else { &pattern0 };
+        anyhow::ensure!(&got == want, "CMUX with selector {bit} decrypts wrongly");
+    }
+    let mut cb_out = Vec::with_capacity(rounds.min(5));
     let cb_ms = median(
         (0..rounds.min(5))
-            .map(|_| {
+            .map(|r| {
+                let bit = r & 1 == 1;
+                let input = &ours_in[idx(bit)];
                 sample(1, || {
-                    black_box(ck.circuit_bootstrap(&a).ok());
+                    cb_out.push((bit, black_box(ck.circuit_bootstrap(input))));
                 })
             })
             .collect(),
     );
+    // Circuit bootstrapping of m gives (TRGSW(m), TRGSW(1 − m)): each must select accordingly.
+    for (bit, out) in &cb_out {
+        let (g, inv) = out
+            .as_ref()
+            .map_err(|e| anyhow::anyhow!("circuit bootstrap: {e}"))?;
+        for (sel, m) in [(g, *bit), (inv, !*bit)] {
+            let got = sk.decrypt_trlwe_bits(&sel.cmux(&d1, &d0)?)?;
+            let want = if m { &pattern1 } else { &pattern0 };
+            anyhow::ensure!(&got == want, "circuit bootstrap of {bit} selects wrongly");
+        }
+    }
+    let leveled_checked = (cmux_out.len(), cb_out.len());
 
-    // Key sizes. TFHE-rs: Fourier BK n·(k+1)ℓ·(k+1)·N/2·16 B + KS (k·N)·t·(n+1)·4 B (their layout).
-    let (n, k, big_n, l, t) = (805usize, 3usize, 512usize, 2usize, 5usize);
-    let theirs_key = n * (k + 1) * l * (k + 1) * big_n / 2 * 16 + k * big_n * t * (n + 1) * 4;
+    // Key sizes, measured. In memory: our key vectors (`EvalKey::size_bytes`, the Fourier
+    // bootstrapping key's f64s + the key-switching key's u32s) against TFHE-rs's own accessors
+    // (`size_of_val` of their Fourier bootstrapping key's c64s and key-switching key's u32s).
+    // Serialized: bincode of TFHE-rs's `ServerKey` and `CompressedServerKey` (serde); ours: the
+    // key file of the compressed key.
+    let theirs_mem = sks.bootstrapping_key_size_bytes() + sks.key_switching_key_size_bytes();
+    let theirs_ser = bincode::serialize(&sks)?.len();
+    let theirs_csk = ::tfhe::boolean::server_key::CompressedServerKey::new(&cks);
+    let theirs_cser = bincode::serialize(&theirs_csk)?.len();
+    let ours_mem = ek.size_bytes();
+    let ours_file = cek.to_bytes().len();
     let mb = |x: usize| x as f64 / 1e6;
 
     println!("# vsp-tfhe vs TFHE-rs 1.x (boolean, DEFAULT_PARAMETERS), 1 thread, {rounds} rounds");
+    println!(
+        "checked: {} + {} timed gate results (vsp-tfhe + TFHE-rs), {} CMUX outputs, {} circuit \
+         bootstraps, all decrypted correctly",
+        gates_checked.0, gates_checked.1, leveled_checked.0, leveled_checked.1
+    );
     println!("| operation | vsp-tfhe | TFHE-rs | ratio |");
     println!("|---|---|---|---|");
     let mut nand_ratio = 0.0;
@@ -133,16 +204,26 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         ours_keygen / theirs_keygen
     );
     println!(
-        "| evaluation key in memory | {:.1} MB | {:.1} MB | {:.2} |",
-        mb(ek.size_bytes()),
-        mb(theirs_key),
-        ek.size_bytes() as f64 / theirs_key as f64
+        "| evaluation key in memory (measured key vectors) | {:.1} MB | {:.1} MB | {:.2} |",
+        mb(ours_mem),
+        mb(theirs_mem),
+        ours_mem as f64 / theirs_mem as f64
     );
     println!(
-        "| evaluation key file (compressed) | {:.1} MB | – | |",
-        mb(cek.to_bytes().len())
+        "| evaluation key serialized (ours: –; TFHE-rs: bincode of `ServerKey`) | – | {:.1} MB | |",
+        mb(theirs_ser)
     );
-    println!("| CMUX (N=1024, ℓ=4, Bg=2^3) | {cmux_us:.1} µs | – | |");
+    println!(
+        "| compressed evaluation key serialized (ours: key file; TFHE-rs: bincode of `CompressedServerKey`) | {:.1} MB | {:.1} MB | {:.2} |",
+        mb(ours_file),
+        mb(theirs_cser),
+        ours_file as f64 / theirs_cser as f64
+    );
+    let gadget = selectors[0].gadget();
+    println!(
+        "| CMUX (N={}, ℓ={}, Bg=2^{}) | {cmux_us:.1} µs | – | |",
+        p.n1, gadget.levels, gadget.base_bits
+    );
     println!("| circuit bootstrapping (+ inverse) | {cb_ms:.1} ms | – | |");
     println!("| circuit key keygen | {cb_keygen:.0} ms | – | |");
     println!(

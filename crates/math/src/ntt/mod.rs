@@ -9,7 +9,10 @@
 //!
 //! Algorithms: Harvey's lazy butterflies with Shoup twiddles (Harvey 2014), the twist by ψ merged into
 //! the twiddles and N^{-1} merged into the last inverse stage (Longa–Naehrig 2016). Kernels:
-//! `portable` (reference), `avx2`, and AVX-512 kernels selected at run time (see [`Backend`]).
+//! `portable` (reference), `avx2`, `avx2-fma` (q < 2^50), `avx512` and `avx512-ifma` (q < 2^50).
+//! The default ([`Backend::best`], used by every table from [`NttTable::new`], hence by BFV and
+//! CKKS) is chosen at run time from the CPU's features and the modulus size by the measured rule in
+//! [`Backend::preference`]; [`NttTable::with_backend`] picks a kernel explicitly (tests, benches).
 //! [`NttOnTheFly`] keeps no twiddle table at all (seed 003's memory-saving mode).
 
 #[cfg(target_arch = "x86_64")]
@@ -83,13 +86,42 @@ impl Backend {
         }
     }
 
-    /// The fastest backend available on this CPU for modulus q (SIMD kernels need N ≥ 16; smaller
-    /// transforms fall back to the portable kernels whatever the backend).
+    /// The default backend for modulus q on this CPU: the first entry of [`Backend::preference`]
+    /// that the CPU (detected at run time) and the modulus allow, else [`Backend::Portable`].
+    /// Every [`NttTable`] built by [`NttTable::new`] / [`NttTable::with_root`] runs on it, so this is
+    /// what BFV and CKKS use. (SIMD kernels need N ≥ 16; smaller transforms fall back to the
+    /// portable kernels whatever the backend.)
     pub fn best(q: &Modulus) -> Backend {
-        [Backend::Avx2]
-            .into_iter()
+        Backend::preference(q)
+            .iter()
+            .copied()
             .find(|b| b.is_available(q))
             .unwrap_or(Backend::Portable)
+    }
+
+    /// The documented selection rule, fastest first, as measured with
+    /// `cargo run --release -p vsp-bench -- ntt` (N = 4096 … 65536, BENCHMARKS.md "Arithmetic"):
+    ///
+    /// * q < 2^50 ([`IFMA_MAX_BITS`]): AVX-512 IFMA52 (eight lanes, 52-bit Shoup products), then
+    ///   AVX2 + FMA in double precision, then the AVX-512 and AVX2 integer kernels. Forward
+    ///   transforms on the AMD Zen 5 project machine (2026-12-01): IFMA 1.8–2.2× faster than
+    ///   AVX2-FMA, which is 1.4–1.6× faster than integer AVX-512, itself ≈ 1.6× faster than integer
+    ///   AVX2; on the earlier AVX2-only EPYC, AVX2-FMA was ≈ 2× faster than integer AVX2.
+    /// * larger q (up to 2^62): the integer Shoup kernels, AVX-512F/DQ before AVX2 (Zen 5:
+    ///   1.6–1.9× faster at N = 4096 … 65536).
+    ///
+    /// [`Backend::best`] takes the first entry available; the portable kernel is the fallback.
+    pub fn preference(q: &Modulus) -> &'static [Backend] {
+        if q.bits() <= IFMA_MAX_BITS {
+            &[
+                Backend::Ifma,
+                Backend::Avx2Fma,
+                Backend::Avx512,
+                Backend::Avx2,
+            ]
+        } else {
+            &[Backend::Avx512, Backend::Avx2]
+        }
     }
 
     /// All backends that are available on this CPU for modulus q (portable first).

@@ -218,3 +218,53 @@ fn extreme_inputs_agree_across_backends() {
         }
     }
 }
+
+#[test]
+fn default_backend_follows_the_documented_rule() {
+    let mut rng = ChaCha8Rng::seed_from_u64(8);
+    let n = 1024;
+    for bits in [20u32, 30, 49, 50, 51, 62] {
+        let q = generate_ntt_primes(bits, n, 1).unwrap()[0];
+        let m = Modulus::new(q).unwrap();
+        let expected = Backend::preference(&m)
+            .iter()
+            .copied()
+            .find(|b| b.is_available(&m))
+            .unwrap_or(Backend::Portable);
+        assert_eq!(Backend::best(&m), expected, "q = {q}");
+        assert!(expected.is_available(&m));
+        // 52-bit-product and double-precision kernels only for q < 2^50.
+        if bits > IFMA_MAX_BITS {
+            assert!(!matches!(expected, Backend::Ifma | Backend::Avx2Fma));
+        }
+        // The default table runs on that kernel and agrees with the portable one.
+        let table = NttTable::new(n, m).unwrap();
+        assert_eq!(table.backend(), expected);
+        std::println!(
+            "q = {q} ({bits} bits): default NTT kernel {}",
+            expected.name()
+        );
+        let portable = table.clone().with_backend(Backend::Portable).unwrap();
+        let a = random_poly(&mut rng, n, q);
+        let (mut x, mut y) = (a.clone(), a.clone());
+        table.forward(&mut x).unwrap();
+        portable.forward(&mut y).unwrap();
+        assert_eq!(x, y, "default {} vs portable, q = {q}", expected.name());
+        table.inverse(&mut x).unwrap();
+        assert_eq!(x, a);
+    }
+}
+
+#[test]
+fn unavailable_backends_are_refused() {
+    let q = Modulus::new(generate_ntt_primes(62, 1024, 1).unwrap()[0]).unwrap();
+    let base = NttTable::new(1024, q).unwrap();
+    // The q < 2^50 kernels refuse a 62-bit prime on every CPU.
+    for b in [Backend::Ifma, Backend::Avx2Fma] {
+        assert!(!b.is_available(&q));
+        assert!(matches!(
+            base.clone().with_backend(b),
+            Err(MathError::BackendUnavailable { .. })
+        ));
+    }
+}
