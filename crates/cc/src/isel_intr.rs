@@ -74,8 +74,13 @@ pub(crate) fn lower_intrinsic(
                 "llvm.umax" => crate::ir::Pred::Ugt,
                 _ => crate::ir::Pred::Ult,
             };
-            if pieces(cx.m, &a.ty, cx.line)? == 2 {
-                return unsupported(cx.line, format!("{name} on 32-bit values"));
+            let n = pieces(cx.m, &a.ty, cx.line)?;
+            if n >= 2 {
+                // 32 and 64 bits: the compare's i1, then a select per word.
+                let (cond, x, y) = cx.cmp(p, &a, &b)?;
+                let t = cx.words(&a, n)?;
+                let f = cx.words(&b, n)?;
+                return Ok(Some(Some(Ctx::val_of(cx.select_words((cond, x, y), &t, &f)))));
             }
             let (cond, x, y) = cx.cmp(p, &a, &b)?;
             // Selected values must have the compare's extension (i8 min/max).
@@ -98,6 +103,18 @@ pub(crate) fn lower_intrinsic(
                 return unsupported(cx.line, name);
             };
             Some(cx.funnel(base == "llvm.fshl", &a, &b, &c)?)
+        }
+        "llvm.abs" if pieces(cx.m, &ret_ty(args), cx.line)? > 2 => {
+            let Some(a) = arg(0) else {
+                return unsupported(cx.line, name);
+            };
+            let n = pieces(cx.m, &a.ty, cx.line)?;
+            let w = cx.words(&a, n)?;
+            let z = cx.li(0);
+            let zeros = vec![z; n];
+            let neg = cx.sub_words(&zeros, &w);
+            let top = w[n - 1];
+            Some(Val::W(cx.select_words((Cond::Lt, top, z), &neg, &w)))
         }
         "llvm.abs" if pieces(cx.m, &ret_ty(args), cx.line)? == 2 => {
             let Some(a) = arg(0) else {

@@ -259,3 +259,33 @@ fn cc_then_emu_runs_the_papers_c_programs() {
     let err = fails(&["cc", "f.c", "-o", "f.img"], d);
     assert!(err.to_lowercase().contains("float"), "{err}");
 }
+
+#[test]
+#[ignore = "needs clang"]
+fn cc_takes_several_files_and_clang_flags() {
+    assert!(
+        std::process::Command::new("clang")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success()),
+        "clang is not installed (apt-get install -y clang); this test needs it"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("inc")).unwrap();
+    std::fs::write(d.join("inc/k.h"), "#define BASE 40\n").unwrap();
+    std::fs::write(
+        d.join("a.c"),
+        "#include \"k.h\"\nint twice(int);\nint main(int argc, char **argv) { return twice(argc) + BASE + SCALE; }\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("b.c"), "int twice(int x) { return 2 * x; }\n").unwrap();
+    ok(
+        &["-q", "cc", "a.c", "b.c", "-DSCALE=2", "-I", "inc", "-O", "2", "-o", "p.img"],
+        d,
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&["emu", "--json", "p.img", "x", "y"], d)).unwrap();
+    // argc = 3: 6 + 40 + 2.
+    assert_eq!(json["result"], 48, "{json}");
+}
