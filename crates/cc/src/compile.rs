@@ -141,8 +141,9 @@ pub fn assemble_image(asm: &str, name: &str, mem: vsp_cahp::MemConfig) -> Result
         ..Default::default()
     };
     let mut text = asm.to_string();
-    // Each round rewrites one line into its long form; the bound is a guard, never reached.
-    for _ in 0..=asm.lines().count() {
+    // Each round rewrites one line into its long form (a branch may take two rounds: the jump of
+    // its first long form may be out of reach too); the bound is a guard, never reached.
+    for round in 0..=2 * asm.lines().count() {
         let err = match vsp_cahp::assemble_sources(&[vsp_cahp::Source { name, text: &text }], &opts)
         {
             Ok(image) => return Ok(image),
@@ -164,7 +165,7 @@ pub fn assemble_image(asm: &str, name: &str, mem: vsp_cahp::MemConfig) -> Result
             }
         }
         if branch && err.file == name {
-            if let Some(t) = long_form(&text, err.line as usize) {
+            if let Some(t) = long_form(&text, err.line as usize, round) {
                 text = t;
                 continue;
             }
@@ -181,12 +182,17 @@ const BRANCHES: [&str; 10] = [
     "beq", "bne", "blt", "bltu", "ble", "bleu", "j", "js", "call", "jsal",
 ];
 
-/// Splits an instruction line into its mnemonic and operands.
-fn split_inst(line: &str) -> Option<(&str, Vec<&str>)> {
-    let t = line.trim();
+/// Splits an instruction line into its mnemonic, operands and comment (`# t0`: a register free
+/// at the target of a jump).
+fn split_inst(line: &str) -> Option<(&str, Vec<&str>, Option<&str>)> {
+    let (code, comment) = match line.split_once('#') {
+        Some((c, k)) => (c, Some(k.trim())),
+        None => (line, None),
+    };
+    let t = code.trim();
     let (m, rest) = t.split_once(char::is_whitespace)?;
     let ops: Vec<&str> = rest.split(',').map(str::trim).collect();
-    Some((m, ops))
+    Some((m, ops, comment))
 }
 
 /// The ROM bytes of the program with the runtime, whatever the branch distances: every branch and
@@ -198,7 +204,7 @@ fn code_size(text: &str, name: &str, mem: vsp_cahp::MemConfig) -> Option<usize> 
     let mut targets: BTreeSet<String> = BTreeSet::new();
     for line in text.lines() {
         match split_inst(line) {
-            Some((m, ops)) if BRANCHES.contains(&m) && !ops.is_empty() => {
+            Some((m, ops, _)) if BRANCHES.contains(&m) && !ops.is_empty() => {
                 let k = ops.len() - 1;
                 let target = ops[k];
                 if !target.starts_with('.') || target.starts_with(".L") {
@@ -229,11 +235,12 @@ fn code_size(text: &str, name: &str, mem: vsp_cahp::MemConfig) -> Option<usize> 
         .map(|img| img.rom.len())
 }
 
-/// `text` with the branch or call at 1-based `line` in its long form, if it is one.
-fn long_form(text: &str, line: usize) -> Option<String> {
+/// `text` with the branch, jump or call at 1-based `line` in its long form, if it has one
+/// (`k` makes the labels it adds unique).
+fn long_form(text: &str, line: usize, k: usize) -> Option<String> {
     let lines: Vec<&str> = text.lines().collect();
     let l = *lines.get(line.checked_sub(1)?)?;
-    let (m, ops) = split_inst(l)?;
+    let (m, ops, free) = split_inst(l)?;
     let long = match (m, ops.as_slice()) {
         ("beq" | "bne" | "blt" | "bltu" | "ble" | "bleu", [a, b, t]) => {
             // The negated condition skips the jump: `!(a < b)` is `b <= a`, and so on.
@@ -245,8 +252,14 @@ fn long_form(text: &str, line: usize) -> Option<String> {
                 "bltu" => ("bleu", b, a),
                 _ => ("bltu", b, a),
             };
-            // Branches are always 3 bytes and `j` 2: `.+5` is the instruction after the jump.
-            format!("    {n} {x}, {y}, .+5\n    j {t}")
+            // The jump keeps the free-register note: it may need its own long form.
+            let note = free.map(|r| format!(" # {r}")).unwrap_or_default();
+            format!("    {n} {x}, {y}, .Lvsp_far{k}\n    j {t}{note}\n.Lvsp_far{k}:")
+        }
+        // Beyond the ±1 KiB of `js`: through a register that is free at the target.
+        ("j" | "js", [t]) => {
+            let r = free.filter(|r| !r.is_empty())?;
+            format!("    li {r}, {t}\n    jr {r}")
         }
         // t0 is free at a call: caller-saved, and not an argument register.
         ("call" | "jsal", [t]) => format!("    li t0, {t}\n    jalr t0"),
@@ -337,8 +350,16 @@ pub fn compile_modules(mut mods: Vec<(String, Module)>, opts: &CcOptions) -> Res
     // Every symbol defined by some module, and who defines it.
     let mut defined: BTreeMap<String, &str> = BTreeMap::new();
     for (name, m) in &mods {
-        let fs = m.functions.iter().filter(|f| !f.blocks.is_empty()).map(|f| &f.name);
-        let gs = m.globals.iter().filter(|g| g.init.is_some()).map(|g| &g.name);
+        let fs = m
+            .functions
+            .iter()
+            .filter(|f| !f.blocks.is_empty())
+            .map(|f| &f.name);
+        let gs = m
+            .globals
+            .iter()
+            .filter(|g| g.init.is_some())
+            .map(|g| &g.name);
         for s in fs.chain(gs) {
             if let Some(first) = defined.insert(s.clone(), name) {
                 return Err(CcError::Program(format!(
@@ -347,10 +368,11 @@ pub fn compile_modules(mut mods: Vec<(String, Module)>, opts: &CcOptions) -> Res
             }
         }
     }
-    let Some(main_mod) = mods
-        .iter()
-        .position(|(_, m)| m.functions.iter().any(|f| f.name == "main" && !f.blocks.is_empty()))
-    else {
+    let Some(main_mod) = mods.iter().position(|(_, m)| {
+        m.functions
+            .iter()
+            .any(|f| f.name == "main" && !f.blocks.is_empty())
+    }) else {
         return Err(CcError::Program("the program has no main function".into()));
     };
     let calls_main = mods.iter().any(|(_, m)| module_calls_main(m));
@@ -441,7 +463,12 @@ fn module_calls_main(m: &Module) -> bool {
 /// Compiles the functions of `m` (all of them, or only those in `only`) and its globals.
 /// Returns the text and the functions it calls.
 pub fn compile_module(m: &Module, only: &BTreeSet<String>) -> Result<(String, BTreeSet<String>)> {
-    if only.is_empty() && !m.functions.iter().any(|f| f.name == "main" && !f.blocks.is_empty()) {
+    if only.is_empty()
+        && !m
+            .functions
+            .iter()
+            .any(|f| f.name == "main" && !f.blocks.is_empty())
+    {
         return Err(CcError::Program("the program has no main function".into()));
     }
     let defined: BTreeSet<String> = m
@@ -449,7 +476,12 @@ pub fn compile_module(m: &Module, only: &BTreeSet<String>) -> Result<(String, BT
         .iter()
         .filter(|f| !f.blocks.is_empty())
         .map(|f| f.name.clone())
-        .chain(m.globals.iter().filter(|g| g.init.is_some()).map(|g| g.name.clone()))
+        .chain(
+            m.globals
+                .iter()
+                .filter(|g| g.init.is_some())
+                .map(|g| g.name.clone()),
+        )
         .collect();
     let link = Link {
         defined: &defined,
@@ -467,8 +499,11 @@ fn compile_module_in(
     let mut externals = BTreeSet::new();
     let mut refs: BTreeMap<String, usize> = BTreeMap::new();
     // `main` first: crt0 calls it from address 0.
-    let mut funcs: Vec<&crate::ir::Function> =
-        m.functions.iter().filter(|f| !f.blocks.is_empty()).collect();
+    let mut funcs: Vec<&crate::ir::Function> = m
+        .functions
+        .iter()
+        .filter(|f| !f.blocks.is_empty())
+        .collect();
     funcs.sort_by_key(|f| f.name != "main");
     for func in funcs {
         if !only.is_empty() && !only.contains(&func.name) {

@@ -84,10 +84,7 @@ pub(crate) fn pieces(m: &Module, ty: &Type, line: usize) -> Result<usize> {
             line,
             format!("{b}-bit integers (only 8, 16, 32, 48 and 64 bits are lowered beyond 16)"),
         ),
-        Type::Int(b) => unsupported(
-            line,
-            format!("{b}-bit integers (wider than long long)"),
-        ),
+        Type::Int(b) => unsupported(line, format!("{b}-bit integers (wider than long long)")),
         Type::Void => Ok(0),
         Type::Other(w) => unsupported(line, format!("type '{w}' (no floating point or vectors)")),
         t => unsupported(

@@ -80,7 +80,8 @@ pub fn select_function(m: &Module, func: &Function) -> Result<(MFunc, BTreeSet<S
         }
     }
     // Unreachable predecessors contribute no phi copies (their blocks are never selected).
-    cx.phi_copies.retain(|c| reachable.get(c.0).copied().unwrap_or(false));
+    cx.phi_copies
+        .retain(|c| reachable.get(c.0).copied().unwrap_or(false));
     cx.f.edge_from = cx.f.blocks.len();
     place_phi_copies(&mut cx, func)?;
     let called = std::mem::take(&mut cx.called);

@@ -80,7 +80,11 @@ pub(crate) fn lower_intrinsic(
                 let (cond, x, y) = cx.cmp(p, &a, &b)?;
                 let t = cx.words(&a, n)?;
                 let f = cx.words(&b, n)?;
-                return Ok(Some(Some(Ctx::val_of(cx.select_words((cond, x, y), &t, &f)))));
+                return Ok(Some(Some(Ctx::val_of(cx.select_words(
+                    (cond, x, y),
+                    &t,
+                    &f,
+                )))));
             }
             let (cond, x, y) = cx.cmp(p, &a, &b)?;
             // Selected values must have the compare's extension (i8 min/max).
@@ -168,6 +172,26 @@ pub(crate) fn lower_intrinsic(
                 f: x,
             });
             Some(Val::R(rd))
+        }
+        "llvm.bitreverse" | "llvm.bswap" => {
+            let Some(a) = arg(0) else {
+                return unsupported(cx.line, name);
+            };
+            let w = crate::isel::bits(cx.m, &a.ty);
+            let n = pieces(cx.m, &a.ty, cx.line)?;
+            if w % 8 != 0 || w == 0 {
+                return unsupported(cx.line, format!("{name} on {w}-bit values"));
+            }
+            let rev = base == "llvm.bitreverse";
+            // Each 16-bit word reversed (bits or bytes), then the words in reverse order; an i8
+            // is the upper byte of its reversed word.
+            let words = cx.words(&a, n.max(1))?;
+            let mut out: Vec<crate::mir::Reg> =
+                words.iter().rev().map(|r| cx.reverse16(*r, rev)).collect();
+            if w == 8 {
+                out[0] = cx.alui(crate::mir::Alu::Lsr, out[0], 8);
+            }
+            Some(Ctx::val_of(out))
         }
         "llvm.memcpy" | "llvm.memmove" | "llvm.memset" | "memcpy" | "memset" | "memmove" => {
             let (Some(d), Some(s), Some(n)) = (arg(0), arg(1), arg(2)) else {

@@ -198,7 +198,13 @@ impl<'m> Ctx<'m> {
     }
 
     /// Integer binary operation on `n`-word operands (n ≥ 3).
-    pub(crate) fn binop_wide(&mut self, k: BinOp, a: &Operand, b: &Operand, n: usize) -> Result<Val> {
+    pub(crate) fn binop_wide(
+        &mut self,
+        k: BinOp,
+        a: &Operand,
+        b: &Operand,
+        n: usize,
+    ) -> Result<Val> {
         let width = bits(self.m, &a.ty);
         if let (BinOp::Shl | BinOp::LShr | BinOp::AShr, Some(c)) = (k, const_of(b)) {
             let x = self.words(a, n)?;
@@ -306,8 +312,31 @@ impl<'m> Ctx<'m> {
         }
     }
 
+    /// A 16-bit word with its bytes swapped, or (`bits`) all its bits reversed.
+    pub(crate) fn reverse16(&mut self, x: Reg, bits: bool) -> Reg {
+        let mut x = x;
+        if bits {
+            for (s, m) in [(1, 0x5555), (2, 0x3333), (4, 0x0F0F)] {
+                let mask = self.li(m);
+                let hi = self.alui(Alu::Lsr, x, s);
+                let hi = self.alu(Alu::And, hi, mask);
+                let lo = self.alu(Alu::And, x, mask);
+                let lo = self.alui(Alu::Lsl, lo, s);
+                x = self.alu(Alu::Or, hi, lo);
+            }
+        }
+        let hi = self.alui(Alu::Lsr, x, 8);
+        let lo = self.alui(Alu::Lsl, x, 8);
+        self.alu(Alu::Or, hi, lo)
+    }
+
     /// `select` of `n`-word values.
-    pub(crate) fn select_words(&mut self, cond: (Cond, Reg, Reg), t: &[Reg], f: &[Reg]) -> Vec<Reg> {
+    pub(crate) fn select_words(
+        &mut self,
+        cond: (Cond, Reg, Reg),
+        t: &[Reg],
+        f: &[Reg],
+    ) -> Vec<Reg> {
         let (cond, x, y) = cond;
         t.iter()
             .zip(f)

@@ -125,6 +125,39 @@ impl<'m> Ctx<'m> {
     /// Funnel shifts `fshl(a, b, c)` = high half of `(a:b) << c`, `fshr` = low half of `(a:b) >> c`.
     pub fn funnel(&mut self, left: bool, a: &Operand, b: &Operand, c: &Operand) -> Result<Val> {
         let w = bits(self.m, &a.ty) as i128;
+        let n = pieces(self.m, &a.ty, self.line)?;
+        if n > 2 {
+            // Wider than 32 bits (long long): constant amounts only, as word shifts.
+            let Some(k) = const_of(c) else {
+                return unsupported(
+                    self.line,
+                    format!("{w}-bit funnel shift by a variable amount"),
+                );
+            };
+            let k = k.rem_euclid(w) as u32;
+            let x = self.words(a, n)?;
+            let y = self.words(b, n)?;
+            if k == 0 {
+                return Ok(Val::W(if left { x } else { y }));
+            }
+            let (hi, lo) = if left {
+                (
+                    self.shift_words(BinOp::Shl, &x, k),
+                    self.shift_words(BinOp::LShr, &y, w as u32 - k),
+                )
+            } else {
+                (
+                    self.shift_words(BinOp::Shl, &x, w as u32 - k),
+                    self.shift_words(BinOp::LShr, &y, k),
+                )
+            };
+            let out = hi
+                .iter()
+                .zip(&lo)
+                .map(|(p, q)| self.alu(Alu::Or, *p, *q))
+                .collect();
+            return Ok(Val::W(out));
+        }
         if pieces(self.m, &a.ty, self.line)? == 2 {
             let Some(k) = const_of(c) else {
                 return unsupported(self.line, "32-bit funnel shift by a variable amount");

@@ -180,7 +180,9 @@ fn hints(f: &MFunc) -> HashMap<Reg, Vec<Reg>> {
 /// Allocates registers in place; spills to new frame objects as needed.
 pub fn allocate(f: &mut MFunc) -> Result<()> {
     let mut temps: HashSet<Reg> = HashSet::new();
-    for _round in 0..64 {
+    // One value is spilled per round; large functions (unrolled -O3 loops, 64-bit code) may need
+    // many rounds.
+    for _round in 0..1024 {
         let segs = intervals(f);
         let hint = hints(f);
         let mut occupied: Vec<Segs> = (0..16)

@@ -106,7 +106,7 @@ done:
 fn long_long_is_lowered_inline() {
     // v = (2^40 - 4) >> 24 = 0xFFFF → 127; c = 0; e = 1 → 3; h = -1 → 256; sel = -2 → 1000;
     // acc = 2^40 doubled 20 times = 2^60 → >> 48 = 4096.
-    assert_eq!(run(I64, MemConfig::default()), 127 + 3 + 256 + 1000 + 4096);
+    assert_eq!(run(I64, MemConfig::kib1()), 127 + 3 + 256 + 1000 + 4096);
 }
 
 #[test]

@@ -81,11 +81,7 @@ fn several_files_are_linked_with_their_own_statics_and_clang_flags() {
     )
     .expect("write");
     let opts = vsp_cc::CcOptions {
-        clang_args: vec![
-            "-DSCALE=2".into(),
-            "-I".into(),
-            inc.display().to_string(),
-        ],
+        clang_args: vec!["-DSCALE=2".into(), "-I".into(), inc.display().to_string()],
         ..vsp_cc::CcOptions::default()
     };
     for level in ["-O0", "-O2", "-Oz"] {
@@ -107,8 +103,13 @@ fn several_files_are_linked_with_their_own_statics_and_clang_flags() {
         assert_eq!(sim.result(), 48, "{level}");
     }
     // The same non-static symbol in two files is an error that names both.
-    std::fs::write(&b, "int main(void) { return 1; }\nint twice(int x) { return x; }\n")
-        .expect("write");
-    let e = vsp_cc::compile_c_files(&[a, b], &opts).unwrap_err().to_string();
+    std::fs::write(
+        &b,
+        "int main(void) { return 1; }\nint twice(int x) { return x; }\n",
+    )
+    .expect("write");
+    let e = vsp_cc::compile_c_files(&[a, b], &opts)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("'main' is defined in both"), "{e}");
 }

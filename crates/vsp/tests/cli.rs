@@ -281,7 +281,19 @@ fn cc_takes_several_files_and_clang_flags() {
     .unwrap();
     std::fs::write(d.join("b.c"), "int twice(int x) { return 2 * x; }\n").unwrap();
     ok(
-        &["-q", "cc", "a.c", "b.c", "-DSCALE=2", "-I", "inc", "-O", "2", "-o", "p.img"],
+        &[
+            "-q",
+            "cc",
+            "a.c",
+            "b.c",
+            "-DSCALE=2",
+            "-I",
+            "inc",
+            "-O",
+            "2",
+            "-o",
+            "p.img",
+        ],
         d,
     );
     let json: serde_json::Value =

@@ -234,5 +234,9 @@ pub fn differential_levels(src: &str, arg_sets: &[&[&str]], levels: &[&str], mem
         failures.len(),
         failures.join("\n")
     );
-    assert_eq!(runs, levels.len() * arg_sets.len(), "not every run was made");
+    assert_eq!(
+        runs,
+        levels.len() * arg_sets.len(),
+        "not every run was made"
+    );
 }
