@@ -179,7 +179,7 @@ pub(crate) fn lower_intrinsic(
             };
             let w = crate::isel::bits(cx.m, &a.ty);
             let n = pieces(cx.m, &a.ty, cx.line)?;
-            if w % 8 != 0 || w == 0 {
+            if !w.is_multiple_of(8) || w == 0 {
                 return unsupported(cx.line, format!("{name} on {w}-bit values"));
             }
             let rev = base == "llvm.bitreverse";
