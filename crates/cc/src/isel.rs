@@ -64,6 +64,8 @@ pub(crate) struct Ctx<'m> {
     pub phi_copies: Vec<(usize, usize, Val, Value, Type)>,
     /// Block-local value numbering of constants and extensions: (block, key) → register.
     pub cse: HashMap<(usize, CseKey), Reg>,
+    /// Registers made by [`Ctx::li`] (defined once) and their constant.
+    pub consts: HashMap<Reg, i32>,
 }
 
 /// Keys of [`Ctx::cse`].
@@ -122,6 +124,7 @@ impl<'m> Ctx<'m> {
         let rd = self.vreg();
         self.emit(MInst::Li { rd, v: Off::imm(v) });
         self.cse.insert(key, rd);
+        self.consts.insert(rd, v);
         rd
     }
 
@@ -423,6 +426,7 @@ impl<'m> Ctx<'m> {
             va_words: 0,
             phi_copies: Vec::new(),
             cse: HashMap::new(),
+            consts: HashMap::new(),
         }
     }
 

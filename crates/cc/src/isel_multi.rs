@@ -94,20 +94,32 @@ impl<'m> Ctx<'m> {
         Ok(self.cmp_words(p, &x, &y))
     }
 
+    /// A register that is zero exactly when the words of `x` and `y` are equal.
+    pub(crate) fn diff_words(&mut self, x: &[Reg], y: &[Reg]) -> Reg {
+        let n = x.len().min(y.len());
+        let mut acc: Option<Reg> = None;
+        for k in 0..n {
+            // Words equal to a constant 0 on one side need no xor.
+            let d = match (self.consts.get(&x[k]), self.consts.get(&y[k])) {
+                (Some(0), Some(0)) => continue,
+                (_, Some(0)) => x[k],
+                (Some(0), _) => y[k],
+                _ => self.alu(Alu::Xor, x[k], y[k]),
+            };
+            acc = Some(match acc {
+                None => d,
+                Some(a) => self.alu(Alu::Or, a, d),
+            });
+        }
+        acc.unwrap_or_else(|| self.li(0))
+    }
+
     /// `x pred y` over words as an i1 register.
     pub(crate) fn cmp_words(&mut self, p: Pred, x: &[Reg], y: &[Reg]) -> Reg {
         let n = x.len().min(y.len());
         if matches!(p, Pred::Eq | Pred::Ne) {
-            let mut acc: Option<Reg> = None;
-            for k in 0..n {
-                let d = self.alu(Alu::Xor, x[k], y[k]);
-                acc = Some(match acc {
-                    None => d,
-                    Some(a) => self.alu(Alu::Or, a, d),
-                });
-            }
+            let d = self.diff_words(x, y);
             let zero = self.li(0);
-            let d = acc.unwrap_or(zero);
             let c = if p == Pred::Eq { Cond::Eq } else { Cond::Ne };
             return self.setcc(c, d, zero);
         }
@@ -233,18 +245,33 @@ impl<'m> Ctx<'m> {
         Ok(Val::W(match k {
             BinOp::Add => self.add_words(&x, &y),
             BinOp::Sub => self.sub_words(&x, &y),
-            _ => {
-                let op = match k {
-                    BinOp::And => Alu::And,
-                    BinOp::Or => Alu::Or,
-                    _ => Alu::Xor,
-                };
-                x.iter()
-                    .zip(&y)
-                    .map(|(p, q)| self.alu(op, *p, *q))
-                    .collect()
-            }
+            _ => x
+                .iter()
+                .zip(&y)
+                .map(|(p, q)| self.bitwise_word(k, *p, *q))
+                .collect(),
         }))
+    }
+
+    /// One word of `and`/`or`/`xor`, folding the constant words 0 and 0xFFFF (the upper words of
+    /// a small 64-bit constant mask are zeros) and using the immediate forms where they fit.
+    fn bitwise_word(&mut self, k: BinOp, x: Reg, y: Reg) -> Reg {
+        let (x, y) = match (self.consts.get(&x), self.consts.get(&y)) {
+            (Some(_), None) => (y, x),
+            _ => (x, y),
+        };
+        let op = match k {
+            BinOp::And => Alu::And,
+            BinOp::Or => Alu::Or,
+            _ => Alu::Xor,
+        };
+        match (k, self.consts.get(&y).copied()) {
+            (BinOp::And, Some(0)) => self.li(0),
+            (BinOp::And, Some(-1)) | (BinOp::Or | BinOp::Xor, Some(0)) => x,
+            (BinOp::Or, Some(-1)) => self.li(-1),
+            (_, Some(c)) if (-512..=511).contains(&c) => self.alui(op, x, c),
+            _ => self.alu(op, x, y),
+        }
     }
 
     /// Casts where either side is wider than 32 bits.

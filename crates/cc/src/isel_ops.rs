@@ -90,8 +90,15 @@ impl<'m> Ctx<'m> {
     pub fn cmp(&mut self, p: Pred, a: &Operand, b: &Operand) -> Result<(Cond, Reg, Reg)> {
         let n = pieces(self.m, &a.ty, self.line)?;
         if n > 2 {
-            let r = self.cmp_wide(p, a, b, n)?;
             let z = self.li(0);
+            if matches!(p, Pred::Eq | Pred::Ne) {
+                // Branch on the OR of the word differences directly.
+                let x = self.words(a, n)?;
+                let y = self.words(b, n)?;
+                let d = self.diff_words(&x, &y);
+                return Ok((if p == Pred::Eq { Cond::Eq } else { Cond::Ne }, d, z));
+            }
+            let r = self.cmp_wide(p, a, b, n)?;
             return Ok((Cond::Ne, r, z));
         }
         if n == 2 {

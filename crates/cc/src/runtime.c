@@ -93,7 +93,8 @@ typedef long long __i64;
 __u64 __muldi3(__u64 a, __u64 b) {
     __u64 r = 0;
     while (b) {
-        if (b & 1)
+        /* Testing the low word keeps the test 16-bit (no 64-bit mask and select). */
+        if ((unsigned)b & 1)
             r += a;
         a <<= 1;
         b >>= 1;
