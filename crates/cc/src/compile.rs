@@ -130,9 +130,10 @@ pub fn compile_c(path: &Path, opts: &CcOptions) -> Result<String> {
 ///
 /// A program whose code (with the runtime) is larger than the ROM is reported as such
 /// ([`CcError::DoesNotFit`]), never as the branch out of range that the assembler meets first. A
-/// conditional branch or call of the compiled code whose target is out of reach in a program that
-/// does fit is rewritten in its long form (`b<not cond> .+5; j target`, `li t0, f; jalr t0`)
-/// until everything is in range.
+/// branch, jump or call of the compiled code whose target is out of reach in a program that does
+/// fit is rewritten in its long form until everything is in range: a conditional branch becomes
+/// `b<not cond>` over a `j`, a `j` beyond ±1 KiB becomes `li r, target; jr r` through a register
+/// that the compiler noted as free at the target (`# r`), and a call becomes `li t0, f; jalr t0`.
 pub fn assemble_image(asm: &str, name: &str, mem: vsp_cahp::MemConfig) -> Result<vsp_cahp::Image> {
     let opts = vsp_cahp::AsmOptions {
         rom_size: mem.rom_size,

@@ -179,9 +179,10 @@ fn duplicate_tiny_tails(f: &mut MFunc) {
 /// Caller-saved registers a long jump may load its target into, in order of preference.
 const JUMP_SCRATCH: [Reg; 8] = [14, 15, 13, 12, 11, 10, 9, 8];
 
-/// For every block of an allocated, laid-out function: a caller-saved register that is not live
-/// on entry to it (a jump to the block may then load the block's address into it), if any.
-fn free_on_entry(f: &MFunc) -> Vec<Option<Reg>> {
+/// For every block of an allocated, laid-out function: a register that is not live on entry to it
+/// (a jump to the block may then load the block's address into it), if any. Candidates are the
+/// caller-saved registers, then `more` (registers the epilogue restores or need not keep).
+fn free_on_entry(f: &MFunc, more: &[Reg]) -> Vec<Option<Reg>> {
     let n = f.blocks.len();
     let bit = |r: Reg| 1u16 << (r & 15);
     let mut gen = vec![0u16; n];
@@ -227,7 +228,13 @@ fn free_on_entry(f: &MFunc) -> Vec<Option<Reg>> {
     }
     live_in
         .iter()
-        .map(|l| JUMP_SCRATCH.iter().copied().find(|r| l & bit(*r) == 0))
+        .map(|l| {
+            JUMP_SCRATCH
+                .iter()
+                .chain(more)
+                .copied()
+                .find(|r| l & bit(*r) == 0)
+        })
         .collect()
 }
 
@@ -317,7 +324,13 @@ pub fn emit_function(f: &MFunc, callee_saved: &[Reg], out: &mut String) -> Resul
     }
     // Each jump and branch says which register is free at its target (`# t0`): the assembly step
     // uses it for the long form of a jump beyond reach (`li t0, target; jr t0`).
-    let free = free_on_entry(f);
+    // Besides the caller-saved registers: those the epilogue restores (`ra` when saved), or all
+    // callee-saved ones in `main`, which need not keep them.
+    let mut more: Vec<Reg> = fr.saves.iter().map(|(r, _)| *r).collect();
+    if f.no_callee_saves {
+        more.extend(crate::mir::CALLEE_SAVED);
+    }
+    let free = free_on_entry(f, &more);
     let hint = |t: usize| match free.get(t).copied().flatten() {
         Some(r) => format!(" # {}", rn(r)),
         None => String::new(),
