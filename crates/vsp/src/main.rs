@@ -167,6 +167,7 @@ enum Command {
         /// C source files of the program (each file is its own translation unit).
         #[arg(required = true)]
         sources: Vec<PathBuf>,
+        /// Output program image.
         #[arg(short, long)]
         output: PathBuf,
         /// Optimisation level passed to clang (e.g. -Oz, -O2).
