@@ -33,6 +33,11 @@ int main(int argc, char **argv) {
         mnu = minull(mnu, (u64)vals[i]);
     }
     u16 c = (u16)(classify(a.sum) + classify((i64)(i16)(x - y)) * 10 + classify((i64)((u64)(i64)y << 32)) * 100);
-    u64 h = (u64)mx ^ ((u64)mn_abs << 1) ^ (mnu >> 3) ^ (u64)a.sum ^ a.n ^ a.tag;
+    u16 k = (u16)(x & 63);
+    u64 rot = ((u64)mx << k) | ((u64)mx >> ((64 - k) & 63));
+    u32 r32 = (u32)mnu;
+    u16 k32 = (u16)(y & 31);
+    r32 = (r32 >> k32) | (r32 << ((32 - k32) & 31));
+    u64 h = (u64)mx ^ ((u64)mn_abs << 1) ^ (mnu >> 3) ^ (u64)a.sum ^ a.n ^ a.tag ^ rot ^ r32;
     return (u16)(h ^ (h >> 16) ^ (h >> 32) ^ (h >> 48) ^ c);
 }
