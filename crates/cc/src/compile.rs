@@ -18,7 +18,7 @@ pub const CAHP_HELPERS: [&str; 5] = ["__mulhi3", "__divhi3", "__modhi3", "__udiv
 pub const RUNTIME_C: &str = include_str!("runtime.c");
 
 /// Functions [`RUNTIME_C`] defines.
-pub const RUNTIME_FUNCS: [&str; 21] = [
+pub const RUNTIME_FUNCS: [&str; 24] = [
     "__mulsi3",
     "__udivmodsi4",
     "__udivsi3",
@@ -37,6 +37,9 @@ pub const RUNTIME_FUNCS: [&str; 21] = [
     "__ashldi3",
     "__lshrdi3",
     "__ashrdi3",
+    "__popcounthi2",
+    "__clzhi2",
+    "__ctzhi2",
     "memcpy",
     "memmove",
     "memset",

@@ -193,6 +193,98 @@ pub(crate) fn lower_intrinsic(
             }
             Some(Ctx::val_of(out))
         }
+        "llvm.usub" | "llvm.uadd" if name.contains(".sat.") => {
+            let (Some(a), Some(b)) = (arg(0), arg(1)) else {
+                return unsupported(cx.line, name);
+            };
+            let n = pieces(cx.m, &a.ty, cx.line)?;
+            let w = crate::isel::bits(cx.m, &a.ty);
+            let (x, y) = if n == 1 {
+                let e = crate::isel::Ext::Zero;
+                (vec![cx.norm(&a, e)?], vec![cx.norm(&b, e)?])
+            } else {
+                (cx.words(&a, n)?, cx.words(&b, n)?)
+            };
+            let sub = base == "llvm.usub";
+            let r = if sub {
+                cx.sub_words(&x, &y)
+            } else {
+                cx.add_words(&x, &y)
+            };
+            // usub.sat: x < y gives 0; uadd.sat: a wrapped sum (r < x) gives all ones.
+            let over = if sub {
+                cx.cmp_words(crate::ir::Pred::Ult, &x, &y)
+            } else if n == 1 && w < 16 {
+                // A narrow sum does not wrap in 16 bits: compare with the largest value.
+                let m = cx.li((1i128 << w) - 1);
+                cx.cmp_words(crate::ir::Pred::Ult, &[m], &r)
+            } else {
+                cx.cmp_words(crate::ir::Pred::Ult, &r, &x)
+            };
+            let z = cx.li(0);
+            let sat_word = if sub {
+                0
+            } else if n == 1 && w < 16 {
+                (1i128 << w) - 1
+            } else {
+                -1
+            };
+            let s = cx.li(sat_word);
+            let sat = vec![s; r.len()];
+            Some(Ctx::val_of(cx.select_words((Cond::Ne, over, z), &sat, &r)))
+        }
+        "llvm.ctpop" | "llvm.ctlz" | "llvm.cttz" => {
+            let Some(a) = arg(0) else {
+                return unsupported(cx.line, name);
+            };
+            let n = pieces(cx.m, &a.ty, cx.line)?;
+            let w = crate::isel::bits(cx.m, &a.ty);
+            if base != "llvm.ctpop" && w > 16 {
+                return unsupported(cx.line, format!("{name} on {w}-bit values"));
+            }
+            let words = if n == 1 {
+                vec![cx.norm(&a, crate::isel::Ext::Zero)?]
+            } else {
+                cx.words(&a, n)?
+            };
+            let r = match base.as_str() {
+                "llvm.ctpop" => {
+                    // The sum of the words' counts.
+                    let mut acc: Option<crate::mir::Reg> = None;
+                    for wd in words {
+                        let c = cx.call_helper("__popcounthi2", &[wd], 1)[0];
+                        acc = Some(match acc {
+                            None => c,
+                            Some(s) => cx.alu(crate::mir::Alu::Add, s, c),
+                        });
+                    }
+                    acc.unwrap_or_else(|| cx.li(0))
+                }
+                "llvm.ctlz" => {
+                    let c = cx.call_helper("__clzhi2", &[words[0]], 1)[0];
+                    if w < 16 {
+                        cx.alui(crate::mir::Alu::Add, c, w as i32 - 16)
+                    } else {
+                        c
+                    }
+                }
+                _ => {
+                    // A bit just above the width makes cttz(0) the width.
+                    let x = if w < 16 {
+                        cx.alui(crate::mir::Alu::Or, words[0], 1 << w)
+                    } else {
+                        words[0]
+                    };
+                    cx.call_helper("__ctzhi2", &[x], 1)[0]
+                }
+            };
+            let mut out = vec![r];
+            if n > 1 {
+                let z = cx.li(0);
+                out.resize(n, z);
+            }
+            Some(Ctx::val_of(out))
+        }
         "llvm.memcpy" | "llvm.memmove" | "llvm.memset" | "memcpy" | "memset" | "memmove" => {
             let (Some(d), Some(s), Some(n)) = (arg(0), arg(1), arg(2)) else {
                 return unsupported(cx.line, format!("{name} with missing arguments"));

@@ -177,6 +177,63 @@ __i64 __ashrdi3(__i64 a, unsigned n) {
     return a;
 }
 
+/* Bit counts (llvm.ctpop/ctlz/cttz on 16 bits). Written so that clang does not turn them back
+ * into the intrinsics they implement: a clear-lowest-bit loop and branchy binary searches. */
+unsigned __popcounthi2(unsigned x) {
+    unsigned n = 0;
+    while (x) {
+        x &= x - 1;
+        n++;
+    }
+    return n;
+}
+
+unsigned __clzhi2(unsigned x) {
+    unsigned n = 0;
+    if (!(x & 0xFF00u)) {
+        n += 8;
+        x <<= 8;
+    }
+    if (!(x & 0xF000u)) {
+        n += 4;
+        x <<= 4;
+    }
+    if (!(x & 0xC000u)) {
+        n += 2;
+        x <<= 2;
+    }
+    if (!(x & 0x8000u)) {
+        n += 1;
+        x <<= 1;
+    }
+    if (!(x & 0x8000u))
+        n += 1;
+    return n;
+}
+
+unsigned __ctzhi2(unsigned x) {
+    unsigned n = 0;
+    if (!(x & 0xFFu)) {
+        n += 8;
+        x >>= 8;
+    }
+    if (!(x & 0xFu)) {
+        n += 4;
+        x >>= 4;
+    }
+    if (!(x & 3u)) {
+        n += 2;
+        x >>= 2;
+    }
+    if (!(x & 1u)) {
+        n += 1;
+        x >>= 1;
+    }
+    if (!(x & 1u))
+        n += 1;
+    return n;
+}
+
 void *memcpy(void *dst, const void *src, unsigned n) {
     char *d = dst;
     const char *s = src;
