@@ -351,9 +351,8 @@ fn cc_programs_agree_with_the_host_on_both_cores() {
     let d = dir.path();
     let c = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cc/tests/c");
     let prelude = std::fs::read_to_string(c.join("prelude.h")).unwrap();
-    let cases: [(&str, &[&str], &[&str]); 8] = [
+    let cases: [(&str, &[&str], &[&str]); 7] = [
         ("sieve", &["z", "2"], &["30"]),
-        ("bits", &["z", "2"], &["1234", "77"]),
         ("crc", &["z", "s"], &["ab"]),
         ("editdist", &["z", "2"], &["ab", "ba"]),
         ("hash", &["z", "2"], &["x"]),
@@ -394,5 +393,5 @@ fn cc_programs_agree_with_the_host_on_both_cores() {
             }
         }
     }
-    assert_eq!(runs, 30);
+    assert_eq!(runs, 26);
 }
