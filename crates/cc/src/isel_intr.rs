@@ -199,6 +199,9 @@ pub(crate) fn lower_intrinsic(
             };
             let n = pieces(cx.m, &a.ty, cx.line)?;
             let w = crate::isel::bits(cx.m, &a.ty);
+            if n == 0 {
+                return unsupported(cx.line, format!("{name} on a value of no bits"));
+            }
             let (x, y) = if n == 1 {
                 let e = crate::isel::Ext::Zero;
                 (vec![cx.norm(&a, e)?], vec![cx.norm(&b, e)?])
@@ -239,6 +242,9 @@ pub(crate) fn lower_intrinsic(
             };
             let n = pieces(cx.m, &a.ty, cx.line)?;
             let w = crate::isel::bits(cx.m, &a.ty);
+            if n == 0 {
+                return unsupported(cx.line, format!("{name} on a value of no bits"));
+            }
             if base != "llvm.ctpop" && w > 16 {
                 return unsupported(cx.line, format!("{name} on {w}-bit values"));
             }

@@ -117,6 +117,9 @@ impl<'m> Ctx<'m> {
     /// `x pred y` over words as an i1 register.
     pub(crate) fn cmp_words(&mut self, p: Pred, x: &[Reg], y: &[Reg]) -> Reg {
         let n = x.len().min(y.len());
+        if n == 0 {
+            return self.li(0);
+        }
         if matches!(p, Pred::Eq | Pred::Ne) {
             let d = self.diff_words(x, y);
             let zero = self.li(0);
