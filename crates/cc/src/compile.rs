@@ -1,7 +1,7 @@
 //! The driver: C → (clang) → LLVM IR text → machine IR → assembly text, plus the runtime written in C
 //! for helpers the vsp-cahp runtime does not provide.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -13,11 +13,12 @@ use crate::mir::{Callee, MFunc, MInst};
 /// Helpers that vsp-cahp's runtime links on demand (`vsp_cahp::runtime::HELPERS`).
 pub const CAHP_HELPERS: [&str; 5] = ["__mulhi3", "__divhi3", "__modhi3", "__udivhi3", "__umodhi3"];
 
-/// This crate's C runtime (32-bit arithmetic, memcpy/memset/memmove), compiled on demand.
+/// This crate's C runtime (32- and 64-bit arithmetic, memcpy/memset/memmove), compiled on demand
+/// (always at `-Oz`, whatever the program's own flags).
 pub const RUNTIME_C: &str = include_str!("runtime.c");
 
 /// Functions [`RUNTIME_C`] defines.
-pub const RUNTIME_FUNCS: [&str; 12] = [
+pub const RUNTIME_FUNCS: [&str; 24] = [
     "__mulsi3",
     "__udivmodsi4",
     "__udivsi3",
@@ -27,6 +28,18 @@ pub const RUNTIME_FUNCS: [&str; 12] = [
     "__ashlsi3",
     "__lshrsi3",
     "__ashrsi3",
+    "__muldi3",
+    "__udivmoddi4",
+    "__udivdi3",
+    "__umoddi3",
+    "__divdi3",
+    "__moddi3",
+    "__ashldi3",
+    "__lshrdi3",
+    "__ashrdi3",
+    "__popcounthi2",
+    "__clzhi2",
+    "__ctzhi2",
     "memcpy",
     "memmove",
     "memset",
@@ -112,22 +125,18 @@ pub fn c_to_ir(source: &str, name: &str, opts: &CcOptions, extra: &[&str]) -> Re
 
 /// Compiles a C file to CAHPv3 assembly text (to be assembled with vsp-cahp's runtime).
 pub fn compile_c(path: &Path, opts: &CcOptions) -> Result<String> {
-    let src = std::fs::read_to_string(path).map_err(|e| CcError::Io {
-        path: path.display().to_string(),
-        source: e,
-    })?;
-    // clang reads the source from stdin: `#include "x.h"` must still find files next to it.
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let dir = dir.display().to_string();
-    let ir = c_to_ir(&src, &path.display().to_string(), opts, &["-iquote", &dir])?;
-    compile_ir_with(&ir, opts)
+    compile_c_files(&[path.to_path_buf()], opts)
 }
 
 /// Assembles compiled output with vsp-cahp's runtime (crt0 and the helpers it references) into a
 /// program image for a machine with the given ROM/RAM sizes.
+///
+/// A program whose code (with the runtime) is larger than the ROM is reported as such
+/// ([`CcError::DoesNotFit`]), never as the branch out of range that the assembler meets first. A
+/// branch, jump or call of the compiled code whose target is out of reach in a program that does
+/// fit is rewritten in its long form until everything is in range: a conditional branch becomes
+/// `b<not cond>` over a `j`, a `j` beyond ±1 KiB becomes `li r, target; jr r` through a register
+/// that the compiler noted as free at the target (`# r`), and a call becomes `li t0, f; jalr t0`.
 pub fn assemble_image(asm: &str, name: &str, mem: vsp_cahp::MemConfig) -> Result<vsp_cahp::Image> {
     let opts = vsp_cahp::AsmOptions {
         rom_size: mem.rom_size,
@@ -135,19 +144,161 @@ pub fn assemble_image(asm: &str, name: &str, mem: vsp_cahp::MemConfig) -> Result
         runtime: true,
         ..Default::default()
     };
-    vsp_cahp::assemble_sources(&[vsp_cahp::Source { name, text: asm }], &opts)
-        .map_err(|e| CcError::Assemble(e.to_string()))
+    let mut text = asm.to_string();
+    // Each round rewrites one line into its long form (a branch may take two rounds: the jump of
+    // its first long form may be out of reach too); the bound is a guard, never reached.
+    for round in 0..=2 * asm.lines().count() {
+        let err = match vsp_cahp::assemble_sources(&[vsp_cahp::Source { name, text: &text }], &opts)
+        {
+            Ok(image) => return Ok(image),
+            Err(e) => e,
+        };
+        let branch = matches!(err.kind, vsp_cahp::AsmErrorKind::BranchOutOfRange { .. });
+        let rom_full = matches!(
+            err.kind,
+            vsp_cahp::AsmErrorKind::TooLarge { what: "ROM", .. }
+        );
+        if branch || rom_full {
+            if let Some(used) = code_size(&text, name, mem) {
+                if used > mem.rom_size {
+                    return Err(CcError::DoesNotFit {
+                        used,
+                        limit: mem.rom_size,
+                    });
+                }
+            }
+        }
+        if branch && err.file == name {
+            if let Some(t) = long_form(&text, err.line as usize, round) {
+                text = t;
+                continue;
+            }
+        }
+        return Err(CcError::Assemble(err.to_string()));
+    }
+    Err(CcError::Assemble(format!(
+        "{name}: branches did not come into range"
+    )))
+}
+
+/// Branch and jump mnemonics whose last operand is a code address.
+const BRANCHES: [&str; 10] = [
+    "beq", "bne", "blt", "bltu", "ble", "bleu", "j", "js", "call", "jsal",
+];
+
+/// Splits an instruction line into its mnemonic, operands and comment (`# t0`: a register free
+/// at the target of a jump).
+fn split_inst(line: &str) -> Option<(&str, Vec<&str>, Option<&str>)> {
+    let (code, comment) = match line.split_once('#') {
+        Some((c, k)) => (c, Some(k.trim())),
+        None => (line, None),
+    };
+    let t = code.trim();
+    let (m, rest) = t.split_once(char::is_whitespace)?;
+    let ops: Vec<&str> = rest.split(',').map(str::trim).collect();
+    Some((m, ops, comment))
+}
+
+/// The ROM bytes of the program with the runtime, whatever the branch distances: every branch and
+/// call target is replaced by the branch's own address (instruction sizes do not depend on
+/// targets) and the targets are kept referenced from data so that the same runtime helpers are
+/// linked. `None` when even that does not assemble.
+fn code_size(text: &str, name: &str, mem: vsp_cahp::MemConfig) -> Option<usize> {
+    let mut out = String::with_capacity(text.len());
+    let mut targets: BTreeSet<String> = BTreeSet::new();
+    for line in text.lines() {
+        match split_inst(line) {
+            Some((m, ops, _)) if BRANCHES.contains(&m) && !ops.is_empty() => {
+                let k = ops.len() - 1;
+                let target = ops[k];
+                if !target.starts_with('.') || target.starts_with(".L") {
+                    targets.insert(target.to_string());
+                }
+                let mut ops = ops.clone();
+                ops[k] = ".";
+                let _ = writeln!(out, "    {m} {}", ops.join(", "));
+            }
+            _ => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    out.push_str("\n    .data\n");
+    for t in &targets {
+        let _ = writeln!(out, "    .half {t}");
+    }
+    let opts = vsp_cahp::AsmOptions {
+        rom_size: 65536,
+        ram_size: 65536.max(mem.ram_size),
+        runtime: true,
+        ..Default::default()
+    };
+    vsp_cahp::assemble_sources(&[vsp_cahp::Source { name, text: &out }], &opts)
+        .ok()
+        .map(|img| img.rom.len())
+}
+
+/// `text` with the branch, jump or call at 1-based `line` in its long form, if it has one
+/// (`k` makes the labels it adds unique).
+fn long_form(text: &str, line: usize, k: usize) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let l = *lines.get(line.checked_sub(1)?)?;
+    let (m, ops, free) = split_inst(l)?;
+    let long = match (m, ops.as_slice()) {
+        ("beq" | "bne" | "blt" | "bltu" | "ble" | "bleu", [a, b, t]) => {
+            // The negated condition skips the jump: `!(a < b)` is `b <= a`, and so on.
+            let (n, x, y) = match m {
+                "beq" => ("bne", a, b),
+                "bne" => ("beq", a, b),
+                "blt" => ("ble", b, a),
+                "ble" => ("blt", b, a),
+                "bltu" => ("bleu", b, a),
+                _ => ("bltu", b, a),
+            };
+            // The jump keeps the free-register note: it may need its own long form.
+            let note = free.map(|r| format!(" # {r}")).unwrap_or_default();
+            format!("    {n} {x}, {y}, .Lvsp_far{k}\n    j {t}{note}\n.Lvsp_far{k}:")
+        }
+        // Beyond the ±1 KiB of `js`: through a register that is free at the target.
+        ("j" | "js", [t]) => {
+            let r = free.filter(|r| !r.is_empty())?;
+            format!("    li {r}, {t}\n    jr {r}")
+        }
+        // t0 is free at a call: caller-saved, and not an argument register.
+        ("call" | "jsal", [t]) => format!("    li t0, {t}\n    jalr t0"),
+        _ => return None,
+    };
+    let mut out = String::with_capacity(text.len() + 16);
+    for (k, l) in lines.iter().enumerate() {
+        if k + 1 == line {
+            out.push_str(&long);
+        } else {
+            out.push_str(l);
+        }
+        out.push('\n');
+    }
+    Some(out)
 }
 
 /// Compiles a C file all the way to a program image for the standard 512 B ROM / 512 B RAM machine;
 /// returns the assembly text too (what `vsp cc prog.c -o prog.img` does).
 pub fn compile_c_to_image(path: &Path, opts: &CcOptions) -> Result<(String, vsp_cahp::Image)> {
-    let asm = compile_c(path, opts)?;
-    let image = assemble_image(
-        &asm,
-        &path.display().to_string(),
-        vsp_cahp::MemConfig::default(),
-    )?;
+    compile_c_files_to_image(&[path.to_path_buf()], opts, vsp_cahp::MemConfig::default())
+}
+
+/// Compiles several C files (one program) to a program image for a machine with the given ROM/RAM
+/// sizes; returns the assembly text too (what `vsp cc a.c b.c -o prog.img` does).
+pub fn compile_c_files_to_image(
+    paths: &[PathBuf],
+    opts: &CcOptions,
+    mem: vsp_cahp::MemConfig,
+) -> Result<(String, vsp_cahp::Image)> {
+    let Some(first) = paths.first() else {
+        return Err(CcError::Program("no C files to compile".into()));
+    };
+    let asm = compile_c_files(paths, opts)?;
+    let image = assemble_image(&asm, &first.display().to_string(), mem)?;
     Ok((asm, image))
 }
 
@@ -160,25 +311,115 @@ pub fn compile_c_source(source: &str, name: &str, opts: &CcOptions) -> Result<St
 /// Compiles LLVM IR text to assembly; the C runtime (if needed) is built with `opts.clang`.
 pub fn compile_ir_with(ir: &str, opts: &CcOptions) -> Result<String> {
     let m = parse_module(ir)?;
-    let (mut asm, called) = compile_module(&m, &BTreeSet::new())?;
-    let user: BTreeSet<&str> = m
-        .functions
-        .iter()
-        .filter(|f| !f.blocks.is_empty())
-        .map(|f| f.name.as_str())
-        .collect();
-    let mut needed: BTreeSet<String> = called
-        .into_iter()
-        .filter(|c| !user.contains(c.as_str()))
-        .collect();
+    compile_modules(vec![("<ir>".to_string(), m)], opts)
+}
+
+/// Compiles several C files, each its own translation unit (C `static` names stay private to
+/// their file), into one assembly text with the runtime it needs.
+pub fn compile_c_files(paths: &[PathBuf], opts: &CcOptions) -> Result<String> {
+    let mut mods = Vec::with_capacity(paths.len());
+    for path in paths {
+        let src = std::fs::read_to_string(path).map_err(|e| CcError::Io {
+            path: path.display().to_string(),
+            source: e,
+        })?;
+        // clang reads the source from stdin: `#include "x.h"` must still find files next to it.
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let dir = dir.display().to_string();
+        let name = path.display().to_string();
+        let ir = c_to_ir(&src, &name, opts, &["-iquote", &dir])?;
+        mods.push((name, parse_module(&ir)?));
+    }
+    compile_modules(mods, opts)
+}
+
+/// Links modules (named for messages): local symbols are made unique per module, `main` must be
+/// defined once, and the runtime functions referenced are compiled and appended.
+pub fn compile_modules(mut mods: Vec<(String, Module)>, opts: &CcOptions) -> Result<String> {
+    if mods.len() > 1 {
+        for (k, (_, m)) in mods.iter_mut().enumerate() {
+            let mut map = HashMap::new();
+            for f in m.functions.iter().filter(|f| f.local) {
+                map.insert(f.name.clone(), format!("{}.m{k}", f.name));
+            }
+            for g in m.globals.iter().filter(|g| g.local) {
+                map.insert(g.name.clone(), format!("{}.m{k}", g.name));
+            }
+            m.rename_symbols(&map);
+        }
+    }
+    // Every symbol defined by some module, and who defines it.
+    let mut defined: BTreeMap<String, &str> = BTreeMap::new();
+    for (name, m) in &mods {
+        let fs = m
+            .functions
+            .iter()
+            .filter(|f| !f.blocks.is_empty())
+            .map(|f| &f.name);
+        let gs = m
+            .globals
+            .iter()
+            .filter(|g| g.init.is_some())
+            .map(|g| &g.name);
+        for s in fs.chain(gs) {
+            if let Some(first) = defined.insert(s.clone(), name) {
+                return Err(CcError::Program(format!(
+                    "'{s}' is defined in both {first} and {name}"
+                )));
+            }
+        }
+    }
+    let Some(main_mod) = mods.iter().position(|(_, m)| {
+        m.functions
+            .iter()
+            .any(|f| f.name == "main" && !f.blocks.is_empty())
+    }) else {
+        return Err(CcError::Program("the program has no main function".into()));
+    };
+    let calls_main = mods.iter().any(|(_, m)| module_calls_main(m));
+    let all: BTreeSet<String> = defined.keys().cloned().collect();
+    let link = Link {
+        defined: &all,
+        calls_main,
+    };
+    // The module with main first (and main first in it): crt0's call then always reaches it.
+    let mut order: Vec<usize> = vec![main_mod];
+    order.extend((0..mods.len()).filter(|k| *k != main_mod));
+    let mut asm = String::new();
+    let mut called = BTreeSet::new();
+    for k in order {
+        let (text, c) = compile_module_in(&mods[k].1, &BTreeSet::new(), &link)?;
+        asm.push_str(&text);
+        called.extend(c);
+    }
+    let mut needed: BTreeSet<String> = called.into_iter().filter(|c| !all.contains(c)).collect();
     if needed.iter().any(|n| RUNTIME_FUNCS.contains(&n.as_str())) {
+        // The runtime does not depend on the program's flags: always -Oz, no user -D/-I.
+        let rt_opts = CcOptions {
+            clang: opts.clang.clone(),
+            opt: "-Oz".into(),
+            clang_args: Vec::new(),
+        };
         let rt_ir = c_to_ir(
             RUNTIME_C,
             "<vsp-cc runtime>",
-            opts,
+            &rt_opts,
             &["-ffreestanding", "-fno-builtin"],
         )?;
         let rt = parse_module(&rt_ir)?;
+        let rt_defined: BTreeSet<String> = rt
+            .functions
+            .iter()
+            .filter(|f| !f.blocks.is_empty())
+            .map(|f| f.name.clone())
+            .collect();
+        let rt_link = Link {
+            defined: &rt_defined,
+            calls_main: false,
+        };
         // Pull runtime functions until nothing new is referenced (they call each other).
         let mut have: BTreeSet<String> = BTreeSet::new();
         loop {
@@ -190,7 +431,7 @@ pub fn compile_ir_with(ir: &str, opts: &CcOptions) -> Result<String> {
             if want.is_empty() {
                 break;
             }
-            let (text, more) = compile_module(&rt, &want)?;
+            let (text, more) = compile_module_in(&rt, &want, &rt_link)?;
             asm.push_str(&text);
             have.extend(want);
             needed.extend(more);
@@ -204,44 +445,78 @@ pub fn compile_ir(ir: &str) -> Result<String> {
     compile_ir_with(ir, &CcOptions::default())
 }
 
-/// Compiles the functions of `m` (all of them, or only those in `only`) and its globals.
-/// Returns the text and the functions it calls.
-pub fn compile_module(m: &Module, only: &BTreeSet<String>) -> Result<(String, BTreeSet<String>)> {
-    let mut out = String::new();
-    let mut externals = BTreeSet::new();
-    let defined: BTreeSet<&str> = m
-        .functions
-        .iter()
-        .filter(|f| !f.blocks.is_empty())
-        .map(|f| f.name.as_str())
-        .collect();
-    let globals: BTreeSet<&str> = m
-        .globals
-        .iter()
-        .filter(|g| g.init.is_some())
-        .map(|g| g.name.as_str())
-        .collect();
-    if only.is_empty() && !defined.contains("main") {
-        return Err(CcError::Program("the program has no main function".into()));
-    }
-    let mut refs: BTreeMap<String, usize> = BTreeMap::new();
-    let calls_main = m
-        .functions
+/// What the other modules of a link provide.
+struct Link<'a> {
+    /// Symbols defined by any module of the program.
+    defined: &'a BTreeSet<String>,
+    /// Some module calls `main`.
+    calls_main: bool,
+}
+
+fn module_calls_main(m: &Module) -> bool {
+    m.functions
         .iter()
         .flat_map(|f| &f.blocks)
         .flat_map(|b| &b.insts)
         .any(|i| {
             matches!(&i.op, crate::ir::Op::Call { callee, .. }
             if callee.val == crate::ir::Value::Const(crate::ir::Const::Addr("main".into(), 0)))
-        });
-    for func in m.functions.iter().filter(|f| !f.blocks.is_empty()) {
+        })
+}
+
+/// Compiles the functions of `m` (all of them, or only those in `only`) and its globals.
+/// Returns the text and the functions it calls.
+pub fn compile_module(m: &Module, only: &BTreeSet<String>) -> Result<(String, BTreeSet<String>)> {
+    if only.is_empty()
+        && !m
+            .functions
+            .iter()
+            .any(|f| f.name == "main" && !f.blocks.is_empty())
+    {
+        return Err(CcError::Program("the program has no main function".into()));
+    }
+    let defined: BTreeSet<String> = m
+        .functions
+        .iter()
+        .filter(|f| !f.blocks.is_empty())
+        .map(|f| f.name.clone())
+        .chain(
+            m.globals
+                .iter()
+                .filter(|g| g.init.is_some())
+                .map(|g| g.name.clone()),
+        )
+        .collect();
+    let link = Link {
+        defined: &defined,
+        calls_main: module_calls_main(m),
+    };
+    compile_module_in(m, only, &link)
+}
+
+fn compile_module_in(
+    m: &Module,
+    only: &BTreeSet<String>,
+    link: &Link,
+) -> Result<(String, BTreeSet<String>)> {
+    let mut out = String::new();
+    let mut externals = BTreeSet::new();
+    let mut refs: BTreeMap<String, usize> = BTreeMap::new();
+    // `main` first: crt0 calls it from address 0.
+    let mut funcs: Vec<&crate::ir::Function> = m
+        .functions
+        .iter()
+        .filter(|f| !f.blocks.is_empty())
+        .collect();
+    funcs.sort_by_key(|f| f.name != "main");
+    for func in funcs {
         if !only.is_empty() && !only.contains(&func.name) {
             continue;
         }
         let (mut mf, called) = crate::isel_fn::select_function(m, func)?;
         // `main` may skip saving callee-saved registers because crt0 halts after it, unless the
         // program calls `main` itself.
-        if calls_main {
+        if link.calls_main {
             mf.no_callee_saves = false;
         }
         externals.extend(called);
@@ -253,8 +528,7 @@ pub fn compile_module(m: &Module, only: &BTreeSet<String>) -> Result<(String, BT
         crate::emit::emit_function(&mf, &saved, &mut out)?;
     }
     for (s, line) in &refs {
-        if !defined.contains(s.as_str())
-            && !globals.contains(s.as_str())
+        if !link.defined.contains(s.as_str())
             && !CAHP_HELPERS.contains(&s.as_str())
             && !RUNTIME_FUNCS.contains(&s.as_str())
         {

@@ -176,6 +176,68 @@ fn duplicate_tiny_tails(f: &mut MFunc) {
     }
 }
 
+/// Caller-saved registers a long jump may load its target into, in order of preference.
+const JUMP_SCRATCH: [Reg; 8] = [14, 15, 13, 12, 11, 10, 9, 8];
+
+/// For every block of an allocated, laid-out function: a register that is not live on entry to it
+/// (a jump to the block may then load the block's address into it), if any. Candidates are the
+/// caller-saved registers, then `more` (registers the epilogue restores or need not keep).
+fn free_on_entry(f: &MFunc, more: &[Reg]) -> Vec<Option<Reg>> {
+    let n = f.blocks.len();
+    let bit = |r: Reg| 1u16 << (r & 15);
+    let mut gen = vec![0u16; n];
+    let mut kill = vec![0u16; n];
+    let mut succs: Vec<Vec<usize>> = Vec::with_capacity(n);
+    for (b, blk) in f.blocks.iter().enumerate() {
+        for i in &blk.insts {
+            for (u, _) in i.uses() {
+                if u < 16 && kill[b] & bit(u) == 0 {
+                    gen[b] |= bit(u);
+                }
+            }
+            for (d, _) in i.defs() {
+                if d < 16 {
+                    kill[b] |= bit(d);
+                }
+            }
+        }
+        let mut s = blk.succs();
+        if !matches!(
+            blk.insts.last(),
+            Some(MInst::Jmp { .. } | MInst::Ret { .. })
+        ) && b + 1 < n
+        {
+            s.push(b + 1);
+        }
+        succs.push(s);
+    }
+    let mut live_in = vec![0u16; n];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for b in (0..n).rev() {
+            let out = succs[b]
+                .iter()
+                .fold(0u16, |acc, s| acc | live_in.get(*s).copied().unwrap_or(0));
+            let inn = gen[b] | (out & !kill[b]);
+            if inn != live_in[b] {
+                live_in[b] = inn;
+                changed = true;
+            }
+        }
+    }
+    live_in
+        .iter()
+        .map(|l| {
+            JUMP_SCRATCH
+                .iter()
+                .chain(more)
+                .copied()
+                .find(|r| l & bit(*r) == 0)
+        })
+        .collect()
+}
+
 /// Frame layout of an allocated function.
 struct Frame {
     size: i32,
@@ -260,6 +322,19 @@ pub fn emit_function(f: &MFunc, callee_saved: &[Reg], out: &mut String) -> Resul
     for (r, o) in &fr.saves {
         w(out, format!("sw {}, {}(sp)", rn(*r), o));
     }
+    // Each jump and branch says which register is free at its target (`# t0`): the assembly step
+    // uses it for the long form of a jump beyond reach (`li t0, target; jr t0`).
+    // Besides the caller-saved registers: those the epilogue restores (`ra` when saved), or all
+    // callee-saved ones in `main`, which need not keep them.
+    let mut more: Vec<Reg> = fr.saves.iter().map(|(r, _)| *r).collect();
+    if f.no_callee_saves {
+        more.extend(crate::mir::CALLEE_SAVED);
+    }
+    let free = free_on_entry(f, &more);
+    let hint = |t: usize| match free.get(t).copied().flatten() {
+        Some(r) => format!(" # {}", rn(r)),
+        None => String::new(),
+    };
     let used_labels: HashSet<usize> = f
         .blocks
         .iter()
@@ -385,15 +460,16 @@ pub fn emit_function(f: &MFunc, callee_saved: &[Reg], out: &mut String) -> Resul
                     w(
                         out,
                         format!(
-                            "{} {}, {}, {}",
+                            "{} {}, {}, {}{}",
                             cond.branch(),
                             rn(*a),
                             rn(*b),
-                            label(*target)
+                            label(*target),
+                            hint(*target)
                         ),
                     );
                 }
-                MInst::Jmp { target } => w(out, format!("j {}", label(*target))),
+                MInst::Jmp { target } => w(out, format!("j {}{}", label(*target), hint(*target))),
                 MInst::Ret { .. } => {
                     for (r, o) in &fr.saves {
                         w(out, format!("lw {}, {}(sp)", rn(*r), o));

@@ -47,6 +47,17 @@ pub enum CcError {
     /// a branch out of range, …).
     #[error("assembling the compiled program failed: {0}")]
     Assemble(String),
+    /// The compiled program (with crt0 and the runtime helpers) is larger than the ROM.
+    #[error(
+        "the program does not fit in the ROM: its code takes {used} bytes, the ROM holds {limit} \
+         (try -Oz, a smaller program, or a core with a larger ROM)"
+    )]
+    DoesNotFit {
+        /// Bytes of code.
+        used: usize,
+        /// ROM size.
+        limit: usize,
+    },
     /// A program-level problem: undefined symbol, missing `main`, code too large for a branch, …
     #[error("{0}")]
     Program(String),

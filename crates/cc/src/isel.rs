@@ -37,7 +37,7 @@ pub(crate) enum Val {
     P(Reg, Reg),
     /// An address not (yet) in a register.
     A(Addr),
-    /// A wider integer (i64…) as 16-bit words, low first: only loaded and stored (struct copies).
+    /// A wider integer (i48, i64, …) as 16-bit words, low first.
     W(Vec<Reg>),
 }
 
@@ -64,6 +64,8 @@ pub(crate) struct Ctx<'m> {
     pub phi_copies: Vec<(usize, usize, Val, Value, Type)>,
     /// Block-local value numbering of constants and extensions: (block, key) → register.
     pub cse: HashMap<(usize, CseKey), Reg>,
+    /// Registers made by [`Ctx::li`] (defined once) and their constant.
+    pub consts: HashMap<Reg, i32>,
 }
 
 /// Keys of [`Ctx::cse`].
@@ -78,10 +80,13 @@ pub(crate) fn pieces(m: &Module, ty: &Type, line: usize) -> Result<usize> {
     match m.resolve(ty) {
         Type::Int(1..=16) | Type::Ptr => Ok(1),
         Type::Int(17..=32) => Ok(2),
-        Type::Int(b) => unsupported(
+        // 64-bit (long long) and the other multiples of 16 up to it: one register per word.
+        Type::Int(b) if *b <= 64 && b % 16 == 0 => Ok((*b / 16) as usize),
+        Type::Int(b) if *b <= 64 => unsupported(
             line,
-            format!("{b}-bit integers (long long): use long (32-bit) or int"),
+            format!("{b}-bit integers (only 8, 16, 32, 48 and 64 bits are lowered beyond 16)"),
         ),
+        Type::Int(b) => unsupported(line, format!("{b}-bit integers (wider than long long)")),
         Type::Void => Ok(0),
         Type::Other(w) => unsupported(line, format!("type '{w}' (no floating point or vectors)")),
         t => unsupported(
@@ -119,6 +124,7 @@ impl<'m> Ctx<'m> {
         let rd = self.vreg();
         self.emit(MInst::Li { rd, v: Off::imm(v) });
         self.cse.insert(key, rd);
+        self.consts.insert(rd, v);
         rd
     }
 
@@ -151,7 +157,17 @@ impl<'m> Ctx<'m> {
     }
 
     fn const_val(&mut self, k: &Const, ty: &Type) -> Result<Val> {
-        let two = pieces(self.m, ty, self.line)? == 2;
+        let n = pieces(self.m, ty, self.line)?;
+        if n > 2 {
+            let v = match k {
+                Const::Int(v) => *v,
+                Const::Null | Const::Undef | Const::Zero => 0,
+                other => return unsupported(self.line, format!("constant operand {other:?}")),
+            };
+            let words = (0..n).map(|k| self.li((v >> (16 * k)) & 0xFFFF)).collect();
+            return Ok(Val::W(words));
+        }
+        let two = n == 2;
         let v = match k {
             Const::Int(v) => *v,
             Const::Null | Const::Undef | Const::Zero => 0,
@@ -211,10 +227,11 @@ impl<'m> Ctx<'m> {
             Val::R(r) => Ok(r),
             Val::P(lo, _) => Ok(lo),
             Val::A(a) => Ok(self.materialize(&a)),
-            Val::W(_) => unsupported(
-                self.line,
-                "arithmetic on integers wider than 32 bits (long long)",
-            ),
+            // The low word (what a truncation to 16 bits keeps).
+            Val::W(v) => match v.first() {
+                Some(r) => Ok(*r),
+                None => unsupported(self.line, "an integer of no words"),
+            },
         }
     }
 
@@ -227,11 +244,27 @@ impl<'m> Ctx<'m> {
                 let r = self.materialize(&a);
                 Ok((r, self.li(0)))
             }
-            Val::W(_) => unsupported(
-                self.line,
-                "arithmetic on integers wider than 32 bits (long long)",
-            ),
+            Val::W(v) => match v[..] {
+                [lo, hi, ..] => Ok((lo, hi)),
+                _ => unsupported(self.line, "an integer of too few words"),
+            },
         }
+    }
+
+    /// An operand as `n` 16-bit words, low first (narrower values are zero-extended).
+    pub fn words(&mut self, op: &Operand, n: usize) -> Result<Vec<Reg>> {
+        let mut v = match self.val(op)? {
+            Val::W(v) => v,
+            Val::P(lo, hi) => vec![lo, hi],
+            Val::R(r) => vec![r],
+            Val::A(a) => vec![self.materialize(&a)],
+        };
+        if v.len() < n {
+            let z = self.li(0);
+            v.resize(n, z);
+        }
+        v.truncate(n);
+        Ok(v)
     }
 
     /// An operand as an address.
@@ -242,7 +275,13 @@ impl<'m> Ctx<'m> {
                 reg: Some(r),
                 ..Addr::default()
             },
-            Val::W(_) => return unsupported(self.line, "a 64-bit integer used as a pointer"),
+            Val::W(v) => match v.first() {
+                Some(r) => Addr {
+                    reg: Some(*r),
+                    ..Addr::default()
+                },
+                None => return unsupported(self.line, "an integer of no words used as a pointer"),
+            },
         })
     }
 
@@ -387,6 +426,7 @@ impl<'m> Ctx<'m> {
             va_words: 0,
             phi_copies: Vec::new(),
             cse: HashMap::new(),
+            consts: HashMap::new(),
         }
     }
 
@@ -408,6 +448,15 @@ impl<'m> Ctx<'m> {
         let r = self.reg(c)?;
         let z = self.li(0);
         Ok((Cond::Ne, r, z))
+    }
+
+    /// A value of `n` registers as a [`Val`].
+    pub fn val_of(regs: Vec<Reg>) -> Val {
+        match regs.len() {
+            1 => Val::R(regs[0]),
+            2 => Val::P(regs[0], regs[1]),
+            _ => Val::W(regs),
+        }
     }
 }
 

@@ -46,12 +46,10 @@ pub fn select_function(m: &Module, func: &Function) -> Result<(MFunc, BTreeSet<S
             piece += 1;
             regs.push(rd);
         }
-        let v = match regs[..] {
-            [r] => Val::R(r),
-            [lo, hi] => Val::P(lo, hi),
-            _ => continue,
-        };
-        cx.vals.insert(p.name.clone(), v);
+        if regs.is_empty() {
+            continue;
+        }
+        cx.vals.insert(p.name.clone(), Ctx::val_of(regs));
     }
     cx.va_words = piece.saturating_sub(ARG_REGS.len()) as u32;
     cx.f.blocks[0].insts = entry;
@@ -59,25 +57,84 @@ pub fn select_function(m: &Module, func: &Function) -> Result<(MFunc, BTreeSet<S
     for b in &func.blocks {
         for i in &b.insts {
             if let (Op::Phi(ty, _), Some(r)) = (&i.op, &i.result) {
-                let v = match pieces(m, ty, i.line)? {
-                    2 => Val::P(cx.vreg(), cx.vreg()),
-                    _ => Val::R(cx.vreg()),
-                };
-                cx.vals.insert(r.clone(), v);
+                let n = pieces(m, ty, i.line)?.max(1);
+                let regs: Vec<Reg> = (0..n).map(|_| cx.vreg()).collect();
+                cx.vals.insert(r.clone(), Ctx::val_of(regs));
             }
         }
     }
-    for (bi, b) in func.blocks.iter().enumerate() {
+    // Blocks are selected in reverse postorder of the control-flow graph, not in text order: a
+    // value is then always selected before its uses (its definition dominates them), whatever
+    // order clang printed the blocks in (a rotated loop's body may follow its exit block).
+    // Unreachable blocks are not selected at all (they may use values no path defines).
+    let order = reverse_postorder(&cx, func)?;
+    let mut reachable = vec![false; func.blocks.len()];
+    for &bi in &order {
+        reachable[bi] = true;
+    }
+    for &bi in &order {
         cx.cur = bi;
-        for i in &b.insts {
+        for i in &func.blocks[bi].insts {
             cx.line = i.line;
             lower_inst(&mut cx, &i.op, i.result.as_deref(), bi)?;
         }
     }
+    // Unreachable predecessors contribute no phi copies (their blocks are never selected).
+    cx.phi_copies
+        .retain(|c| reachable.get(c.0).copied().unwrap_or(false));
     cx.f.edge_from = cx.f.blocks.len();
     place_phi_copies(&mut cx, func)?;
     let called = std::mem::take(&mut cx.called);
     Ok((cx.f, called))
+}
+
+/// The blocks reachable from the entry, in reverse postorder (every block after its dominators).
+pub(crate) fn reverse_postorder(cx: &Ctx, func: &Function) -> Result<Vec<usize>> {
+    let n = func.blocks.len();
+    let mut succs: Vec<Vec<usize>> = Vec::with_capacity(n);
+    for b in &func.blocks {
+        let mut v = Vec::new();
+        if let Some(t) = b.insts.last() {
+            match &t.op {
+                Op::Br(l) => v.push(cx.block(l)?),
+                Op::CondBr(_, l1, l2) => {
+                    v.push(cx.block(l1)?);
+                    v.push(cx.block(l2)?);
+                }
+                Op::Switch(_, d, cases) => {
+                    v.push(cx.block(d)?);
+                    for (_, l) in cases {
+                        v.push(cx.block(l)?);
+                    }
+                }
+                _ => {}
+            }
+        }
+        succs.push(v);
+    }
+    let mut post = Vec::with_capacity(n);
+    let mut seen = vec![false; n];
+    if n == 0 {
+        return Ok(post);
+    }
+    // Iterative depth-first search: (block, next successor to visit).
+    let mut stack: Vec<(usize, usize)> = vec![(0, 0)];
+    seen[0] = true;
+    while let Some(top) = stack.last_mut() {
+        let (b, k) = *top;
+        if let Some(&s) = succs[b].get(k) {
+            top.1 += 1;
+            if !seen[s] {
+                seen[s] = true;
+                stack.push((s, 0));
+            }
+        } else {
+            post.push(b);
+            stack.pop();
+        }
+    }
+    post.reverse();
+    Ok(post)
 }
 
 fn lower_inst(cx: &mut Ctx, op: &Op, result: Option<&str>, bi: usize) -> Result<()> {
@@ -160,11 +217,10 @@ fn lower_inst(cx: &mut Ctx, op: &Op, result: Option<&str>, bi: usize) -> Result<
                 base: lb,
                 off: lo,
             });
-            Some(match regs[..] {
-                [lo, hi] => Val::P(lo, hi),
-                [r] => Val::R(r),
-                _ => return unsupported(cx.line, "va_arg of this type"),
-            })
+            if regs.is_empty() {
+                return unsupported(cx.line, "va_arg of this type");
+            }
+            Some(Ctx::val_of(regs))
         }
         Op::Call {
             ret,
@@ -190,16 +246,22 @@ fn lower_inst(cx: &mut Ctx, op: &Op, result: Option<&str>, bi: usize) -> Result<
             None
         }
         Op::Switch(v, d, cases) => {
-            if pieces(cx.m, &v.ty, cx.line)? == 2 {
-                // 32-bit: a case matches when (lo ^ klo) | (hi ^ khi) is zero.
-                let (lo, hi) = cx.pair(v)?;
+            let n = pieces(cx.m, &v.ty, cx.line)?;
+            if n >= 2 {
+                // 32 bits or more: a case matches when the OR of (word ^ case word) is zero.
+                let ws = cx.words(v, n)?;
                 let zero = cx.li(0);
                 for (k, l) in cases {
-                    let klo = cx.li(k & 0xFFFF);
-                    let khi = cx.li((k >> 16) & 0xFFFF);
-                    let x = cx.alu(crate::mir::Alu::Xor, lo, klo);
-                    let y = cx.alu(crate::mir::Alu::Xor, hi, khi);
-                    let t = cx.alu(crate::mir::Alu::Or, x, y);
+                    let mut t: Option<Reg> = None;
+                    for (j, w) in ws.iter().enumerate() {
+                        let kw = cx.li((k >> (16 * j)) & 0xFFFF);
+                        let x = cx.alu(crate::mir::Alu::Xor, *w, kw);
+                        t = Some(match t {
+                            None => x,
+                            Some(acc) => cx.alu(crate::mir::Alu::Or, acc, x),
+                        });
+                    }
+                    let t = t.unwrap_or(zero);
                     let target = cx.block(l)?;
                     cx.emit(MInst::Br {
                         cond: Cond::Eq,
@@ -234,18 +296,23 @@ fn lower_inst(cx: &mut Ctx, op: &Op, result: Option<&str>, bi: usize) -> Result<
             let mut uses = Vec::new();
             if let Some(v) = v {
                 match pieces(cx.m, &v.ty, cx.line)? {
-                    2 => {
-                        let (lo, hi) = cx.pair(v)?;
-                        cx.emit(MInst::Mov { rd: A0, rs: lo });
-                        cx.emit(MInst::Mov { rd: A0 + 1, rs: hi });
-                        uses = vec![A0, A0 + 1];
-                    }
+                    0 => {}
                     1 => {
                         let r = cx.reg(v)?;
                         cx.emit(MInst::Mov { rd: A0, rs: r });
                         uses = vec![A0];
                     }
-                    _ => {}
+                    n if n <= ARG_REGS.len() => {
+                        let ws = cx.words(v, n)?;
+                        for (k, w) in ws.into_iter().enumerate() {
+                            cx.emit(MInst::Mov {
+                                rd: A0 + k as Reg,
+                                rs: w,
+                            });
+                            uses.push(A0 + k as Reg);
+                        }
+                    }
+                    _ => return unsupported(cx.line, "a return value of more than six words"),
                 }
             }
             cx.emit(MInst::Ret { uses });
@@ -309,7 +376,7 @@ fn lower_call(
             Val::P(lo, hi) => regs.extend([lo, hi]),
             Val::R(r) => regs.push(r),
             Val::A(ad) => regs.push(cx.materialize(&ad)),
-            Val::W(_) => return unsupported(cx.line, "64-bit (long long) call arguments"),
+            Val::W(ws) => regs.extend(ws),
         }
     }
     if varargs_fixed == Some(args.len()) {
@@ -344,6 +411,9 @@ fn lower_call(
         uses: ARG_REGS[..in_regs].to_vec(),
     });
     let n = pieces(cx.m, ret, cx.line)?;
+    if n > ARG_REGS.len() {
+        return unsupported(cx.line, "a return value of more than six words");
+    }
     let mut out = Vec::new();
     for k in 0..n {
         let rd = cx.vreg();
@@ -353,10 +423,10 @@ fn lower_call(
         });
         out.push(rd);
     }
-    Ok(match out[..] {
-        [r] => Some(Val::R(r)),
-        [lo, hi] => Some(Val::P(lo, hi)),
-        _ => None,
+    Ok(if out.is_empty() {
+        None
+    } else {
+        Some(Ctx::val_of(out))
     })
 }
 
@@ -414,19 +484,16 @@ fn place_phi_copies(cx: &mut Ctx, func: &Function) -> Result<()> {
             let dsts: Vec<Reg> = match dst {
                 Val::R(r) => vec![*r],
                 Val::P(l, h) => vec![*l, *h],
-                Val::A(_) | Val::W(_) => continue,
+                Val::W(ws) => ws.clone(),
+                Val::A(_) => continue,
             };
             if src_is_const || matches!(cx.val(&op)?, Val::A(_)) {
                 // Constants and addresses are written straight into the phi registers, after the
                 // moves (which may still read the old values).
                 let words: Vec<Off> = match val {
-                    Value::Const(Const::Int(v)) if dsts.len() == 2 => {
-                        vec![
-                            Off::imm((*v & 0xFFFF) as u16 as i16 as i32),
-                            Off::imm(((*v >> 16) & 0xFFFF) as u16 as i16 as i32),
-                        ]
-                    }
-                    Value::Const(Const::Int(v)) => vec![Off::imm(*v as i16 as i32)],
+                    Value::Const(Const::Int(v)) => (0..dsts.len())
+                        .map(|k| Off::imm(((*v >> (16 * k)) & 0xFFFF) as u16 as i16 as i32))
+                        .collect(),
                     Value::Const(Const::Null | Const::Zero) => vec![Off::imm(0); dsts.len()],
                     _ => match cx.val(&op)? {
                         Val::A(a) if a.reg.is_none() && a.fi.is_none() => {
@@ -464,8 +531,8 @@ fn place_phi_copies(cx: &mut Ctx, func: &Function) -> Result<()> {
                 let srcs: Vec<Reg> = match cx.val(&op)? {
                     Val::R(r) => vec![r],
                     Val::P(l, h) => vec![l, h],
+                    Val::W(ws) => ws,
                     Val::A(_) => continue,
-                    Val::W(_) => return unsupported(cx.line, "64-bit phi"),
                 };
                 for (d, s) in dsts.iter().zip(srcs) {
                     if *d != s {

@@ -74,8 +74,17 @@ pub(crate) fn lower_intrinsic(
                 "llvm.umax" => crate::ir::Pred::Ugt,
                 _ => crate::ir::Pred::Ult,
             };
-            if pieces(cx.m, &a.ty, cx.line)? == 2 {
-                return unsupported(cx.line, format!("{name} on 32-bit values"));
+            let n = pieces(cx.m, &a.ty, cx.line)?;
+            if n >= 2 {
+                // 32 and 64 bits: the compare's i1, then a select per word.
+                let (cond, x, y) = cx.cmp(p, &a, &b)?;
+                let t = cx.words(&a, n)?;
+                let f = cx.words(&b, n)?;
+                return Ok(Some(Some(Ctx::val_of(cx.select_words(
+                    (cond, x, y),
+                    &t,
+                    &f,
+                )))));
             }
             let (cond, x, y) = cx.cmp(p, &a, &b)?;
             // Selected values must have the compare's extension (i8 min/max).
@@ -98,6 +107,18 @@ pub(crate) fn lower_intrinsic(
                 return unsupported(cx.line, name);
             };
             Some(cx.funnel(base == "llvm.fshl", &a, &b, &c)?)
+        }
+        "llvm.abs" if pieces(cx.m, &ret_ty(args), cx.line)? > 2 => {
+            let Some(a) = arg(0) else {
+                return unsupported(cx.line, name);
+            };
+            let n = pieces(cx.m, &a.ty, cx.line)?;
+            let w = cx.words(&a, n)?;
+            let z = cx.li(0);
+            let zeros = vec![z; n];
+            let neg = cx.sub_words(&zeros, &w);
+            let top = w[n - 1];
+            Some(Val::W(cx.select_words((Cond::Lt, top, z), &neg, &w)))
         }
         "llvm.abs" if pieces(cx.m, &ret_ty(args), cx.line)? == 2 => {
             let Some(a) = arg(0) else {
@@ -151,6 +172,124 @@ pub(crate) fn lower_intrinsic(
                 f: x,
             });
             Some(Val::R(rd))
+        }
+        "llvm.bitreverse" | "llvm.bswap" => {
+            let Some(a) = arg(0) else {
+                return unsupported(cx.line, name);
+            };
+            let w = crate::isel::bits(cx.m, &a.ty);
+            let n = pieces(cx.m, &a.ty, cx.line)?;
+            if !w.is_multiple_of(8) || w == 0 {
+                return unsupported(cx.line, format!("{name} on {w}-bit values"));
+            }
+            let rev = base == "llvm.bitreverse";
+            // Each 16-bit word reversed (bits or bytes), then the words in reverse order; an i8
+            // is the upper byte of its reversed word.
+            let words = cx.words(&a, n.max(1))?;
+            let mut out: Vec<crate::mir::Reg> =
+                words.iter().rev().map(|r| cx.reverse16(*r, rev)).collect();
+            if w == 8 {
+                out[0] = cx.alui(crate::mir::Alu::Lsr, out[0], 8);
+            }
+            Some(Ctx::val_of(out))
+        }
+        "llvm.usub" | "llvm.uadd" if name.contains(".sat.") => {
+            let (Some(a), Some(b)) = (arg(0), arg(1)) else {
+                return unsupported(cx.line, name);
+            };
+            let n = pieces(cx.m, &a.ty, cx.line)?;
+            let w = crate::isel::bits(cx.m, &a.ty);
+            if n == 0 {
+                return unsupported(cx.line, format!("{name} on a value of no bits"));
+            }
+            let (x, y) = if n == 1 {
+                let e = crate::isel::Ext::Zero;
+                (vec![cx.norm(&a, e)?], vec![cx.norm(&b, e)?])
+            } else {
+                (cx.words(&a, n)?, cx.words(&b, n)?)
+            };
+            let sub = base == "llvm.usub";
+            let r = if sub {
+                cx.sub_words(&x, &y)
+            } else {
+                cx.add_words(&x, &y)
+            };
+            // usub.sat: x < y gives 0; uadd.sat: a wrapped sum (r < x) gives all ones.
+            let over = if sub {
+                cx.cmp_words(crate::ir::Pred::Ult, &x, &y)
+            } else if n == 1 && w < 16 {
+                // A narrow sum does not wrap in 16 bits: compare with the largest value.
+                let m = cx.li((1i128 << w) - 1);
+                cx.cmp_words(crate::ir::Pred::Ult, &[m], &r)
+            } else {
+                cx.cmp_words(crate::ir::Pred::Ult, &r, &x)
+            };
+            let z = cx.li(0);
+            let sat_word = if sub {
+                0
+            } else if n == 1 && w < 16 {
+                (1i128 << w) - 1
+            } else {
+                -1
+            };
+            let s = cx.li(sat_word);
+            let sat = vec![s; r.len()];
+            Some(Ctx::val_of(cx.select_words((Cond::Ne, over, z), &sat, &r)))
+        }
+        "llvm.ctpop" | "llvm.ctlz" | "llvm.cttz" => {
+            let Some(a) = arg(0) else {
+                return unsupported(cx.line, name);
+            };
+            let n = pieces(cx.m, &a.ty, cx.line)?;
+            let w = crate::isel::bits(cx.m, &a.ty);
+            if n == 0 {
+                return unsupported(cx.line, format!("{name} on a value of no bits"));
+            }
+            if base != "llvm.ctpop" && w > 16 {
+                return unsupported(cx.line, format!("{name} on {w}-bit values"));
+            }
+            let words = if n == 1 {
+                vec![cx.norm(&a, crate::isel::Ext::Zero)?]
+            } else {
+                cx.words(&a, n)?
+            };
+            let r = match base.as_str() {
+                "llvm.ctpop" => {
+                    // The sum of the words' counts.
+                    let mut acc: Option<crate::mir::Reg> = None;
+                    for wd in words {
+                        let c = cx.call_helper("__popcounthi2", &[wd], 1)[0];
+                        acc = Some(match acc {
+                            None => c,
+                            Some(s) => cx.alu(crate::mir::Alu::Add, s, c),
+                        });
+                    }
+                    acc.unwrap_or_else(|| cx.li(0))
+                }
+                "llvm.ctlz" => {
+                    let c = cx.call_helper("__clzhi2", &[words[0]], 1)[0];
+                    if w < 16 {
+                        cx.alui(crate::mir::Alu::Add, c, w as i32 - 16)
+                    } else {
+                        c
+                    }
+                }
+                _ => {
+                    // A bit just above the width makes cttz(0) the width.
+                    let x = if w < 16 {
+                        cx.alui(crate::mir::Alu::Or, words[0], 1 << w)
+                    } else {
+                        words[0]
+                    };
+                    cx.call_helper("__ctzhi2", &[x], 1)[0]
+                }
+            };
+            let mut out = vec![r];
+            if n > 1 {
+                let z = cx.li(0);
+                out.resize(n, z);
+            }
+            Some(Ctx::val_of(out))
         }
         "llvm.memcpy" | "llvm.memmove" | "llvm.memset" | "memcpy" | "memset" | "memmove" => {
             let (Some(d), Some(s), Some(n)) = (arg(0), arg(1), arg(2)) else {

@@ -48,11 +48,23 @@ pub(crate) fn const_of(o: &Operand) -> Option<i128> {
 }
 
 impl<'m> Ctx<'m> {
-    /// Calls helper `name` with 16-bit pieces `args`; returns the result registers.
+    /// Calls helper `name` with 16-bit pieces `args` (the first six in a0..a5, the rest in the
+    /// outgoing stack area, as for any call); returns the result registers.
     pub fn call_helper(&mut self, name: &str, args: &[Reg], nret: usize) -> Vec<Reg> {
         self.called.insert(name.to_string());
         self.f.has_calls = true;
-        for (i, a) in args.iter().enumerate() {
+        let in_regs = args.len().min(ARG_REGS.len());
+        let stack = &args[in_regs..];
+        for (k, r) in stack.iter().enumerate() {
+            self.emit(MInst::Store {
+                w: Width::Word,
+                rs: *r,
+                base: crate::mir::SP,
+                off: crate::mir::Off::imm(2 * k as i32),
+            });
+        }
+        self.f.out_args = self.f.out_args.max(2 * stack.len() as u32);
+        for (i, a) in args[..in_regs].iter().enumerate() {
             self.emit(MInst::Mov {
                 rd: ARG_REGS[i],
                 rs: *a,
@@ -60,7 +72,7 @@ impl<'m> Ctx<'m> {
         }
         self.emit(MInst::Call {
             callee: Callee::Sym(name.to_string()),
-            uses: ARG_REGS[..args.len()].to_vec(),
+            uses: ARG_REGS[..in_regs].to_vec(),
         });
         (0..nret)
             .map(|i| {
@@ -76,7 +88,20 @@ impl<'m> Ctx<'m> {
 
     /// `a pred b` as a branch condition on registers.
     pub fn cmp(&mut self, p: Pred, a: &Operand, b: &Operand) -> Result<(Cond, Reg, Reg)> {
-        if pieces(self.m, &a.ty, self.line)? == 2 {
+        let n = pieces(self.m, &a.ty, self.line)?;
+        if n > 2 {
+            let z = self.li(0);
+            if matches!(p, Pred::Eq | Pred::Ne) {
+                // Branch on the OR of the word differences directly.
+                let x = self.words(a, n)?;
+                let y = self.words(b, n)?;
+                let d = self.diff_words(&x, &y);
+                return Ok((if p == Pred::Eq { Cond::Eq } else { Cond::Ne }, d, z));
+            }
+            let r = self.cmp_wide(p, a, b, n)?;
+            return Ok((Cond::Ne, r, z));
+        }
+        if n == 2 {
             let r = self.cmp32(p, a, b)?;
             let z = self.li(0);
             return Ok((Cond::Ne, r, z));
@@ -130,7 +155,13 @@ impl<'m> Ctx<'m> {
     /// `select c, a, b`.
     pub fn select(&mut self, c: &Operand, a: &Operand, b: &Operand) -> Result<Val> {
         let (cond, x, y) = self.cond_of(c)?;
-        if pieces(self.m, &a.ty, self.line)? == 2 {
+        let n = pieces(self.m, &a.ty, self.line)?;
+        if n > 2 {
+            let t = self.words(a, n)?;
+            let f = self.words(b, n)?;
+            return Ok(Val::W(self.select_words((cond, x, y), &t, &f)));
+        }
+        if n == 2 {
             let (al, ah) = self.pair(a)?;
             let (bl, bh) = self.pair(b)?;
             let lo = self.vreg();
@@ -174,7 +205,11 @@ impl<'m> Ctx<'m> {
 
     /// Integer binary operation.
     pub fn binop(&mut self, k: BinOp, a: &Operand, b: &Operand) -> Result<Val> {
-        if pieces(self.m, &a.ty, self.line)? == 2 {
+        let n = pieces(self.m, &a.ty, self.line)?;
+        if n > 2 {
+            return self.binop_wide(k, a, b, n);
+        }
+        if n == 2 {
             return self.binop32(k, a, b);
         }
         let w = bits(self.m, &a.ty);
@@ -305,6 +340,9 @@ impl<'m> Ctx<'m> {
     pub fn cast(&mut self, k: CastOp, v: &Operand, to: &Type) -> Result<Val> {
         let from_p = pieces(self.m, &v.ty, self.line)?;
         let to_p = pieces(self.m, to, self.line)?;
+        if from_p > 2 || to_p > 2 {
+            return self.cast_wide(k, v, to);
+        }
         let fb = bits(self.m, &v.ty);
         let tb = bits(self.m, to);
         match k {

@@ -125,6 +125,39 @@ impl<'m> Ctx<'m> {
     /// Funnel shifts `fshl(a, b, c)` = high half of `(a:b) << c`, `fshr` = low half of `(a:b) >> c`.
     pub fn funnel(&mut self, left: bool, a: &Operand, b: &Operand, c: &Operand) -> Result<Val> {
         let w = bits(self.m, &a.ty) as i128;
+        let n = pieces(self.m, &a.ty, self.line)?;
+        if n >= 2 && const_of(c).is_none() {
+            return self.funnel_variable(left, a, b, c, n);
+        }
+        if n > 2 {
+            // Wider than 32 bits (long long), constant amount: word shifts.
+            let Some(k) = const_of(c) else {
+                return unsupported(self.line, format!("{w}-bit funnel shift"));
+            };
+            let k = k.rem_euclid(w) as u32;
+            let x = self.words(a, n)?;
+            let y = self.words(b, n)?;
+            if k == 0 {
+                return Ok(Val::W(if left { x } else { y }));
+            }
+            let (hi, lo) = if left {
+                (
+                    self.shift_words(BinOp::Shl, &x, k),
+                    self.shift_words(BinOp::LShr, &y, w as u32 - k),
+                )
+            } else {
+                (
+                    self.shift_words(BinOp::Shl, &x, w as u32 - k),
+                    self.shift_words(BinOp::LShr, &y, k),
+                )
+            };
+            let out = hi
+                .iter()
+                .zip(&lo)
+                .map(|(p, q)| self.alu(Alu::Or, *p, *q))
+                .collect();
+            return Ok(Val::W(out));
+        }
         if pieces(self.m, &a.ty, self.line)? == 2 {
             let Some(k) = const_of(c) else {
                 return unsupported(self.line, "32-bit funnel shift by a variable amount");
@@ -186,6 +219,64 @@ impl<'m> Ctx<'m> {
                 }
             }
         }
+    }
+
+    /// Funnel shifts of 32- and 64-bit values by a variable amount k = c mod width (rotates):
+    /// `fshl` = `a << k | (b >> 1) >> (width-1-k)`, `fshr` = `b >> k | (a << 1) << (width-1-k)`,
+    /// the variable shifts through the runtime helpers; right for k = 0 too.
+    fn funnel_variable(
+        &mut self,
+        left: bool,
+        a: &Operand,
+        b: &Operand,
+        c: &Operand,
+        n: usize,
+    ) -> Result<Val> {
+        let w = bits(self.m, &a.ty);
+        if w != 32 && w != 64 {
+            return unsupported(
+                self.line,
+                format!("{w}-bit funnel shift by a variable amount"),
+            );
+        }
+        let x = self.words(a, n)?;
+        let y = self.words(b, n)?;
+        let c = self.reg(c)?;
+        let k = self.alui(Alu::And, c, w as i32 - 1);
+        let top = self.li(i128::from(w) - 1);
+        let inv = self.alu(Alu::Sub, top, k);
+        let (near, near_op, far, far_op) = if left {
+            (x, BinOp::Shl, y, BinOp::LShr)
+        } else {
+            (y, BinOp::LShr, x, BinOp::Shl)
+        };
+        let p = self.shift_var(near_op, &near, k, n);
+        let f1 = self.shift_words(far_op, &far, 1);
+        let q = self.shift_var(far_op, &f1, inv, n);
+        let out = p
+            .iter()
+            .zip(&q)
+            .map(|(u, v)| self.alu(Alu::Or, *u, *v))
+            .collect();
+        Ok(Ctx::val_of(out))
+    }
+
+    /// A variable shift (`shl`/`lshr`) of 32- or 64-bit words through the runtime helper.
+    fn shift_var(&mut self, k: BinOp, x: &[Reg], amount: Reg, n: usize) -> Vec<Reg> {
+        let mut args = x.to_vec();
+        args.push(amount);
+        let h = match (n, k) {
+            (2, BinOp::Shl) => "__ashlsi3",
+            (2, _) => "__lshrsi3",
+            (_, BinOp::Shl) => "__ashldi3",
+            _ => "__lshrdi3",
+        };
+        if n == 2 {
+            // The 32-bit helpers take a 32-bit amount.
+            let z = self.li(0);
+            args.push(z);
+        }
+        self.call_helper(h, &args, n)
     }
 
     /// `x * c` for a constant with at most two set bits, by shifts and one add.

@@ -9,13 +9,18 @@
 //! 16-bit instruction forms.
 //!
 //! Supported: integer C with char/short/int (16-bit), long (32-bit, register pairs; `*` `/` `%` and
-//! variable shifts through runtime helpers), pointers, structs and arrays (by value too: `byval`,
-//! `sret`), globals and constant data, switch, recursion, function pointers, variadic functions,
-//! `memcpy`/`memset`/`memmove`. Refused with the IR line: floating point, `long long` arithmetic
-//! (msp430's `long long` is 64-bit), variable-length arrays, inline assembly. Calling convention
-//! (llvm-cahp, `vsp.md` §1.8): 16-bit pieces of the arguments in a0..a5 (an i32 takes two), the rest
-//! and all variadic arguments on the stack; results in a0 (a1 = high half); s0..s4 and fp are
-//! callee-saved; 16-bit mul/div come from vsp-cahp's runtime, the rest from [`compile::RUNTIME_C`].
+//! variable shifts through runtime helpers), long long (64-bit, four registers: add, sub, compares,
+//! constant shifts and conversions inline; `*` `/` `%` and variable shifts through runtime
+//! helpers), pointers, structs and arrays (by value too: `byval`, `sret`), globals and constant
+//! data, switch, recursion, function pointers, variadic functions, `memcpy`/`memset`/`memmove`,
+//! every optimisation level (blocks are selected in reverse postorder and registers allocated from
+//! liveness, so any block order clang prints is fine), and programs of several C files. Refused
+//! with the IR line: floating point, integers wider than 64 bits, variable-length arrays, inline
+//! assembly. A program larger than the ROM is reported as such ([`CcError::DoesNotFit`]).
+//! Calling convention (llvm-cahp, `vsp.md` §1.8): 16-bit pieces of the arguments in a0..a5 (an
+//! i32 takes two, an i64 four), the rest and all variadic arguments on the stack; results in
+//! a0 (a1..a3 = higher words); s0..s4 and fp are callee-saved; 16-bit mul/div come from
+//! vsp-cahp's runtime, the rest from [`compile::RUNTIME_C`].
 //!
 //! ```no_run
 //! let asm = vsp_cc::compile_c(std::path::Path::new("prog.c"), &vsp_cc::CcOptions::default())?;
@@ -31,6 +36,7 @@ pub mod ir; // LLVM IR text reader
 mod isel; // instruction selection: values, addresses, analysis
 mod isel_fn; // instruction selection: functions, calls, phis
 mod isel_intr; // instruction selection: intrinsics
+mod isel_multi; // instruction selection: 48- and 64-bit integers (long long)
 mod isel_ops; // instruction selection: arithmetic, compares, memory
 mod isel_wide; // instruction selection: 32-bit pairs, funnel shifts
 pub mod mir; // machine IR
@@ -38,7 +44,7 @@ mod opt; // dead-code elimination
 pub mod regalloc; // liveness and linear-scan allocation
 
 pub use compile::{
-    assemble_image, clang_available, compile_c, compile_c_source, compile_c_to_image, compile_ir,
-    compile_ir_with, CcOptions,
+    assemble_image, clang_available, compile_c, compile_c_files, compile_c_files_to_image,
+    compile_c_source, compile_c_to_image, compile_ir, compile_ir_with, CcOptions,
 };
 pub use error::{CcError, Result};

@@ -180,7 +180,9 @@ fn hints(f: &MFunc) -> HashMap<Reg, Vec<Reg>> {
 /// Allocates registers in place; spills to new frame objects as needed.
 pub fn allocate(f: &mut MFunc) -> Result<()> {
     let mut temps: HashSet<Reg> = HashSet::new();
-    for _round in 0..64 {
+    // One value is spilled per round; large functions (unrolled -O3 loops, 64-bit code) may need
+    // many rounds.
+    for _round in 0..1024 {
         let segs = intervals(f);
         let hint = hints(f);
         let mut occupied: Vec<Segs> = (0..16)
@@ -276,8 +278,40 @@ pub fn allocate(f: &mut MFunc) -> Result<()> {
     )))
 }
 
-/// Rewrites `v` to live in a stack slot: a reload before each use, a store after each def.
+/// Rewrites `v` to live in a stack slot: a reload before each use, a store after each def. A
+/// value defined once by `li` is rematerialised instead: the `li` is repeated before each use.
 fn spill_everywhere(f: &mut MFunc, v: Reg, temps: &mut HashSet<Reg>) {
+    let defs: Vec<&MInst> = f
+        .blocks
+        .iter()
+        .flat_map(|b| &b.insts)
+        .filter(|i| i.defs().iter().any(|(d, _)| *d == v))
+        .collect();
+    if let [MInst::Li { v: value, .. }] = defs[..] {
+        let value = value.clone();
+        let mut next = f.next_vreg;
+        for b in &mut f.blocks {
+            let old = std::mem::take(&mut b.insts);
+            for mut i in old {
+                if matches!(&i, MInst::Li { rd, .. } if *rd == v) {
+                    continue;
+                }
+                if i.uses().iter().any(|(u, _)| *u == v) {
+                    let t = next;
+                    next += 1;
+                    temps.insert(t);
+                    b.insts.push(MInst::Li {
+                        rd: t,
+                        v: value.clone(),
+                    });
+                    i.map_regs(|r| if r == v { t } else { r });
+                }
+                b.insts.push(i);
+            }
+        }
+        f.next_vreg = next;
+        return;
+    }
     f.frame.push(FrameObj {
         size: 2,
         align: 2,

@@ -18,7 +18,7 @@ mod mutation_tests;
 mod program;
 mod progress;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -164,12 +164,24 @@ enum Command {
     },
     /// Compile a C program (clang + vsp-cc) into a program image.
     Cc {
-        source: PathBuf,
+        /// C source files of the program (each file is its own translation unit).
+        #[arg(required = true)]
+        sources: Vec<PathBuf>,
+        /// Output program image.
         #[arg(short, long)]
         output: PathBuf,
         /// Optimisation level passed to clang (e.g. -Oz, -O2).
         #[arg(short = 'O', default_value = "z")]
         opt: String,
+        /// Define a preprocessor macro (clang -D NAME[=VALUE]); may be repeated.
+        #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+        define: Vec<String>,
+        /// Undefine a preprocessor macro (clang -U NAME); may be repeated.
+        #[arg(short = 'U', value_name = "NAME")]
+        undefine: Vec<String>,
+        /// Add a directory to the include search path (clang -I DIR); may be repeated.
+        #[arg(short = 'I', value_name = "DIR")]
+        include: Vec<PathBuf>,
         /// Write the generated assembly here as well.
         #[arg(long)]
         emit_asm: Option<PathBuf>,
@@ -414,20 +426,35 @@ fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Cc {
-            source,
+            sources,
             output,
             opt,
+            define,
+            undefine,
+            include,
             emit_asm,
         } => {
-            check_output(&output, &[("source", &source)])?;
+            let mut inputs: Vec<(&str, &Path)> =
+                sources.iter().map(|s| ("source", s.as_path())).collect();
+            check_output(&output, &inputs)?;
             if let Some(p) = &emit_asm {
-                check_output(p, &[("source", &source), ("output image", &output)])?;
+                inputs.push(("output image", &output));
+                check_output(p, &inputs)?;
+            }
+            let mut clang_args = Vec::new();
+            clang_args.extend(define.iter().map(|d| format!("-D{d}")));
+            clang_args.extend(undefine.iter().map(|u| format!("-U{u}")));
+            for dir in &include {
+                clang_args.push("-I".to_string());
+                clang_args.push(dir.display().to_string());
             }
             let opts = vsp_cc::CcOptions {
                 opt: format!("-O{opt}"),
+                clang_args,
                 ..Default::default()
             };
-            let (asm, image) = vsp_cc::compile_c_to_image(&source, &opts)?;
+            let (asm, image) =
+                vsp_cc::compile_c_files_to_image(&sources, &opts, vsp_cahp::MemConfig::default())?;
             if let Some(p) = emit_asm {
                 write_atomic(&p, asm.as_bytes(), Access::Public)?;
             }

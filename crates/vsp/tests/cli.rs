@@ -259,3 +259,139 @@ fn cc_then_emu_runs_the_papers_c_programs() {
     let err = fails(&["cc", "f.c", "-o", "f.img"], d);
     assert!(err.to_lowercase().contains("float"), "{err}");
 }
+
+#[test]
+#[ignore = "needs clang"]
+fn cc_takes_several_files_and_clang_flags() {
+    assert!(
+        std::process::Command::new("clang")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success()),
+        "clang is not installed (apt-get install -y clang); this test needs it"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("inc")).unwrap();
+    std::fs::write(d.join("inc/k.h"), "#define BASE 40\n").unwrap();
+    std::fs::write(
+        d.join("a.c"),
+        "#include \"k.h\"\nint twice(int);\nint main(int argc, char **argv) { return twice(argc) + BASE + SCALE; }\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("b.c"), "int twice(int x) { return 2 * x; }\n").unwrap();
+    ok(
+        &[
+            "-q",
+            "cc",
+            "a.c",
+            "b.c",
+            "-DSCALE=2",
+            "-I",
+            "inc",
+            "-O",
+            "2",
+            "-o",
+            "p.img",
+        ],
+        d,
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&["emu", "--json", "p.img", "x", "y"], d)).unwrap();
+    // argc = 3: 6 + 40 + 2.
+    assert_eq!(json["result"], 48, "{json}");
+}
+
+/// The host build of `tests/c/prelude.h` + `src` run with `args`: the expected 16-bit result.
+fn host_result(src: &Path, args: &[&str], dir: &Path) -> u16 {
+    let c = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cc/tests/c");
+    let prelude = std::fs::read_to_string(c.join("prelude.h")).unwrap();
+    let body = std::fs::read_to_string(src).unwrap();
+    let prog = dir.join("host.c");
+    std::fs::write(
+        &prog,
+        format!(
+            "{prelude}\n#define main vsp_main\n{body}\n#undef main\n#include <stdio.h>\n\
+             int main(int argc, char **argv) {{ argv[0] = \"\"; \
+             printf(\"%u\\n\", (unsigned)(unsigned short)vsp_main(argc, argv)); return 0; }}\n"
+        ),
+    )
+    .unwrap();
+    let exe = dir.join("host");
+    let st = std::process::Command::new("clang")
+        .args(["-O1", "-w", "-fwrapv"])
+        .arg(&prog)
+        .arg("-o")
+        .arg(&exe)
+        .status()
+        .unwrap();
+    assert!(st.success(), "the host build failed (libc6-dev missing?)");
+    let out = std::process::Command::new(&exe)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "the host program failed");
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+}
+
+/// Programs of vsp-cc's differential suite that fit the 512 B machine, compiled by `vsp cc` at two
+/// levels and run by `vsp emu` on both gate-level cores: the result must be the host build's, and
+/// the run must agree with the ISA simulator.
+#[test]
+#[ignore = "needs clang"]
+fn cc_programs_agree_with_the_host_on_both_cores() {
+    assert!(
+        std::process::Command::new("clang")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success()),
+        "clang is not installed (apt-get install -y clang); this test needs it"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let c = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cc/tests/c");
+    let prelude = std::fs::read_to_string(c.join("prelude.h")).unwrap();
+    let cases: [(&str, &[&str], &[&str]); 7] = [
+        ("sieve", &["z", "2"], &["30"]),
+        ("crc", &["z", "s"], &["ab"]),
+        ("editdist", &["z", "2"], &["ab", "ba"]),
+        ("hash", &["z", "2"], &["x"]),
+        ("qsort", &["z", "s"], &["9", "5"]),
+        ("rule110", &["2"], &["90", "1"]),
+        ("tokens", &["z", "2"], &["7 + x"]),
+    ];
+    let mut runs = 0;
+    for (name, levels, args) in cases {
+        let src = c.join(format!("diff/{name}.c"));
+        let want = host_result(&src, args, d);
+        let full = d.join(format!("{name}.c"));
+        std::fs::write(
+            &full,
+            format!("{prelude}\n{}", std::fs::read_to_string(&src).unwrap()),
+        )
+        .unwrap();
+        for level in levels {
+            ok(
+                &[
+                    "-q",
+                    "cc",
+                    full.to_str().unwrap(),
+                    "-O",
+                    level,
+                    "-o",
+                    "p.img",
+                ],
+                d,
+            );
+            for core in ["pearl", "ruby"] {
+                let mut a = vec!["emu", "--json", "--core", core, "p.img", "--"];
+                a.extend(args.iter().copied());
+                let json: serde_json::Value = serde_json::from_str(&ok(&a, d)).unwrap();
+                assert_eq!(json["result"], want, "{name} -O{level} on {core}: {json}");
+                assert_eq!(json["agrees_with_isa"], true, "{name} -O{level} on {core}");
+                runs += 1;
+            }
+        }
+    }
+    assert_eq!(runs, 26);
+}

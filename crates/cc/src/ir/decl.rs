@@ -14,6 +14,7 @@ pub(super) fn parse_global(t: &str, line: usize, m: &Module) -> Result<Global> {
     };
     c.expect_p('=')?;
     let mut external = false;
+    let mut local = false;
     let constant;
     loop {
         match c.next()? {
@@ -31,6 +32,9 @@ pub(super) fn parse_global(t: &str, line: usize, m: &Module) -> Result<Global> {
             Tok::Word(w) => {
                 if w == "external" || w == "extern_weak" {
                     external = true;
+                }
+                if w == "internal" || w == "private" {
+                    local = true;
                 }
                 if w == "thread_local" || w == "addrspace" {
                     c.skip_parens();
@@ -61,6 +65,7 @@ pub(super) fn parse_global(t: &str, line: usize, m: &Module) -> Result<Global> {
         init,
         constant,
         align,
+        local,
         line,
     })
 }

@@ -237,6 +237,8 @@ pub struct Global {
     pub constant: bool,
     /// Alignment (bytes).
     pub align: u64,
+    /// `internal`/`private` linkage (C `static`, string literals).
+    pub local: bool,
     /// Line of the definition.
     pub line: usize,
 }
@@ -331,5 +333,79 @@ impl Module {
     /// Looks a function up by name.
     pub fn function(&self, name: &str) -> Option<&Function> {
         self.functions.iter().find(|f| f.name == name)
+    }
+
+    /// Renames functions and globals (definitions and every reference) by `map`.
+    pub fn rename_symbols(&mut self, map: &HashMap<String, String>) {
+        if map.is_empty() {
+            return;
+        }
+        for g in &mut self.globals {
+            if let Some(n) = map.get(&g.name) {
+                g.name = n.clone();
+            }
+            if let Some(k) = &mut g.init {
+                rename_const(k, map);
+            }
+        }
+        for f in &mut self.functions {
+            if let Some(n) = map.get(&f.name) {
+                f.name = n.clone();
+            }
+            for b in &mut f.blocks {
+                for i in &mut b.insts {
+                    rename_op(&mut i.op, map);
+                }
+            }
+        }
+    }
+}
+
+fn rename_const(k: &mut Const, map: &HashMap<String, String>) {
+    match k {
+        Const::Addr(n, _) => {
+            if let Some(x) = map.get(n) {
+                *n = x.clone();
+            }
+        }
+        Const::Aggregate(v) => v.iter_mut().for_each(|(_, c)| rename_const(c, map)),
+        _ => {}
+    }
+}
+
+fn rename_value(v: &mut Value, map: &HashMap<String, String>) {
+    if let Value::Const(k) = v {
+        rename_const(k, map);
+    }
+}
+
+fn rename_op(op: &mut Op, map: &HashMap<String, String>) {
+    let mut o = |x: &mut Operand| rename_value(&mut x.val, map);
+    match op {
+        Op::Bin(_, a, b) | Op::Icmp(_, a, b) | Op::Store(a, b) => {
+            o(a);
+            o(b);
+        }
+        Op::Select(c, a, b) => {
+            o(c);
+            o(a);
+            o(b);
+        }
+        Op::Phi(_, inc) => inc.iter_mut().for_each(|(v, _)| rename_value(v, map)),
+        Op::Load(_, p)
+        | Op::Cast(_, p, _)
+        | Op::VaArg(p, _)
+        | Op::CondBr(p, _, _)
+        | Op::Switch(p, _, _)
+        | Op::Ret(Some(p)) => o(p),
+        Op::Gep(_, base, idx) => {
+            o(base);
+            idx.iter_mut().for_each(&mut o);
+        }
+        Op::Call { callee, args, .. } => {
+            o(callee);
+            args.iter_mut().for_each(|a| o(&mut a.op));
+        }
+        Op::Alloca(..) | Op::Br(_) | Op::Ret(None) | Op::Unreachable => {}
     }
 }

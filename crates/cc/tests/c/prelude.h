@@ -13,6 +13,8 @@ typedef unsigned u32;
 #endif
 typedef signed char i8;
 typedef unsigned char u8;
+typedef long long i64;
+typedef unsigned long long u64;
 
 /* Decimal (optionally negative) argument, so that inputs are unknown to the optimizer. */
 static i16 num(const char *s) {

@@ -147,3 +147,96 @@ pub fn differential(src: &str, arg_sets: &[&[&str]]) {
         );
     }
 }
+
+/// clang's optimisation levels, all of which must compile every program right.
+#[allow(dead_code)]
+pub const LEVELS: [&str; 6] = ["-O0", "-O1", "-O2", "-O3", "-Os", "-Oz"];
+
+/// A machine large enough for any level's code of the differential programs (-O0 and -O3 code is
+/// several times the -Oz size); branches beyond reach take their long forms.
+#[allow(dead_code)]
+pub const LARGE: MemConfig = MemConfig {
+    rom_size: 16384,
+    ram_size: 4096,
+};
+
+/// Compiles `src` (with the prelude) at each of `levels` and checks every argument set against the
+/// host build of the same source. Both sides use `-fwrapv`: signed overflow wraps on both, so the
+/// 16-bit target and the 32-bit host agree wherever the source casts back to its fixed-width types.
+/// Every level is tried and all mismatches are reported together; any failure fails the test.
+#[allow(dead_code)]
+pub fn differential_levels(src: &str, arg_sets: &[&[&str]], levels: &[&str], mem: MemConfig) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let exe = host_build(src, dir.path());
+    let mut want = Vec::new();
+    for args in arg_sets {
+        let out = std::process::Command::new(&exe)
+            .args(*args)
+            .output()
+            .expect("run host program");
+        assert!(out.status.success(), "host program failed for {args:?}");
+        let w: u16 = String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .parse()
+            .expect("host result");
+        want.push(w);
+    }
+    let full = format!("{PRELUDE}\n{src}");
+    let mut failures = Vec::new();
+    let mut runs = 0;
+    for level in levels {
+        let opts = CcOptions {
+            opt: (*level).to_string(),
+            clang_args: vec!["-fwrapv".into()],
+            ..CcOptions::default()
+        };
+        let asm = match compile_c_source(&full, "test.c", &opts) {
+            Ok(a) => a,
+            Err(e) => {
+                failures.push(format!("{level}: compile: {e}"));
+                continue;
+            }
+        };
+        let image = match vsp_cc::assemble_image(&asm, "test.s", mem) {
+            Ok(i) => i,
+            Err(e) => {
+                failures.push(format!("{level}: assemble: {e}"));
+                continue;
+            }
+        };
+        for (args, w) in arg_sets.iter().zip(&want) {
+            let mut sim = match Simulator::from_image(&image, args, mem) {
+                Ok(s) => s,
+                Err(e) => {
+                    failures.push(format!("{level} {args:?}: load: {e}"));
+                    continue;
+                }
+            };
+            match sim.run(20_000_000) {
+                Ok(st) if st.halted => {
+                    runs += 1;
+                    if sim.result() != *w {
+                        failures.push(format!(
+                            "{level} {args:?}: CAHP {} vs host {w} (ROM {} B)",
+                            sim.result(),
+                            image.rom.len()
+                        ));
+                    }
+                }
+                Ok(_) => failures.push(format!("{level} {args:?}: did not halt")),
+                Err(e) => failures.push(format!("{level} {args:?}: run: {e}")),
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of the runs failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert_eq!(
+        runs,
+        levels.len() * arg_sets.len(),
+        "not every run was made"
+    );
+}
