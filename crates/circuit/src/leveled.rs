@@ -17,7 +17,10 @@
 //! * every ring has variance ≤ `v_ring_max = v_tlwe_max − v_ks`, so its extraction meets the first.
 //!
 //! A CMUX whose operand would break the second is preceded by a *refresh* of that operand (extract,
-//! key-switch, bootstrap back to a fresh ring). The plan then picks the selects to convert greedily by
+//! key-switch, bootstrap back to a fresh ring). Flip-flops whose bit feeds a CMUX either lift it every
+//! cycle or *carry* their D's ring across the clock edge while its variance is within a per-flip-flop
+//! budget (checked by the engine every cycle); refresh *cuts* after the carried rings' first CMUX levels
+//! give them budget where that pays. The plan then picks the selects to convert greedily by
 //! cost (in gate-bootstrap units): start from every select with two or more MUXes, and drop the select
 //! whose removal lowers the total cost most, until none does.
 
@@ -273,19 +276,6 @@ impl MuxPlan {
     /// Whether a carried ring of variance `v` may start a cycle in flip-flop `k`.
     pub(crate) fn within_budget(&self, k: usize, v: f64) -> bool {
         self.carry[k] && v <= self.budget[k]
-    }
-
-    /// The selects circuit-bootstrapped each cycle.
-    pub fn selects(&self) -> &[NodeId] {
-        &self.sel_nodes
-    }
-
-    /// The nodes whose ring is made by a bootstrap: lifted sources (not carried flip-flops) and
-    /// refreshed MUXes.
-    pub fn bootstrapped_rings<'a>(&'a self, c: &'a Circuit) -> impl Iterator<Item = NodeId> + 'a {
-        (0..self.lift.len())
-            .filter(move |&i| (self.lift[i] && !self.carried(c, i as NodeId)) || self.refresh[i])
-            .map(|i| i as NodeId)
     }
 }
 
@@ -743,4 +733,73 @@ fn failure_log2(c: &Circuit, p: &LeveledParams, plan: &MuxPlan) -> f64 {
         }
     }
     sum.log2()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Blueprint;
+
+    fn mux_ram() -> Circuit {
+        let text = r#"
+[[builtin]]
+type = "mux-ram"
+name = "ram"
+in_addr_width = 4
+in_wdata_width = 2
+out_rdata_width = 2
+[connect]
+"ram/addr" = "@addr"
+"ram/wren" = "@wren"
+"ram/wdata" = "@wdata"
+"@rdata" = "ram/rdata"
+"#;
+        Circuit::compile(&Blueprint::from_str_with_base(text, std::path::Path::new(".")).unwrap())
+            .unwrap()
+    }
+
+    #[test]
+    fn no_cmux_when_the_noise_leaves_no_room() {
+        let c = mux_ram();
+        let lp = LeveledParams::for_params(&vsp_tfhe::Params::default_128()).unwrap();
+        assert!(
+            MuxPlan::new(&c, &LeveledParams { cost_cb: 0.1, ..lp })
+                .counts()
+                .cmuxes
+                > 0
+        );
+        // One CMUX after a fresh ring would already break the bound: every MUX stays a gate.
+        let noisy = LeveledParams {
+            cost_cb: 0.1,
+            v_ext: lp.v_ring_max(),
+            ..lp
+        };
+        let k = MuxPlan::new(&c, &noisy).counts();
+        assert_eq!((k.cmuxes, k.circuit_bootstraps), (0, 0), "{k:?}");
+        // And the constructor refuses parameters where a gate MUX's ring cannot take one CMUX.
+        let m = NoiseModel::of(&vsp_tfhe::Params::default_128());
+        let worse = NoiseModel {
+            v_br: m.v_br * 4.0,
+            ..m
+        };
+        assert!(LeveledParams::from_noise(&worse, lp.v_ms_cb, lp.v_input, 5.0, 0.0, 0.0).is_none());
+    }
+
+    #[test]
+    fn dear_selects_keep_muxes_as_gates() {
+        let c = mux_ram();
+        let lp = LeveledParams::for_params(&vsp_tfhe::Params::default_128()).unwrap();
+        let cheap = MuxPlan::new(&c, &LeveledParams { cost_cb: 0.1, ..lp }).counts();
+        let dear = MuxPlan::new(
+            &c,
+            &LeveledParams {
+                cost_cb: 1000.0,
+                ..lp
+            },
+        )
+        .counts();
+        assert_eq!(dear.cmuxes, 0, "{dear:?}");
+        assert!(cheap.cost < dear.cost, "{cheap:?} vs {dear:?}");
+        assert!(dear.cost <= MuxPlan::gates_only_under(&c, &lp).counts().cost + 1e-9);
+    }
 }
