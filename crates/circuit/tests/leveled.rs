@@ -6,36 +6,25 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{keys, testdata};
+use common::{keys, ram_blueprint, testdata};
 use rand::{Rng, SeedableRng};
 use vsp_circuit::client::*;
 use vsp_circuit::noise::NoiseModel;
 use vsp_circuit::*;
 use vsp_tfhe::{Gate2, Params};
 
-/// A RAM built from gates: its read trees and write MUXes share their selects, so the planner turns
-/// them into CMUXes; the cells are flip-flops (lifted to rings every cycle).
-const MUX_RAM: &str = r#"
-[[builtin]]
-type = "mux-ram"
-name = "ram"
-in_addr_width = 4
-in_wdata_width = 2
-out_rdata_width = 2
-[connect]
-"ram/addr" = "@addr"
-"ram/wren" = "@wren"
-"ram/wdata" = "@wdata"
-"@rdata" = "ram/rdata"
-"#;
-
-/// Runs the MUX RAM encrypted under `plan` (None: the backend's own) against the plain oracle for six
+/// Runs a RAM built from gates (its read trees and write MUXes share their selects, so the planner
+/// turns them into CMUXes; the cells are flip-flops) encrypted under `plan` (None: the backend's own) against the plain oracle for six
 /// cycles of writes and read-backs; returns the plan's counts.
 fn run_against_plain(plan: Option<LeveledParams>) -> PlanCounts {
     let (sk, ek, ck) = keys();
     let dir = testdata();
-    let c =
-        Arc::new(Circuit::compile(&Blueprint::from_str_with_base(MUX_RAM, &dir).unwrap()).unwrap());
+    let c = Arc::new(
+        Circuit::compile(
+            &Blueprint::from_str_with_base(&ram_blueprint("mux-ram", 4, 2), &dir).unwrap(),
+        )
+        .unwrap(),
+    );
     let backend = TfheBackend::new(ek.clone(), Some(ck.clone())).unwrap();
     let mut e = Engine::new(backend, c.clone());
     if plan.is_some() {

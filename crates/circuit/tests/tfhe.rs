@@ -5,7 +5,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{keys, testdata};
+use common::{keys, ram_blueprint, testdata};
 use rand::{Rng, SeedableRng};
 use vsp_circuit::client::*;
 use vsp_circuit::*;
@@ -92,25 +92,11 @@ fn encrypted_counter_snapshot_resume() {
     assert!(a.run(&opts, &mut |_| {}).is_err());
 }
 
-const RAM_ONLY: &str = r#"
-[[builtin]]
-type = "ram"
-name = "ram"
-in_addr_width = 3
-in_wdata_width = 2
-out_rdata_width = 2
-[connect]
-"ram/addr" = "@addr"
-"ram/wren" = "@wren"
-"ram/wdata" = "@wdata"
-"@rdata" = "ram/rdata"
-"#;
-
 #[test]
 fn cmux_ram_read_after_write_matches_mux_ram_and_noise_stays_bounded() {
     let (sk, _, _) = keys();
-    let enc = compile(RAM_ONLY);
-    let plain = compile(&RAM_ONLY.replace("type = \"ram\"", "type = \"mux-ram\""));
+    let enc = compile(&ram_blueprint("ram", 3, 2));
+    let plain = compile(&ram_blueprint("mux-ram", 3, 2));
     let init: Vec<u64> = (0..8).map(|i| (i * 3) & 3).collect();
     let mut e = Engine::new(backend(), enc);
     e.set_ram("ram", encrypt_ram(sk, 3, 2, &init).unwrap())
@@ -332,10 +318,7 @@ fn print_noise() {
 #[test]
 fn cmux_ram_cell_variance_after_writes_matches_the_tracked_bound() {
     let (sk, _, _) = keys();
-    let text = RAM_ONLY
-        .replace("in_wdata_width = 2", "in_wdata_width = 1")
-        .replace("out_rdata_width = 2", "out_rdata_width = 1");
-    let enc = compile(&text);
+    let enc = compile(&ram_blueprint("ram", 3, 1));
     let mut e = Engine::new(backend(), enc);
     let init: Vec<u64> = (0..8).map(|i| i & 1).collect();
     e.set_ram("ram", encrypt_ram(sk, 3, 1, &init).unwrap())

@@ -22,3 +22,23 @@ pub fn keys() -> &'static (SecretKey, Arc<EvalKey>, Arc<CircuitKey>) {
         (sk, ek, ck)
     })
 }
+
+/// A blueprint with one RAM (`kind` = `ram` for CMUX, `mux-ram` for gates) wired to `@addr`,
+/// `@wren`, `@wdata` and `@rdata`.
+pub fn ram_blueprint(kind: &str, addr_width: usize, data_width: usize) -> String {
+    format!(
+        r#"
+[[builtin]]
+type = "{kind}"
+name = "ram"
+in_addr_width = {addr_width}
+in_wdata_width = {data_width}
+out_rdata_width = {data_width}
+[connect]
+"ram/addr" = "@addr"
+"ram/wren" = "@wren"
+"ram/wdata" = "@wdata"
+"@rdata" = "ram/rdata"
+"#
+    )
+}
