@@ -14,8 +14,8 @@ use vsp_circuit::*;
 use vsp_tfhe::{Gate2, Params};
 
 /// Runs a RAM built from gates (its read trees and write MUXes share their selects, so the planner
-/// turns them into CMUXes; the cells are flip-flops) encrypted under `plan` (None: the backend's own) against the plain oracle for six
-/// cycles of writes and read-backs; returns the plan's counts.
+/// turns them into CMUXes; the cells are flip-flops) encrypted under `plan` (None: the backend's
+/// own) against the plain oracle for six cycles of writes and read-backs; returns the plan's counts.
 fn run_against_plain(plan: Option<LeveledParams>) -> PlanCounts {
     let (sk, ek, ck) = keys();
     let dir = testdata();
