@@ -144,9 +144,9 @@ pub struct PlanCounts {
 }
 
 impl PlanCounts {
-    /// Gate bootstraps per cycle (gates, 2 per gate MUX, lifts, refreshes).
-    pub fn bootstraps(&self) -> usize {
-        self.gates + 2 * self.gate_muxes + self.lifts + self.refreshes
+    /// Gate bootstraps per cycle (gates, 2 per gate MUX, lifts, refreshes, predicted carried lifts).
+    pub fn bootstraps(&self) -> f64 {
+        (self.gates + 2 * self.gate_muxes + self.lifts + self.refreshes) as f64 + self.carried_lifts
     }
 }
 

@@ -6,9 +6,8 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{keys, ram_blueprint, testdata};
+use common::{keys, ram_blueprint, ram_step, testdata};
 use rand::{Rng, SeedableRng};
-use vsp_circuit::client::*;
 use vsp_circuit::noise::NoiseModel;
 use vsp_circuit::*;
 use vsp_tfhe::{Gate2, Params};
@@ -62,16 +61,8 @@ fn run_against_plain(plan: Option<LeveledParams>) -> PlanCounts {
         };
         let (wren, wdata) = (u64::from(cyc % 2 == 0), rng.gen_range(0..4u64));
         last_write = addr;
-        e.set_input("addr", encrypt_value(sk, addr, 4)).unwrap();
-        e.set_input("wren", encrypt_value(sk, wren, 1)).unwrap();
-        e.set_input("wdata", encrypt_value(sk, wdata, 2)).unwrap();
-        for (n, v) in [("addr", addr), ("wren", wren), ("wdata", wdata)] {
-            p.set_input_value(n, v).unwrap();
-        }
-        e.step().unwrap();
-        p.step().unwrap();
-        let got = decrypt_value(sk, &e.output("rdata").unwrap()).unwrap();
-        assert_eq!(got, p.output_value("rdata", 0).unwrap(), "cycle {cyc}");
+        let (got, want) = ram_step(sk, &mut e, &mut p, (addr, wren, wdata), (4, 2));
+        assert_eq!(got, want, "cycle {cyc}");
     }
     let want = cells(&p.memory_words("ram", 0).unwrap());
     let got: Vec<bool> = e

@@ -5,7 +5,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{keys, ram_blueprint, testdata};
+use common::{keys, ram_blueprint, ram_step, testdata};
 use rand::{Rng, SeedableRng};
 use vsp_circuit::client::*;
 use vsp_circuit::*;
@@ -111,16 +111,8 @@ fn cmux_ram_read_after_write_matches_mux_ram_and_noise_stays_bounded() {
             rng.gen_range(0..2u64),
             rng.gen_range(0..4u64),
         );
-        e.set_input("addr", encrypt_value(sk, addr, 3)).unwrap();
-        e.set_input("wren", encrypt_value(sk, wren, 1)).unwrap();
-        e.set_input("wdata", encrypt_value(sk, wdata, 2)).unwrap();
-        for (n, v) in [("addr", addr), ("wren", wren), ("wdata", wdata)] {
-            p.set_input_value(n, v).unwrap();
-        }
-        e.step().unwrap();
-        p.step().unwrap();
-        let got = decrypt_value(sk, &e.output("rdata").unwrap()).unwrap();
-        assert_eq!(got, p.output_value("rdata", 0).unwrap(), "cycle {cyc}");
+        let (got, want) = ram_step(sk, &mut e, &mut p, (addr, wren, wdata), (3, 2));
+        assert_eq!(got, want, "cycle {cyc}");
     }
     let MemState::Ram(ram) = e.memory("ram").unwrap() else {
         panic!("not a CMUX RAM")

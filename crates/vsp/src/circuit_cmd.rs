@@ -171,7 +171,7 @@ fn encrypted_plan_json(c: &Circuit) -> serde_json::Value {
     };
     let k = vsp_circuit::MuxPlan::new(c, &lp).counts();
     serde_json::json!({
-        "gate_bootstraps": k.bootstraps(),
+        "gate_bootstraps": k.bootstraps().round() as u64,
         "circuit_bootstraps": k.circuit_bootstraps,
         "cmuxes": k.cmuxes,
         "mux_gates": k.gate_muxes,

@@ -5,6 +5,8 @@
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
+use vsp_circuit::client::{decrypt_value, encrypt_value};
+use vsp_circuit::{Engine, PlainBackend, TfheBackend};
 use vsp_tfhe::{CircuitKey, EvalKey, Params, SecretKey};
 
 /// `crates/circuit/testdata`.
@@ -40,5 +42,30 @@ out_rdata_width = {data_width}
 "ram/wdata" = "@wdata"
 "@rdata" = "ram/rdata"
 "#
+    )
+}
+
+/// One cycle of a [`ram_blueprint`] circuit, encrypted (`e`) and plain (`p`), with the same `@addr`,
+/// `@wren` and `@wdata`; returns `@rdata` of both.
+pub fn ram_step(
+    sk: &SecretKey,
+    e: &mut Engine<TfheBackend>,
+    p: &mut Engine<PlainBackend>,
+    (addr, wren, wdata): (u64, u64, u64),
+    (addr_width, data_width): (usize, usize),
+) -> (u64, u64) {
+    e.set_input("addr", encrypt_value(sk, addr, addr_width))
+        .unwrap();
+    e.set_input("wren", encrypt_value(sk, wren, 1)).unwrap();
+    e.set_input("wdata", encrypt_value(sk, wdata, data_width))
+        .unwrap();
+    for (n, v) in [("addr", addr), ("wren", wren), ("wdata", wdata)] {
+        p.set_input_value(n, v).unwrap();
+    }
+    e.step().unwrap();
+    p.step().unwrap();
+    (
+        decrypt_value(sk, &e.output("rdata").unwrap()).unwrap(),
+        p.output_value("rdata", 0).unwrap(),
     )
 }
