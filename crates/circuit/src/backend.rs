@@ -159,6 +159,10 @@ pub trait Backend: Send + Sync {
     fn encode_bit(&self, b: &Self::Bit, out: &mut Vec<u8>);
     /// Decodes a bit written by [`Self::encode_bit`].
     fn decode_bit(&self, r: &mut Reader<'_>) -> Result<Self::Bit, CircuitError>;
+    /// Appends the encoding of a ring (sent between MPI ranks, [`crate::partition`]).
+    fn encode_ring(&self, r: &Self::Ring, out: &mut Vec<u8>);
+    /// Decodes a ring written by [`Self::encode_ring`].
+    fn decode_ring(&self, r: &mut Reader<'_>) -> Result<Self::Ring, CircuitError>;
     /// Appends the encoding of a ROM.
     fn encode_rom(&self, m: &Self::Rom, out: &mut Vec<u8>);
     /// Decodes a ROM.

@@ -142,20 +142,23 @@ pub struct RunReport {
 
 /// The evaluator for one circuit on one backend.
 pub struct Engine<B: Backend> {
-    backend: B,
-    circuit: Arc<Circuit>,
-    threads: usize,
-    state: State<B>,
-    tasks: Vec<Task>,
-    graph: TaskGraph,
+    pub(crate) backend: B,
+    pub(crate) circuit: Arc<Circuit>,
+    pub(crate) threads: usize,
+    pub(crate) state: State<B>,
+    pub(crate) tasks: Vec<Task>,
+    pub(crate) graph: TaskGraph,
     /// Batches of MUX-plan select slots circuit-bootstrapped together ([`Task::MuxSels`]).
-    batches: Vec<Vec<u32>>,
-    plan: MuxPlan,
+    pub(crate) batches: Vec<Vec<u32>>,
+    pub(crate) plan: MuxPlan,
     /// Rings of flip-flops, kept across the clock edge for those the plan carries while within their
     /// noise budget (`None`: lift it), and the variance bound of each kept ring.
-    dff_rings: Vec<Option<B::Ring>>,
-    dff_ring_var: Vec<f64>,
-    last: CycleStats,
+    pub(crate) dff_rings: Vec<Option<B::Ring>>,
+    pub(crate) dff_ring_var: Vec<f64>,
+    pub(crate) last: CycleStats,
+    /// The MPI executor's state when this engine is one rank of a job ([`crate::mpi`]).
+    #[cfg(feature = "mpi")]
+    pub(crate) dist: Option<crate::mpi::Dist>,
 }
 
 impl<B: Backend> Engine<B> {
@@ -208,6 +211,8 @@ impl<B: Backend> Engine<B> {
             dff_ring_var: Vec::new(),
             plan,
             last: CycleStats::default(),
+            #[cfg(feature = "mpi")]
+            dist: None,
         }
         .with_power_up_rings()
     }
@@ -243,6 +248,10 @@ impl<B: Backend> Engine<B> {
         };
         (self.tasks, self.graph, self.batches) =
             build_tasks(&self.circuit, &self.backend, &self.plan);
+        #[cfg(feature = "mpi")]
+        if let Some(d) = &mut self.dist {
+            d.invalidate();
+        }
         // A carried ring may be noisier than the new plan assumes: lift next cycle.
         self.dff_rings.iter_mut().for_each(|r| *r = None);
     }
@@ -531,26 +540,66 @@ impl<B: Backend> Engine<B> {
             });
             if let (Some(every), Some(path)) = (opts.snapshot_every, &opts.snapshot) {
                 if every > 0 && report.cycles % every == 0 {
-                    self.save_snapshot(path)?;
+                    self.save_run_snapshot(path)?;
                 }
             }
-            if let (Some(i), Some(outs)) = (stop_range, &self.state.outputs) {
-                if self.backend.reveal(&outs[i]) == Some(u64::MAX) {
+            if let Some(i) = stop_range {
+                if self.stop_now(i)? {
                     report.stopped = true;
                     break;
                 }
             }
         }
         if let Some(path) = &opts.snapshot {
-            self.save_snapshot(path)?;
+            self.save_run_snapshot(path)?;
+        } else {
+            // Under MPI rank 0 gathers the state the other ranks own, so that outputs, memories and
+            // snapshots read there are whole.
+            #[cfg(feature = "mpi")]
+            if self.dist.is_some() {
+                self.gather_state()?;
+            }
         }
         report.seconds = t0.elapsed().as_secs_f64();
         report.last = self.last.clone();
         Ok(report)
     }
 
+    /// Writes a snapshot during or after [`Self::run`] (under MPI: gathers the state on rank 0, which
+    /// writes it).
+    fn save_run_snapshot(&mut self, path: &std::path::Path) -> Result<(), CircuitError> {
+        #[cfg(feature = "mpi")]
+        if let Some(d) = &self.dist {
+            let root = d.rank == 0;
+            self.gather_state()?;
+            if !root {
+                return Ok(());
+            }
+        }
+        self.save_snapshot(path)
+    }
+
+    /// Whether 1-bit output number `i` is 1 in every lane (under MPI: rank 0 decides for all).
+    fn stop_now(&self, i: usize) -> Result<bool, CircuitError> {
+        let local = self
+            .state
+            .outputs
+            .as_ref()
+            .and_then(|o| o.get(i))
+            .is_some_and(|b| self.backend.reveal(b) == Some(u64::MAX));
+        #[cfg(feature = "mpi")]
+        if self.dist.is_some() {
+            return Ok(crate::mpi::root_decides(local));
+        }
+        Ok(local)
+    }
+
     /// Evaluates the DAG and latches, without touching the cycle counter.
     fn cycle_inner(&mut self, tick: &mut dyn FnMut(usize)) -> Result<(), CircuitError> {
+        #[cfg(feature = "mpi")]
+        if self.dist.is_some() {
+            return crate::mpi::cycle(self, tick);
+        }
         let c = &*self.circuit;
         let b = &self.backend;
         let t0 = Instant::now();
@@ -708,50 +757,50 @@ impl<B: Backend> Engine<B> {
 }
 
 /// The cycle counter after one more cycle (a counter at its limit is an error, never a wrap).
-fn next_cycle(c: u64) -> Result<u64, CircuitError> {
+pub(crate) fn next_cycle(c: u64) -> Result<u64, CircuitError> {
     c.checked_add(1)
         .ok_or_else(|| CircuitError::Usage("the cycle counter is at its limit".into()))
 }
 
-fn internal(what: &str) -> CircuitError {
+pub(crate) fn internal(what: &str) -> CircuitError {
     CircuitError::Backend(format!("internal evaluation error: {what}"))
 }
 
 /// Shared read-only view used by the task executor.
-struct Ctx<'a, B: Backend> {
-    c: &'a Circuit,
-    b: &'a B,
-    plan: &'a MuxPlan,
-    values: &'a [OnceLock<B::Bit>],
-    rings: &'a [OnceLock<B::Ring>],
-    dff_rings: &'a [Option<B::Ring>],
-    lifts: &'a AtomicUsize,
-    sels: &'a [Vec<OnceLock<B::Sel>>],
-    msels: &'a [OnceLock<B::Sel>],
-    batches: &'a [Vec<u32>],
-    wvals: &'a [Vec<OnceLock<B::WriteVal>>],
-    mems: &'a [MemState<B>],
+pub(crate) struct Ctx<'a, B: Backend> {
+    pub(crate) c: &'a Circuit,
+    pub(crate) b: &'a B,
+    pub(crate) plan: &'a MuxPlan,
+    pub(crate) values: &'a [OnceLock<B::Bit>],
+    pub(crate) rings: &'a [OnceLock<B::Ring>],
+    pub(crate) dff_rings: &'a [Option<B::Ring>],
+    pub(crate) lifts: &'a AtomicUsize,
+    pub(crate) sels: &'a [Vec<OnceLock<B::Sel>>],
+    pub(crate) msels: &'a [OnceLock<B::Sel>],
+    pub(crate) batches: &'a [Vec<u32>],
+    pub(crate) wvals: &'a [Vec<OnceLock<B::WriteVal>>],
+    pub(crate) mems: &'a [MemState<B>],
 }
 
 impl<B: Backend> Ctx<'_, B> {
-    fn get(&self, id: NodeId) -> Result<&B::Bit, CircuitError> {
+    pub(crate) fn get(&self, id: NodeId) -> Result<&B::Bit, CircuitError> {
         self.values
             .get(id as usize)
             .and_then(OnceLock::get)
             .ok_or_else(|| internal(&format!("value of {} missing", self.c.node_name(id))))
     }
-    fn set(&self, id: NodeId, v: B::Bit) {
+    pub(crate) fn set(&self, id: NodeId, v: B::Bit) {
         if let Some(slot) = self.values.get(id as usize) {
             let _ = slot.set(v);
         }
     }
-    fn ring(&self, id: NodeId) -> Result<&B::Ring, CircuitError> {
+    pub(crate) fn ring(&self, id: NodeId) -> Result<&B::Ring, CircuitError> {
         self.rings
             .get(id as usize)
             .and_then(OnceLock::get)
             .ok_or_else(|| internal(&format!("ring of {} missing", self.c.node_name(id))))
     }
-    fn set_ring(&self, id: NodeId, r: B::Ring) {
+    pub(crate) fn set_ring(&self, id: NodeId, r: B::Ring) {
         if let Some(slot) = self.rings.get(id as usize) {
             let _ = slot.set(r);
         }
@@ -784,7 +833,7 @@ impl<B: Backend> Ctx<'_, B> {
             .map(|s| s.get().ok_or_else(|| internal("selector missing")))
             .collect()
     }
-    fn exec(&self, t: Task) -> Result<(), CircuitError> {
+    pub(crate) fn exec(&self, t: Task) -> Result<(), CircuitError> {
         let b = self.b;
         match t {
             Task::Node(id) => {
@@ -905,7 +954,7 @@ impl<B: Backend> Ctx<'_, B> {
 }
 
 /// Most selects circuit-bootstrapped in one task: a batch streams the private key-switching key once.
-const SELECT_BATCH: usize = 8;
+pub(crate) const SELECT_BATCH: usize = 8;
 
 /// Builds the task list (in topological order), the scheduler graph with upward-rank priorities, and
 /// the batches of MUX selects.

@@ -36,6 +36,9 @@ pub enum CircuitError {
     /// The encrypted backend failed (wrong key shape, parameters, …).
     #[error("TFHE backend: {0}")]
     Backend(String),
+    /// The MPI job failed or its ranks disagree ([`crate::mpi`]).
+    #[error("MPI: {0}")]
+    Mpi(String),
     /// Reading or writing a file failed.
     #[error("{path}: {source}")]
     Io {

@@ -235,6 +235,12 @@ impl Backend for PlainBackend {
     fn decode_bit(&self, r: &mut Reader<'_>) -> Result<u64, CircuitError> {
         r.u64()
     }
+    fn encode_ring(&self, b: &u64, out: &mut Vec<u8>) {
+        out.extend_from_slice(&b.to_le_bytes());
+    }
+    fn decode_ring(&self, r: &mut Reader<'_>) -> Result<u64, CircuitError> {
+        r.u64()
+    }
     fn encode_rom(&self, m: &PlainMemory, out: &mut Vec<u8>) {
         m.encode(out)
     }

@@ -429,6 +429,12 @@ impl Backend for TfheBackend {
         let w = get_words(r, self.params().n0 + 1, "TLWE")?;
         Tlwe::from_words(w).map_err(|e| CircuitError::Snapshot(e.to_string()))
     }
+    fn encode_ring(&self, r: &Trlwe<u32>, out: &mut Vec<u8>) {
+        put_trlwe(r, out);
+    }
+    fn decode_ring(&self, r: &mut Reader<'_>) -> Result<Trlwe<u32>, CircuitError> {
+        get_trlwe(r, self.params().n1)
+    }
     fn encode_rom(&self, m: &TfheRom, out: &mut Vec<u8>) {
         m.encode(out);
     }

@@ -56,6 +56,12 @@ pub enum CircuitCommand {
         /// Write the outputs (JSON) here instead of stdout.
         #[arg(short, long)]
         output: Option<PathBuf>,
+        /// Also write the engine's final state here (a snapshot: ciphertexts in an encrypted run).
+        #[arg(long)]
+        state: Option<PathBuf>,
+        /// Start from a state written by --state (instead of --inputs and --reset).
+        #[arg(long, conflicts_with_all = ["inputs", "reset"])]
+        resume: Option<PathBuf>,
         #[arg(short, long, value_parser = crate::parse_threads)]
         threads: Option<usize>,
     },
@@ -100,14 +106,17 @@ pub fn run(cmd: CircuitCommand, quiet: bool) -> Result<()> {
             key,
             eval_key,
             output,
+            state,
+            resume,
             threads,
         } => {
-            if let Some(o) = &output {
+            for o in output.iter().chain(&state) {
                 let mut read = vec![("blueprint", blueprint.as_path())];
                 for (what, p) in [
                     ("inputs", &inputs),
                     ("secret key", &key),
                     ("evaluation key", &eval_key),
+                    ("resumed state", &resume),
                 ] {
                     if let Some(p) = p {
                         read.push((what, p.as_path()));
@@ -116,7 +125,8 @@ pub fn run(cmd: CircuitCommand, quiet: bool) -> Result<()> {
                 crate::files::check_output(o, &read)?;
             }
             let circuit = Arc::new(Circuit::from_blueprint_path(&blueprint)?);
-            let inputs = match inputs {
+            // Under MPI only rank 0 reads the inputs (and the secret key) and writes the outputs.
+            let inputs = match inputs.filter(|_| crate::mpi_job::is_root()) {
                 Some(p) => {
                     let text = std::fs::read_to_string(&p)
                         .with_context(|| format!("cannot read {}", p.display()))?;
@@ -132,9 +142,21 @@ pub fn run(cmd: CircuitCommand, quiet: bool) -> Result<()> {
                             "--until needs the plain run: an encrypted run cannot see its outputs"
                         );
                     }
-                    run_encrypted(circuit, &inputs, cycles, reset, &k, &e, threads, quiet)?
+                    let ctx = (cycles, reset, threads, quiet, state);
+                    run_encrypted(circuit, &inputs, resume.as_deref(), ctx, &k, &e)?
                 }
-                _ => run_plain(circuit, &inputs, cycles, until, reset)?,
+                _ => run_plain(
+                    circuit,
+                    &inputs,
+                    resume.as_deref(),
+                    cycles,
+                    until,
+                    reset,
+                    state,
+                )?,
+            };
+            let Some(out) = out else {
+                return Ok(());
             };
             let text = serde_json::to_string_pretty(&out)?;
             match output {
@@ -187,10 +209,12 @@ fn encrypted_plan_json(c: &Circuit) -> serde_json::Value {
 fn run_plain(
     circuit: Arc<Circuit>,
     inputs: &Inputs,
+    resume: Option<&Path>,
     cycles: u64,
     until: Option<String>,
     reset: bool,
-) -> Result<Outputs> {
+    state: Option<PathBuf>,
+) -> Result<Option<Outputs>> {
     let mut e = Engine::new(PlainBackend, circuit.clone());
     for (name, v) in &inputs.inputs {
         e.set_input_value(name, *v)?;
@@ -198,6 +222,10 @@ fn run_plain(
     for (name, words) in &inputs.memories {
         e.load_memory_words(name, words)?;
     }
+    if let Some(r) = resume.filter(|_| crate::mpi_job::is_root()) {
+        e.load_snapshot(r)?;
+    }
+    crate::mpi_job::join(&mut e)?;
     if reset {
         e.reset()?;
     }
@@ -205,10 +233,14 @@ fn run_plain(
         &RunOptions {
             max_cycles: cycles,
             stop_when: until,
+            snapshot: state,
             ..Default::default()
         },
         &mut |_| {},
     )?;
+    if !crate::mpi_job::is_root() {
+        return Ok(None);
+    }
     let mut outputs = BTreeMap::new();
     for p in circuit.outputs() {
         outputs.insert(p.name.clone(), e.output_value(&p.name, 0)?);
@@ -221,27 +253,46 @@ fn run_plain(
     {
         memories.insert(m.spec.name.clone(), e.memory_words(&m.spec.name, 0)?);
     }
-    Ok(Outputs {
+    Ok(Some(Outputs {
         cycles: report.cycles,
         outputs,
         memories,
-    })
+    }))
 }
 
-#[allow(clippy::too_many_arguments)]
+/// (cycles, reset, threads, quiet, state file) of an encrypted run.
+type RunCtx = (u64, bool, Option<usize>, bool, Option<PathBuf>);
+
 fn run_encrypted(
     circuit: Arc<Circuit>,
     inputs: &Inputs,
-    cycles: u64,
-    reset: bool,
+    resume: Option<&Path>,
+    (cycles, reset, threads, quiet, state): RunCtx,
     key: &Path,
     eval_key: &Path,
-    threads: Option<usize>,
-    quiet: bool,
-) -> Result<Outputs> {
+) -> Result<Option<Outputs>> {
+    let opts = RunOptions {
+        max_cycles: cycles,
+        snapshot: state,
+        ..Default::default()
+    };
+    let keys = ServerKeys::load(eval_key)?;
+    let backend = TfheBackend::new(keys.ek.clone(), Some(keys.ck.clone()))?;
+    if !crate::mpi_job::is_root() {
+        // Another MPI rank: rank 0 encrypts the inputs; this rank takes its state and computes.
+        let mut e = Engine::new(backend, circuit);
+        if let Some(t) = threads {
+            e.set_threads(t.max(1));
+        }
+        crate::mpi_job::join(&mut e)?;
+        if reset {
+            e.reset()?;
+        }
+        e.run(&opts, &mut |_| {})?;
+        return Ok(None);
+    }
     let ck = ClientKey::load(key)?;
     let sk = &ck.sk;
-    let keys = ServerKeys::load(eval_key)?;
     check_same_key(
         "the evaluation key",
         keys.key_id,
@@ -249,7 +300,6 @@ fn run_encrypted(
         ck.key_id,
         &ck.params_name,
     )?;
-    let backend = TfheBackend::new(keys.ek.clone(), Some(keys.ck.clone()))?;
     let mut e = Engine::new(backend, circuit.clone());
     if let Some(t) = threads {
         e.set_threads(t.max(1));
@@ -282,18 +332,18 @@ fn run_encrypted(
             }
         }
     }
+    if let Some(r) = resume {
+        e.load_snapshot(r)?;
+    }
+    crate::mpi_job::join(&mut e)?;
     if reset {
         e.reset()?;
     }
     let bar = Bar::cycles(quiet, cycles);
     let t0 = std::time::Instant::now();
-    let report = e.run(
-        &RunOptions {
-            max_cycles: cycles,
-            ..Default::default()
-        },
-        &mut |p| bar.cycle(p.cycles_done, cycles, p, t0.elapsed().as_secs_f64()),
-    )?;
+    let report = e.run(&opts, &mut |p| {
+        bar.cycle(p.cycles_done, cycles, p, t0.elapsed().as_secs_f64())
+    })?;
     bar.finish();
     let mut outputs = BTreeMap::new();
     for p in circuit.outputs() {
@@ -314,9 +364,9 @@ fn run_encrypted(
         };
         memories.insert(m.spec.name.clone(), words);
     }
-    Ok(Outputs {
+    Ok(Some(Outputs {
         cycles: report.cycles,
         outputs,
         memories,
-    })
+    }))
 }

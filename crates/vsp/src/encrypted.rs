@@ -107,6 +107,17 @@ impl Run {
         })
     }
 
+    /// A run of `core` with empty memories: an MPI rank other than 0, which takes rank 0's state
+    /// ([`crate::mpi_job::join`]) instead of reading the request.
+    pub fn empty(keys: &Arc<ServerKeys>, core: Core, threads: Option<usize>) -> Result<Run> {
+        Ok(Run {
+            engine: Self::engine(keys, core, threads)?,
+            core,
+            key_id: keys.key_id,
+            params_name: keys.params_name.clone(),
+        })
+    }
+
     fn engine(
         keys: &Arc<ServerKeys>,
         core: Core,
@@ -149,7 +160,7 @@ impl Run {
                     t0.elapsed().as_secs_f64(),
                 );
             })?;
-            if let Some(path) = snapshot {
+            if let Some(path) = snapshot.filter(|_| crate::mpi_job::is_root()) {
                 self.save(path)?;
             }
         }

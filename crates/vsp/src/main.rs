@@ -10,6 +10,7 @@ mod demo;
 mod encrypted;
 mod files;
 mod keys;
+mod mpi_job;
 #[cfg(test)]
 #[path = "../../circuit/tests/mutate/mod.rs"]
 mod mutate;
@@ -229,14 +230,31 @@ fn main() {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     let cli = Cli::parse();
-    if let Err(e) = run(cli) {
+    // Under `mpirun` (with the `mpi` feature) this process is one rank of a job (docs/mpi.md).
+    let session = mpi_job::start();
+    if let Err(e) = session.and_then(|s| run(cli).map(|()| s)) {
+        mpi_job::fail(&e);
         eprintln!("error: {e:#}");
         std::process::exit(1);
     }
 }
 
 fn run(cli: Cli) -> Result<()> {
-    let quiet = cli.quiet;
+    let mut quiet = cli.quiet;
+    if mpi_job::job().is_some() {
+        let distributed = matches!(
+            cli.command,
+            Command::Run { .. }
+                | Command::Resume { .. }
+                | Command::Circuit(circuit_cmd::CircuitCommand::Run { .. })
+        );
+        if !distributed {
+            anyhow::bail!("only `run`, `resume` and `circuit run` run on several MPI ranks");
+        }
+        mpi_job::check_same_command()?;
+        // Rank 0 reports progress; the others work quietly.
+        quiet |= !mpi_job::is_root();
+    }
     match cli.command {
         Command::Genkey {
             output,
@@ -309,9 +327,15 @@ fn run(cli: Cli) -> Result<()> {
             }
             check_output(&output, &inputs)?;
             let core = program::parse_core(&core)?;
-            let request = Envelope::read(&input, Kind::Request)?;
             let keys = load_server_keys(&eval_key, quiet)?;
-            let mut run = encrypted::Run::start(&keys, &request, core, threads)?;
+            // Under MPI only rank 0 reads the request; the other ranks take its state.
+            let mut run = if mpi_job::is_root() {
+                let request = Envelope::read(&input, Kind::Request)?;
+                encrypted::Run::start(&keys, &request, core, threads)?
+            } else {
+                encrypted::Run::empty(&keys, core, threads)?
+            };
+            mpi_job::join(&mut run.engine)?;
             advance(
                 &mut run,
                 cycles,
@@ -334,7 +358,23 @@ fn run(cli: Cli) -> Result<()> {
                 &[("snapshot", &snapshot), ("evaluation key", &eval_key)],
             )?;
             let keys = load_server_keys(&eval_key, quiet)?;
-            let mut run = encrypted::Run::resume(&keys, &snapshot, threads)?;
+            // Under MPI only rank 0 reads the snapshot; it tells the others the core.
+            let mut run = if mpi_job::is_root() {
+                let run = encrypted::Run::resume(&keys, &snapshot, threads)?;
+                let tag = match run.core {
+                    vsp_cahp::cores::Core::Pearl => 0,
+                    vsp_cahp::cores::Core::Ruby => 1,
+                };
+                mpi_job::broadcast(Some(vec![tag]));
+                run
+            } else {
+                let core = match mpi_job::broadcast(None).first() {
+                    Some(0) => vsp_cahp::cores::Core::Pearl,
+                    _ => vsp_cahp::cores::Core::Ruby,
+                };
+                encrypted::Run::empty(&keys, core, threads)?
+            };
+            mpi_job::join(&mut run.engine)?;
             if !quiet {
                 eprintln!("resuming {} at cycle {}", run.core, run.engine.cycle());
             }
@@ -547,6 +587,9 @@ fn advance(
     let bar = Bar::cycles(quiet, cycles);
     run.advance(cycles, Some(every), snapshot, &bar)?;
     bar.finish();
+    if !mpi_job::is_root() {
+        return Ok(());
+    }
     let size = run.result()?.write(output)?;
     if !quiet {
         let secs = t.elapsed().as_secs_f64();

@@ -1,0 +1,544 @@
+//! A static partition of one cycle's task DAG over `P` ranks, computed once per circuit and MUX plan:
+//! what the MPI executor ([`crate::mpi`]) runs and what the distributed cost model
+//! ([`crate::costmodel`]) prices.
+//!
+//! * Tasks are levelled by their longest path from the cycle's sources (a task at level `L` reads only
+//!   values made at levels below `L`).
+//! * Work that shares state is placed as one unit: a memory's address selection, reads, write values
+//!   and clock-edge write (the memory lives on one rank); a batch of circuit-bootstrapped MUX selects
+//!   with every CMUX it drives (a select is a large TRGSW that never travels); a flip-flop's lift with
+//!   the task that computes its D input (a carried ring stays where it was made).
+//! * Units are placed largest first on the least-loaded rank; the remaining tasks level by level,
+//!   largest first, each on the rank that already holds most of its operands among those whose load at
+//!   that level stays within the level's fair share, else on the least-loaded one. That balances the
+//!   bootstrap work of every level and keeps operands where they are used.
+//! * A value (a level-0 bit or a ring) crosses ranks only when a task, the outputs (rank 0) or a
+//!   flip-flop's owner on another rank reads it: the partition lists those messages, one per
+//!   (producing level, source rank, destination rank), with the level at which the receiver first
+//!   needs it.
+
+use crate::backend::{Backend, TaskKind};
+use crate::circuit::{Circuit, Node, NodeId};
+use crate::engine::Task;
+use crate::leveled::MuxPlan;
+
+/// An item that can cross ranks: a node's level-0 bit (`2n`) or its ring (`2n + 1`).
+pub(crate) fn bit_item(n: NodeId) -> u64 {
+    u64::from(n) << 1
+}
+pub(crate) fn ring_item(n: NodeId) -> u64 {
+    (u64::from(n) << 1) | 1
+}
+/// The node and whether the item is a ring.
+pub(crate) fn split_item(i: u64) -> (NodeId, bool) {
+    ((i >> 1) as NodeId, i & 1 == 1)
+}
+
+/// The items a task reads and writes.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct TaskIo {
+    pub reads: Vec<u64>,
+    pub writes: Vec<u64>,
+}
+
+/// The items a result stored by `set_from_ring` / `set_refreshed` becomes.
+fn stored(plan: &MuxPlan, id: NodeId, w: &mut Vec<u64>) {
+    if plan.tlwe[id as usize] {
+        w.push(bit_item(id));
+    }
+    if plan.ring[id as usize] {
+        w.push(ring_item(id));
+    }
+}
+
+/// What task `t` reads and writes (mirrors the executor, `engine::Ctx::exec`).
+pub(crate) fn task_io(c: &Circuit, plan: &MuxPlan, batches: &[Vec<u32>], t: Task) -> TaskIo {
+    let mut io = TaskIo::default();
+    let (r, w) = (&mut io.reads, &mut io.writes);
+    match t {
+        Task::Node(id) => {
+            let i = id as usize;
+            let (tlwe, ring) = (plan.tlwe[i], plan.ring[i]);
+            match c.nodes[i] {
+                Node::Not(a) => {
+                    if tlwe {
+                        r.push(bit_item(a));
+                        w.push(bit_item(id));
+                    }
+                    if ring {
+                        r.push(ring_item(a));
+                        w.push(ring_item(id));
+                    }
+                }
+                Node::Gate(_, x, y) => {
+                    r.extend([bit_item(x), bit_item(y)]);
+                    if ring {
+                        stored(plan, id, w);
+                    } else {
+                        w.push(bit_item(id));
+                    }
+                }
+                Node::Mux { s, a, b } => {
+                    r.extend([bit_item(s), bit_item(a), bit_item(b)]);
+                    if ring {
+                        stored(plan, id, w);
+                    } else {
+                        w.push(bit_item(id));
+                    }
+                }
+                _ => {}
+            }
+        }
+        Task::MuxSels(b) => {
+            if let Some(slots) = batches.get(b as usize) {
+                r.extend(slots.iter().map(|&s| bit_item(plan.sel_nodes[s as usize])));
+            }
+        }
+        Task::Cmux(id) => {
+            if let Node::Mux { a, b, .. } = c.nodes[id as usize] {
+                r.extend([ring_item(a), ring_item(b)]);
+            }
+            stored(plan, id, w);
+        }
+        Task::Lift(id) => {
+            r.push(bit_item(id));
+            w.push(ring_item(id));
+        }
+        Task::Select { mem } => {
+            r.extend(c.mems[mem as usize].addr.iter().map(|&a| bit_item(a)));
+        }
+        Task::RomRead(mem) => {
+            for &n in &c.mems[mem as usize].rdata {
+                stored(plan, n, w);
+            }
+        }
+        Task::RamRead { mem, bit } => stored(plan, c.mems[mem as usize].rdata[bit as usize], w),
+        Task::WriteVal { mem, bit } => {
+            let m = &c.mems[mem as usize];
+            let i = bit as usize;
+            r.extend(m.wren.map(bit_item));
+            r.extend([bit_item(m.wdata[i]), bit_item(m.rdata[i])]);
+        }
+    }
+    r.sort_unstable();
+    r.dedup();
+    io
+}
+
+/// The scheduler kind and weight of a task (its cost is `task_cost(kind) × weight`).
+pub(crate) fn task_kind(c: &Circuit, batches: &[Vec<u32>], t: Task) -> (TaskKind, f64) {
+    match t {
+        Task::Node(id) => match c.nodes[id as usize] {
+            Node::Not(_) => (TaskKind::Not, 1.0),
+            Node::Mux { .. } => (TaskKind::Mux, 1.0),
+            _ => (TaskKind::Gate, 1.0),
+        },
+        Task::MuxSels(b) => (
+            TaskKind::Select,
+            batches.get(b as usize).map_or(0, Vec::len) as f64,
+        ),
+        Task::Cmux(_) => (TaskKind::Cmux, 1.0),
+        Task::Lift(_) => (TaskKind::Lift, 1.0),
+        Task::Select { mem } => (TaskKind::Select, c.mems[mem as usize].addr.len() as f64),
+        Task::RomRead(_) => (TaskKind::RomRead, 1.0),
+        Task::RamRead { .. } => (TaskKind::RamRead, 1.0),
+        Task::WriteVal { .. } => (TaskKind::WriteValue, 1.0),
+    }
+}
+
+/// A message of one cycle: the items `src` made at `level` (−1: the cycle's sources, i.e. flip-flop
+/// states) that `dst` reads, needed by `dst` before its tasks of level `deadline` (`levels`: at the
+/// clock edge).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Message {
+    pub level: i64,
+    pub src: u32,
+    pub dst: u32,
+    pub deadline: u32,
+    /// Items in ascending order (`2n`: node `n`'s bit, `2n + 1`: its ring).
+    pub items: Vec<u64>,
+}
+
+impl Message {
+    /// (level-0 bits, rings) the message carries.
+    pub fn counts(&self) -> (usize, usize) {
+        let rings = self.items.iter().filter(|&&i| i & 1 == 1).count();
+        (self.items.len() - rings, rings)
+    }
+}
+
+/// Who holds a source item (no task makes it).
+const EVERYWHERE: u32 = u32::MAX;
+
+/// The partition of one cycle over `ranks` ranks.
+#[derive(Clone, Debug)]
+pub struct Partition {
+    pub ranks: usize,
+    /// Per task: the rank that runs it.
+    pub owner: Vec<u32>,
+    /// Per task: its level (longest path from the sources, in tasks).
+    pub level: Vec<u32>,
+    /// Number of levels.
+    pub levels: u32,
+    /// Per task: its cost in the backend's units.
+    pub cost: Vec<f64>,
+    pub kind: Vec<TaskKind>,
+    /// Per flip-flop: the rank holding its state (where its D input is computed).
+    pub dff_owner: Vec<u32>,
+    /// Per memory: the rank holding its contents (CMUX memories; MUX memories are flip-flops).
+    pub mem_owner: Vec<u32>,
+    /// Per node: whether its ring exists in a cycle (some task makes it, or a planned constant).
+    pub ring_exists: Vec<bool>,
+    /// Every message of a cycle, sorted by (level, src, dst).
+    pub messages: Vec<Message>,
+}
+
+/// Disjoint sets over task indices (placement units).
+struct Units {
+    parent: Vec<u32>,
+}
+impl Units {
+    fn find(&mut self, mut x: u32) -> u32 {
+        while self.parent[x as usize] != x {
+            let p = self.parent[x as usize];
+            self.parent[x as usize] = self.parent[p as usize];
+            x = p;
+        }
+        x
+    }
+    fn union(&mut self, a: u32, b: u32) {
+        let (a, b) = (self.find(a), self.find(b));
+        if a != b {
+            let (lo, hi) = (a.min(b), a.max(b));
+            self.parent[hi as usize] = lo;
+        }
+    }
+}
+
+impl Partition {
+    /// Partitions the tasks of `c` under `plan` over `ranks` ranks (1 gives everything to rank 0).
+    pub(crate) fn new<B: Backend>(
+        c: &Circuit,
+        b: &B,
+        plan: &MuxPlan,
+        tasks: &[Task],
+        batches: &[Vec<u32>],
+        ranks: usize,
+    ) -> Partition {
+        let ranks = ranks.max(1);
+        let n = tasks.len();
+        let io: Vec<TaskIo> = tasks
+            .iter()
+            .map(|&t| task_io(c, plan, batches, t))
+            .collect();
+        let (kind, cost): (Vec<TaskKind>, Vec<f64>) = tasks
+            .iter()
+            .map(|&t| {
+                let (k, w) = task_kind(c, batches, t);
+                (k, b.task_cost(k) * w)
+            })
+            .unzip();
+        // The task making each item.
+        let mut producer: std::collections::HashMap<u64, u32> = std::collections::HashMap::new();
+        for (t, x) in io.iter().enumerate() {
+            for &w in &x.writes {
+                producer.insert(w, t as u32);
+            }
+        }
+        let mut ring_exists = vec![false; c.nodes.len()];
+        for (i, node) in c.nodes.iter().enumerate() {
+            if matches!(node, Node::Const(_)) && plan.ring[i] {
+                ring_exists[i] = true;
+            }
+        }
+        for &w in producer.keys() {
+            let (node, ring) = split_item(w);
+            if ring {
+                ring_exists[node as usize] = true;
+            }
+        }
+        // Placement units and same-unit dependencies the items do not show (selects, memory state).
+        let mut units = Units {
+            parent: (0..n as u32).collect(),
+        };
+        let mut extra_preds: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut slot_task = vec![u32::MAX; plan.sel_nodes.len()];
+        let mut mem_first = vec![u32::MAX; c.mems.len()];
+        let mut mem_select = vec![u32::MAX; c.mems.len()];
+        let mut forced: Vec<Option<u32>> = vec![None; n];
+        for (t, &task) in tasks.iter().enumerate() {
+            let t = t as u32;
+            match task {
+                Task::MuxSels(bt) => {
+                    for &s in batches.get(bt as usize).map_or(&[][..], Vec::as_slice) {
+                        slot_task[s as usize] = t;
+                    }
+                }
+                Task::Cmux(id) => {
+                    if let Node::Mux { s, .. } = c.nodes[id as usize] {
+                        let st = plan
+                            .sel_slot
+                            .get(s as usize)
+                            .and_then(|&slot| slot_task.get(slot as usize))
+                            .copied()
+                            .unwrap_or(u32::MAX);
+                        if st != u32::MAX {
+                            units.union(t, st);
+                            extra_preds[t as usize].push(st);
+                        }
+                    }
+                }
+                Task::Select { mem }
+                | Task::RomRead(mem)
+                | Task::RamRead { mem, .. }
+                | Task::WriteVal { mem, .. } => {
+                    let m = mem as usize;
+                    if mem_first[m] == u32::MAX {
+                        mem_first[m] = t;
+                    } else {
+                        units.union(t, mem_first[m]);
+                    }
+                    if matches!(task, Task::Select { .. }) {
+                        mem_select[m] = t;
+                    } else if !matches!(task, Task::WriteVal { .. }) && mem_select[m] != u32::MAX {
+                        extra_preds[t as usize].push(mem_select[m]);
+                    }
+                }
+                Task::Lift(id) => {
+                    if let Node::Dff(k) = c.nodes[id as usize] {
+                        let d = c.dffs[k as usize].d;
+                        match producer.get(&bit_item(d)) {
+                            Some(&p) => units.union(t, p),
+                            None => forced[t as usize] = Some(0),
+                        }
+                    }
+                }
+                Task::Node(_) => {}
+            }
+        }
+        // Levels.
+        let mut level = vec![0u32; n];
+        for t in 0..n {
+            let mut l = 0;
+            for r in &io[t].reads {
+                if let Some(&p) = producer.get(r) {
+                    if (p as usize) < t {
+                        l = l.max(level[p as usize] + 1);
+                    }
+                }
+            }
+            for &p in &extra_preds[t] {
+                if (p as usize) < t {
+                    l = l.max(level[p as usize] + 1);
+                }
+            }
+            level[t] = l;
+        }
+        let levels = level.iter().map(|&l| l + 1).max().unwrap_or(0);
+        let nl = levels as usize;
+        // Placement.
+        let mut owner = vec![u32::MAX; n];
+        let mut level_load = vec![0f64; nl * ranks];
+        let mut total = vec![0f64; ranks];
+        let mut members: std::collections::BTreeMap<u32, Vec<u32>> = Default::default();
+        for t in 0..n as u32 {
+            let root = units.find(t);
+            members.entry(root).or_default().push(t);
+        }
+        let mut multi: Vec<(f64, u32, Option<u32>)> = members
+            .iter()
+            .filter(|(_, m)| m.len() > 1 || m.iter().any(|&t| forced[t as usize].is_some()))
+            .map(|(&root, m)| {
+                let w: f64 = m.iter().map(|&t| cost[t as usize]).sum();
+                let f = m.iter().find_map(|&t| forced[t as usize]);
+                (w, root, f)
+            })
+            .collect();
+        multi.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
+        for (w, root, f) in multi {
+            let r = f.map_or_else(|| argmin(&total), |r| r as usize);
+            total[r] += w;
+            for &t in &members[&root] {
+                owner[t as usize] = r as u32;
+                level_load[level[t as usize] as usize * ranks + r] += cost[t as usize];
+            }
+        }
+        let mut by_level: Vec<Vec<u32>> = vec![Vec::new(); nl];
+        for t in 0..n {
+            if owner[t] == u32::MAX {
+                by_level[level[t] as usize].push(t as u32);
+            }
+        }
+        let mut level_total = vec![0f64; nl];
+        for t in 0..n {
+            level_total[level[t] as usize] += cost[t];
+        }
+        let holder_of = |item: u64, owner: &[u32]| -> Option<u32> {
+            producer
+                .get(&item)
+                .map(|&p| owner[p as usize])
+                .filter(|&r| r != u32::MAX)
+        };
+        let mut aff = vec![0f64; ranks];
+        for (l, ts) in by_level.iter_mut().enumerate() {
+            ts.sort_by(|&x, &y| {
+                cost[y as usize]
+                    .total_cmp(&cost[x as usize])
+                    .then(x.cmp(&y))
+            });
+            let target = level_total[l] / ranks as f64;
+            for &t in ts.iter() {
+                let ct = cost[t as usize];
+                aff.iter_mut().for_each(|a| *a = 0.0);
+                for &r in &io[t as usize].reads {
+                    if let Some(h) = holder_of(r, &owner) {
+                        aff[h as usize] += if r & 1 == 1 { 3.0 } else { 1.0 };
+                    }
+                }
+                let loads = &level_load[l * ranks..(l + 1) * ranks];
+                let cap = target.max(ct) * 1.1 + 1e-9;
+                let mut best: Option<usize> = None;
+                for r in 0..ranks {
+                    if loads[r] + ct > cap {
+                        continue;
+                    }
+                    best = match best {
+                        None => Some(r),
+                        Some(q) => {
+                            let better = aff[r] > aff[q]
+                                || (aff[r] == aff[q]
+                                    && (loads[r] < loads[q]
+                                        || (loads[r] == loads[q] && total[r] < total[q])));
+                            Some(if better { r } else { q })
+                        }
+                    };
+                }
+                let r = best.unwrap_or_else(|| {
+                    let mut q = 0;
+                    for r in 1..ranks {
+                        if loads[r] < loads[q] || (loads[r] == loads[q] && total[r] < total[q]) {
+                            q = r;
+                        }
+                    }
+                    q
+                });
+                owner[t as usize] = r as u32;
+                level_load[l * ranks + r] += ct;
+                total[r] += ct;
+            }
+        }
+        // Owners of state.
+        let dff_owner: Vec<u32> = c
+            .dffs
+            .iter()
+            .map(|d| holder_of(bit_item(d.d), &owner).unwrap_or(0))
+            .collect();
+        let mem_owner: Vec<u32> = (0..c.mems.len())
+            .map(|m| {
+                let t = mem_first[m];
+                if t == u32::MAX {
+                    0
+                } else {
+                    owner[t as usize]
+                }
+            })
+            .collect();
+        // Who holds each item: a task's owner, a flip-flop's owner, or every rank (inputs, constants).
+        let holder = |item: u64| -> u32 {
+            if let Some(h) = holder_of(item, &owner) {
+                return h;
+            }
+            let (node, _) = split_item(item);
+            match c.nodes[node as usize] {
+                Node::Dff(k) => dff_owner[k as usize],
+                _ => EVERYWHERE,
+            }
+        };
+        // Needs: (item, dst) → earliest level.
+        let mut need: std::collections::BTreeMap<(u64, u32), u32> = Default::default();
+        let mut add = |item: u64, dst: u32, deadline: u32| {
+            let h = holder(item);
+            if h != EVERYWHERE && h != dst {
+                let e = need.entry((item, dst)).or_insert(deadline);
+                *e = (*e).min(deadline);
+            }
+        };
+        for t in 0..n {
+            for &r in &io[t].reads {
+                add(r, owner[t], level[t]);
+            }
+        }
+        for p in &c.outputs {
+            for &bit in &p.bits {
+                add(bit_item(bit), 0, levels);
+            }
+        }
+        for (k, d) in c.dffs.iter().enumerate() {
+            add(bit_item(d.d), dff_owner[k], levels);
+            if plan.carry.get(k).copied().unwrap_or(false) && ring_exists[d.d as usize] {
+                add(ring_item(d.d), dff_owner[k], levels);
+            }
+        }
+        let mut grouped: std::collections::BTreeMap<(i64, u32, u32), (u32, Vec<u64>)> =
+            Default::default();
+        for ((item, dst), deadline) in need {
+            let lvl = producer
+                .get(&item)
+                .map_or(-1, |&p| i64::from(level[p as usize]));
+            let e = grouped
+                .entry((lvl, holder(item), dst))
+                .or_insert((deadline, Vec::new()));
+            e.0 = e.0.min(deadline);
+            e.1.push(item);
+        }
+        let messages = grouped
+            .into_iter()
+            .map(|((level, src, dst), (deadline, items))| Message {
+                level,
+                src,
+                dst,
+                deadline,
+                items,
+            })
+            .collect();
+        Partition {
+            ranks,
+            owner,
+            level,
+            levels,
+            cost,
+            kind,
+            dff_owner,
+            mem_owner,
+            ring_exists,
+            messages,
+        }
+    }
+
+    /// Bootstrap work (cost units) of each rank.
+    pub fn work(&self) -> Vec<f64> {
+        let mut w = vec![0.0; self.ranks];
+        for (t, &r) in self.owner.iter().enumerate() {
+            w[r as usize] += self.cost[t];
+        }
+        w
+    }
+
+    /// (level-0 bits, rings) crossing ranks per cycle.
+    pub fn crossing(&self) -> (usize, usize) {
+        self.messages.iter().fold((0, 0), |(b, r), m| {
+            let (x, y) = m.counts();
+            (b + x, r + y)
+        })
+    }
+}
+
+fn argmin(v: &[f64]) -> usize {
+    let mut q = 0;
+    for (i, &x) in v.iter().enumerate() {
+        if x < v[q] {
+            q = i;
+        }
+    }
+    q
+}

@@ -1,0 +1,89 @@
+//! `mpirun -np P vsp run|resume|circuit run …`: one job on P ranks (docs/mpi.md).
+//!
+//! Built with the `mpi` feature and started by `mpirun`, the binary joins the MPI job and hands its
+//! engine to the MPI executor (`vsp_circuit::mpi`); there is no flag. Rank 0 reads the request (or the
+//! snapshot, or the inputs) and writes the snapshots and the result; every rank loads the evaluation
+//! key itself. Any error on any rank stops the whole job. Without the feature, or outside `mpirun`,
+//! everything here is the single-process run.
+
+use anyhow::Result;
+
+/// The MPI session of this process (finalized when dropped at the end of `main`).
+pub struct Session {
+    #[cfg(feature = "mpi")]
+    _inner: Option<vsp_circuit::mpi::MpiSession>,
+}
+
+#[cfg(feature = "mpi")]
+static WORLD: std::sync::OnceLock<vsp_circuit::mpi::World> = std::sync::OnceLock::new();
+
+/// Joins the MPI job when the process was started by `mpirun` (and built with the `mpi` feature).
+pub fn start() -> Result<Session> {
+    #[cfg(feature = "mpi")]
+    {
+        if vsp_circuit::mpi::launched_by_mpirun() {
+            let s = vsp_circuit::mpi::MpiSession::init()?;
+            let _ = WORLD.set(s.world());
+            return Ok(Session { _inner: Some(s) });
+        }
+        Ok(Session { _inner: None })
+    }
+    #[cfg(not(feature = "mpi"))]
+    Ok(Session {})
+}
+
+/// `(rank, ranks)` when this process is one of several ranks of an MPI job.
+pub fn job() -> Option<(usize, usize)> {
+    #[cfg(feature = "mpi")]
+    if let Some(w) = WORLD.get().filter(|w| w.size() > 1) {
+        return Some((w.rank(), w.size()));
+    }
+    None
+}
+
+/// True unless this process is a rank other than 0 (which neither reads requests nor writes files).
+pub fn is_root() -> bool {
+    job().is_none_or(|(r, _)| r == 0)
+}
+
+/// Stops every rank of the job after an error on this one (no rank waits for a dead peer). Returns
+/// when there is no job of several ranks.
+pub fn fail(e: &anyhow::Error) {
+    #[cfg(feature = "mpi")]
+    if let Some(w) = WORLD.get().filter(|w| w.size() > 1) {
+        w.abort(&format!("{e:#}"), 1);
+    }
+    let _ = e;
+}
+
+/// Checks that every rank runs the same command line (ranks that disagree would wait for each other
+/// forever).
+pub fn check_same_command() -> Result<()> {
+    #[cfg(feature = "mpi")]
+    if let Some(w) = WORLD.get().filter(|w| w.size() > 1) {
+        let args: Vec<String> = std::env::args().skip(1).collect();
+        w.check_same("command lines", args.join("\0").as_bytes())?;
+    }
+    Ok(())
+}
+
+/// Rank 0's `bytes` on every rank (outside a job: `bytes` itself).
+pub fn broadcast(bytes: Option<Vec<u8>>) -> Vec<u8> {
+    #[cfg(feature = "mpi")]
+    if let Some(w) = WORLD.get().filter(|w| w.size() > 1) {
+        return w.broadcast(bytes);
+    }
+    bytes.unwrap_or_default()
+}
+
+/// Makes `engine` one rank of the job and gives every rank rank 0's state (inputs, memories): call it
+/// on every rank after rank 0 has set them up, before the first cycle. Outside a job it does nothing.
+pub fn join<B: vsp_circuit::Backend>(engine: &mut vsp_circuit::Engine<B>) -> Result<()> {
+    #[cfg(feature = "mpi")]
+    if let Some(w) = WORLD.get().filter(|w| w.size() > 1) {
+        engine.join_mpi(*w);
+        engine.share_state()?;
+    }
+    let _ = engine;
+    Ok(())
+}
