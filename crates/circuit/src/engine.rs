@@ -294,6 +294,19 @@ impl<B: Backend> Engine<B> {
     pub fn last_cycle_stats(&self) -> &CycleStats {
         &self.last
     }
+    /// The static partition of this engine's cycle over `ranks` MPI ranks under the current MUX plan
+    /// (what the MPI executor runs; input of the [`crate::costmodel`]).
+    pub fn plan_partition(&self, ranks: usize) -> crate::partition::Partition {
+        crate::partition::Partition::new(
+            &self.circuit,
+            &self.backend,
+            &self.plan,
+            &self.tasks,
+            &self.batches,
+            ranks,
+        )
+    }
+
     /// Tasks per cycle and the critical path in cost units (Gate = 10).
     pub fn schedule_info(&self) -> (usize, f64) {
         (self.graph.len(), self.graph.critical_path())

@@ -63,6 +63,7 @@ pub mod blueprint;
 pub mod circuit;
 pub mod client;
 pub mod cmux;
+pub mod costmodel;
 pub mod engine;
 pub mod error;
 mod flatten;

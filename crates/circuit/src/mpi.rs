@@ -196,14 +196,7 @@ impl<B: Backend> Engine<B> {
             return Ok((p.clone(), r.clone()));
         }
         let (rank, size) = (d.rank, d.size);
-        let p = Partition::new(
-            &self.circuit,
-            &self.backend,
-            &self.plan,
-            &self.tasks,
-            &self.batches,
-            size,
-        );
+        let p = self.plan_partition(size);
         if p.levels >= MAX_LEVELS {
             return Err(CircuitError::Mpi(format!(
                 "the circuit's task graph has {} levels, the MPI executor handles at most {MAX_LEVELS}",

@@ -1,0 +1,261 @@
+//! `mpi` suite (build with `--features mpi`): the circuit engine over MPI (docs/mpi.md).
+//!
+//! `vsp-bench mpi [cycles] [warm-up]`: encrypts fib on Pearl at the default parameters, runs `warm-up`
+//! cycles (default 2) in this process and snapshots the state; then, from that snapshot, `cycles`
+//! timed cycles (default 2) in this process on 2 threads and — launching `mpirun --oversubscribe -np 2`
+//! on this binary — on 2 ranks of 1 thread each (each rank loads the evaluation key from a file). The
+//! final states must be bit-identical. It prints both seconds per cycle and the efficiency
+//! `t(1 process × 2 threads) / t(2 ranks × 1 thread)`, then the cost model ([`vsp_circuit::costmodel`])
+//! calibrated on the measured cycle: predicted seconds per cycle for 1–256 ranks (1 thread each,
+//! 10 Gb/s, 20 µs) for Pearl and Ruby, with the model's 2-rank prediction on this machine next to
+//! the measured one. Ends with `mpi_efficiency_2_ranks=` and
+//! `predicted_pearl_seconds_per_cycle_64_ranks=`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use vsp_cahp::cores::{self, Core, Memory};
+use vsp_circuit::costmodel::{predict, Measured, Network};
+use vsp_circuit::{client, Backend, Blueprint, Circuit, CircuitError, Engine, TfheBackend};
+use vsp_tfhe::{CompressedCircuitKey, CompressedEvalKey, Params, SecretKey};
+
+fn circuit(core: Core) -> Result<Arc<Circuit>> {
+    let bp = Blueprint::from_str_with_resolver(core.blueprint(Memory::Cmux), |p| {
+        cores::resolve(p)
+            .map(str::to_string)
+            .ok_or_else(|| CircuitError::Blueprint(p.into()))
+    })?;
+    Ok(Arc::new(Circuit::compile(&bp)?))
+}
+
+fn load_backend(dir: &Path) -> Result<TfheBackend> {
+    let ek = CompressedEvalKey::load(&dir.join("eval.key"))?.decompress()?;
+    let ck = CompressedCircuitKey::load(&dir.join("circuit.key"))?.decompress()?;
+    Ok(TfheBackend::new(Arc::new(ek), Some(Arc::new(ck)))?)
+}
+
+/// One rank of the MPI measurement: `mpi-worker DIR CYCLES`.
+pub fn worker(args: &[String]) -> Result<()> {
+    let (Some(dir), Some(cycles)) = (args.first(), args.get(1)) else {
+        bail!("usage: mpi-worker DIR CYCLES");
+    };
+    let dir = PathBuf::from(dir);
+    let cycles: u64 = cycles.parse().context("CYCLES must be a number")?;
+    let session = vsp_circuit::mpi::MpiSession::init()?;
+    let world = session.world();
+    let res = (|| -> Result<()> {
+        let mut e = Engine::new(load_backend(&dir)?, circuit(Core::Pearl)?);
+        e.set_threads(1);
+        if world.rank() == 0 {
+            e.load_snapshot(&dir.join("start.snap"))?;
+        }
+        e.join_mpi(world);
+        e.share_state()?;
+        let t = Instant::now();
+        let (mut eval, mut latch) = (0.0, 0.0);
+        for _ in 0..cycles {
+            let s = e.step()?;
+            eval += s.eval_seconds;
+            latch += s.latch_seconds;
+        }
+        let secs = t.elapsed().as_secs_f64();
+        e.gather_state()?;
+        let n = cycles.max(1) as f64;
+        println!(
+            "mpi-worker rank={} seconds_per_cycle={:.4} eval={:.4} latch={:.4}",
+            world.rank(),
+            secs / n,
+            eval / n,
+            latch / n
+        );
+        if world.rank() == 0 {
+            e.save_snapshot(&dir.join("mpi.snap"))?;
+        }
+        Ok(())
+    })();
+    if let Err(err) = res {
+        world.abort(&format!("{err:#}"), 1);
+    }
+    drop(session);
+    Ok(())
+}
+
+/// The suite.
+pub fn run(args: &[String]) -> Result<()> {
+    let num = |i: usize, what: &str, default: u64| -> Result<u64> {
+        match args.get(i) {
+            Some(a) => a
+                .parse()
+                .map_err(|_| anyhow::anyhow!("{what} must be a number, got {a:?}")),
+            None => Ok(default),
+        }
+    };
+    let cycles = num(0, "cycles", 2)?.max(1);
+    let warmup = num(1, "warm-up cycles", 2)?;
+    let dir = std::env::temp_dir().join(format!("vsp-bench-mpi-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let res = measure(&dir, cycles, warmup);
+    let _ = std::fs::remove_dir_all(&dir);
+    res
+}
+
+fn measure(dir: &Path, cycles: u64, warmup: u64) -> Result<()> {
+    let prog = vsp_cahp::programs::FIB;
+    let image = vsp_cahp::assemble(prog.source, prog.name)?;
+    let ram = vsp_cahp::load_args(&image.ram, prog.args, cores::RAM_BYTES)?;
+    let rom_w = cores::rom_words(&image.rom).ok_or_else(|| anyhow::anyhow!("ROM too large"))?;
+    let ram_w = cores::ram_words(&ram).ok_or_else(|| anyhow::anyhow!("RAM too large"))?;
+    let t = Instant::now();
+    let sk = SecretKey::generate(&Params::default_128())?;
+    CompressedEvalKey::generate(&sk).save(&dir.join("eval.key"))?;
+    CompressedCircuitKey::generate(&sk).save(&dir.join("circuit.key"))?;
+    let backend = load_backend(dir)?;
+    println!(
+        "keys (default parameters), written and loaded back: {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    let pearl = circuit(Core::Pearl)?;
+    let mut e = Engine::new(backend.clone(), pearl.clone());
+    e.set_threads(2);
+    e.set_rom(
+        cores::ROM,
+        client::encrypt_rom(&sk, cores::ROM_ADDR_WIDTH, cores::ROM_DATA_WIDTH, &rom_w)?,
+    )?;
+    e.set_ram(
+        cores::RAM,
+        client::encrypt_ram(&sk, cores::RAM_ADDR_WIDTH, cores::RAM_DATA_WIDTH, &ram_w)?,
+    )?;
+    for _ in 0..warmup {
+        e.step()?;
+    }
+    e.save_snapshot(&dir.join("start.snap"))?;
+    // The same start for both: a reloaded snapshot (flip-flop rings lifted in the first cycle).
+    e.load_snapshot(&dir.join("start.snap"))?;
+    let (mut busy, mut latch1) = (0.0, 0.0);
+    let t = Instant::now();
+    for _ in 0..cycles {
+        let s = e.step()?;
+        busy += s.busy_seconds;
+        latch1 += s.latch_seconds;
+    }
+    let n = cycles as f64;
+    let single = t.elapsed().as_secs_f64() / n;
+    let single_state = e.snapshot_bytes();
+    println!(
+        "Pearl, fib, {warmup} warm-up cycles, then {cycles} timed cycles from the same snapshot:"
+    );
+    println!(
+        "1 process x 2 threads: {single:.2} s/cycle (clock edge {:.2} s)",
+        latch1 / n
+    );
+
+    let exe = std::env::current_exe()?;
+    let mut cmd = std::process::Command::new("mpirun");
+    cmd.args(["--oversubscribe", "-np", "2"])
+        .arg(&exe)
+        .arg("mpi-worker")
+        .arg(dir)
+        .arg(cycles.to_string());
+    // SAFETY of intent: containers often run as root; Open MPI refuses that unless told.
+    cmd.env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    let out = cmd
+        .output()
+        .context("cannot start mpirun (install openmpi-bin)")?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        bail!(
+            "mpirun failed ({}):\n{stdout}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let field = |line: &str, key: &str| -> Option<f64> {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(key))
+            .and_then(|v| v.parse().ok())
+    };
+    let (mut two, mut latch2) = (0f64, 0f64);
+    for line in stdout.lines().filter(|l| l.starts_with("mpi-worker ")) {
+        println!("  {line}");
+        two = two.max(field(line, "seconds_per_cycle=").unwrap_or(0.0));
+        latch2 = latch2.max(field(line, "latch=").unwrap_or(0.0));
+    }
+    if two <= 0.0 {
+        bail!("the MPI workers reported no timing:\n{stdout}");
+    }
+    let mpi_state = std::fs::read(dir.join("mpi.snap"))?;
+    if mpi_state != single_state {
+        bail!("the 2-rank state differs from the single-process state");
+    }
+    println!(
+        "2 ranks x 1 thread:    {two:.2} s/cycle; final state bit-identical to the single process"
+    );
+    let efficiency = single / two;
+
+    // The model, calibrated on the measured cycle.
+    let (_, crit_units) = e.schedule_info();
+    let one = e.plan_partition(1);
+    let units: f64 = one.work().iter().sum();
+    let spu = busy / n / units;
+    let mut bit = Vec::new();
+    backend.encode_bit(&backend.constant(false), &mut bit);
+    let mut ring = Vec::new();
+    backend.encode_ring(&backend.ring_constant(false), &mut ring);
+    let m = Measured {
+        seconds_per_unit: spu,
+        latch_seconds: latch2,
+        bit_bytes: bit.len(),
+        ring_bytes: ring.len(),
+    };
+    println!();
+    println!(
+        "Cost model: {:.2} ms per cost unit (busy time of the 2-thread cycle / {units:.0} units), clock edge \
+         {latch2:.2} s (1 thread), {} B per bit, {} B per ring",
+        spu * 1e3,
+        m.bit_bytes,
+        m.ring_bytes
+    );
+    let here = Network {
+        bandwidth_bits: 80e9,
+        latency: 2e-6,
+    };
+    let p2 = predict(&e.plan_partition(2), &m, &here, 1, crit_units);
+    println!(
+        "check on this machine (shared memory ≈ 80 Gb/s, 2 µs): 2 ranks predicted {:.2} s/cycle, measured {two:.2}",
+        p2.seconds
+    );
+    println!();
+    println!("Predicted seconds per cycle, 1 thread per rank, 10 Gb/s, 20 µs:");
+    println!("| core | ranks | s/cycle | critical path s | busiest rank s | bits crossing | rings crossing | messages | MB/cycle |");
+    println!("|---|---|---|---|---|---|---|---|---|");
+    let mut pearl64 = f64::NAN;
+    for core in [Core::Pearl, Core::Ruby] {
+        let ce = Engine::new(backend.clone(), circuit(core)?);
+        let (_, crit) = ce.schedule_info();
+        for p in [1usize, 2, 4, 8, 16, 32, 64, 128, 256] {
+            let pr = predict(&ce.plan_partition(p), &m, &Network::TEN_GBE, 1, crit);
+            if core == Core::Pearl && p == 64 {
+                pearl64 = pr.seconds;
+            }
+            println!(
+                "| {core} | {p} | {:.2} | {:.2} | {:.2} | {} | {} | {} | {:.1} |",
+                pr.seconds,
+                pr.critical_path_seconds,
+                pr.max_work_seconds,
+                pr.crossing_bits,
+                pr.crossing_rings,
+                pr.messages,
+                pr.bytes as f64 / 1e6
+            );
+        }
+    }
+    println!();
+    println!("pearl_seconds_per_cycle_1x2_threads={single:.2}");
+    println!("pearl_seconds_per_cycle_2x1_ranks={two:.2}");
+    println!("mpi_efficiency_2_ranks={efficiency:.3}");
+    println!("predicted_pearl_seconds_per_cycle_64_ranks={pearl64:.3}");
+    Ok(())
+}

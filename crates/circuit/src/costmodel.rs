@@ -1,0 +1,151 @@
+//! A cost model of the distributed run ([`crate::mpi`]): seconds per cycle on `P` ranks from measured
+//! inputs — the time of one unit of task cost (calibrated from a measured cycle: busy seconds over
+//! the cycle's cost units, the backend's per-kind ratios being measured ones), the clock edge, the
+//! [`Partition`] (levels, per-rank work, cut, messages), ciphertext sizes and a network (bandwidth,
+//! latency).
+//!
+//! It replays what the executor does: each rank runs its levels in order, a level's tasks on its
+//! threads (longest first), waiting before a level for the messages it needs; a message leaves when
+//! its producing level ends, queues behind the sender's earlier messages on its link and arrives
+//! `latency + bytes / bandwidth` later. The clock edge (RAM write and refresh) runs on the memory's
+//! owner after its last level. The prediction is never below the critical path of the cycle's DAG
+//! (the floor no number of ranks can beat).
+
+use crate::partition::Partition;
+
+/// A network between ranks.
+#[derive(Clone, Copy, Debug)]
+pub struct Network {
+    /// Bits per second each rank can send.
+    pub bandwidth_bits: f64,
+    /// Seconds from send to arrival of an empty message.
+    pub latency: f64,
+}
+
+impl Network {
+    /// 10 Gb/s Ethernet with 20 µs latency (the cluster).
+    pub const TEN_GBE: Network = Network {
+        bandwidth_bits: 10e9,
+        latency: 20e-6,
+    };
+}
+
+/// Measured inputs of the model.
+#[derive(Clone, Copy, Debug)]
+pub struct Measured {
+    /// Seconds per unit of task cost ([`crate::Backend::task_cost`]) on one thread.
+    pub seconds_per_unit: f64,
+    /// Seconds of the clock edge (RAM write and refresh, flip-flops) on the memories' rank.
+    pub latch_seconds: f64,
+    /// Bytes of a level-0 bit and of a ring on the wire.
+    pub bit_bytes: usize,
+    pub ring_bytes: usize,
+}
+
+/// A predicted cycle.
+#[derive(Clone, Debug)]
+pub struct Prediction {
+    pub ranks: usize,
+    /// Seconds per cycle (at least `critical_path_seconds`).
+    pub seconds: f64,
+    /// The cycle's critical path (cost units × seconds per unit, plus the clock edge).
+    pub critical_path_seconds: f64,
+    /// The busiest rank's work in seconds (no waiting).
+    pub max_work_seconds: f64,
+    /// Ciphertexts crossing ranks per cycle (level-0 bits, rings), messages and bytes.
+    pub crossing_bits: usize,
+    pub crossing_rings: usize,
+    pub messages: usize,
+    pub bytes: usize,
+}
+
+/// Predicts one cycle of `part` with `threads` threads per rank; `critical_path_units` is the DAG's
+/// critical path in cost units ([`crate::Engine::schedule_info`]).
+pub fn predict(
+    part: &Partition,
+    m: &Measured,
+    net: &Network,
+    threads: usize,
+    critical_path_units: f64,
+) -> Prediction {
+    let ranks = part.ranks;
+    let threads = threads.max(1);
+    let nl = part.levels as usize;
+    let mut by_level: Vec<Vec<Vec<f64>>> = vec![vec![Vec::new(); nl]; ranks];
+    for (t, &r) in part.owner.iter().enumerate() {
+        by_level[r as usize][part.level[t] as usize].push(part.cost[t] * m.seconds_per_unit);
+    }
+    let mut sends: Vec<Vec<usize>> = vec![Vec::new(); nl + 1];
+    let mut recvs: Vec<Vec<Vec<usize>>> = vec![vec![Vec::new(); nl + 1]; ranks];
+    for (i, msg) in part.messages.iter().enumerate() {
+        sends[(msg.level + 1) as usize].push(i);
+        recvs[msg.dst as usize][msg.deadline as usize].push(i);
+    }
+    let size = |i: usize| -> usize {
+        let (b, r) = part.messages[i].counts();
+        b * m.bit_bytes + r * m.ring_bytes
+    };
+    let mut arrival = vec![0f64; part.messages.len()];
+    let mut clock = vec![0f64; ranks];
+    let mut link = vec![0f64; ranks];
+    let post = |i: usize, at: f64, link: &mut [f64], arrival: &mut [f64]| {
+        let src = part.messages[i].src as usize;
+        let start = link[src].max(at);
+        link[src] = start + size(i) as f64 * 8.0 / net.bandwidth_bits;
+        arrival[i] = link[src] + net.latency;
+    };
+    for &i in &sends[0] {
+        post(i, 0.0, &mut link, &mut arrival);
+    }
+    let mut lanes = vec![0f64; threads];
+    for l in 0..nl {
+        for r in 0..ranks {
+            for &i in &recvs[r][l] {
+                clock[r] = clock[r].max(arrival[i]);
+            }
+            let ts = &mut by_level[r][l];
+            if !ts.is_empty() {
+                ts.sort_by(|a, b| b.total_cmp(a));
+                lanes.iter_mut().for_each(|x| *x = 0.0);
+                for &c in ts.iter() {
+                    let k = (0..threads)
+                        .min_by(|&a, &b| lanes[a].total_cmp(&lanes[b]))
+                        .unwrap_or(0);
+                    lanes[k] += c;
+                }
+                clock[r] += lanes.iter().copied().fold(0.0, f64::max);
+            }
+        }
+        for &i in &sends[l + 1] {
+            let src = part.messages[i].src as usize;
+            post(i, clock[src], &mut link, &mut arrival);
+        }
+    }
+    let mut end = 0f64;
+    for r in 0..ranks {
+        for &i in &recvs[r][nl] {
+            clock[r] = clock[r].max(arrival[i]);
+        }
+        let edge = if part.mem_owner.contains(&(r as u32)) || (part.mem_owner.is_empty() && r == 0)
+        {
+            m.latch_seconds
+        } else {
+            0.0
+        };
+        end = end.max(clock[r] + edge);
+    }
+    let work = part.work();
+    let max_work = work.iter().copied().fold(0.0, f64::max) * m.seconds_per_unit;
+    let critical = critical_path_units * m.seconds_per_unit + m.latch_seconds;
+    let (crossing_bits, crossing_rings) = part.crossing();
+    Prediction {
+        ranks,
+        seconds: end.max(critical),
+        critical_path_seconds: critical,
+        max_work_seconds: max_work / threads as f64,
+        crossing_bits,
+        crossing_rings,
+        messages: part.messages.len(),
+        bytes: (0..part.messages.len()).map(size).sum(),
+    }
+}
