@@ -542,3 +542,165 @@ fn argmin(v: &[f64]) -> usize {
     }
     q
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{HashMap, HashSet};
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::costmodel::{predict, Measured, Network};
+    use crate::{Blueprint, Engine, GateKind, LeveledParams, NetlistBuilder, PlainBackend};
+
+    /// A random circuit with flip-flops, NOTs and MUXes whose selects drive several MUXes (so the
+    /// TFHE plan makes CMUXes, select batches and lifts).
+    fn random_circuit(seed: u64) -> Arc<Circuit> {
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut next = move |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        let mut b = NetlistBuilder::new();
+        let mut w = b.input("x", 8);
+        let dffs: Vec<_> = (0..12).map(|i| b.dff(i % 3 == 0)).collect();
+        w.extend(&dffs);
+        let sels: Vec<_> = w[..4].to_vec();
+        for i in 0..150 {
+            let (a, c) = (w[next(w.len())], w[next(w.len())]);
+            let v = match i % 5 {
+                0 => b.not(a),
+                1 | 2 => b.mux(sels[next(sels.len())], a, c),
+                _ => b.gate(GateKind::ALL[next(GateKind::ALL.len())], a, c),
+            };
+            w.push(v);
+        }
+        for (k, &q) in dffs.iter().enumerate() {
+            b.connect_dff(q, w[w.len() - 1 - k]).unwrap();
+        }
+        let outs = w[w.len() - 8..].to_vec();
+        b.output("y", &outs);
+        let bp = Blueprint::single("core", b.build().unwrap());
+        Arc::new(Circuit::compile(&bp).unwrap())
+    }
+
+    fn memuser() -> Arc<Circuit> {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/memuser.toml");
+        Arc::new(Circuit::from_blueprint_path(&p).unwrap())
+    }
+
+    fn engines() -> Vec<Engine<PlainBackend>> {
+        let lp = LeveledParams::for_params(&vsp_tfhe::Params::default_128()).unwrap();
+        let mut v = Vec::new();
+        for c in [memuser(), random_circuit(1), random_circuit(7)] {
+            let mut e = Engine::new(PlainBackend, c.clone());
+            v.push(Engine::new(PlainBackend, c));
+            e.set_leveled(Some(lp));
+            v.push(e);
+        }
+        v
+    }
+
+    /// Every value a rank reads at level L is made there earlier, held there, or arrives in a
+    /// message from a lower level due by L; outputs reach rank 0 and D inputs their flip-flop's rank.
+    #[test]
+    fn every_read_is_local_or_received_in_time() {
+        let mut cmuxes = 0;
+        for e in engines() {
+            let (c, plan) = (&*e.circuit, &e.plan);
+            cmuxes += e.tasks.iter().filter(|t| matches!(t, Task::Cmux(_))).count();
+            for ranks in [1, 2, 3, 7] {
+                let p = e.plan_partition(ranks);
+                assert_eq!(p.owner.len(), e.tasks.len());
+                assert!(p.owner.iter().all(|&r| (r as usize) < ranks));
+                if ranks == 1 {
+                    assert!(p.messages.is_empty());
+                }
+                let mut made: HashMap<u64, usize> = HashMap::new();
+                let io: Vec<TaskIo> =
+                    e.tasks.iter().map(|&t| task_io(c, plan, &e.batches, t)).collect();
+                for (t, x) in io.iter().enumerate() {
+                    for &w in &x.writes {
+                        assert!(made.insert(w, t).is_none(), "one writer per item");
+                    }
+                }
+                let mut got: HashMap<(u64, u32), (i64, u32)> = HashMap::new();
+                for m in &p.messages {
+                    assert_ne!(m.src, m.dst);
+                    assert!(m.deadline as i64 > m.level);
+                    for &i in &m.items {
+                        assert!(got.insert((i, m.dst), (m.level, m.deadline)).is_none());
+                        if let Some(&t) = made.get(&i) {
+                            assert_eq!(p.owner[t], m.src);
+                            assert_eq!(i64::from(p.level[t]), m.level);
+                        }
+                    }
+                }
+                let has = |i: u64, r: u32, at: u32| -> bool {
+                    match made.get(&i) {
+                        Some(&t) if p.owner[t] == r => p.level[t] < at,
+                        Some(_) => got.get(&(i, r)).is_some_and(|&(_, d)| d <= at),
+                        None => match c.nodes[split_item(i).0 as usize] {
+                            Node::Dff(k) => {
+                                p.dff_owner[k as usize] == r
+                                    || got.get(&(i, r)).is_some_and(|&(_, d)| d <= at)
+                            }
+                            _ => true,
+                        },
+                    }
+                };
+                for (t, x) in io.iter().enumerate() {
+                    for &i in &x.reads {
+                        assert!(has(i, p.owner[t], p.level[t]), "task {t} misses item {i}");
+                    }
+                }
+                for port in &c.outputs {
+                    for &n in &port.bits {
+                        assert!(has(bit_item(n), 0, p.levels));
+                    }
+                }
+                for (k, d) in c.dffs.iter().enumerate() {
+                    assert!(has(bit_item(d.d), p.dff_owner[k], p.levels));
+                }
+                let total: f64 = p.work().iter().sum();
+                let cost: f64 = p.cost.iter().sum();
+                assert!((total - cost).abs() <= 1e-9 * cost.max(1.0));
+                let owners: HashSet<u32> = p.owner.iter().copied().collect();
+                if ranks > 1 && e.tasks.len() > 50 {
+                    assert!(owners.len() > 1, "work is spread");
+                }
+            }
+        }
+        assert!(cmuxes > 0, "the plans exercise CMUXes");
+    }
+
+    /// The model on one rank is the work plus the clock edge; more ranks over a free network are
+    /// never slower than the critical path allows and not slower than one rank.
+    #[test]
+    fn cost_model_is_consistent() {
+        for e in engines() {
+            let (_, crit) = e.schedule_info();
+            let m = Measured {
+                seconds_per_unit: 1e-3,
+                latch_seconds: 0.5,
+                bit_bytes: 2528,
+                ring_bytes: 16400,
+            };
+            let free = Network {
+                bandwidth_bits: f64::INFINITY,
+                latency: 0.0,
+            };
+            let one = predict(&e.plan_partition(1), &m, &free, 1, crit);
+            let work: f64 = e.plan_partition(1).cost.iter().sum::<f64>() * 1e-3;
+            assert!((one.seconds - (work + 0.5).max(one.critical_path_seconds)).abs() < 1e-9);
+            for ranks in [2, 4, 64] {
+                let p = predict(&e.plan_partition(ranks), &m, &free, 1, crit);
+                assert!(p.seconds >= p.critical_path_seconds - 1e-12);
+                assert!(p.seconds <= one.seconds + 1e-9);
+                let slow = predict(&e.plan_partition(ranks), &m, &Network::TEN_GBE, 1, crit);
+                assert!(slow.seconds >= p.seconds - 1e-12);
+            }
+        }
+    }
+}

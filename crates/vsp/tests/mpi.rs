@@ -4,6 +4,7 @@
 //! (openmpi-bin); `.ci/run` installs it and runs them with `--include-ignored`.
 #![cfg(feature = "mpi")]
 
+#[allow(dead_code)]
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -62,6 +63,10 @@ fn memuser_inputs(dir: &Path) {
     std::fs::write(dir.join("in.json"), json.to_string()).unwrap();
 }
 
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
 fn same_file(dir: &Path, a: &str, b: &str) {
     let (x, y) = (
         std::fs::read(dir.join(a)).unwrap(),
@@ -95,14 +100,13 @@ fn plain_runs_on_two_and_three_ranks_like_one_process() {
             state.into(),
         ]
     };
-    let args = |v: &[String]| v.iter().map(String::as_str).collect::<Vec<_>>();
-    ok(&args(&run("one.json", "one.snap")), dir);
+    ok(&strs(&run("one.json", "one.snap")), dir);
     let one: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("one.json")).unwrap()).unwrap();
     assert_ne!(one["outputs"]["acc"], 0, "the check would compare zeros");
     for np in [2, 3] {
         let (o, s) = (format!("np{np}.json"), format!("np{np}.snap"));
-        ok_mpi(np, &args(&run(&o, &s)), dir);
+        ok_mpi(np, &strs(&run(&o, &s)), dir);
         same_file(dir, "one.json", &o);
         same_file(dir, "one.snap", &s);
     }
