@@ -155,6 +155,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8], access: Access) -> Result<(), Err
     Ok(())
 }
 
+/// Reads a whole file; the error names the path.
+pub fn read_file(path: &Path) -> Result<Vec<u8>, Error> {
+    fs::read(path).map_err(|e| Error::io("cannot read", path, e))
+}
+
 /// Temporary files of `path` left by writes that were killed (their process is gone).
 pub fn stale_temps(path: &Path) -> Vec<PathBuf> {
     let (dir, Some(file_name)) = (parent_dir(path), path.file_name()) else {
@@ -301,7 +306,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("out");
         let dead = dir.path().join(".out.vsp-tmp-4294967295-0-0");
-        let live = dir.path().join(format!(".out.vsp-tmp-{}-0-0", std::process::id()));
+        let live = dir
+            .path()
+            .join(format!(".out.vsp-tmp-{}-0-0", std::process::id()));
         fs::write(&dead, b"").unwrap();
         fs::write(&live, b"").unwrap();
         assert_eq!(stale_temps(&p), vec![dead.clone()]);
@@ -316,7 +323,10 @@ mod tests {
         fs::hard_link(&a, dir.path().join("b")).unwrap();
         assert!(same_file(&a, &dir.path().join("b")));
         assert!(same_file(&a, &dir.path().join(".").join("a")));
-        assert!(same_file(&dir.path().join("new"), &dir.path().join("./new")));
+        assert!(same_file(
+            &dir.path().join("new"),
+            &dir.path().join("./new")
+        ));
         assert!(!same_file(&a, &dir.path().join("new")));
         let e = check_output(&dir.path().join("b"), &[("snapshot", &a)]).unwrap_err();
         assert!(e.to_string().contains("over the snapshot"), "{e}");

@@ -73,7 +73,9 @@ pub enum Error {
         what: &'static str,
     },
     /// The output path names one of the command's inputs.
-    #[error("refusing to write {path} over the {what} {input} (the same file): choose another output")]
+    #[error(
+        "refusing to write {path} over the {what} {input} (the same file): choose another output"
+    )]
     SameFile {
         /// The output path.
         path: String,
