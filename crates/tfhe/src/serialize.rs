@@ -7,7 +7,7 @@
 //! (seed + bodies; masks are regenerated on load). Files are written by [`vsp_codec::write_atomic`].
 
 use crate::bootstrap::CompressedEvalKey;
-use crate::circuit::CompressedCircuitKey;
+use crate::circuit_bootstrap::CompressedCircuitKey;
 use crate::params::{ParamId, Params};
 use crate::rng::Seed;
 use crate::secret_key::SecretKey;
