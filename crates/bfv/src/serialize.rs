@@ -369,7 +369,12 @@ fn write_ksk(out: &mut Vec<u8>, k: &KeySwitchingKey) {
 fn read_ksk(params: &Arc<BfvParameters>, r: &mut Reader<'_>) -> Result<KeySwitchingKey> {
     let seed = seed(r)?;
     let keys = (0..params.q.len())
-        .map(|i| Ok((read_poly(r, params)?, expand_uniform(params, &seed, i as u64))))
+        .map(|i| {
+            Ok((
+                read_poly(r, params)?,
+                expand_uniform(params, &seed, i as u64),
+            ))
+        })
         .collect::<Result<Vec<_>>>()?;
     Ok(KeySwitchingKey {
         params: params.clone(),

@@ -42,8 +42,14 @@ fn files() -> &'static Files {
                 Kind::GaloisKeys,
                 GaloisKeys::new(&sk, &[1], false, &mut r).to_bytes(&p),
             ),
-            (Kind::Ciphertext, sk.encrypt(&pt, &mut r).unwrap().to_bytes()),
-            (Kind::Ciphertext, pk.encrypt(&pt, &mut r).unwrap().to_bytes()),
+            (
+                Kind::Ciphertext,
+                sk.encrypt(&pt, &mut r).unwrap().to_bytes(),
+            ),
+            (
+                Kind::Ciphertext,
+                pk.encrypt(&pt, &mut r).unwrap().to_bytes(),
+            ),
             (Kind::Plaintext, pt.to_bytes()),
         ];
         Files { params: p, files }

@@ -92,9 +92,10 @@ fn corrupt_truncated_and_foreign_inputs_are_errors() {
     }
     let mut flipped = bytes.clone();
     flipped[60] ^= 1;
-    assert!(
-        matches!(Ciphertext::from_bytes(&p, &flipped), Err(Error::Codec(vsp_codec::Error::Checksum { .. })))
-    );
+    assert!(matches!(
+        Ciphertext::from_bytes(&p, &flipped),
+        Err(Error::Codec(vsp_codec::Error::Checksum { .. }))
+    ));
     let mut longer = bytes.clone();
     longer.push(0);
     assert!(Ciphertext::from_bytes(&p, &longer).is_err());
@@ -102,9 +103,10 @@ fn corrupt_truncated_and_foreign_inputs_are_errors() {
         Ciphertext::from_bytes(&other, &bytes),
         Err(Error::ParameterMismatch(_))
     ));
-    assert!(
-        matches!(SecretKey::from_bytes(&p, &bytes), Err(Error::Codec(vsp_codec::Error::Kind { .. })))
-    );
+    assert!(matches!(
+        SecretKey::from_bytes(&p, &bytes),
+        Err(Error::Codec(vsp_codec::Error::Kind { .. }))
+    ));
     // A version-1 object (the layout before the shared envelope) gets a clear version error.
     let mut badver = bytes.clone();
     badver[4..6].copy_from_slice(&1u16.to_le_bytes());

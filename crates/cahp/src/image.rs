@@ -144,7 +144,11 @@ impl Image {
 
     /// Writes the image with [`vsp_codec::write_atomic`].
     pub fn write_atomic(&self, path: &Path) -> Result<(), ImageError> {
-        Ok(vsp_codec::write_atomic(path, &self.to_bytes()?, Access::Public)?)
+        Ok(vsp_codec::write_atomic(
+            path,
+            &self.to_bytes()?,
+            Access::Public,
+        )?)
     }
 
     /// Reads and checks an image file.

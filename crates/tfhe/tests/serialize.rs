@@ -90,7 +90,10 @@ fn old_versions_and_foreign_fingerprints_are_refused() {
     let p = Params::default_128();
     let sk = SecretKey::generate(&p).unwrap();
     let bytes = sk.encrypt_bit(true).to_bytes(&p);
-    assert_eq!(&bytes[8..10], &vsp_tfhe::serialize::FORMAT_VERSION.to_le_bytes());
+    assert_eq!(
+        &bytes[8..10],
+        &vsp_tfhe::serialize::FORMAT_VERSION.to_le_bytes()
+    );
     let mut old = bytes.clone();
     old[8..10].copy_from_slice(&1u16.to_le_bytes());
     let e = Tlwe::<u32>::from_bytes(&old, &p).unwrap_err().to_string();

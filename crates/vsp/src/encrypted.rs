@@ -23,10 +23,10 @@ use vsp_tfhe::{Params, Tlwe};
 use zeroize::Zeroizing;
 
 use crate::container::{Envelope, KeyId, Kind, Reader};
-use vsp_codec::Writer;
 use crate::keys::{ClientKey, ServerKeys};
 use crate::program;
 use crate::progress::Bar;
+use vsp_codec::Writer;
 
 /// Encrypts a program and its arguments into a request.
 pub fn encrypt_request(key: &ClientKey, image: &Image, args: &[String]) -> Result<Envelope> {
