@@ -126,7 +126,8 @@ pub fn circuit_with_netlist(
     circuit_with_netlist_sized(core, memory, MemSize::B512, netlist)
 }
 
-fn circuit_with_netlist_sized(
+/// [`circuit_with_netlist`] with memories of the given size.
+pub fn circuit_with_netlist_sized(
     core: Core,
     memory: Memory,
     size: MemSize,
