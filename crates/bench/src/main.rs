@@ -9,6 +9,7 @@ mod ckks;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod ntt;
+mod paper;
 mod tfhe;
 mod vsp;
 
@@ -21,6 +22,7 @@ fn main() -> anyhow::Result<()> {
         "circuit" => circuit::run(rest),
         "ckks" => ckks::run(rest),
         "ntt" => ntt::run(rest),
+        "paper" => paper::run(rest),
         "tfhe" => tfhe::run(rest),
         "vsp" => vsp::run(rest),
         #[cfg(feature = "mpi")]
@@ -31,7 +33,7 @@ fn main() -> anyhow::Result<()> {
         "mpi" => anyhow::bail!("the mpi suite needs `--features mpi` (and Open MPI installed)"),
         other => {
             anyhow::bail!(
-                "unknown suite {other:?}; available: ntt, tfhe, circuit, vsp, bfv, ckks, mpi"
+                "unknown suite {other:?}; available: ntt, tfhe, circuit, vsp, paper, bfv, ckks, mpi"
             )
         }
     }

@@ -264,18 +264,21 @@ impl<B: Backend> Engine<B> {
         }
         let res = (|| -> Result<(), CircuitError> {
             let mut r = Reader::new(&bytes);
-            let n = r.len(bytes.len(), "shared state")?;
-            let snap = r.bytes(n)?;
+            let n = r.u64("shared state length")?;
+            let snap = r.take(
+                usize::try_from(n).map_err(|_| internal("shared state length"))?,
+                "shared state",
+            )?;
             self.restore_snapshot(snap)?;
             let b = &self.backend;
             let mut rings = Vec::with_capacity(self.circuit.dffs().len());
             let mut vars = Vec::with_capacity(self.circuit.dffs().len());
             for _ in 0..self.circuit.dffs().len() {
-                rings.push(match r.u8()? {
+                rings.push(match r.u8("ring tag")? {
                     0 => None,
                     _ => Some(b.decode_ring(&mut r)?),
                 });
-                vars.push(f64::from_bits(r.u64()?));
+                vars.push(f64::from_bits(r.u64("ring variance")?));
             }
             self.dff_rings = rings;
             self.dff_ring_var = vars;
@@ -334,11 +337,11 @@ impl<B: Backend> Engine<B> {
                 for (k, &o) in p.dff_owner.iter().enumerate() {
                     if o as usize == src {
                         self.state.dffs[k] = b.decode_bit(&mut r)?;
-                        self.dff_rings[k] = match r.u8()? {
+                        self.dff_rings[k] = match r.u8("ring tag")? {
                             0 => None,
                             _ => Some(b.decode_ring(&mut r)?),
                         };
-                        self.dff_ring_var[k] = f64::from_bits(r.u64()?);
+                        self.dff_ring_var[k] = f64::from_bits(r.u64("ring variance")?);
                     }
                 }
                 for (m, &o) in p.mem_owner.iter().enumerate() {
