@@ -55,6 +55,9 @@
 //! CMUXes, circuit-bootstrapping each such select once per cycle ([`leveled`], planned per circuit from
 //! the noise model; [`Engine::plan_counts`] says what a cycle costs); `TfheBackend::with_leveled(false)`
 //! keeps every MUX two gate bootstraps.
+//! Many machines: with the `mpi` feature, `Engine::join_mpi` makes an engine one rank of an MPI job
+//! (`mpi` module, docs/mpi.md); [`partition`] is the static split of a cycle over ranks and
+//! [`costmodel`] predicts the distributed cycle time.
 //! CMUX RAM refresh: [`RefreshPolicy`] and [`NoiseModel`] (noise-budget refresh instead of Iyokan's
 //! every-cell-every-cycle refresh; ≤ 2^-40 failures per cycle).
 

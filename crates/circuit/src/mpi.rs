@@ -170,7 +170,7 @@ impl<B: Backend> Engine<B> {
     /// Makes this engine one rank of the MPI job of `session`: from now on every cycle is evaluated by
     /// all ranks together (each call is collective). With one rank the engine runs as before.
     pub fn join_mpi(&mut self, world: World) {
-        self.dist = (world.size > 1).then(|| Dist {
+        self.dist = (world.size > 1).then_some(Dist {
             rank: world.rank,
             size: world.size,
             part: None,
@@ -577,7 +577,6 @@ fn cycle_inner<B: Backend>(
             dffs[k] = ctx.get(d.d)?.clone();
         }
     }
-    drop(ctx);
     for (m, (sel, wv)) in sels.iter().zip(wvals).enumerate() {
         if part.mem_owner[m] != me {
             continue;

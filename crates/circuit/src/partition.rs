@@ -609,7 +609,11 @@ mod tests {
         let mut cmuxes = 0;
         for e in engines() {
             let (c, plan) = (&*e.circuit, &e.plan);
-            cmuxes += e.tasks.iter().filter(|t| matches!(t, Task::Cmux(_))).count();
+            cmuxes += e
+                .tasks
+                .iter()
+                .filter(|t| matches!(t, Task::Cmux(_)))
+                .count();
             for ranks in [1, 2, 3, 7] {
                 let p = e.plan_partition(ranks);
                 assert_eq!(p.owner.len(), e.tasks.len());
@@ -618,8 +622,11 @@ mod tests {
                     assert!(p.messages.is_empty());
                 }
                 let mut made: HashMap<u64, usize> = HashMap::new();
-                let io: Vec<TaskIo> =
-                    e.tasks.iter().map(|&t| task_io(c, plan, &e.batches, t)).collect();
+                let io: Vec<TaskIo> = e
+                    .tasks
+                    .iter()
+                    .map(|&t| task_io(c, plan, &e.batches, t))
+                    .collect();
                 for (t, x) in io.iter().enumerate() {
                     for &w in &x.writes {
                         assert!(made.insert(w, t).is_none(), "one writer per item");
