@@ -29,6 +29,9 @@ pub enum TaskKind {
     Cmux,
     /// Lifting a level-0 bit to a ring (a bootstrap in TFHE).
     Lift,
+    /// The clock-edge RAM write, per cell (its CMUX chain and its share of the refresh); not a task
+    /// of the DAG, but work the memory's MPI rank does ([`crate::partition`]).
+    RamWriteCell,
 }
 
 /// A bit representation and the operations on it.
@@ -152,6 +155,7 @@ pub trait Backend: Send + Sync {
             TaskKind::WriteValue => 20.0,
             TaskKind::Cmux => 0.1,
             TaskKind::Lift => 10.0,
+            TaskKind::RamWriteCell => 0.0,
         }
     }
 

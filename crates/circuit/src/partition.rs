@@ -354,9 +354,23 @@ impl Partition {
                 (w, root, f)
             })
             .collect();
+        // A memory's unit also carries its clock-edge RAM write (work outside the DAG).
+        let mut edge_of_root: std::collections::HashMap<u32, f64> = Default::default();
+        for (m, mem) in c.mems.iter().enumerate() {
+            if mem_first[m] != u32::MAX && matches!(mem.spec.kind, crate::blueprint::MemKind::Ram) {
+                let cells = (mem.spec.words() * mem.spec.data_width) as f64;
+                *edge_of_root.entry(units.find(mem_first[m])).or_default() +=
+                    cells * b.task_cost(TaskKind::RamWriteCell);
+            }
+        }
+        for x in multi.iter_mut() {
+            x.0 += edge_of_root.get(&x.1).copied().unwrap_or(0.0);
+        }
         multi.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
+        let mut edge = vec![0f64; ranks];
         for (w, root, f) in multi {
             let r = f.map_or_else(|| argmin(&total), |r| r as usize);
+            edge[r] += edge_of_root.get(&root).copied().unwrap_or(0.0);
             total[r] += w;
             for &t in &members[&root] {
                 owner[t as usize] = r as u32;
@@ -379,6 +393,20 @@ impl Partition {
                 .map(|&p| owner[p as usize])
                 .filter(|&r| r != u32::MAX)
         };
+        // Each rank's share of every level: equal, less the clock edge a rank does after its levels
+        // (so the ranks of the RAMs take less DAG work and all finish together).
+        let dag: f64 = cost.iter().sum();
+        let edges: f64 = edge.iter().sum();
+        let raw: Vec<f64> = edge
+            .iter()
+            .map(|&e| ((dag + edges) / ranks as f64 - e).max(0.0))
+            .collect();
+        let sum: f64 = raw.iter().sum();
+        let share: Vec<f64> = if dag > 0.0 && sum > 0.0 {
+            raw.iter().map(|&x| x / sum).collect()
+        } else {
+            vec![1.0 / ranks as f64; ranks]
+        };
         let mut aff = vec![0f64; ranks];
         for (l, ts) in by_level.iter_mut().enumerate() {
             ts.sort_by(|&x, &y| {
@@ -386,7 +414,6 @@ impl Partition {
                     .total_cmp(&cost[x as usize])
                     .then(x.cmp(&y))
             });
-            let target = level_total[l] / ranks as f64;
             for &t in ts.iter() {
                 let ct = cost[t as usize];
                 aff.iter_mut().for_each(|a| *a = 0.0);
@@ -396,9 +423,9 @@ impl Partition {
                     }
                 }
                 let loads = &level_load[l * ranks..(l + 1) * ranks];
-                let cap = target.max(ct) * 1.1 + 1e-9;
                 let mut best: Option<usize> = None;
                 for r in 0..ranks {
+                    let cap = (level_total[l] * share[r]).max(ct) * 1.1 + 1e-9;
                     if loads[r] + ct > cap {
                         continue;
                     }
@@ -414,9 +441,11 @@ impl Partition {
                     };
                 }
                 let r = best.unwrap_or_else(|| {
+                    // The rank furthest below its share of this level.
+                    let rel = |r: usize| (loads[r] + ct) / share[r].max(1e-9);
                     let mut q = 0;
                     for r in 1..ranks {
-                        if loads[r] < loads[q] || (loads[r] == loads[q] && total[r] < total[q]) {
+                        if rel(r) < rel(q) || (rel(r) == rel(q) && total[r] < total[q]) {
                             q = r;
                         }
                     }
