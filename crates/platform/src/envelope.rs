@@ -1,4 +1,4 @@
-//! The envelope around every file the `vsp` command writes.
+//! The envelope around every file of the platform: keys, requests, results, snapshots.
 //!
 //! Layout (all integers little-endian):
 //!
@@ -23,10 +23,10 @@ use std::fmt;
 use std::fs;
 use std::path::Path;
 
-use anyhow::{bail, Context, Result};
 use sha3::{Digest, Sha3_256};
 use zeroize::Zeroizing;
 
+use crate::error::{PlatformError, Result};
 use crate::files::{write_atomic, Access};
 
 const MAGIC: &[u8; 4] = b"VSPF";
@@ -70,7 +70,7 @@ impl fmt::Display for Kind {
 }
 
 /// Identifier of a secret key, copied into every file derived from it.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KeyId(pub [u8; 16]);
 
 impl KeyId {
@@ -121,37 +121,44 @@ impl Envelope {
     /// Parses and verifies `bytes`, which must hold a file of kind `expected`.
     pub fn from_bytes(bytes: &[u8], expected: Kind) -> Result<Envelope> {
         let mut r = Reader::new(bytes);
-        let magic = r.take(4).context("file too short to be a vsp file")?;
+        let magic = r
+            .take(4)
+            .map_err(|_| PlatformError::format("file too short to be a vsp file"))?;
         if magic != MAGIC {
-            bail!("not a vsp file (bad magic)");
+            return Err(PlatformError::format("not a vsp file (bad magic)"));
         }
         let version = u16::from_le_bytes(r.array()?);
         if version != VERSION {
-            bail!("unsupported vsp file version {version} (this program reads version {VERSION})");
+            return Err(PlatformError::format(format!(
+                "unsupported vsp file version {version} (this program reads version {VERSION})"
+            )));
         }
         let kind_byte = r.take(1)?[0];
-        let kind =
-            Kind::from_u8(kind_byte).with_context(|| format!("unknown file kind {kind_byte}"))?;
+        let kind = Kind::from_u8(kind_byte)
+            .ok_or_else(|| PlatformError::format(format!("unknown file kind {kind_byte}")))?;
         if kind != expected {
-            bail!("wrong kind of file: found {kind}, expected {expected}");
+            return Err(PlatformError::WrongKind {
+                found: kind,
+                expected,
+            });
         }
         let name_len = r.take(1)?[0] as usize;
         let params = std::str::from_utf8(r.take(name_len)?)
-            .context("corrupt header: parameter-set name is not text")?
+            .map_err(|_| PlatformError::format("corrupt header: parameter-set name is not text"))?
             .to_string();
         let key_id = KeyId(r.array()?);
         let body_len = u64::from_le_bytes(r.array()?);
         let remaining = (bytes.len() - r.pos) as u64;
         if body_len.checked_add(CHECKSUM_LEN as u64) != Some(remaining) {
-            bail!(
+            return Err(PlatformError::format(format!(
                 "file is truncated or has trailing data: header announces {body_len} body bytes, {} present",
                 remaining.saturating_sub(CHECKSUM_LEN as u64)
-            );
+            )));
         }
         let body_end = r.pos + body_len as usize;
         let sum = Sha3_256::digest(&bytes[..body_end]);
         if sum.as_slice() != &bytes[body_end..] {
-            bail!("file is corrupt (checksum mismatch)");
+            return Err(PlatformError::format("file is corrupt (checksum mismatch)"));
         }
         Ok(Envelope {
             kind,
@@ -173,10 +180,11 @@ impl Envelope {
     }
 
     pub fn read(path: &Path, expected: Kind) -> Result<Envelope> {
-        let bytes = Zeroizing::new(
-            fs::read(path).with_context(|| format!("cannot read {}", path.display()))?,
-        );
-        Envelope::from_bytes(&bytes, expected).with_context(|| format!("{}", path.display()))
+        let bytes = Zeroizing::new(fs::read(path).map_err(|source| PlatformError::Read {
+            path: path.into(),
+            source,
+        })?);
+        Envelope::from_bytes(&bytes, expected).map_err(|e| e.in_file(path))
     }
 }
 
@@ -191,10 +199,21 @@ impl<'a> Reader<'a> {
     pub fn new(bytes: &'a [u8]) -> Self {
         Reader { bytes, pos: 0 }
     }
+    pub fn u8(&mut self) -> Result<u8> {
+        Ok(self.take(1)?[0])
+    }
+    pub fn u32(&mut self) -> Result<u32> {
+        Ok(u32::from_le_bytes(self.array()?))
+    }
+    pub fn u64(&mut self) -> Result<u64> {
+        Ok(u64::from_le_bytes(self.array()?))
+    }
     pub fn take(&mut self, n: usize) -> Result<&'a [u8]> {
         let end = self.pos.checked_add(n).filter(|&e| e <= self.bytes.len());
         let Some(end) = end else {
-            bail!("file is truncated or corrupt: it ends early")
+            return Err(PlatformError::format(
+                "file is truncated or corrupt: it ends early",
+            ));
         };
         let s = &self.bytes[self.pos..end];
         self.pos = end;
@@ -208,19 +227,66 @@ impl<'a> Reader<'a> {
     /// A `u64` length followed by that many bytes.
     pub fn blob(&mut self) -> Result<&'a [u8]> {
         let n = u64::from_le_bytes(self.array()?);
-        let n = usize::try_from(n).context("corrupt file: impossible length")?;
+        let n = usize::try_from(n)
+            .map_err(|_| PlatformError::format("corrupt file: impossible length"))?;
         self.take(n)
+    }
+    /// Bytes not read yet.
+    pub fn remaining(&self) -> usize {
+        self.bytes.len() - self.pos
     }
     /// Fails unless every byte was read.
     pub fn end(&self) -> Result<()> {
         if self.pos != self.bytes.len() {
-            bail!(
+            return Err(PlatformError::format(format!(
                 "corrupt file: {} unexpected trailing bytes",
                 self.bytes.len() - self.pos
-            );
+            )));
         }
         Ok(())
     }
+}
+
+/// The little-endian writer matching [`Reader`].
+#[derive(Default)]
+pub struct Writer(pub Vec<u8>);
+
+impl Writer {
+    /// A `u64` length followed by the bytes.
+    pub fn blob(&mut self, b: &[u8]) {
+        self.u64(b.len() as u64);
+        self.0.extend_from_slice(b);
+    }
+    pub fn u64(&mut self, v: u64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    pub fn u32(&mut self, v: u32) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    pub fn u8(&mut self, v: u8) {
+        self.0.push(v);
+    }
+}
+
+/// Checks that a file made for `file_key`/`file_params` may be used with keys `key`/`params`.
+pub fn check_same_key(
+    what: &str,
+    file_key: KeyId,
+    file_params: &str,
+    key: KeyId,
+    params: &str,
+) -> Result<()> {
+    if file_params != params {
+        return Err(PlatformError::KeyMismatch(format!(
+            "{what} was made with parameter set {file_params:?}, the key uses {params:?}"
+        )));
+    }
+    if file_key != key {
+        return Err(PlatformError::KeyMismatch(format!(
+            "{what} was encrypted under another key (key id {file_key}, this key is {key})"
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

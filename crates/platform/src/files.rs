@@ -1,4 +1,4 @@
-//! The one way the `vsp` command writes a file, and the checks on `-o` paths.
+//! The one way the platform writes a file, and the checks on output paths.
 //!
 //! [`write_atomic`] writes to a fresh temporary file in the target's directory, created with
 //! `O_CREAT|O_EXCL|O_NOFOLLOW` (a planted file or symlink under the temporary name is never followed
@@ -20,7 +20,7 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use anyhow::{bail, Context, Result};
+use crate::error::{PlatformError, Result};
 
 /// Who may read a written file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,16 +88,20 @@ fn non_regular(path: &Path) -> Result<Option<&'static str>> {
             })
         }
         Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("cannot inspect {}", path.display())),
+        Err(source) => Err(PlatformError::Write {
+            action: "inspect",
+            path: path.into(),
+            source,
+        }),
     }
 }
 
 fn refuse_non_regular(path: &Path) -> Result<()> {
     if let Some(what) = non_regular(path)? {
-        bail!(
+        return Err(PlatformError::Refused(format!(
             "refusing to write {}: it is {what}, not a regular file (remove it or choose another path)",
             path.display()
-        );
+        )));
     }
     Ok(())
 }
@@ -106,7 +110,7 @@ fn refuse_non_regular(path: &Path) -> Result<()> {
 pub fn write_atomic(path: &Path, bytes: &[u8], access: Access) -> Result<()> {
     let file_name = path
         .file_name()
-        .with_context(|| format!("{} is not a file path", path.display()))?;
+        .ok_or_else(|| PlatformError::Refused(format!("{} is not a file path", path.display())))?;
     refuse_non_regular(path)?;
     let dir = parent_dir(path);
     let mut tmp_name = OsString::from(".");
@@ -124,25 +128,35 @@ pub fn write_atomic(path: &Path, bytes: &[u8], access: Access) -> Result<()> {
         .custom_flags(libc::O_NOFOLLOW)
         .mode(access.mode())
         .open(&tmp)
-        .with_context(|| format!("cannot create {}", tmp.display()))?;
+        .map_err(io("create", &tmp))?;
     let mut guard = TempGuard {
         path: tmp.clone(),
         armed: true,
     };
-    f.write_all(bytes)
-        .with_context(|| format!("cannot write {}", tmp.display()))?;
-    f.sync_all()
-        .with_context(|| format!("cannot sync {}", tmp.display()))?;
+    f.write_all(bytes).map_err(io("write", &tmp))?;
+    f.sync_all().map_err(io("sync", &tmp))?;
     drop(f);
     // Checked again just before the rename: something may have appeared meanwhile.
     refuse_non_regular(path)?;
-    fs::rename(&tmp, path).with_context(|| format!("cannot move {} into place", path.display()))?;
+    fs::rename(&tmp, path).map_err(io("move into place", path))?;
     guard.armed = false;
     File::open(dir)
         .and_then(|d| d.sync_all())
-        .with_context(|| format!("cannot sync directory {}", dir.display()))?;
+        .map_err(io("sync directory", dir))?;
     report_stale_temps(dir, file_name);
     Ok(())
+}
+
+/// An I/O error of `action` on `path`.
+fn io<'a>(
+    action: &'static str,
+    path: &'a Path,
+) -> impl FnOnce(std::io::Error) -> PlatformError + 'a {
+    move |source| PlatformError::Write {
+        action,
+        path: path.into(),
+        source,
+    }
 }
 
 /// Warns about temporary files of `file_name` left by runs that were killed (their pid is gone).
@@ -192,28 +206,26 @@ pub fn check_output(output: &Path, inputs: &[(&str, &Path)]) -> Result<()> {
     refuse_non_regular(output)?;
     for (what, input) in inputs {
         if same_file(output, input) {
-            bail!(
+            return Err(PlatformError::Refused(format!(
                 "refusing to write {} over the {what} {} (the same file): choose another output",
                 output.display(),
                 input.display()
-            );
+            )));
         }
     }
     Ok(())
 }
 
-/// Warns on stderr when a secret key file is readable or writable by group or others.
-pub fn warn_if_exposed(path: &Path) {
-    if let Ok(m) = fs::metadata(path) {
-        let mode = m.permissions().mode() & 0o777;
-        if mode & 0o077 != 0 {
-            eprintln!(
-                "warning: secret key {} is accessible by others (mode {mode:04o}); run `chmod 600 {}`",
-                path.display(),
-                path.display()
-            );
-        }
-    }
+/// The warning to give when a secret key file is readable or writable by group or others.
+pub fn exposure_warning(path: &Path) -> Option<String> {
+    let mode = fs::metadata(path).ok()?.permissions().mode() & 0o777;
+    (mode & 0o077 != 0).then(|| {
+        format!(
+            "warning: secret key {} is accessible by others (mode {mode:04o}); run `chmod 600 {}`",
+            path.display(),
+            path.display()
+        )
+    })
 }
 
 #[cfg(test)]

@@ -1,180 +1,306 @@
-//! The encrypted flow: `vsp enc` (Alice), `vsp run` / `vsp resume` (Bob), `vsp dec` (Alice).
+//! The machine: a core (Pearl or Ruby) wired to its ROM and RAM (CMUX or MUX memory), on any
+//! backend of the engine — plain for `emu` and the tests, TFHE for the server's run.
 //!
-//! * A request holds the program's ROM packed into level-1 TRLWEs (vertical packing) and its initial
-//!   RAM — static data plus argv — one TRLWE per bit, exactly the CMUX-memory layout of vsp-circuit.
-//!   Which core runs it is Bob's choice; the request does not depend on it.
-//! * `run` needs only the evaluation key: it builds "core + CMUX ROM + CMUX RAM" and evaluates the
-//!   requested number of cycles on all threads (no reset cycle: the cores power up in reset state). The server never sees the
-//!   finish flag, so it runs exactly `--cycles` cycles (the flag is sticky and `js 0` loops, so extra
-//!   cycles are harmless — `vsp emu` says how many are enough).
-//! * Every `--snapshot-every` cycles (and at the end) the whole machine state is written atomically to
-//!   the snapshot file; `resume` continues from it exactly where it stopped.
-//! * A result holds the encrypted finish flag, x0–x15 and the RAM; `dec` needs only the secret key.
+//! * [`core_circuit`] is the one place the "core + ROM + RAM" circuit is built.
+//! * [`Machine::run`] runs cycles, reporting progress to a callback (no UI here) and writing a
+//!   snapshot every `every` cycles and at the end when asked; [`Machine::resume`] continues from one
+//!   exactly where it stopped. There is no reset cycle: the cores power up in their reset state (all
+//!   flip-flops 0, checked by `tests/power_up.rs`), and a reset would cost a whole encrypted cycle.
+//!   The server never sees the finish flag, so it runs exactly the cycles asked (the flag is sticky
+//!   and `js 0` loops, so extra cycles are harmless — [`emulate`] says how many are enough).
+//! * A snapshot is an envelope (kind snapshot, the key's id and parameter set) around a byte naming
+//!   core and memory and the engine's own snapshot (cycle, flip-flops, memories).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::{bail, Context, Result};
 use vsp_cahp::cores::{self, Core, Memory};
-use vsp_cahp::Image;
-use vsp_circuit::{client, Engine, Progress, RunOptions, TfheBackend, TfheRam, TfheRom};
-use vsp_tfhe::{Params, Tlwe};
+use vsp_cahp::{Image, MemConfig, Simulator};
+use vsp_circuit::{
+    Backend, Blueprint, Circuit, CircuitError, Engine, MemState, PlainBackend, Progress,
+    RunOptions, TfheBackend,
+};
 use zeroize::Zeroizing;
 
-use crate::container::{Envelope, KeyId, Kind, Reader};
-use crate::keys::{ClientKey, ServerKeys};
-use crate::program;
-use crate::progress::Bar;
+use crate::envelope::{check_same_key, Envelope, KeyId, Kind, Reader, Writer};
+use crate::error::{PlatformError, Result, ResultExt};
+use crate::keys::ServerKeys;
+use crate::packets::{result_envelope, EncryptedMemories, EncryptedRam, Request};
+use crate::program::PlainRequest;
 
-/// Encrypts a program and its arguments into a request.
-pub fn encrypt_request(key: &ClientKey, image: &Image, args: &[String]) -> Result<Envelope> {
-    let ram = program::initial_ram(image, args)?;
-    let (rom_w, ram_w) = program::memory_words(image, &ram)?;
-    let rom = client::encrypt_rom(
-        &key.sk,
-        cores::ROM_ADDR_WIDTH,
-        cores::ROM_DATA_WIDTH,
-        &rom_w,
-    )?;
-    let ram = client::encrypt_ram(
-        &key.sk,
-        cores::RAM_ADDR_WIDTH,
-        cores::RAM_DATA_WIDTH,
-        &ram_w,
-    )?;
-    let mut w = Writer::default();
-    w.blob(&rom.to_bytes());
-    w.blob(&ram.to_bytes());
-    Ok(Envelope {
-        kind: Kind::Request,
-        params: key.params_name.clone(),
-        key_id: key.key_id,
-        body: Zeroizing::new(w.0),
+/// Extra wiring for [`core_circuit_with`]: a replacement core netlist and blueprint lines appended
+/// to `[connect]` (the co-verification adds debug outputs this way).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CoreBuild<'a> {
+    /// Yosys JSON to use as the core instead of the shipped netlist.
+    pub netlist: Option<&'a str>,
+    /// Lines appended to the blueprint's `[connect]` table.
+    pub connect: &'a str,
+}
+
+/// The flattened circuit "core + ROM + RAM" of `core` with `memory`.
+pub fn core_circuit(core: Core, memory: Memory) -> Result<Arc<Circuit>> {
+    core_circuit_with(core, memory, CoreBuild::default())
+}
+
+/// [`core_circuit`] with a replacement netlist and extra connections.
+pub fn core_circuit_with(core: Core, memory: Memory, build: CoreBuild<'_>) -> Result<Arc<Circuit>> {
+    let mut text = core.blueprint(memory).to_string();
+    text.push_str(build.connect);
+    let bp = Blueprint::from_str_with_resolver(&text, |p| match (build.netlist, p) {
+        (Some(n), p) if p == core.netlist_path() => Ok(n.to_string()),
+        _ => cores::resolve(p).map(str::to_string).ok_or_else(|| {
+            CircuitError::Blueprint(format!("shipped blueprint names unknown file {p}"))
+        }),
     })
+    .context(|| format!("cannot load the {core} blueprint"))?;
+    Ok(Arc::new(
+        Circuit::compile(&bp).context(|| format!("cannot build the {core} circuit"))?,
+    ))
 }
 
-/// Checks that a file made for `file_key`/`file_params` may be used with keys `key`/`params`.
-pub fn check_same_key(
-    what: &str,
-    file_key: KeyId,
-    file_params: &str,
-    key: KeyId,
-    params: &str,
-) -> Result<()> {
-    if file_params != params {
-        bail!("{what} was made with parameter set {file_params:?}, the key uses {params:?}");
-    }
-    if file_key != key {
-        bail!("{what} was encrypted under another key (key id {file_key}, this key is {key})");
-    }
-    Ok(())
+/// Where and how often a run writes snapshots.
+#[derive(Clone, Debug)]
+pub struct Snapshots {
+    pub path: PathBuf,
+    /// Every this many cycles (0: only at the end).
+    pub every: u64,
 }
 
-/// A server-side run in progress: the engine plus what a snapshot must remember.
-pub struct Run {
-    pub engine: Engine<TfheBackend>,
-    pub core: Core,
-    pub key_id: KeyId,
+/// Progress of [`Machine::run`]: the engine's report plus the run's own count.
+#[derive(Clone, Copy, Debug)]
+pub struct RunProgress<'a> {
+    /// Cycles of this run finished.
+    pub done: u64,
+    /// Cycles this run does.
+    pub total: u64,
+    /// Seconds since the run started.
+    pub elapsed: f64,
+    /// The engine's report (tasks of the current cycle, …).
+    pub engine: &'a Progress,
+}
+
+impl RunProgress<'_> {
+    /// Mean seconds per finished cycle (before one finished: the engine's estimate, if any).
+    pub fn seconds_per_cycle(&self) -> Option<f64> {
+        if self.done > 0 {
+            Some(self.elapsed / self.done as f64)
+        } else {
+            self.engine.mean_cycle_seconds
+        }
+    }
+
+    /// Estimated seconds until the run ends.
+    pub fn eta(&self) -> Option<f64> {
+        self.seconds_per_cycle()
+            .map(|s| s * self.total.saturating_sub(self.done) as f64)
+    }
+}
+
+/// Identity of the key a machine's state is encrypted under (stamped on snapshots and results).
+#[derive(Clone, Debug)]
+pub struct Stamp {
     pub params_name: String,
+    pub key_id: KeyId,
 }
 
-impl Run {
-    /// Starts a run of `request` on `core`: loads the memories. There is no reset cycle — the cores
-    /// power up in their reset state (all flip-flops 0, checked by `tests/power_up.rs`).
-    pub fn start(
-        keys: &Arc<ServerKeys>,
-        request: &Envelope,
-        core: Core,
-        threads: Option<usize>,
-    ) -> Result<Run> {
-        check_same_key(
-            "the request",
-            request.key_id,
-            &request.params,
-            keys.key_id,
-            &keys.params_name,
-        )?;
-        let (rom, ram) = parse_request(&request.body, keys.ek.params())?;
-        let mut engine = Self::engine(keys, core, threads)?;
-        engine.set_rom(cores::ROM, rom)?;
-        engine.set_ram(cores::RAM, ram)?;
-        Ok(Run {
-            engine,
+/// A core with its memories on backend `B`.
+pub struct Machine<B: Backend> {
+    engine: Engine<B>,
+    core: Core,
+    memory: Memory,
+    stamp: Option<Stamp>,
+}
+
+impl<B: Backend> Machine<B> {
+    /// A machine of `core` with `memory` on `backend`; memories empty, flip-flops at power-up.
+    pub fn new(backend: B, core: Core, memory: Memory) -> Result<Machine<B>> {
+        Ok(Machine {
+            engine: Engine::new(backend, core_circuit(core, memory)?),
             core,
-            key_id: keys.key_id,
-            params_name: keys.params_name.clone(),
+            memory,
+            stamp: None,
         })
     }
 
-    fn engine(
-        keys: &Arc<ServerKeys>,
-        core: Core,
-        threads: Option<usize>,
-    ) -> Result<Engine<TfheBackend>> {
-        let backend = TfheBackend::new(keys.ek.clone(), Some(keys.ck.clone()))?;
-        let mut engine = Engine::new(backend, program::core_circuit(core, Memory::Cmux)?);
+    pub fn core(&self) -> Core {
+        self.core
+    }
+    pub fn memory(&self) -> Memory {
+        self.memory
+    }
+    /// Cycles run since power-up.
+    pub fn cycle(&self) -> u64 {
+        self.engine.cycle()
+    }
+    pub fn engine(&self) -> &Engine<B> {
+        &self.engine
+    }
+    pub fn engine_mut(&mut self) -> &mut Engine<B> {
+        &mut self.engine
+    }
+    /// Worker threads (`None`: all cores).
+    pub fn set_threads(&mut self, threads: Option<usize>) {
         if let Some(t) = threads {
-            engine.set_threads(t.max(1));
+            self.engine.set_threads(t.max(1));
         }
-        Ok(engine)
     }
 
-    /// Runs `cycles` more cycles, writing a snapshot every `every` cycles and at the end.
-    pub fn advance(
+    /// Runs `cycles` more cycles; with `snapshots`, writes one every `every` cycles and at the end.
+    pub fn run(
         &mut self,
         cycles: u64,
-        every: Option<u64>,
-        snapshot: Option<&Path>,
-        bar: &Bar,
+        snapshots: Option<&Snapshots>,
+        progress: &mut dyn FnMut(&RunProgress<'_>),
     ) -> Result<()> {
-        let start_cycle = self.engine.cycle();
-        let target = target_cycle(start_cycle, cycles)?;
-        let chunk = every
-            .filter(|&k| k > 0 && snapshot.is_some())
-            .unwrap_or(cycles.max(1));
+        let start = self.engine.cycle();
+        let target = target_cycle(start, cycles)?;
+        // The engine's own periodic snapshot writes its bare state; ours is the stamped envelope
+        // (key id, core, memory), so the run goes in chunks of `every` cycles between snapshots.
+        let chunk = snapshots
+            .map(|s| s.every)
+            .filter(|&k| k > 0)
+            .unwrap_or(cycles)
+            .max(1);
         let t0 = Instant::now();
         while self.engine.cycle() < target {
             let n = chunk.min(target - self.engine.cycle());
+            let before = self.engine.cycle() - start;
             let opts = RunOptions {
                 max_cycles: n,
                 ..Default::default()
             };
-            let done_before = self.engine.cycle() - start_cycle;
             self.engine.run(&opts, &mut |p: &Progress| {
-                bar.cycle(
-                    done_before + p.cycles_done,
-                    cycles,
-                    p,
-                    t0.elapsed().as_secs_f64(),
-                );
+                progress(&RunProgress {
+                    done: before + p.cycles_done,
+                    total: cycles,
+                    elapsed: t0.elapsed().as_secs_f64(),
+                    engine: p,
+                })
             })?;
-            if let Some(path) = snapshot {
-                self.save(path)?;
+            if let Some(s) = snapshots {
+                self.save(&s.path)?;
+            }
+        }
+        if cycles == 0 {
+            if let Some(s) = snapshots {
+                self.save(&s.path)?;
             }
         }
         Ok(())
     }
 
-    /// Writes the whole machine state (core, cycle, flip-flops, memories) atomically.
+    /// Writes the whole machine state (core, memory, cycle, flip-flops, memories) atomically.
     pub fn save(&self, path: &Path) -> Result<u64> {
-        let mut w = Writer::default();
-        w.0.push(match self.core {
-            Core::Pearl => 0,
-            Core::Ruby => 1,
+        let stamp = self.stamp.clone().unwrap_or(Stamp {
+            params_name: "plain".into(),
+            key_id: KeyId([0; 16]),
         });
+        let mut w = Writer::default();
+        w.u8(machine_tag(self.core, self.memory));
         w.blob(&self.engine.snapshot_bytes());
         Envelope {
             kind: Kind::Snapshot,
-            params: self.params_name.clone(),
-            key_id: self.key_id,
+            params: stamp.params_name,
+            key_id: stamp.key_id,
             body: Zeroizing::new(w.0),
         }
         .write(path)
     }
+}
 
-    /// Reloads a snapshot written by [`Run::save`].
-    pub fn resume(keys: &Arc<ServerKeys>, path: &Path, threads: Option<usize>) -> Result<Run> {
+impl Machine<PlainBackend> {
+    /// A plain machine loaded with `request` (no reset cycle, as on the server).
+    pub fn plain(core: Core, request: &PlainRequest) -> Result<Machine<PlainBackend>> {
+        let mut m = Machine::new(PlainBackend, core, request.memory)?;
+        m.engine.load_memory_words(cores::ROM, &request.rom)?;
+        m.engine.load_memory_words(cores::RAM, &request.ram)?;
+        Ok(m)
+    }
+
+    /// Runs until the finish flag rises (or `max_cycles`); returns whether it rose.
+    pub fn run_until_finished(&mut self, max_cycles: u64) -> Result<(u64, bool)> {
+        let opts = RunOptions {
+            max_cycles,
+            stop_when: Some(cores::FINISH.to_string()),
+            ..Default::default()
+        };
+        let report = self.engine.run(&opts, &mut |_| {})?;
+        Ok((report.cycles, report.stopped))
+    }
+
+    /// x0..x15.
+    pub fn regs(&self) -> Result<Vec<u16>> {
+        Ok(cores::REGS
+            .iter()
+            .map(|r| self.engine.output_value(r, 0).map(|v| v as u16))
+            .collect::<Result<Vec<u16>, _>>()?)
+    }
+
+    /// The finish flag.
+    pub fn finished(&self) -> Result<bool> {
+        Ok(self.engine.output_value(cores::FINISH, 0)? == 1)
+    }
+
+    /// The RAM's bytes.
+    pub fn ram_bytes(&self) -> Result<Vec<u8>> {
+        Ok(cores::ram_bytes(&self.engine.memory_words(cores::RAM, 0)?))
+    }
+}
+
+impl Machine<TfheBackend> {
+    /// Starts the server's run of `request` on `core`: loads the encrypted memories.
+    pub fn start(
+        keys: &ServerKeys,
+        request: &Request,
+        core: Core,
+        threads: Option<usize>,
+    ) -> Result<Machine<TfheBackend>> {
+        check_same_key(
+            "the request",
+            request.key_id,
+            &request.params_name,
+            keys.key_id,
+            &keys.params_name,
+        )?;
+        let memory = request.memories.memory();
+        let mut m = Self::encrypted(keys, core, memory, threads)?;
+        match &request.memories {
+            EncryptedMemories::Cmux { rom, ram } => {
+                m.engine.set_rom(cores::ROM, rom.clone())?;
+                m.engine.set_ram(cores::RAM, ram.clone())?;
+            }
+            EncryptedMemories::Mux { rom, ram } => {
+                m.engine.set_memory_cells(cores::ROM, rom.clone())?;
+                m.engine.set_memory_cells(cores::RAM, ram.clone())?;
+            }
+        }
+        Ok(m)
+    }
+
+    fn encrypted(
+        keys: &ServerKeys,
+        core: Core,
+        memory: Memory,
+        threads: Option<usize>,
+    ) -> Result<Machine<TfheBackend>> {
+        let backend = TfheBackend::new(keys.ek.clone(), Some(keys.ck.clone()))?;
+        let mut m = Machine::new(backend, core, memory)?;
+        m.set_threads(threads);
+        m.stamp = Some(Stamp {
+            params_name: keys.params_name.clone(),
+            key_id: keys.key_id,
+        });
+        Ok(m)
+    }
+
+    /// Reloads a snapshot written by [`Machine::save`].
+    pub fn resume(
+        keys: &ServerKeys,
+        path: &Path,
+        threads: Option<usize>,
+    ) -> Result<Machine<TfheBackend>> {
         let env = Envelope::read(path, Kind::Snapshot)?;
         check_same_key(
             "the snapshot",
@@ -183,164 +309,158 @@ impl Run {
             keys.key_id,
             &keys.params_name,
         )?;
-        let (core, state) = parse_snapshot(&env.body)?;
-        let mut engine = Self::engine(keys, core, threads)?;
-        engine.restore_snapshot(state).context("corrupt snapshot")?;
-        Ok(Run {
-            engine,
-            core,
-            key_id: env.key_id,
-            params_name: env.params,
-        })
+        let (core, memory, state) = parse_snapshot(&env.body).in_file(path)?;
+        let mut m = Self::encrypted(keys, core, memory, threads)?;
+        m.engine
+            .restore_snapshot(state)
+            .context(|| format!("{}: corrupt snapshot", path.display()))?;
+        Ok(m)
     }
 
     /// The encrypted result: finish flag, registers, RAM.
     pub fn result(&self) -> Result<Envelope> {
+        let stamp = self
+            .stamp
+            .as_ref()
+            .ok_or_else(|| PlatformError::usage("an encrypted machine without a key stamp"))?;
         let params = self.engine.backend().params();
-        let mut w = Writer::default();
-        w.0.extend_from_slice(&self.engine.cycle().to_le_bytes());
-        for name in std::iter::once(cores::FINISH).chain(cores::REGS) {
-            let bits = self.engine.output(name)?;
-            w.0.extend_from_slice(&(bits.len() as u32).to_le_bytes());
-            for b in &bits {
-                w.blob(&b.to_bytes(params));
-            }
-        }
+        let outputs = std::iter::once(cores::FINISH)
+            .chain(cores::REGS)
+            .map(|name| self.engine.output(name))
+            .collect::<Result<Vec<_>, _>>()?;
         let ram = match self.engine.memory(cores::RAM)? {
-            vsp_circuit::MemState::Ram(ram) => ram,
-            _ => bail!("the {} blueprint has no CMUX RAM", self.core),
+            MemState::Ram(ram) => EncryptedRam::Cmux(ram),
+            MemState::Cells => EncryptedRam::Mux(self.engine.memory_cells(cores::RAM)?),
+            MemState::Rom(_) => {
+                return Err(PlatformError::usage(format!(
+                    "the {} blueprint's RAM is a ROM",
+                    self.core
+                )))
+            }
         };
-        w.blob(&ram.to_bytes());
-        Ok(Envelope {
-            kind: Kind::Result,
-            params: self.params_name.clone(),
-            key_id: self.key_id,
-            body: Zeroizing::new(w.0),
-        })
+        Ok(result_envelope(
+            &stamp.params_name,
+            stamp.key_id,
+            params,
+            self.engine.cycle(),
+            &outputs,
+            ram,
+        ))
     }
 }
 
-/// A decrypted result.
-#[derive(Debug, serde::Serialize)]
-pub struct Decrypted {
-    pub cycles: u64,
-    pub finished: bool,
-    pub regs: Vec<u16>,
-    /// main's return value (x8 = a0).
-    pub result: u16,
-    pub ram: Vec<u8>,
+/// Snapshot byte: core (bit 0: Ruby) and memory (bit 1: MUX). Snapshots from before MUX memory
+/// (0 Pearl, 1 Ruby) read the same.
+fn machine_tag(core: Core, memory: Memory) -> u8 {
+    let c = match core {
+        Core::Pearl => 0,
+        Core::Ruby => 1,
+    };
+    let m = match memory {
+        Memory::Cmux => 0,
+        Memory::Mux => 2,
+    };
+    c | m
 }
 
-/// Decrypts a result with the secret key.
-pub fn decrypt_result(key: &ClientKey, env: &Envelope) -> Result<Decrypted> {
-    check_same_key(
-        "the result",
-        env.key_id,
-        &env.params,
-        key.key_id,
-        &key.params_name,
-    )?;
-    let params: &Params = key.sk.params();
-    let mut r = Reader::new(&env.body);
-    let cycles = u64::from_le_bytes(r.array()?);
-    let mut values = Vec::with_capacity(17);
-    // The shape must be the core's: a 1-bit finish flag, 16-bit registers, the core's RAM.
-    let widths = std::iter::once((cores::FINISH, 1)).chain(cores::REGS.map(|r| (r, REG_BITS)));
-    for (name, want) in widths {
-        let n = u32::from_le_bytes(r.array()?) as usize;
-        if n != want {
-            bail!("corrupt result: output {name} has {n} bits, the core's has {want}");
-        }
-        let bits = (0..n)
-            .map(|_| {
-                Tlwe::<u32>::from_bytes(r.blob()?, params)
-                    .map_err(|e| anyhow::anyhow!("corrupt result: {e}"))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        values.push(client::decrypt_value(&key.sk, &bits)?);
-    }
-    let ram_bytes = r.blob()?;
-    check_ram_shape(ram_bytes)?;
-    let ram = TfheRam::from_bytes(ram_bytes, params).context("corrupt result: RAM")?;
-    r.end()?;
-    // Decoded with the announced shape: 2^a noise bounds and 2^a·w cells.
-    let words = 1usize << cores::RAM_ADDR_WIDTH;
-    if ram.noise_bounds().len() != words || ram.cells().len() != words * cores::RAM_DATA_WIDTH {
-        bail!("corrupt result: the RAM's shape is not the core's");
-    }
-    let words = client::decrypt_ram(&key.sk, &ram)?;
-    Ok(Decrypted {
-        cycles,
-        finished: values[0] == 1,
-        regs: values[1..].iter().map(|&v| v as u16).collect(),
-        result: values[1 + 8] as u16,
-        ram: cores::ram_bytes(&words),
-    })
-}
-
-/// The ROM and RAM of a request's body.
-pub fn parse_request(body: &[u8], params: &Params) -> Result<(TfheRom, TfheRam)> {
+/// The core, memory and engine state of a snapshot's body.
+pub fn parse_snapshot(body: &[u8]) -> Result<(Core, Memory, &[u8])> {
     let mut r = Reader::new(body);
-    let rom = TfheRom::from_bytes(r.blob()?, params).context("corrupt request: ROM")?;
-    let ram = TfheRam::from_bytes(r.blob()?, params).context("corrupt request: RAM")?;
-    r.end()?;
-    Ok((rom, ram))
-}
-
-/// The core and the engine state of a snapshot's body.
-pub fn parse_snapshot(body: &[u8]) -> Result<(Core, &[u8])> {
-    let mut r = Reader::new(body);
-    let core = match r.take(1)?[0] {
-        0 => Core::Pearl,
-        1 => Core::Ruby,
-        other => bail!("corrupt snapshot: unknown core {other}"),
+    let tag = r.u8()?;
+    if tag > 3 {
+        return Err(PlatformError::format(format!(
+            "corrupt snapshot: unknown core {tag}"
+        )));
+    }
+    let core = if tag & 1 == 0 {
+        Core::Pearl
+    } else {
+        Core::Ruby
+    };
+    let memory = if tag & 2 == 0 {
+        Memory::Cmux
+    } else {
+        Memory::Mux
     };
     let state = r.blob()?;
     r.end()?;
-    Ok((core, state))
-}
-
-/// Width of a CAHPv3 register.
-const REG_BITS: usize = 16;
-
-/// Checks the shape a serialized RAM announces (address width u64 ‖ data width u64 ‖ …) against the
-/// core's before anything is decoded.
-fn check_ram_shape(bytes: &[u8]) -> Result<()> {
-    let mut r = Reader::new(bytes);
-    let a = u64::from_le_bytes(r.array()?);
-    let w = u64::from_le_bytes(r.array()?);
-    let (ca, cw) = (cores::RAM_ADDR_WIDTH as u64, cores::RAM_DATA_WIDTH as u64);
-    if (a, w) != (ca, cw) {
-        bail!(
-            "corrupt result: the RAM is 2^{a} words of {w} bits, the core's is 2^{ca} words of {cw} bits"
-        );
-    }
-    Ok(())
+    Ok((core, memory, state))
 }
 
 /// The cycle a run of `cycles` more cycles from `start` ends at, refusing a counter that would wrap
 /// (a snapshot's counter is not trusted to be small).
 fn target_cycle(start: u64, cycles: u64) -> Result<u64> {
-    match start.checked_add(cycles) {
-        Some(t) => Ok(t),
-        None => bail!(
+    start.checked_add(cycles).ok_or_else(|| {
+        PlatformError::usage(format!(
             "cannot run {cycles} more cycles from cycle {start}: the cycle counter would overflow"
-        ),
-    }
+        ))
+    })
 }
 
-#[derive(Default)]
-struct Writer(Vec<u8>);
+/// What a plain gate-level run found.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct EmuResult {
+    pub core: String,
+    pub memory: String,
+    /// Whether the finish flag rose within the cycle limit.
+    pub finished: bool,
+    /// Cycles until (and including) the one in which the finish flag rose: pass this to `vsp run`.
+    pub cycles: u64,
+    /// x0..x15 at the end.
+    pub regs: Vec<u16>,
+    /// The return value of `main` (x8 = a0).
+    pub result: u16,
+    /// Instructions the ISA simulator retired for the same program.
+    pub instructions: u64,
+    /// Whether the gate-level registers agree with the ISA simulator's.
+    pub agrees_with_isa: bool,
+    pub seconds: f64,
+}
 
-impl Writer {
-    fn blob(&mut self, b: &[u8]) {
-        self.0.extend_from_slice(&(b.len() as u64).to_le_bytes());
-        self.0.extend_from_slice(b);
-    }
+/// Runs `image` with `args` on the gate-level netlist of `core` with `memory` (plain backend) until
+/// the finish flag, and cross-checks it with the ISA simulator.
+pub fn emulate(
+    image: &Image,
+    args: &[String],
+    core: Core,
+    memory: Memory,
+    max_cycles: u64,
+) -> Result<EmuResult> {
+    let request = PlainRequest::new(image, args, memory)?;
+    let mut m = Machine::plain(core, &request)?;
+    let t0 = Instant::now();
+    let (cycles, finished) = m.run_until_finished(max_cycles)?;
+    let seconds = t0.elapsed().as_secs_f64();
+    let regs = m.regs()?;
+    let ram = crate::program::initial_ram(image, args)?;
+    let mut sim = Simulator::new(&image.rom, &ram, MemConfig::default())?;
+    let stats = sim.run(max_cycles.saturating_mul(4))?;
+    Ok(EmuResult {
+        core: core.name().to_string(),
+        memory: crate::program::memory_name(memory).to_string(),
+        finished,
+        cycles,
+        result: regs[8],
+        agrees_with_isa: stats.halted == finished && sim.regs()[..] == regs[..],
+        regs,
+        instructions: sim.instret(),
+        seconds,
+    })
+}
+
+/// The plain state after exactly `cycles` cycles: (finish flag, x0..x15, RAM bytes).
+pub fn plain_state_after(
+    request: &PlainRequest,
+    core: Core,
+    cycles: u64,
+) -> Result<(bool, Vec<u16>, Vec<u8>)> {
+    let mut m = Machine::plain(core, request)?;
+    m.run(cycles, None, &mut |_| {})?;
+    Ok((m.finished()?, m.regs()?, m.ram_bytes()?))
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
 
     #[test]
@@ -352,57 +472,64 @@ pub(crate) mod tests {
         assert!(target_cycle(1 << 62, u64::MAX).is_err());
     }
 
-    /// A result envelope with outputs of `bits[k]` bits (finish flag first) and a 2^a × w RAM.
-    pub(crate) fn result_with(
-        key: &ClientKey,
-        bits: [usize; 17],
-        (a, w): (usize, usize),
-    ) -> Envelope {
-        let p = key.sk.params();
-        let mut out = Writer::default();
-        out.0.extend_from_slice(&7u64.to_le_bytes());
-        for n in bits {
-            out.0.extend_from_slice(&(n as u32).to_le_bytes());
-            for _ in 0..n {
-                out.blob(&key.sk.encrypt_bit(false).to_bytes(p));
+    #[test]
+    fn snapshot_tags_name_core_and_memory() {
+        for core in Core::ALL {
+            for memory in [Memory::Cmux, Memory::Mux] {
+                let mut body = vec![machine_tag(core, memory)];
+                body.extend_from_slice(&1u64.to_le_bytes());
+                body.push(9);
+                let (c, m, s) = parse_snapshot(&body).unwrap();
+                assert_eq!((c, m, s), (core, memory, &[9u8][..]));
             }
         }
-        let ram = client::encrypt_ram(&key.sk, a, w, &[]).unwrap();
-        out.blob(&ram.to_bytes());
-        Envelope {
-            kind: Kind::Result,
-            params: key.params_name.clone(),
-            key_id: key.key_id,
-            body: Zeroizing::new(out.0),
-        }
+        let e = parse_snapshot(&[4, 0, 0, 0, 0, 0, 0, 0, 0]).err().unwrap();
+        assert!(e.to_string().contains("unknown core 4"), "{e}");
     }
 
+    /// MUX memory (Iyokan's gates-and-flip-flops ROM/RAM) computes what CMUX memory does.
     #[test]
-    fn dec_checks_the_results_shape_against_the_core() {
-        let key = crate::keys::generate_secret("default", &Params::default_128()).unwrap();
-        let core_ram = (cores::RAM_ADDR_WIDTH, cores::RAM_DATA_WIDTH);
-        let mut good = [16; 17];
-        good[0] = 1;
-        let d = decrypt_result(&key, &result_with(&key, good, core_ram)).unwrap();
+    fn mux_memory_runs_the_programs_like_cmux_memory() {
+        let p = &vsp_cahp::programs::FIB;
+        let image = vsp_cahp::assemble(p.source, p.name).unwrap();
+        let args: Vec<String> = p.args.iter().map(|s| s.to_string()).collect();
+        let cmux = emulate(&image, &args, Core::Pearl, Memory::Cmux, 5000).unwrap();
+        let mux = emulate(&image, &args, Core::Pearl, Memory::Mux, 5000).unwrap();
+        assert!(cmux.finished && mux.finished && mux.agrees_with_isa);
+        assert_eq!((mux.cycles, &mux.regs), (cmux.cycles, &cmux.regs));
+        assert_eq!(mux.result, p.expected);
+    }
+
+    /// A plain run with snapshots: the periodic snapshot resumes to the same state.
+    #[test]
+    fn a_plain_run_saves_snapshots_at_the_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = &vsp_cahp::programs::FIB;
+        let image = vsp_cahp::assemble(p.source, p.name).unwrap();
+        let args: Vec<String> = p.args.iter().map(|s| s.to_string()).collect();
+        let req = PlainRequest::new(&image, &args, Memory::Cmux).unwrap();
+        let mut m = Machine::plain(Core::Pearl, &req).unwrap();
+        let snaps = Snapshots {
+            path: dir.path().join("s"),
+            every: 2,
+        };
+        let mut seen = Vec::new();
+        m.run(5, Some(&snaps), &mut |p| {
+            if p.engine.cycle_finished {
+                seen.push((p.done, p.total))
+            }
+        })
+        .unwrap();
+        assert_eq!(seen, (1..=5).map(|d| (d, 5)).collect::<Vec<_>>());
+        let env = Envelope::read(&snaps.path, Kind::Snapshot).unwrap();
+        let (core, memory, state) = parse_snapshot(&env.body).unwrap();
+        let mut back = Machine::new(PlainBackend, core, memory).unwrap();
+        back.engine_mut().restore_snapshot(state).unwrap();
+        assert_eq!(back.cycle(), 5);
+        assert_eq!(back.regs().unwrap(), m.regs().unwrap());
         assert_eq!(
-            (d.cycles, d.finished, d.ram.len()),
-            (7, false, cores::RAM_BYTES)
+            plain_state_after(&req, Core::Pearl, 5).unwrap().1,
+            m.regs().unwrap()
         );
-        let mut no_flag = good;
-        no_flag[0] = 0;
-        let mut wide_reg = good;
-        wide_reg[3] = 17;
-        for (bits, ram, want) in [
-            (no_flag, core_ram, "finflag has 0 bits, the core's has 1"),
-            (wide_reg, core_ram, "has 17 bits, the core's has 16"),
-            (good, (1, 1), "the RAM is 2^1 words of 1 bits"),
-            (good, (8, 8), "the RAM is 2^8 words of 8 bits"),
-        ] {
-            let e = decrypt_result(&key, &result_with(&key, bits, ram))
-                .err()
-                .unwrap()
-                .to_string();
-            assert!(e.contains(want), "{e}");
-        }
     }
 }

@@ -17,9 +17,10 @@ use vsp_circuit::{
     client, Circuit, Engine, MemImpl, MemKind, MemState, PlainBackend, RunOptions, TfheBackend,
 };
 
-use crate::encrypted::check_same_key;
-use crate::files::{write_atomic, Access};
-use crate::keys::{ClientKey, ServerKeys};
+use vsp_platform::envelope::check_same_key;
+use vsp_platform::files::{write_atomic, Access};
+use vsp_platform::keys::{ClientKey, ServerKeys};
+
 use crate::progress::Bar;
 
 #[derive(Subcommand)]
@@ -113,7 +114,7 @@ pub fn run(cmd: CircuitCommand, quiet: bool) -> Result<()> {
                         read.push((what, p.as_path()));
                     }
                 }
-                crate::files::check_output(o, &read)?;
+                vsp_platform::files::check_output(o, &read)?;
             }
             let circuit = Arc::new(Circuit::from_blueprint_path(&blueprint)?);
             let inputs = match inputs {
@@ -292,7 +293,14 @@ fn run_encrypted(
             max_cycles: cycles,
             ..Default::default()
         },
-        &mut |p| bar.cycle(p.cycles_done, cycles, p, t0.elapsed().as_secs_f64()),
+        &mut |p| {
+            bar.cycle(&vsp_platform::RunProgress {
+                done: p.cycles_done,
+                total: cycles,
+                elapsed: t0.elapsed().as_secs_f64(),
+                engine: p,
+            })
+        },
     )?;
     bar.finish();
     let mut outputs = BTreeMap::new();
