@@ -113,6 +113,13 @@ impl Request {
     }
 }
 
+/// Which memory a request envelope was encrypted for (read from its first byte, before the slow
+/// parse, so that a mismatch is refused before any work).
+pub fn request_memory(env: &Envelope) -> Result<Memory> {
+    let mut r = Reader::new(&env.body);
+    memory_from_tag(r.u8()?).context(|| "corrupt request".into())
+}
+
 /// The memories of a request's body.
 pub fn parse_request(body: &[u8], params: &Params) -> Result<EncryptedMemories> {
     let mut r = Reader::new(body);

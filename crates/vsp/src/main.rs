@@ -318,11 +318,8 @@ fn run(cli: Cli) -> Result<()> {
             let core = program::parse_core(&core)?;
             let memory = memory.as_deref().map(program::parse_memory).transpose()?;
             let envelope = Envelope::read(&input, Kind::Request)?;
-            let keys = load_server_keys(&eval_key, quiet)?;
-            let request = Request::from_envelope(&envelope, keys.ek.params())
-                .map_err(|e| e.in_file(&input))?;
-            drop(envelope);
-            let has = request.memories.memory();
+            let has =
+                vsp_platform::packets::request_memory(&envelope).map_err(|e| e.in_file(&input))?;
             if let Some(m) = memory.filter(|&m| m != has) {
                 anyhow::bail!(
                     "{} was encrypted for {} memory, not {} (encrypt it again with `vsp enc --memory {}`)",
@@ -332,6 +329,10 @@ fn run(cli: Cli) -> Result<()> {
                     program::memory_name(m)
                 );
             }
+            let keys = load_server_keys(&eval_key, quiet)?;
+            let request = Request::from_envelope(&envelope, keys.ek.params())
+                .map_err(|e| e.in_file(&input))?;
+            drop(envelope);
             let mut machine = Machine::start(&keys, &request, core, threads)?;
             drop(request);
             advance(&mut machine, cycles, snapshots.as_ref(), &output, quiet)?;

@@ -17,7 +17,7 @@ use vsp_cahp::cores::{self, Core, Memory};
 use vsp_cahp::isa::Op;
 use vsp_cahp::{MemConfig, Simulator};
 use vsp_circuit::plain::PlainMemory;
-use vsp_circuit::{Blueprint, Circuit, CircuitError, Engine, PlainBackend};
+use vsp_circuit::{Circuit, Engine, PlainBackend};
 
 /// One program for one lane: ROM and complete initial RAM bytes.
 #[derive(Clone, Debug)]
@@ -97,30 +97,26 @@ pub struct NetTrace {
 }
 
 /// The shipped blueprint of `core` plus debug outputs for the RAM write port.
-pub fn circuit(core: Core, memory: Memory) -> Result<Arc<Circuit>, CircuitError> {
+pub fn circuit(core: Core, memory: Memory) -> Result<Arc<Circuit>, vsp_platform::PlatformError> {
     circuit_with_netlist(core, memory, core.netlist_json())
 }
 
-/// Like [`circuit`] but with `netlist` (Yosys JSON) as the core.
+/// Like [`circuit`] but with `netlist` (Yosys JSON) as the core: vsp-platform's one core builder.
 pub fn circuit_with_netlist(
     core: Core,
     memory: Memory,
     netlist: &str,
-) -> Result<Arc<Circuit>, CircuitError> {
-    let mut text = core.blueprint(memory).to_string();
-    text.push_str(
-        "\"@dbg_wren\" = \"core/io_ramWriteEnable\"\n\
-         \"@dbg_waddr\" = \"core/io_ramAddr\"\n\
-         \"@dbg_wdata\" = \"core/io_ramWriteData\"\n",
-    );
-    let bp = Blueprint::from_str_with_resolver(&text, |p| {
-        if p == core.netlist_path() {
-            Ok(netlist.to_string())
-        } else {
-            Err(CircuitError::Blueprint(format!("unknown file {p}")))
-        }
-    })?;
-    Ok(Arc::new(Circuit::compile(&bp)?))
+) -> Result<Arc<Circuit>, vsp_platform::PlatformError> {
+    vsp_platform::core_circuit_with(
+        core,
+        memory,
+        vsp_platform::CoreBuild {
+            netlist: Some(netlist),
+            connect: "\"@dbg_wren\" = \"core/io_ramWriteEnable\"\n\
+                      \"@dbg_waddr\" = \"core/io_ramAddr\"\n\
+                      \"@dbg_wdata\" = \"core/io_ramWriteData\"\n",
+        },
+    )
 }
 
 /// Bit-sliced memory image: lane `l` holds `words[l]`.
