@@ -10,10 +10,12 @@
 //! encoding's distance, four times its variance budget). A cell is read through an `a`-level CMUX tree,
 //! sample-extracted, key-switched and gate-bootstrapped (sign → fresh ±1/8 gate bit), and is refreshed by
 //! extraction, key switch and a blind rotation back to a ±1/4 TRLWE. Every decision is correct when the
-//! total error is below 1/4. Each cycle every cell receives one demultiplexed write (`a` external products
-//! of the cell with the write value), so every cell's variance grows each cycle whether or
-//! not it was written: it becomes either its old value or the fresh write value, through `a` CMUXes, so its
-//! bound goes from v to max(v, 2·V_br) + a·V_ext. A word refreshed at the end of cycle t is decided (read
+//! total error is below 1/4. Each cycle every cell receives one demultiplexed write: the change δ = v − r
+//! (write value minus the stored bit r as read by the `a`-level CMUX tree) goes down an `a`-level tree of
+//! external products and is added to every cell, so every cell's variance grows each cycle whether or not
+//! it was written. An unaddressed cell gains `a` external-product errors (v → v + a·V_ext); the addressed
+//! cell becomes the fresh write value (two blind rotations) minus the read tree's errors plus the
+//! demultiplexer's, 2·V_br + 2a·V_ext. The bound goes from v to max(v + a·V_ext, 2·V_br + 2a·V_ext). A word refreshed at the end of cycle t is decided (read
 //! through the `a`-level tree, or refreshed) at most `K` cycles later with variance at most
 //! bound_after(K) + V_ks + V_ms; `K` is the largest period keeping that under `V_lim = (1/4 / z)²`, where
 //! `z` makes a Gaussian tail
@@ -107,10 +109,12 @@ impl NoiseModel {
         hi
     }
 
-    /// A word's variance bound after one write cycle: every cell ends up either as its old value or as
-    /// the write value (two blind rotations), after `a` CMUXes.
+    /// A word's variance bound after one write cycle: an unaddressed cell gains the `a` external-product
+    /// errors of the demultiplexer; the addressed one becomes the write value (two blind rotations) with
+    /// the errors of the read tree and of the demultiplexer.
     pub fn after_write(&self, v: f64, a: usize) -> f64 {
-        v.max(2.0 * self.v_br) + a as f64 * self.v_ext
+        let ext = a as f64 * self.v_ext;
+        (v + ext).max(2.0 * self.v_br + 2.0 * ext)
     }
 
     /// The variance bound of a word `k` write cycles after its refresh.

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use vsp_cahp::cores::{self, Core, Memory};
+use vsp_cahp::cores::{self, Core, MemSize, Memory};
 use vsp_cahp::{Image, MemConfig, Simulator};
 use vsp_circuit::{
     Backend, Blueprint, Circuit, CircuitError, Engine, MemState, PlainBackend, Progress,
@@ -29,10 +29,12 @@ use crate::keys::ServerKeys;
 use crate::packets::{result_envelope, EncryptedMemories, EncryptedRam, Request};
 use crate::program::PlainRequest;
 
-/// Extra wiring for [`core_circuit_with`]: a replacement core netlist and blueprint lines appended
-/// to `[connect]` (the co-verification adds debug outputs this way).
+/// Options of [`core_circuit_with`]: the memories' size, a replacement core netlist and blueprint
+/// lines appended to `[connect]` (the co-verification adds debug outputs this way).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CoreBuild<'a> {
+    /// 512-byte (the default) or 1 KiB ROM and RAM.
+    pub size: MemSize,
     /// Yosys JSON to use as the core instead of the shipped netlist.
     pub netlist: Option<&'a str>,
     /// Lines appended to the blueprint's `[connect]` table.
@@ -46,10 +48,10 @@ pub fn core_circuit(core: Core, memory: Memory) -> Result<Arc<Circuit>> {
 
 /// [`core_circuit`] with a replacement netlist and extra connections.
 pub fn core_circuit_with(core: Core, memory: Memory, build: CoreBuild<'_>) -> Result<Arc<Circuit>> {
-    let mut text = core.blueprint(memory).to_string();
+    let mut text = core.blueprint_sized(memory, build.size).to_string();
     text.push_str(build.connect);
     let bp = Blueprint::from_str_with_resolver(&text, |p| match (build.netlist, p) {
-        (Some(n), p) if p == core.netlist_path() => Ok(n.to_string()),
+        (Some(n), p) if p == core.netlist_path_sized(build.size) => Ok(n.to_string()),
         _ => cores::resolve(p).map(str::to_string).ok_or_else(|| {
             CircuitError::Blueprint(format!("shipped blueprint names unknown file {p}"))
         }),
