@@ -9,6 +9,7 @@
 //! | [`keys`] | secret key (client) and evaluation key (server) files, parameter sets |
 //! | [`packets`] | a [`PlainRequest`] encrypts into a [`Request`]; a result decrypts into a [`Decrypted`] state |
 //! | [`machine`] | the core + memories ([`core_circuit`]): run with progress and snapshots, resume, [`emulate`] |
+//! | [`design`] | any user circuit (blueprint or bare Yosys JSON) and its per-cycle output traces (JSON lines, VCD) |
 //! | [`envelope`] | the checked, versioned envelope of every file ([`Envelope`], [`Kind`], [`Reader`]) |
 //! | [`files`] | the one atomic file writer and the checks on output paths |
 //! | [`error`] | [`PlatformError`], wrapping the lower crates' errors |
@@ -20,6 +21,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod design;
 pub mod envelope;
 pub mod error;
 pub mod files;

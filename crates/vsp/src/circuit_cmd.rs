@@ -1,10 +1,10 @@
-//! `vsp circuit …`: the engine on any user circuit described by a blueprint (see `docs/blueprint.md`).
-//!
-//! Inputs come from a JSON file `{"inputs": {"en": 1}, "memories": {"rom": [1, 2, 3]}}` (values held
-//! for the whole run; memory words from address 0), outputs go to a JSON file (or stdout):
-//! `{"cycles": 5, "outputs": {"count": 4}, "memories": {"ram": [...]}}`. With `--key` and
-//! `--eval-key` the run is encrypted: inputs and memories are encrypted with the secret key, the
-//! circuit is evaluated over TFHE, and outputs are decrypted — a one-machine check of a design.
+//! `vsp circuit …`: the engine on any user circuit — a blueprint (`docs/blueprint.md`) or a bare
+//! Yosys JSON netlist (`docs/yosys.md`) — in plain, or encrypted on one machine (with `--key` and
+//! `--eval-key`: inputs and memories are encrypted with the secret key, the circuit is evaluated over
+//! TFHE, and outputs are decrypted — a check of a design). The inputs file is documented in
+//! [`INPUTS_HELP`] (`vsp circuit run --help`) and `docs/circuit.md`; outputs go to a JSON file (or
+//! stdout): `{"cycles": 5, "outputs": {"count": 4}, "memories": {"ram": [...]}}`; `--trace` and
+//! `--vcd` write the outputs of every cycle.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -14,30 +14,42 @@ use anyhow::{bail, Context, Result};
 use clap::Subcommand;
 use serde::{Deserialize, Serialize};
 use vsp_circuit::{
-    client, Circuit, Engine, MemImpl, MemKind, MemState, PlainBackend, RunOptions, TfheBackend,
+    client, Backend, Circuit, Engine, MemImpl, MemKind, MemState, PlainBackend, RunOptions,
+    TfheBackend,
 };
 
+use vsp_platform::design::{load_design, Trace};
 use vsp_platform::envelope::check_same_key;
 use vsp_platform::files::{write_atomic, Access};
 use vsp_platform::keys::{ClientKey, ServerKeys};
 
 use crate::progress::Bar;
 
+/// The inputs file, as `--help` shows it.
+const INPUTS_HELP: &str = "JSON file with input values and memory contents:
+  {\"inputs\": {\"en\": 1, \"data\": 200}, \"memories\": {\"rom\": [1, 2, 3]}}
+\"inputs\" maps an external input (the @name of a blueprint, a port of a bare netlist) to a number
+(unsigned, at most the port's width), held for the whole run; inputs not named are 0. \"memories\"
+maps a memory (a [[builtin]]) to its words from address 0 (the rest 0). Both keys are optional;
+unknown keys are refused. Encrypted runs encrypt every value and memory given here; the other
+inputs (and --reset) are public. See docs/circuit.md.";
+
 #[derive(Subcommand)]
 pub enum CircuitCommand {
-    /// Statistics of a blueprint's circuit: gates by type, DFFs, depth, bootstraps per cycle.
+    /// Statistics of a circuit: gates by type, DFFs, depth, bootstraps per cycle.
     Stats {
-        #[arg(long)]
+        /// Blueprint (TOML) or bare Yosys JSON netlist.
+        #[arg(long, visible_alias = "netlist")]
         blueprint: PathBuf,
         #[arg(long)]
         json: bool,
     },
     /// Run a circuit, in plain (default) or encrypted (with --key and --eval-key).
     Run {
-        #[arg(long)]
+        /// Blueprint (TOML) or bare Yosys JSON netlist (its ports become the external ports).
+        #[arg(long, visible_alias = "netlist")]
         blueprint: PathBuf,
-        /// JSON file with input values and memory contents.
-        #[arg(long)]
+        #[arg(long, long_help = INPUTS_HELP)]
         inputs: Option<PathBuf>,
         /// Cycles to run.
         #[arg(long)]
@@ -57,6 +69,12 @@ pub enum CircuitCommand {
         /// Write the outputs (JSON) here instead of stdout.
         #[arg(short, long)]
         output: Option<PathBuf>,
+        /// Write every cycle's outputs here as JSON lines: {"cycle":0,"outputs":{"count":0}}.
+        #[arg(long)]
+        trace: Option<PathBuf>,
+        /// Write every cycle's outputs here as a VCD (Value Change Dump; GTKWave opens it).
+        #[arg(long)]
+        vcd: Option<PathBuf>,
         #[arg(short, long, value_parser = crate::parse_threads)]
         threads: Option<usize>,
     },
@@ -78,10 +96,19 @@ struct Outputs {
     memories: BTreeMap<String, Vec<u64>>,
 }
 
+/// How a run ends and what it records.
+struct RunPlan {
+    cycles: u64,
+    until: Option<String>,
+    reset: bool,
+    /// Record every cycle's outputs.
+    trace: Option<Trace>,
+}
+
 pub fn run(cmd: CircuitCommand, quiet: bool) -> Result<()> {
     match cmd {
         CircuitCommand::Stats { blueprint, json } => {
-            let c = Circuit::from_blueprint_path(&blueprint)?;
+            let c = load_design(&blueprint)?;
             let s = c.stats();
             let v = stats_json(&c, &s);
             if json {
@@ -101,22 +128,27 @@ pub fn run(cmd: CircuitCommand, quiet: bool) -> Result<()> {
             key,
             eval_key,
             output,
+            trace,
+            vcd,
             threads,
         } => {
-            if let Some(o) = &output {
-                let mut read = vec![("blueprint", blueprint.as_path())];
-                for (what, p) in [
-                    ("inputs", &inputs),
-                    ("secret key", &key),
-                    ("evaluation key", &eval_key),
-                ] {
-                    if let Some(p) = p {
-                        read.push((what, p.as_path()));
-                    }
+            let mut read = vec![("blueprint", blueprint.as_path())];
+            for (what, p) in [
+                ("inputs", &inputs),
+                ("secret key", &key),
+                ("evaluation key", &eval_key),
+            ] {
+                if let Some(p) = p {
+                    read.push((what, p.as_path()));
                 }
-                vsp_platform::files::check_output(o, &read)?;
             }
-            let circuit = Arc::new(Circuit::from_blueprint_path(&blueprint)?);
+            for (what, p) in [("output", &output), ("trace", &trace), ("VCD", &vcd)] {
+                if let Some(p) = p {
+                    vsp_platform::files::check_output(p, &read)?;
+                    read.push((what, p.as_path()));
+                }
+            }
+            let circuit = load_design(&blueprint)?;
             let inputs = match inputs {
                 Some(p) => {
                     let text = std::fs::read_to_string(&p)
@@ -126,17 +158,36 @@ pub fn run(cmd: CircuitCommand, quiet: bool) -> Result<()> {
                 }
                 None => Inputs::default(),
             };
+            let signals = circuit
+                .outputs()
+                .iter()
+                .map(|p| (p.name.clone(), p.bits.len()))
+                .collect();
+            let mut plan = RunPlan {
+                cycles,
+                until,
+                reset,
+                trace: (trace.is_some() || vcd.is_some()).then(|| Trace::new(signals)),
+            };
             let out = match (key, eval_key) {
                 (Some(k), Some(e)) => {
-                    if until.is_some() {
+                    if plan.until.is_some() {
                         bail!(
                             "--until needs the plain run: an encrypted run cannot see its outputs"
                         );
                     }
-                    run_encrypted(circuit, &inputs, cycles, reset, &k, &e, threads, quiet)?
+                    run_encrypted(circuit, &inputs, &mut plan, &k, &e, threads, quiet)?
                 }
-                _ => run_plain(circuit, &inputs, cycles, until, reset)?,
+                _ => run_plain(circuit, &inputs, &mut plan)?,
             };
+            if let Some(t) = &plan.trace {
+                if let Some(p) = &trace {
+                    write_atomic(p, t.json_lines().as_bytes(), Access::Public)?;
+                }
+                if let Some(p) = &vcd {
+                    write_atomic(p, t.vcd().as_bytes(), Access::Public)?;
+                }
+            }
             let text = serde_json::to_string_pretty(&out)?;
             match output {
                 Some(p) => write_atomic(&p, text.as_bytes(), Access::Public)?,
@@ -185,13 +236,57 @@ fn encrypted_plan_json(c: &Circuit) -> serde_json::Value {
     })
 }
 
-fn run_plain(
-    circuit: Arc<Circuit>,
-    inputs: &Inputs,
-    cycles: u64,
-    until: Option<String>,
-    reset: bool,
-) -> Result<Outputs> {
+/// Runs `plan.cycles` cycles (or until the 1-bit output `plan.until` is 1), recording every cycle's
+/// outputs in `plan.trace`; `value` reads an output (decrypting it in an encrypted run). Returns the
+/// cycles run.
+fn run_cycles<B: Backend>(
+    e: &mut Engine<B>,
+    plan: &mut RunPlan,
+    value: &dyn Fn(&Engine<B>, &str) -> Result<u64>,
+    progress: &mut dyn FnMut(u64, &vsp_circuit::Progress),
+) -> Result<u64> {
+    if let Some(name) = &plan.until {
+        match e.circuit().outputs().iter().find(|p| &p.name == name) {
+            Some(p) if p.bits.len() == 1 => {}
+            Some(_) => bail!("--until {name}: the output must be 1 bit wide"),
+            None => bail!("--until {name}: the circuit has no output @{name}"),
+        }
+    }
+    if plan.reset {
+        e.reset()?;
+    }
+    let names: Vec<String> = e
+        .circuit()
+        .outputs()
+        .iter()
+        .map(|p| p.name.clone())
+        .collect();
+    let one = RunOptions {
+        max_cycles: 1,
+        ..Default::default()
+    };
+    let mut done = 0;
+    while done < plan.cycles {
+        let cycle = e.cycle();
+        e.run(&one, &mut |p| progress(done, p))?;
+        done += 1;
+        if let Some(t) = &mut plan.trace {
+            let values = names
+                .iter()
+                .map(|n| value(e, n))
+                .collect::<Result<Vec<u64>>>()?;
+            t.record(cycle, &values);
+        }
+        if let Some(name) = &plan.until {
+            if value(e, name)? == 1 {
+                break;
+            }
+        }
+    }
+    Ok(done)
+}
+
+fn run_plain(circuit: Arc<Circuit>, inputs: &Inputs, plan: &mut RunPlan) -> Result<Outputs> {
     let mut e = Engine::new(PlainBackend, circuit.clone());
     for (name, v) in &inputs.inputs {
         e.set_input_value(name, *v)?;
@@ -199,17 +294,8 @@ fn run_plain(
     for (name, words) in &inputs.memories {
         e.load_memory_words(name, words)?;
     }
-    if reset {
-        e.reset()?;
-    }
-    let report = e.run(
-        &RunOptions {
-            max_cycles: cycles,
-            stop_when: until,
-            ..Default::default()
-        },
-        &mut |_| {},
-    )?;
+    let value = |e: &Engine<PlainBackend>, n: &str| Ok(e.output_value(n, 0)?);
+    let cycles = run_cycles(&mut e, plan, &value, &mut |_, _| {})?;
     let mut outputs = BTreeMap::new();
     for p in circuit.outputs() {
         outputs.insert(p.name.clone(), e.output_value(&p.name, 0)?);
@@ -223,18 +309,16 @@ fn run_plain(
         memories.insert(m.spec.name.clone(), e.memory_words(&m.spec.name, 0)?);
     }
     Ok(Outputs {
-        cycles: report.cycles,
+        cycles,
         outputs,
         memories,
     })
 }
 
-#[allow(clippy::too_many_arguments)]
 fn run_encrypted(
     circuit: Arc<Circuit>,
     inputs: &Inputs,
-    cycles: u64,
-    reset: bool,
+    plan: &mut RunPlan,
     key: &Path,
     eval_key: &Path,
     threads: Option<usize>,
@@ -250,6 +334,13 @@ fn run_encrypted(
         ck.key_id,
         &ck.params_name,
     )?;
+    if inputs.inputs.is_empty() && inputs.memories.is_empty() {
+        eprintln!(
+            "warning: no input or memory is encrypted (the inputs file names none{}): the run computes \
+             on trivial ciphertexts of public values, so nothing is secret and its timing means nothing",
+            if plan.reset { "; --reset is public" } else { "" }
+        );
+    }
     let backend = TfheBackend::new(keys.ek.clone(), Some(keys.ck.clone()))?;
     let mut e = Engine::new(backend, circuit.clone());
     if let Some(t) = threads {
@@ -283,32 +374,22 @@ fn run_encrypted(
             }
         }
     }
-    if reset {
-        e.reset()?;
-    }
-    let bar = Bar::cycles(quiet, cycles);
+    let total = plan.cycles;
+    let bar = Bar::cycles(quiet, total);
     let t0 = std::time::Instant::now();
-    let report = e.run(
-        &RunOptions {
-            max_cycles: cycles,
-            ..Default::default()
-        },
-        &mut |p| {
-            bar.cycle(&vsp_platform::RunProgress {
-                done: p.cycles_done,
-                total: cycles,
-                elapsed: t0.elapsed().as_secs_f64(),
-                engine: p,
-            })
-        },
-    )?;
+    let value = |e: &Engine<TfheBackend>, n: &str| Ok(client::decrypt_value(sk, &e.output(n)?)?);
+    let cycles = run_cycles(&mut e, plan, &value, &mut |done, p| {
+        bar.cycle(&vsp_platform::RunProgress {
+            done: done + p.cycles_done,
+            total,
+            elapsed: t0.elapsed().as_secs_f64(),
+            engine: p,
+        })
+    })?;
     bar.finish();
     let mut outputs = BTreeMap::new();
     for p in circuit.outputs() {
-        outputs.insert(
-            p.name.clone(),
-            client::decrypt_value(sk, &e.output(&p.name)?)?,
-        );
+        outputs.insert(p.name.clone(), value(&e, &p.name)?);
     }
     let mut memories = BTreeMap::new();
     for m in circuit
@@ -323,7 +404,7 @@ fn run_encrypted(
         memories.insert(m.spec.name.clone(), words);
     }
     Ok(Outputs {
-        cycles: report.cycles,
+        cycles,
         outputs,
         memories,
     })

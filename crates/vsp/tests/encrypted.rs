@@ -181,6 +181,47 @@ fn encrypted_runs_match_the_plain_run_and_resume_continues_exactly() {
         "no register written after 6 Ruby cycles: the check would compare zeros ({want})"
     );
 
+    // `vsp circuit run` encrypted on a bare netlist: with no input encrypted it warns (the run would
+    // compute on trivial ciphertexts); with `en` encrypted it counts.
+    let net = Path::new(env!("CARGO_MANIFEST_DIR")).join("../circuit/testdata/counter.json");
+    let net = net.to_str().unwrap();
+    let circuit = |extra: &[&str]| {
+        let mut a = vec![
+            "circuit",
+            "run",
+            "--netlist",
+            net,
+            "--cycles",
+            "2",
+            "--reset",
+            "--key",
+            "sk.key",
+            "--eval-key",
+            "ek.key",
+        ];
+        a.extend_from_slice(extra);
+        vsp(&a, d)
+    };
+    let out = circuit(&[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("warning: no input or memory is encrypted"),
+        "{err}"
+    );
+    std::fs::write(d.join("en.json"), r#"{"inputs": {"en": 1}}"#).unwrap();
+    let out = circuit(&["--inputs", "en.json", "--trace", "c.jsonl"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("warning"), "{err}");
+    let o: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(o["outputs"]["count"], 1, "{o}");
+    let trace = std::fs::read_to_string(d.join("c.jsonl")).unwrap();
+    assert!(
+        trace.ends_with("{\"cycle\":1,\"outputs\":{\"count\":1}}\n"),
+        "{trace}"
+    );
+
     // MUX memory (Iyokan's flip-flops + MUX trees): the request records it, a run for the other
     // memory is refused before any work, and one cycle matches the plain MUX-memory run.
     ok(
