@@ -1,14 +1,25 @@
 //! Any user circuit for `vsp circuit`: a blueprint (TOML, `docs/blueprint.md`) or a bare Yosys JSON
 //! netlist (`docs/yosys.md`), whose ports then become the circuit's external ports of the same name;
-//! and per-cycle output traces as JSON lines and as a VCD that GTKWave opens.
+//! per-cycle output traces as JSON lines and as a VCD that GTKWave opens; and the client/server split
+//! for any circuit on the same envelopes as the processor's: [`CircuitInputs::encrypt`] →
+//! [`CircuitRequest`] → [`CircuitMachine`] (run, snapshot, resume) → [`decrypt_circuit_result`].
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
-use vsp_circuit::{Blueprint, Circuit};
+use vsp_circuit::{
+    client, Blueprint, Circuit, Engine, MemImpl, MemKind, MemState, TfheBackend, TfheRam, TfheRom,
+};
+use vsp_tfhe::{Params, Tlwe};
+use zeroize::Zeroizing;
 
+use crate::envelope::{check_same_key, Envelope, KeyId, Kind, Reader, Writer};
 use crate::error::{PlatformError, Result, ResultExt};
+use crate::keys::{ClientKey, ServerKeys};
+use crate::machine::{run_in_chunks, RunProgress, Snapshots, Stamp};
+use crate::packets::{check_ram_shape, get_cells, put_cells};
 
 /// Loads `path`: a Yosys JSON netlist when the file is JSON (it starts with `{`), else a blueprint.
 pub fn load_design(path: &Path) -> Result<Arc<Circuit>> {
@@ -215,4 +226,485 @@ mod tests {
     fn port_names_are_quoted_for_toml() {
         assert_eq!(quote("a\"b\\c"), "\"a\\\"b\\\\c\"");
     }
+}
+
+/// The inputs file of `vsp circuit` (docs/circuit.md): input values held for the whole run and
+/// memory words from address 0.
+#[derive(serde::Deserialize, Default, Clone, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct CircuitInputs {
+    #[serde(default)]
+    pub inputs: BTreeMap<String, u64>,
+    #[serde(default)]
+    pub memories: BTreeMap<String, Vec<u64>>,
+}
+
+/// A circuit's final state in plain: what a result decrypts to.
+#[derive(serde::Serialize, Clone, Debug, PartialEq, Eq)]
+pub struct CircuitOutputs {
+    pub cycles: u64,
+    pub outputs: BTreeMap<String, u64>,
+    /// RAM contents (ROMs are not repeated).
+    pub memories: BTreeMap<String, Vec<u64>>,
+}
+
+/// An encrypted memory of a circuit.
+pub enum EncryptedMemory {
+    Rom(TfheRom),
+    Ram(TfheRam),
+    /// MUX memory: one TLWE per bit.
+    Cells(Vec<Tlwe<u32>>),
+}
+
+/// An encrypted circuit request: the inputs and memories the client encrypted, for one circuit.
+pub struct CircuitRequest {
+    pub params_name: String,
+    pub key_id: KeyId,
+    /// The circuit's fingerprint: a request runs only on the circuit it was made for.
+    pub fingerprint: [u8; 32],
+    pub inputs: Vec<(String, Vec<Tlwe<u32>>)>,
+    pub memories: Vec<(String, EncryptedMemory)>,
+}
+
+impl CircuitInputs {
+    /// Reads an inputs file.
+    pub fn read(path: &Path) -> Result<CircuitInputs> {
+        let text = std::fs::read_to_string(path).map_err(|source| PlatformError::Read {
+            path: path.into(),
+            source,
+        })?;
+        serde_json::from_str(&text).map_err(|e| {
+            PlatformError::format(format!("{}: malformed inputs JSON: {e}", path.display()))
+        })
+    }
+
+    /// Whether nothing would be encrypted (an encrypted run would compute on public values only).
+    pub fn is_empty(&self) -> bool {
+        self.inputs.is_empty() && self.memories.is_empty()
+    }
+
+    /// Encrypts every input and memory named under `key`, for `circuit`.
+    pub fn encrypt(&self, key: &ClientKey, circuit: &Circuit) -> Result<CircuitRequest> {
+        let sk = &key.sk;
+        let mut inputs = Vec::new();
+        for (name, &v) in &self.inputs {
+            let width = input_width(circuit, name)?;
+            if width < 64 && v >> width != 0 {
+                return Err(PlatformError::usage(format!(
+                    "value {v} does not fit the {width}-bit input @{name}"
+                )));
+            }
+            inputs.push((name.clone(), client::encrypt_value(sk, v, width)));
+        }
+        let mut memories = Vec::new();
+        for (name, words) in &self.memories {
+            let spec = memory_spec(circuit, name)?;
+            let (a, w) = (spec.addr_width, spec.data_width);
+            let m = match (spec.imp, spec.kind) {
+                (MemImpl::Cmux, MemKind::Rom) => {
+                    EncryptedMemory::Rom(client::encrypt_rom(sk, a, w, words)?)
+                }
+                (MemImpl::Cmux, MemKind::Ram) => {
+                    EncryptedMemory::Ram(client::encrypt_ram(sk, a, w, words)?)
+                }
+                (MemImpl::Mux, _) => {
+                    EncryptedMemory::Cells(client::encrypt_mux_memory(sk, a, w, words)?)
+                }
+            };
+            memories.push((name.clone(), m));
+        }
+        Ok(CircuitRequest {
+            params_name: key.params_name.clone(),
+            key_id: key.key_id,
+            fingerprint: circuit.fingerprint(),
+            inputs,
+            memories,
+        })
+    }
+}
+
+fn input_width(circuit: &Circuit, name: &str) -> Result<usize> {
+    circuit
+        .input(name)
+        .map(|p| p.bits.len())
+        .ok_or_else(|| PlatformError::usage(format!("the circuit has no input @{name}")))
+}
+
+fn memory_spec<'c>(circuit: &'c Circuit, name: &str) -> Result<&'c vsp_circuit::MemorySpec> {
+    circuit
+        .memory(name)
+        .map(|(_, m)| &m.spec)
+        .ok_or_else(|| PlatformError::usage(format!("the circuit has no memory {name:?}")))
+}
+
+/// Body tag of circuit snapshots (core snapshots use 0..=3).
+const CIRCUIT_SNAPSHOT: u8 = 0x80;
+
+impl CircuitRequest {
+    /// The request as a file: fingerprint ‖ inputs (u32 count ‖ name blob ‖ cells) ‖ memories
+    /// (u32 count ‖ name blob ‖ kind u8 (0 ROM, 1 RAM, 2 cells) ‖ blob or cells).
+    pub fn to_envelope(&self, params: &Params) -> Envelope {
+        let mut w = Writer::default();
+        w.0.extend_from_slice(&self.fingerprint);
+        w.u32(self.inputs.len() as u32);
+        for (name, bits) in &self.inputs {
+            w.blob(name.as_bytes());
+            put_cells(&mut w, bits, params);
+        }
+        w.u32(self.memories.len() as u32);
+        for (name, m) in &self.memories {
+            w.blob(name.as_bytes());
+            match m {
+                EncryptedMemory::Rom(r) => {
+                    w.u8(0);
+                    w.blob(&r.to_bytes());
+                }
+                EncryptedMemory::Ram(r) => {
+                    w.u8(1);
+                    w.blob(&r.to_bytes());
+                }
+                EncryptedMemory::Cells(c) => {
+                    w.u8(2);
+                    put_cells(&mut w, c, params);
+                }
+            }
+        }
+        Envelope {
+            kind: Kind::Request,
+            params: self.params_name.clone(),
+            key_id: self.key_id,
+            body: Zeroizing::new(w.0),
+        }
+    }
+
+    /// Parses a request for `circuit`: the fingerprint, every name and every size is checked against
+    /// the circuit before anything is decoded.
+    pub fn from_envelope(env: &Envelope, circuit: &Circuit, params: &Params) -> Result<Self> {
+        let corrupt = |m: String| PlatformError::format(format!("corrupt circuit request: {m}"));
+        let mut r = Reader::new(&env.body);
+        let fingerprint: [u8; 32] = r.array()?;
+        if fingerprint != circuit.fingerprint() {
+            return Err(PlatformError::KeyMismatch(
+                "the request was made for another circuit (its fingerprint differs)".into(),
+            ));
+        }
+        let n = r.u32()? as usize;
+        if n > circuit.inputs().len() {
+            return Err(corrupt(format!(
+                "{n} inputs, the circuit has {}",
+                circuit.inputs().len()
+            )));
+        }
+        let mut inputs = Vec::with_capacity(n);
+        for _ in 0..n {
+            let name = name_of(&mut r)?;
+            let width = input_width(circuit, &name).map_err(|e| corrupt(e.to_string()))?;
+            inputs.push((name, get_cells(&mut r, width, params)?));
+        }
+        let n = r.u32()? as usize;
+        if n > circuit.memories().len() {
+            return Err(corrupt(format!(
+                "{n} memories, the circuit has {}",
+                circuit.memories().len()
+            )));
+        }
+        let mut memories = Vec::with_capacity(n);
+        for _ in 0..n {
+            let name = name_of(&mut r)?;
+            let spec = memory_spec(circuit, &name).map_err(|e| corrupt(e.to_string()))?;
+            let m = match (r.u8()?, spec.imp, spec.kind) {
+                (0, MemImpl::Cmux, MemKind::Rom) => EncryptedMemory::Rom(
+                    TfheRom::from_bytes(r.blob()?, params).context(|| format!("memory {name}"))?,
+                ),
+                (1, MemImpl::Cmux, MemKind::Ram) => EncryptedMemory::Ram(
+                    TfheRam::from_bytes(r.blob()?, params).context(|| format!("memory {name}"))?,
+                ),
+                (2, MemImpl::Mux, _) => EncryptedMemory::Cells(get_cells(
+                    &mut r,
+                    (1usize << spec.addr_width) * spec.data_width,
+                    params,
+                )?),
+                (tag, ..) => {
+                    return Err(corrupt(format!(
+                        "memory {name}: kind {tag} is not the circuit's ({:?} {:?})",
+                        spec.imp, spec.kind
+                    )))
+                }
+            };
+            memories.push((name, m));
+        }
+        r.end()?;
+        Ok(CircuitRequest {
+            params_name: env.params.clone(),
+            key_id: env.key_id,
+            fingerprint,
+            inputs,
+            memories,
+        })
+    }
+
+    /// Loads the inputs and memories into `engine`.
+    pub fn load(self, engine: &mut Engine<TfheBackend>) -> Result<()> {
+        for (name, bits) in self.inputs {
+            engine.set_input(&name, bits)?;
+        }
+        for (name, m) in self.memories {
+            match m {
+                EncryptedMemory::Rom(r) => engine.set_rom(&name, r)?,
+                EncryptedMemory::Ram(r) => engine.set_ram(&name, r)?,
+                EncryptedMemory::Cells(c) => engine.set_memory_cells(&name, c)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+fn name_of(r: &mut Reader<'_>) -> Result<String> {
+    let b = r.blob()?;
+    std::str::from_utf8(b)
+        .map(str::to_string)
+        .map_err(|_| PlatformError::format("corrupt circuit file: a name is not text"))
+}
+
+/// An encrypted circuit run on the server: the engine and the key it runs under.
+pub struct CircuitMachine {
+    pub engine: Engine<TfheBackend>,
+    stamp: Stamp,
+}
+
+impl CircuitMachine {
+    /// A run of `request` on `circuit` with the server's keys.
+    pub fn start(
+        keys: &ServerKeys,
+        circuit: Arc<Circuit>,
+        request: CircuitRequest,
+        threads: Option<usize>,
+    ) -> Result<CircuitMachine> {
+        check_same_key(
+            "the request",
+            request.key_id,
+            &request.params_name,
+            keys.key_id,
+            &keys.params_name,
+        )?;
+        let mut m = Self::new(keys, circuit, threads)?;
+        request.load(&mut m.engine)?;
+        Ok(m)
+    }
+
+    fn new(keys: &ServerKeys, circuit: Arc<Circuit>, threads: Option<usize>) -> Result<Self> {
+        let backend = TfheBackend::new(keys.ek.clone(), Some(keys.ck.clone()))?;
+        let mut engine = Engine::new(backend, circuit);
+        if let Some(t) = threads {
+            engine.set_threads(t.max(1));
+        }
+        Ok(CircuitMachine {
+            engine,
+            stamp: Stamp {
+                params_name: keys.params_name.clone(),
+                key_id: keys.key_id,
+            },
+        })
+    }
+
+    /// Continues from a snapshot written by [`CircuitMachine::save`] for the same circuit.
+    pub fn resume(
+        keys: &ServerKeys,
+        circuit: Arc<Circuit>,
+        path: &Path,
+        threads: Option<usize>,
+    ) -> Result<CircuitMachine> {
+        let env = Envelope::read(path, Kind::Snapshot)?;
+        check_same_key(
+            "the snapshot",
+            env.key_id,
+            &env.params,
+            keys.key_id,
+            &keys.params_name,
+        )?;
+        let mut r = Reader::new(&env.body);
+        if r.u8()? != CIRCUIT_SNAPSHOT {
+            return Err(PlatformError::usage(format!(
+                "{} is a processor snapshot: continue it with `vsp resume`",
+                path.display()
+            )));
+        }
+        let state = r.blob()?;
+        r.end()?;
+        let mut m = Self::new(keys, circuit, threads)?;
+        m.engine
+            .restore_snapshot(state)
+            .context(|| format!("{}: corrupt or for another circuit", path.display()))?;
+        Ok(m)
+    }
+
+    /// Writes the state atomically.
+    pub fn save(&self, path: &Path) -> Result<u64> {
+        let mut w = Writer::default();
+        w.u8(CIRCUIT_SNAPSHOT);
+        w.blob(&self.engine.snapshot_bytes());
+        Envelope {
+            kind: Kind::Snapshot,
+            params: self.stamp.params_name.clone(),
+            key_id: self.stamp.key_id,
+            body: Zeroizing::new(w.0),
+        }
+        .write(path)
+    }
+
+    /// Runs `cycles` cycles with snapshots and progress as [`crate::Machine::run`] does.
+    pub fn run(
+        &mut self,
+        cycles: u64,
+        reset: bool,
+        snapshots: Option<&Snapshots>,
+        progress: &mut dyn FnMut(&RunProgress<'_>),
+    ) -> Result<()> {
+        crate::machine::target_cycle(self.engine.cycle(), cycles)?;
+        if reset {
+            self.engine.reset()?;
+        }
+        let this = std::cell::RefCell::new(self);
+        run_in_chunks(
+            &mut |n, report: &mut dyn FnMut(&vsp_circuit::Progress)| {
+                let opts = vsp_circuit::RunOptions {
+                    max_cycles: n,
+                    ..Default::default()
+                };
+                this.borrow_mut().engine.run(&opts, report)?;
+                Ok(())
+            },
+            &|p: &Path| this.borrow().save(p).map(|_| ()),
+            cycles,
+            snapshots,
+            progress,
+        )
+    }
+
+    /// The encrypted result: the cycle count, every output, every RAM.
+    pub fn result(&self) -> Result<Envelope> {
+        let e = &self.engine;
+        let params = e.backend().params();
+        let c = e.circuit();
+        let mut w = Writer::default();
+        w.0.extend_from_slice(&c.fingerprint());
+        w.u64(e.cycle());
+        w.u32(c.outputs().len() as u32);
+        for p in c.outputs() {
+            w.blob(p.name.as_bytes());
+            put_cells(&mut w, &e.output(&p.name)?, params);
+        }
+        let rams: Vec<_> = c
+            .memories()
+            .iter()
+            .filter(|m| m.spec.kind == MemKind::Ram)
+            .collect();
+        w.u32(rams.len() as u32);
+        for m in rams {
+            w.blob(m.spec.name.as_bytes());
+            match e.memory(&m.spec.name)? {
+                MemState::Ram(r) => {
+                    w.u8(1);
+                    w.blob(&r.to_bytes());
+                }
+                _ => {
+                    w.u8(2);
+                    put_cells(&mut w, &e.memory_cells(&m.spec.name)?, params);
+                }
+            }
+        }
+        Ok(Envelope {
+            kind: Kind::Result,
+            params: self.stamp.params_name.clone(),
+            key_id: self.stamp.key_id,
+            body: Zeroizing::new(w.0),
+        })
+    }
+}
+
+/// Decrypts a circuit result for `circuit` (names and sizes checked against it first).
+pub fn decrypt_circuit_result(
+    key: &ClientKey,
+    env: &Envelope,
+    circuit: &Circuit,
+) -> Result<CircuitOutputs> {
+    check_same_key(
+        "the result",
+        env.key_id,
+        &env.params,
+        key.key_id,
+        &key.params_name,
+    )?;
+    let corrupt = |m: String| PlatformError::format(format!("corrupt circuit result: {m}"));
+    let params = key.sk.params();
+    let mut r = Reader::new(&env.body);
+    let fingerprint: [u8; 32] = r.array()?;
+    if fingerprint != circuit.fingerprint() {
+        return Err(PlatformError::KeyMismatch(
+            "the result is of another circuit (its fingerprint differs)".into(),
+        ));
+    }
+    let cycles = r.u64()?;
+    let n = r.u32()? as usize;
+    if n != circuit.outputs().len() {
+        return Err(corrupt(format!(
+            "{n} outputs, the circuit has {}",
+            circuit.outputs().len()
+        )));
+    }
+    let mut outputs = BTreeMap::new();
+    for p in circuit.outputs() {
+        let name = name_of(&mut r)?;
+        if name != p.name {
+            return Err(corrupt(format!(
+                "output {name:?} where @{} was expected",
+                p.name
+            )));
+        }
+        let bits = get_cells(&mut r, p.bits.len(), params)?;
+        outputs.insert(name, client::decrypt_value(&key.sk, &bits)?);
+    }
+    let rams: Vec<_> = circuit
+        .memories()
+        .iter()
+        .filter(|m| m.spec.kind == MemKind::Ram)
+        .collect();
+    let n = r.u32()? as usize;
+    if n != rams.len() {
+        return Err(corrupt(format!("{n} RAMs, the circuit has {}", rams.len())));
+    }
+    let mut memories = BTreeMap::new();
+    for m in rams {
+        let name = name_of(&mut r)?;
+        if name != m.spec.name {
+            return Err(corrupt(format!(
+                "RAM {name:?} where {:?} was expected",
+                m.spec.name
+            )));
+        }
+        let (a, w) = (m.spec.addr_width, m.spec.data_width);
+        let words = match (r.u8()?, m.spec.imp) {
+            (1, MemImpl::Cmux) => {
+                let bytes = r.blob()?;
+                check_ram_shape(bytes, a, w).context(|| format!("RAM {name}"))?;
+                let ram = TfheRam::from_bytes(bytes, params).context(|| format!("RAM {name}"))?;
+                if ram.noise_bounds().len() != 1 << a || ram.cells().len() != (1 << a) * w {
+                    return Err(corrupt(format!("RAM {name} has another shape")));
+                }
+                client::decrypt_ram(&key.sk, &ram)?
+            }
+            (2, MemImpl::Mux) => {
+                let cells = get_cells(&mut r, (1usize << a) * w, params)?;
+                client::decrypt_mux_memory(&key.sk, w, &cells)?
+            }
+            (tag, _) => return Err(corrupt(format!("RAM {name}: unknown kind {tag}"))),
+        };
+        memories.insert(name, words);
+    }
+    r.end()?;
+    Ok(CircuitOutputs {
+        cycles,
+        outputs,
+        memories,
+    })
 }

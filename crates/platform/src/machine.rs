@@ -156,41 +156,22 @@ impl<B: Backend> Machine<B> {
         snapshots: Option<&Snapshots>,
         progress: &mut dyn FnMut(&RunProgress<'_>),
     ) -> Result<()> {
-        let start = self.engine.cycle();
-        let target = target_cycle(start, cycles)?;
-        // The engine's own periodic snapshot writes its bare state; ours is the stamped envelope
-        // (key id, core, memory), so the run goes in chunks of `every` cycles between snapshots.
-        let chunk = snapshots
-            .map(|s| s.every)
-            .filter(|&k| k > 0)
-            .unwrap_or(cycles)
-            .max(1);
-        let t0 = Instant::now();
-        while self.engine.cycle() < target {
-            let n = chunk.min(target - self.engine.cycle());
-            let before = self.engine.cycle() - start;
-            let opts = RunOptions {
-                max_cycles: n,
-                ..Default::default()
-            };
-            self.engine.run(&opts, &mut |p: &Progress| {
-                progress(&RunProgress {
-                    done: before + p.cycles_done,
-                    total: cycles,
-                    elapsed: t0.elapsed().as_secs_f64(),
-                    engine: p,
-                })
-            })?;
-            if let Some(s) = snapshots {
-                self.save(&s.path)?;
-            }
-        }
-        if cycles == 0 {
-            if let Some(s) = snapshots {
-                self.save(&s.path)?;
-            }
-        }
-        Ok(())
+        target_cycle(self.engine.cycle(), cycles)?;
+        let this = std::cell::RefCell::new(self);
+        run_in_chunks(
+            &mut |n, report: &mut dyn FnMut(&Progress)| {
+                let opts = RunOptions {
+                    max_cycles: n,
+                    ..Default::default()
+                };
+                this.borrow_mut().engine.run(&opts, report)?;
+                Ok(())
+            },
+            &|p: &Path| this.borrow().save(p).map(|_| ()),
+            cycles,
+            snapshots,
+            progress,
+        )
     }
 
     /// Writes the whole machine state (core, memory, cycle, flip-flops, memories) atomically.
@@ -351,6 +332,47 @@ impl Machine<TfheBackend> {
     }
 }
 
+/// Runs `cycles` cycles through `step` (which runs `n` cycles, reporting the engine's progress),
+/// calling `save` every `snapshots.every` cycles and at the end. The engine's own periodic snapshot
+/// writes its bare state; the platform's is the stamped envelope (key id, core or circuit), so the
+/// run goes in chunks between snapshots.
+pub(crate) fn run_in_chunks(
+    step: &mut dyn FnMut(u64, &mut dyn FnMut(&Progress)) -> Result<()>,
+    save: &dyn Fn(&Path) -> Result<()>,
+    cycles: u64,
+    snapshots: Option<&Snapshots>,
+    progress: &mut dyn FnMut(&RunProgress<'_>),
+) -> Result<()> {
+    let chunk = snapshots
+        .map(|s| s.every)
+        .filter(|&k| k > 0)
+        .unwrap_or(cycles)
+        .max(1);
+    let t0 = Instant::now();
+    let mut done = 0;
+    while done < cycles {
+        let n = chunk.min(cycles - done);
+        step(n, &mut |p: &Progress| {
+            progress(&RunProgress {
+                done: done + p.cycles_done,
+                total: cycles,
+                elapsed: t0.elapsed().as_secs_f64(),
+                engine: p,
+            })
+        })?;
+        done += n;
+        if let Some(s) = snapshots {
+            save(&s.path)?;
+        }
+    }
+    if cycles == 0 {
+        if let Some(s) = snapshots {
+            save(&s.path)?;
+        }
+    }
+    Ok(())
+}
+
 /// Snapshot byte: core (bit 0: Ruby) and memory (bit 1: MUX). Snapshots from before MUX memory
 /// (0 Pearl, 1 Ruby) read the same.
 fn machine_tag(core: Core, memory: Memory) -> u8 {
@@ -391,7 +413,7 @@ pub fn parse_snapshot(body: &[u8]) -> Result<(Core, Memory, &[u8])> {
 
 /// The cycle a run of `cycles` more cycles from `start` ends at, refusing a counter that would wrap
 /// (a snapshot's counter is not trusted to be small).
-fn target_cycle(start: u64, cycles: u64) -> Result<u64> {
+pub(crate) fn target_cycle(start: u64, cycles: u64) -> Result<u64> {
     start.checked_add(cycles).ok_or_else(|| {
         PlatformError::usage(format!(
             "cannot run {cycles} more cycles from cycle {start}: the cycle counter would overflow"

@@ -225,7 +225,8 @@ pub fn decrypt_result(key: &ClientKey, env: &Envelope) -> Result<Decrypted> {
     let words = match memory {
         Memory::Cmux => {
             let ram_bytes = r.blob()?;
-            check_ram_shape(ram_bytes)?;
+            check_ram_shape(ram_bytes, cores::RAM_ADDR_WIDTH, cores::RAM_DATA_WIDTH)
+                .context(|| "corrupt result".into())?;
             let ram =
                 TfheRam::from_bytes(ram_bytes, params).context(|| "corrupt result: RAM".into())?;
             // Decoded with the announced shape: 2^a noise bounds and 2^a·w cells.
@@ -280,7 +281,7 @@ pub(crate) fn memory_from_tag(t: u8) -> Result<Memory> {
     }
 }
 
-fn put_cells(w: &mut Writer, cells: &[Tlwe<u32>], params: &Params) {
+pub(crate) fn put_cells(w: &mut Writer, cells: &[Tlwe<u32>], params: &Params) {
     w.u64(cells.len() as u64);
     for c in cells {
         w.blob(&c.to_bytes(params));
@@ -288,7 +289,11 @@ fn put_cells(w: &mut Writer, cells: &[Tlwe<u32>], params: &Params) {
 }
 
 /// Exactly `want` TLWE cells (the count is checked before anything is allocated).
-fn get_cells(r: &mut Reader<'_>, want: usize, params: &Params) -> Result<Vec<Tlwe<u32>>> {
+pub(crate) fn get_cells(
+    r: &mut Reader<'_>,
+    want: usize,
+    params: &Params,
+) -> Result<Vec<Tlwe<u32>>> {
     let n = r.u64()?;
     if n != want as u64 {
         return Err(PlatformError::format(format!(
@@ -300,16 +305,14 @@ fn get_cells(r: &mut Reader<'_>, want: usize, params: &Params) -> Result<Vec<Tlw
         .collect()
 }
 
-/// Checks the shape a serialized RAM announces (address width u64 ‖ data width u64 ‖ …) against the
-/// core's before anything is decoded.
-fn check_ram_shape(bytes: &[u8]) -> Result<()> {
+/// Checks the shape a serialized RAM announces (address width u64 ‖ data width u64 ‖ …) against
+/// `a` and `w` before anything is decoded.
+pub(crate) fn check_ram_shape(bytes: &[u8], a: usize, w: usize) -> Result<()> {
     let mut r = Reader::new(bytes);
-    let a = r.u64()?;
-    let w = r.u64()?;
-    let (ca, cw) = (cores::RAM_ADDR_WIDTH as u64, cores::RAM_DATA_WIDTH as u64);
-    if (a, w) != (ca, cw) {
+    let (ba, bw) = (r.u64()?, r.u64()?);
+    if (ba, bw) != (a as u64, w as u64) {
         return Err(PlatformError::format(format!(
-            "corrupt result: the RAM is 2^{a} words of {w} bits, the core's is 2^{ca} words of {cw} bits"
+            "the RAM is 2^{ba} words of {bw} bits, the core's is 2^{a} words of {w} bits"
         )));
     }
     Ok(())

@@ -10,18 +10,20 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::Subcommand;
-use serde::{Deserialize, Serialize};
 use vsp_circuit::{
-    client, Backend, Circuit, Engine, MemImpl, MemKind, MemState, PlainBackend, RunOptions,
-    TfheBackend,
+    client, Backend, Circuit, Engine, MemKind, MemState, PlainBackend, RunOptions, TfheBackend,
 };
 
-use vsp_platform::design::{load_design, Trace};
+use vsp_platform::design::{
+    decrypt_circuit_result, load_design, CircuitInputs, CircuitMachine, CircuitOutputs,
+    CircuitRequest, Trace,
+};
 use vsp_platform::envelope::check_same_key;
 use vsp_platform::files::{write_atomic, Access};
 use vsp_platform::keys::{ClientKey, ServerKeys};
+use vsp_platform::{Envelope, Kind};
 
 use crate::progress::Bar;
 
@@ -78,22 +80,65 @@ pub enum CircuitCommand {
         #[arg(short, long, value_parser = crate::parse_threads)]
         threads: Option<usize>,
     },
-}
-
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct Inputs {
-    #[serde(default)]
-    inputs: BTreeMap<String, u64>,
-    #[serde(default)]
-    memories: BTreeMap<String, Vec<u64>>,
-}
-
-#[derive(Serialize)]
-struct Outputs {
-    cycles: u64,
-    outputs: BTreeMap<String, u64>,
-    memories: BTreeMap<String, Vec<u64>>,
+    /// Client: encrypt a circuit's inputs and memories into a request for `vsp circuit exec`.
+    Enc {
+        /// Blueprint (TOML) or bare Yosys JSON netlist: the request runs only on this circuit.
+        #[arg(long, visible_alias = "netlist")]
+        blueprint: PathBuf,
+        #[arg(short, long)]
+        key: PathBuf,
+        #[arg(long, long_help = INPUTS_HELP)]
+        inputs: Option<PathBuf>,
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// Server: run an encrypted circuit request (needs only the evaluation key); snapshots as
+    /// `vsp run` writes them (default OUTPUT.snapshot).
+    Exec {
+        #[arg(long, visible_alias = "netlist")]
+        blueprint: PathBuf,
+        #[arg(short, long)]
+        eval_key: PathBuf,
+        /// The request from `vsp circuit enc`.
+        #[arg(short, long)]
+        input: PathBuf,
+        #[arg(short, long)]
+        output: PathBuf,
+        #[arg(long)]
+        cycles: u64,
+        /// Apply one (public) reset cycle first (when the circuit has a 1-bit `@reset` input).
+        #[arg(long)]
+        reset: bool,
+        #[arg(short, long, value_parser = crate::parse_threads)]
+        threads: Option<usize>,
+        #[command(flatten)]
+        snapshots: crate::SnapshotArgs,
+    },
+    /// Server: continue a circuit run from its snapshot (writing a new snapshot).
+    Resume {
+        snapshot: PathBuf,
+        #[arg(long, visible_alias = "netlist")]
+        blueprint: PathBuf,
+        #[arg(short, long)]
+        eval_key: PathBuf,
+        #[arg(short, long)]
+        output: PathBuf,
+        #[arg(long)]
+        cycles: u64,
+        #[arg(short, long, value_parser = crate::parse_threads)]
+        threads: Option<usize>,
+        #[command(flatten)]
+        snapshots: crate::SnapshotArgs,
+    },
+    /// Client: decrypt a circuit result into the outputs JSON.
+    Dec {
+        #[arg(long, visible_alias = "netlist")]
+        blueprint: PathBuf,
+        #[arg(short, long)]
+        key: PathBuf,
+        #[arg(short, long)]
+        input: PathBuf,
+    },
 }
 
 /// How a run ends and what it records.
@@ -107,6 +152,10 @@ struct RunPlan {
 
 pub fn run(cmd: CircuitCommand, quiet: bool) -> Result<()> {
     match cmd {
+        c @ (CircuitCommand::Enc { .. }
+        | CircuitCommand::Exec { .. }
+        | CircuitCommand::Resume { .. }
+        | CircuitCommand::Dec { .. }) => split(c, quiet)?,
         CircuitCommand::Stats { blueprint, json } => {
             let c = load_design(&blueprint)?;
             let s = c.stats();
@@ -149,15 +198,7 @@ pub fn run(cmd: CircuitCommand, quiet: bool) -> Result<()> {
                 }
             }
             let circuit = load_design(&blueprint)?;
-            let inputs = match inputs {
-                Some(p) => {
-                    let text = std::fs::read_to_string(&p)
-                        .with_context(|| format!("cannot read {}", p.display()))?;
-                    serde_json::from_str(&text)
-                        .with_context(|| format!("{}: malformed inputs JSON", p.display()))?
-                }
-                None => Inputs::default(),
-            };
+            let inputs = read_inputs(inputs.as_deref())?;
             let signals = circuit
                 .outputs()
                 .iter()
@@ -196,6 +237,147 @@ pub fn run(cmd: CircuitCommand, quiet: bool) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The client and server halves of an encrypted circuit run.
+fn split(cmd: CircuitCommand, quiet: bool) -> Result<()> {
+    match cmd {
+        CircuitCommand::Enc {
+            blueprint,
+            key,
+            inputs,
+            output,
+        } => {
+            let mut read = vec![("blueprint", blueprint.as_path()), ("secret key", &key)];
+            if let Some(p) = &inputs {
+                read.push(("inputs", p));
+            }
+            vsp_platform::files::check_output(&output, &read)?;
+            let circuit = load_design(&blueprint)?;
+            let inputs = read_inputs(inputs.as_deref())?;
+            warn_if_public(&inputs, false);
+            let key = crate::load_client_key(&key)?;
+            let env = inputs.encrypt(&key, &circuit)?.to_envelope(key.sk.params());
+            let size = env.write(&output)?;
+            if !quiet {
+                eprintln!(
+                    "wrote circuit request {} ({})",
+                    output.display(),
+                    crate::progress::fmt_bytes(size)
+                );
+            }
+        }
+        CircuitCommand::Exec {
+            blueprint,
+            eval_key,
+            input,
+            output,
+            cycles,
+            reset,
+            threads,
+            snapshots,
+        } => {
+            let read = [
+                ("blueprint", blueprint.as_path()),
+                ("evaluation key", &eval_key),
+                ("request", &input),
+            ];
+            let snapshots = snapshots.resolve(&output, &read)?;
+            let circuit = load_design(&blueprint)?;
+            let env = Envelope::read(&input, Kind::Request)?;
+            let keys = crate::load_server_keys(&eval_key, quiet)?;
+            let request = CircuitRequest::from_envelope(&env, &circuit, keys.ek.params())
+                .map_err(|e| e.in_file(&input))?;
+            drop(env);
+            if request.inputs.is_empty() && request.memories.is_empty() {
+                warn_public(reset);
+            }
+            let mut m = CircuitMachine::start(&keys, circuit, request, threads)?;
+            exec(&mut m, cycles, reset, snapshots.as_ref(), &output, quiet)?;
+        }
+        CircuitCommand::Resume {
+            snapshot,
+            blueprint,
+            eval_key,
+            output,
+            cycles,
+            threads,
+            snapshots,
+        } => {
+            let read = [
+                ("snapshot", snapshot.as_path()),
+                ("blueprint", &blueprint),
+                ("evaluation key", &eval_key),
+            ];
+            let snapshots = snapshots.resolve(&output, &read)?;
+            let circuit = load_design(&blueprint)?;
+            let keys = crate::load_server_keys(&eval_key, quiet)?;
+            let mut m = CircuitMachine::resume(&keys, circuit, &snapshot, threads)?;
+            if !quiet {
+                eprintln!("resuming at cycle {}", m.engine.cycle());
+            }
+            exec(&mut m, cycles, false, snapshots.as_ref(), &output, quiet)?;
+        }
+        CircuitCommand::Dec {
+            blueprint,
+            key,
+            input,
+        } => {
+            let circuit = load_design(&blueprint)?;
+            let key = crate::load_client_key(&key)?;
+            let env = Envelope::read(&input, Kind::Result)?;
+            let out =
+                decrypt_circuit_result(&key, &env, &circuit).map_err(|e| e.in_file(&input))?;
+            println!("{}", serde_json::to_string_pretty(&out)?);
+        }
+        _ => unreachable!("split() takes the client/server subcommands"),
+    }
+    Ok(())
+}
+
+/// Runs the server's half and writes the encrypted result.
+fn exec(
+    m: &mut CircuitMachine,
+    cycles: u64,
+    reset: bool,
+    snapshots: Option<&vsp_platform::Snapshots>,
+    output: &Path,
+    quiet: bool,
+) -> Result<()> {
+    let bar = Bar::cycles(quiet, cycles);
+    m.run(cycles, reset, snapshots, &mut |p| bar.cycle(p))?;
+    bar.finish();
+    let size = m.result()?.write(output)?;
+    if !quiet {
+        eprintln!(
+            "ran {cycles} cycles; wrote result {} ({})",
+            output.display(),
+            crate::progress::fmt_bytes(size)
+        );
+    }
+    Ok(())
+}
+
+fn read_inputs(path: Option<&Path>) -> Result<CircuitInputs> {
+    Ok(match path {
+        Some(p) => CircuitInputs::read(p)?,
+        None => CircuitInputs::default(),
+    })
+}
+
+/// Warns when an encrypted run would encrypt nothing.
+fn warn_if_public(inputs: &CircuitInputs, reset: bool) {
+    if inputs.is_empty() {
+        warn_public(reset);
+    }
+}
+
+fn warn_public(reset: bool) {
+    eprintln!(
+        "warning: no input or memory is encrypted (the inputs file names none{}): the run computes \
+         on trivial ciphertexts of public values, so nothing is secret and its timing means nothing",
+        if reset { "; --reset is public" } else { "" }
+    );
 }
 
 fn stats_json(c: &Circuit, s: &vsp_circuit::NetlistStats) -> serde_json::Value {
@@ -286,7 +468,11 @@ fn run_cycles<B: Backend>(
     Ok(done)
 }
 
-fn run_plain(circuit: Arc<Circuit>, inputs: &Inputs, plan: &mut RunPlan) -> Result<Outputs> {
+fn run_plain(
+    circuit: Arc<Circuit>,
+    inputs: &CircuitInputs,
+    plan: &mut RunPlan,
+) -> Result<CircuitOutputs> {
     let mut e = Engine::new(PlainBackend, circuit.clone());
     for (name, v) in &inputs.inputs {
         e.set_input_value(name, *v)?;
@@ -308,7 +494,7 @@ fn run_plain(circuit: Arc<Circuit>, inputs: &Inputs, plan: &mut RunPlan) -> Resu
     {
         memories.insert(m.spec.name.clone(), e.memory_words(&m.spec.name, 0)?);
     }
-    Ok(Outputs {
+    Ok(CircuitOutputs {
         cycles,
         outputs,
         memories,
@@ -317,13 +503,13 @@ fn run_plain(circuit: Arc<Circuit>, inputs: &Inputs, plan: &mut RunPlan) -> Resu
 
 fn run_encrypted(
     circuit: Arc<Circuit>,
-    inputs: &Inputs,
+    inputs: &CircuitInputs,
     plan: &mut RunPlan,
     key: &Path,
     eval_key: &Path,
     threads: Option<usize>,
     quiet: bool,
-) -> Result<Outputs> {
+) -> Result<CircuitOutputs> {
     let ck = ClientKey::load(key)?;
     let sk = &ck.sk;
     let keys = ServerKeys::load(eval_key)?;
@@ -334,46 +520,14 @@ fn run_encrypted(
         ck.key_id,
         &ck.params_name,
     )?;
-    if inputs.inputs.is_empty() && inputs.memories.is_empty() {
-        eprintln!(
-            "warning: no input or memory is encrypted (the inputs file names none{}): the run computes \
-             on trivial ciphertexts of public values, so nothing is secret and its timing means nothing",
-            if plan.reset { "; --reset is public" } else { "" }
-        );
-    }
+    warn_if_public(inputs, plan.reset);
     let backend = TfheBackend::new(keys.ek.clone(), Some(keys.ck.clone()))?;
     let mut e = Engine::new(backend, circuit.clone());
     if let Some(t) = threads {
         e.set_threads(t.max(1));
     }
-    for (name, v) in &inputs.inputs {
-        let width = circuit
-            .input(name)
-            .with_context(|| format!("the circuit has no input @{name}"))?
-            .bits
-            .len();
-        if width < 64 && v >> width != 0 {
-            bail!("value {v} does not fit the {width}-bit input @{name}");
-        }
-        e.set_input(name, client::encrypt_value(sk, *v, width))?;
-    }
-    for (name, words) in &inputs.memories {
-        let (_, m) = circuit
-            .memory(name)
-            .with_context(|| format!("the circuit has no memory {name:?}"))?;
-        let (a, w) = (m.spec.addr_width, m.spec.data_width);
-        match (m.spec.imp, m.spec.kind) {
-            (MemImpl::Cmux, MemKind::Rom) => {
-                e.set_rom(name, client::encrypt_rom(sk, a, w, words)?)?
-            }
-            (MemImpl::Cmux, MemKind::Ram) => {
-                e.set_ram(name, client::encrypt_ram(sk, a, w, words)?)?
-            }
-            (MemImpl::Mux, _) => {
-                e.set_memory_cells(name, client::encrypt_mux_memory(sk, a, w, words)?)?
-            }
-        }
-    }
+    // The same request the client/server split sends, loaded here without the file.
+    inputs.encrypt(&ck, &circuit)?.load(&mut e)?;
     let total = plan.cycles;
     let bar = Bar::cycles(quiet, total);
     let t0 = std::time::Instant::now();
@@ -403,7 +557,7 @@ fn run_encrypted(
         };
         memories.insert(m.spec.name.clone(), words);
     }
-    Ok(Outputs {
+    Ok(CircuitOutputs {
         cycles,
         outputs,
         memories,

@@ -536,14 +536,14 @@ fn write_image(image: &vsp_cahp::Image, path: &std::path::Path) -> Result<()> {
 }
 
 /// Loads a secret key, warning when its file is readable by others.
-fn load_client_key(path: &Path) -> Result<ClientKey> {
+pub(crate) fn load_client_key(path: &Path) -> Result<ClientKey> {
     if let Some(w) = vsp_platform::files::exposure_warning(path) {
         eprintln!("{w}");
     }
     Ok(ClientKey::load(path)?)
 }
 
-fn load_server_keys(path: &Path, quiet: bool) -> Result<Arc<ServerKeys>> {
+pub(crate) fn load_server_keys(path: &Path, quiet: bool) -> Result<Arc<ServerKeys>> {
     let t = Instant::now();
     let bar = Bar::spinner(
         quiet,
@@ -562,7 +562,7 @@ fn load_server_keys(path: &Path, quiet: bool) -> Result<Arc<ServerKeys>> {
 
 /// Where `run` and `resume` write snapshots.
 #[derive(clap::Args)]
-struct SnapshotArgs {
+pub(crate) struct SnapshotArgs {
     /// Write the machine state here after the run and every --snapshot-every cycles (default:
     /// OUTPUT.snapshot; `vsp resume` continues from it).
     #[arg(long)]
@@ -577,7 +577,11 @@ struct SnapshotArgs {
 impl SnapshotArgs {
     /// The snapshot plan, its path checked against the command's inputs and `output` (a resumed run
     /// writes a new snapshot: never the one it resumes from).
-    fn resolve(&self, output: &Path, inputs: &[(&str, &Path)]) -> Result<Option<Snapshots>> {
+    pub(crate) fn resolve(
+        &self,
+        output: &Path,
+        inputs: &[(&str, &Path)],
+    ) -> Result<Option<Snapshots>> {
         let snapshot = match (&self.snapshot, self.no_snapshot) {
             (_, true) => None,
             (Some(p), false) => Some(p.clone()),

@@ -222,6 +222,114 @@ fn encrypted_runs_match_the_plain_run_and_resume_continues_exactly() {
         "{trace}"
     );
 
+    // The client/server split for any circuit: enc (client) → exec with a snapshot → resume (server,
+    // evaluation key only) → dec (client); a request runs only on its own circuit.
+    ok(
+        &[
+            "-q",
+            "circuit",
+            "enc",
+            "--netlist",
+            net,
+            "-k",
+            "sk.key",
+            "--inputs",
+            "en.json",
+            "-o",
+            "c.req",
+        ],
+        d,
+    );
+    let other = Path::new(env!("CARGO_MANIFEST_DIR")).join("../circuit/testdata/lfsr.json");
+    let err = fails(
+        &[
+            "-q",
+            "circuit",
+            "exec",
+            "--netlist",
+            other.to_str().unwrap(),
+            "-e",
+            "ek.key",
+            "-i",
+            "c.req",
+            "-o",
+            "x.res",
+            "--cycles",
+            "1",
+        ],
+        d,
+    );
+    assert!(err.contains("another circuit"), "{err}");
+    ok(
+        &[
+            "-q",
+            "circuit",
+            "exec",
+            "--netlist",
+            net,
+            "-e",
+            "ek.key",
+            "-i",
+            "c.req",
+            "-o",
+            "c1.res",
+            "--cycles",
+            "3",
+            "--reset",
+        ],
+        d,
+    );
+    ok(
+        &[
+            "-q",
+            "circuit",
+            "resume",
+            "c1.res.snapshot",
+            "--netlist",
+            net,
+            "-e",
+            "ek.key",
+            "-o",
+            "c2.res",
+            "--cycles",
+            "2",
+        ],
+        d,
+    );
+    let o: serde_json::Value = serde_json::from_str(&ok(
+        &[
+            "circuit",
+            "dec",
+            "--netlist",
+            net,
+            "-k",
+            "sk.key",
+            "-i",
+            "c2.res",
+        ],
+        d,
+    ))
+    .unwrap();
+    assert_eq!(
+        (o["cycles"].as_u64(), o["outputs"]["count"].as_u64()),
+        (Some(5), Some(4)),
+        "{o}"
+    );
+    let err = fails(
+        &[
+            "circuit",
+            "dec",
+            "--netlist",
+            net,
+            "-k",
+            "other.key",
+            "-i",
+            "c2.res",
+        ],
+        d,
+    );
+    assert!(err.contains("another key"), "{err}");
+
     // MUX memory (Iyokan's flip-flops + MUX trees): the request records it, a run for the other
     // memory is refused before any work, and one cycle matches the plain MUX-memory run.
     ok(
