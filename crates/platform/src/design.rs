@@ -686,7 +686,7 @@ pub fn decrypt_circuit_result(
         let words = match (r.u8()?, m.spec.imp) {
             (1, MemImpl::Cmux) => {
                 let bytes = r.blob()?;
-                check_ram_shape(bytes, a, w).context(|| format!("RAM {name}"))?;
+                check_ram_shape(bytes, a, w).map_err(|e| corrupt(format!("RAM {name}: {e}")))?;
                 let ram = TfheRam::from_bytes(bytes, params).context(|| format!("RAM {name}"))?;
                 if ram.noise_bounds().len() != 1 << a || ram.cells().len() != (1 << a) * w {
                     return Err(corrupt(format!("RAM {name} has another shape")));

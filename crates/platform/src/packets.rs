@@ -226,7 +226,7 @@ pub fn decrypt_result(key: &ClientKey, env: &Envelope) -> Result<Decrypted> {
         Memory::Cmux => {
             let ram_bytes = r.blob()?;
             check_ram_shape(ram_bytes, cores::RAM_ADDR_WIDTH, cores::RAM_DATA_WIDTH)
-                .context(|| "corrupt result".into())?;
+                .map_err(|e| corrupt(e.to_string()))?;
             let ram =
                 TfheRam::from_bytes(ram_bytes, params).context(|| "corrupt result: RAM".into())?;
             // Decoded with the announced shape: 2^a noise bounds and 2^a·w cells.
