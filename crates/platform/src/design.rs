@@ -345,7 +345,7 @@ impl CircuitRequest {
     /// (u32 count ‖ name blob ‖ kind u8 (0 ROM, 1 RAM, 2 cells) ‖ blob or cells).
     pub fn to_envelope(&self, params: &Params) -> Envelope {
         let mut w = Writer::default();
-        w.0.extend_from_slice(&self.fingerprint);
+        w.bytes(&self.fingerprint);
         w.u32(self.inputs.len() as u32);
         for (name, bits) in &self.inputs {
             w.blob(name.as_bytes());
@@ -373,7 +373,7 @@ impl CircuitRequest {
             kind: Kind::Request,
             params: self.params_name.clone(),
             key_id: self.key_id,
-            body: Zeroizing::new(w.0),
+            body: Zeroizing::new(w.into_bytes()),
         }
     }
 
@@ -547,7 +547,7 @@ impl CircuitMachine {
             kind: Kind::Snapshot,
             params: self.stamp.params_name.clone(),
             key_id: self.stamp.key_id,
-            body: Zeroizing::new(w.0),
+            body: Zeroizing::new(w.into_bytes()),
         }
         .write(path)
     }
@@ -587,7 +587,7 @@ impl CircuitMachine {
         let params = e.backend().params();
         let c = e.circuit();
         let mut w = Writer::default();
-        w.0.extend_from_slice(&c.fingerprint());
+        w.bytes(&c.fingerprint());
         w.u64(e.cycle());
         w.u32(c.outputs().len() as u32);
         for p in c.outputs() {
@@ -617,7 +617,7 @@ impl CircuitMachine {
             kind: Kind::Result,
             params: self.stamp.params_name.clone(),
             key_id: self.stamp.key_id,
-            body: Zeroizing::new(w.0),
+            body: Zeroizing::new(w.into_bytes()),
         })
     }
 }

@@ -30,12 +30,6 @@ pub enum PlatformError {
     /// A file is not a vsp file, of another version, truncated, corrupt or malformed.
     #[error("{0}")]
     Format(String),
-    /// A file of another kind than the command needs (a result where a request is expected).
-    #[error("wrong kind of file: found {found}, expected {expected}")]
-    WrongKind {
-        found: crate::envelope::Kind,
-        expected: crate::envelope::Kind,
-    },
     /// A file made for another key or parameter set.
     #[error("{0}")]
     KeyMismatch(String),
@@ -51,6 +45,9 @@ pub enum PlatformError {
         context: String,
         source: Box<PlatformError>,
     },
+    /// The shared file codec (envelope, reader, atomic write).
+    #[error(transparent)]
+    Codec(#[from] vsp_codec::Error),
     #[error(transparent)]
     Circuit(#[from] vsp_circuit::CircuitError),
     #[error(transparent)]

@@ -187,7 +187,7 @@ impl<B: Backend> Machine<B> {
             kind: Kind::Snapshot,
             params: stamp.params_name,
             key_id: stamp.key_id,
-            body: Zeroizing::new(w.0),
+            body: Zeroizing::new(w.into_bytes()),
         }
         .write(path)
     }

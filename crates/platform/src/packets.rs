@@ -99,7 +99,7 @@ impl Request {
             kind: Kind::Request,
             params: self.params_name.clone(),
             key_id: self.key_id,
-            body: Zeroizing::new(w.0),
+            body: Zeroizing::new(w.into_bytes()),
         }
     }
 
@@ -175,7 +175,7 @@ pub fn result_envelope(
         kind: Kind::Result,
         params: params_name.to_string(),
         key_id,
-        body: Zeroizing::new(w.0),
+        body: Zeroizing::new(w.into_bytes()),
     }
 }
 
