@@ -332,12 +332,15 @@ impl Machine<TfheBackend> {
     }
 }
 
+/// Runs `n` cycles, reporting the engine's progress.
+pub(crate) type ChunkStep<'a> = dyn FnMut(u64, &mut dyn FnMut(&Progress)) -> Result<()> + 'a;
+
 /// Runs `cycles` cycles through `step` (which runs `n` cycles, reporting the engine's progress),
 /// calling `save` every `snapshots.every` cycles and at the end. The engine's own periodic snapshot
 /// writes its bare state; the platform's is the stamped envelope (key id, core or circuit), so the
 /// run goes in chunks between snapshots.
 pub(crate) fn run_in_chunks(
-    step: &mut dyn FnMut(u64, &mut dyn FnMut(&Progress)) -> Result<()>,
+    step: &mut ChunkStep<'_>,
     save: &dyn Fn(&Path) -> Result<()>,
     cycles: u64,
     snapshots: Option<&Snapshots>,
