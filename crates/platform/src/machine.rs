@@ -394,6 +394,11 @@ fn machine_tag(core: Core, memory: Memory) -> u8 {
 pub fn parse_snapshot(body: &[u8]) -> Result<(Core, Memory, &[u8])> {
     let mut r = Reader::new(body);
     let tag = r.u8()?;
+    if tag == 0x80 {
+        return Err(PlatformError::usage(
+            "a circuit snapshot: continue it with `vsp circuit resume`",
+        ));
+    }
     if tag > 3 {
         return Err(PlatformError::format(format!(
             "corrupt snapshot: unknown core {tag}"
