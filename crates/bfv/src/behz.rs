@@ -282,7 +282,7 @@ impl BehzTools {
         };
         exec.per_item(&mut ext, |_, c| *c = self.lift_ntt(c, k, n));
         let m = &self.qb_mod;
-        let mut prods = poly::tensor(m, &ext, n);
+        let mut prods = poly::tensor(m, &ext, n, &Exec::sequential());
         exec.per_item(&mut prods, |_, e| {
             poly::inverse(&self.qb_ntt, e, n, &Exec::sequential());
             *e = self.floor_and_convert(e, k, n, t);

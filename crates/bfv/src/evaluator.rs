@@ -188,7 +188,7 @@ impl Evaluator {
         let ia = [a.polys[0].as_slice(), a.polys[1].as_slice()];
         let ib = b.map(|b| [b.polys[0].as_slice(), b.polys[1].as_slice()]);
         let [e0, e1, e2] = match self.method {
-            MulMethod::Hps => p.hps.multiply(&p.q, ia, ib, &self.exec),
+            MulMethod::Hps => p.hps.multiply(&p.q, ia, ib, &self.exec)?,
             MulMethod::Behz => p
                 .behz
                 .multiply(&p.q, p.plaintext_modulus(), ia, ib, &self.exec),
