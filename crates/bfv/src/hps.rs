@@ -63,7 +63,7 @@ impl HpsTools {
     /// c over Q (coefficient form) → c over Q∪P in the NTT domain.
     fn extend_ntt(&self, c: &[u64], k: usize, n: usize, exec: &Exec) -> Result<Vec<u64>> {
         let l = self.p.len();
-        let mut out = vec![0u64; (k + l) * n];
+        let mut out = poly::take((k + l) * n);
         out[..k * n].copy_from_slice(c);
         exec.try_per_coeff_range(n, l, &mut out[k * n..], |s, e, blk, stride| {
             self.q_to_p
@@ -79,7 +79,7 @@ impl HpsTools {
         let l = self.p.len();
         poly::inverse(&self.qp_ntt, e, n, exec);
         let (eq, ep) = e.split_at(k * n);
-        let mut in_p = vec![0u64; l * n];
+        let mut in_p = poly::take(l * n);
         exec.try_per_coeff_range(n, l, &mut in_p, |s, end, blk, stride| {
             self.scaler
                 .scale_range(eq, ep, n, s, end, blk, stride)
@@ -91,6 +91,7 @@ impl HpsTools {
                 .exact_convert_range(&in_p, n, s, end, blk, stride)
                 .map_err(math)
         })?;
+        poly::give(in_p);
         Ok(in_q)
     }
 
@@ -113,11 +114,12 @@ impl HpsTools {
             .into_iter()
             .map(|c| self.extend_ntt(c, k, n, exec))
             .collect::<Result<Vec<_>>>()?;
-        let mut prods = poly::tensor(&self.qp_mod, &ext, n, exec);
-        drop(ext);
+        let prods = poly::tensor(&self.qp_mod, &ext, n, exec);
+        ext.into_iter().for_each(poly::give);
         let mut out = Vec::with_capacity(3);
-        for e in prods.iter_mut() {
-            out.push(self.scale_down(e, k, n, exec)?);
+        for mut e in prods {
+            out.push(self.scale_down(&mut e, k, n, exec)?);
+            poly::give(e);
         }
         let mut it = out.into_iter();
         match (it.next(), it.next(), it.next()) {

@@ -156,44 +156,69 @@ impl KeySwitchingKey {
     /// Switches `c` (coefficient form over Q) and returns (u0, u1) in coefficient form, with
     /// u0 + u1·s ≈ c·s'.
     pub(crate) fn switch(&self, c: &[u64], exec: &Exec) -> (Vec<u64>, Vec<u64>) {
+        /// Coefficients accumulated at a time in 128 bits (stack arrays, no allocation).
+        const BLOCK: usize = 256;
         let p = &self.params;
         let n = p.degree();
         let k = p.q.len();
-        let mut limbs: Vec<(Vec<u64>, Vec<u64>)> = vec![(Vec::new(), Vec::new()); k];
-        exec.per_item(&mut limbs, |j, out| {
+        let mut u0 = poly::take(k * n);
+        let mut u1 = poly::take(k * n);
+        let mut limbs: Vec<(&mut [u64], &mut [u64])> =
+            u0.chunks_mut(n).zip(u1.chunks_mut(n)).collect();
+        exec.per_item(&mut limbs, |j, (o0, o1)| {
             let m = &p.q.moduli()[j];
             let table = &p.q.ntt()[j];
-            let mut acc0 = vec![0u128; n];
-            let mut acc1 = vec![0u128; n];
-            let mut digit = vec![0u64; n];
-            for (i, (b, a)) in self.keys.iter().enumerate() {
-                for (d, &x) in digit.iter_mut().zip(&c[i * n..(i + 1) * n]) {
-                    *d = m.reduce(x);
+            // Digit i = [c]_{q_i} read modulo q_j, in the NTT domain of q_j.
+            let mut digits = poly::take(k * n);
+            for (d, src) in digits.chunks_mut(n).zip(c.chunks(n)) {
+                for (x, &y) in d.iter_mut().zip(src) {
+                    *x = m.reduce(y);
                 }
-                table.forward(&mut digit);
-                let (bj, aj) = (&b[j * n..(j + 1) * n], &a[j * n..(j + 1) * n]);
-                for c_idx in 0..n {
-                    acc0[c_idx] += digit[c_idx] as u128 * bj[c_idx] as u128;
-                    acc1[c_idx] += digit[c_idx] as u128 * aj[c_idx] as u128;
-                }
-                // Keep the u128 sums far from overflow (each term < 2^122).
-                if i % 32 == 31 {
-                    acc0.iter_mut().for_each(|v| *v = m.reduce_u128(*v) as u128);
-                    acc1.iter_mut().for_each(|v| *v = m.reduce_u128(*v) as u128);
-                }
+                table.forward(d);
             }
-            let mut u0: Vec<u64> = acc0.iter().map(|&v| m.reduce_u128(v)).collect();
-            let mut u1: Vec<u64> = acc1.iter().map(|&v| m.reduce_u128(v)).collect();
-            table.inverse(&mut u0);
-            table.inverse(&mut u1);
-            *out = (u0, u1);
+            let mut acc0 = [0u128; BLOCK];
+            let mut acc1 = [0u128; BLOCK];
+            let mut b0 = 0;
+            while b0 < n {
+                let w = BLOCK.min(n - b0);
+                acc0[..w].iter_mut().for_each(|v| *v = 0);
+                acc1[..w].iter_mut().for_each(|v| *v = 0);
+                for (i, (b, a)) in self.keys.iter().enumerate() {
+                    let d = &digits[i * n + b0..i * n + b0 + w];
+                    let bj = &b[j * n + b0..j * n + b0 + w];
+                    let aj = &a[j * n + b0..j * n + b0 + w];
+                    for (((s0, s1), &x), (&y0, &y1)) in acc0[..w]
+                        .iter_mut()
+                        .zip(acc1[..w].iter_mut())
+                        .zip(d)
+                        .zip(bj.iter().zip(aj))
+                    {
+                        *s0 += x as u128 * y0 as u128;
+                        *s1 += x as u128 * y1 as u128;
+                    }
+                    // Keep the u128 sums far from overflow (each term < 2^122).
+                    if i % 32 == 31 {
+                        acc0[..w]
+                            .iter_mut()
+                            .for_each(|v| *v = m.reduce_u128(*v) as u128);
+                        acc1[..w]
+                            .iter_mut()
+                            .for_each(|v| *v = m.reduce_u128(*v) as u128);
+                    }
+                }
+                for (o, &v) in o0[b0..b0 + w].iter_mut().zip(&acc0[..w]) {
+                    *o = m.reduce_u128(v);
+                }
+                for (o, &v) in o1[b0..b0 + w].iter_mut().zip(&acc1[..w]) {
+                    *o = m.reduce_u128(v);
+                }
+                b0 += w;
+            }
+            poly::give(digits);
+            table.inverse(o0);
+            table.inverse(o1);
         });
-        let mut u0 = Vec::with_capacity(k * n);
-        let mut u1 = Vec::with_capacity(k * n);
-        for (a, b) in limbs {
-            u0.extend(a);
-            u1.extend(b);
-        }
+        drop(limbs);
         (u0, u1)
     }
 }

@@ -3,6 +3,35 @@
 
 use crate::arith::{Modulus, NttTable};
 use crate::exec::Exec;
+use std::cell::RefCell;
+
+/// Words a thread's scratch pool keeps between products (64 MiB).
+const POOL_WORDS: usize = 8 << 20;
+
+thread_local! {
+    /// Large temporaries of the ciphertext product, kept per thread so that repeated products reuse
+    /// mapped memory instead of faulting fresh pages in (as SEAL's memory pool does).
+    static POOL: RefCell<Vec<Vec<u64>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A zeroed buffer of `len` words, reusing this thread's pool when it can.
+pub fn take(len: usize) -> Vec<u64> {
+    let mut v = POOL.with(|p| p.borrow_mut().pop()).unwrap_or_default();
+    v.clear();
+    v.resize(len, 0);
+    v
+}
+
+/// Returns a buffer from [`take`] to this thread's pool (dropped when the pool is full).
+pub fn give(v: Vec<u64>) {
+    POOL.with(|p| {
+        let mut p = p.borrow_mut();
+        let held: usize = p.iter().map(Vec::capacity).sum();
+        if held + v.capacity() <= POOL_WORDS {
+            p.push(v);
+        }
+    });
+}
 
 /// Forward NTT of every limb.
 pub fn forward(tables: &[NttTable], data: &mut [u64], n: usize, exec: &Exec) {
@@ -79,25 +108,29 @@ pub fn tensor(m: &[Modulus], c: &[Vec<u64>], n: usize, exec: &Exec) -> Vec<Vec<u
     } else {
         (a0, a1)
     };
-    let mut out = vec![Vec::new(); 3];
-    exec.per_item(&mut out, |idx, o| {
-        *o = match idx {
-            0 => mul(m, a0, b0, n),
-            2 => mul(m, a1, b1, n),
-            _ => {
-                let mut cross = vec![0u64; a0.len()];
-                for (i, q) in m.iter().enumerate() {
-                    let r = i * n..(i + 1) * n;
-                    for ((d, (x0, y1)), (x1, y0)) in cross[r.clone()]
-                        .iter_mut()
-                        .zip(a0[r.clone()].iter().zip(&b1[r.clone()]))
-                        .zip(a1[r.clone()].iter().zip(&b0[r]))
-                    {
-                        // Each product < 2^124: the sum of two fits a u128.
-                        *d = q.reduce_u128(*x0 as u128 * *y1 as u128 + *x1 as u128 * *y0 as u128);
-                    }
+    // Buffers come from the calling thread's pool (the workers of `exec` only fill them).
+    let mut out = vec![take(a0.len()), take(a0.len()), take(a0.len())];
+    exec.per_item(&mut out, |idx, o| match idx {
+        0 | 2 => {
+            let (x, y) = if idx == 0 { (a0, b0) } else { (a1, b1) };
+            for (i, q) in m.iter().enumerate() {
+                let r = i * n..(i + 1) * n;
+                for (d, (x, y)) in o[r.clone()].iter_mut().zip(x[r.clone()].iter().zip(&y[r])) {
+                    *d = q.mul(*x, *y);
                 }
-                cross
+            }
+        }
+        _ => {
+            for (i, q) in m.iter().enumerate() {
+                let r = i * n..(i + 1) * n;
+                for ((d, (x0, y1)), (x1, y0)) in o[r.clone()]
+                    .iter_mut()
+                    .zip(a0[r.clone()].iter().zip(&b1[r.clone()]))
+                    .zip(a1[r.clone()].iter().zip(&b0[r]))
+                {
+                    // Each product < 2^124: the sum of two fits a u128.
+                    *d = q.reduce_u128(*x0 as u128 * *y1 as u128 + *x1 as u128 * *y0 as u128);
+                }
             }
         }
     });
@@ -132,4 +165,21 @@ pub fn automorphism(m: &[Modulus], a: &[u64], n: usize, g: usize) -> Vec<u64> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pooled_buffers_come_back_zeroed_and_sized() {
+        let mut a = take(100);
+        a.iter_mut().for_each(|x| *x = 7);
+        give(a);
+        let b = take(300);
+        assert_eq!(b.len(), 300);
+        assert!(b.iter().all(|&x| x == 0));
+        give(b);
+        assert_eq!(take(10), vec![0u64; 10]);
+    }
 }
