@@ -195,7 +195,14 @@ mod tests {
 
     #[test]
     fn decryption_rounding_matches_big_integers() {
-        let q = RnsBasis::new(&generate_ntt_primes(50, 1024, 4).unwrap()).unwrap();
+        // 4 × 50 bits, and 20 × 30 bits (more terms than one lazy chunk holds).
+        for (bits, count) in [(50, 4), (30, 20)] {
+            decryption_case(bits, count);
+        }
+    }
+
+    fn decryption_case(bits: u32, count: usize) {
+        let q = RnsBasis::new(&generate_ntt_primes(bits, 1024, count).unwrap()).unwrap();
         let t = RnsBasis::new(&[65537]).unwrap();
         let s = ScaleRound::new(&q, &t, 65537, false).unwrap();
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
@@ -203,7 +210,7 @@ mod tests {
         let xs: Vec<BigUint> = (0..n)
             .map(|_| random_below(&mut rng, q.product()))
             .collect();
-        let mut xq = alloc::vec![0u64; 4 * n];
+        let mut xq = alloc::vec![0u64; count * n];
         for (c, x) in xs.iter().enumerate() {
             for (i, r) in q.decompose(x).into_iter().enumerate() {
                 xq[i * n + c] = r;
