@@ -63,8 +63,9 @@ impl HpsTools {
     /// c over Q (coefficient form) → c over Q∪P in the NTT domain.
     fn extend_ntt(&self, c: &[u64], k: usize, n: usize, exec: &Exec) -> Result<Vec<u64>> {
         let l = self.p.len();
-        let mut out = poly::take((k + l) * n);
-        out[..k * n].copy_from_slice(c);
+        let mut out = poly::take_empty((k + l) * n);
+        out.extend_from_slice(c);
+        out.resize((k + l) * n, 0);
         exec.try_per_coeff_range(n, l, &mut out[k * n..], |s, e, blk, stride| {
             self.q_to_p
                 .exact_convert_range(c, n, s, e, blk, stride)

@@ -16,9 +16,16 @@ thread_local! {
 
 /// A zeroed buffer of `len` words, reusing this thread's pool when it can.
 pub fn take(len: usize) -> Vec<u64> {
+    let mut v = take_empty(len);
+    v.resize(len, 0);
+    v
+}
+
+/// An empty buffer with room for `len` words (to be filled by `extend`, without zeroing first).
+pub fn take_empty(len: usize) -> Vec<u64> {
     let mut v = POOL.with(|p| p.borrow_mut().pop()).unwrap_or_default();
     v.clear();
-    v.resize(len, 0);
+    v.reserve(len);
     v
 }
 
@@ -109,28 +116,29 @@ pub fn tensor(m: &[Modulus], c: &[Vec<u64>], n: usize, exec: &Exec) -> Vec<Vec<u
         (a0, a1)
     };
     // Buffers come from the calling thread's pool (the workers of `exec` only fill them).
-    let mut out = vec![take(a0.len()), take(a0.len()), take(a0.len())];
+    let len = a0.len();
+    let mut out = vec![take_empty(len), take_empty(len), take_empty(len)];
     exec.per_item(&mut out, |idx, o| match idx {
         0 | 2 => {
             let (x, y) = if idx == 0 { (a0, b0) } else { (a1, b1) };
             for (i, q) in m.iter().enumerate() {
                 let r = i * n..(i + 1) * n;
-                for (d, (x, y)) in o[r.clone()].iter_mut().zip(x[r.clone()].iter().zip(&y[r])) {
-                    *d = q.mul(*x, *y);
-                }
+                o.extend(x[r.clone()].iter().zip(&y[r]).map(|(x, y)| q.mul(*x, *y)));
             }
         }
         _ => {
             for (i, q) in m.iter().enumerate() {
                 let r = i * n..(i + 1) * n;
-                for ((d, (x0, y1)), (x1, y0)) in o[r.clone()]
-                    .iter_mut()
-                    .zip(a0[r.clone()].iter().zip(&b1[r.clone()]))
-                    .zip(a1[r.clone()].iter().zip(&b0[r]))
-                {
-                    // Each product < 2^124: the sum of two fits a u128.
-                    *d = q.reduce_u128(*x0 as u128 * *y1 as u128 + *x1 as u128 * *y0 as u128);
-                }
+                o.extend(
+                    a0[r.clone()]
+                        .iter()
+                        .zip(&b1[r.clone()])
+                        .zip(a1[r.clone()].iter().zip(&b0[r]))
+                        // Each product < 2^124: the sum of two fits a u128.
+                        .map(|((x0, y1), (x1, y0))| {
+                            q.reduce_u128(*x0 as u128 * *y1 as u128 + *x1 as u128 * *y0 as u128)
+                        }),
+                );
             }
         }
     });
@@ -181,5 +189,7 @@ mod tests {
         assert!(b.iter().all(|&x| x == 0));
         give(b);
         assert_eq!(take(10), vec![0u64; 10]);
+        let e = take_empty(50);
+        assert!(e.is_empty() && e.capacity() >= 50);
     }
 }
