@@ -434,6 +434,47 @@ mod tests {
     }
 
     #[test]
+    fn range_conversion_pieces_equal_the_whole_and_bad_ranges_are_errors() {
+        let (from, to, _, input, n) = setup();
+        let conv = BaseConverter::new(&from, &to).unwrap();
+        let l = to.len();
+        let mut whole = alloc::vec![0u64; l * n];
+        conv.exact_convert(&input, &mut whole, n).unwrap();
+        // Two pieces written with a stride equal to their width, as a threaded caller does.
+        for (s, e) in [(0, 17), (17, n)] {
+            let w = e - s;
+            let mut part = alloc::vec![0u64; l * w];
+            conv.exact_convert_range(&input, n, s, e, &mut part, w)
+                .unwrap();
+            for j in 0..l {
+                assert_eq!(&part[j * w..(j + 1) * w], &whole[j * n + s..j * n + e]);
+            }
+        }
+        let mut out = alloc::vec![0u64; l * n];
+        assert!(conv
+            .exact_convert_range(&input, n, 5, 4, &mut out, n)
+            .is_err());
+        assert!(conv
+            .exact_convert_range(&input, n, 0, n + 1, &mut out, n)
+            .is_err());
+        assert!(conv
+            .exact_convert_range(&input, n, 0, n, &mut out, n - 1)
+            .is_err());
+        assert!(conv
+            .exact_convert_range(&input, n, 0, n, &mut out[1..], n)
+            .is_err());
+        assert!(conv
+            .exact_convert_range(&input[1..], n, 0, n, &mut out, n)
+            .is_err());
+        assert!(conv
+            .exact_convert_range(&input, usize::MAX, 0, 0, &mut out, 0)
+            .is_err());
+        assert!(conv
+            .exact_convert_range(&input, n, 3, 3, &mut [], 0)
+            .is_ok());
+    }
+
+    #[test]
     fn shenoy_kumaresan_is_exact() {
         let (from, to, xs, input, n) = setup();
         let m_sk = Modulus::new(generate_ntt_primes(40, 1024, 1).unwrap()[0]).unwrap();
