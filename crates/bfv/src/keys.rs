@@ -156,8 +156,6 @@ impl KeySwitchingKey {
     /// Switches `c` (coefficient form over Q) and returns (u0, u1) in coefficient form, with
     /// u0 + u1·s ≈ c·s'.
     pub(crate) fn switch(&self, c: &[u64], exec: &Exec) -> (Vec<u64>, Vec<u64>) {
-        /// Coefficients accumulated at a time in 128 bits (stack arrays, no allocation).
-        const BLOCK: usize = 256;
         let p = &self.params;
         let n = p.degree();
         let k = p.q.len();
@@ -168,53 +166,33 @@ impl KeySwitchingKey {
         exec.per_item(&mut limbs, |j, (o0, o1)| {
             let m = &p.q.moduli()[j];
             let table = &p.q.ntt()[j];
-            // Digit i = [c]_{q_i} read modulo q_j, in the NTT domain of q_j.
-            let mut digits = poly::take(k * n);
-            for (d, src) in digits.chunks_mut(n).zip(c.chunks(n)) {
-                for (x, &y) in d.iter_mut().zip(src) {
-                    *x = m.reduce(y);
+            let mut acc0 = vec![0u128; n];
+            let mut acc1 = vec![0u128; n];
+            let mut digit = poly::take(n);
+            for (i, (b, a)) in self.keys.iter().enumerate() {
+                // Digit i = [c]_{q_i} read modulo q_j, in the NTT domain of q_j.
+                for (d, &x) in digit.iter_mut().zip(&c[i * n..(i + 1) * n]) {
+                    *d = m.reduce(x);
                 }
-                table.forward(d);
+                table.forward(&mut digit);
+                let (bj, aj) = (&b[j * n..(j + 1) * n], &a[j * n..(j + 1) * n]);
+                for c_idx in 0..n {
+                    acc0[c_idx] += digit[c_idx] as u128 * bj[c_idx] as u128;
+                    acc1[c_idx] += digit[c_idx] as u128 * aj[c_idx] as u128;
+                }
+                // Keep the u128 sums far from overflow (each term < 2^122).
+                if i % 32 == 31 {
+                    acc0.iter_mut().for_each(|v| *v = m.reduce_u128(*v) as u128);
+                    acc1.iter_mut().for_each(|v| *v = m.reduce_u128(*v) as u128);
+                }
             }
-            let mut acc0 = [0u128; BLOCK];
-            let mut acc1 = [0u128; BLOCK];
-            let mut b0 = 0;
-            while b0 < n {
-                let w = BLOCK.min(n - b0);
-                acc0[..w].iter_mut().for_each(|v| *v = 0);
-                acc1[..w].iter_mut().for_each(|v| *v = 0);
-                for (i, (b, a)) in self.keys.iter().enumerate() {
-                    let d = &digits[i * n + b0..i * n + b0 + w];
-                    let bj = &b[j * n + b0..j * n + b0 + w];
-                    let aj = &a[j * n + b0..j * n + b0 + w];
-                    for (((s0, s1), &x), (&y0, &y1)) in acc0[..w]
-                        .iter_mut()
-                        .zip(acc1[..w].iter_mut())
-                        .zip(d)
-                        .zip(bj.iter().zip(aj))
-                    {
-                        *s0 += x as u128 * y0 as u128;
-                        *s1 += x as u128 * y1 as u128;
-                    }
-                    // Keep the u128 sums far from overflow (each term < 2^122).
-                    if i % 32 == 31 {
-                        acc0[..w]
-                            .iter_mut()
-                            .for_each(|v| *v = m.reduce_u128(*v) as u128);
-                        acc1[..w]
-                            .iter_mut()
-                            .for_each(|v| *v = m.reduce_u128(*v) as u128);
-                    }
-                }
-                for (o, &v) in o0[b0..b0 + w].iter_mut().zip(&acc0[..w]) {
-                    *o = m.reduce_u128(v);
-                }
-                for (o, &v) in o1[b0..b0 + w].iter_mut().zip(&acc1[..w]) {
-                    *o = m.reduce_u128(v);
-                }
-                b0 += w;
+            poly::give(digit);
+            for (o, &v) in o0.iter_mut().zip(&acc0) {
+                *o = m.reduce_u128(v);
             }
-            poly::give(digits);
+            for (o, &v) in o1.iter_mut().zip(&acc1) {
+                *o = m.reduce_u128(v);
+            }
             table.inverse(o0);
             table.inverse(o1);
         });
