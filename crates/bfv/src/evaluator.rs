@@ -191,7 +191,7 @@ impl Evaluator {
             MulMethod::Hps => p.hps.multiply(&p.q, ia, ib, &self.exec)?,
             MulMethod::Behz => p
                 .behz
-                .multiply(&p.q, p.plaintext_modulus(), ia, ib, &self.exec),
+                .multiply(&p.q, p.plaintext_modulus(), ia, ib, &self.exec)?,
         };
         Ok(self.new_ct(vec![e0, e1, e2]))
     }
