@@ -24,7 +24,9 @@ fn main() -> anyhow::Result<()> {
         "tfhe" => tfhe::run(rest),
         "vsp" => vsp::run(rest),
         other => {
-            anyhow::bail!("unknown suite {other:?}; available: ntt, tfhe, circuit, vsp, paper, bfv, ckks")
+            anyhow::bail!(
+                "unknown suite {other:?}; available: ntt, tfhe, circuit, vsp, paper, bfv, ckks"
+            )
         }
     }
 }
