@@ -1,13 +1,11 @@
 //! `vsp-bench`: side-by-side speed comparisons of VSP against its peers, in one process.
 //!
 //! Usage: `cargo run --release -p vsp-bench -- <suite>`; each suite prints a table and ends with one
-//! `name=value` line that BENCHMARKS.md quotes. `mpi` needs `--features mpi` (docs/mpi.md).
+//! `name=value` line that BENCHMARKS.md quotes.
 
 mod bfv;
 mod circuit;
 mod ckks;
-#[cfg(feature = "mpi")]
-mod mpi;
 mod ntt;
 mod paper;
 mod tfhe;
@@ -25,15 +23,9 @@ fn main() -> anyhow::Result<()> {
         "paper" => paper::run(rest),
         "tfhe" => tfhe::run(rest),
         "vsp" => vsp::run(rest),
-        #[cfg(feature = "mpi")]
-        "mpi" => mpi::run(rest),
-        #[cfg(feature = "mpi")]
-        "mpi-worker" => mpi::worker(rest),
-        #[cfg(not(feature = "mpi"))]
-        "mpi" => anyhow::bail!("the mpi suite needs `--features mpi` (and Open MPI installed)"),
         other => {
             anyhow::bail!(
-                "unknown suite {other:?}; available: ntt, tfhe, circuit, vsp, paper, bfv, ckks, mpi"
+                "unknown suite {other:?}; available: ntt, tfhe, circuit, vsp, paper, bfv, ckks"
             )
         }
     }

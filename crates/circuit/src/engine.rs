@@ -294,6 +294,16 @@ impl<B: Backend> Engine<B> {
     pub fn last_cycle_stats(&self) -> &CycleStats {
         &self.last
     }
+    /// This engine's rank when it is one rank of an MPI job of several (`mpi` feature); `None` for a
+    /// single-process engine. Only rank 0 holds the whole state after a run and writes files.
+    pub fn mpi_rank(&self) -> Option<usize> {
+        #[cfg(feature = "mpi")]
+        if let Some(d) = &self.dist {
+            return Some(d.rank);
+        }
+        None
+    }
+
     /// The static partition of this engine's cycle over `ranks` MPI ranks under the current MUX plan
     /// (what the MPI executor runs; input of the [`crate::costmodel`]).
     pub fn plan_partition(&self, ranks: usize) -> crate::partition::Partition {

@@ -177,11 +177,6 @@ impl<B: Backend> Engine<B> {
         });
     }
 
-    /// This engine's rank when it is part of an MPI job of several ranks.
-    pub fn mpi_rank(&self) -> Option<usize> {
-        self.dist.as_ref().map(|d| d.rank)
-    }
-
     /// The partition of this circuit over the job's ranks (computed once, on first use).
     pub fn partition(&mut self) -> Option<Arc<Partition>> {
         self.ensure_partition().ok().map(|(p, _)| p)

@@ -87,3 +87,50 @@ pub fn join<B: vsp_circuit::Backend>(engine: &mut vsp_circuit::Engine<B>) -> Res
     let _ = engine;
     Ok(())
 }
+
+/// Rank 0's core (rank 0 passes `Some`) on every rank.
+pub fn core_from_root(core: Option<vsp_cahp::cores::Core>) -> vsp_cahp::cores::Core {
+    use vsp_cahp::cores::Core;
+    let tag = core.map(|c| match c {
+        Core::Pearl => 0u8,
+        Core::Ruby => 1,
+    });
+    match broadcast(tag.map(|t| vec![t])).first() {
+        Some(1) => Core::Ruby,
+        Some(_) => Core::Pearl,
+        None => core.unwrap_or(Core::Pearl),
+    }
+}
+
+/// Rank 0's memory kind (rank 0 passes `Some`) on every rank.
+pub fn memory_from_root(memory: Option<vsp_cahp::cores::Memory>) -> vsp_cahp::cores::Memory {
+    use vsp_cahp::cores::Memory;
+    let tag = memory.map(|m| match m {
+        Memory::Cmux => 0u8,
+        Memory::Mux => 1,
+    });
+    match broadcast(tag.map(|t| vec![t])).first() {
+        Some(1) => Memory::Mux,
+        Some(_) => Memory::Cmux,
+        None => memory.unwrap_or(Memory::Cmux),
+    }
+}
+
+/// The machine of an MPI rank other than 0: `core` with `memory`, no request loaded (it takes rank
+/// 0's state in [`join`]).
+pub fn follower_machine(
+    keys: &vsp_platform::keys::ServerKeys,
+    core: vsp_cahp::cores::Core,
+    memory: vsp_cahp::cores::Memory,
+    threads: Option<usize>,
+) -> Result<vsp_platform::Machine<vsp_circuit::TfheBackend>> {
+    let backend = vsp_circuit::TfheBackend::new(keys.ek.clone(), Some(keys.ck.clone()))?;
+    let mut m = vsp_platform::Machine::new(backend, core, memory)?;
+    m.set_threads(threads);
+    Ok(m)
+}
+
+/// Rank 0's `flag` on every rank (outside a job: `flag`).
+pub fn root_decides(flag: bool) -> bool {
+    broadcast(is_root().then(|| vec![u8::from(flag)])).first() == Some(&1)
+}

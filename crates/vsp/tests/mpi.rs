@@ -63,10 +63,6 @@ fn memuser_inputs(dir: &Path) {
     std::fs::write(dir.join("in.json"), json.to_string()).unwrap();
 }
 
-fn strs(v: &[String]) -> Vec<&str> {
-    v.iter().map(String::as_str).collect()
-}
-
 fn same_file(dir: &Path, a: &str, b: &str) {
     let (x, y) = (
         std::fs::read(dir.join(a)).unwrap(),
@@ -83,33 +79,33 @@ fn plain_runs_on_two_and_three_ranks_like_one_process() {
     memuser_inputs(dir);
     let bp = testdata().join("memuser.toml");
     let bp = bp.to_str().unwrap();
-    let run = |out: &str, state: &str| {
+    let run = |out: &'static str, trace: &'static str| {
         vec![
-            "circuit".to_string(),
-            "run".into(),
-            "--blueprint".into(),
-            bp.into(),
-            "--inputs".into(),
-            "in.json".into(),
-            "--reset".into(),
-            "--cycles".into(),
-            "37".into(),
-            "-o".into(),
-            out.into(),
-            "--state".into(),
-            state.into(),
+            "circuit",
+            "run",
+            "--blueprint",
+            bp,
+            "--inputs",
+            "in.json",
+            "--reset",
+            "--cycles",
+            "37",
+            "-o",
+            out,
+            "--trace",
+            trace,
         ]
     };
-    ok(&strs(&run("one.json", "one.snap")), dir);
+    ok(&run("one.json", "one.trace"), dir);
     let one: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("one.json")).unwrap()).unwrap();
     assert_ne!(one["outputs"]["acc"], 0, "the check would compare zeros");
-    for np in [2, 3] {
-        let (o, s) = (format!("np{np}.json"), format!("np{np}.snap"));
-        ok_mpi(np, &strs(&run(&o, &s)), dir);
-        same_file(dir, "one.json", &o);
-        same_file(dir, "one.snap", &s);
-    }
+    ok_mpi(2, &run("np2.json", "np2.trace"), dir);
+    same_file(dir, "one.json", "np2.json");
+    same_file(dir, "one.trace", "np2.trace");
+    ok_mpi(3, &run("np3.json", "np3.trace"), dir);
+    same_file(dir, "one.json", "np3.json");
+    same_file(dir, "one.trace", "np3.trace");
 }
 
 #[test]
@@ -122,46 +118,80 @@ fn encrypted_runs_on_two_and_three_ranks_bit_identical() {
     let bp = bp.to_str().unwrap();
     ok(&["-q", "genkey", "-o", "sk.key"], dir);
     ok(&["-q", "genbkey", "-k", "sk.key", "-o", "ek.key"], dir);
-    let keys = ["--key", "sk.key", "--eval-key", "ek.key"];
-    // Encrypted inputs are fresh each run: every run resumes from one encrypted state.
-    let mut first = vec![
-        "-q",
+    // One encrypted request; the server's result and snapshot are ciphertexts, compared bit for bit.
+    let enc = ["-q", "circuit", "enc", "--blueprint", bp, "--key", "sk.key"];
+    let mut enc = enc.to_vec();
+    enc.extend(["--inputs", "in.json", "-o", "req.enc"]);
+    ok(&enc, dir);
+    let exec = |out: &'static str| {
+        vec![
+            "-q",
+            "circuit",
+            "exec",
+            "--blueprint",
+            bp,
+            "-e",
+            "ek.key",
+            "-i",
+            "req.enc",
+            "--reset",
+            "--cycles",
+            "3",
+            "-t",
+            "1",
+            "-o",
+            out,
+        ]
+    };
+    ok(&exec("one.res"), dir);
+    ok_mpi(2, &exec("np2.res"), dir);
+    same_file(dir, "one.res", "np2.res");
+    same_file(dir, "one.res.snapshot", "np2.res.snapshot");
+    // Resuming the 2-rank snapshot on 3 ranks continues exactly like the single process.
+    let resume = |snap: &'static str, out: &'static str| {
+        vec![
+            "-q",
+            "circuit",
+            "resume",
+            snap,
+            "--blueprint",
+            bp,
+            "-e",
+            "ek.key",
+            "--cycles",
+            "1",
+            "-o",
+            out,
+        ]
+    };
+    ok(&resume("one.res.snapshot", "one2.res"), dir);
+    ok_mpi(3, &resume("np2.res.snapshot", "np3.res"), dir);
+    same_file(dir, "one2.res", "np3.res");
+    // And the decrypted result is the plain run's.
+    let dec = [
+        "circuit",
+        "dec",
+        "--blueprint",
+        bp,
+        "--key",
+        "sk.key",
+        "-i",
+        "np3.res",
+    ];
+    let enc_out: serde_json::Value = serde_json::from_str(&ok(&dec, dir)).unwrap();
+    let plain = [
         "circuit",
         "run",
         "--blueprint",
         bp,
         "--inputs",
         "in.json",
+        "--reset",
+        "--cycles",
+        "4",
     ];
-    first.extend([
-        "--reset", "--cycles", "2", "-o", "s0.json", "--state", "s0.snap",
-    ]);
-    first.extend(keys);
-    ok(&first, dir);
-    let run = |out: &'static str, state: &'static str| {
-        let mut v = vec![
-            "-q",
-            "circuit",
-            "run",
-            "--blueprint",
-            bp,
-            "--resume",
-            "s0.snap",
-        ];
-        v.extend(["--cycles", "2", "-t", "1", "-o", out, "--state", state]);
-        v.extend(keys);
-        v
-    };
-    ok(&run("one.json", "one.snap"), dir);
-    ok_mpi(2, &run("np2.json", "np2.snap"), dir);
-    same_file(dir, "one.json", "np2.json");
-    same_file(dir, "one.snap", "np2.snap");
-    ok_mpi(3, &run("np3.json", "np3.snap"), dir);
-    same_file(dir, "one.json", "np3.json");
-    same_file(dir, "one.snap", "np3.snap");
-    let one: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.join("one.json")).unwrap()).unwrap();
-    assert_eq!(one["outputs"]["pc"], 3, "pc after reset, 2 + 2 cycles");
+    let plain_out: serde_json::Value = serde_json::from_str(&ok(&plain, dir)).unwrap();
+    assert_eq!(enc_out["outputs"], plain_out["outputs"]);
 }
 
 /// Waits for `child` at most `limit`; kills it and fails the test if it hangs.
@@ -280,6 +310,6 @@ fn ranks_with_different_commands_stop_with_an_error() {
     // Commands that do not run on ranks are refused.
     let out = vsp_mpi(2, &["genkey", "-o", "k.key"], dir);
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("only `run`, `resume` and `circuit run`"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("run on several MPI ranks"));
     assert!(!dir.join("k.key").exists());
 }
