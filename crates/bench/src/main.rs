@@ -6,6 +6,8 @@
 mod bfv;
 mod circuit;
 mod ckks;
+#[cfg(feature = "mpi")]
+mod mpi;
 mod ntt;
 mod paper;
 mod tfhe;
@@ -21,11 +23,17 @@ fn main() -> anyhow::Result<()> {
         "ckks" => ckks::run(rest),
         "ntt" => ntt::run(rest),
         "paper" => paper::run(rest),
+        #[cfg(feature = "mpi")]
+        "mpi" => mpi::run(rest),
+        #[cfg(feature = "mpi")]
+        "mpi-worker" => mpi::worker(rest),
+        #[cfg(not(feature = "mpi"))]
+        "mpi" => anyhow::bail!("the mpi suite needs `--features mpi` (and Open MPI installed)"),
         "tfhe" => tfhe::run(rest),
         "vsp" => vsp::run(rest),
         other => {
             anyhow::bail!(
-                "unknown suite {other:?}; available: ntt, tfhe, circuit, vsp, paper, bfv, ckks"
+                "unknown suite {other:?}; available: ntt, tfhe, circuit, vsp, paper, bfv, ckks, mpi"
             )
         }
     }

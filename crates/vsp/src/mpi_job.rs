@@ -1,4 +1,5 @@
-//! `mpirun -np P vsp run|resume|circuit run …`: one job on P ranks (docs/mpi.md).
+//! `mpirun -np P vsp run|resume|circuit run|circuit exec|circuit resume …`: one job on P ranks
+//! (docs/mpi.md).
 //!
 //! Built with the `mpi` feature and started by `mpirun`, the binary joins the MPI job and hands its
 //! engine to the MPI executor (`vsp_circuit::mpi`); there is no flag. Rank 0 reads the request (or the
