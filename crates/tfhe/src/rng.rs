@@ -59,7 +59,7 @@ pub(crate) fn with_thread_rng<R>(f: impl FnOnce(&mut ChaCha20) -> R) -> R {
 
 /// A fresh seed from this thread's OS-keyed generator.
 pub(crate) fn fresh_seed() -> Seed {
-    with_thread_rng(|r| Seed::generate(r))
+    with_thread_rng(Seed::generate)
 }
 
 /// A ChaCha20 noise generator keyed from `rng` (so a caller's generator never draws noise directly).
