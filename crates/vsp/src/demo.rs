@@ -31,7 +31,7 @@ pub fn run(o: &DemoOptions) -> Result<()> {
             o.program
         )
     };
-    let image = vsp_cahp::assemble(prog.source, prog.name).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let image = vsp_cahp::assemble(prog.source, prog.name)?;
     let args: Vec<String> = prog.args.iter().map(|s| s.to_string()).collect();
     let total = Instant::now();
     println!(

@@ -253,10 +253,7 @@ pub fn decrypt_result(key: &ClientKey, env: &Envelope) -> Result<Decrypted> {
             bail!("corrupt result: output {name} has {n} bits, the core's has {want}");
         }
         let bits = (0..n)
-            .map(|_| {
-                Tlwe::<u32>::from_bytes(r.blob()?, params)
-                    .map_err(|e| anyhow::anyhow!("corrupt result: {e}"))
-            })
+            .map(|_| Tlwe::<u32>::from_bytes(r.blob()?, params).context("corrupt result"))
             .collect::<Result<Vec<_>>>()?;
         values.push(client::decrypt_value(&key.sk, &bits)?);
     }

@@ -39,7 +39,7 @@ pub fn params_by_name(name: &str, insecure: bool) -> Result<Params> {
             "WARNING: parameter set {name:?} is below 128-bit security; never use it for real data"
         );
     }
-    Params::by_name(name, insecure).map_err(|e| anyhow::anyhow!("{e}"))
+    Ok(Params::by_name(name, insecure)?)
 }
 
 /// The parameter set an envelope's label names.
@@ -82,7 +82,7 @@ pub struct ServerKeys {
 }
 
 pub fn generate_secret(params_name: &str, params: &Params) -> Result<ClientKey> {
-    let sk = SecretKey::generate(params).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let sk = SecretKey::generate(params)?;
     Ok(ClientKey {
         sk,
         params_name: params_name.to_string(),
@@ -111,7 +111,6 @@ impl ClientKey {
     /// The key in a verified secret-key envelope read from `path` (named in errors).
     pub fn from_envelope(env: Envelope, path: &Path) -> Result<ClientKey> {
         let sk = SecretKey::from_bytes(&env.body)
-            .map_err(|e| anyhow::anyhow!("{e}"))
             .with_context(|| format!("{}: corrupt secret key", path.display()))?;
         check_label(path, "secret key", &env.params, sk.params())?;
         Ok(ClientKey {
@@ -145,14 +144,8 @@ impl ServerKeys {
         let env = Envelope::read(path, Kind::EvalKey)?;
         let (ek, ck) = Self::parse_compressed(&env, path)?;
         let corrupt = || format!("{}: corrupt evaluation key", path.display());
-        let ek = ek
-            .decompress()
-            .map_err(|e| anyhow::anyhow!("{e}"))
-            .with_context(corrupt)?;
-        let ck = ck
-            .decompress()
-            .map_err(|e| anyhow::anyhow!("{e}"))
-            .with_context(corrupt)?;
+        let ek = ek.decompress().with_context(corrupt)?;
+        let ck = ck.decompress().with_context(corrupt)?;
         Ok(ServerKeys {
             ek: Arc::new(ek),
             ck: Arc::new(ck),
@@ -181,12 +174,8 @@ impl ServerKeys {
             .get(8..8usize.saturating_add(gate_len))
             .with_context(corrupt)?;
         let circuit = &env.body[8 + gate_len..];
-        let ek = CompressedEvalKey::from_bytes(gate)
-            .map_err(|e| anyhow::anyhow!("{e}"))
-            .with_context(corrupt)?;
-        let ck = CompressedCircuitKey::from_bytes(circuit)
-            .map_err(|e| anyhow::anyhow!("{e}"))
-            .with_context(corrupt)?;
+        let ek = CompressedEvalKey::from_bytes(gate).with_context(corrupt)?;
+        let ck = CompressedCircuitKey::from_bytes(circuit).with_context(corrupt)?;
         // Before the (slow) decompression: the label must name the keys' parameter set.
         check_label(path, "evaluation key", &env.params, ek.params())?;
         check_label(path, "circuit key", &env.params, ck.params())?;

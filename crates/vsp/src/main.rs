@@ -414,8 +414,7 @@ fn run(cli: Cli) -> Result<()> {
                 runtime,
                 ..Default::default()
             };
-            let image =
-                vsp_cahp::assemble_sources(&srcs, &opts).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let image = vsp_cahp::assemble_sources(&srcs, &opts)?;
             write_image(&image, &output)?;
             if listing {
                 print!("{}", vsp_cahp::listing(&image));
@@ -519,7 +518,7 @@ fn run(cli: Cli) -> Result<()> {
 
 /// Writes a program image with the one atomic writer.
 fn write_image(image: &vsp_cahp::Image, path: &std::path::Path) -> Result<()> {
-    let bytes = image.to_bytes().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let bytes = image.to_bytes()?;
     write_atomic(path, &bytes, Access::Public)
 }
 

@@ -32,14 +32,13 @@ pub fn assemble_file(path: &Path, runtime: bool) -> Result<Image> {
         runtime,
         ..AsmOptions::default()
     };
-    vsp_cahp::assemble_sources(
+    Ok(vsp_cahp::assemble_sources(
         &[Source {
             name: &name,
             text: &text,
         }],
         &opts,
-    )
-    .map_err(|e| anyhow::anyhow!("{e}"))
+    )?)
 }
 
 /// Compiles a C file with clang + vsp-cc and assembles it with the runtime.
