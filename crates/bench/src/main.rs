@@ -7,6 +7,7 @@ mod bfv;
 mod circuit;
 mod ckks;
 mod ntt;
+mod paper;
 mod tfhe;
 mod vsp;
 
@@ -19,10 +20,13 @@ fn main() -> anyhow::Result<()> {
         "circuit" => circuit::run(rest),
         "ckks" => ckks::run(rest),
         "ntt" => ntt::run(rest),
+        "paper" => paper::run(rest),
         "tfhe" => tfhe::run(rest),
         "vsp" => vsp::run(rest),
         other => {
-            anyhow::bail!("unknown suite {other:?}; available: ntt, tfhe, circuit, vsp, bfv, ckks")
+            anyhow::bail!(
+                "unknown suite {other:?}; available: ntt, tfhe, circuit, vsp, paper, bfv, ckks"
+            )
         }
     }
 }
