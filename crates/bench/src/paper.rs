@@ -17,28 +17,19 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use vsp_cahp::cores::{self, Core, Memory};
-use vsp_circuit::{
-    client, Blueprint, Circuit, CircuitError, Engine, MemState, PlainBackend, RunOptions,
-    TfheBackend,
-};
+use vsp_circuit::{client, Circuit, Engine, MemState, PlainBackend, RunOptions, TfheBackend};
 use vsp_tfhe::{CircuitKey, EvalKey, Params, SecretKey};
 
 fn circuit(core: Core, memory: Memory) -> Result<Arc<Circuit>> {
-    let bp = Blueprint::from_str_with_resolver(core.blueprint(memory), |p| {
-        cores::resolve(p)
-            .map(str::to_string)
-            .ok_or_else(|| CircuitError::Blueprint(format!("no shipped file {p}")))
-    })?;
-    Ok(Arc::new(Circuit::compile(&bp)?))
+    Ok(vsp_platform::core_circuit(core, memory)?)
 }
 
 /// ROM and RAM words of a benchmark program with its paper arguments.
 fn program_words(p: &vsp_cahp::programs::Program) -> Result<(Vec<u64>, Vec<u64>)> {
     let image = vsp_cahp::assemble(p.source, p.name)?;
-    let ram = vsp_cahp::load_args(&image.ram, p.args, cores::RAM_BYTES)?;
-    let rom_w = cores::rom_words(&image.rom).context("ROM too large")?;
-    let ram_w = cores::ram_words(&ram).context("RAM too large")?;
-    Ok((rom_w, ram_w))
+    let args: Vec<String> = p.args.iter().map(|s| s.to_string()).collect();
+    let r = vsp_platform::PlainRequest::new(&image, &args, Memory::Cmux)?;
+    Ok((r.rom, r.ram))
 }
 
 /// The plain gate-level run of `c` for `cycles` cycles (or until the finish flag with `None`).
