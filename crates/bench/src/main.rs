@@ -7,6 +7,7 @@ mod bfv;
 mod circuit;
 mod ckks;
 mod ntt;
+mod seed004;
 mod tfhe;
 mod vsp;
 
@@ -21,8 +22,9 @@ fn main() -> anyhow::Result<()> {
         "ntt" => ntt::run(rest),
         "tfhe" => tfhe::run(rest),
         "vsp" => vsp::run(rest),
+        "seed004" => seed004::run(rest),
         other => {
-            anyhow::bail!("unknown suite {other:?}; available: ntt, tfhe, circuit, vsp, bfv, ckks")
+            anyhow::bail!("unknown suite {other:?}; available: ntt, tfhe, circuit, vsp, bfv, ckks, seed004")
         }
     }
 }

@@ -43,4 +43,4 @@ pub use prime::{
 };
 pub use prng::{ChaCha20, Seed, SeededStream, StreamKind, SEED_BYTES};
 pub use rns::{BaseConverter, Representation, RnsBasis, RnsContext, RnsPoly, ShenoyKumaresan};
-pub use sampler::CdtSampler;
+pub use sampler::{CdtSampler, ZigguratSampler};
