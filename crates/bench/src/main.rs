@@ -7,6 +7,7 @@ mod bfv;
 mod circuit;
 mod ckks;
 mod ntt;
+mod seed001;
 mod seed004;
 mod tfhe;
 mod vsp;
@@ -22,9 +23,10 @@ fn main() -> anyhow::Result<()> {
         "ntt" => ntt::run(rest),
         "tfhe" => tfhe::run(rest),
         "vsp" => vsp::run(rest),
+        "seed001" => seed001::run(rest),
         "seed004" => seed004::run(rest),
         other => {
-            anyhow::bail!("unknown suite {other:?}; available: ntt, tfhe, circuit, vsp, bfv, ckks, seed004")
+            anyhow::bail!("unknown suite {other:?}; available: ntt, tfhe, circuit, vsp, bfv, ckks, seed001, seed004")
         }
     }
 }

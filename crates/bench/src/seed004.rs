@@ -14,8 +14,8 @@
 
 use std::time::Instant;
 
-use rand::{Rng, SeedableRng};
 use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
 use vsp_bfv::{BfvParameters, Encoder, ErrorDistribution, PublicKey, SecretKey};
 
 const N: usize = 1024;

@@ -159,7 +159,10 @@ impl SecretKey {
         let mut dm = vec![0u64; x.len()];
         add_scaled_message(p, &mut dm, &pt.coeffs);
         for (i, q) in p.q.moduli().iter().enumerate() {
-            for (a, &b) in x[i * n..(i + 1) * n].iter_mut().zip(&dm[i * n..(i + 1) * n]) {
+            for (a, &b) in x[i * n..(i + 1) * n]
+                .iter_mut()
+                .zip(&dm[i * n..(i + 1) * n])
+            {
                 *a = q.sub(*a, b);
             }
         }

@@ -100,7 +100,11 @@ fn n1024_secret_key_errors_follow_the_discrete_gaussian() {
     let k = samples.len() as f64;
     assert!(samples.iter().all(|x| x.abs() <= 20), "beyond the 6σ cut");
     let mean = samples.iter().sum::<i64>() as f64 / k;
-    let var = samples.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / k;
+    let var = samples
+        .iter()
+        .map(|&x| (x as f64 - mean).powi(2))
+        .sum::<f64>()
+        / k;
     assert!(mean.abs() < 0.1, "mean {mean}");
     assert!((var.sqrt() - SIGMA).abs() < 0.1, "σ {}", var.sqrt());
     // χ² over the cells −8 … 8 and the two tails (19 cells, 18 degrees of freedom):
@@ -118,7 +122,11 @@ fn n1024_secret_key_errors_follow_the_discrete_gaussian() {
     }
     assert!(chi2 < 60.0, "χ² = {chi2:.1} with 18 degrees of freedom");
     // A Gaussian's excess kurtosis is ≈ 0 (standard error here ≈ 0.034).
-    let m4 = samples.iter().map(|&x| (x as f64 - mean).powi(4)).sum::<f64>() / k;
+    let m4 = samples
+        .iter()
+        .map(|&x| (x as f64 - mean).powi(4))
+        .sum::<f64>()
+        / k;
     let kurt = m4 / (var * var) - 3.0;
     assert!(kurt.abs() < 0.15, "excess kurtosis {kurt}");
 }
@@ -138,12 +146,19 @@ fn n1024_public_key_error_has_the_predicted_variance() {
     }
     let k = samples.len() as f64;
     let mean = samples.iter().sum::<i64>() as f64 / k;
-    let var = samples.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / k;
+    let var = samples
+        .iter()
+        .map(|&x| (x as f64 - mean).powi(2))
+        .sum::<f64>()
+        / k;
     // e0 + e_pk·u + e1·s with u, s uniform ternary (E[u²] = 2/3) and e_pk, e0, e1 Gaussian. e_pk
     // and s are fixed across the samples, so their actual norms deviate from the mean by a few
     // per cent; the 10 % window covers that and the estimate's own error (≈ 1 %).
     let predicted = SIGMA * SIGMA * (1.0 + 2.0 / 3.0 * N as f64 + N as f64 * 2.0 / 3.0);
     assert!(mean.abs() < 5.0, "mean {mean}");
     let ratio = var / predicted;
-    assert!((0.9..1.1).contains(&ratio), "variance {var:.0}, predicted {predicted:.0}");
+    assert!(
+        (0.9..1.1).contains(&ratio),
+        "variance {var:.0}, predicted {predicted:.0}"
+    );
 }

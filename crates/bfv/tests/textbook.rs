@@ -211,8 +211,16 @@ fn textbook_fv_with_the_ziggurat_sampler() {
     let v2 = tb
         .relin_key_v2(&sk, tb.default_v2_modulus(), &mut r)
         .unwrap();
-    assert_eq!(tb.decrypt(&sk, &tb.relinearize_v1(&prod, &v1).unwrap()).unwrap(), want);
-    assert_eq!(tb.decrypt(&sk, &tb.relinearize_v2(&prod, &v2).unwrap()).unwrap(), want);
+    assert_eq!(
+        tb.decrypt(&sk, &tb.relinearize_v1(&prod, &v1).unwrap())
+            .unwrap(),
+        want
+    );
+    assert_eq!(
+        tb.decrypt(&sk, &tb.relinearize_v2(&prod, &v2).unwrap())
+            .unwrap(),
+        want
+    );
     // k·a + b as plaintext: scalar multiplication (negative k) and plaintext addition.
     let k = -1234i64;
     let got = tb

@@ -426,7 +426,10 @@ impl ZigguratSampler {
     pub fn acceptance(&self) -> f64 {
         let m = self.rectangles();
         let area = (self.ys[m - 1] - self.ys[m]) * (self.xs[m] + 1) as f64;
-        let under: f64 = (0..=self.bound).map(|x| Self::rho(self.sigma, x)).sum::<f64>() - 0.5;
+        let under: f64 = (0..=self.bound)
+            .map(|x| Self::rho(self.sigma, x))
+            .sum::<f64>()
+            - 0.5;
         under / (m as f64 * area)
     }
 

@@ -260,7 +260,10 @@ fn ziggurat_gaussian_matches_its_law() {
     // More rectangles waste less area.
     let a1 = ZigguratSampler::new(3.2, 6.0, 1).unwrap().acceptance();
     let a64 = ZigguratSampler::new(3.2, 6.0, 64).unwrap().acceptance();
-    assert!(a64 > 0.8 && a1 < 0.5, "acceptance {a1} (m = 1), {a64} (m = 64)");
+    assert!(
+        a64 > 0.8 && a1 < 0.5,
+        "acceptance {a1} (m = 1), {a64} (m = 64)"
+    );
 }
 
 #[test]
