@@ -99,7 +99,7 @@ impl SecretKey {
     }
 
     /// c0 + c1·s + c2·s² + … over Q in coefficient form.
-    fn phase(&self, ct: &Ciphertext) -> Result<Vec<u64>> {
+    pub(crate) fn phase(&self, ct: &Ciphertext) -> Result<Vec<u64>> {
         let p = &self.params;
         if ct.params.id() != p.id() {
             return Err(Error::ParameterMismatch("ciphertext from other parameters"));
