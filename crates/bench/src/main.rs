@@ -8,6 +8,7 @@ mod circuit;
 mod ckks;
 mod ntt;
 mod seed001;
+mod seed002;
 mod seed004;
 mod tfhe;
 mod vsp;
@@ -24,9 +25,10 @@ fn main() -> anyhow::Result<()> {
         "tfhe" => tfhe::run(rest),
         "vsp" => vsp::run(rest),
         "seed001" => seed001::run(rest),
+        "seed002" => seed002::run(rest),
         "seed004" => seed004::run(rest),
         other => {
-            anyhow::bail!("unknown suite {other:?}; available: ntt, tfhe, circuit, vsp, bfv, ckks, seed001, seed004")
+            anyhow::bail!("unknown suite {other:?}; available: ntt, tfhe, circuit, vsp, bfv, ckks, seed001, seed002, seed004")
         }
     }
 }
