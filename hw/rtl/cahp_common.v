@@ -6,7 +6,9 @@
 // and never puts an enable on a register that does not need one.
 
 // Instruction decoder: one 24-bit window (a 16-bit instruction uses bits 15:0).
-module cahp_decode (
+module cahp_decode #(
+    parameter PW = 9   // width of pcOff (the PC width)
+) (
     input  wire [23:0] inst,
     output wire        is24,
     output wire [3:0]  rdAddr,      // register written (x0 for the link of jsal/jalr)
@@ -34,7 +36,7 @@ module cahp_decode (
     output wire        isJump,
     output wire        jumpReg,
     output wire        isLink,
-    output wire [8:0]  pcOff,
+    output wire [PW-1:0] pcOff,
     output wire        halt
 );
     wire [1:0] cls = inst[2:1];
@@ -75,7 +77,7 @@ module cahp_decode (
     wire [15:0] luiImm = {inst[7:6], inst[15:12], 10'b0};
     wire [15:0] imm16 = cM ? (f[1] ? (f[2] ? simm6 : uimm7) : luiImm) : simm6;
     assign imm = is24 ? simm10 : imm16;
-    assign pcOff = is24 ? simm10[8:0] : inst[13:5];
+    assign pcOff = is24 ? simm10[PW-1:0] : inst[PW+4:5];
 
     // ALU function: R and I classes share the op code in bits 5:3; memory ops add, branches subtract.
     wire [2:0] op = (cR | cI) ? f : {2'b00, cJ};

@@ -7,12 +7,16 @@
 //
 // reset: the control state (PC, cache valid, finish flag) returns to 0 and nothing is written
 // (registers and RAM keep their contents; every flip-flop powers up at 0).
-module pearl (
-    input  wire        clock,
-    input  wire        reset,
-    output wire [6:0]  io_romAddr,
-    input  wire [31:0] io_romData,
-    output wire [7:0]  io_ramAddr,
+module pearl #(
+    // Byte-address width of ROM and RAM: 9 for the standard 512-byte memories, 10 for the 1 KiB
+    // variant (seed 000, appendix C). The PC has AW bits; ROM words are 32 bits, RAM words 16.
+    parameter AW = 9
+) (
+    input  wire          clock,
+    input  wire          reset,
+    output wire [AW-3:0] io_romAddr,
+    input  wire [31:0]   io_romData,
+    output wire [AW-2:0] io_ramAddr,
     output wire [15:0] io_ramWriteData,
     output wire        io_ramWriteEnable,
     input  wire [15:0] io_ramReadData,
@@ -34,13 +38,13 @@ module pearl (
     output wire [15:0] io_mainRegOut_x14,
     output wire [15:0] io_mainRegOut_x15
 );
-    reg [8:0] pc;
+    reg [AW-1:0] pc;
     reg [15:0] cache;
     reg cacheValid;
     reg finReg;
 `ifndef SYNTHESIS
     initial begin
-        pc = 9'b0;
+        pc = {AW{1'b0}};
         cache = 16'b0;
         cacheValid = 1'b0;
         finReg = 1'b0;
@@ -49,7 +53,7 @@ module pearl (
 
     // ---- fetch
     wire stall = pc[1] & ~cacheValid;   // first half of a straddling instruction not cached yet
-    assign io_romAddr = pc[8:2] + {6'b0, pc[1] & cacheValid};
+    assign io_romAddr = pc[AW-1:2] + {{(AW-3){1'b0}}, pc[1] & cacheValid};
     wire [23:0] inst;
     cahp_align align (.pcLow(pc[1:0]), .cache(cache), .romData(io_romData), .inst(inst));
 
@@ -59,8 +63,8 @@ module pearl (
     wire [3:0] rdAddr, raAddr, rbAddr;
     wire [15:0] imm;
     wire [2:0] cond;
-    wire [8:0] pcOff;
-    cahp_decode dec (
+    wire [AW-1:0] pcOff;
+    cahp_decode #(.PW(AW)) dec (
         .inst(inst), .is24(is24), .rdAddr(rdAddr), .regWrite(regWrite), .raAddr(raAddr),
         .rbAddr(rbAddr), .usesA(usesA), .usesB(usesB), .useImm(useImm), .imm(imm),
         .aZero(aZero), .sub(sub), .eP(eP), .eC(eC), .eG(eG), .isShift(isShift), .shLeft(shLeft),
@@ -90,13 +94,13 @@ module pearl (
     cahp_cond cnd (.cond(cond), .eq(eq), .ltu(ltu), .lt(lt), .ok(condOk));
 
     // next sequential PC (+0 while stalled); it is also the link value (PC + 2) of jsal/jalr
-    wire [8:0] seq = pc + {7'b0, ~stall, is24 & ~stall};
-    wire [8:0] target = jumpReg & isJump ? regA[8:0] : pc + pcOff;
+    wire [AW-1:0] seq = pc + {{(AW-2){1'b0}}, ~stall, is24 & ~stall};
+    wire [AW-1:0] target = jumpReg & isJump ? regA[AW-1:0] : pc + pcOff;
     wire taken = ((isBranch & condOk) | isJump) & ~stall;
 
     // ---- memory
     // For loads and stores the ALU result is the address (no shift, no link term).
-    assign io_ramAddr = aluRes[8:1];
+    assign io_ramAddr = aluRes[AW-1:1];
     assign io_ramWriteEnable = isStore & run;
     cahp_store st (
         .rdata(io_ramReadData), .data(regB), .isByte(isByte), .addr0(aluRes[0]),
@@ -107,13 +111,13 @@ module pearl (
         .rdata(io_ramReadData), .isByte(isByte), .byteSigned(byteSigned), .addr0(aluRes[0]),
         .value(loaded)
     );
-    assign wbData = isLoad ? loaded : (aluRes | {7'b0, seq & {9{isLink}}});
+    assign wbData = isLoad ? loaded : (aluRes | {{(16-AW){1'b0}}, seq & {AW{isLink}}});
 
     // ---- state update
     wire fin = finReg | (halt & ~stall);
     assign io_finishFlag = fin;
     always @(posedge clock) begin
-        pc <= reset ? 9'b0 : (taken ? target : seq);
+        pc <= reset ? {AW{1'b0}} : (taken ? target : seq);
         cache <= io_romData[31:16];
         cacheValid <= ~taken & ~reset;
         finReg <= fin & ~reset;

@@ -11,12 +11,16 @@
 // * The finish flag rides the pipeline and is sticky once the halt (js 0) reaches MEM, when every
 //   older instruction has written its results.
 // reset: control state returns to 0 and nothing is written (registers and RAM keep their contents).
-module ruby (
-    input  wire        clock,
-    input  wire        reset,
-    output wire [6:0]  io_romAddr,
-    input  wire [31:0] io_romData,
-    output wire [7:0]  io_ramAddr,
+module ruby #(
+    // Byte-address width of ROM and RAM: 9 for the standard 512-byte memories, 10 for the 1 KiB
+    // variant (seed 000, appendix C). The PC has AW bits; ROM words are 32 bits, RAM words 16.
+    parameter AW = 9
+) (
+    input  wire          clock,
+    input  wire          reset,
+    output wire [AW-3:0] io_romAddr,
+    input  wire [31:0]   io_romData,
+    output wire [AW-2:0] io_ramAddr,
     output wire [15:0] io_ramWriteData,
     output wire        io_ramWriteEnable,
     input  wire [15:0] io_ramReadData,
@@ -40,17 +44,17 @@ module ruby (
 );
     // ---------------------------------------------------------------- state
     // IF
-    reg [8:0] pc;
+    reg [AW-1:0] pc;
     reg [15:0] cache;
     reg cacheValid;
     // IF/ID
     reg [23:0] idInst;
-    reg [8:0] idPc;
+    reg [AW-1:0] idPc;
     reg idValid;
     // ID/EX
     reg [15:0] exA, exB, exData;
     reg [3:0] exRd;
-    reg [8:0] exTarget, exLink;
+    reg [AW-1:0] exTarget, exLink;
     reg [2:0] exCond;
     reg exRegWrite, exIsLoad, exIsStore, exIsBranch, exPred, exHalt, exValid;
     reg exIsByte, exByteSigned, exAZero, exSub, exEP, exEC, exEG, exIsShift, exShLeft, exShArith;
@@ -80,12 +84,12 @@ module ruby (
         .eq(eq), .ltu(ltu), .lt(lt)
     );
     cahp_cond cnd (.cond(exCond), .eq(eq), .ltu(ltu), .lt(lt), .ok(condOk));
-    wire [15:0] exResult = aluRes | {7'b0, exLink};
+    wire [15:0] exResult = aluRes | {{(16-AW){1'b0}}, exLink};
     // exTarget holds where the branch should have gone if the prediction made in ID was wrong.
     wire taken = exIsBranch & (condOk ^ exPred);
 
     // ---------------------------------------------------------------- MEM / WB
-    assign io_ramAddr = memResult[8:1];
+    assign io_ramAddr = memResult[AW-1:1];
     assign io_ramWriteEnable = memIsStore & ~reset;
     cahp_store st (
         .rdata(io_ramReadData), .data(memData), .isByte(memIsByte), .addr0(memResult[0]),
@@ -107,8 +111,8 @@ module ruby (
     wire [3:0] rdAddr, raAddr, rbAddr;
     wire [15:0] imm;
     wire [2:0] cond;
-    wire [8:0] pcOff;
-    cahp_decode dec (
+    wire [AW-1:0] pcOff;
+    cahp_decode #(.PW(AW)) dec (
         .inst(idInst), .is24(is24), .rdAddr(rdAddr), .regWrite(regWrite), .raAddr(raAddr),
         .rbAddr(rbAddr), .usesA(usesA), .usesB(usesB), .useImm(useImm), .imm(imm),
         .aZero(aZero), .sub(sub), .eP(eP), .eC(eC), .eG(eG), .isShift(isShift), .shLeft(shLeft),
@@ -132,22 +136,22 @@ module ruby (
     // backward taken (offset sign bit), forward not taken. EX re-evaluates every branch.
     wire eqBranch = ~cond[1] & cond[0];
     wire predTaken = isBranch & (eqBranch ? ((fwdA == fwdB) ^ cond[2]) : idInst[7]);
-    wire [8:0] idTarget = (isJump & jumpReg) ? fwdA[8:0] : idPc + pcOff;
+    wire [AW-1:0] idTarget = (isJump & jumpReg) ? fwdA[AW-1:0] : idPc + pcOff;
     wire idRedirect = idValid & ~loadUse & (isJump | predTaken);
 
     // ---------------------------------------------------------------- IF
     wire stallF = pc[1] & ~cacheValid;   // first half of a straddling instruction not cached yet
     wire advance = ~stallF & ~loadUse;
     // While ID stalls, fetch the word at PC itself so the cache reload below keeps its content.
-    assign io_romAddr = pc[8:2] + {6'b0, pc[1] & cacheValid & ~loadUse};
+    assign io_romAddr = pc[AW-1:2] + {{(AW-3){1'b0}}, pc[1] & cacheValid & ~loadUse};
     wire [23:0] inst;
     cahp_align align (.pcLow(pc[1:0]), .cache(cache), .romData(io_romData), .inst(inst));
-    wire [8:0] seq = pc + {7'b0, advance, inst[0] & advance};
+    wire [AW-1:0] seq = pc + {{(AW-2){1'b0}}, advance, inst[0] & advance};
 
     // ---------------------------------------------------------------- clock edge
     always @(posedge clock) begin
         // IF
-        pc <= reset ? 9'b0 : (taken ? exTarget : (idRedirect ? idTarget : seq));
+        pc <= reset ? {AW{1'b0}} : (taken ? exTarget : (idRedirect ? idTarget : seq));
         cache <= io_romData[31:16];
         cacheValid <= ~taken & ~idRedirect & ~reset;
         // IF/ID (held while ID stalls)
@@ -161,9 +165,9 @@ module ruby (
         exB <= useImm ? imm : fwdB;
         exData <= fwdB;
         exRd <= rdAddr;
-        exTarget <= predTaken ? idPc + 9'd3 : idTarget;
+        exTarget <= predTaken ? idPc + {{(AW-2){1'b0}}, 2'd3} : idTarget;
         exPred <= predTaken;
-        exLink <= isLink ? idPc + 9'd2 : 9'd0;
+        exLink <= isLink ? idPc + {{(AW-2){1'b0}}, 2'd2} : {AW{1'b0}};
         exCond <= cond;
         exRegWrite <= regWrite & ~kill;
         exIsLoad <= isLoad & ~kill;

@@ -1,4 +1,5 @@
-// Testbench shared by both cores: ROM (128 x 32) and RAM (256 x 16) as the blueprint wires them,
+// Testbench shared by both cores: ROM (128 x 32) and RAM (256 x 16) as the blueprint wires them
+// (with -DAW=10 the 1 KiB variant: ROM 256 x 32, RAM 512 x 16),
 // one reset cycle, then one line per retired instruction with the registers and the RAM write.
 //
 // With GATE_LEVEL defined (a synthesized netlist has no internal probe) every cycle prints an R line.
@@ -11,17 +12,22 @@
 `ifndef CORE
 `define CORE pearl
 `endif
+`ifndef AW
+`define AW 9
+`endif
 module tb;
     reg clock = 1'b0;
     reg reset = 1'b1;
-    reg [31:0] rom [0:127];
-    reg [15:0] ram [0:255];
-    wire [6:0] romAddr;
-    wire [7:0] ramAddr;
+    localparam ROMW = 1 << (`AW - 2);
+    localparam RAMW = 1 << (`AW - 1);
+    reg [31:0] rom [0:ROMW-1];
+    reg [15:0] ram [0:RAMW-1];
+    wire [`AW-3:0] romAddr;
+    wire [`AW-2:0] ramAddr;
     wire [15:0] ramWdata;
     wire ramWe, fin;
     wire [15:0] x [0:15];
-    `CORE dut (
+    `CORE #(.AW(`AW)) dut (
         .clock(clock), .reset(reset), .io_romAddr(romAddr), .io_romData(rom[romAddr]),
         .io_ramAddr(ramAddr), .io_ramWriteData(ramWdata), .io_ramWriteEnable(ramWe),
         .io_ramReadData(ram[ramAddr]), .io_finishFlag(fin),
@@ -37,8 +43,8 @@ module tb;
     reg retiring;
     always @(posedge clock) if (ramWe) ram[ramAddr] <= ramWdata;
     initial begin
-        for (i = 0; i < 128; i = i + 1) rom[i] = 32'b0;
-        for (i = 0; i < 256; i = i + 1) ram[i] = 16'b0;
+        for (i = 0; i < ROMW; i = i + 1) rom[i] = 32'b0;
+        for (i = 0; i < RAMW; i = i + 1) ram[i] = 16'b0;
         if ($value$plusargs("rom=%s", romFile)) $readmemh(romFile, rom);
         if ($value$plusargs("ram=%s", ramFile)) $readmemh(ramFile, ram);
         if (!$value$plusargs("cycles=%d", limit)) limit = 100000;

@@ -3,7 +3,7 @@
 use thiserror::Error;
 
 /// Everything that can go wrong in vsp-bfv.
-#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[derive(Debug, Error)]
 pub enum Error {
     /// The parameters are impossible or inconsistent (message names the problem).
     #[error("invalid parameters: {0}")]
@@ -39,6 +39,9 @@ pub enum Error {
     /// Serialized bytes are malformed, truncated, of a different kind or version.
     #[error("serialization: {0}")]
     Format(String),
+    /// A file's envelope or a length failed the codec's checks, or writing the file failed.
+    #[error(transparent)]
+    Codec(#[from] vsp_codec::Error),
     /// The arithmetic core refused something (e.g. no NTT-friendly prime of that size).
     #[error("arithmetic: {0}")]
     Math(String),

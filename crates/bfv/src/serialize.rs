@@ -13,19 +13,33 @@ use crate::error::{Error, Result};
 use crate::keys::{expand_uniform, GaloisKeys, KeySwitchingKey, PublicKey, RelinKey, SecretKey};
 use crate::params::{BfvParameters, MulMethod};
 use crate::sampling::ErrorDistribution;
-use sha3::{Digest, Sha3_256};
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
+use vsp_codec::{open, seal, Access, Format, Reader};
 
-const MAGIC: &[u8; 4] = b"VBFV";
-const VERSION: u16 = 1;
-const HEADER: usize = 4 + 2 + 1 + 1 + 32 + 8;
+/// Current format version (2: the shared [`vsp_codec`] envelope; 1 had its own header).
+pub const FORMAT_VERSION: u16 = 2;
+/// The vsp-bfv object format: [`vsp_codec`]'s envelope with magic `VBFV` and the 32-byte parameter
+/// id.
+pub const FORMAT: Format = Format {
+    name: "vsp-bfv",
+    magic: b"VBFV",
+    version: FORMAT_VERSION,
+    kinds: &[
+        (Kind::Parameters as u16, "parameters"),
+        (Kind::SecretKey as u16, "secret key"),
+        (Kind::PublicKey as u16, "public key"),
+        (Kind::RelinKey as u16, "relinearisation key"),
+        (Kind::GaloisKeys as u16, "Galois keys"),
+        (Kind::Ciphertext as u16, "ciphertext"),
+        (Kind::Plaintext as u16, "plaintext"),
+    ],
+};
 
 /// What a serialized object is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
+#[repr(u16)]
 pub enum Kind {
     /// [`BfvParameters`].
     Parameters = 1,
@@ -48,62 +62,17 @@ fn fmt_err(s: impl Into<String>) -> Error {
 }
 
 fn wrap(kind: Kind, id: &[u8; 32], body: Vec<u8>) -> Vec<u8> {
-    let mut out = Vec::with_capacity(HEADER + body.len() + 32);
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&VERSION.to_le_bytes());
-    out.push(kind as u8);
-    out.push(0);
-    out.extend_from_slice(id);
-    out.extend_from_slice(&(body.len() as u64).to_le_bytes());
-    out.extend_from_slice(&body);
-    let sum: [u8; 32] = Sha3_256::digest(&out).into();
-    out.extend_from_slice(&sum);
-    out
+    seal(&FORMAT, kind as u16, id, &body)
 }
 
 /// Checks the envelope and returns (parameter id, body).
 fn unwrap(bytes: &[u8], kind: Kind) -> Result<([u8; 32], &[u8])> {
-    if bytes.len() < HEADER + 32 {
-        return Err(fmt_err(format!(
-            "{} bytes: shorter than the header",
-            bytes.len()
-        )));
-    }
-    if &bytes[..4] != MAGIC {
-        return Err(fmt_err("not a vsp-bfv object (bad magic)"));
-    }
-    let version = u16::from_le_bytes([bytes[4], bytes[5]]);
-    if version != VERSION {
-        return Err(fmt_err(format!(
-            "format version {version} not supported (this build reads {VERSION})"
-        )));
-    }
-    if bytes[6] != kind as u8 {
-        return Err(fmt_err(format!(
-            "object kind {} where {:?} was expected",
-            bytes[6], kind
-        )));
-    }
-    let mut id = [0u8; 32];
-    id.copy_from_slice(&bytes[8..40]);
-    let mut len8 = [0u8; 8];
-    len8.copy_from_slice(&bytes[40..48]);
-    let len = u64::from_le_bytes(len8);
-    let expected = (HEADER as u64)
-        .checked_add(len)
-        .and_then(|v| v.checked_add(32));
-    if expected != Some(bytes.len() as u64) {
-        return Err(fmt_err(format!(
-            "body length {len} does not match the {} bytes given",
-            bytes.len()
-        )));
-    }
-    let split = bytes.len() - 32;
-    let sum: [u8; 32] = Sha3_256::digest(&bytes[..split]).into();
-    if sum[..] != bytes[split..] {
-        return Err(fmt_err("checksum mismatch: corrupt data"));
-    }
-    Ok((id, &bytes[HEADER..split]))
+    let o = open(&FORMAT, bytes, kind as u16)?;
+    let id: [u8; 32] = o
+        .param
+        .try_into()
+        .map_err(|_| fmt_err(format!("parameter id of {} bytes, not 32", o.param.len())))?;
+    Ok((id, o.body))
 }
 
 fn check_id(params: &BfvParameters, id: &[u8; 32]) -> Result<()> {
@@ -115,72 +84,37 @@ fn check_id(params: &BfvParameters, id: &[u8; 32]) -> Result<()> {
     Ok(())
 }
 
-struct Reader<'a> {
-    b: &'a [u8],
+fn seed(r: &mut Reader<'_>) -> Result<[u8; 32]> {
+    Ok(r.array("seed")?)
 }
 
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
-        if self.b.len() < n {
-            return Err(fmt_err("truncated body"));
-        }
-        let (h, t) = self.b.split_at(n);
-        self.b = t;
-        Ok(h)
-    }
-    fn u8(&mut self) -> Result<u8> {
-        Ok(self.take(1)?[0])
-    }
-    fn u32(&mut self) -> Result<u32> {
-        let mut a = [0u8; 4];
-        a.copy_from_slice(self.take(4)?);
-        Ok(u32::from_le_bytes(a))
-    }
-    fn u64(&mut self) -> Result<u64> {
-        let mut a = [0u8; 8];
-        a.copy_from_slice(self.take(8)?);
-        Ok(u64::from_le_bytes(a))
-    }
-    fn seed(&mut self) -> Result<[u8; 32]> {
-        let mut s = [0u8; 32];
-        s.copy_from_slice(self.take(32)?);
-        Ok(s)
-    }
-    fn finish(&self) -> Result<()> {
-        if self.b.is_empty() {
-            Ok(())
-        } else {
-            Err(fmt_err(format!("{} trailing bytes", self.b.len())))
-        }
-    }
-    /// A polynomial over Q, each limb bit-packed at its modulus' width; residues are range-checked.
-    fn poly(&mut self, p: &BfvParameters) -> Result<Vec<u64>> {
-        let n = p.degree();
-        let mut out = Vec::with_capacity(n * p.q.len());
-        for m in p.q.moduli() {
-            let q = m.value();
-            let w = 64 - q.leading_zeros() as usize;
-            let bytes = self.take((n * w).div_ceil(8))?;
-            let mut acc: u128 = 0;
-            let mut have = 0usize;
-            let mut it = bytes.iter();
-            for _ in 0..n {
-                while have < w {
-                    let byte = *it.next().ok_or_else(|| fmt_err("truncated limb"))?;
-                    acc |= (byte as u128) << have;
-                    have += 8;
-                }
-                let v = (acc & ((1u128 << w) - 1)) as u64;
-                acc >>= w;
-                have -= w;
-                if v >= q {
-                    return Err(fmt_err(format!("residue {v} ≥ modulus {q}")));
-                }
-                out.push(v);
+/// A polynomial over Q, each limb bit-packed at its modulus' width; residues are range-checked.
+fn read_poly(r: &mut Reader<'_>, p: &BfvParameters) -> Result<Vec<u64>> {
+    let n = p.degree();
+    let mut out = Vec::with_capacity(n * p.q.len());
+    for m in p.q.moduli() {
+        let q = m.value();
+        let w = 64 - q.leading_zeros() as usize;
+        let bytes = r.take((n * w).div_ceil(8), "polynomial limb")?;
+        let mut acc: u128 = 0;
+        let mut have = 0usize;
+        let mut it = bytes.iter();
+        for _ in 0..n {
+            while have < w {
+                let byte = *it.next().ok_or_else(|| fmt_err("truncated limb"))?;
+                acc |= (byte as u128) << have;
+                have += 8;
             }
+            let v = (acc & ((1u128 << w) - 1)) as u64;
+            acc >>= w;
+            have -= w;
+            if v >= q {
+                return Err(fmt_err(format!("residue {v} ≥ modulus {q}")));
+            }
+            out.push(v);
         }
-        Ok(out)
     }
+    Ok(out)
 }
 
 fn write_poly(out: &mut Vec<u8>, p: &BfvParameters, poly: &[u64]) {
@@ -204,23 +138,9 @@ fn write_poly(out: &mut Vec<u8>, p: &BfvParameters, poly: &[u64]) {
     }
 }
 
-/// Writes `bytes` to `path` atomically (temporary file in the same folder, then rename).
-pub fn write_file_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
-    {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-    }
-    std::fs::rename(&tmp, path)
+/// Writes `bytes` to `path` with [`vsp_codec::write_atomic`] (0600: the bytes may be a secret key).
+pub fn write_file_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    Ok(vsp_codec::write_atomic(path, bytes, Access::Private)?)
 }
 
 impl BfvParameters {
@@ -258,37 +178,37 @@ impl BfvParameters {
     /// Reads and re-validates a parameter set (insecure sets only if they were saved as such).
     pub fn from_bytes(bytes: &[u8]) -> Result<Arc<Self>> {
         let (id, body) = unwrap(bytes, Kind::Parameters)?;
-        let mut r = Reader { b: body };
-        let n = r.u32()? as usize;
-        let t = r.u64()?;
-        let k = r.u32()? as usize;
+        let mut r = Reader::new(body);
+        let n = r.u32("degree")? as usize;
+        let t = r.u64("plaintext modulus")?;
+        let k = r.u32("modulus count")? as usize;
         if k == 0 || k > 256 {
             return Err(fmt_err(format!("{k} moduli")));
         }
-        let moduli = (0..k).map(|_| r.u64()).collect::<Result<Vec<_>>>()?;
-        let error = match r.u8()? {
+        let moduli = r.u64_words(k, "moduli")?;
+        let error = match r.u8("error distribution")? {
             0 => ErrorDistribution::Cbd {
-                eta: u32::try_from(r.u64()?).map_err(|_| fmt_err("eta"))?,
+                eta: u32::try_from(r.u64("eta")?).map_err(|_| fmt_err("eta"))?,
             },
             1 => ErrorDistribution::Gaussian {
-                sigma: f64::from_bits(r.u64()?),
+                sigma: f64::from_bits(r.u64("sigma")?),
             },
             2 => ErrorDistribution::Ziggurat {
                 sigma: f64::from_bits(r.u64()?),
             },
             e => return Err(fmt_err(format!("unknown error distribution {e}"))),
         };
-        let method = match r.u8()? {
+        let method = match r.u8("multiplication method")? {
             0 => MulMethod::Hps,
             1 => MulMethod::Behz,
             m => return Err(fmt_err(format!("unknown multiplication method {m}"))),
         };
-        let insecure = match r.u8()? {
+        let insecure = match r.u8("insecure flag")? {
             0 => false,
             1 => true,
             v => return Err(fmt_err(format!("bad insecure flag {v}"))),
         };
-        r.finish()?;
+        r.end()?;
         let mut builder = Self::builder()
             .degree(n)
             .plaintext_modulus(t)
@@ -325,16 +245,16 @@ impl Ciphertext {
     pub fn from_bytes(params: &Arc<BfvParameters>, bytes: &[u8]) -> Result<Self> {
         let (id, body) = unwrap(bytes, Kind::Ciphertext)?;
         check_id(params, &id)?;
-        let mut r = Reader { b: body };
-        let size = r.u8()? as usize;
-        let seeded = r.u8()?;
+        let mut r = Reader::new(body);
+        let size = r.u8("ciphertext size")? as usize;
+        let seeded = r.u8("seeded flag")?;
         if !(2..=3).contains(&size) {
             return Err(fmt_err(format!("ciphertext size {size}")));
         }
         let ct = match seeded {
             0 => {
                 let polys = (0..size)
-                    .map(|_| r.poly(params))
+                    .map(|_| read_poly(&mut r, params))
                     .collect::<Result<Vec<_>>>()?;
                 Ciphertext {
                     params: params.clone(),
@@ -343,8 +263,8 @@ impl Ciphertext {
                 }
             }
             1 if size == 2 => {
-                let c0 = r.poly(params)?;
-                let seed = r.seed()?;
+                let c0 = read_poly(&mut r, params)?;
+                let seed = seed(&mut r)?;
                 let mut c1 = expand_uniform(params, &seed, 0);
                 crate::poly::inverse(
                     params.q.ntt(),
@@ -360,7 +280,7 @@ impl Ciphertext {
             }
             v => return Err(fmt_err(format!("bad seeded flag {v}"))),
         };
-        r.finish()?;
+        r.end()?;
         Ok(ct)
     }
 }
@@ -376,11 +296,9 @@ impl Plaintext {
     pub fn from_bytes(params: &Arc<BfvParameters>, bytes: &[u8]) -> Result<Self> {
         let (id, body) = unwrap(bytes, Kind::Plaintext)?;
         check_id(params, &id)?;
-        let mut r = Reader { b: body };
-        let coeffs = (0..params.degree())
-            .map(|_| r.u64())
-            .collect::<Result<Vec<_>>>()?;
-        r.finish()?;
+        let mut r = Reader::new(body);
+        let coeffs = r.u64_words(params.degree(), "plaintext coefficients")?;
+        r.end()?;
         if coeffs.iter().any(|&c| c >= params.plaintext_modulus()) {
             return Err(fmt_err("plaintext coefficient ≥ t"));
         }
@@ -435,10 +353,10 @@ impl PublicKey {
     pub fn from_bytes(params: &Arc<BfvParameters>, bytes: &[u8]) -> Result<Self> {
         let (id, body) = unwrap(bytes, Kind::PublicKey)?;
         check_id(params, &id)?;
-        let mut r = Reader { b: body };
-        let seed = r.seed()?;
-        let b = r.poly(params)?;
-        r.finish()?;
+        let mut r = Reader::new(body);
+        let seed = seed(&mut r)?;
+        let b = read_poly(&mut r, params)?;
+        r.end()?;
         Ok(PublicKey {
             params: params.clone(),
             seed,
@@ -456,9 +374,14 @@ fn write_ksk(out: &mut Vec<u8>, k: &KeySwitchingKey) {
 }
 
 fn read_ksk(params: &Arc<BfvParameters>, r: &mut Reader<'_>) -> Result<KeySwitchingKey> {
-    let seed = r.seed()?;
+    let seed = seed(r)?;
     let keys = (0..params.q.len())
-        .map(|i| Ok((r.poly(params)?, expand_uniform(params, &seed, i as u64))))
+        .map(|i| {
+            Ok((
+                read_poly(r, params)?,
+                expand_uniform(params, &seed, i as u64),
+            ))
+        })
         .collect::<Result<Vec<_>>>()?;
     Ok(KeySwitchingKey {
         params: params.clone(),
@@ -479,9 +402,9 @@ impl RelinKey {
     pub fn from_bytes(params: &Arc<BfvParameters>, bytes: &[u8]) -> Result<Self> {
         let (id, body) = unwrap(bytes, Kind::RelinKey)?;
         check_id(params, &id)?;
-        let mut r = Reader { b: body };
+        let mut r = Reader::new(body);
         let k = read_ksk(params, &mut r)?;
-        r.finish()?;
+        r.end()?;
         Ok(RelinKey(k))
     }
 }
@@ -501,17 +424,18 @@ impl GaloisKeys {
     pub fn from_bytes(params: &Arc<BfvParameters>, bytes: &[u8]) -> Result<Self> {
         let (id, body) = unwrap(bytes, Kind::GaloisKeys)?;
         check_id(params, &id)?;
-        let mut r = Reader { b: body };
-        let count = r.u32()? as usize;
+        let mut r = Reader::new(body);
+        let count = r.u32("Galois key count")?;
+        let count = r.check_count(u64::from(count), 4 + 32, 2 * params.degree(), "Galois keys")?;
         let mut keys = BTreeMap::new();
         for _ in 0..count {
-            let g = r.u32()? as usize;
+            let g = r.u32("Galois element")? as usize;
             if g & 1 == 0 || g >= 2 * params.degree() {
                 return Err(fmt_err(format!("invalid Galois element {g}")));
             }
             keys.insert(g, read_ksk(params, &mut r)?);
         }
-        r.finish()?;
+        r.end()?;
         Ok(GaloisKeys { keys })
     }
 }

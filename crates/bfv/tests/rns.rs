@@ -107,7 +107,7 @@ fn depth_four_and_noise_budget_decreases() {
         let mut refused = false;
         for _ in 0..8 {
             ct = ev.multiply_relin(&ct, &ct, &rk).unwrap();
-            if sk.decrypt_checked(&ct) == Err(Error::NoiseBudgetExhausted) {
+            if matches!(sk.decrypt_checked(&ct), Err(Error::NoiseBudgetExhausted)) {
                 refused = true;
                 break;
             }

@@ -1,21 +1,25 @@
 //! The program image: ROM bytes, initial RAM bytes and symbols, and its versioned file format.
 //!
-//! The format is documented in `docs/image-format.md`: magic `VSPCAHPI`, version, checked lengths,
-//! body, SHA3-256 checksum. Readers check every length against the bytes actually present before
-//! allocating, so truncated or corrupt files are refused with a message saying which.
+//! The format is documented in `docs/image-format.md`: [`vsp_codec`]'s envelope (magic `VSPCAHPI`,
+//! version, kind, length, SHA3-256 checksum) around the ROM, the RAM and the symbols. The shared
+//! reader checks every length against the bytes actually present before allocating, so truncated
+//! or corrupt files are refused with a message saying which.
 
-use std::fs;
-use std::io::Write;
 use std::path::Path;
 
-use sha3::{Digest, Sha3_256};
 use thiserror::Error;
+use vsp_codec::{Access, Format, Writer};
 
-const MAGIC: &[u8; 8] = b"VSPCAHPI";
-/// Current image format version.
-pub const FORMAT_VERSION: u16 = 1;
-const CHECKSUM_LEN: usize = 32;
-const HEADER_LEN: usize = 8 + 2 + 2 + 4 + 4 + 4;
+/// Current image format version (2: the shared [`vsp_codec`] envelope; 1 had its own header).
+pub const FORMAT_VERSION: u16 = 2;
+/// The image file format.
+pub const FORMAT: Format = Format {
+    name: "CAHP program image",
+    magic: b"VSPCAHPI",
+    version: FORMAT_VERSION,
+    kinds: &[(KIND_IMAGE, "program image")],
+};
+const KIND_IMAGE: u16 = 1;
 const MAX_MEM: usize = 65536;
 const MAX_NAME: usize = 1024;
 
@@ -58,32 +62,13 @@ pub struct Image {
 /// Image file errors.
 #[derive(Debug, Error)]
 pub enum ImageError {
-    /// Not an image file.
-    #[error("not a CAHP program image (bad magic)")]
-    BadMagic,
-    /// Written by a newer/unknown version.
-    #[error("unsupported image format version {0} (this build reads version {FORMAT_VERSION})")]
-    Version(u16),
-    /// File shorter than its header says.
-    #[error("truncated image: {0}")]
-    Truncated(String),
-    /// Checksum mismatch.
-    #[error("corrupt image: checksum mismatch")]
-    Checksum,
+    /// The envelope or a length failed the codec's checks (magic, version, truncation, checksum,
+    /// trailing bytes), or reading or writing the file failed.
+    #[error(transparent)]
+    Codec(#[from] vsp_codec::Error),
     /// A field has an impossible value.
     #[error("invalid image: {0}")]
     Invalid(String),
-    /// Extra bytes after the checksum.
-    #[error("invalid image: {0} trailing bytes after the checksum")]
-    Trailing(usize),
-    /// File system error.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file.
-        path: String,
-        /// The OS error.
-        source: std::io::Error,
-    },
 }
 
 impl Image {
@@ -102,173 +87,73 @@ impl Image {
         if self.symbols.len() > MAX_MEM {
             return Err(ImageError::Invalid("more than 65536 symbols".into()));
         }
-        let mut out = Vec::with_capacity(HEADER_LEN + self.rom.len() + self.ram.len() + 64);
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-        out.extend_from_slice(&0u16.to_le_bytes()); // flags, reserved
-        out.extend_from_slice(&(self.rom.len() as u32).to_le_bytes());
-        out.extend_from_slice(&(self.ram.len() as u32).to_le_bytes());
-        out.extend_from_slice(&(self.symbols.len() as u32).to_le_bytes());
-        out.extend_from_slice(&self.rom);
-        out.extend_from_slice(&self.ram);
+        let mut w = Writer::with_capacity(self.rom.len() + self.ram.len() + 64);
+        w.blob(&self.rom);
+        w.blob(&self.ram);
+        w.count(self.symbols.len());
         for s in &self.symbols {
-            let name = s.name.as_bytes();
-            if name.is_empty() || name.len() > MAX_NAME {
+            if s.name.is_empty() || s.name.len() > MAX_NAME {
                 return Err(ImageError::Invalid(format!(
                     "symbol name length {} not in 1..=1024",
-                    name.len()
+                    s.name.len()
                 )));
             }
-            let kind = match s.section {
-                Section::Rom => 0u8,
+            w.u8(match s.section {
+                Section::Rom => 0,
                 Section::Ram => 1,
                 Section::Abs => 2,
-            };
-            out.push(kind);
-            out.push(u8::from(s.global));
-            out.extend_from_slice(&s.value.to_le_bytes());
-            out.extend_from_slice(&(name.len() as u16).to_le_bytes());
-            out.extend_from_slice(name);
+            });
+            w.bool(s.global);
+            w.u16(s.value);
+            w.str(&s.name);
         }
-        let sum = Sha3_256::digest(&out);
-        out.extend_from_slice(&sum);
-        Ok(out)
+        Ok(vsp_codec::seal(&FORMAT, KIND_IMAGE, b"", w.as_bytes()))
     }
 
-    /// Parses the documented format, checking magic, version, lengths and checksum.
+    /// Parses the documented format, checking the envelope, every length and every field.
     pub fn from_bytes(bytes: &[u8]) -> Result<Image, ImageError> {
-        if bytes.len() < 8 || &bytes[..8] != MAGIC {
-            return Err(ImageError::BadMagic);
-        }
-        let mut r = Reader { b: bytes, pos: 8 };
-        let version = r.u16("version")?;
-        if version != FORMAT_VERSION {
-            return Err(ImageError::Version(version));
-        }
-        let flags = r.u16("flags")?;
-        if flags != 0 {
-            return Err(ImageError::Invalid(format!("unknown flags 0x{flags:04x}")));
-        }
-        let rom_len = r.u32("ROM length")? as usize;
-        let ram_len = r.u32("RAM length")? as usize;
-        let nsym = r.u32("symbol count")? as usize;
-        if rom_len > MAX_MEM || ram_len > MAX_MEM || nsym > MAX_MEM {
-            return Err(ImageError::Invalid(format!(
-                "lengths ROM {rom_len}, RAM {ram_len}, symbols {nsym} exceed 65536"
-            )));
-        }
-        // Verify the checksum before interpreting the body, once we know the body is there.
-        if bytes.len() < HEADER_LEN + rom_len + ram_len + CHECKSUM_LEN {
-            return Err(ImageError::Truncated(format!(
-                "{} bytes, header promises at least {}",
-                bytes.len(),
-                HEADER_LEN + rom_len + ram_len + CHECKSUM_LEN
-            )));
-        }
-        let rom = r.take(rom_len, "ROM")?.to_vec();
-        let ram = r.take(ram_len, "RAM")?.to_vec();
-        let mut symbols = Vec::with_capacity(nsym.min(bytes.len() / 7));
+        let mut r = vsp_codec::open(&FORMAT, bytes, KIND_IMAGE)?.reader();
+        let rom = r.blob(MAX_MEM, "ROM")?.to_vec();
+        let ram = r.blob(MAX_MEM, "RAM")?.to_vec();
+        // A symbol takes at least 13 bytes: kind, flags, value and a name length.
+        let nsym = r.count(13, MAX_MEM, "symbol table")?;
+        let mut symbols = Vec::with_capacity(nsym);
         for i in 0..nsym {
-            let kind = r.u8("symbol kind")?;
-            let global = r.u8("symbol flags")?;
-            let value = r.u16("symbol value")?;
-            let nlen = usize::from(r.u16("symbol name length")?);
-            let name = r.take(nlen, "symbol name")?;
-            let section = match kind {
+            let section = match r.u8("symbol kind")? {
                 0 => Section::Rom,
                 1 => Section::Ram,
                 2 => Section::Abs,
                 k => return Err(ImageError::Invalid(format!("symbol {i}: unknown kind {k}"))),
             };
-            if global > 1 {
-                return Err(ImageError::Invalid(format!(
-                    "symbol {i}: unknown flags {global}"
-                )));
+            let global = r.bool("symbol flags")?;
+            let value = r.u16("symbol value")?;
+            let name = r.str(MAX_NAME, "symbol name")?;
+            if name.is_empty() {
+                return Err(ImageError::Invalid(format!("symbol {i}: empty name")));
             }
-            if nlen == 0 || nlen > MAX_NAME {
-                return Err(ImageError::Invalid(format!(
-                    "symbol {i}: name length {nlen}"
-                )));
-            }
-            let name = std::str::from_utf8(name)
-                .map_err(|_| ImageError::Invalid(format!("symbol {i}: name is not UTF-8")))?
-                .to_string();
             symbols.push(Symbol {
-                name,
+                name: name.to_string(),
                 section,
                 value,
-                global: global == 1,
+                global,
             });
         }
-        let body_end = r.pos;
-        let sum = r.take(CHECKSUM_LEN, "checksum")?;
-        if Sha3_256::digest(&bytes[..body_end]).as_slice() != sum {
-            return Err(ImageError::Checksum);
-        }
-        if r.pos != bytes.len() {
-            return Err(ImageError::Trailing(bytes.len() - r.pos));
-        }
+        r.end()?;
         Ok(Image { rom, ram, symbols })
     }
 
-    /// Writes the image atomically (temporary sibling file, then rename).
+    /// Writes the image with [`vsp_codec::write_atomic`].
     pub fn write_atomic(&self, path: &Path) -> Result<(), ImageError> {
-        let bytes = self.to_bytes()?;
-        let io = |source| ImageError::Io {
-            path: path.display().to_string(),
-            source,
-        };
-        let file_name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let tmp = path.with_file_name(format!(".{file_name}.tmp{}", std::process::id()));
-        let result = (|| {
-            let mut f = fs::File::create(&tmp)?;
-            f.write_all(&bytes)?;
-            f.sync_all()?;
-            fs::rename(&tmp, path)
-        })();
-        if result.is_err() {
-            let _ = fs::remove_file(&tmp);
-        }
-        result.map_err(io)
+        Ok(vsp_codec::write_atomic(
+            path,
+            &self.to_bytes()?,
+            Access::Public,
+        )?)
     }
 
     /// Reads and checks an image file.
     pub fn read(path: &Path) -> Result<Image, ImageError> {
-        let bytes = fs::read(path).map_err(|source| ImageError::Io {
-            path: path.display().to_string(),
-            source,
-        })?;
-        Image::from_bytes(&bytes)
-    }
-}
-
-struct Reader<'a> {
-    b: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], ImageError> {
-        let end = self.pos.checked_add(n).filter(|&e| e <= self.b.len());
-        let end =
-            end.ok_or_else(|| ImageError::Truncated(format!("file ends inside the {what}")))?;
-        let s = &self.b[self.pos..end];
-        self.pos = end;
-        Ok(s)
-    }
-    fn u8(&mut self, what: &str) -> Result<u8, ImageError> {
-        Ok(self.take(1, what)?[0])
-    }
-    fn u16(&mut self, what: &str) -> Result<u16, ImageError> {
-        let s = self.take(2, what)?;
-        Ok(u16::from_le_bytes([s[0], s[1]]))
-    }
-    fn u32(&mut self, what: &str) -> Result<u32, ImageError> {
-        let s = self.take(4, what)?;
-        Ok(u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+        Image::from_bytes(&vsp_codec::read_file(path)?)
     }
 }
 
@@ -321,12 +206,13 @@ mod tests {
         }
         let mut long = bytes.clone();
         long.push(0);
-        assert!(matches!(
-            Image::from_bytes(&long),
-            Err(ImageError::Trailing(1))
-        ));
+        assert!(Image::from_bytes(&long).is_err());
+        // A version-1 file (the layout before the shared envelope) gets a version error.
         let mut v = bytes;
-        v[8] = 2;
-        assert!(matches!(Image::from_bytes(&v), Err(ImageError::Version(2))));
+        v[8] = 1;
+        assert_eq!(
+            Image::from_bytes(&v).unwrap_err().to_string(),
+            "unsupported CAHP program image format version 1: this build reads version 2 (regenerate the file with this build)"
+        );
     }
 }

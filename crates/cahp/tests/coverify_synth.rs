@@ -9,11 +9,12 @@
 mod coverify_support;
 
 use coverify_support::{
-    check_netlist, circuit_with_netlist, hw_dir, require_tool, run_netlist, simulate, Lane,
+    check_netlist, circuit_with_netlist_sized, hw_dir, require_tool, run_netlist_sized,
+    simulate_sized, Lane,
 };
 use std::process::Command;
-use vsp_cahp::cores::{Core, Memory};
-use vsp_cahp::{assemble, load_args, programs};
+use vsp_cahp::cores::{Core, MemSize, Memory};
+use vsp_cahp::{assemble_sources, load_args, programs, AsmOptions, Source};
 
 fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
     std::fs::create_dir_all(to).expect("mkdir");
@@ -40,9 +41,16 @@ fn committed_netlists_are_what_the_rtl_synthesizes_to() {
     copy_dir(&hw.join("rtl"), &scratch.path().join("rtl"));
     copy_dir(&hw.join("synth"), &scratch.path().join("synth"));
     std::fs::create_dir_all(scratch.path().join("netlist")).expect("mkdir");
-    for core in Core::ALL {
+    for (core, size) in Core::ALL
+        .into_iter()
+        .flat_map(|c| MemSize::ALL.map(|s| (c, s)))
+    {
+        let stem = match size {
+            MemSize::B512 => core.name().to_string(),
+            MemSize::K1 => format!("{}-1k", core.name()),
+        };
         let out = Command::new("yosys")
-            .args(["-q", "-s", &format!("synth/{}.ys", core.name())])
+            .args(["-q", "-s", &format!("synth/{stem}.ys")])
             .current_dir(scratch.path())
             .output()
             .expect("run yosys");
@@ -55,7 +63,7 @@ fn committed_netlists_are_what_the_rtl_synthesizes_to() {
                 .map(|o| o.stdout)
                 .unwrap_or_default();
             let version = String::from_utf8_lossy(&version).trim().to_string();
-            let committed = creator(core.netlist_json()).unwrap_or_default();
+            let committed = creator(core.netlist_json_sized(size)).unwrap_or_default();
             assert!(
                 version != committed,
                 "{core}: yosys failed: {}",
@@ -67,16 +75,13 @@ fn committed_netlists_are_what_the_rtl_synthesizes_to() {
             );
             continue;
         }
-        let fresh =
-            std::fs::read_to_string(scratch.path().join(format!("netlist/{}.json", core.name())))
-                .expect("fresh netlist");
-        let committed = core.netlist_json();
+        let fresh = std::fs::read_to_string(scratch.path().join(format!("netlist/{stem}.json")))
+            .expect("fresh netlist");
+        let committed = core.netlist_json_sized(size);
         if creator(&fresh) == creator(committed) {
             assert!(
                 fresh == committed,
-                "{core}: hw/netlist/{}.json is stale; run `cd hw && yosys -q -s synth/{}.ys`",
-                core.name(),
-                core.name()
+                "{core}: hw/netlist/{stem}.json is stale; run `cd hw && yosys -q -s synth/{stem}.ys`"
             );
             continue;
         }
@@ -85,17 +90,39 @@ fn committed_netlists_are_what_the_rtl_synthesizes_to() {
             creator(&fresh),
             creator(committed)
         );
-        let circuit =
-            circuit_with_netlist(core, Memory::Cmux, &fresh).expect("fresh netlist compiles");
+        let circuit = circuit_with_netlist_sized(core, Memory::Cmux, size, &fresh)
+            .expect("fresh netlist compiles");
+        let opts = AsmOptions {
+            rom_size: size.bytes(),
+            ram_size: size.bytes(),
+            ..AsmOptions::default()
+        };
         for p in programs::ALL {
-            let image = assemble(p.source, p.name).expect("assembles");
+            let image = assemble_sources(
+                &[Source {
+                    name: p.name,
+                    text: p.source,
+                }],
+                &opts,
+            )
+            .expect("assembles");
             let lane = Lane {
                 rom: image.rom.clone(),
-                ram: load_args(&image.ram, p.args, 512).expect("args"),
+                ram: load_args(&image.ram, p.args, size.bytes()).expect("args"),
             };
-            let sim = simulate(&lane, 100_000);
-            let net = run_netlist(&circuit, Memory::Cmux, std::slice::from_ref(&lane), 20_000);
-            check_netlist(&format!("{core} {} (fresh netlist)", p.name), &sim, &net[0]);
+            let sim = simulate_sized(&lane, 100_000, size);
+            let net = run_netlist_sized(
+                &circuit,
+                Memory::Cmux,
+                size,
+                std::slice::from_ref(&lane),
+                20_000,
+            );
+            check_netlist(
+                &format!("{core} {stem} {} (fresh netlist)", p.name),
+                &sim,
+                &net[0],
+            );
         }
     }
 }

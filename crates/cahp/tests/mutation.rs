@@ -36,4 +36,13 @@ proptest! {
             prop_assert_eq!(Image::from_bytes(&img.to_bytes().unwrap()).unwrap(), img);
         }
     }
+
+    /// Edits inside the envelope (re-sealed), so they reach the image body reader.
+    #[test]
+    fn mutated_image_bodies_never_panic(k in 0..SOURCES.len(), ops in mutate::ops()) {
+        let bytes = mutate::mutate_body(&vsp_cahp::image::FORMAT, 1, &image_bytes(k), &ops);
+        if let Ok(img) = Image::from_bytes(&bytes) {
+            prop_assert_eq!(Image::from_bytes(&img.to_bytes().unwrap()).unwrap(), img);
+        }
+    }
 }

@@ -36,6 +36,17 @@ pub enum CircuitError {
     /// The encrypted backend failed (wrong key shape, parameters, …).
     #[error("TFHE backend: {0}")]
     Backend(String),
+    /// A file failed the codec's checks (magic, version, lengths, checksum), or reading or
+    /// writing it failed.
+    #[error(transparent)]
+    Codec(#[from] vsp_codec::Error),
+    /// An error in a named file.
+    #[error("{path}: {source}")]
+    InFile {
+        path: String,
+        #[source]
+        source: Box<CircuitError>,
+    },
     /// Reading or writing a file failed.
     #[error("{path}: {source}")]
     Io {
@@ -46,6 +57,13 @@ pub enum CircuitError {
 }
 
 impl CircuitError {
+    pub(crate) fn in_file(path: &std::path::Path, source: CircuitError) -> Self {
+        CircuitError::InFile {
+            path: path.display().to_string(),
+            source: Box::new(source),
+        }
+    }
+
     pub(crate) fn io(path: &std::path::Path, source: std::io::Error) -> Self {
         CircuitError::Io {
             path: path.display().to_string(),

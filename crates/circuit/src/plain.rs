@@ -101,13 +101,10 @@ impl PlainMemory {
     }
 
     fn decode(r: &mut Reader<'_>) -> Result<Self, CircuitError> {
-        let a = r.len(crate::blueprint::MAX_ADDR_WIDTH, "memory address width")?;
-        let w = r.len(crate::blueprint::MAX_DATA_WIDTH, "memory data width")?;
-        let n = (1usize << a) * w;
-        if r.remaining() < n * 8 {
-            return Err(CircuitError::Snapshot("truncated memory".into()));
-        }
-        let bits = (0..n).map(|_| r.u64()).collect::<Result<_, _>>()?;
+        let a = r.count(0, crate::blueprint::MAX_ADDR_WIDTH, "memory address width")?;
+        let w = r.count(0, crate::blueprint::MAX_DATA_WIDTH, "memory data width")?;
+        let n = (1usize << a).saturating_mul(w);
+        let bits = r.u64_words(n, "memory bits")?;
         Ok(PlainMemory {
             addr_width: a,
             data_width: w,
@@ -233,7 +230,7 @@ impl Backend for PlainBackend {
         out.extend_from_slice(&b.to_le_bytes());
     }
     fn decode_bit(&self, r: &mut Reader<'_>) -> Result<u64, CircuitError> {
-        r.u64()
+        Ok(r.u64("bit")?)
     }
     fn encode_rom(&self, m: &PlainMemory, out: &mut Vec<u8>) {
         m.encode(out)

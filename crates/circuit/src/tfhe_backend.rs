@@ -108,13 +108,7 @@ fn put_words(out: &mut Vec<u8>, w: &[u32]) {
 }
 
 fn get_words(r: &mut Reader<'_>, want: usize, what: &str) -> Result<Vec<u32>, CircuitError> {
-    let n = r.len(want, what)?;
-    if n != want {
-        return Err(CircuitError::Snapshot(format!(
-            "{what}: {n} words, expected {want}"
-        )));
-    }
-    (0..n).map(|_| r.u32()).collect()
+    Ok(r.u32s(want, what)?)
 }
 
 fn put_trlwe(c: &Trlwe<u32>, out: &mut Vec<u8>) {
@@ -129,8 +123,8 @@ fn get_trlwe(r: &mut Reader<'_>, n: usize) -> Result<Trlwe<u32>, CircuitError> {
 }
 
 fn get_shape(r: &mut Reader<'_>) -> Result<(usize, usize), CircuitError> {
-    let a = r.len(crate::blueprint::MAX_ADDR_WIDTH, "memory address width")?;
-    let w = r.len(crate::blueprint::MAX_DATA_WIDTH, "memory data width")?;
+    let a = r.count(0, crate::blueprint::MAX_ADDR_WIDTH, "memory address width")?;
+    let w = r.count(0, crate::blueprint::MAX_DATA_WIDTH, "memory data width")?;
     if a == 0 || w == 0 {
         return Err(CircuitError::Snapshot("empty memory".into()));
     }
@@ -143,12 +137,7 @@ fn whole<T>(
 ) -> Result<T, CircuitError> {
     let mut r = Reader::new(bytes);
     let v = decode(&mut r)?;
-    if r.remaining() != 0 {
-        return Err(CircuitError::Snapshot(format!(
-            "{} unexpected trailing bytes",
-            r.remaining()
-        )));
-    }
+    r.end()?;
     Ok(v)
 }
 
@@ -169,9 +158,8 @@ impl TfheRom {
         let (a, w) = get_shape(r)?;
         let (slot_log, low_bits, n) =
             TfheRom::layout(a, w, params.n1).map_err(|e| CircuitError::Snapshot(e.to_string()))?;
-        if r.remaining() < n * 2 * (8 + params.n1 * 4) {
-            return Err(CircuitError::Snapshot("truncated ROM".into()));
-        }
+        // Each block is two counted vectors of N words: check the size before allocating.
+        r.check_count(n as u64, 2 * (8 + params.n1 * 4), usize::MAX, "ROM blocks")?;
         let blocks = (0..n)
             .map(|_| get_trlwe(r, params.n1))
             .collect::<Result<_, _>>()?;
@@ -212,15 +200,14 @@ impl TfheRam {
     /// Decodes a RAM of TRLWEs of degree `params.n1`, checking every length before allocating.
     pub fn decode(r: &mut Reader<'_>, params: &Params) -> Result<TfheRam, CircuitError> {
         let (a, w) = get_shape(r)?;
-        let next_refresh = r.u64()?;
-        let refreshes = r.u64()?;
+        let next_refresh = r.u64("RAM refresh counter")?;
+        let refreshes = r.u64("RAM refresh count")?;
         let words = 1usize << a;
-        if r.remaining() < words * 8 {
-            return Err(CircuitError::Snapshot("truncated RAM".into()));
-        }
-        let var = (0..words)
-            .map(|_| {
-                let v = f64::from_bits(r.u64()?);
+        let var = r
+            .u64_words(words, "RAM noise bounds")?
+            .into_iter()
+            .map(|v| {
+                let v = f64::from_bits(v);
                 if v.is_finite() && v >= 0.0 {
                     Ok(v)
                 } else {
@@ -228,10 +215,9 @@ impl TfheRam {
                 }
             })
             .collect::<Result<_, _>>()?;
-        // Each cell is 2·N words; check the size before allocating.
-        if r.remaining() < words * w * 2 * params.n1 * 4 {
-            return Err(CircuitError::Snapshot("truncated RAM".into()));
-        }
+        // Each cell is two counted vectors of N words; check the size before allocating.
+        let cells = (words as u64).saturating_mul(w as u64);
+        r.check_count(cells, 2 * (8 + params.n1 * 4), usize::MAX, "RAM cells")?;
         let cells = (0..words * w)
             .map(|_| get_trlwe(r, params.n1))
             .collect::<Result<_, _>>()?;

@@ -110,15 +110,15 @@ fn a_snapshot_cycle_counter_beyond_any_run_is_refused() {
     let n = read_yosys_json(&testdata().join("adder.json")).unwrap();
     let c = Arc::new(Circuit::compile(&Blueprint::single("adder", n)).unwrap());
     let mut e = Engine::new(PlainBackend, c.clone());
-    let before = e.snapshot_bytes();
     let opts = RunOptions {
         max_cycles: 1,
         ..Default::default()
     };
     e.run(&opts, &mut |_| {}).unwrap();
     let after = e.snapshot_bytes();
-    // The cycle counter is the first field that changes.
-    let at = (0..before.len()).find(|&i| before[i] != after[i]).unwrap();
+    // The cycle counter follows the 32-byte circuit fingerprint at the start of the body.
+    let o = vsp_codec::open(&snapshot::FORMAT, &after, snapshot::KIND_SNAPSHOT).unwrap();
+    let at = o.body.as_ptr() as usize - after.as_ptr() as usize + 32;
     assert_eq!(after[at..at + 8], 1u64.to_le_bytes());
     let with_cycle = |cycle: u64| {
         let mut b = after.clone();
@@ -139,6 +139,23 @@ fn a_snapshot_cycle_counter_beyond_any_run_is_refused() {
     f.restore_snapshot(&with_cycle(snapshot::MAX_SNAPSHOT_CYCLE))
         .unwrap();
     assert_eq!(f.cycle(), snapshot::MAX_SNAPSHOT_CYCLE);
+}
+
+/// Issue 14: a snapshot in the old (version 1) layout gets a clear version error.
+#[test]
+fn an_old_snapshot_version_is_refused_by_name() {
+    let n = read_yosys_json(&testdata().join("adder.json")).unwrap();
+    let c = Arc::new(Circuit::compile(&Blueprint::single("adder", n)).unwrap());
+    let mut e = Engine::new(PlainBackend, c);
+    let mut b = e.snapshot_bytes();
+    assert_eq!(&b[8..10], &snapshot::SNAPSHOT_VERSION.to_le_bytes());
+    // Version 1 wrote a u32 version after the magic: its first two bytes read as 1.
+    b[8..12].copy_from_slice(&1u32.to_le_bytes());
+    let err = e.restore_snapshot(&b).unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "unsupported VSP circuit snapshot format version 1: this build reads version 2 (regenerate the file with this build)"
+    );
 }
 
 #[test]

@@ -23,6 +23,7 @@ thread_local! {
     static COUNTED: Cell<bool> = const { Cell::new(false) };
 }
 
+// SAFETY: every call is forwarded unchanged to the system allocator, which upholds the contract.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
         if COUNTED.with(Cell::get) {

@@ -15,6 +15,9 @@ pub enum Error {
     /// A file or byte string is malformed, truncated, corrupt or of the wrong kind/parameters.
     #[error("bad format: {0}")]
     Format(String),
+    /// A file's envelope or body failed the codec's checks, or writing it failed.
+    #[error(transparent)]
+    Codec(#[from] vsp_codec::Error),
     /// Filesystem error.
     #[error("i/o error: {0}")]
     Io(#[from] std::io::Error),

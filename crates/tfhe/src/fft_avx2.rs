@@ -15,66 +15,37 @@ use std::arch::x86_64::*;
 /// The CPU must support AVX2 and FMA; `re`, `im` and the plan tables must all have length m.
 #[target_feature(enable = "avx2,fma")]
 pub(crate) unsafe fn forward(p: &FftPlan, re: &mut [f64], im: &mut [f64]) {
-    let m = re.len();
-    debug_assert!(m >= 4 && im.len() == m);
-    let (rp, ip) = (re.as_mut_ptr(), im.as_mut_ptr());
-    let (tr, ti) = p.twist();
-    let (twr, twi) = p.stage_tables();
-    // SAFETY (whole function): every index below is < m, the length of re, im and the twist tables,
-    // and the stage tables hold 2h ≤ m entries for each h < m.
-    let mut h = m / 2;
-    if h >= 4 {
-        // First stage fused with the twist: one pass over the data instead of two.
-        let mut j = 0;
-        while j < h {
-            let (r0, i0) = (rp.add(j), ip.add(j));
-            let (r1, i1) = (rp.add(j + h), ip.add(j + h));
-            let (a0, b0) = (_mm256_loadu_pd(r0), _mm256_loadu_pd(i0));
-            let (c0, s0) = (
-                _mm256_loadu_pd(tr.as_ptr().add(j)),
-                _mm256_loadu_pd(ti.as_ptr().add(j)),
-            );
-            let ur = _mm256_fmsub_pd(a0, c0, _mm256_mul_pd(b0, s0));
-            let ui = _mm256_fmadd_pd(a0, s0, _mm256_mul_pd(b0, c0));
-            let (a1, b1) = (_mm256_loadu_pd(r1), _mm256_loadu_pd(i1));
-            let (c1, s1) = (
-                _mm256_loadu_pd(tr.as_ptr().add(j + h)),
-                _mm256_loadu_pd(ti.as_ptr().add(j + h)),
-            );
-            let vr = _mm256_fmsub_pd(a1, c1, _mm256_mul_pd(b1, s1));
-            let vi = _mm256_fmadd_pd(a1, s1, _mm256_mul_pd(b1, c1));
-            let wr = _mm256_loadu_pd(twr.as_ptr().add(h + j));
-            let wi = _mm256_loadu_pd(twi.as_ptr().add(h + j));
-            _mm256_storeu_pd(r0, _mm256_add_pd(ur, vr));
-            _mm256_storeu_pd(i0, _mm256_add_pd(ui, vi));
-            let dr = _mm256_sub_pd(ur, vr);
-            let di = _mm256_sub_pd(ui, vi);
-            _mm256_storeu_pd(r1, _mm256_fmsub_pd(dr, wr, _mm256_mul_pd(di, wi)));
-            _mm256_storeu_pd(i1, _mm256_fmadd_pd(dr, wi, _mm256_mul_pd(di, wr)));
-            j += 4;
-        }
-        h /= 2;
-    } else {
-        let mut j = 0;
-        while j < m {
-            let a = _mm256_loadu_pd(rp.add(j));
-            let b = _mm256_loadu_pd(ip.add(j));
-            let c = _mm256_loadu_pd(tr.as_ptr().add(j));
-            let s = _mm256_loadu_pd(ti.as_ptr().add(j));
-            _mm256_storeu_pd(rp.add(j), _mm256_fmsub_pd(a, c, _mm256_mul_pd(b, s)));
-            _mm256_storeu_pd(ip.add(j), _mm256_fmadd_pd(a, s, _mm256_mul_pd(b, c)));
-            j += 4;
-        }
-    }
-    while h >= 4 {
-        let mut s = 0;
-        while s < m {
+    // SAFETY: the caller upholds this function's safety contract (its target features are
+    // present, pointers and lengths in bounds); the block relies on nothing else.
+    unsafe {
+        let m = re.len();
+        debug_assert!(m >= 4 && im.len() == m);
+        let (rp, ip) = (re.as_mut_ptr(), im.as_mut_ptr());
+        let (tr, ti) = p.twist();
+        let (twr, twi) = p.stage_tables();
+        // SAFETY (whole function): every index below is < m, the length of re, im and the twist tables,
+        // and the stage tables hold 2h ≤ m entries for each h < m.
+        let mut h = m / 2;
+        if h >= 4 {
+            // First stage fused with the twist: one pass over the data instead of two.
             let mut j = 0;
             while j < h {
-                let (r0, i0) = (rp.add(s + j), ip.add(s + j));
-                let (r1, i1) = (rp.add(s + j + h), ip.add(s + j + h));
-                let (ur, ui) = (_mm256_loadu_pd(r0), _mm256_loadu_pd(i0));
-                let (vr, vi) = (_mm256_loadu_pd(r1), _mm256_loadu_pd(i1));
+                let (r0, i0) = (rp.add(j), ip.add(j));
+                let (r1, i1) = (rp.add(j + h), ip.add(j + h));
+                let (a0, b0) = (_mm256_loadu_pd(r0), _mm256_loadu_pd(i0));
+                let (c0, s0) = (
+                    _mm256_loadu_pd(tr.as_ptr().add(j)),
+                    _mm256_loadu_pd(ti.as_ptr().add(j)),
+                );
+                let ur = _mm256_fmsub_pd(a0, c0, _mm256_mul_pd(b0, s0));
+                let ui = _mm256_fmadd_pd(a0, s0, _mm256_mul_pd(b0, c0));
+                let (a1, b1) = (_mm256_loadu_pd(r1), _mm256_loadu_pd(i1));
+                let (c1, s1) = (
+                    _mm256_loadu_pd(tr.as_ptr().add(j + h)),
+                    _mm256_loadu_pd(ti.as_ptr().add(j + h)),
+                );
+                let vr = _mm256_fmsub_pd(a1, c1, _mm256_mul_pd(b1, s1));
+                let vi = _mm256_fmadd_pd(a1, s1, _mm256_mul_pd(b1, c1));
                 let wr = _mm256_loadu_pd(twr.as_ptr().add(h + j));
                 let wi = _mm256_loadu_pd(twi.as_ptr().add(h + j));
                 _mm256_storeu_pd(r0, _mm256_add_pd(ur, vr));
@@ -85,29 +56,62 @@ pub(crate) unsafe fn forward(p: &FftPlan, re: &mut [f64], im: &mut [f64]) {
                 _mm256_storeu_pd(i1, _mm256_fmadd_pd(dr, wi, _mm256_mul_pd(di, wr)));
                 j += 4;
             }
-            s += 2 * h;
+            h /= 2;
+        } else {
+            let mut j = 0;
+            while j < m {
+                let a = _mm256_loadu_pd(rp.add(j));
+                let b = _mm256_loadu_pd(ip.add(j));
+                let c = _mm256_loadu_pd(tr.as_ptr().add(j));
+                let s = _mm256_loadu_pd(ti.as_ptr().add(j));
+                _mm256_storeu_pd(rp.add(j), _mm256_fmsub_pd(a, c, _mm256_mul_pd(b, s)));
+                _mm256_storeu_pd(ip.add(j), _mm256_fmadd_pd(a, s, _mm256_mul_pd(b, c)));
+                j += 4;
+            }
         }
-        h /= 2;
-    }
-    // Stages h = 2 (twiddles 1, −i) and h = 1 (twiddle 1) inside each vector.
-    let sign_hi = _mm256_set_pd(-1.0, -1.0, 1.0, 1.0);
-    let sign_odd = _mm256_set_pd(-1.0, 1.0, -1.0, 1.0);
-    let mut s = 0;
-    while s < m {
-        let r = _mm256_loadu_pd(rp.add(s));
-        let i = _mm256_loadu_pd(ip.add(s));
-        // [lo + hi | lo − hi]
-        let rn = _mm256_fmadd_pd(r, sign_hi, _mm256_permute2f128_pd::<0x01>(r, r));
-        let in_ = _mm256_fmadd_pd(i, sign_hi, _mm256_permute2f128_pd::<0x01>(i, i));
-        // lane 3 times −i: (re, im) ← (im, −re)
-        let rf = _mm256_blend_pd::<0b1000>(rn, in_);
-        let ifn = _mm256_blend_pd::<0b1000>(in_, _mm256_sub_pd(_mm256_setzero_pd(), rn));
-        // [x0 + x1, x0 − x1, x2 + x3, x2 − x3]
-        let r2 = _mm256_fmadd_pd(rf, sign_odd, _mm256_permute_pd::<0b0101>(rf));
-        let i2 = _mm256_fmadd_pd(ifn, sign_odd, _mm256_permute_pd::<0b0101>(ifn));
-        _mm256_storeu_pd(rp.add(s), r2);
-        _mm256_storeu_pd(ip.add(s), i2);
-        s += 4;
+        while h >= 4 {
+            let mut s = 0;
+            while s < m {
+                let mut j = 0;
+                while j < h {
+                    let (r0, i0) = (rp.add(s + j), ip.add(s + j));
+                    let (r1, i1) = (rp.add(s + j + h), ip.add(s + j + h));
+                    let (ur, ui) = (_mm256_loadu_pd(r0), _mm256_loadu_pd(i0));
+                    let (vr, vi) = (_mm256_loadu_pd(r1), _mm256_loadu_pd(i1));
+                    let wr = _mm256_loadu_pd(twr.as_ptr().add(h + j));
+                    let wi = _mm256_loadu_pd(twi.as_ptr().add(h + j));
+                    _mm256_storeu_pd(r0, _mm256_add_pd(ur, vr));
+                    _mm256_storeu_pd(i0, _mm256_add_pd(ui, vi));
+                    let dr = _mm256_sub_pd(ur, vr);
+                    let di = _mm256_sub_pd(ui, vi);
+                    _mm256_storeu_pd(r1, _mm256_fmsub_pd(dr, wr, _mm256_mul_pd(di, wi)));
+                    _mm256_storeu_pd(i1, _mm256_fmadd_pd(dr, wi, _mm256_mul_pd(di, wr)));
+                    j += 4;
+                }
+                s += 2 * h;
+            }
+            h /= 2;
+        }
+        // Stages h = 2 (twiddles 1, −i) and h = 1 (twiddle 1) inside each vector.
+        let sign_hi = _mm256_set_pd(-1.0, -1.0, 1.0, 1.0);
+        let sign_odd = _mm256_set_pd(-1.0, 1.0, -1.0, 1.0);
+        let mut s = 0;
+        while s < m {
+            let r = _mm256_loadu_pd(rp.add(s));
+            let i = _mm256_loadu_pd(ip.add(s));
+            // [lo + hi | lo − hi]
+            let rn = _mm256_fmadd_pd(r, sign_hi, _mm256_permute2f128_pd::<0x01>(r, r));
+            let in_ = _mm256_fmadd_pd(i, sign_hi, _mm256_permute2f128_pd::<0x01>(i, i));
+            // lane 3 times −i: (re, im) ← (im, −re)
+            let rf = _mm256_blend_pd::<0b1000>(rn, in_);
+            let ifn = _mm256_blend_pd::<0b1000>(in_, _mm256_sub_pd(_mm256_setzero_pd(), rn));
+            // [x0 + x1, x0 − x1, x2 + x3, x2 − x3]
+            let r2 = _mm256_fmadd_pd(rf, sign_odd, _mm256_permute_pd::<0b0101>(rf));
+            let i2 = _mm256_fmadd_pd(ifn, sign_odd, _mm256_permute_pd::<0b0101>(ifn));
+            _mm256_storeu_pd(rp.add(s), r2);
+            _mm256_storeu_pd(ip.add(s), i2);
+            s += 4;
+        }
     }
 }
 
@@ -117,95 +121,99 @@ pub(crate) unsafe fn forward(p: &FftPlan, re: &mut [f64], im: &mut [f64]) {
 /// As [`forward`].
 #[target_feature(enable = "avx2,fma")]
 pub(crate) unsafe fn backward(p: &FftPlan, re: &mut [f64], im: &mut [f64]) {
-    let m = re.len();
-    debug_assert!(m >= 4 && im.len() == m);
-    let (rp, ip) = (re.as_mut_ptr(), im.as_mut_ptr());
-    // SAFETY (whole function): indices < m as in `forward`.
-    let sign_hi = _mm256_set_pd(-1.0, -1.0, 1.0, 1.0);
-    let sign_odd = _mm256_set_pd(-1.0, 1.0, -1.0, 1.0);
-    let mut s = 0;
-    while s < m {
-        let r = _mm256_loadu_pd(rp.add(s));
-        let i = _mm256_loadu_pd(ip.add(s));
-        // h = 1: [x0 + x1, x0 − x1, x2 + x3, x2 − x3]
-        let r1 = _mm256_fmadd_pd(r, sign_odd, _mm256_permute_pd::<0b0101>(r));
-        let i1 = _mm256_fmadd_pd(i, sign_odd, _mm256_permute_pd::<0b0101>(i));
-        // h = 2: lane 3 times conj(−i) = +i: (re, im) ← (−im, re)
-        let rf = _mm256_blend_pd::<0b1000>(r1, _mm256_sub_pd(_mm256_setzero_pd(), i1));
-        let ifn = _mm256_blend_pd::<0b1000>(i1, r1);
-        let r2 = _mm256_fmadd_pd(rf, sign_hi, _mm256_permute2f128_pd::<0x01>(rf, rf));
-        let i2 = _mm256_fmadd_pd(ifn, sign_hi, _mm256_permute2f128_pd::<0x01>(ifn, ifn));
-        _mm256_storeu_pd(rp.add(s), r2);
-        _mm256_storeu_pd(ip.add(s), i2);
-        s += 4;
-    }
-    let (twr, twi) = p.stage_tables();
-    let (ur_t, ui_t) = p.untwist();
-    let mut h = 4;
-    // Stages below the last; the last (h = m/2) is fused with the untwist when m ≥ 8.
-    let last = if m >= 8 { m / 2 } else { m };
-    while h < last {
+    // SAFETY: the caller upholds this function's safety contract (its target features are
+    // present, pointers and lengths in bounds); the block relies on nothing else.
+    unsafe {
+        let m = re.len();
+        debug_assert!(m >= 4 && im.len() == m);
+        let (rp, ip) = (re.as_mut_ptr(), im.as_mut_ptr());
+        // SAFETY (whole function): indices < m as in `forward`.
+        let sign_hi = _mm256_set_pd(-1.0, -1.0, 1.0, 1.0);
+        let sign_odd = _mm256_set_pd(-1.0, 1.0, -1.0, 1.0);
         let mut s = 0;
         while s < m {
+            let r = _mm256_loadu_pd(rp.add(s));
+            let i = _mm256_loadu_pd(ip.add(s));
+            // h = 1: [x0 + x1, x0 − x1, x2 + x3, x2 − x3]
+            let r1 = _mm256_fmadd_pd(r, sign_odd, _mm256_permute_pd::<0b0101>(r));
+            let i1 = _mm256_fmadd_pd(i, sign_odd, _mm256_permute_pd::<0b0101>(i));
+            // h = 2: lane 3 times conj(−i) = +i: (re, im) ← (−im, re)
+            let rf = _mm256_blend_pd::<0b1000>(r1, _mm256_sub_pd(_mm256_setzero_pd(), i1));
+            let ifn = _mm256_blend_pd::<0b1000>(i1, r1);
+            let r2 = _mm256_fmadd_pd(rf, sign_hi, _mm256_permute2f128_pd::<0x01>(rf, rf));
+            let i2 = _mm256_fmadd_pd(ifn, sign_hi, _mm256_permute2f128_pd::<0x01>(ifn, ifn));
+            _mm256_storeu_pd(rp.add(s), r2);
+            _mm256_storeu_pd(ip.add(s), i2);
+            s += 4;
+        }
+        let (twr, twi) = p.stage_tables();
+        let (ur_t, ui_t) = p.untwist();
+        let mut h = 4;
+        // Stages below the last; the last (h = m/2) is fused with the untwist when m ≥ 8.
+        let last = if m >= 8 { m / 2 } else { m };
+        while h < last {
+            let mut s = 0;
+            while s < m {
+                let mut j = 0;
+                while j < h {
+                    let (r0, i0) = (rp.add(s + j), ip.add(s + j));
+                    let (r1, i1) = (rp.add(s + j + h), ip.add(s + j + h));
+                    let wr = _mm256_loadu_pd(twr.as_ptr().add(h + j));
+                    let wi = _mm256_loadu_pd(twi.as_ptr().add(h + j));
+                    let (xr, xi) = (_mm256_loadu_pd(r1), _mm256_loadu_pd(i1));
+                    let vr = _mm256_fmadd_pd(xr, wr, _mm256_mul_pd(xi, wi));
+                    let vi = _mm256_fmsub_pd(xi, wr, _mm256_mul_pd(xr, wi));
+                    let (ur, ui) = (_mm256_loadu_pd(r0), _mm256_loadu_pd(i0));
+                    _mm256_storeu_pd(r0, _mm256_add_pd(ur, vr));
+                    _mm256_storeu_pd(i0, _mm256_add_pd(ui, vi));
+                    _mm256_storeu_pd(r1, _mm256_sub_pd(ur, vr));
+                    _mm256_storeu_pd(i1, _mm256_sub_pd(ui, vi));
+                    j += 4;
+                }
+                s += 2 * h;
+            }
+            h *= 2;
+        }
+        if m >= 8 {
+            // Last stage fused with the untwist: one pass over the data instead of two.
+            let h = m / 2;
             let mut j = 0;
             while j < h {
-                let (r0, i0) = (rp.add(s + j), ip.add(s + j));
-                let (r1, i1) = (rp.add(s + j + h), ip.add(s + j + h));
+                let (r0, i0) = (rp.add(j), ip.add(j));
+                let (r1, i1) = (rp.add(j + h), ip.add(j + h));
                 let wr = _mm256_loadu_pd(twr.as_ptr().add(h + j));
                 let wi = _mm256_loadu_pd(twi.as_ptr().add(h + j));
                 let (xr, xi) = (_mm256_loadu_pd(r1), _mm256_loadu_pd(i1));
                 let vr = _mm256_fmadd_pd(xr, wr, _mm256_mul_pd(xi, wi));
                 let vi = _mm256_fmsub_pd(xi, wr, _mm256_mul_pd(xr, wi));
                 let (ur, ui) = (_mm256_loadu_pd(r0), _mm256_loadu_pd(i0));
-                _mm256_storeu_pd(r0, _mm256_add_pd(ur, vr));
-                _mm256_storeu_pd(i0, _mm256_add_pd(ui, vi));
-                _mm256_storeu_pd(r1, _mm256_sub_pd(ur, vr));
-                _mm256_storeu_pd(i1, _mm256_sub_pd(ui, vi));
+                let (ar, ai) = (_mm256_add_pd(ur, vr), _mm256_add_pd(ui, vi));
+                let (br, bi) = (_mm256_sub_pd(ur, vr), _mm256_sub_pd(ui, vi));
+                let (c0, s0) = (
+                    _mm256_loadu_pd(ur_t.as_ptr().add(j)),
+                    _mm256_loadu_pd(ui_t.as_ptr().add(j)),
+                );
+                let (c1, s1) = (
+                    _mm256_loadu_pd(ur_t.as_ptr().add(j + h)),
+                    _mm256_loadu_pd(ui_t.as_ptr().add(j + h)),
+                );
+                _mm256_storeu_pd(r0, _mm256_fmsub_pd(ar, c0, _mm256_mul_pd(ai, s0)));
+                _mm256_storeu_pd(i0, _mm256_fmadd_pd(ar, s0, _mm256_mul_pd(ai, c0)));
+                _mm256_storeu_pd(r1, _mm256_fmsub_pd(br, c1, _mm256_mul_pd(bi, s1)));
+                _mm256_storeu_pd(i1, _mm256_fmadd_pd(br, s1, _mm256_mul_pd(bi, c1)));
                 j += 4;
             }
-            s += 2 * h;
-        }
-        h *= 2;
-    }
-    if m >= 8 {
-        // Last stage fused with the untwist: one pass over the data instead of two.
-        let h = m / 2;
-        let mut j = 0;
-        while j < h {
-            let (r0, i0) = (rp.add(j), ip.add(j));
-            let (r1, i1) = (rp.add(j + h), ip.add(j + h));
-            let wr = _mm256_loadu_pd(twr.as_ptr().add(h + j));
-            let wi = _mm256_loadu_pd(twi.as_ptr().add(h + j));
-            let (xr, xi) = (_mm256_loadu_pd(r1), _mm256_loadu_pd(i1));
-            let vr = _mm256_fmadd_pd(xr, wr, _mm256_mul_pd(xi, wi));
-            let vi = _mm256_fmsub_pd(xi, wr, _mm256_mul_pd(xr, wi));
-            let (ur, ui) = (_mm256_loadu_pd(r0), _mm256_loadu_pd(i0));
-            let (ar, ai) = (_mm256_add_pd(ur, vr), _mm256_add_pd(ui, vi));
-            let (br, bi) = (_mm256_sub_pd(ur, vr), _mm256_sub_pd(ui, vi));
-            let (c0, s0) = (
-                _mm256_loadu_pd(ur_t.as_ptr().add(j)),
-                _mm256_loadu_pd(ui_t.as_ptr().add(j)),
-            );
-            let (c1, s1) = (
-                _mm256_loadu_pd(ur_t.as_ptr().add(j + h)),
-                _mm256_loadu_pd(ui_t.as_ptr().add(j + h)),
-            );
-            _mm256_storeu_pd(r0, _mm256_fmsub_pd(ar, c0, _mm256_mul_pd(ai, s0)));
-            _mm256_storeu_pd(i0, _mm256_fmadd_pd(ar, s0, _mm256_mul_pd(ai, c0)));
-            _mm256_storeu_pd(r1, _mm256_fmsub_pd(br, c1, _mm256_mul_pd(bi, s1)));
-            _mm256_storeu_pd(i1, _mm256_fmadd_pd(br, s1, _mm256_mul_pd(bi, c1)));
-            j += 4;
-        }
-    } else {
-        let mut j = 0;
-        while j < m {
-            let a = _mm256_loadu_pd(rp.add(j));
-            let b = _mm256_loadu_pd(ip.add(j));
-            let c = _mm256_loadu_pd(ur_t.as_ptr().add(j));
-            let s = _mm256_loadu_pd(ui_t.as_ptr().add(j));
-            _mm256_storeu_pd(rp.add(j), _mm256_fmsub_pd(a, c, _mm256_mul_pd(b, s)));
-            _mm256_storeu_pd(ip.add(j), _mm256_fmadd_pd(a, s, _mm256_mul_pd(b, c)));
-            j += 4;
+        } else {
+            let mut j = 0;
+            while j < m {
+                let a = _mm256_loadu_pd(rp.add(j));
+                let b = _mm256_loadu_pd(ip.add(j));
+                let c = _mm256_loadu_pd(ur_t.as_ptr().add(j));
+                let s = _mm256_loadu_pd(ui_t.as_ptr().add(j));
+                _mm256_storeu_pd(rp.add(j), _mm256_fmsub_pd(a, c, _mm256_mul_pd(b, s)));
+                _mm256_storeu_pd(ip.add(j), _mm256_fmadd_pd(a, s, _mm256_mul_pd(b, c)));
+                j += 4;
+            }
         }
     }
 }
@@ -216,20 +224,24 @@ pub(crate) unsafe fn backward(p: &FftPlan, re: &mut [f64], im: &mut [f64]) {
 /// The CPU must support AVX2 and FMA; the slices must have equal length n, n/2 a multiple of 4.
 #[target_feature(enable = "avx2,fma")]
 pub(crate) unsafe fn mul_acc(acc: &mut [f64], a: &[f64], b: &[f64]) {
-    let m = acc.len() / 2;
-    let (cp, ap, bp) = (acc.as_mut_ptr(), a.as_ptr(), b.as_ptr());
-    // SAFETY: j + 4 ≤ m and m + j + 4 ≤ 2m = len of each slice.
-    let mut j = 0;
-    while j < m {
-        let (ar, ai) = (_mm256_loadu_pd(ap.add(j)), _mm256_loadu_pd(ap.add(m + j)));
-        let (br, bi) = (_mm256_loadu_pd(bp.add(j)), _mm256_loadu_pd(bp.add(m + j)));
-        let cr = _mm256_loadu_pd(cp.add(j));
-        let ci = _mm256_loadu_pd(cp.add(m + j));
-        let cr = _mm256_fnmadd_pd(ai, bi, _mm256_fmadd_pd(ar, br, cr));
-        let ci = _mm256_fmadd_pd(ai, br, _mm256_fmadd_pd(ar, bi, ci));
-        _mm256_storeu_pd(cp.add(j), cr);
-        _mm256_storeu_pd(cp.add(m + j), ci);
-        j += 4;
+    // SAFETY: the caller upholds this function's safety contract (its target features are
+    // present, pointers and lengths in bounds); the block relies on nothing else.
+    unsafe {
+        let m = acc.len() / 2;
+        let (cp, ap, bp) = (acc.as_mut_ptr(), a.as_ptr(), b.as_ptr());
+        // SAFETY: j + 4 ≤ m and m + j + 4 ≤ 2m = len of each slice.
+        let mut j = 0;
+        while j < m {
+            let (ar, ai) = (_mm256_loadu_pd(ap.add(j)), _mm256_loadu_pd(ap.add(m + j)));
+            let (br, bi) = (_mm256_loadu_pd(bp.add(j)), _mm256_loadu_pd(bp.add(m + j)));
+            let cr = _mm256_loadu_pd(cp.add(j));
+            let ci = _mm256_loadu_pd(cp.add(m + j));
+            let cr = _mm256_fnmadd_pd(ai, bi, _mm256_fmadd_pd(ar, br, cr));
+            let ci = _mm256_fmadd_pd(ai, br, _mm256_fmadd_pd(ar, bi, ci));
+            _mm256_storeu_pd(cp.add(j), cr);
+            _mm256_storeu_pd(cp.add(m + j), ci);
+            j += 4;
+        }
     }
 }
 
@@ -245,31 +257,35 @@ pub(crate) unsafe fn mul_acc2(
     a: &[f64],
     b: &[f64],
 ) {
-    let m = x.len() / 2;
-    debug_assert!(
-        acc_a.len() == 2 * m && acc_b.len() == 2 * m && a.len() == 2 * m && b.len() == 2 * m
-    );
-    let (pa, pb, px, ra, rb) = (
-        acc_a.as_mut_ptr(),
-        acc_b.as_mut_ptr(),
-        x.as_ptr(),
-        a.as_ptr(),
-        b.as_ptr(),
-    );
-    // SAFETY: j + 4 ≤ m and m + j + 4 ≤ 2m, the length of every slice.
-    let mut j = 0;
-    while j < m {
-        let (xr, xi) = (_mm256_loadu_pd(px.add(j)), _mm256_loadu_pd(px.add(m + j)));
-        for (acc, key) in [(pa, ra), (pb, rb)] {
-            let (kr, ki) = (_mm256_loadu_pd(key.add(j)), _mm256_loadu_pd(key.add(m + j)));
-            let cr = _mm256_loadu_pd(acc.add(j));
-            let ci = _mm256_loadu_pd(acc.add(m + j));
-            let cr = _mm256_fnmadd_pd(xi, ki, _mm256_fmadd_pd(xr, kr, cr));
-            let ci = _mm256_fmadd_pd(xi, kr, _mm256_fmadd_pd(xr, ki, ci));
-            _mm256_storeu_pd(acc.add(j), cr);
-            _mm256_storeu_pd(acc.add(m + j), ci);
+    // SAFETY: the caller upholds this function's safety contract (its target features are
+    // present, pointers and lengths in bounds); the block relies on nothing else.
+    unsafe {
+        let m = x.len() / 2;
+        debug_assert!(
+            acc_a.len() == 2 * m && acc_b.len() == 2 * m && a.len() == 2 * m && b.len() == 2 * m
+        );
+        let (pa, pb, px, ra, rb) = (
+            acc_a.as_mut_ptr(),
+            acc_b.as_mut_ptr(),
+            x.as_ptr(),
+            a.as_ptr(),
+            b.as_ptr(),
+        );
+        // SAFETY: j + 4 ≤ m and m + j + 4 ≤ 2m, the length of every slice.
+        let mut j = 0;
+        while j < m {
+            let (xr, xi) = (_mm256_loadu_pd(px.add(j)), _mm256_loadu_pd(px.add(m + j)));
+            for (acc, key) in [(pa, ra), (pb, rb)] {
+                let (kr, ki) = (_mm256_loadu_pd(key.add(j)), _mm256_loadu_pd(key.add(m + j)));
+                let cr = _mm256_loadu_pd(acc.add(j));
+                let ci = _mm256_loadu_pd(acc.add(m + j));
+                let cr = _mm256_fnmadd_pd(xi, ki, _mm256_fmadd_pd(xr, kr, cr));
+                let ci = _mm256_fmadd_pd(xi, kr, _mm256_fmadd_pd(xr, ki, ci));
+                _mm256_storeu_pd(acc.add(j), cr);
+                _mm256_storeu_pd(acc.add(m + j), ci);
+            }
+            j += 4;
         }
-        j += 4;
     }
 }
 
@@ -289,42 +305,46 @@ pub(crate) unsafe fn mul_acc_rows(
     key: &[f64],
     rows: usize,
 ) {
-    let n = acc_a.len();
-    let m = n / 2;
-    debug_assert!(acc_b.len() == n && x.len() >= rows * n && key.len() >= rows * 2 * n);
-    let (pa, pb, px, pk) = (
-        acc_a.as_mut_ptr(),
-        acc_b.as_mut_ptr(),
-        x.as_ptr(),
-        key.as_ptr(),
-    );
-    // SAFETY: j + 4 ≤ m and x offsets r·n + m + j + 4 ≤ rows·n; the key (interleaved_index layout,
-    // w = 4) is read strictly sequentially, 16 doubles per row per block, rows·2n in all, within the
-    // lengths the caller guarantees.
-    let mut k = pk;
-    let mut j = 0;
-    while j < m {
-        let (mut ar, mut ai) = (_mm256_setzero_pd(), _mm256_setzero_pd());
-        let (mut br, mut bi) = (_mm256_setzero_pd(), _mm256_setzero_pd());
-        for r in 0..rows {
-            let xo = px.add(r * n + j);
-            let (xr, xi) = (_mm256_loadu_pd(xo), _mm256_loadu_pd(xo.add(m)));
-            // Software prefetch of the streamed key (see fft::KEY_PREFETCH_DOUBLES).
-            let ahead = k.wrapping_add(crate::fft::KEY_PREFETCH_DOUBLES);
-            _mm_prefetch::<_MM_HINT_T0>(ahead as *const i8);
-            _mm_prefetch::<_MM_HINT_T0>(ahead.wrapping_add(8) as *const i8);
-            let (kar, kai) = (_mm256_loadu_pd(k), _mm256_loadu_pd(k.add(4)));
-            let (kbr, kbi) = (_mm256_loadu_pd(k.add(8)), _mm256_loadu_pd(k.add(12)));
-            k = k.add(16);
-            ar = _mm256_fnmadd_pd(xi, kai, _mm256_fmadd_pd(xr, kar, ar));
-            ai = _mm256_fmadd_pd(xi, kar, _mm256_fmadd_pd(xr, kai, ai));
-            br = _mm256_fnmadd_pd(xi, kbi, _mm256_fmadd_pd(xr, kbr, br));
-            bi = _mm256_fmadd_pd(xi, kbr, _mm256_fmadd_pd(xr, kbi, bi));
+    // SAFETY: the caller upholds this function's safety contract (its target features are
+    // present, pointers and lengths in bounds); the block relies on nothing else.
+    unsafe {
+        let n = acc_a.len();
+        let m = n / 2;
+        debug_assert!(acc_b.len() == n && x.len() >= rows * n && key.len() >= rows * 2 * n);
+        let (pa, pb, px, pk) = (
+            acc_a.as_mut_ptr(),
+            acc_b.as_mut_ptr(),
+            x.as_ptr(),
+            key.as_ptr(),
+        );
+        // SAFETY: j + 4 ≤ m and x offsets r·n + m + j + 4 ≤ rows·n; the key (interleaved_index layout,
+        // w = 4) is read strictly sequentially, 16 doubles per row per block, rows·2n in all, within the
+        // lengths the caller guarantees.
+        let mut k = pk;
+        let mut j = 0;
+        while j < m {
+            let (mut ar, mut ai) = (_mm256_setzero_pd(), _mm256_setzero_pd());
+            let (mut br, mut bi) = (_mm256_setzero_pd(), _mm256_setzero_pd());
+            for r in 0..rows {
+                let xo = px.add(r * n + j);
+                let (xr, xi) = (_mm256_loadu_pd(xo), _mm256_loadu_pd(xo.add(m)));
+                // Software prefetch of the streamed key (see fft::KEY_PREFETCH_DOUBLES).
+                let ahead = k.wrapping_add(crate::fft::KEY_PREFETCH_DOUBLES);
+                _mm_prefetch::<_MM_HINT_T0>(ahead as *const i8);
+                _mm_prefetch::<_MM_HINT_T0>(ahead.wrapping_add(8) as *const i8);
+                let (kar, kai) = (_mm256_loadu_pd(k), _mm256_loadu_pd(k.add(4)));
+                let (kbr, kbi) = (_mm256_loadu_pd(k.add(8)), _mm256_loadu_pd(k.add(12)));
+                k = k.add(16);
+                ar = _mm256_fnmadd_pd(xi, kai, _mm256_fmadd_pd(xr, kar, ar));
+                ai = _mm256_fmadd_pd(xi, kar, _mm256_fmadd_pd(xr, kai, ai));
+                br = _mm256_fnmadd_pd(xi, kbi, _mm256_fmadd_pd(xr, kbr, br));
+                bi = _mm256_fmadd_pd(xi, kbr, _mm256_fmadd_pd(xr, kbi, bi));
+            }
+            _mm256_storeu_pd(pa.add(j), ar);
+            _mm256_storeu_pd(pa.add(m + j), ai);
+            _mm256_storeu_pd(pb.add(j), br);
+            _mm256_storeu_pd(pb.add(m + j), bi);
+            j += 4;
         }
-        _mm256_storeu_pd(pa.add(j), ar);
-        _mm256_storeu_pd(pa.add(m + j), ai);
-        _mm256_storeu_pd(pb.add(j), br);
-        _mm256_storeu_pd(pb.add(m + j), bi);
-        j += 4;
     }
 }

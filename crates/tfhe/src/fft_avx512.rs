@@ -183,7 +183,7 @@ pub(crate) unsafe fn forward(p: &FftPlan, re: &mut [f64], im: &mut [f64], ahead:
     let (tr, ti) = p.twist();
     let (twr, twi) = p.stage_tables();
     let (tr, ti, wr, wi) = (tr.as_ptr(), ti.as_ptr(), twr.as_ptr(), twi.as_ptr());
-    // SAFETY (all pointer accesses below): every vector access covers indices [k, k + 8) with k + 8 ≤ m,
+    // SAFETY: all pointer accesses below: every vector access covers indices [k, k + 8) with k + 8 ≤ m,
     // the length of re, im and the twist tables; stage-table accesses are at h + j + 8 ≤ 2h ≤ m.
     unsafe {
         // Points per register block of the last stages (64 = 8 vector pairs fit the 32 registers).
@@ -403,7 +403,7 @@ pub(crate) unsafe fn backward(p: &FftPlan, re: &mut [f64], im: &mut [f64]) {
     let (ut_r, ut_i) = p.untwist();
     let (twr, twi) = p.stage_tables();
     let (ur_t, ui_t, wr, wi) = (ut_r.as_ptr(), ut_i.as_ptr(), twr.as_ptr(), twi.as_ptr());
-    // SAFETY (all pointer accesses below): as in `forward`, every access is within [0, m) for the data and
+    // SAFETY: all pointer accesses below: as in `forward`, every access is within [0, m) for the data and
     // untwist tables and within [h, 2h) ⊂ [0, m) for the stage tables.
     unsafe {
         let tail: usize = if m >= 64 { 64 } else { 16 };

@@ -42,13 +42,13 @@
 //! * [`tlwe`], [`trlwe`], [`trgsw`] — ciphertexts, monomials, sample extraction, external product, CMUX
 //! * [`bootstrap`] — blind rotation, identity key switch, gate bootstrapping, [`EvalKey`]
 //! * [`gates`] — every bootstrapped gate, MUX and HomMUX without SE/IKS
-//! * [`circuit`] — private functional key switching and circuit bootstrapping, [`CircuitKey`]
+//! * [`circuit_bootstrap`] — private functional key switching and circuit bootstrapping, [`CircuitKey`]
 //! * [`serialize`] — versioned, checksummed files
 
 #![allow(clippy::needless_range_loop)] // index loops mirror the papers' formulas
 
 pub mod bootstrap;
-pub mod circuit;
+pub mod circuit_bootstrap;
 pub mod error;
 pub mod fft;
 mod fft_avx2;
@@ -66,7 +66,7 @@ pub mod trgsw;
 pub mod trlwe;
 
 pub use bootstrap::{CompressedEvalKey, EvalKey};
-pub use circuit::{CircuitKey, CompressedCircuitKey, PrivFunction};
+pub use circuit_bootstrap::{CircuitKey, CompressedCircuitKey, PrivFunction};
 pub use error::Error;
 pub use gates::{Bit, Gate2};
 pub use params::{KeyDist, ParamId, Params};

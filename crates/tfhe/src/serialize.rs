@@ -1,15 +1,13 @@
-//! Versioned, checked binary files for keys and ciphertexts.
+//! Versioned, checked binary files for keys and ciphertexts, in [`vsp_codec`]'s envelope.
 //!
-//! Layout (little endian):
-//! `magic "VSPTFHE\0"` (8) ‖ `format version u16` ‖ `kind u16` ‖ `parameter id u16` ‖ `reserved u16 = 0` ‖
-//! `parameter fingerprint u64` (first 8 bytes of SHA3-256 over every parameter value) ‖ `body length u64` ‖
-//! body ‖ `SHA3-256 of everything before` (32).
-//! Vectors in bodies are `count u64` ‖ words; readers check every count against the bytes left before
-//! allocating, so a corrupt length can never trigger a huge allocation. Keys are stored compressed
-//! (seed + bodies; masks are regenerated on load). Files are written to a temporary name and renamed.
+//! Envelope: magic `VSPTFHE\0`, format version ([`FORMAT_VERSION`]), kind ([`Kind`]), parameter id
+//! (the [`ParamId`] as u16 and the first 8 bytes of SHA3-256 over every parameter value), body
+//! length, body, SHA3-256 checksum. Vectors in bodies are `count u64` ‖ words; readers check every
+//! count against the parameters and the bytes left before allocating. Keys are stored compressed
+//! (seed + bodies; masks are regenerated on load). Files are written by [`vsp_codec::write_atomic`].
 
 use crate::bootstrap::CompressedEvalKey;
-use crate::circuit::CompressedCircuitKey;
+use crate::circuit_bootstrap::CompressedCircuitKey;
 use crate::params::{ParamId, Params};
 use crate::rng::Seed;
 use crate::secret_key::SecretKey;
@@ -18,12 +16,25 @@ use crate::trlwe::Trlwe;
 use crate::Error;
 use sha3::{Digest, Sha3_256};
 use std::path::Path;
+use vsp_codec::{open, seal, write_atomic, Access, Format, Reader, Writer};
 use zeroize::Zeroizing;
 
-const MAGIC: &[u8; 8] = b"VSPTFHE\0";
-/// Current format version.
-pub const FORMAT_VERSION: u16 = 1;
-const HEADER: usize = 8 + 2 + 2 + 2 + 2 + 8 + 8;
+/// The vsp-tfhe file format: [`vsp_codec`]'s envelope with magic `VSPTFHE\0`; the parameter id is
+/// the [`ParamId`] (u16) followed by the parameter [`fingerprint`] (u64).
+pub const FORMAT: Format = Format {
+    name: "vsp-tfhe",
+    magic: b"VSPTFHE\0",
+    version: FORMAT_VERSION,
+    kinds: &[
+        (Kind::SecretKey as u16, "secret key"),
+        (Kind::EvalKey as u16, "evaluation key"),
+        (Kind::CircuitKey as u16, "circuit key"),
+        (Kind::TlweLvl0 as u16, "level-0 TLWE"),
+        (Kind::TrlweLvl1 as u16, "level-1 TRLWE"),
+    ],
+};
+/// Current format version (2: the shared [`vsp_codec`] envelope; 1 had its own header).
+pub const FORMAT_VERSION: u16 = 2;
 
 /// What a file holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,161 +76,35 @@ pub fn fingerprint(p: &Params) -> u64 {
     u64::from_le_bytes(b)
 }
 
-/// Frames a body with header and checksum.
+fn param_id(params: &Params) -> [u8; 10] {
+    let mut id = [0u8; 10];
+    id[..2].copy_from_slice(&(params.id as u16).to_le_bytes());
+    id[2..].copy_from_slice(&fingerprint(params).to_le_bytes());
+    id
+}
+
+/// Frames a body with the envelope.
 pub fn encode(kind: Kind, params: &Params, body: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(HEADER + body.len() + 32);
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-    out.extend_from_slice(&(kind as u16).to_le_bytes());
-    out.extend_from_slice(&(params.id as u16).to_le_bytes());
-    out.extend_from_slice(&0u16.to_le_bytes());
-    out.extend_from_slice(&fingerprint(params).to_le_bytes());
-    out.extend_from_slice(&(body.len() as u64).to_le_bytes());
-    out.extend_from_slice(body);
-    let sum = Sha3_256::digest(&out);
-    out.extend_from_slice(&sum);
-    out
+    seal(&FORMAT, kind as u16, &param_id(params), body)
 }
 
 /// Checks a framed file of the expected kind; returns its parameters and body.
 pub fn decode(bytes: &[u8], kind: Kind) -> Result<(Params, &[u8]), Error> {
-    let f = |m: String| Err(Error::Format(m));
-    if bytes.len() < HEADER + 32 {
-        return f(format!("file too short ({} bytes)", bytes.len()));
-    }
-    if &bytes[..8] != MAGIC {
-        return f("not a vsp-tfhe file (bad magic)".into());
-    }
-    let u16_at = |o: usize| u16::from_le_bytes([bytes[o], bytes[o + 1]]);
-    let u64_at = |o: usize| {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(&bytes[o..o + 8]);
-        u64::from_le_bytes(b)
-    };
-    let version = u16_at(8);
-    if version != FORMAT_VERSION {
-        return f(format!(
-            "unsupported format version {version} (this build reads {FORMAT_VERSION})"
-        ));
-    }
-    let k = u16_at(10);
-    if k != kind as u16 {
-        return f(format!(
-            "file holds kind {k}, expected {:?} ({})",
-            kind, kind as u16
-        ));
-    }
-    let params = Params::from_id(ParamId::from_u16(u16_at(12))?);
-    let reserved = u16_at(14);
-    if reserved != 0 {
-        return f(format!(
-            "reserved header field is {reserved}, must be 0 (corrupt file or a newer format)"
-        ));
-    }
-    if u64_at(16) != fingerprint(&params) {
-        return f(
+    let o = open(&FORMAT, bytes, kind as u16)?;
+    let mut r = Reader::new(o.param);
+    let params = Params::from_id(ParamId::from_u16(r.u16("parameter set")?)?);
+    let fp = r.u64("parameter fingerprint")?;
+    r.end()?;
+    if fp != fingerprint(&params) {
+        return Err(Error::Format(
             "parameter fingerprint mismatch (file made with different parameter values)".into(),
-        );
-    }
-    let len = u64_at(24);
-    if len != (bytes.len() - HEADER - 32) as u64 {
-        return f(format!(
-            "body length {len} does not match the file size (truncated or padded)"
         ));
     }
-    let (content, sum) = bytes.split_at(bytes.len() - 32);
-    if Sha3_256::digest(content).as_slice() != sum {
-        return f("checksum mismatch (corrupt file)".into());
-    }
-    Ok((params, &content[HEADER..]))
+    Ok((params, o.body))
 }
 
-/// Writes `bytes` to `path` atomically (temporary file in the same directory, then rename).
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(format!(".tmp{}", std::process::id()));
-    let tmp = std::path::PathBuf::from(tmp);
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })?;
-    Ok(())
-}
-
-/// Body writer.
-#[derive(Default)]
-struct W(Vec<u8>);
-impl W {
-    fn u32s(&mut self, v: &[u32]) {
-        self.0.extend_from_slice(&(v.len() as u64).to_le_bytes());
-        v.iter()
-            .for_each(|x| self.0.extend_from_slice(&x.to_le_bytes()));
-    }
-    fn u64s(&mut self, v: &[u64]) {
-        self.0.extend_from_slice(&(v.len() as u64).to_le_bytes());
-        v.iter()
-            .for_each(|x| self.0.extend_from_slice(&x.to_le_bytes()));
-    }
-}
-
-/// Body reader; every read is bounds-checked.
-struct R<'a>(&'a [u8]);
-impl<'a> R<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], Error> {
-        if self.0.len() < n {
-            return Err(Error::Format("body truncated".into()));
-        }
-        let (a, b) = self.0.split_at(n);
-        self.0 = b;
-        Ok(a)
-    }
-    fn u64(&mut self) -> Result<u64, Error> {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(self.take(8)?);
-        Ok(u64::from_le_bytes(b))
-    }
-    fn count(&mut self, width: usize, expected: usize) -> Result<usize, Error> {
-        let n = self.u64()?;
-        if n != expected as u64 || (self.0.len() as u64) < n.saturating_mul(width as u64) {
-            return Err(Error::Format(format!(
-                "vector of {n} words, expected {expected}"
-            )));
-        }
-        Ok(expected)
-    }
-    fn u32s(&mut self, expected: usize) -> Result<Vec<u32>, Error> {
-        let n = self.count(4, expected)?;
-        let b = self.take(4 * n)?;
-        Ok(b.chunks_exact(4)
-            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect())
-    }
-    fn u64s(&mut self, expected: usize) -> Result<Vec<u64>, Error> {
-        let n = self.count(8, expected)?;
-        let b = self.take(8 * n)?;
-        Ok(b.chunks_exact(8)
-            .map(|c| {
-                let mut a = [0u8; 8];
-                a.copy_from_slice(c);
-                u64::from_le_bytes(a)
-            })
-            .collect())
-    }
-    fn seed(&mut self) -> Result<Seed, Error> {
-        let mut s = [0u8; 32];
-        s.copy_from_slice(self.take(32)?);
-        Ok(Seed(s))
-    }
-    fn end(&self) -> Result<(), Error> {
-        if self.0.is_empty() {
-            Ok(())
-        } else {
-            Err(Error::Format(format!(
-                "{} unexpected trailing bytes",
-                self.0.len()
-            )))
-        }
-    }
+fn seed(r: &mut Reader<'_>) -> Result<Seed, Error> {
+    Ok(Seed(r.array("seed")?))
 }
 
 fn same_params(file: &Params, expected: &Params) -> Result<(), Error> {
@@ -235,16 +120,16 @@ fn same_params(file: &Params, expected: &Params) -> Result<(), Error> {
 impl Tlwe<u32> {
     /// Framed bytes of a level-0 gate ciphertext under `params`.
     pub fn to_bytes(&self, params: &Params) -> Vec<u8> {
-        let mut w = W::default();
+        let mut w = Writer::new();
         w.u32s(&self.data);
-        encode(Kind::TlweLvl0, params, &w.0)
+        encode(Kind::TlweLvl0, params, w.as_bytes())
     }
     /// Reads a level-0 ciphertext, refusing other parameters, kinds, sizes and corrupt bytes.
     pub fn from_bytes(bytes: &[u8], params: &Params) -> Result<Self, Error> {
         let (p, body) = decode(bytes, Kind::TlweLvl0)?;
         same_params(&p, params)?;
-        let mut r = R(body);
-        let data = r.u32s(p.n0 + 1)?;
+        let mut r = Reader::new(body);
+        let data = r.u32s(p.n0 + 1, "TLWE")?;
         r.end()?;
         Ok(Tlwe { data })
     }
@@ -253,18 +138,18 @@ impl Tlwe<u32> {
 impl Trlwe<u32> {
     /// Framed bytes of a level-1 TRLWE under `params`.
     pub fn to_bytes(&self, params: &Params) -> Vec<u8> {
-        let mut w = W::default();
+        let mut w = Writer::new();
         w.u32s(&self.a);
         w.u32s(&self.b);
-        encode(Kind::TrlweLvl1, params, &w.0)
+        encode(Kind::TrlweLvl1, params, w.as_bytes())
     }
     /// Reads a level-1 TRLWE (checked as [`Tlwe::from_bytes`]).
     pub fn from_bytes(bytes: &[u8], params: &Params) -> Result<Self, Error> {
         let (p, body) = decode(bytes, Kind::TrlweLvl1)?;
         same_params(&p, params)?;
-        let mut r = R(body);
-        let a = r.u32s(p.n1)?;
-        let b = r.u32s(p.n1)?;
+        let mut r = Reader::new(body);
+        let a = r.u32s(p.n1, "TRLWE mask")?;
+        let b = r.u32s(p.n1, "TRLWE body")?;
         r.end()?;
         Ok(Trlwe { a, b })
     }
@@ -278,18 +163,18 @@ impl SecretKey {
     /// Reads a secret key file's bytes.
     pub fn from_bytes(bytes: &[u8]) -> Result<SecretKey, Error> {
         let (p, body) = decode(bytes, Kind::SecretKey)?;
-        let mut r = R(body);
-        let seed = r.seed()?;
+        let mut r = Reader::new(body);
+        let seed = seed(&mut r)?;
         r.end()?;
         SecretKey::from_seed(&p, seed)
     }
     /// Saves atomically.
     pub fn save(&self, path: &Path) -> Result<(), Error> {
-        write_atomic(path, &self.to_bytes())
+        Ok(write_atomic(path, &self.to_bytes(), Access::Private)?)
     }
     /// Loads a secret key file.
     pub fn load(path: &Path) -> Result<SecretKey, Error> {
-        let b = Zeroizing::new(std::fs::read(path)?);
+        let b = Zeroizing::new(vsp_codec::read_file(path)?);
         Self::from_bytes(&b)
     }
 }
@@ -297,19 +182,22 @@ impl SecretKey {
 impl CompressedEvalKey {
     /// Framed bytes (seed + bodies).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut w = W::default();
-        w.0.extend_from_slice(&self.mask_seed.0);
+        let mut w = Writer::new();
+        w.bytes(&self.mask_seed.0);
         w.u32s(&self.bk_bodies);
         w.u32s(&self.ks_bodies);
-        encode(Kind::EvalKey, &self.params, &w.0)
+        encode(Kind::EvalKey, &self.params, w.as_bytes())
     }
     /// Reads an evaluation key file's bytes.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
         let (p, body) = decode(bytes, Kind::EvalKey)?;
-        let mut r = R(body);
-        let mask_seed = r.seed()?;
-        let bk_bodies = r.u32s(p.n0 * 2 * p.bk1.levels as usize * p.n1)?;
-        let ks_bodies = r.u32s(p.n1 * p.ks.levels as usize)?;
+        let mut r = Reader::new(body);
+        let mask_seed = seed(&mut r)?;
+        let bk_bodies = r.u32s(
+            p.n0 * 2 * p.bk1.levels as usize * p.n1,
+            "bootstrapping key bodies",
+        )?;
+        let ks_bodies = r.u32s(p.n1 * p.ks.levels as usize, "key-switching key bodies")?;
         r.end()?;
         Ok(CompressedEvalKey {
             params: p,
@@ -320,30 +208,36 @@ impl CompressedEvalKey {
     }
     /// Saves atomically.
     pub fn save(&self, path: &Path) -> Result<(), Error> {
-        write_atomic(path, &self.to_bytes())
+        Ok(write_atomic(path, &self.to_bytes(), Access::Public)?)
     }
     /// Loads an evaluation key file (call [`CompressedEvalKey::decompress`] to use it).
     pub fn load(path: &Path) -> Result<Self, Error> {
-        Self::from_bytes(&std::fs::read(path)?)
+        Self::from_bytes(&vsp_codec::read_file(path)?)
     }
 }
 
 impl CompressedCircuitKey {
     /// Framed bytes (seed + bodies).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut w = W::default();
-        w.0.extend_from_slice(&self.mask_seed.0);
+        let mut w = Writer::new();
+        w.bytes(&self.mask_seed.0);
         w.u64s(&self.bk2_bodies);
         w.u32s(&self.privks_bodies);
-        encode(Kind::CircuitKey, &self.params, &w.0)
+        encode(Kind::CircuitKey, &self.params, w.as_bytes())
     }
     /// Reads a circuit key file's bytes.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
         let (p, body) = decode(bytes, Kind::CircuitKey)?;
-        let mut r = R(body);
-        let mask_seed = r.seed()?;
-        let bk2_bodies = r.u64s(p.n0 * 2 * p.bk2.levels as usize * p.n2)?;
-        let privks_bodies = r.u32s(2 * (p.n2 + 1) * p.privks.levels as usize * p.n1)?;
+        let mut r = Reader::new(body);
+        let mask_seed = seed(&mut r)?;
+        let bk2_bodies = r.u64s(
+            p.n0 * 2 * p.bk2.levels as usize * p.n2,
+            "level-2 bootstrapping key bodies",
+        )?;
+        let privks_bodies = r.u32s(
+            2 * (p.n2 + 1) * p.privks.levels as usize * p.n1,
+            "private key-switching key bodies",
+        )?;
         r.end()?;
         Ok(CompressedCircuitKey {
             params: p,
@@ -354,10 +248,10 @@ impl CompressedCircuitKey {
     }
     /// Saves atomically.
     pub fn save(&self, path: &Path) -> Result<(), Error> {
-        write_atomic(path, &self.to_bytes())
+        Ok(write_atomic(path, &self.to_bytes(), Access::Public)?)
     }
     /// Loads a circuit key file (call [`CompressedCircuitKey::decompress`] to use it).
     pub fn load(path: &Path) -> Result<Self, Error> {
-        Self::from_bytes(&std::fs::read(path)?)
+        Self::from_bytes(&vsp_codec::read_file(path)?)
     }
 }

@@ -148,6 +148,26 @@ impl<T: Torus> TrgswFft<T> {
         Ok(out)
     }
 
+    /// [`TrgswFft::external_product`] with caller-provided scratch (hot loops, demultiplexer trees).
+    pub fn external_product_with(
+        &self,
+        c: &Trlwe<T>,
+        s: &mut ExtScratch,
+    ) -> Result<Trlwe<T>, Error> {
+        if c.degree() != self.n
+            || s.acc_a.len() != self.n
+            || s.levels != self.gadget.levels as usize
+        {
+            return Err(Error::Dimension(
+                "external product operand, selector and scratch must share N and ℓ".into(),
+            ));
+        }
+        let plan = crate::fft::plan(self.n);
+        let mut out = Trlwe::zero(self.n);
+        self.external_product_into(&plan, c, &mut out, s);
+        Ok(out)
+    }
+
     /// CMUX(self, when1, when0) = when0 + self ⊡ (when1 − when0): when1 if the TRGSW encrypts 1,
     /// when0 if it encrypts 0.
     pub fn cmux(&self, when1: &Trlwe<T>, when0: &Trlwe<T>) -> Result<Trlwe<T>, Error> {

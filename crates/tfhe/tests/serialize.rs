@@ -82,17 +82,31 @@ fn insecure_set_needs_opt_in() {
     assert!(Params::by_name("nope", true).is_err());
 }
 
-/// Issue 13: the header's reserved field must be zero, even when the checksum is right.
+/// Issue 14: a file in the old (version 1) layout is refused with a version error, and a changed
+/// parameter fingerprint is refused even when the checksum is right.
 #[test]
-fn the_reserved_header_field_must_be_zero() {
+fn old_versions_and_foreign_fingerprints_are_refused() {
     use sha3::{Digest, Sha3_256};
     let p = Params::default_128();
     let sk = SecretKey::generate(&p).unwrap();
-    let mut bytes = sk.encrypt_bit(true).to_bytes(&p);
-    bytes[14] = 1;
-    let n = bytes.len() - 32;
-    let sum = Sha3_256::digest(&bytes[..n]);
-    bytes[n..].copy_from_slice(&sum);
-    let e = Tlwe::<u32>::from_bytes(&bytes, &p).unwrap_err().to_string();
-    assert!(e.contains("reserved header field is 1, must be 0"), "{e}");
+    let bytes = sk.encrypt_bit(true).to_bytes(&p);
+    assert_eq!(
+        &bytes[8..10],
+        &vsp_tfhe::serialize::FORMAT_VERSION.to_le_bytes()
+    );
+    let mut old = bytes.clone();
+    old[8..10].copy_from_slice(&1u16.to_le_bytes());
+    let e = Tlwe::<u32>::from_bytes(&old, &p).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "unsupported vsp-tfhe format version 1: this build reads version 2 (regenerate the file with this build)"
+    );
+    // Parameter id: magic 8 + version 2 + kind 2 + length 1, then the id (2) and the fingerprint (8).
+    let mut fp = bytes;
+    fp[15 + 2] ^= 1;
+    let n = fp.len() - 32;
+    let sum = Sha3_256::digest(&fp[..n]);
+    fp[n..].copy_from_slice(&sum);
+    let e = Tlwe::<u32>::from_bytes(&fp, &p).unwrap_err().to_string();
+    assert!(e.contains("parameter fingerprint mismatch"), "{e}");
 }

@@ -1,18 +1,7 @@
-//! The envelope around every file the `vsp` command writes.
-//!
-//! Layout (all integers little-endian):
-//!
-//! | bytes | field |
-//! |---|---|
-//! | 4 | magic `VSPF` |
-//! | 2 | envelope version (currently 1) |
-//! | 1 | kind ([`Kind`]) |
-//! | 1 | length `p` of the parameter-set name |
-//! | p | parameter-set name (ASCII, e.g. `default`) |
-//! | 16 | key id: the random identifier of the secret key the contents belong to |
-//! | 8 | body length `b` |
-//! | b | body (the payload's own format, written by the crate that owns it) |
-//! | 32 | SHA3-256 of everything above |
+//! The envelope around every file the `vsp` command writes: [`vsp_codec`]'s envelope with magic
+//! `VSPF`, format version 2 (version 1 had its own header), kind ([`Kind`]), parameter id (the
+//! 16-byte [`KeyId`] of the secret key the contents belong to, then the parameter-set name), body
+//! length, body (the payload's own format, written by the crate that owns it) and SHA3-256.
 //!
 //! A reader checks the magic, version, kind, lengths against the actual file size and the checksum
 //! before it looks at the body, so a truncated, corrupt or mismatched file is refused with a message
@@ -20,18 +9,27 @@
 //! never leaves a half-written file under the final name.
 
 use std::fmt;
-use std::fs;
 use std::path::Path;
 
-use anyhow::{bail, Context, Result};
-use sha3::{Digest, Sha3_256};
+use anyhow::{Context, Result};
+use vsp_codec::Format;
 use zeroize::Zeroizing;
 
 use crate::files::{write_atomic, Access};
 
-const MAGIC: &[u8; 4] = b"VSPF";
-const VERSION: u16 = 1;
-const CHECKSUM_LEN: usize = 32;
+/// The `vsp` file format.
+pub const FORMAT: Format = Format {
+    name: "vsp",
+    magic: b"VSPF",
+    version: 2,
+    kinds: &[
+        (Kind::SecretKey as u16, "secret key"),
+        (Kind::EvalKey as u16, "evaluation key"),
+        (Kind::Request as u16, "encrypted request"),
+        (Kind::Result as u16, "encrypted result"),
+        (Kind::Snapshot as u16, "run snapshot"),
+    ],
+};
 
 /// What a file holds. Stored in the header so that passing a result where a request is expected is
 /// refused before anything is parsed.
@@ -42,19 +40,6 @@ pub enum Kind {
     Request = 3,
     Result = 4,
     Snapshot = 5,
-}
-
-impl Kind {
-    fn from_u8(v: u8) -> Option<Kind> {
-        Some(match v {
-            1 => Kind::SecretKey,
-            2 => Kind::EvalKey,
-            3 => Kind::Request,
-            4 => Kind::Result,
-            5 => Kind::Snapshot,
-            _ => return None,
-        })
-    }
 }
 
 impl fmt::Display for Kind {
@@ -101,63 +86,32 @@ pub struct Envelope {
 
 impl Envelope {
     pub fn to_bytes(&self) -> Zeroizing<Vec<u8>> {
-        let mut out = Vec::with_capacity(self.body.len() + 96);
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&VERSION.to_le_bytes());
-        out.push(self.kind as u8);
         let name = self.params.as_bytes();
         // Parameter names are short identifiers chosen by this program; clamp defensively.
-        let name = &name[..name.len().min(255)];
-        out.push(name.len() as u8);
-        out.extend_from_slice(name);
-        out.extend_from_slice(&self.key_id.0);
-        out.extend_from_slice(&(self.body.len() as u64).to_le_bytes());
-        out.extend_from_slice(&self.body);
-        let sum = Sha3_256::digest(&out);
-        out.extend_from_slice(&sum);
-        Zeroizing::new(out)
+        let name = &name[..name.len().min(vsp_codec::envelope::MAX_PARAM_ID - 16)];
+        let mut param = self.key_id.0.to_vec();
+        param.extend_from_slice(name);
+        Zeroizing::new(vsp_codec::seal(
+            &FORMAT,
+            self.kind as u16,
+            &param,
+            &self.body,
+        ))
     }
 
     /// Parses and verifies `bytes`, which must hold a file of kind `expected`.
     pub fn from_bytes(bytes: &[u8], expected: Kind) -> Result<Envelope> {
-        let mut r = Reader::new(bytes);
-        let magic = r.take(4).context("file too short to be a vsp file")?;
-        if magic != MAGIC {
-            bail!("not a vsp file (bad magic)");
-        }
-        let version = u16::from_le_bytes(r.array()?);
-        if version != VERSION {
-            bail!("unsupported vsp file version {version} (this program reads version {VERSION})");
-        }
-        let kind_byte = r.take(1)?[0];
-        let kind =
-            Kind::from_u8(kind_byte).with_context(|| format!("unknown file kind {kind_byte}"))?;
-        if kind != expected {
-            bail!("wrong kind of file: found {kind}, expected {expected}");
-        }
-        let name_len = r.take(1)?[0] as usize;
-        let params = std::str::from_utf8(r.take(name_len)?)
+        let o = vsp_codec::open(&FORMAT, bytes, expected as u16)?;
+        let mut r = vsp_codec::Reader::new(o.param);
+        let key_id = KeyId(r.array("key id")?);
+        let params = std::str::from_utf8(r.take(r.remaining(), "parameter-set name")?)
             .context("corrupt header: parameter-set name is not text")?
             .to_string();
-        let key_id = KeyId(r.array()?);
-        let body_len = u64::from_le_bytes(r.array()?);
-        let remaining = (bytes.len() - r.pos) as u64;
-        if body_len.checked_add(CHECKSUM_LEN as u64) != Some(remaining) {
-            bail!(
-                "file is truncated or has trailing data: header announces {body_len} body bytes, {} present",
-                remaining.saturating_sub(CHECKSUM_LEN as u64)
-            );
-        }
-        let body_end = r.pos + body_len as usize;
-        let sum = Sha3_256::digest(&bytes[..body_end]);
-        if sum.as_slice() != &bytes[body_end..] {
-            bail!("file is corrupt (checksum mismatch)");
-        }
         Ok(Envelope {
-            kind,
+            kind: expected,
             params,
             key_id,
-            body: Zeroizing::new(bytes[r.pos..body_end].to_vec()),
+            body: Zeroizing::new(o.body.to_vec()),
         })
     }
 
@@ -173,53 +127,32 @@ impl Envelope {
     }
 
     pub fn read(path: &Path, expected: Kind) -> Result<Envelope> {
-        let bytes = Zeroizing::new(
-            fs::read(path).with_context(|| format!("cannot read {}", path.display()))?,
-        );
+        let bytes = Zeroizing::new(vsp_codec::read_file(path)?);
         Envelope::from_bytes(&bytes, expected).with_context(|| format!("{}", path.display()))
     }
 }
 
-/// A bounds-checked little-endian reader over a file's bytes: the envelope header here, and the
-/// bodies of requests, results and snapshots. It never allocates from an unchecked length.
-pub struct Reader<'a> {
-    bytes: &'a [u8],
-    pos: usize,
-}
+/// The shared bounds-checked reader ([`vsp_codec::Reader`]) with the `vsp` command's error type,
+/// for the bodies of requests, results and snapshots. It never allocates from an unchecked length.
+pub struct Reader<'a>(vsp_codec::Reader<'a>);
 
 impl<'a> Reader<'a> {
     pub fn new(bytes: &'a [u8]) -> Self {
-        Reader { bytes, pos: 0 }
+        Reader(vsp_codec::Reader::new(bytes))
     }
     pub fn take(&mut self, n: usize) -> Result<&'a [u8]> {
-        let end = self.pos.checked_add(n).filter(|&e| e <= self.bytes.len());
-        let Some(end) = end else {
-            bail!("file is truncated or corrupt: it ends early")
-        };
-        let s = &self.bytes[self.pos..end];
-        self.pos = end;
-        Ok(s)
+        Ok(self.0.take(n, "body")?)
     }
     pub fn array<const N: usize>(&mut self) -> Result<[u8; N]> {
-        let mut a = [0u8; N];
-        a.copy_from_slice(self.take(N)?);
-        Ok(a)
+        Ok(self.0.array("body")?)
     }
     /// A `u64` length followed by that many bytes.
     pub fn blob(&mut self) -> Result<&'a [u8]> {
-        let n = u64::from_le_bytes(self.array()?);
-        let n = usize::try_from(n).context("corrupt file: impossible length")?;
-        self.take(n)
+        Ok(self.0.blob(usize::MAX, "body")?)
     }
     /// Fails unless every byte was read.
     pub fn end(&self) -> Result<()> {
-        if self.pos != self.bytes.len() {
-            bail!(
-                "corrupt file: {} unexpected trailing bytes",
-                self.bytes.len() - self.pos
-            );
-        }
-        Ok(())
+        Ok(self.0.end()?)
     }
 }
 
@@ -267,13 +200,28 @@ mod tests {
         }
         let mut bad = bytes.clone();
         bad[40] ^= 1;
+        assert!(Envelope::from_bytes(&bad, Kind::Request).is_err());
+        let mut bad = bytes.clone();
+        let n = bad.len();
+        bad[n - 33] ^= 1;
         let err = Envelope::from_bytes(&bad, Kind::Request)
             .err()
             .unwrap()
             .to_string();
         assert!(err.contains("checksum"), "{err}");
-        let mut bad = bytes;
+        let mut bad = bytes.clone();
         bad[0] = b'X';
         assert!(Envelope::from_bytes(&bad, Kind::Request).is_err());
+        // A version-1 file (before the shared envelope) gets a version error.
+        let mut old = bytes;
+        old[4..6].copy_from_slice(&1u16.to_le_bytes());
+        let err = Envelope::from_bytes(&old, Kind::Request)
+            .err()
+            .unwrap()
+            .to_string();
+        assert_eq!(
+            err,
+            "unsupported vsp format version 1: this build reads version 2 (regenerate the file with this build)"
+        );
     }
 }

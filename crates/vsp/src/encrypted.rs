@@ -26,6 +26,7 @@ use crate::container::{Envelope, KeyId, Kind, Reader};
 use crate::keys::{ClientKey, ServerKeys};
 use crate::program;
 use crate::progress::Bar;
+use vsp_codec::Writer;
 
 /// Encrypts a program and its arguments into a request.
 pub fn encrypt_request(key: &ClientKey, image: &Image, args: &[String]) -> Result<Envelope> {
@@ -50,7 +51,7 @@ pub fn encrypt_request(key: &ClientKey, image: &Image, args: &[String]) -> Resul
         kind: Kind::Request,
         params: key.params_name.clone(),
         key_id: key.key_id,
-        body: Zeroizing::new(w.0),
+        body: Zeroizing::new(w.into_bytes()),
     })
 }
 
@@ -159,7 +160,7 @@ impl Run {
     /// Writes the whole machine state (core, cycle, flip-flops, memories) atomically.
     pub fn save(&self, path: &Path) -> Result<u64> {
         let mut w = Writer::default();
-        w.0.push(match self.core {
+        w.u8(match self.core {
             Core::Pearl => 0,
             Core::Ruby => 1,
         });
@@ -168,7 +169,7 @@ impl Run {
             kind: Kind::Snapshot,
             params: self.params_name.clone(),
             key_id: self.key_id,
-            body: Zeroizing::new(w.0),
+            body: Zeroizing::new(w.into_bytes()),
         }
         .write(path)
     }
@@ -198,10 +199,10 @@ impl Run {
     pub fn result(&self) -> Result<Envelope> {
         let params = self.engine.backend().params();
         let mut w = Writer::default();
-        w.0.extend_from_slice(&self.engine.cycle().to_le_bytes());
+        w.u64(self.engine.cycle());
         for name in std::iter::once(cores::FINISH).chain(cores::REGS) {
             let bits = self.engine.output(name)?;
-            w.0.extend_from_slice(&(bits.len() as u32).to_le_bytes());
+            w.u32(bits.len() as u32);
             for b in &bits {
                 w.blob(&b.to_bytes(params));
             }
@@ -215,7 +216,7 @@ impl Run {
             kind: Kind::Result,
             params: self.params_name.clone(),
             key_id: self.key_id,
-            body: Zeroizing::new(w.0),
+            body: Zeroizing::new(w.into_bytes()),
         })
     }
 }
@@ -329,16 +330,6 @@ fn target_cycle(start: u64, cycles: u64) -> Result<u64> {
     }
 }
 
-#[derive(Default)]
-struct Writer(Vec<u8>);
-
-impl Writer {
-    fn blob(&mut self, b: &[u8]) {
-        self.0.extend_from_slice(&(b.len() as u64).to_le_bytes());
-        self.0.extend_from_slice(b);
-    }
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -360,9 +351,9 @@ pub(crate) mod tests {
     ) -> Envelope {
         let p = key.sk.params();
         let mut out = Writer::default();
-        out.0.extend_from_slice(&7u64.to_le_bytes());
+        out.u64(7);
         for n in bits {
-            out.0.extend_from_slice(&(n as u32).to_le_bytes());
+            out.u32(n as u32);
             for _ in 0..n {
                 out.blob(&key.sk.encrypt_bit(false).to_bytes(p));
             }
@@ -373,7 +364,7 @@ pub(crate) mod tests {
             kind: Kind::Result,
             params: key.params_name.clone(),
             key_id: key.key_id,
-            body: Zeroizing::new(out.0),
+            body: Zeroizing::new(out.into_bytes()),
         }
     }
 

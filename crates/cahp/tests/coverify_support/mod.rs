@@ -13,9 +13,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
+use vsp_cahp::cores::MemSize;
 use vsp_cahp::cores::{self, Core, Memory};
 use vsp_cahp::isa::Op;
-use vsp_cahp::{MemConfig, Simulator};
+use vsp_cahp::Simulator;
 use vsp_circuit::plain::PlainMemory;
 use vsp_circuit::{Blueprint, Circuit, CircuitError, Engine, PlainBackend};
 
@@ -49,14 +50,20 @@ pub struct SimTrace {
 
 /// Runs the ISA simulator until `js 0` (at most `max_steps` instructions).
 pub fn simulate(lane: &Lane, max_steps: usize) -> SimTrace {
-    let mut sim = Simulator::new(&lane.rom, &lane.ram, MemConfig::default()).expect("simulator");
+    simulate_sized(lane, max_steps, MemSize::B512)
+}
+
+/// [`simulate`] with memories of the given size.
+pub fn simulate_sized(lane: &Lane, max_steps: usize, size: MemSize) -> SimTrace {
+    let mut sim = Simulator::new(&lane.rom, &lane.ram, size.mem_config()).expect("simulator");
+    let pc_mod = size.bytes() as u16;
     let mut steps = Vec::new();
     let mut events = Vec::new();
     let mut prev = *sim.regs();
     let (mut jumps, mut loads) = (0, 0);
     while !sim.halted() && steps.len() < max_steps {
         let r = sim.step().expect("simulator step");
-        if r.next_pc != r.pc.wrapping_add(u16::from(r.inst.size())) % 512 {
+        if r.next_pc != r.pc.wrapping_add(u16::from(r.inst.size())) % pc_mod {
             jumps += 1;
         }
         if matches!(r.inst.op, Op::Lw | Op::Lb | Op::Lbu | Op::Lwsp) {
@@ -98,7 +105,16 @@ pub struct NetTrace {
 
 /// The shipped blueprint of `core` plus debug outputs for the RAM write port.
 pub fn circuit(core: Core, memory: Memory) -> Result<Arc<Circuit>, CircuitError> {
-    circuit_with_netlist(core, memory, core.netlist_json())
+    circuit_sized(core, memory, MemSize::B512)
+}
+
+/// [`circuit`] with memories of the given size.
+pub fn circuit_sized(
+    core: Core,
+    memory: Memory,
+    size: MemSize,
+) -> Result<Arc<Circuit>, CircuitError> {
+    circuit_with_netlist_sized(core, memory, size, core.netlist_json_sized(size))
 }
 
 /// Like [`circuit`] but with `netlist` (Yosys JSON) as the core.
@@ -107,14 +123,24 @@ pub fn circuit_with_netlist(
     memory: Memory,
     netlist: &str,
 ) -> Result<Arc<Circuit>, CircuitError> {
-    let mut text = core.blueprint(memory).to_string();
+    circuit_with_netlist_sized(core, memory, MemSize::B512, netlist)
+}
+
+/// [`circuit_with_netlist`] with memories of the given size.
+pub fn circuit_with_netlist_sized(
+    core: Core,
+    memory: Memory,
+    size: MemSize,
+    netlist: &str,
+) -> Result<Arc<Circuit>, CircuitError> {
+    let mut text = core.blueprint_sized(memory, size).to_string();
     text.push_str(
         "\"@dbg_wren\" = \"core/io_ramWriteEnable\"\n\
          \"@dbg_waddr\" = \"core/io_ramAddr\"\n\
          \"@dbg_wdata\" = \"core/io_ramWriteData\"\n",
     );
     let bp = Blueprint::from_str_with_resolver(&text, |p| {
-        if p == core.netlist_path() {
+        if p == core.netlist_path_sized(size) {
             Ok(netlist.to_string())
         } else {
             Err(CircuitError::Blueprint(format!("unknown file {p}")))
@@ -148,18 +174,29 @@ pub fn run_netlist(
     lanes: &[Lane],
     max_cycles: u64,
 ) -> Vec<NetTrace> {
+    run_netlist_sized(circuit, memory, MemSize::B512, lanes, max_cycles)
+}
+
+/// [`run_netlist`] for a circuit with memories of the given size.
+pub fn run_netlist_sized(
+    circuit: &Arc<Circuit>,
+    memory: Memory,
+    size: MemSize,
+    lanes: &[Lane],
+    max_cycles: u64,
+) -> Vec<NetTrace> {
     assert!(!lanes.is_empty() && lanes.len() <= 64);
     let mut e = Engine::new(PlainBackend, circuit.clone());
     let roms: Vec<Vec<u64>> = lanes
         .iter()
-        .map(|l| cores::rom_words(&l.rom).expect("rom fits"))
+        .map(|l| cores::rom_words_sized(&l.rom, size).expect("rom fits"))
         .collect();
     let rams: Vec<Vec<u64>> = lanes
         .iter()
-        .map(|l| cores::ram_words(&l.ram).expect("ram fits"))
+        .map(|l| cores::ram_words_sized(&l.ram, size).expect("ram fits"))
         .collect();
-    let rom = lane_memory(cores::ROM_ADDR_WIDTH, cores::ROM_DATA_WIDTH, &roms);
-    let ram = lane_memory(cores::RAM_ADDR_WIDTH, cores::RAM_DATA_WIDTH, &rams);
+    let rom = lane_memory(size.rom_addr_width(), cores::ROM_DATA_WIDTH, &roms);
+    let ram = lane_memory(size.ram_addr_width(), cores::RAM_DATA_WIDTH, &rams);
     match memory {
         Memory::Cmux => {
             e.set_rom(cores::ROM, rom).expect("set rom");
@@ -284,16 +321,28 @@ pub fn require_tool(tool: &str) {
 pub struct Iverilog {
     dir: tempfile::TempDir,
     vvp: PathBuf,
+    size: MemSize,
 }
 
 impl Iverilog {
     /// Compiles `hw/tb/tb_core.v` with the core's RTL.
     pub fn compile(core: Core) -> Iverilog {
+        Iverilog::compile_sized(core, MemSize::B512)
+    }
+
+    /// [`Iverilog::compile`] for memories of the given size (`-DAW=9` or `10`).
+    pub fn compile_sized(core: Core, size: MemSize) -> Iverilog {
         let dir = tempfile::tempdir().expect("tempdir");
         let vvp = dir.path().join(format!("{}.vvp", core.name()));
         let hw = hw_dir();
+        let aw = size.bytes().trailing_zeros();
         let out = Command::new("iverilog")
-            .args(["-g2005", &format!("-DCORE={}", core.name()), "-o"])
+            .args([
+                "-g2005",
+                &format!("-DCORE={}", core.name()),
+                &format!("-DAW={aw}"),
+                "-o",
+            ])
             .arg(&vvp)
             .arg(hw.join("rtl/cahp_common.v"))
             .arg(hw.join(format!("rtl/{}.v", core.name())))
@@ -305,7 +354,7 @@ impl Iverilog {
             "iverilog failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        Iverilog { dir, vvp }
+        Iverilog { dir, vvp, size }
     }
 
     /// Runs one program; returns per retired instruction (the final `js 0` excluded) the registers
@@ -319,8 +368,12 @@ impl Iverilog {
                 .map(|w| format!("{w:0digits$x}\n"))
                 .collect::<String>()
         };
-        std::fs::write(&rom, hex(cores::rom_words(&lane.rom).expect("rom"), 8)).expect("write rom");
-        std::fs::write(&ram, hex(cores::ram_words(&lane.ram).expect("ram"), 4)).expect("write ram");
+        let (rom_words, ram_words) = (
+            cores::rom_words_sized(&lane.rom, self.size).expect("rom"),
+            cores::ram_words_sized(&lane.ram, self.size).expect("ram"),
+        );
+        std::fs::write(&rom, hex(rom_words, 8)).expect("write rom");
+        std::fs::write(&ram, hex(ram_words, 4)).expect("write ram");
         let out = Command::new("vvp")
             .arg("-N")
             .arg(&self.vvp)

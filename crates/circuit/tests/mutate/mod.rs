@@ -1,6 +1,7 @@
 //! Mutations of a valid file for the reader robustness tests: random bit flips, byte edits,
-//! truncations, insertions, deletions and huge numbers (issue 13). The one copy: vsp-cahp's and the
-//! vsp binary's reader tests include this file by path.
+//! truncations, insertions, deletions and huge numbers (issue 13), of a whole file or of the body
+//! inside its [`vsp_codec`] envelope (issue 14). The one copy: vsp-cahp's, vsp-tfhe's, vsp-bfv's
+//! and the vsp binary's reader tests include this file by path.
 
 #![allow(dead_code)]
 
@@ -77,6 +78,14 @@ pub fn apply(base: &[u8], ops: &[Op], text: bool) -> Vec<u8> {
         }
     }
     b
+}
+
+/// `file`, a valid [`vsp_codec`] envelope of `format` holding `kind`, with its body edited by `ops`
+/// and the envelope sealed again (right length and checksum), so that the edits reach the format's
+/// body reader instead of stopping at the envelope's checksum.
+pub fn mutate_body(format: &vsp_codec::Format, kind: u16, file: &[u8], ops: &[Op]) -> Vec<u8> {
+    let o = vsp_codec::open(format, file, kind).expect("mutate_body needs a valid file");
+    vsp_codec::seal(format, kind, o.param, &apply(o.body, ops, false))
 }
 
 /// Cases per property: `default`, or `PROPTEST_CASES` when set (a longer fuzzing run).

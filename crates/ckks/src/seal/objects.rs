@@ -346,11 +346,8 @@ pub fn write_secret_key(ctx: &ServerContext, sk: &SecretKey) -> Result<Vec<u8>> 
     Ok(out)
 }
 
-/// Writes `bytes` to `path` atomically (temporary file in the same folder, then rename).
-pub fn save_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = std::path::PathBuf::from(tmp);
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path)
+/// Writes `bytes` to `path` with the project's one atomic write ([`vsp_codec::write_atomic`]),
+/// created 0600 (a SEAL object may be a secret key). The bytes stay in SEAL's own format.
+pub fn save_atomic(path: &Path, bytes: &[u8]) -> core::result::Result<(), vsp_codec::Error> {
+    vsp_codec::write_atomic(path, bytes, vsp_codec::Access::Private)
 }

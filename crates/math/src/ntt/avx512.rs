@@ -24,11 +24,15 @@ pub(crate) struct Consts {
 
 #[inline(always)]
 unsafe fn consts(q: &Modulus) -> Consts {
-    Consts {
-        q: _mm512_set1_epi64(q.value() as i64),
-        two_q: _mm512_set1_epi64((2 * q.value()) as i64),
-        lo32: _mm512_set1_epi64(0xffff_ffff),
-        mask52: _mm512_set1_epi64((1i64 << 52) - 1),
+    // SAFETY: the caller upholds this function's safety contract (its target features are
+    // present, pointers and lengths in bounds); the block relies on nothing else.
+    unsafe {
+        Consts {
+            q: _mm512_set1_epi64(q.value() as i64),
+            two_q: _mm512_set1_epi64((2 * q.value()) as i64),
+            lo32: _mm512_set1_epi64(0xffff_ffff),
+            mask52: _mm512_set1_epi64((1i64 << 52) - 1),
+        }
     }
 }
 
@@ -44,21 +48,25 @@ pub(crate) struct Wide;
 impl ShoupMul for Wide {
     #[inline(always)]
     unsafe fn mul_lazy(a: __m512i, w: __m512i, wq: __m512i, c: &Consts) -> __m512i {
-        let a_hi = _mm512_srli_epi64(a, 32);
-        let wq_hi = _mm512_srli_epi64(wq, 32);
-        let ll = _mm512_mul_epu32(a, wq);
-        let lh = _mm512_mul_epu32(a, wq_hi);
-        let hl = _mm512_mul_epu32(a_hi, wq);
-        let hh = _mm512_mul_epu32(a_hi, wq_hi);
-        let mid = _mm512_add_epi64(
-            _mm512_add_epi64(_mm512_srli_epi64(ll, 32), _mm512_and_si512(lh, c.lo32)),
-            _mm512_and_si512(hl, c.lo32),
-        );
-        let qhat = _mm512_add_epi64(
-            _mm512_add_epi64(hh, _mm512_srli_epi64(lh, 32)),
-            _mm512_add_epi64(_mm512_srli_epi64(hl, 32), _mm512_srli_epi64(mid, 32)),
-        );
-        _mm512_sub_epi64(_mm512_mullo_epi64(a, w), _mm512_mullo_epi64(qhat, c.q))
+        // SAFETY: the caller upholds this function's safety contract (its target features are
+        // present, pointers and lengths in bounds); the block relies on nothing else.
+        unsafe {
+            let a_hi = _mm512_srli_epi64(a, 32);
+            let wq_hi = _mm512_srli_epi64(wq, 32);
+            let ll = _mm512_mul_epu32(a, wq);
+            let lh = _mm512_mul_epu32(a, wq_hi);
+            let hl = _mm512_mul_epu32(a_hi, wq);
+            let hh = _mm512_mul_epu32(a_hi, wq_hi);
+            let mid = _mm512_add_epi64(
+                _mm512_add_epi64(_mm512_srli_epi64(ll, 32), _mm512_and_si512(lh, c.lo32)),
+                _mm512_and_si512(hl, c.lo32),
+            );
+            let qhat = _mm512_add_epi64(
+                _mm512_add_epi64(hh, _mm512_srli_epi64(lh, 32)),
+                _mm512_add_epi64(_mm512_srli_epi64(hl, 32), _mm512_srli_epi64(mid, 32)),
+            );
+            _mm512_sub_epi64(_mm512_mullo_epi64(a, w), _mm512_mullo_epi64(qhat, c.q))
+        }
     }
 }
 
@@ -68,22 +76,30 @@ pub(crate) struct Ifma;
 impl ShoupMul for Ifma {
     #[inline(always)]
     unsafe fn mul_lazy(a: __m512i, w: __m512i, wq: __m512i, c: &Consts) -> __m512i {
-        let zero = _mm512_setzero_si512();
-        let qhat = _mm512_madd52hi_epu64(zero, a, wq);
-        let aw = _mm512_madd52lo_epu64(zero, a, w);
-        let qq = _mm512_madd52lo_epu64(zero, qhat, c.q);
-        _mm512_and_si512(_mm512_sub_epi64(aw, qq), c.mask52)
+        // SAFETY: the caller upholds this function's safety contract (its target features are
+        // present, pointers and lengths in bounds); the block relies on nothing else.
+        unsafe {
+            let zero = _mm512_setzero_si512();
+            let qhat = _mm512_madd52hi_epu64(zero, a, wq);
+            let aw = _mm512_madd52lo_epu64(zero, a, w);
+            let qq = _mm512_madd52lo_epu64(zero, qhat, c.q);
+            _mm512_and_si512(_mm512_sub_epi64(aw, qq), c.mask52)
+        }
     }
 }
 
 #[inline(always)]
 unsafe fn reduce_2q(x: __m512i, c: &Consts) -> __m512i {
-    _mm512_mask_sub_epi64(x, _mm512_cmpge_epu64_mask(x, c.two_q), x, c.two_q)
+    // SAFETY: the caller upholds this function's safety contract (its target features are
+    // present, pointers and lengths in bounds); the block relies on nothing else.
+    unsafe { _mm512_mask_sub_epi64(x, _mm512_cmpge_epu64_mask(x, c.two_q), x, c.two_q) }
 }
 
 #[inline(always)]
 unsafe fn reduce_q(x: __m512i, c: &Consts) -> __m512i {
-    _mm512_mask_sub_epi64(x, _mm512_cmpge_epu64_mask(x, c.q), x, c.q)
+    // SAFETY: the caller upholds this function's safety contract (its target features are
+    // present, pointers and lengths in bounds); the block relies on nothing else.
+    unsafe { _mm512_mask_sub_epi64(x, _mm512_cmpge_epu64_mask(x, c.q), x, c.q) }
 }
 
 #[inline(always)]
@@ -94,12 +110,16 @@ unsafe fn ct<M: ShoupMul>(
     wq: __m512i,
     c: &Consts,
 ) -> (__m512i, __m512i) {
-    let u = reduce_2q(x, c);
-    let v = M::mul_lazy(y, w, wq, c);
-    (
-        _mm512_add_epi64(u, v),
-        _mm512_add_epi64(_mm512_sub_epi64(u, v), c.two_q),
-    )
+    // SAFETY: the caller upholds this function's safety contract (its target features are
+    // present, pointers and lengths in bounds); the block relies on nothing else.
+    unsafe {
+        let u = reduce_2q(x, c);
+        let v = M::mul_lazy(y, w, wq, c);
+        (
+            _mm512_add_epi64(u, v),
+            _mm512_add_epi64(_mm512_sub_epi64(u, v), c.two_q),
+        )
+    }
 }
 
 #[inline(always)]
@@ -110,9 +130,13 @@ unsafe fn gs<M: ShoupMul>(
     wq: __m512i,
     c: &Consts,
 ) -> (__m512i, __m512i) {
-    let s = reduce_2q(_mm512_add_epi64(x, y), c);
-    let d = _mm512_add_epi64(_mm512_sub_epi64(x, y), c.two_q);
-    (s, M::mul_lazy(d, w, wq, c))
+    // SAFETY: the caller upholds this function's safety contract (its target features are
+    // present, pointers and lengths in bounds); the block relies on nothing else.
+    unsafe {
+        let s = reduce_2q(_mm512_add_epi64(x, y), c);
+        let d = _mm512_add_epi64(_mm512_sub_epi64(x, y), c.two_q);
+        (s, M::mul_lazy(d, w, wq, c))
+    }
 }
 
 /// Lane permutations of a stage with t ∈ {4, 2, 1}: where X and Y lanes come from in (v0, v1),
@@ -158,26 +182,31 @@ const STAGE_T1: SmallStage = SmallStage {
 
 #[inline(always)]
 unsafe fn idx(v: &[i64; 8]) -> __m512i {
-    _mm512_loadu_si512(v.as_ptr() as *const _)
+    // SAFETY: `v` is 64 readable bytes; the caller guarantees AVX-512F.
+    unsafe { _mm512_loadu_si512(v.as_ptr() as *const _) }
 }
 
 /// Loads the (value, quotient) pairs of `blocks` consecutive twiddles from `k` without reading
 /// past them, and de-interleaves them per the stage's lane pattern.
 #[inline(always)]
 unsafe fn small_twiddles(roots: &[ShoupConst], k: usize, s: &SmallStage) -> (__m512i, __m512i) {
-    let base = roots.as_ptr().add(k) as *const i64;
-    let words = 2 * s.blocks; // 4, 8 or 16 words
-    let lo_mask: __mmask8 = if words >= 8 { 0xff } else { (1u8 << words) - 1 };
-    let r0 = _mm512_maskz_loadu_epi64(lo_mask, base);
-    let r1 = if words > 8 {
-        _mm512_loadu_si512(base.add(8) as *const _)
-    } else {
-        _mm512_setzero_si512()
-    };
-    (
-        _mm512_permutex2var_epi64(r0, idx(&s.w), r1),
-        _mm512_permutex2var_epi64(r0, idx(&s.wq), r1),
-    )
+    // SAFETY: the caller upholds this function's safety contract (its target features are
+    // present, pointers and lengths in bounds); the block relies on nothing else.
+    unsafe {
+        let base = roots.as_ptr().add(k) as *const i64;
+        let words = 2 * s.blocks; // 4, 8 or 16 words
+        let lo_mask: __mmask8 = if words >= 8 { 0xff } else { (1u8 << words) - 1 };
+        let r0 = _mm512_maskz_loadu_epi64(lo_mask, base);
+        let r1 = if words > 8 {
+            _mm512_loadu_si512(base.add(8) as *const _)
+        } else {
+            _mm512_setzero_si512()
+        };
+        (
+            _mm512_permutex2var_epi64(r0, idx(&s.w), r1),
+            _mm512_permutex2var_epi64(r0, idx(&s.wq), r1),
+        )
+    }
 }
 
 #[inline(always)]
@@ -190,64 +219,72 @@ unsafe fn small_stage<M: ShoupMul>(
     final_reduce: bool,
     c: &Consts,
 ) {
-    let p = a.as_mut_ptr();
-    let (ix, iy, io0, io1) = (idx(&s.x), idx(&s.y), idx(&s.out0), idx(&s.out1));
-    let mut i = 0;
-    while i < a.len() {
-        // SAFETY (caller): a.len() is a multiple of 16, so words i .. i+16 exist; twiddles
-        // first_block + (i/16)·blocks + blocks ≤ roots.len() by the stage's block count.
-        let v0 = _mm512_loadu_si512(p.add(i) as *const _);
-        let v1 = _mm512_loadu_si512(p.add(i + 8) as *const _);
-        let x = _mm512_permutex2var_epi64(v0, ix, v1);
-        let y = _mm512_permutex2var_epi64(v0, iy, v1);
-        let (w, wq) = small_twiddles(roots, first_block + (i / 16) * s.blocks, s);
-        let (mut x, mut y) = if forward {
-            ct::<M>(x, y, w, wq, c)
-        } else {
-            gs::<M>(x, y, w, wq, c)
-        };
-        if final_reduce {
-            x = reduce_q(reduce_2q(x, c), c);
-            y = reduce_q(reduce_2q(y, c), c);
+    // SAFETY: the caller upholds this function's safety contract (its target features are
+    // present, pointers and lengths in bounds); the block relies on nothing else.
+    unsafe {
+        let p = a.as_mut_ptr();
+        let (ix, iy, io0, io1) = (idx(&s.x), idx(&s.y), idx(&s.out0), idx(&s.out1));
+        let mut i = 0;
+        while i < a.len() {
+            // SAFETY (caller): a.len() is a multiple of 16, so words i .. i+16 exist; twiddles
+            // first_block + (i/16)·blocks + blocks ≤ roots.len() by the stage's block count.
+            let v0 = _mm512_loadu_si512(p.add(i) as *const _);
+            let v1 = _mm512_loadu_si512(p.add(i + 8) as *const _);
+            let x = _mm512_permutex2var_epi64(v0, ix, v1);
+            let y = _mm512_permutex2var_epi64(v0, iy, v1);
+            let (w, wq) = small_twiddles(roots, first_block + (i / 16) * s.blocks, s);
+            let (mut x, mut y) = if forward {
+                ct::<M>(x, y, w, wq, c)
+            } else {
+                gs::<M>(x, y, w, wq, c)
+            };
+            if final_reduce {
+                x = reduce_q(reduce_2q(x, c), c);
+                y = reduce_q(reduce_2q(y, c), c);
+            }
+            _mm512_storeu_si512(p.add(i) as *mut _, _mm512_permutex2var_epi64(x, io0, y));
+            _mm512_storeu_si512(p.add(i + 8) as *mut _, _mm512_permutex2var_epi64(x, io1, y));
+            i += 16;
         }
-        _mm512_storeu_si512(p.add(i) as *mut _, _mm512_permutex2var_epi64(x, io0, y));
-        _mm512_storeu_si512(p.add(i + 8) as *mut _, _mm512_permutex2var_epi64(x, io1, y));
-        i += 16;
     }
 }
 
 #[inline(always)]
 unsafe fn forward_impl<M: ShoupMul>(a: &mut [u64], roots: &[ShoupConst], q: &Modulus) {
-    let n = a.len();
-    let c = consts(q);
-    let p = a.as_mut_ptr();
-    let mut t = n;
-    let mut m = 1;
-    while t > 8 {
-        t >>= 1;
-        for i in 0..m {
-            let r = roots[m + i];
-            let (w, wq) = (
-                _mm512_set1_epi64(r.value as i64),
-                _mm512_set1_epi64(r.quotient as i64),
-            );
-            let base = 2 * t * i;
-            let mut j = 0;
-            while j < t {
-                // SAFETY: base + t + j + 8 ≤ 2t(i + 1) ≤ n.
-                let x = _mm512_loadu_si512(p.add(base + j) as *const _);
-                let y = _mm512_loadu_si512(p.add(base + t + j) as *const _);
-                let (x, y) = ct::<M>(x, y, w, wq, &c);
-                _mm512_storeu_si512(p.add(base + j) as *mut _, x);
-                _mm512_storeu_si512(p.add(base + t + j) as *mut _, y);
-                j += 8;
+    // SAFETY: the caller upholds this function's safety contract (its target features are
+    // present, pointers and lengths in bounds); the block relies on nothing else.
+    unsafe {
+        let n = a.len();
+        let c = consts(q);
+        let p = a.as_mut_ptr();
+        let mut t = n;
+        let mut m = 1;
+        while t > 8 {
+            t >>= 1;
+            for i in 0..m {
+                let r = roots[m + i];
+                let (w, wq) = (
+                    _mm512_set1_epi64(r.value as i64),
+                    _mm512_set1_epi64(r.quotient as i64),
+                );
+                let base = 2 * t * i;
+                let mut j = 0;
+                while j < t {
+                    // SAFETY: base + t + j + 8 ≤ 2t(i + 1) ≤ n.
+                    let x = _mm512_loadu_si512(p.add(base + j) as *const _);
+                    let y = _mm512_loadu_si512(p.add(base + t + j) as *const _);
+                    let (x, y) = ct::<M>(x, y, w, wq, &c);
+                    _mm512_storeu_si512(p.add(base + j) as *mut _, x);
+                    _mm512_storeu_si512(p.add(base + t + j) as *mut _, y);
+                    j += 8;
+                }
             }
+            m <<= 1;
         }
-        m <<= 1;
+        small_stage::<M>(a, roots, m, &STAGE_T4, true, false, &c);
+        small_stage::<M>(a, roots, 2 * m, &STAGE_T2, true, false, &c);
+        small_stage::<M>(a, roots, 4 * m, &STAGE_T1, true, true, &c);
     }
-    small_stage::<M>(a, roots, m, &STAGE_T4, true, false, &c);
-    small_stage::<M>(a, roots, 2 * m, &STAGE_T2, true, false, &c);
-    small_stage::<M>(a, roots, 4 * m, &STAGE_T1, true, true, &c);
 }
 
 #[inline(always)]
@@ -258,67 +295,73 @@ unsafe fn inverse_impl<M: ShoupMul>(
     last: ShoupConst,
     q: &Modulus,
 ) {
-    let n = a.len();
-    let c = consts(q);
-    small_stage::<M>(a, inv_roots, n / 2, &STAGE_T1, false, false, &c);
-    small_stage::<M>(a, inv_roots, n / 4, &STAGE_T2, false, false, &c);
-    small_stage::<M>(a, inv_roots, n / 8, &STAGE_T4, false, false, &c);
-    let p = a.as_mut_ptr();
-    let mut t = 8;
-    let mut h = n / 16;
-    while h > 1 {
-        for i in 0..h {
-            let r = inv_roots[h + i];
-            let (w, wq) = (
-                _mm512_set1_epi64(r.value as i64),
-                _mm512_set1_epi64(r.quotient as i64),
-            );
-            let base = 2 * t * i;
-            let mut j = 0;
-            while j < t {
-                // SAFETY: base + t + j + 8 ≤ 2t(i + 1) ≤ n.
-                let x = _mm512_loadu_si512(p.add(base + j) as *const _);
-                let y = _mm512_loadu_si512(p.add(base + t + j) as *const _);
-                let (x, y) = gs::<M>(x, y, w, wq, &c);
-                _mm512_storeu_si512(p.add(base + j) as *mut _, x);
-                _mm512_storeu_si512(p.add(base + t + j) as *mut _, y);
-                j += 8;
+    // SAFETY: the caller upholds this function's safety contract (its target features are
+    // present, pointers and lengths in bounds); the block relies on nothing else.
+    unsafe {
+        let n = a.len();
+        let c = consts(q);
+        small_stage::<M>(a, inv_roots, n / 2, &STAGE_T1, false, false, &c);
+        small_stage::<M>(a, inv_roots, n / 4, &STAGE_T2, false, false, &c);
+        small_stage::<M>(a, inv_roots, n / 8, &STAGE_T4, false, false, &c);
+        let p = a.as_mut_ptr();
+        let mut t = 8;
+        let mut h = n / 16;
+        while h > 1 {
+            for i in 0..h {
+                let r = inv_roots[h + i];
+                let (w, wq) = (
+                    _mm512_set1_epi64(r.value as i64),
+                    _mm512_set1_epi64(r.quotient as i64),
+                );
+                let base = 2 * t * i;
+                let mut j = 0;
+                while j < t {
+                    // SAFETY: base + t + j + 8 ≤ 2t(i + 1) ≤ n.
+                    let x = _mm512_loadu_si512(p.add(base + j) as *const _);
+                    let y = _mm512_loadu_si512(p.add(base + t + j) as *const _);
+                    let (x, y) = gs::<M>(x, y, w, wq, &c);
+                    _mm512_storeu_si512(p.add(base + j) as *mut _, x);
+                    _mm512_storeu_si512(p.add(base + t + j) as *mut _, y);
+                    j += 8;
+                }
             }
+            t <<= 1;
+            h >>= 1;
         }
-        t <<= 1;
-        h >>= 1;
-    }
-    let (wn, wnq) = (
-        _mm512_set1_epi64(n_inv.value as i64),
-        _mm512_set1_epi64(n_inv.quotient as i64),
-    );
-    let (wl, wlq) = (
-        _mm512_set1_epi64(last.value as i64),
-        _mm512_set1_epi64(last.quotient as i64),
-    );
-    let half = n / 2;
-    let mut j = 0;
-    while j < half {
-        // SAFETY: half + j + 8 ≤ n.
-        let x = _mm512_loadu_si512(p.add(j) as *const _);
-        let y = _mm512_loadu_si512(p.add(half + j) as *const _);
-        let s = M::mul_lazy(_mm512_add_epi64(x, y), wn, wnq, &c);
-        let d = M::mul_lazy(
-            _mm512_add_epi64(_mm512_sub_epi64(x, y), c.two_q),
-            wl,
-            wlq,
-            &c,
+        let (wn, wnq) = (
+            _mm512_set1_epi64(n_inv.value as i64),
+            _mm512_set1_epi64(n_inv.quotient as i64),
         );
-        _mm512_storeu_si512(p.add(j) as *mut _, reduce_q(s, &c));
-        _mm512_storeu_si512(p.add(half + j) as *mut _, reduce_q(d, &c));
-        j += 8;
+        let (wl, wlq) = (
+            _mm512_set1_epi64(last.value as i64),
+            _mm512_set1_epi64(last.quotient as i64),
+        );
+        let half = n / 2;
+        let mut j = 0;
+        while j < half {
+            // SAFETY: half + j + 8 ≤ n.
+            let x = _mm512_loadu_si512(p.add(j) as *const _);
+            let y = _mm512_loadu_si512(p.add(half + j) as *const _);
+            let s = M::mul_lazy(_mm512_add_epi64(x, y), wn, wnq, &c);
+            let d = M::mul_lazy(
+                _mm512_add_epi64(_mm512_sub_epi64(x, y), c.two_q),
+                wl,
+                wlq,
+                &c,
+            );
+            _mm512_storeu_si512(p.add(j) as *mut _, reduce_q(s, &c));
+            _mm512_storeu_si512(p.add(half + j) as *mut _, reduce_q(d, &c));
+            j += 8;
+        }
     }
 }
 
 /// Forward transform with AVX-512F/DQ. Requires n = a.len() ≥ 32, a power of two, n-entry table.
 #[target_feature(enable = "avx512f,avx512dq")]
 pub(crate) unsafe fn forward_wide(a: &mut [u64], roots: &[ShoupConst], q: &Modulus) {
-    forward_impl::<Wide>(a, roots, q)
+    // SAFETY: the caller upholds this function's safety contract (its target features are
+    // present, pointers and lengths in bounds); the block relies on nothing else.
+    unsafe { forward_impl::<Wide>(a, roots, q) }
 }
 
 /// Inverse transform with AVX-512F/DQ. Same requirements as [`forward_wide`].
@@ -330,13 +373,17 @@ pub(crate) unsafe fn inverse_wide(
     last: ShoupConst,
     q: &Modulus,
 ) {
-    inverse_impl::<Wide>(a, inv, n_inv, last, q)
+    // SAFETY: the caller upholds this function's safety contract (its target features are
+    // present, pointers and lengths in bounds); the block relies on nothing else.
+    unsafe { inverse_impl::<Wide>(a, inv, n_inv, last, q) }
 }
 
 /// Forward transform with IFMA52; q < 2^50 and 52-bit Shoup quotients in `roots`.
 #[target_feature(enable = "avx512f,avx512ifma")]
 pub(crate) unsafe fn forward_ifma(a: &mut [u64], roots: &[ShoupConst], q: &Modulus) {
-    forward_impl::<Ifma>(a, roots, q)
+    // SAFETY: the caller upholds this function's safety contract (its target features are
+    // present, pointers and lengths in bounds); the block relies on nothing else.
+    unsafe { forward_impl::<Ifma>(a, roots, q) }
 }
 
 /// Inverse transform with IFMA52; q < 2^50 and 52-bit Shoup quotients throughout.
@@ -348,7 +395,9 @@ pub(crate) unsafe fn inverse_ifma(
     last: ShoupConst,
     q: &Modulus,
 ) {
-    inverse_impl::<Ifma>(a, inv, n_inv, last, q)
+    // SAFETY: the caller upholds this function's safety contract (its target features are
+    // present, pointers and lengths in bounds); the block relies on nothing else.
+    unsafe { inverse_impl::<Ifma>(a, inv, n_inv, last, q) }
 }
 
 /// Whether the CPU has AVX-512F and DQ.

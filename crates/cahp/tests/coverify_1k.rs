@@ -1,0 +1,145 @@
+//! Co-verification of the 1 KiB cores (seed 000, appendix C: 1 KiB ROM and 1 KiB RAM, a 10-bit PC):
+//! the ISA simulator with 1 KiB memories, the synthesized 1 KiB netlists in the plain engine (CMUX and
+//! MUX memory) and the Verilog under iverilog agree after every instruction, on a program whose code,
+//! data and return addresses lie beyond the first 512 bytes and on the paper's benchmarks (whose
+//! arguments and stack sit at the top of the 1 KiB RAM).
+
+mod coverify_support;
+
+use coverify_support::{
+    check_iverilog, check_netlist, circuit_sized, require_tool, run_netlist_sized, simulate_sized,
+    Iverilog, Lane,
+};
+use vsp_cahp::cores::{Core, MemSize, Memory};
+use vsp_cahp::{assemble_sources, load_args, programs, AsmOptions, Source};
+
+/// Code past 512 bytes, a call from there (link register > 512), RAM words and bytes past 512.
+const FAR: &str = r#"
+    .text
+    .globl _start
+_start:
+    lw    sp, -2(sp)       # initial SP: 1022 in a 1 KiB RAM
+    li    t0, 384
+    add   t0, t0, t0       # 768: beyond a 512-byte RAM
+    li    t1, 421
+    j     far              # beyond a 512-byte ROM
+back:
+    sw    t1, 0(t0)
+    sb    t1, 3(t0)
+    ret
+    .space 600
+far:
+    call  back             # ra = an address past 512
+    lw    a0, 0(t0)        # 421
+    lbu   a1, 3(t0)        # 0xa5
+    add   a0, a0, a1       # 586
+    mov   a2, ra
+    lw    a3, 0(sp)        # argc (1: argv[0] only), stored near the top of the 1 KiB RAM
+    hlt
+"#;
+
+fn k1() -> AsmOptions {
+    AsmOptions {
+        rom_size: 1024,
+        ram_size: 1024,
+        ..AsmOptions::default()
+    }
+}
+
+/// (name, lane, expected a0) for the far program and the three benchmarks, built for 1 KiB.
+fn lanes() -> Vec<(&'static str, Lane, u16)> {
+    let mut out = Vec::new();
+    let far = assemble_sources(
+        &[Source {
+            name: "far.s",
+            text: FAR,
+        }],
+        &k1(),
+    )
+    .expect("assembles");
+    assert!(
+        far.rom.len() > 512,
+        "the far program must not fit 512 bytes"
+    );
+    let ram = load_args(&far.ram, &[], 1024).expect("fits");
+    out.push(("far", Lane { rom: far.rom, ram }, 586));
+    for p in programs::ALL {
+        let image = assemble_sources(
+            &[Source {
+                name: p.name,
+                text: p.source,
+            }],
+            &k1(),
+        )
+        .expect("benchmark assembles");
+        let ram = load_args(&image.ram, p.args, 1024).expect("arguments fit");
+        out.push((
+            p.name,
+            Lane {
+                rom: image.rom,
+                ram,
+            },
+            p.expected,
+        ));
+    }
+    out
+}
+
+#[test]
+fn kib_netlists_match_the_simulator_in_cmux_and_mux_memory() {
+    let lanes = lanes();
+    let size = MemSize::K1;
+    for core in Core::ALL {
+        for memory in [Memory::Cmux, Memory::Mux] {
+            let c = circuit_sized(core, memory, size).expect("blueprint compiles");
+            let plain: Vec<Lane> = lanes.iter().map(|(_, l, _)| l.clone()).collect();
+            let nets = run_netlist_sized(&c, memory, size, &plain, 20_000);
+            for ((name, lane, expected), net) in lanes.iter().zip(&nets) {
+                let sim = simulate_sized(lane, 100_000, size);
+                assert_eq!(
+                    sim.steps.last().map(|e| e.regs[8]),
+                    Some(*expected),
+                    "{name}: simulator result"
+                );
+                check_netlist(&format!("{core} 1 KiB {memory:?} {name}"), &sim, net);
+            }
+        }
+    }
+}
+
+#[test]
+fn the_far_program_needs_the_1k_memories() {
+    // The same program on a 512-byte simulator does not even load: the check above is not vacuous.
+    let (_, lane, _) = &lanes()[0];
+    assert!(vsp_cahp::Simulator::new(&lane.rom, &lane.ram, MemSize::B512.mem_config()).is_err());
+    let sim = simulate_sized(lane, 1000, MemSize::K1);
+    let last = sim.steps.last().expect("ran").regs;
+    assert!(last[10] > 512, "ra = {} should lie past 512", last[10]);
+    assert!(last[1] > 512, "sp = {} should lie past 512", last[1]);
+    assert_eq!(last[11], 1, "argc read from the top of the RAM");
+    assert_eq!(
+        u16::from_le_bytes([sim.ram[768], sim.ram[769]]),
+        421,
+        "the RAM word past 512"
+    );
+}
+
+#[test]
+#[ignore = "needs iverilog"]
+fn kib_rtl_under_iverilog_matches_the_simulator() {
+    require_tool("iverilog");
+    let lanes = lanes();
+    for core in Core::ALL {
+        let tb = Iverilog::compile_sized(core, MemSize::K1);
+        for (name, lane, _) in &lanes {
+            let sim = simulate_sized(lane, 100_000, MemSize::K1);
+            let (steps, fin) = tb.run(lane, 20_000);
+            check_iverilog(
+                &format!("{core} 1 KiB {name} (iverilog)"),
+                &sim,
+                &steps,
+                fin,
+            );
+        }
+    }
+}

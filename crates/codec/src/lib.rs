@@ -1,0 +1,27 @@
+//! # vsp-codec — the one file codec of VSP
+//!
+//! Every file the project writes (TFHE keys and ciphertexts, BFV objects, CAHP program images,
+//! circuit snapshots, the `vsp` command's key, request, result and snapshot files) goes through
+//! this crate, so there is one envelope, one bounds-checked reader and one atomic write.
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`envelope`] | [`Format`], [`seal`] and [`open`]: magic, version, kind, parameter id, body length, SHA3-256 checksum |
+//! | [`reader`] | [`Reader`]: little-endian reads that check every length against the bytes that remain before allocating |
+//! | [`writer`] | [`Writer`]: the matching little-endian writes (count-prefixed vectors and strings) |
+//! | [`atomic`] | [`write_atomic`], [`read_file`], [`check_output`], [`exposed_mode`]: the one way a file reaches the disk |
+//! | [`error`] | [`Error`], the crate's typed error that every format crate wraps with `#[from]` |
+
+#![forbid(unsafe_code)]
+
+pub mod atomic;
+pub mod envelope;
+pub mod error;
+pub mod reader;
+pub mod writer;
+
+pub use atomic::{check_output, exposed_mode, read_file, stale_temps, write_atomic, Access};
+pub use envelope::{open, seal, Format, Opened};
+pub use error::Error;
+pub use reader::Reader;
+pub use writer::Writer;

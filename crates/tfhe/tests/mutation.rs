@@ -1,0 +1,96 @@
+//! Mutation tests (issues 13 and 14): vsp-tfhe files of every kind, edited at random as a whole and
+//! inside their re-sealed envelope (so the edits reach the body readers), give `Ok` or `Err`, never
+//! a panic or a runaway allocation. The insecure CGGI16 set keeps the evaluation key small; the
+//! circuit key (hundreds of MB) is read by the same code path as the evaluation key's bodies.
+//! Run longer with `PROPTEST_CASES=N cargo test --release -p vsp-tfhe --test mutation`.
+
+#[path = "../../circuit/tests/mutate/mod.rs"]
+mod mutate;
+
+use std::sync::OnceLock;
+
+use proptest::prelude::*;
+use vsp_tfhe::serialize::{Kind, FORMAT};
+use vsp_tfhe::{CompressedEvalKey, Params, SecretKey, Tlwe, Trlwe};
+
+struct Files {
+    params: Params,
+    small: Vec<(Kind, Vec<u8>)>,
+    eval_key: Vec<u8>,
+}
+
+fn files() -> &'static Files {
+    static F: OnceLock<Files> = OnceLock::new();
+    F.get_or_init(|| {
+        let p = Params::by_name("cggi16", true).unwrap();
+        let sk = SecretKey::generate(&p).unwrap();
+        let small = vec![
+            (Kind::SecretKey, sk.to_bytes().to_vec()),
+            (Kind::TlweLvl0, sk.encrypt_bit(true).to_bytes(&p)),
+            (
+                Kind::TrlweLvl1,
+                sk.encrypt_trlwe_bits(&[true, false]).unwrap().to_bytes(&p),
+            ),
+        ];
+        let eval_key = CompressedEvalKey::generate(&sk).to_bytes();
+        Files {
+            params: p,
+            small,
+            eval_key,
+        }
+    })
+}
+
+/// Reads `bytes` as `kind`; an accepted object must serialize back to a file that reads again.
+fn read(kind: Kind, bytes: &[u8]) {
+    let p = &files().params;
+    match kind {
+        Kind::SecretKey => {
+            if let Ok(k) = SecretKey::from_bytes(bytes) {
+                SecretKey::from_bytes(&k.to_bytes()).unwrap();
+            }
+        }
+        Kind::TlweLvl0 => {
+            if let Ok(c) = Tlwe::<u32>::from_bytes(bytes, p) {
+                Tlwe::<u32>::from_bytes(&c.to_bytes(p), p).unwrap();
+            }
+        }
+        Kind::TrlweLvl1 => {
+            if let Ok(c) = Trlwe::<u32>::from_bytes(bytes, p) {
+                Trlwe::<u32>::from_bytes(&c.to_bytes(p), p).unwrap();
+            }
+        }
+        Kind::EvalKey | Kind::CircuitKey => {
+            if let Ok(k) = CompressedEvalKey::from_bytes(bytes) {
+                CompressedEvalKey::from_bytes(&k.to_bytes()).unwrap();
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: mutate::cases(300), ..ProptestConfig::default() })]
+
+    #[test]
+    fn mutated_files_never_panic(k in 0..3usize, ops in mutate::ops()) {
+        let (kind, file) = &files().small[k];
+        read(*kind, &mutate::apply(file, &ops, false));
+    }
+
+    #[test]
+    fn mutated_bodies_never_panic(k in 0..3usize, ops in mutate::ops()) {
+        let (kind, file) = &files().small[k];
+        read(*kind, &mutate::mutate_body(&FORMAT, *kind as u16, file, &ops));
+    }
+}
+
+proptest! {
+    // The evaluation key is megabytes: a few cases, each hashing it twice.
+    #![proptest_config(ProptestConfig { cases: mutate::cases(300) / 20, ..ProptestConfig::default() })]
+
+    #[test]
+    fn mutated_evaluation_key_bodies_never_panic(ops in mutate::ops()) {
+        let file = &files().eval_key;
+        read(Kind::EvalKey, &mutate::mutate_body(&FORMAT, Kind::EvalKey as u16, file, &ops));
+    }
+}
