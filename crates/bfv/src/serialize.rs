@@ -194,7 +194,7 @@ impl BfvParameters {
                 sigma: f64::from_bits(r.u64("sigma")?),
             },
             2 => ErrorDistribution::Ziggurat {
-                sigma: f64::from_bits(r.u64()?),
+                sigma: f64::from_bits(r.u64("sigma")?),
             },
             e => return Err(fmt_err(format!("unknown error distribution {e}"))),
         };

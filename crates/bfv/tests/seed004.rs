@@ -39,6 +39,22 @@ fn n1024_gaussian_parameters_are_secure_and_match_seal() {
     // Same set with the default CBD error: different parameters (the id covers the distribution).
     let cbd = BfvParameters::default_128(N, T).unwrap();
     assert_ne!(cbd.id(), p.id());
+    // Both Gaussian samplers survive serialization of the parameters.
+    for e in [
+        ErrorDistribution::Gaussian { sigma: SIGMA },
+        ErrorDistribution::Ziggurat { sigma: SIGMA },
+    ] {
+        let q = BfvParameters::builder()
+            .degree(N)
+            .plaintext_modulus(T)
+            .moduli(&[132120577])
+            .error_distribution(e)
+            .build()
+            .unwrap();
+        let back = BfvParameters::from_bytes(&q.to_bytes()).unwrap();
+        assert_eq!(back.error_distribution(), e);
+        assert_eq!(back.id(), q.id());
+    }
 }
 
 #[test]
