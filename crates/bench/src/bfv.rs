@@ -1,18 +1,24 @@
 //! `bfv` suite: vsp-bfv (HPS and BEHZ) encrypt / decrypt / multiply / relinearize / mul+relin at
-//! N = 1024/4096/8192/16384 (log Q 27/109/218/438, t = 65537), 1 and 2 threads; then seed 002's comparison
-//! of BEHZ and HPS mul+relin as log Q (depth) grows at N = 16384.
+//! N = 4096/8192/16384/32768 (log Q 109/218/438/881, t = 65537), 1 and 2 threads with the parallel
+//! efficiency; then seed 002's comparison of BEHZ and HPS mul+relin as log Q (depth) grows at
+//! N = 16384.
 //!
-//! Peers: fhe.rs (`fhe` 0.1.1, single-threaded by design) in this process with exactly our moduli and
-//! t, timed interleaved with ours (each round runs every column once, so load changes on a shared
-//! machine hit all columns alike); and Microsoft SEAL 4.x through `seal-python`, run as a child process
-//! (`python3`) with the same N and t = 65537, skipped with a note when the module is missing. SEAL is
-//! given exactly our primes as its ciphertext modulus plus a 60-bit special prime (its BFVDefault
-//! would spend one of the same-sized primes as the special prime, leaving it a smaller Q than ours;
-//! that row is shown too, for reference). Our, fhe.rs's and SEAL's mul+relin results are decrypted
-//! and checked against the plaintext product (SEAL: inside the child, for the last result of every
-//! timed operation, and its mul+relin slots are sent back and compared here).
-//! Ends with `mul_relin_ratio_vs_seal_8192=<ours HPS 1 thread / SEAL>` (when SEAL ran) and, last,
-//! `mul_relin_ratio_vs_fhe_rs_8192=<ours HPS 1 thread / fhe.rs>`.
+//! Peers, one thread each, every timed result checked:
+//! * fhe.rs (`fhe` 0.1.1) in this process with exactly our moduli and t, timed interleaved with ours
+//!   (each round runs every column once, so load changes on a shared machine hit all columns alike);
+//! * Microsoft SEAL 4.x through `seal-python`, a child process (`python3`), given exactly our primes
+//!   as its ciphertext modulus plus a 60-bit special prime (its BFVDefault spends one of the
+//!   same-sized primes as the special prime, leaving its ciphertexts a smaller Q than ours);
+//! * OpenFHE through its `openfhe` wheel (CPython 3.10 only), a child process run by
+//!   `$VSP_OPENFHE_PYTHON` or else `.venv-openfhe/bin/python` in the workspace root, with
+//!   `OMP_NUM_THREADS=1`: HPS multiplication, BV (RNS-digit) key switching as ours, the same N and as
+//!   many CRT primes of our largest prime size (log Q within 3 bits of ours; OpenFHE picks its own
+//!   primes, so the exact Q differs). Skipped with a note when that interpreter is missing.
+//!
+//! The SEAL and OpenFHE children decrypt the last result of every timed operation and exit non-zero
+//! if one is wrong; they send their mul+relin slots back and they are compared here too.
+//! Ends with `mul_relin_ratio_vs_fhe_rs_8192=`, `mul_relin_ratio_vs_seal_8192=` (when SEAL ran) and
+//! `mul_relin_ratio_vs_openfhe_8192=` (when OpenFHE ran), each ours (HPS, 1 thread) / theirs.
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -26,8 +32,8 @@ use vsp_math::generate_ntt_primes;
 
 /// SEAL through seal-python: encrypt, decrypt, multiply, relinearize, mul+relin (ms) and the noise
 /// budget left after one mul+relin, on the first line; the decrypted slots of the last timed
-/// mul+relin on the second. argv: N, reps, and the coefficient modulus: `default` (BFVDefault) or
-/// comma-separated primes, the last one SEAL's special (key-switching) prime. The script itself
+/// mul+relin on the second. argv: N, reps, and the coefficient modulus: comma-separated primes, the
+/// last one SEAL's special (key-switching) prime. The script itself
 /// decrypts the last result of every timed operation (encrypt, decrypt, multiply, relinearize,
 /// mul+relin) and exits non-zero if one is wrong.
 const SEAL_SCRIPT: &str = r#"import seal, time, sys
@@ -40,14 +46,10 @@ n=int(sys.argv[1]); reps=int(sys.argv[2]); t=65537
 p=seal.EncryptionParameters(seal.scheme_type.bfv)
 p.set_poly_modulus_degree(n)
 p.set_plain_modulus(t)
-if sys.argv[3]=="default":
-    p.set_coeff_modulus(seal.CoeffModulus.BFVDefault(n))
-    ctx=seal.SEALContext(p)
-else:
-    p.set_coeff_modulus([seal.Modulus(int(q)) for q in sys.argv[3].split(",")])
-    # Our Q as SEAL's ciphertext modulus plus a special prime exceeds the 128-bit table at the key
-    # level, so SEAL's own security check is switched off (the ciphertexts match ours exactly).
-    ctx=seal.SEALContext(p, True, seal.sec_level_type.none)
+p.set_coeff_modulus([seal.Modulus(int(q)) for q in sys.argv[3].split(",")])
+# Our Q as SEAL's ciphertext modulus plus a special prime exceeds the 128-bit table at the key
+# level, so SEAL's own security check is switched off (the ciphertexts match ours exactly).
+ctx=seal.SEALContext(p, True, seal.sec_level_type.none)
 assert ctx.parameters_set(), ctx.parameter_error_message()
 kg=seal.KeyGenerator(ctx)
 pk=kg.create_public_key(); rk=kg.create_relin_keys()
@@ -74,14 +76,77 @@ print(f"{e:.3f} {d:.3f} {m:.3f} {r:.3f} {mr:.3f} {dec.invariant_noise_budget(las
 print(" ".join(map(str, checks["mul+relin"][0])))
 "#;
 
-/// SEAL's times (encrypt, decrypt, multiply, relinearize, mul+relin in ms, noise budget) with
-/// coefficient modulus `coeff` (see [`SEAL_SCRIPT`]), after checking that its last timed mul+relin
-/// decrypts to `expect`; or why SEAL did not run.
-fn seal_times(n: usize, reps: usize, coeff: &str, expect: &[u64]) -> Result<Vec<f64>, String> {
-    let out = std::process::Command::new("python3")
-        .args(["-c", SEAL_SCRIPT, &n.to_string(), &reps.to_string(), coeff])
+/// OpenFHE through its Python wheel, like [`SEAL_SCRIPT`]: argv N, reps, prime bits, number of
+/// primes. The multiplicative depth is raised until OpenFHE's Q has that many primes of that size
+/// (HPS, BV key switching, one thread); the first line ends with log2 Q instead of a noise budget.
+const OPENFHE_SCRIPT: &str = r#"import openfhe as o, time, sys, math
+def med(f, reps):
+    f(); v=[]
+    for _ in range(reps):
+        s=time.perf_counter(); f(); v.append((time.perf_counter()-s)*1e3)
+    v.sort(); return v[len(v)//2]
+n=int(sys.argv[1]); reps=int(sys.argv[2]); bits=int(sys.argv[3]); k=int(sys.argv[4]); t=65537
+for depth in range(1, 80):
+    p=o.CCParamsBFVRNS()
+    p.SetPlaintextModulus(t); p.SetMultiplicativeDepth(depth); p.SetRingDim(n)
+    p.SetMultiplicationTechnique(o.HPS); p.SetKeySwitchTechnique(o.BV); p.SetScalingModSize(bits)
+    # OpenFHE's table is for its own Q; ours is checked by vsp-bfv, the same N and log Q here.
+    p.SetSecurityLevel(o.HEStd_NotSet)
+    cc=o.GenCryptoContext(p)
+    if math.log2(cc.GetModulus()) > (k - 0.5) * bits: break
+for f in [o.PKE, o.KEYSWITCH, o.LEVELEDSHE]: cc.Enable(f)
+assert cc.GetRingDimension()==n
+kp=cc.KeyGen(); cc.EvalMultKeyGen(kp.secretKey)
+vals=[i % t for i in range(n)]; want=[v*v % t for v in vals]
+pt=cc.MakePackedPlaintext([v if v <= t//2 else v - t for v in vals])
+a=cc.Encrypt(kp.publicKey, pt); b=cc.Encrypt(kp.publicKey, pt)
+c3=cc.EvalMultNoRelin(a, b)
+last={}
+def keep(k, x): last[k]=x
+e=med(lambda: keep("enc", cc.Encrypt(kp.publicKey, pt)), reps)
+d=med(lambda: keep("dec", cc.Decrypt(kp.secretKey, a)), reps)
+m=med(lambda: keep("mul", cc.EvalMultNoRelin(a, b)), reps)
+r=med(lambda: keep("relin", cc.Relinearize(c3)), reps)
+mr=med(lambda: keep("mr", cc.EvalMult(a, b)), reps)
+def slots(ptx):
+    ptx.SetLength(n); return [int(x) % t for x in ptx.GetPackedValue()]
+dec=lambda c: slots(cc.Decrypt(kp.secretKey, c))
+checks={"encrypt": (dec(last["enc"]), vals), "decrypt": (slots(last["dec"]), vals),
+        "multiply": (dec(last["mul"]), want), "relinearize": (dec(last["relin"]), want),
+        "mul+relin": (dec(last["mr"]), want)}
+bad=[k for k,(got,w) in checks.items() if got!=w]
+if bad: sys.exit("OpenFHE decrypts wrongly: " + ", ".join(bad))
+print(f"{e:.3f} {d:.3f} {m:.3f} {r:.3f} {mr:.3f} {math.log2(cc.GetModulus()):.1f}")
+print(" ".join(map(str, checks["mul+relin"][0])))
+"#;
+
+/// The interpreter with the `openfhe` wheel: `$VSP_OPENFHE_PYTHON`, else the workspace's
+/// `.venv-openfhe` (made with `python3.10 -m venv .venv-openfhe && .venv-openfhe/bin/pip install
+/// openfhe`), if it exists.
+fn openfhe_python() -> Option<std::path::PathBuf> {
+    if let Some(p) = std::env::var_os("VSP_OPENFHE_PYTHON") {
+        return Some(p.into());
+    }
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.venv-openfhe/bin/python");
+    p.exists().then_some(p)
+}
+
+/// A peer's times (encrypt, decrypt, multiply, relinearize, mul+relin in ms, and one more figure)
+/// from a child `python` running `script` with `args`, after checking that its last timed mul+relin
+/// decrypts to `expect`; or why it did not run (an `Err` containing "decrypt" is a wrong result).
+fn child_times(
+    python: &std::ffi::OsStr,
+    script: &str,
+    args: &[String],
+    expect: &[u64],
+) -> Result<Vec<f64>, String> {
+    let out = std::process::Command::new(python)
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .env("OMP_NUM_THREADS", "1")
         .output()
-        .map_err(|e| format!("python3: {e}"))?;
+        .map_err(|e| format!("{}: {e}", python.to_string_lossy()))?;
     if !out.status.success() {
         return Err(String::from_utf8_lossy(&out.stderr)
             .lines()
@@ -104,10 +169,10 @@ fn seal_times(n: usize, reps: usize, coeff: &str, expect: &[u64]) -> Result<Vec<
         .filter_map(|x| x.parse().ok())
         .collect();
     if v.len() != 6 {
-        return Err(format!("unexpected SEAL output {text:?}"));
+        return Err(format!("unexpected output {text:?}"));
     }
     if slots != expect {
-        return Err("SEAL's mul+relin does not decrypt to the plaintext product".into());
+        return Err("its mul+relin does not decrypt to the plaintext product".into());
     }
     Ok(v)
 }
@@ -200,11 +265,20 @@ impl FheRs {
     }
 }
 
-/// One table row: label, threads, encrypt, decrypt, multiply, relinearize, mul+relin (ms).
+/// One table row: label, log Q, threads, encrypt, decrypt, multiply, relinearize, mul+relin (ms).
 struct Row {
     label: String,
+    log_q: String,
     threads: usize,
     t: [f64; 5],
+}
+
+/// The 1-minute load average, so that a reader can judge the 2-thread rows.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "unknown".into())
 }
 
 pub fn run(_args: &[String]) -> anyhow::Result<()> {
@@ -213,12 +287,23 @@ pub fn run(_args: &[String]) -> anyhow::Result<()> {
     let mut ours_8192 = None;
     let mut fhe_8192 = None;
     let mut seal_8192 = None;
-    let mut seal_checked = Vec::new();
+    let mut openfhe_8192 = None;
+    let mut notes = Vec::new();
     let mut ratios = Vec::new();
-    println!("## vsp-bfv vs fhe.rs and SEAL, t = {t} (ms, median)");
-    println!("| N | log Q | method | threads | encrypt (pk) | decrypt | multiply | relinearize | mul+relin |");
+    let mut threads = Vec::new();
+    let openfhe = openfhe_python();
+    if openfhe.is_none() {
+        notes.push(
+            "OpenFHE not run: no $VSP_OPENFHE_PYTHON and no .venv-openfhe in the workspace".into(),
+        );
+    }
+    println!(
+        "## vsp-bfv vs fhe.rs, SEAL and OpenFHE, t = {t} (ms, median; load average {} at start)",
+        load_average()
+    );
+    println!("| N | log Q | implementation | threads | encrypt (pk) | decrypt | multiply | relinearize | mul+relin |");
     println!("|---|---|---|---|---|---|---|---|---|");
-    for &n in &[1024usize, 4096, 8192, 16384] {
+    for &n in &[4096usize, 8192, 16384, 32768] {
         let params = BfvParameters::default_128(n, t)?;
         let sk = SecretKey::random(&params, &mut rng);
         let pk = PublicKey::new(&sk, &mut rng);
@@ -229,26 +314,22 @@ pub fn run(_args: &[String]) -> anyhow::Result<()> {
         let pt = enc.encode_batch(&vals)?;
         let a = pk.encrypt(&pt, &mut rng)?;
         let b = pk.encrypt(&pt, &mut rng)?;
-        let reps = if n >= 16384 { 5 } else { 9 };
-        // fhe.rs's relinearisation key needs at least two moduli (N = 1024 has one): peers from 4096.
-        let mut peer = if n >= 4096 {
-            Some(FheRs::new(&params, &vals)?)
-        } else {
-            None
+        let reps = match n {
+            32768 => 3,
+            16384 => 5,
+            _ => 9,
         };
-        if let Some(p) = &peer {
-            anyhow::ensure!(
-                p.check_mul_relin()? == expect,
-                "fhe.rs mul+relin decrypts wrongly at N = {n}"
-            );
-        }
+        let mut peer = FheRs::new(&params, &vals)?;
+        anyhow::ensure!(
+            peer.check_mul_relin()? == expect,
+            "fhe.rs mul+relin decrypts wrongly at N = {n}"
+        );
         let evs: Vec<(MulMethod, usize, Evaluator)> = [MulMethod::Hps, MulMethod::Behz]
             .into_iter()
             .flat_map(|m| [1usize, 2].map(move |th| (m, th)))
             .map(|(m, th)| Ok((m, th, Evaluator::with_threads(&params, th)?.with_method(m))))
             .collect::<anyhow::Result<_>>()?;
-        // N = 1024 (log Q = 27) has no room for a product with t = 65537: timed, not checked.
-        for (m, th, ev) in evs.iter().filter(|_| n >= 4096) {
+        for (m, th, ev) in &evs {
             let got = enc.decode_batch(&sk.decrypt(&ev.multiply_relin(&a, &b, &rk)?)?)?;
             anyhow::ensure!(
                 got == expect,
@@ -260,41 +341,36 @@ pub fn run(_args: &[String]) -> anyhow::Result<()> {
         // Encrypt and decrypt do not depend on the method or thread count: ours once, beside fhe.rs.
         let (encrypt, decrypt, peer_ed) = {
             let rng = &mut rng;
-            let mut ops: Vec<Op<'_>> = vec![Box::new(|| {
-                ms(|| drop(black_box(pk.encrypt(&pt, rng).ok())))
-            })];
-            if let Some(p) = peer.as_mut() {
-                ops.push(Box::new(move || ms(|| drop(black_box(p.encrypt())))));
-            }
+            let p = &mut peer;
+            let ops: Vec<Op<'_>> = vec![
+                Box::new(|| ms(|| drop(black_box(pk.encrypt(&pt, rng).ok())))),
+                Box::new(move || ms(|| drop(black_box(p.encrypt())))),
+            ];
             let e = interleaved(reps, ops);
-            let mut ops: Vec<Op<'_>> =
-                vec![Box::new(|| ms(|| drop(black_box(sk.decrypt(&a).ok()))))];
-            if let Some(p) = peer.as_ref() {
-                ops.push(Box::new(move || {
-                    ms(|| drop(black_box(p.sk.try_decrypt(&p.a).ok())))
-                }));
-            }
+            let p = &peer;
+            let ops: Vec<Op<'_>> = vec![
+                Box::new(|| ms(|| drop(black_box(sk.decrypt(&a).ok())))),
+                Box::new(move || ms(|| drop(black_box(p.sk.try_decrypt(&p.a).ok())))),
+            ];
             let d = interleaved(reps, ops);
-            (e[0], d[0], e.get(1).copied().zip(d.get(1).copied()))
+            (e[0], d[0], (e[1], d[1]))
         };
         // Multiply, relinearize, mul+relin: fhe.rs first, then every (method, threads) of ours.
         let timed = |op: usize| -> Vec<f64> {
-            let mut ops: Vec<Op<'_>> = Vec::new();
-            if let Some(p) = peer.as_ref() {
-                ops.push(match op {
-                    0 => Box::new(move || ms(|| drop(black_box(&p.a * &p.b)))),
-                    1 => Box::new(move || {
-                        // relinearizes works in place: the clone stays outside the measurement.
-                        let mut c = p.c3.clone();
-                        ms(|| {
-                            black_box(p.rk.relinearizes(&mut c).ok());
-                        })
-                    }),
-                    _ => Box::new(move || {
-                        ms(|| drop(black_box(p.mul_relin.multiply(&p.a, &p.b).ok())))
-                    }),
-                });
-            }
+            let p = &peer;
+            let mut ops: Vec<Op<'_>> = vec![match op {
+                0 => Box::new(move || ms(|| drop(black_box(&p.a * &p.b)))),
+                1 => Box::new(move || {
+                    // relinearizes works in place: the clone stays outside the measurement.
+                    let mut c = p.c3.clone();
+                    ms(|| {
+                        black_box(p.rk.relinearizes(&mut c).ok());
+                    })
+                }),
+                _ => {
+                    Box::new(move || ms(|| drop(black_box(p.mul_relin.multiply(&p.a, &p.b).ok()))))
+                }
+            }];
             for (_, _, ev) in &evs {
                 let (a, b, c3, rk) = (&a, &b, &c3, &rk);
                 ops.push(match op {
@@ -306,96 +382,112 @@ pub fn run(_args: &[String]) -> anyhow::Result<()> {
             interleaved(reps, ops)
         };
         let (mul, relin, both) = (timed(0), timed(1), timed(2));
-        let off = usize::from(peer.is_some());
-        let mut rows = Vec::new();
-        if let Some((e, d)) = peer_ed {
-            rows.push(Row {
-                label: "fhe.rs 0.1.1 (`fhe`)".into(),
-                threads: 1,
-                t: [e, d, mul[0], relin[0], both[0]],
-            });
-        }
+        let lq = params.log_q().to_string();
+        let mut rows = vec![Row {
+            label: "fhe.rs 0.1.1 (`fhe`)".into(),
+            log_q: lq.clone(),
+            threads: 1,
+            t: [peer_ed.0, peer_ed.1, mul[0], relin[0], both[0]],
+        }];
         for (i, (m, th, _)) in evs.iter().enumerate() {
-            let j = i + off;
             rows.push(Row {
                 label: format!("vsp {m:?}"),
+                log_q: lq.clone(),
                 threads: *th,
-                t: [encrypt, decrypt, mul[j], relin[j], both[j]],
+                t: [encrypt, decrypt, mul[i + 1], relin[i + 1], both[i + 1]],
             });
         }
-        if n >= 4096 {
-            // SEAL keeps its last prime as the special (key-switching) prime, so BFVDefault gives its
-            // ciphertexts a smaller Q than ours (ours has no special prime). The comparison row gives
-            // SEAL exactly our primes as ciphertext modulus plus a 60-bit special prime; BFVDefault is
-            // shown for reference.
-            let special = generate_ntt_primes(60, n, 2)?
-                .into_iter()
-                .find(|q| !params.moduli().contains(q))
-                .ok_or_else(|| anyhow::anyhow!("no 60-bit special prime for N = {n}"))?;
-            let same_q: Vec<String> = params
+        // SEAL: our primes as its ciphertext modulus plus a 60-bit special prime.
+        let special = generate_ntt_primes(60, n, 2)?
+            .into_iter()
+            .find(|q| !params.moduli().contains(q))
+            .ok_or_else(|| anyhow::anyhow!("no 60-bit special prime for N = {n}"))?;
+        let same_q: Vec<String> = params
+            .moduli()
+            .iter()
+            .chain([&special])
+            .map(u64::to_string)
+            .collect();
+        let seal_args = [n.to_string(), reps.to_string(), same_q.join(",")];
+        match child_times("python3".as_ref(), SEAL_SCRIPT, &seal_args, &expect) {
+            Ok(v) => {
+                rows.push(Row {
+                    label: "SEAL 4 (BEHZ), our Q + 60-bit special prime".into(),
+                    log_q: lq.clone(),
+                    threads: 1,
+                    t: [v[0], v[1], v[2], v[3], v[4]],
+                });
+                notes.push(format!(
+                    "SEAL checked (every timed operation's last result decrypted), N = {n}: \
+                     noise budget {} bits after mul+relin",
+                    v[5]
+                ));
+                if n == 8192 {
+                    seal_8192 = Some(v[4]);
+                }
+            }
+            Err(e) if e.contains("decrypt") => anyhow::bail!("SEAL, N = {n}: {e}"),
+            Err(e) => notes.push(format!("SEAL not run at N = {n}: {e}")),
+        }
+        if let Some(py) = &openfhe {
+            let bits = params
                 .moduli()
                 .iter()
-                .chain([&special])
-                .map(u64::to_string)
-                .collect();
-            let last_bits = params.moduli().last().map_or(0, |q| 64 - q.leading_zeros());
-            let variants = [
-                (
-                    "SEAL 4 (BEHZ), our Q + 60-bit special prime",
-                    same_q.join(","),
-                    params.log_q(),
-                ),
-                (
-                    "SEAL 4 (BEHZ), BFVDefault (last prime special)",
-                    "default".to_string(),
-                    params.log_q() - last_bits,
-                ),
+                .map(|q| 64 - q.leading_zeros())
+                .max()
+                .unwrap_or(60);
+            let args = [
+                n.to_string(),
+                reps.to_string(),
+                bits.to_string(),
+                params.moduli().len().to_string(),
             ];
-            for (k, (label, coeff, log_q)) in variants.into_iter().enumerate() {
-                match seal_times(n, reps, &coeff, &expect) {
-                    Ok(v) => {
-                        println!(
-                            "| {n} | {log_q} | {label} | 1 | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
-                            v[0], v[1], v[2], v[3], v[4]
-                        );
-                        seal_checked.push(format!("N = {n}, {label}: noise budget {} bits", v[5]));
-                        if n == 8192 && k == 0 {
-                            seal_8192 = Some(v[4]);
-                        }
+            match child_times(py.as_os_str(), OPENFHE_SCRIPT, &args, &expect) {
+                Ok(v) => {
+                    rows.push(Row {
+                        label: format!(
+                            "OpenFHE 1.6 (HPS, BV), {} × {bits}-bit primes",
+                            params.moduli().len()
+                        ),
+                        log_q: format!("{:.0}", v[5]),
+                        threads: 1,
+                        t: [v[0], v[1], v[2], v[3], v[4]],
+                    });
+                    notes.push(format!(
+                        "OpenFHE checked (every timed operation's last result decrypted), N = {n}"
+                    ));
+                    if n == 8192 {
+                        openfhe_8192 = Some(v[4]);
                     }
-                    Err(e) if e.contains("decrypt") => {
-                        anyhow::bail!("{label}, N = {n}: {e}")
-                    }
-                    Err(e) => println!("| {n} | {log_q} | {label}: not run ({e}) | | | | | | |"),
                 }
+                Err(e) if e.contains("decrypt") => anyhow::bail!("OpenFHE, N = {n}: {e}"),
+                Err(e) => notes.push(format!("OpenFHE not run at N = {n}: {e}")),
             }
         }
         for r in &rows {
             let [e, d, m, rl, b] = r.t;
             println!(
                 "| {n} | {} | {} | {} | {e:.2} | {d:.2} | {m:.2} | {rl:.2} | {b:.2} |",
-                params.log_q(),
-                r.label,
-                r.threads
+                r.log_q, r.label, r.threads
             );
         }
-        // rows[off] is ours HPS, 1 thread; rows[0] is fhe.rs when it ran.
-        let ours = &rows[off];
-        if peer.is_some() {
-            let theirs = &rows[0];
-            let mut q = [0.0; 5];
-            for (k, x) in q.iter_mut().enumerate() {
-                *x = ours.t[k] / theirs.t[k];
-            }
-            ratios.push((n, params.log_q(), q));
+        // rows[1] is ours HPS 1 thread, rows[0] fhe.rs; rows 1..5 are (HPS, BEHZ) × (1, 2) threads.
+        let ours = &rows[1];
+        let mut q = [0.0; 5];
+        for (k, x) in q.iter_mut().enumerate() {
+            *x = ours.t[k] / rows[0].t[k];
+        }
+        ratios.push((n, params.log_q(), q));
+        for pair in rows[1..5].chunks(2) {
+            threads.push((n, pair[0].label.clone(), pair[0].t[4], pair[1].t[4]));
         }
         if n == 8192 {
             ours_8192 = Some(ours.t[4]);
-            fhe_8192 = peer.is_some().then_some(rows[0].t[4]);
+            fhe_8192 = Some(rows[0].t[4]);
         }
     }
-    for line in &seal_checked {
-        println!("SEAL checked (every timed operation's last result decrypted): {line}");
+    for line in &notes {
+        println!("{line}");
     }
     println!();
     println!("## vsp-bfv (HPS, 1 thread) / fhe.rs, same process, interleaved");
@@ -405,6 +497,20 @@ pub fn run(_args: &[String]) -> anyhow::Result<()> {
         println!(
             "| {n} | {lq} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
             q[0], q[1], q[2], q[3], q[4]
+        );
+    }
+    println!();
+    println!(
+        "## mul+relin on 1 and 2 threads (ms; efficiency = t1 / (2·t2); load average {} now)",
+        load_average()
+    );
+    println!("| N | method | 1 thread | 2 threads | speedup | efficiency |");
+    println!("|---|---|---|---|---|---|");
+    for (n, label, t1, t2) in &threads {
+        println!(
+            "| {n} | {label} | {t1:.2} | {t2:.2} | {:.2} | {:.2} |",
+            t1 / t2,
+            t1 / (2.0 * t2)
         );
     }
     println!();
@@ -445,11 +551,14 @@ pub fn run(_args: &[String]) -> anyhow::Result<()> {
     println!();
     if let Some(h) = ours_8192 {
         println!("mul_relin_ms_8192={h:.2}");
+        if let Some(f) = fhe_8192 {
+            println!("mul_relin_ratio_vs_fhe_rs_8192={:.3}", h / f);
+        }
         if let Some(s) = seal_8192 {
             println!("mul_relin_ratio_vs_seal_8192={:.3}", h / s);
         }
-        if let Some(f) = fhe_8192 {
-            println!("mul_relin_ratio_vs_fhe_rs_8192={:.3}", h / f);
+        if let Some(o) = openfhe_8192 {
+            println!("mul_relin_ratio_vs_openfhe_8192={:.3}", h / o);
         }
     }
     Ok(())

@@ -7,6 +7,7 @@ mod bfv;
 mod circuit;
 mod ckks;
 mod ntt;
+mod paper;
 mod seed001;
 mod seed002;
 mod seed004;
@@ -22,13 +23,16 @@ fn main() -> anyhow::Result<()> {
         "circuit" => circuit::run(rest),
         "ckks" => ckks::run(rest),
         "ntt" => ntt::run(rest),
+        "paper" => paper::run(rest),
         "tfhe" => tfhe::run(rest),
         "vsp" => vsp::run(rest),
         "seed001" => seed001::run(rest),
         "seed002" => seed002::run(rest),
         "seed004" => seed004::run(rest),
         other => {
-            anyhow::bail!("unknown suite {other:?}; available: ntt, tfhe, circuit, vsp, bfv, ckks, seed001, seed002, seed004")
+            anyhow::bail!(
+                "unknown suite {other:?}; available: ntt, tfhe, circuit, vsp, paper, bfv, ckks, seed001, seed002, seed004"
+            )
         }
     }
 }

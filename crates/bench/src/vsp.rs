@@ -16,10 +16,8 @@ use std::time::Instant;
 
 use anyhow::{bail, Result};
 use vsp_cahp::cores::{self, Core, Memory};
-use vsp_circuit::{
-    client, Blueprint, Circuit, CircuitError, Engine, LeveledParams, MemState, MuxPlan,
-    PlainBackend, RunOptions, TfheBackend,
-};
+use vsp_circuit::{client, Engine, LeveledParams, MemState, MuxPlan, RunOptions, TfheBackend};
+use vsp_platform::{Machine, PlainRequest};
 use vsp_tfhe::{CircuitKey, EvalKey, Params, SecretKey};
 
 /// Memory work per cycle (ROM + RAM).
@@ -29,15 +27,6 @@ struct MemCounts {
     cmuxes: usize,
     /// RAM cells refreshed (one bootstrap each).
     refresh: f64,
-}
-
-fn circuit(core: Core) -> Result<Arc<Circuit>> {
-    let bp = Blueprint::from_str_with_resolver(core.blueprint(Memory::Cmux), |p| {
-        cores::resolve(p)
-            .map(str::to_string)
-            .ok_or_else(|| CircuitError::Blueprint(p.into()))
-    })?;
-    Ok(Arc::new(Circuit::compile(&bp)?))
 }
 
 pub fn run(args: &[String]) -> Result<()> {
@@ -60,9 +49,9 @@ pub fn run(args: &[String]) -> Result<()> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let prog = vsp_cahp::programs::FIB;
     let image = vsp_cahp::assemble(prog.source, prog.name)?;
-    let ram = vsp_cahp::load_args(&image.ram, prog.args, cores::RAM_BYTES)?;
-    let rom_w = cores::rom_words(&image.rom).ok_or_else(|| anyhow::anyhow!("ROM too large"))?;
-    let ram_w = cores::ram_words(&ram).ok_or_else(|| anyhow::anyhow!("RAM too large"))?;
+    let args: Vec<String> = prog.args.iter().map(|s| s.to_string()).collect();
+    let plain = PlainRequest::new(&image, &args, Memory::Cmux)?;
+    let (rom_w, ram_w) = (&plain.rom, &plain.ram);
 
     let params = Params::default_128();
     let t = Instant::now();
@@ -83,18 +72,18 @@ pub fn run(args: &[String]) -> Result<()> {
     let mut mems = Vec::new();
     let mut results = Vec::new();
     for core in [Core::Pearl, Core::Ruby] {
-        let c = circuit(core)?;
+        let c = vsp_platform::core_circuit(core, Memory::Cmux)?;
         let stats = c.stats();
         let backend = TfheBackend::new(ek.clone(), Some(ck.clone()))?.with_leveled(leveled);
         let mut e = Engine::new(backend, c.clone());
         e.set_threads(threads);
         e.set_rom(
             cores::ROM,
-            client::encrypt_rom(&sk, cores::ROM_ADDR_WIDTH, cores::ROM_DATA_WIDTH, &rom_w)?,
+            client::encrypt_rom(&sk, cores::ROM_ADDR_WIDTH, cores::ROM_DATA_WIDTH, rom_w)?,
         )?;
         e.set_ram(
             cores::RAM,
-            client::encrypt_ram(&sk, cores::RAM_ADDR_WIDTH, cores::RAM_DATA_WIDTH, &ram_w)?,
+            client::encrypt_ram(&sk, cores::RAM_ADDR_WIDTH, cores::RAM_DATA_WIDTH, ram_w)?,
         )?;
         let plan = e.plan_counts();
         let lp = LeveledParams::for_params(&params)
@@ -124,8 +113,9 @@ pub fn run(args: &[String]) -> Result<()> {
         let lifts = lifts as f64 / n;
         let ram_refresh = (refreshes(&e)? - refreshed_before) as f64 / n;
         // Memory work per cycle: ROM read (CMUX tree + rotation, one bootstrap per bit), RAM read
-        // (a CMUX tree and one bootstrap per bit), RAM write (two rotations per write-value bit, an
-        // address-long CMUX chain per cell), the round-robin refresh; one CB per address bit.
+        // (a CMUX tree and one bootstrap per bit), RAM write (two rotations per write-value bit; per
+        // data bit the read tree again and the demultiplexer tree, 2·(words − 1) external products),
+        // the round-robin refresh; one CB per address bit.
         let (words, width, abits) = (
             1usize << cores::RAM_ADDR_WIDTH,
             cores::RAM_DATA_WIDTH,
@@ -134,15 +124,14 @@ pub fn run(args: &[String]) -> Result<()> {
         let mem = MemCounts {
             bootstraps: cores::ROM_DATA_WIDTH as f64 + (3 * width) as f64 + ram_refresh,
             circuit_bootstraps: cores::ROM_ADDR_WIDTH + abits,
-            cmuxes: cores::ROM_ADDR_WIDTH + width * (words - 1) + words * width * abits,
+            cmuxes: cores::ROM_ADDR_WIDTH + 3 * width * (words - 1),
             refresh: ram_refresh,
         };
         mems.push((core, mem, lifts));
 
         // The plain oracle at the same cycle.
-        let mut p = Engine::new(PlainBackend, c);
-        p.load_memory_words(cores::ROM, &rom_w)?;
-        p.load_memory_words(cores::RAM, &ram_w)?;
+        let mut machine = Machine::plain(core, &plain)?;
+        let p = machine.engine_mut();
         p.run(
             &RunOptions {
                 max_cycles: warmup + cycles,

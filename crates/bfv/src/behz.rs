@@ -2,13 +2,15 @@
 //! Homomorphic Encryption Schemes", SAC 2016), in the form of SEAL's `bfv_multiply`: fast base
 //! conversion of both inputs to Bsk ∪ {m̃}, small Montgomery reduction modulo m̃ = 2^32 to remove
 //! the α·q overflow, tensor product in q ∪ Bsk, fast floor of t·x/q into Bsk, and the exact
-//! Shenoy–Kumaresan conversion Bsk → q with the redundant modulus m_sk. All arithmetic is integer.
+//! Shenoy–Kumaresan conversion Bsk → q with the redundant modulus m_sk. All arithmetic is integer; the
+//! plain fast conversions are vsp-math's [`vsp_math::BaseConverter::fast_convert`], the one with the m̃
+//! factor and residue is [`FastConv`] here.
 
 use crate::arith::{ntt_primes, Modulus, NttTable};
 use crate::error::{Error, Result};
 use crate::exec::Exec;
 use crate::poly;
-use crate::rns::{big_mod, RnsBasis};
+use crate::rns::{big_mod, single, RnsBasis};
 use num_bigint::BigUint;
 use num_traits::One;
 
@@ -101,9 +103,9 @@ pub struct BehzTools {
     bsk: RnsBasis,
     b_len: usize,
     q_to_bsk_mtilde: FastConv,
-    q_to_bsk: FastConv,
-    b_to_q: FastConv,
-    b_to_msk: FastConv,
+    q_to_bsk: vsp_math::BaseConverter,
+    b_to_q: vsp_math::BaseConverter,
+    b_to_msk: vsp_math::BaseConverter,
     /// −q^{-1} mod m̃.
     neg_inv_q_mtilde: u64,
     /// q mod Bsk_j and m̃^{-1} mod Bsk_j.
@@ -138,9 +140,12 @@ impl BehzTools {
             .last()
             .ok_or_else(|| Error::Math("empty Bsk".into()))?;
         let q_to_bsk_mtilde = FastConv::new(q, 1 << M_TILDE_BITS, bsk.moduli(), true)?;
-        let q_to_bsk = FastConv::new(q, 1, bsk.moduli(), false)?;
-        let b_to_q = FastConv::new(&b, 1, q.moduli(), false)?;
-        let b_to_msk = FastConv::new(&b, 1, &[msk], false)?;
+        let fast = |from: &RnsBasis, to: &vsp_math::RnsBasis| {
+            vsp_math::BaseConverter::new(from.math(), to).map_err(|e| Error::Math(e.to_string()))
+        };
+        let q_to_bsk = fast(q, bsk.math())?;
+        let b_to_q = fast(&b, q.math())?;
+        let b_to_msk = fast(&b, &single(msk.value())?)?;
         let q_mod_mt = big_mod(q.product(), 1 << M_TILDE_BITS);
         // q is odd, so it is invertible modulo 2^32 (Newton iteration).
         let mut inv = 1u64;
@@ -221,7 +226,7 @@ impl BehzTools {
     }
 
     /// ⌊t·x/q⌉ over q ∪ Bsk (coefficient form) → result over q (steps 6–8: fast floor, SK).
-    fn floor_and_convert(&self, x: &mut [u64], k: usize, n: usize, t: u64) -> Vec<u64> {
+    fn floor_and_convert(&self, x: &mut [u64], k: usize, n: usize, t: u64) -> Result<Vec<u64>> {
         let l = self.bsk.len();
         for (i, m) in self.qb_mod.iter().enumerate() {
             let tm = m.reduce(t);
@@ -230,8 +235,11 @@ impl BehzTools {
                 .iter_mut()
                 .for_each(|v| *v = m.mul_shoup(*v, tm, ts));
         }
+        let math = |e: vsp_math::MathError| Error::Math(e.to_string());
         let mut conv = vec![0u64; l * n];
-        self.q_to_bsk.convert(&x[..k * n], &mut conv, None);
+        self.q_to_bsk
+            .fast_convert(&x[..k * n], &mut conv, n)
+            .map_err(math)?;
         let mut floor = vec![0u64; l * n];
         for (j, m) in self.bsk.moduli().iter().enumerate() {
             let (iq, iqs) = self.inv_q_bsk[j];
@@ -243,10 +251,12 @@ impl BehzTools {
         // Shenoy–Kumaresan: the m_sk residue reveals the overflow of the conversion from B.
         let mut out = vec![0u64; k * n];
         self.b_to_q
-            .convert(&floor[..self.b_len * n], &mut out, None);
+            .fast_convert(&floor[..self.b_len * n], &mut out, n)
+            .map_err(math)?;
         let mut in_msk = vec![0u64; n];
         self.b_to_msk
-            .convert(&floor[..self.b_len * n], &mut in_msk, None);
+            .fast_convert(&floor[..self.b_len * n], &mut in_msk, n)
+            .map_err(math)?;
         let msk = self.bsk.moduli()[self.b_len];
         let x_msk = &floor[self.b_len * n..];
         for c in 0..n {
@@ -262,7 +272,7 @@ impl BehzTools {
                 }
             }
         }
-        out
+        Ok(out)
     }
 
     /// The degree-2 product of two degree-1 ciphertexts (or the square when `b` is None).
@@ -273,7 +283,7 @@ impl BehzTools {
         a: [&[u64]; 2],
         b: Option<[&[u64]; 2]>,
         exec: &Exec,
-    ) -> [Vec<u64>; 3] {
+    ) -> Result<[Vec<u64>; 3]> {
         let n = q.degree();
         let k = q.len();
         let mut ext: Vec<Vec<u64>> = match b {
@@ -282,16 +292,21 @@ impl BehzTools {
         };
         exec.per_item(&mut ext, |_, c| *c = self.lift_ntt(c, k, n));
         let m = &self.qb_mod;
-        let mut prods = poly::tensor(m, &ext, n);
+        let mut prods: Vec<Result<Vec<u64>>> = poly::tensor(m, &ext, n, &Exec::sequential())
+            .into_iter()
+            .map(Ok)
+            .collect();
         exec.per_item(&mut prods, |_, e| {
-            poly::inverse(&self.qb_ntt, e, n, &Exec::sequential());
-            *e = self.floor_and_convert(e, k, n, t);
+            if let Ok(x) = e {
+                poly::inverse(&self.qb_ntt, x, n, &Exec::sequential());
+                *e = self.floor_and_convert(x, k, n, t);
+            }
         });
         let mut it = prods.into_iter();
-        let e0 = it.next().unwrap_or_default();
-        let e1 = it.next().unwrap_or_default();
-        let e2 = it.next().unwrap_or_default();
-        [e0, e1, e2]
+        match (it.next(), it.next(), it.next()) {
+            (Some(e0), Some(e1), Some(e2)) => Ok([e0?, e1?, e2?]),
+            _ => Err(Error::Math("tensor product lost a component".into())),
+        }
     }
 }
 

@@ -132,7 +132,9 @@ impl SecretKey {
         let x = self.phase(ct)?;
         let n = p.degree();
         let mut out = vec![0u64; n];
-        p.decrypt_rounder.scale_range(&x, &[], &mut out, 0, n, n);
+        p.decrypt_rounder
+            .scale_range(&x, &[], n, 0, n, &mut out, n)
+            .map_err(|e| Error::Math(e.to_string()))?;
         Ok(Plaintext {
             params_id: p.id(),
             coeffs: out,

@@ -188,10 +188,10 @@ impl Evaluator {
         let ia = [a.polys[0].as_slice(), a.polys[1].as_slice()];
         let ib = b.map(|b| [b.polys[0].as_slice(), b.polys[1].as_slice()]);
         let [e0, e1, e2] = match self.method {
-            MulMethod::Hps => p.hps.multiply(&p.q, ia, ib, &self.exec),
+            MulMethod::Hps => p.hps.multiply(&p.q, ia, ib, &self.exec)?,
             MulMethod::Behz => p
                 .behz
-                .multiply(&p.q, p.plaintext_modulus(), ia, ib, &self.exec),
+                .multiply(&p.q, p.plaintext_modulus(), ia, ib, &self.exec)?,
         };
         Ok(self.new_ct(vec![e0, e1, e2]))
     }
@@ -209,24 +209,31 @@ impl Evaluator {
     /// Size-3 → size-2 by key switching c2 from s² to s.
     pub fn relinearize(&self, a: &Ciphertext, rk: &RelinKey) -> Result<Ciphertext> {
         self.check(a)?;
+        self.relinearize_owned(a.polys.clone(), rk)
+    }
+
+    /// [`Self::relinearize`] on polynomials this evaluator owns (no copies).
+    fn relinearize_owned(&self, mut polys: Vec<Vec<u64>>, rk: &RelinKey) -> Result<Ciphertext> {
         if rk.0.params.id() != self.params.id() {
             return Err(Error::ParameterMismatch(
                 "relinearisation key from other parameters",
             ));
         }
-        match a.size() {
-            2 => return Ok(self.new_ct(a.polys.clone())),
+        match polys.len() {
+            2 => return Ok(self.new_ct(polys)),
             3 => {}
             s => return Err(Error::CiphertextSize(s)),
         }
         let n = self.params.degree();
         let m = self.params.q.moduli();
-        let (u0, u1) = rk.0.switch(&a.polys[2], &self.exec);
-        let mut c0 = a.polys[0].clone();
-        let mut c1 = a.polys[1].clone();
-        poly::add_assign(m, &mut c0, &u0, n);
-        poly::add_assign(m, &mut c1, &u1, n);
-        Ok(self.new_ct(vec![c0, c1]))
+        let c2 = polys.pop().unwrap_or_default();
+        let (u0, u1) = rk.0.switch(&c2, &self.exec);
+        poly::add_assign(m, &mut polys[0], &u0, n);
+        poly::add_assign(m, &mut polys[1], &u1, n);
+        poly::give(u0);
+        poly::give(u1);
+        poly::give(c2);
+        Ok(self.new_ct(polys))
     }
 
     /// a · b relinearized.
@@ -236,7 +243,8 @@ impl Evaluator {
         b: &Ciphertext,
         rk: &RelinKey,
     ) -> Result<Ciphertext> {
-        self.relinearize(&self.multiply(a, b)?, rk)
+        let c = self.multiply(a, b)?;
+        self.relinearize_owned(c.polys, rk)
     }
 
     /// Applies σ_g: x ↦ x^g and switches back to s.
@@ -255,6 +263,8 @@ impl Evaluator {
         let c1 = poly::automorphism(m, &a.polys[1], n, g);
         let (u0, u1) = key.switch(&c1, &self.exec);
         poly::add_assign(m, &mut c0, &u0, n);
+        poly::give(u0);
+        poly::give(c1);
         Ok(self.new_ct(vec![c0, u1]))
     }
 

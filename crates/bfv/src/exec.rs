@@ -64,17 +64,24 @@ impl Exec {
     }
 
     /// Fills the limb-major `out` (`limbs` limbs of n) by f(start, end, block, stride), where f writes
-    /// coefficient c of limb j to block[j·stride + c − start].
-    pub fn per_coeff_range<F>(&self, n: usize, limbs: usize, out: &mut [u64], f: F)
+    /// coefficient c of limb j to block[j·stride + c − start]; the first error of any range is
+    /// returned.
+    pub fn try_per_coeff_range<F>(
+        &self,
+        n: usize,
+        limbs: usize,
+        out: &mut [u64],
+        f: F,
+    ) -> Result<()>
     where
-        F: Fn(usize, usize, &mut [u64], usize) + Sync + Send,
+        F: Fn(usize, usize, &mut [u64], usize) -> Result<()> + Sync + Send,
     {
         match &self.pool {
             None => f(0, n, out, n),
             Some(p) => {
-                let chunks = (self.threads * 2).min(n).max(1);
+                let chunks = self.threads.min(n).max(1);
                 let len = n.div_ceil(chunks);
-                let blocks: Vec<(usize, Vec<u64>)> = p.install(|| {
+                let blocks: Vec<Result<(usize, Vec<u64>)>> = p.install(|| {
                     (0..chunks)
                         .into_par_iter()
                         .filter_map(|b| {
@@ -84,18 +91,19 @@ impl Exec {
                                 return None;
                             }
                             let mut blk = vec![0u64; limbs * (end - start)];
-                            f(start, end, &mut blk, end - start);
-                            Some((start, blk))
+                            Some(f(start, end, &mut blk, end - start).map(|()| (start, blk)))
                         })
                         .collect()
                 });
-                for (start, blk) in blocks {
-                    let w = blk.len() / limbs;
+                for b in blocks {
+                    let (start, blk) = b?;
+                    let w = blk.len() / limbs.max(1);
                     for j in 0..limbs {
                         out[j * n + start..j * n + start + w]
                             .copy_from_slice(&blk[j * w..(j + 1) * w]);
                     }
                 }
+                Ok(())
             }
         }
     }

@@ -159,14 +159,18 @@ impl KeySwitchingKey {
         let p = &self.params;
         let n = p.degree();
         let k = p.q.len();
-        let mut limbs: Vec<(Vec<u64>, Vec<u64>)> = vec![(Vec::new(), Vec::new()); k];
-        exec.per_item(&mut limbs, |j, out| {
+        let mut u0 = poly::take(k * n);
+        let mut u1 = poly::take(k * n);
+        let mut limbs: Vec<(&mut [u64], &mut [u64])> =
+            u0.chunks_mut(n).zip(u1.chunks_mut(n)).collect();
+        exec.per_item(&mut limbs, |j, (o0, o1)| {
             let m = &p.q.moduli()[j];
             let table = &p.q.ntt()[j];
             let mut acc0 = vec![0u128; n];
             let mut acc1 = vec![0u128; n];
-            let mut digit = vec![0u64; n];
+            let mut digit = poly::take(n);
             for (i, (b, a)) in self.keys.iter().enumerate() {
+                // Digit i = [c]_{q_i} read modulo q_j, in the NTT domain of q_j.
                 for (d, &x) in digit.iter_mut().zip(&c[i * n..(i + 1) * n]) {
                     *d = m.reduce(x);
                 }
@@ -182,18 +186,17 @@ impl KeySwitchingKey {
                     acc1.iter_mut().for_each(|v| *v = m.reduce_u128(*v) as u128);
                 }
             }
-            let mut u0: Vec<u64> = acc0.iter().map(|&v| m.reduce_u128(v)).collect();
-            let mut u1: Vec<u64> = acc1.iter().map(|&v| m.reduce_u128(v)).collect();
-            table.inverse(&mut u0);
-            table.inverse(&mut u1);
-            *out = (u0, u1);
+            poly::give(digit);
+            for (o, &v) in o0.iter_mut().zip(&acc0) {
+                *o = m.reduce_u128(v);
+            }
+            for (o, &v) in o1.iter_mut().zip(&acc1) {
+                *o = m.reduce_u128(v);
+            }
+            table.inverse(o0);
+            table.inverse(o1);
         });
-        let mut u0 = Vec::with_capacity(k * n);
-        let mut u1 = Vec::with_capacity(k * n);
-        for (a, b) in limbs {
-            u0.extend(a);
-            u1.extend(b);
-        }
+        drop(limbs);
         (u0, u1)
     }
 }

@@ -12,7 +12,7 @@ use crate::behz::BehzTools;
 use crate::encoding::BatchTables;
 use crate::error::{Error, Result};
 use crate::hps::HpsTools;
-use crate::rns::{big_mod, RnsBasis, ScaleRounder};
+use crate::rns::{big_mod, scale_round, single, RnsBasis};
 use crate::sampling::ErrorDistribution;
 use num_bigint::BigUint;
 use sha3::{Digest, Sha3_256};
@@ -74,7 +74,7 @@ pub struct BfvParameters {
     pub(crate) t: Modulus,
     /// ⌊Q/t⌋ mod q_i with Shoup constants.
     pub(crate) delta: Vec<(u64, u64)>,
-    pub(crate) decrypt_rounder: ScaleRounder,
+    pub(crate) decrypt_rounder: vsp_math::ScaleRound,
     pub(crate) hps: HpsTools,
     pub(crate) behz: BehzTools,
     pub(crate) batch: Option<BatchTables>,
@@ -209,7 +209,7 @@ impl BfvParametersBuilder {
                 (d, m.shoup(d))
             })
             .collect();
-        let decrypt_rounder = ScaleRounder::new(&q, &[tm], t, false)?;
+        let decrypt_rounder = scale_round(&q, &single(t)?, t, false)?;
         let hps = HpsTools::new(&q, t)?;
         let behz = BehzTools::new(&q, t)?;
         let batch = BatchTables::new(n, t).ok();

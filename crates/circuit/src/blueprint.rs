@@ -251,10 +251,8 @@ impl Blueprint {
                 )));
             }
             let text = resolve(&f.path)?;
-            let n = crate::yosys::parse_yosys_json(&text).map_err(|e| match e {
-                CircuitError::Yosys(m) => CircuitError::Yosys(format!("{}: {m}", f.path)),
-                other => other,
-            })?;
+            let n =
+                crate::yosys::parse_yosys_json(&text).map_err(|e| e.in_netlist_file(&f.path))?;
             netlists.push((f.name, n));
         }
         let mut memories = Vec::new();

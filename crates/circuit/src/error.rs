@@ -15,8 +15,13 @@ pub enum CircuitError {
     #[error("Yosys JSON: {0}")]
     Yosys(String),
     /// A Yosys cell type outside the accepted gate set.
-    #[error("Yosys JSON: cell {cell:?} has unsupported type {ty}; {hint}")]
+    #[error(
+        "Yosys JSON: {}cell {cell:?} has unsupported type {ty}; {hint}",
+        file.as_ref().map(|f| format!("{f}: ")).unwrap_or_default()
+    )]
     UnsupportedCell {
+        /// The netlist file, when it was read from one.
+        file: Option<String>,
         cell: String,
         ty: String,
         hint: String,
@@ -57,6 +62,25 @@ pub enum CircuitError {
 }
 
 impl CircuitError {
+    /// A Yosys import error of the netlist file `file`, naming it.
+    pub(crate) fn in_netlist_file(self, file: &str) -> Self {
+        match self {
+            CircuitError::Yosys(m) => CircuitError::Yosys(format!("{file}: {m}")),
+            CircuitError::UnsupportedCell {
+                file: None,
+                cell,
+                ty,
+                hint,
+            } => CircuitError::UnsupportedCell {
+                file: Some(file.to_string()),
+                cell,
+                ty,
+                hint,
+            },
+            other => other,
+        }
+    }
+
     pub(crate) fn in_file(path: &std::path::Path, source: CircuitError) -> Self {
         CircuitError::InFile {
             path: path.display().to_string(),

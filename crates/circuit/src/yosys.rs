@@ -42,10 +42,7 @@ pub fn parse_yosys_json(text: &str) -> Result<Netlist, CircuitError> {
 /// Reads and parses a Yosys JSON file.
 pub fn read_yosys_json(path: &std::path::Path) -> Result<Netlist, CircuitError> {
     let text = std::fs::read_to_string(path).map_err(|e| CircuitError::io(path, e))?;
-    parse_yosys_json(&text).map_err(|e| match e {
-        CircuitError::Yosys(m) => CircuitError::Yosys(format!("{}: {m}", path.display())),
-        other => other,
-    })
+    parse_yosys_json(&text).map_err(|e| e.in_netlist_file(&path.display().to_string()))
 }
 
 fn is_top(m: &Value) -> bool {
@@ -101,11 +98,11 @@ fn hint_for(ty: &str) -> String {
     } else if ty.starts_with("$_DLATCH") || ty.starts_with("$_SR") {
         "latches are not supported; describe the state with clocked flip-flops".into()
     } else if ty.starts_with("$mem") {
-        format!("map memories to flip-flops with `memory -nomap; memory_map`, then `{legal}`, or use a blueprint builtin rom/ram")
+        format!("a memory: map it to flip-flops and MUXes with `memory_map` before `techmap` and `{legal}` (hw/synth/flow.ys does; docs/yosys.md), or use a blueprint builtin rom/ram")
     } else if ty.starts_with("$_") {
         format!("map to the supported gate set with `{legal}`")
     } else if ty.starts_with('$') {
-        format!("word-level cell: run `synth -flatten` then `{legal}`")
+        format!("a word-level cell left unmapped: run `memory_map`, then `techmap`, then `{legal}` (hw/synth/flow.ys does all three; docs/yosys.md)")
     } else {
         "a user module instance: flatten the design (`flatten` or `synth -flatten`)".into()
     }
@@ -270,6 +267,7 @@ fn import_module(modname: &str, m: &Value) -> Result<Netlist, CircuitError> {
             "$_DFF_P_" => "Q",
             _ => {
                 return Err(CircuitError::UnsupportedCell {
+                    file: None,
                     cell: cname.clone(),
                     ty: ty.to_string(),
                     hint: hint_for(ty),
@@ -416,6 +414,24 @@ mod tests {
         let t = COUNTER.replace("$_DFF_P_", "$_SDFF_PP0_");
         let e = parse_yosys_json(&t).unwrap_err().to_string();
         assert!(e.contains("dfflegalize"), "{e}");
+    }
+
+    #[test]
+    fn word_level_cells_and_memories_point_at_the_flow_and_name_the_file() {
+        for (ty, what) in [("$mux", "word-level cell"), ("$mem_v2", "a memory")] {
+            let t = COUNTER.replace("$_NOT_", ty);
+            let e = parse_yosys_json(&t)
+                .unwrap_err()
+                .in_netlist_file("design.json")
+                .to_string();
+            assert!(
+                e.starts_with("Yosys JSON: design.json: cell")
+                    && e.contains(what)
+                    && e.contains("memory_map")
+                    && e.contains("hw/synth/flow.ys"),
+                "{e}"
+            );
+        }
     }
 
     #[test]

@@ -29,7 +29,8 @@ pub mod ntt;
 pub mod prime;
 /// OS-seeded ChaCha20 CSPRNG and domain-separated ChaCha20 / SHAKE256 seed streams.
 pub mod prng;
-/// RNS bases, CRT reconstruction, fast/HPS/Shenoy–Kumaresan base conversion, RNS polynomials.
+/// RNS bases, CRT reconstruction, fast/HPS/Shenoy–Kumaresan base conversion, HPS scale-and-round,
+/// RNS polynomials.
 pub mod rns;
 /// Uniform, binary, ternary, centered-binomial and discrete-Gaussian samplers.
 pub mod sampler;
@@ -42,5 +43,7 @@ pub use prime::{
     generate_ntt_primes, is_prime, minimal_primitive_root, previous_ntt_prime, primitive_root,
 };
 pub use prng::{ChaCha20, Seed, SeededStream, StreamKind, SEED_BYTES};
-pub use rns::{BaseConverter, Representation, RnsBasis, RnsContext, RnsPoly, ShenoyKumaresan};
+pub use rns::{
+    BaseConverter, Representation, RnsBasis, RnsContext, RnsPoly, ScaleRound, ShenoyKumaresan,
+};
 pub use sampler::{CdtSampler, ZigguratSampler};

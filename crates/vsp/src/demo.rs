@@ -8,10 +8,10 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use crate::container::{Envelope, Kind};
-use crate::encrypted::{self, Run};
-use crate::keys::{self, ClientKey, ServerKeys};
-use crate::program;
+use vsp_platform::keys::{self, ClientKey, ServerKeys};
+use vsp_platform::program::{self, PlainRequest};
+use vsp_platform::{Envelope, Kind, Machine, Memory, Request, Snapshots};
+
 use crate::progress::{fmt_bytes, fmt_secs, Bar};
 
 pub struct DemoOptions {
@@ -31,7 +31,7 @@ pub fn run(o: &DemoOptions) -> Result<()> {
             o.program
         )
     };
-    let image = vsp_cahp::assemble(prog.source, prog.name).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let image = vsp_cahp::assemble(prog.source, prog.name)?;
     let args: Vec<String> = prog.args.iter().map(|s| s.to_string()).collect();
     let total = Instant::now();
     println!(
@@ -41,7 +41,14 @@ pub fn run(o: &DemoOptions) -> Result<()> {
     );
 
     // The plain oracle: how many cycles the program needs and what it computes.
-    let emu = program::emulate(&image, &args, core, program::DEFAULT_MAX_CYCLES)?;
+    let plain = PlainRequest::new(&image, &args, Memory::Cmux)?;
+    let emu = vsp_platform::emulate(
+        &image,
+        &args,
+        core,
+        Memory::Cmux,
+        program::DEFAULT_MAX_CYCLES,
+    )?;
     if !emu.finished || emu.result != prog.expected {
         bail!(
             "plain run of {} gave {} (finished: {}), expected {}",
@@ -93,7 +100,10 @@ pub fn run(o: &DemoOptions) -> Result<()> {
         fmt_secs(keygen)
     );
     let t = Instant::now();
-    let req_size = encrypted::encrypt_request(&client, &image, &args)?.write(&req_path)?;
+    let req_size = plain
+        .encrypt(&client)?
+        .to_envelope(client.sk.params())
+        .write(&req_path)?;
     println!(
         "[alice] encrypted request: {} in {}",
         fmt_bytes(req_size),
@@ -107,27 +117,35 @@ pub fn run(o: &DemoOptions) -> Result<()> {
         "[bob]   evaluation key loaded in {}",
         fmt_secs(t.elapsed().as_secs_f64())
     );
-    let request = Envelope::read(&req_path, Kind::Request)?;
-    let mut run = Run::start(&server, &request, core, o.threads)?;
+    let request = Request::from_envelope(
+        &Envelope::read(&req_path, Kind::Request)?,
+        server.ek.params(),
+    )?;
+    let mut machine = Machine::start(&server, &request, core, o.threads)?;
+    drop(request);
     let t = Instant::now();
     let bar = Bar::cycles(o.quiet, cycles);
-    run.advance(cycles, Some(1), Some(&snap_path), &bar)?;
+    let snapshots = Snapshots {
+        path: snap_path,
+        every: 1,
+    };
+    machine.run(cycles, Some(&snapshots), &mut |p| bar.cycle(p))?;
     bar.finish();
     let run_secs = t.elapsed().as_secs_f64();
-    run.result()?.write(&res_path)?;
+    machine.result()?.write(&res_path)?;
     println!(
         "[bob]   ran {cycles} encrypted cycles with {} threads in {} ({:.2} s/cycle)",
-        run.engine.threads(),
+        machine.engine().threads(),
         fmt_secs(run_secs),
         run_secs / cycles as f64
     );
-    drop(run);
+    drop(machine);
     drop(server);
 
     // Alice: decrypt and compare with the plain run at the same cycle.
     let client = ClientKey::load(&sk_path)?;
-    let d = encrypted::decrypt_result(&client, &Envelope::read(&res_path, Kind::Result)?)?;
-    let (finished, regs, ram) = program::plain_state_after(&image, &args, core, cycles)?;
+    let d = vsp_platform::decrypt_result(&client, &Envelope::read(&res_path, Kind::Result)?)?;
+    let (finished, regs, ram) = vsp_platform::plain_state_after(&plain, core, cycles)?;
     println!(
         "[alice] decrypted: finished = {}, a0 = {}",
         if d.finished { "yes" } else { "no" },

@@ -2,20 +2,10 @@
 //!
 //! Alice (the client) holds the secret key: `genkey`, `genbkey`, `asm`/`cc`, `enc`, `dec`, `emu`.
 //! Bob (the server) holds only the evaluation key: `run`, `resume`. `demo` does all of it on one
-//! machine. Every file is a checked, versioned envelope ([`container`]).
+//! machine. The logic is vsp-platform's; this is argument parsing and printing.
 
 mod circuit_cmd;
-mod container;
 mod demo;
-mod encrypted;
-mod files;
-mod keys;
-#[cfg(test)]
-#[path = "../../circuit/tests/mutate/mod.rs"]
-mod mutate;
-#[cfg(test)]
-mod mutation_tests;
-mod program;
 mod progress;
 
 use std::path::{Path, PathBuf};
@@ -25,9 +15,11 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
-use crate::container::{Envelope, Kind};
-use crate::files::{check_output, write_atomic, Access};
-use crate::keys::{ClientKey, ServerKeys};
+use vsp_platform::files::{check_output, write_atomic, Access};
+use vsp_platform::keys::{self, ClientKey, ServerKeys};
+use vsp_platform::program::{self, PlainRequest};
+use vsp_platform::{Envelope, Kind, Machine, Request, Snapshots};
+
 use crate::progress::{fmt_bytes, fmt_secs, Bar};
 
 #[derive(Parser)]
@@ -74,6 +66,10 @@ enum Command {
         args: Vec<String>,
         #[arg(short, long)]
         output: PathBuf,
+        /// cmux (CMUX ROM/RAM: cheap per cycle) or mux (Iyokan's MUX memory: ROM/RAM as flip-flops
+        /// and MUX trees, for the paper's CMUX-vs-MUX comparison). The request records it.
+        #[arg(long, default_value = "cmux")]
+        memory: String,
     },
     /// Run an encrypted request for a number of cycles (Bob: needs only the evaluation key).
     Run {
@@ -93,13 +89,13 @@ enum Command {
         /// Worker threads (default: all cores).
         #[arg(short, long, value_parser = parse_threads)]
         threads: Option<usize>,
-        /// Write the machine state here (after the run, and every --snapshot-every cycles).
+        /// Memory the request was encrypted for (cmux or mux); checked against the request.
         #[arg(long)]
-        snapshot: Option<PathBuf>,
-        #[arg(long, default_value_t = 1)]
-        snapshot_every: u64,
+        memory: Option<String>,
+        #[command(flatten)]
+        snapshots: SnapshotArgs,
     },
-    /// Continue a run from its snapshot.
+    /// Continue a run from its snapshot (writing a new snapshot, by default OUTPUT.snapshot).
     Resume {
         snapshot: PathBuf,
         #[arg(short, long)]
@@ -110,8 +106,8 @@ enum Command {
         output: PathBuf,
         #[arg(short, long, value_parser = parse_threads)]
         threads: Option<usize>,
-        #[arg(long, default_value_t = 1)]
-        snapshot_every: u64,
+        #[command(flatten)]
+        snapshots: SnapshotArgs,
     },
     /// Decrypt a result (Alice): finish flag, x0–x15, the return value, optionally the RAM.
     Dec {
@@ -196,6 +192,9 @@ enum Command {
         /// (5-stage pipeline: shorter critical path per cycle, pays off with many cores).
         #[arg(long, default_value = "pearl")]
         core: String,
+        /// cmux or mux: the memory the gate-level run uses (both compute the same).
+        #[arg(long, default_value = "cmux")]
+        memory: String,
         /// Print every retired instruction (ISA simulator trace with disassembly).
         #[arg(long)]
         trace: bool,
@@ -245,6 +244,11 @@ fn run(cli: Cli) -> Result<()> {
         } => {
             check_output(&output, &[])?;
             let p = keys::params_by_name(&params, insecure)?;
+            if keys::is_insecure(&params) {
+                eprintln!(
+                    "WARNING: parameter set {params:?} is below 128-bit security; never use it for real data"
+                );
+            }
             let key = keys::generate_secret(&params, &p)?;
             let size = key.save(&output)?;
             if !quiet {
@@ -258,7 +262,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Genbkey { key, output } => {
             check_output(&output, &[("secret key", &key)])?;
-            let key = ClientKey::load(&key)?;
+            let key = load_client_key(&key)?;
             let t = Instant::now();
             let bar = Bar::spinner(
                 quiet,
@@ -280,16 +284,23 @@ fn run(cli: Cli) -> Result<()> {
             program,
             args,
             output,
+            memory,
         } => {
             check_output(&output, &[("secret key", &key), ("program", &program)])?;
-            let key = ClientKey::load(&key)?;
+            let memory = program::parse_memory(&memory)?;
+            let key = load_client_key(&key)?;
             let image = program::load_program(&program, false)?;
             let bar = Bar::spinner(quiet, "encrypting ROM and RAM");
-            let env = encrypted::encrypt_request(&key, &image, &args)?;
-            let size = env.write(&output)?;
+            let request = PlainRequest::new(&image, &args, memory)?.encrypt(&key)?;
+            let size = request.to_envelope(key.sk.params()).write(&output)?;
             bar.finish();
             if !quiet {
-                eprintln!("wrote request {} ({})", output.display(), fmt_bytes(size));
+                eprintln!(
+                    "wrote request {} ({}, {} memory)",
+                    output.display(),
+                    fmt_bytes(size),
+                    program::memory_name(memory)
+                );
             }
         }
         Command::Run {
@@ -299,27 +310,32 @@ fn run(cli: Cli) -> Result<()> {
             cycles,
             core,
             threads,
-            snapshot,
-            snapshot_every,
+            memory,
+            snapshots,
         } => {
-            let mut inputs = vec![("evaluation key", eval_key.as_path()), ("request", &input)];
-            if let Some(s) = &snapshot {
-                check_output(s, &inputs)?;
-                inputs.push(("snapshot", s));
-            }
-            check_output(&output, &inputs)?;
+            let inputs = [("evaluation key", eval_key.as_path()), ("request", &input)];
+            let snapshots = snapshots.resolve(&output, &inputs)?;
             let core = program::parse_core(&core)?;
-            let request = Envelope::read(&input, Kind::Request)?;
+            let memory = memory.as_deref().map(program::parse_memory).transpose()?;
+            let envelope = Envelope::read(&input, Kind::Request)?;
+            let has =
+                vsp_platform::packets::request_memory(&envelope).map_err(|e| e.in_file(&input))?;
+            if let Some(m) = memory.filter(|&m| m != has) {
+                anyhow::bail!(
+                    "{} was encrypted for {} memory, not {} (encrypt it again with `vsp enc --memory {}`)",
+                    input.display(),
+                    program::memory_name(has),
+                    program::memory_name(m),
+                    program::memory_name(m)
+                );
+            }
             let keys = load_server_keys(&eval_key, quiet)?;
-            let mut run = encrypted::Run::start(&keys, &request, core, threads)?;
-            advance(
-                &mut run,
-                cycles,
-                snapshot_every,
-                snapshot.as_deref(),
-                &output,
-                quiet,
-            )?;
+            let request = Request::from_envelope(&envelope, keys.ek.params())
+                .map_err(|e| e.in_file(&input))?;
+            drop(envelope);
+            let mut machine = Machine::start(&keys, &request, core, threads)?;
+            drop(request);
+            advance(&mut machine, cycles, snapshots.as_ref(), &output, quiet)?;
         }
         Command::Resume {
             snapshot,
@@ -327,25 +343,24 @@ fn run(cli: Cli) -> Result<()> {
             eval_key,
             output,
             threads,
-            snapshot_every,
+            snapshots,
         } => {
-            check_output(
-                &output,
-                &[("snapshot", &snapshot), ("evaluation key", &eval_key)],
-            )?;
+            let inputs = [
+                ("snapshot", snapshot.as_path()),
+                ("evaluation key", &eval_key),
+            ];
+            let snapshots = snapshots.resolve(&output, &inputs)?;
             let keys = load_server_keys(&eval_key, quiet)?;
-            let mut run = encrypted::Run::resume(&keys, &snapshot, threads)?;
+            let mut machine = Machine::resume(&keys, &snapshot, threads)?;
             if !quiet {
-                eprintln!("resuming {} at cycle {}", run.core, run.engine.cycle());
+                eprintln!(
+                    "resuming {} ({} memory) at cycle {}",
+                    machine.core(),
+                    program::memory_name(machine.memory()),
+                    machine.cycle()
+                );
             }
-            advance(
-                &mut run,
-                cycles,
-                snapshot_every,
-                Some(&snapshot),
-                &output,
-                quiet,
-            )?;
+            advance(&mut machine, cycles, snapshots.as_ref(), &output, quiet)?;
         }
         Command::Dec {
             key,
@@ -353,9 +368,9 @@ fn run(cli: Cli) -> Result<()> {
             ram,
             json,
         } => {
-            let key = ClientKey::load(&key)?;
+            let key = load_client_key(&key)?;
             let env = Envelope::read(&input, Kind::Result)?;
-            let d = encrypted::decrypt_result(&key, &env)?;
+            let d = vsp_platform::decrypt_result(&key, &env)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&d)?);
             } else {
@@ -409,8 +424,7 @@ fn run(cli: Cli) -> Result<()> {
                 runtime,
                 ..Default::default()
             };
-            let image =
-                vsp_cahp::assemble_sources(&srcs, &opts).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let image = vsp_cahp::assemble_sources(&srcs, &opts)?;
             write_image(&image, &output)?;
             if listing {
                 print!("{}", vsp_cahp::listing(&image));
@@ -472,21 +486,24 @@ fn run(cli: Cli) -> Result<()> {
             program,
             args,
             core,
+            memory,
             trace,
             json,
             max_cycles,
         } => {
-            let _ = quiet;
             let core = program::parse_core(&core)?;
+            let memory = program::parse_memory(&memory)?;
             let image = program::load_program(&program, false)?;
             if trace {
-                program::print_trace(&image, &args, max_cycles)?;
+                for line in program::trace_lines(&image, &args, max_cycles)? {
+                    println!("{line}");
+                }
             }
-            let r = program::emulate(&image, &args, core, max_cycles)?;
+            let r = vsp_platform::emulate(&image, &args, core, memory, max_cycles)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&r)?);
             } else {
-                println!("core:       {}", r.core);
+                println!("core:       {} ({} memory)", r.core, r.memory);
                 println!("finished:   {}", if r.finished { "yes" } else { "no" });
                 println!(
                     "cycles:     {}   (pass --cycles {} to `vsp run`)",
@@ -514,11 +531,19 @@ fn run(cli: Cli) -> Result<()> {
 
 /// Writes a program image with the one atomic writer.
 fn write_image(image: &vsp_cahp::Image, path: &std::path::Path) -> Result<()> {
-    let bytes = image.to_bytes().map_err(|e| anyhow::anyhow!("{e}"))?;
-    write_atomic(path, &bytes, Access::Public)
+    let bytes = image.to_bytes()?;
+    Ok(write_atomic(path, &bytes, Access::Public)?)
 }
 
-fn load_server_keys(path: &std::path::Path, quiet: bool) -> Result<Arc<ServerKeys>> {
+/// Loads a secret key, warning when its file is readable by others.
+pub(crate) fn load_client_key(path: &Path) -> Result<ClientKey> {
+    if let Some(w) = vsp_platform::files::exposure_warning(path) {
+        eprintln!("{w}");
+    }
+    Ok(ClientKey::load(path)?)
+}
+
+pub(crate) fn load_server_keys(path: &Path, quiet: bool) -> Result<Arc<ServerKeys>> {
     let t = Instant::now();
     let bar = Bar::spinner(
         quiet,
@@ -535,29 +560,75 @@ fn load_server_keys(path: &std::path::Path, quiet: bool) -> Result<Arc<ServerKey
     Ok(Arc::new(keys))
 }
 
+/// Where `run` and `resume` write snapshots.
+#[derive(clap::Args)]
+pub(crate) struct SnapshotArgs {
+    /// Write the machine state here after the run and every --snapshot-every cycles (default:
+    /// OUTPUT.snapshot; `vsp resume` continues from it).
+    #[arg(long)]
+    snapshot: Option<PathBuf>,
+    #[arg(long, default_value_t = 1)]
+    snapshot_every: u64,
+    /// Write no snapshot.
+    #[arg(long, conflicts_with = "snapshot")]
+    no_snapshot: bool,
+}
+
+impl SnapshotArgs {
+    /// The snapshot plan, its path checked against the command's inputs and `output` (a resumed run
+    /// writes a new snapshot: never the one it resumes from).
+    pub(crate) fn resolve(
+        &self,
+        output: &Path,
+        inputs: &[(&str, &Path)],
+    ) -> Result<Option<Snapshots>> {
+        let snapshot = match (&self.snapshot, self.no_snapshot) {
+            (_, true) => None,
+            (Some(p), false) => Some(p.clone()),
+            (None, false) => {
+                let mut name = output.as_os_str().to_owned();
+                name.push(".snapshot");
+                Some(PathBuf::from(name))
+            }
+        };
+        let mut read = inputs.to_vec();
+        if let Some(s) = &snapshot {
+            check_output(s, &read)?;
+            read.push(("snapshot", s));
+        }
+        check_output(output, &read)?;
+        Ok(snapshot.map(|path| Snapshots {
+            path,
+            every: self.snapshot_every,
+        }))
+    }
+}
+
 fn advance(
-    run: &mut encrypted::Run,
+    machine: &mut Machine<vsp_circuit::TfheBackend>,
     cycles: u64,
-    every: u64,
-    snapshot: Option<&std::path::Path>,
-    output: &std::path::Path,
+    snapshots: Option<&Snapshots>,
+    output: &Path,
     quiet: bool,
 ) -> Result<()> {
     let t = Instant::now();
     let bar = Bar::cycles(quiet, cycles);
-    run.advance(cycles, Some(every), snapshot, &bar)?;
+    machine.run(cycles, snapshots, &mut |p| bar.cycle(p))?;
     bar.finish();
-    let size = run.result()?.write(output)?;
+    let size = machine.result()?.write(output)?;
     if !quiet {
         let secs = t.elapsed().as_secs_f64();
         eprintln!(
-            "ran {cycles} cycles on {} with {} threads in {} ({:.2} s/cycle); wrote result {} ({})",
-            run.core,
-            run.engine.threads(),
+            "ran {cycles} cycles on {} with {} threads in {} ({:.2} s/cycle); wrote result {} ({}){}",
+            machine.core(),
+            machine.engine().threads(),
             fmt_secs(secs),
             secs / cycles.max(1) as f64,
             output.display(),
-            fmt_bytes(size)
+            fmt_bytes(size),
+            snapshots
+                .map(|s| format!(", snapshot {}", s.path.display()))
+                .unwrap_or_default()
         );
     }
     Ok(())

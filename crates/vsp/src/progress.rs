@@ -1,21 +1,26 @@
 //! Progress reporting for long steps: key generation, encryption and each encrypted cycle.
-//! `--quiet` (or a non-terminal stderr) turns the bars off; the final lines are still printed.
+//! `--quiet` turns it off. On a terminal these are bars; when stderr is not a terminal (a logged
+//! run) the spinners are silent and a cycle run prints one line per finished cycle with its time
+//! and the ETA, so a log is not silent for minutes.
 
+use std::io::IsTerminal;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use vsp_circuit::Progress;
+use vsp_platform::RunProgress;
 
-/// A progress bar, or nothing when quiet.
+/// A progress bar, per-cycle lines, or nothing when quiet.
 pub struct Bar {
     bar: Option<ProgressBar>,
+    /// Print a line per finished cycle (stderr is not a terminal).
+    lines: bool,
 }
 
 impl Bar {
     /// A spinner with a message, for a step of unknown length.
     pub fn spinner(quiet: bool, msg: &str) -> Bar {
         if quiet {
-            return Bar { bar: None };
+            return Bar::none();
         }
         let bar = ProgressBar::new_spinner();
         bar.set_draw_target(ProgressDrawTarget::stderr());
@@ -25,13 +30,29 @@ impl Bar {
         );
         bar.set_message(msg.to_string());
         bar.enable_steady_tick(Duration::from_millis(120));
-        Bar { bar: Some(bar) }
+        Bar {
+            bar: Some(bar),
+            lines: false,
+        }
+    }
+
+    fn none() -> Bar {
+        Bar {
+            bar: None,
+            lines: false,
+        }
     }
 
     /// A bar over the cycles of an encrypted run.
     pub fn cycles(quiet: bool, total: u64) -> Bar {
         if quiet {
-            return Bar { bar: None };
+            return Bar::none();
+        }
+        if !std::io::stderr().is_terminal() {
+            return Bar {
+                bar: None,
+                lines: true,
+            };
         }
         let bar = ProgressBar::new(total);
         bar.set_draw_target(ProgressDrawTarget::stderr());
@@ -41,21 +62,34 @@ impl Bar {
                 .progress_chars("=> "),
         );
         bar.enable_steady_tick(Duration::from_millis(250));
-        Bar { bar: Some(bar) }
+        Bar {
+            bar: Some(bar),
+            lines: false,
+        }
     }
 
-    /// Updates the cycle bar from the engine's progress report.
-    pub fn cycle(&self, done: u64, total: u64, p: &Progress, elapsed: f64) {
+    /// Updates the cycle bar (or prints the line of a finished cycle) from a run's progress.
+    pub fn cycle(&self, p: &RunProgress<'_>) {
+        let per_cycle = p.seconds_per_cycle();
+        let eta = p.eta();
+        if self.lines {
+            if p.engine.cycle_finished {
+                eprintln!(
+                    "cycle {}/{} done in {:.1} s ({:.1} s/cycle, ETA {})",
+                    p.done,
+                    p.total,
+                    p.engine.cycle_seconds,
+                    per_cycle.unwrap_or(p.engine.cycle_seconds),
+                    fmt_secs(eta.unwrap_or(0.0))
+                );
+            }
+            return;
+        }
         let Some(bar) = &self.bar else { return };
-        bar.set_position(done);
-        let per_cycle = if done > 0 {
-            Some(elapsed / done as f64)
-        } else {
-            p.mean_cycle_seconds
-        };
-        let eta = per_cycle.map(|s| s * total.saturating_sub(done) as f64);
-        let gates = if p.tasks_total > 0 {
-            format!("gates {}/{}", p.tasks_done, p.tasks_total)
+        bar.set_position(p.done);
+        let e = p.engine;
+        let gates = if e.tasks_total > 0 {
+            format!("gates {}/{}", e.tasks_done, e.tasks_total)
         } else {
             String::new()
         };

@@ -226,6 +226,63 @@ fn circuit_run_and_stats_on_a_user_blueprint() {
     assert!(err.contains("malformed inputs"), "{err}");
 }
 
+/// A bare Yosys JSON netlist runs without a blueprint (its ports are the external ports), and
+/// `--trace` / `--vcd` write every cycle's outputs.
+#[test]
+fn circuit_run_takes_a_bare_netlist_and_writes_traces() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let net = Path::new(env!("CARGO_MANIFEST_DIR")).join("../circuit/testdata/counter.json");
+    let net = net.to_str().unwrap();
+    let stats = ok(&["circuit", "stats", "--json", "--netlist", net], d);
+    let s: serde_json::Value = serde_json::from_str(&stats).unwrap();
+    assert_eq!(s["dff"], 8, "{s}");
+    std::fs::write(d.join("in.json"), r#"{"inputs": {"en": 1}}"#).unwrap();
+    let out = ok(
+        &[
+            "circuit",
+            "run",
+            "--netlist",
+            net,
+            "--inputs",
+            "in.json",
+            "--cycles",
+            "5",
+            "--reset",
+            "--trace",
+            "t.jsonl",
+            "--vcd",
+            "t.vcd",
+        ],
+        d,
+    );
+    let out: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(out["outputs"]["count"], 4, "{out}");
+    let trace = std::fs::read_to_string(d.join("t.jsonl")).unwrap();
+    let lines: Vec<serde_json::Value> = trace
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 5);
+    for (k, l) in lines.iter().enumerate() {
+        assert_eq!(l["cycle"], k as u64, "{l}");
+        assert_eq!(l["outputs"]["count"], k as u64, "{l}");
+    }
+    let vcd = std::fs::read_to_string(d.join("t.vcd")).unwrap();
+    assert!(vcd.contains("$var wire 8 ! count $end"), "{vcd}");
+    assert!(
+        vcd.contains("$enddefinitions $end\n#0\nb00000000 !\n#1\nb00000001 !\n"),
+        "{vcd}"
+    );
+    assert!(vcd.ends_with("#4\nb00000100 !\n#5\n"), "{vcd}");
+    // --help documents the inputs file.
+    let help = ok(&["circuit", "run", "--help"], d);
+    assert!(
+        help.contains("\"memories\"") && help.contains("docs/circuit.md"),
+        "{help}"
+    );
+}
+
 #[test]
 #[ignore = "needs clang"]
 fn cc_then_emu_runs_the_papers_c_programs() {

@@ -1,8 +1,9 @@
 //! The encrypted flow through the binary, at the default (≥128-bit) parameters: genkey → genbkey →
 //! enc → run (with a snapshot) → resume → dec, on Pearl and Ruby, compared with the plain gate-level
 //! run stopped at the same cycle. Each encrypted cycle costs seconds on 2 cores, so this runs eight
-//! cycles in all (Ruby long enough that registers were written); the full programs run in `vsp demo`
-//! and in vsp-bench.
+//! CMUX-memory cycles in all (Ruby long enough that registers were written) and one MUX-memory cycle
+//! (`--memory mux`, about eight times a CMUX cycle); the full programs run in `vsp demo` and in
+//! vsp-bench.
 
 mod common;
 
@@ -12,12 +13,19 @@ use common::{fails, ok, vsp};
 
 /// The plain run's registers after exactly `cycles` cycles (`vsp emu --max-cycles`).
 fn plain_regs(core: &str, cycles: u64, dir: &Path) -> serde_json::Value {
+    plain_regs_with(core, "cmux", cycles, dir)
+}
+
+/// [`plain_regs`] with the given memory.
+fn plain_regs_with(core: &str, memory: &str, cycles: u64, dir: &Path) -> serde_json::Value {
     let out = vsp(
         &[
             "emu",
             "--json",
             "--core",
             core,
+            "--memory",
+            memory,
             "--max-cycles",
             &cycles.to_string(),
             "fib.img",
@@ -119,12 +127,20 @@ fn encrypted_runs_match_the_plain_run_and_resume_continues_exactly() {
         serde_json::from_str(&ok(&["dec", "--json", "-k", "sk.key", "-i", "r1.enc"], d)).unwrap();
     assert_eq!(r1["cycles"], 1);
     assert_eq!(r1["regs"], plain_regs("pearl", 1, d), "pearl after 1 cycle");
+    assert!(
+        !d.join("r1.enc.snapshot").exists(),
+        "--snapshot replaces the default path"
+    );
+    let snap = std::fs::read(d.join("s.snap")).unwrap();
     ok(
         &[
             "-q", "resume", "s.snap", "--cycles", "1", "-e", "ek.key", "-o", "r2.enc",
         ],
         d,
     );
+    // The resumed run wrote a new snapshot next to its output; the one it resumed from is intact.
+    assert_eq!(std::fs::read(d.join("s.snap")).unwrap(), snap);
+    assert!(d.join("r2.enc.snapshot").exists());
     let r2: serde_json::Value =
         serde_json::from_str(&ok(&["dec", "--json", "-k", "sk.key", "-i", "r2.enc"], d)).unwrap();
     assert_eq!(r2["cycles"], 2);
@@ -138,13 +154,23 @@ fn encrypted_runs_match_the_plain_run_and_resume_continues_exactly() {
     assert!(err.contains("another key"), "{err}");
 
     // Ruby: its first register write lands at the end of cycle 4, so run 6 cycles and make sure the
-    // compared state is not the power-up zeros.
-    ok(
+    // compared state is not the power-up zeros. Not quiet, with stderr a pipe: one line per cycle.
+    let out = vsp(
         &[
-            "-q", "run", "-e", "ek.key", "-i", "req.enc", "-o", "ruby.enc", "--cycles", "6",
-            "--core", "ruby",
+            "run", "-e", "ek.key", "-i", "req.enc", "-o", "ruby.enc", "--cycles", "6", "--core",
+            "ruby",
         ],
         d,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    for k in 1..=6 {
+        assert!(err.contains(&format!("cycle {k}/6 done in ")), "{err}");
+    }
+    assert!(err.contains("ETA"), "{err}");
+    assert!(
+        d.join("ruby.enc.snapshot").exists(),
+        "snapshots are on by default"
     );
     let r: serde_json::Value =
         serde_json::from_str(&ok(&["dec", "--json", "-k", "sk.key", "-i", "ruby.enc"], d)).unwrap();
@@ -154,6 +180,196 @@ fn encrypted_runs_match_the_plain_run_and_resume_continues_exactly() {
         nonzero(&want),
         "no register written after 6 Ruby cycles: the check would compare zeros ({want})"
     );
+
+    // `vsp circuit run` encrypted on a bare netlist: with no input encrypted it warns (the run would
+    // compute on trivial ciphertexts); with `en` encrypted it counts.
+    let net = Path::new(env!("CARGO_MANIFEST_DIR")).join("../circuit/testdata/counter.json");
+    let net = net.to_str().unwrap();
+    let circuit = |extra: &[&str]| {
+        let mut a = vec![
+            "circuit",
+            "run",
+            "--netlist",
+            net,
+            "--cycles",
+            "2",
+            "--reset",
+            "--key",
+            "sk.key",
+            "--eval-key",
+            "ek.key",
+        ];
+        a.extend_from_slice(extra);
+        vsp(&a, d)
+    };
+    let out = circuit(&[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("warning: no input or memory is encrypted"),
+        "{err}"
+    );
+    std::fs::write(d.join("en.json"), r#"{"inputs": {"en": 1}}"#).unwrap();
+    let out = circuit(&["--inputs", "en.json", "--trace", "c.jsonl"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("warning"), "{err}");
+    let o: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(o["outputs"]["count"], 1, "{o}");
+    let trace = std::fs::read_to_string(d.join("c.jsonl")).unwrap();
+    assert!(
+        trace.ends_with("{\"cycle\":1,\"outputs\":{\"count\":1}}\n"),
+        "{trace}"
+    );
+
+    // The client/server split for any circuit: enc (client) → exec with a snapshot → resume (server,
+    // evaluation key only) → dec (client); a request runs only on its own circuit.
+    ok(
+        &[
+            "-q",
+            "circuit",
+            "enc",
+            "--netlist",
+            net,
+            "-k",
+            "sk.key",
+            "--inputs",
+            "en.json",
+            "-o",
+            "c.req",
+        ],
+        d,
+    );
+    let other = Path::new(env!("CARGO_MANIFEST_DIR")).join("../circuit/testdata/lfsr.json");
+    let err = fails(
+        &[
+            "-q",
+            "circuit",
+            "exec",
+            "--netlist",
+            other.to_str().unwrap(),
+            "-e",
+            "ek.key",
+            "-i",
+            "c.req",
+            "-o",
+            "x.res",
+            "--cycles",
+            "1",
+        ],
+        d,
+    );
+    assert!(err.contains("another circuit"), "{err}");
+    ok(
+        &[
+            "-q",
+            "circuit",
+            "exec",
+            "--netlist",
+            net,
+            "-e",
+            "ek.key",
+            "-i",
+            "c.req",
+            "-o",
+            "c1.res",
+            "--cycles",
+            "3",
+            "--reset",
+        ],
+        d,
+    );
+    ok(
+        &[
+            "-q",
+            "circuit",
+            "resume",
+            "c1.res.snapshot",
+            "--netlist",
+            net,
+            "-e",
+            "ek.key",
+            "-o",
+            "c2.res",
+            "--cycles",
+            "2",
+        ],
+        d,
+    );
+    let o: serde_json::Value = serde_json::from_str(&ok(
+        &[
+            "circuit",
+            "dec",
+            "--netlist",
+            net,
+            "-k",
+            "sk.key",
+            "-i",
+            "c2.res",
+        ],
+        d,
+    ))
+    .unwrap();
+    assert_eq!(
+        (o["cycles"].as_u64(), o["outputs"]["count"].as_u64()),
+        (Some(5), Some(4)),
+        "{o}"
+    );
+    let err = fails(
+        &[
+            "circuit",
+            "dec",
+            "--netlist",
+            net,
+            "-k",
+            "other.key",
+            "-i",
+            "c2.res",
+        ],
+        d,
+    );
+    assert!(err.contains("another key"), "{err}");
+
+    // MUX memory (Iyokan's flip-flops + MUX trees): the request records it, a run for the other
+    // memory is refused before any work, and one cycle matches the plain MUX-memory run.
+    ok(
+        &[
+            "-q", "enc", "-k", "sk.key", "fib.img", "5", "-o", "mux.enc", "--memory", "mux",
+        ],
+        d,
+    );
+    let err = fails(
+        &[
+            "-q", "run", "-e", "ek.key", "-i", "mux.enc", "-o", "x.enc", "--cycles", "1",
+            "--memory", "cmux",
+        ],
+        d,
+    );
+    assert!(err.contains("encrypted for mux memory, not cmux"), "{err}");
+    ok(
+        &[
+            "-q",
+            "run",
+            "-e",
+            "ek.key",
+            "-i",
+            "mux.enc",
+            "-o",
+            "mux-r.enc",
+            "--cycles",
+            "1",
+            "--no-snapshot",
+        ],
+        d,
+    );
+    assert!(!d.join("mux-r.enc.snapshot").exists());
+    let r: serde_json::Value = serde_json::from_str(&ok(
+        &["dec", "--json", "-k", "sk.key", "-i", "mux-r.enc"],
+        d,
+    ))
+    .unwrap();
+    assert_eq!(r["regs"], plain_regs_with("pearl", "mux", 1, d));
+    assert_eq!(r["regs"], r1["regs"], "MUX and CMUX memory agree");
 }
 
 /// True when some number in a JSON value is not zero.

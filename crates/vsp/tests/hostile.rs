@@ -88,13 +88,16 @@ fn a_closed_pipe_ends_the_output_quietly() {
     );
 }
 
-/// Rewrites a vsp envelope with another parameter-set label (and a correct checksum).
+/// Rewrites a vsp envelope with another parameter-set label (and a correct checksum). Layout (the
+/// codec's): magic 4 ‖ version 2 ‖ kind 2 ‖ parameter id length 1 ‖ key id 16 ‖ label ‖ body length
+/// 8 ‖ body ‖ SHA3-256.
 fn relabel(bytes: &[u8], label: &str) -> Vec<u8> {
-    let name_len = bytes[7] as usize;
-    let mut out = bytes[..7].to_vec();
-    out.push(label.len() as u8);
+    let param_len = bytes[8] as usize;
+    let mut out = bytes[..8].to_vec();
+    out.push((16 + label.len()) as u8);
+    out.extend_from_slice(&bytes[9..25]);
     out.extend_from_slice(label.as_bytes());
-    out.extend_from_slice(&bytes[8 + name_len..bytes.len() - 32]);
+    out.extend_from_slice(&bytes[9 + param_len..bytes.len() - 32]);
     let sum = Sha3_256::digest(&out);
     out.extend_from_slice(&sum);
     out

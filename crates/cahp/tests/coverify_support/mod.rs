@@ -18,7 +18,8 @@ use vsp_cahp::cores::{self, Core, Memory};
 use vsp_cahp::isa::Op;
 use vsp_cahp::Simulator;
 use vsp_circuit::plain::PlainMemory;
-use vsp_circuit::{Blueprint, Circuit, CircuitError, Engine, PlainBackend};
+use vsp_circuit::{Circuit, Engine, PlainBackend};
+use vsp_platform::PlatformError;
 
 /// One program for one lane: ROM and complete initial RAM bytes.
 #[derive(Clone, Debug)]
@@ -104,7 +105,7 @@ pub struct NetTrace {
 }
 
 /// The shipped blueprint of `core` plus debug outputs for the RAM write port.
-pub fn circuit(core: Core, memory: Memory) -> Result<Arc<Circuit>, CircuitError> {
+pub fn circuit(core: Core, memory: Memory) -> Result<Arc<Circuit>, PlatformError> {
     circuit_sized(core, memory, MemSize::B512)
 }
 
@@ -113,7 +114,7 @@ pub fn circuit_sized(
     core: Core,
     memory: Memory,
     size: MemSize,
-) -> Result<Arc<Circuit>, CircuitError> {
+) -> Result<Arc<Circuit>, PlatformError> {
     circuit_with_netlist_sized(core, memory, size, core.netlist_json_sized(size))
 }
 
@@ -122,31 +123,28 @@ pub fn circuit_with_netlist(
     core: Core,
     memory: Memory,
     netlist: &str,
-) -> Result<Arc<Circuit>, CircuitError> {
+) -> Result<Arc<Circuit>, PlatformError> {
     circuit_with_netlist_sized(core, memory, MemSize::B512, netlist)
 }
 
-/// [`circuit_with_netlist`] with memories of the given size.
+/// [`circuit_with_netlist`] with memories of the given size: vsp-platform's one core builder.
 pub fn circuit_with_netlist_sized(
     core: Core,
     memory: Memory,
     size: MemSize,
     netlist: &str,
-) -> Result<Arc<Circuit>, CircuitError> {
-    let mut text = core.blueprint_sized(memory, size).to_string();
-    text.push_str(
-        "\"@dbg_wren\" = \"core/io_ramWriteEnable\"\n\
-         \"@dbg_waddr\" = \"core/io_ramAddr\"\n\
-         \"@dbg_wdata\" = \"core/io_ramWriteData\"\n",
-    );
-    let bp = Blueprint::from_str_with_resolver(&text, |p| {
-        if p == core.netlist_path_sized(size) {
-            Ok(netlist.to_string())
-        } else {
-            Err(CircuitError::Blueprint(format!("unknown file {p}")))
-        }
-    })?;
-    Ok(Arc::new(Circuit::compile(&bp)?))
+) -> Result<Arc<Circuit>, PlatformError> {
+    vsp_platform::core_circuit_with(
+        core,
+        memory,
+        vsp_platform::CoreBuild {
+            size,
+            netlist: Some(netlist),
+            connect: "\"@dbg_wren\" = \"core/io_ramWriteEnable\"\n\
+                      \"@dbg_waddr\" = \"core/io_ramAddr\"\n\
+                      \"@dbg_wdata\" = \"core/io_ramWriteData\"\n",
+        },
+    )
 }
 
 /// Bit-sliced memory image: lane `l` holds `words[l]`.

@@ -3,13 +3,15 @@
 //!
 //! * Fast (approximate) conversion, BEHZ 2016 §2.2: FastBconv(x) = Σ [x_i·(Q/q_i)^{-1}]_{q_i}·(Q/q_i)
 //!   mod p_j, which equals x + u·Q for some 0 ≤ u < k.
-//! * Exact conversion with the floating-point correction of Halevi–Polyakov–Shoup 2019 (HPS §2.4):
-//!   u is recovered as round(Σ y_i/q_i) and subtracted, giving the centered representative of x.
+//! * Exact conversion with the correction of Halevi–Polyakov–Shoup 2019 (HPS §2.4): u is recovered
+//!   as round(Σ y_i/q_i) and subtracted, giving the centered representative of x. The sum is taken
+//!   in 128-bit fixed point rather than HPS's doubles, so it stays exact for 62-bit moduli.
 //! * Exact conversion with a redundant modulus m_sk, Shenoy–Kumaresan 1989 (as used by BEHZ §4.2):
 //!   u = (FastBconv_{m_sk}(x) − x_{m_sk})·Q^{-1} mod m_sk, exact for x ∈ [0, Q).
 
 use alloc::vec::Vec;
 
+use num_bigint::BigUint;
 use num_traits::ToPrimitive;
 
 use crate::error::{MathError, Result};
@@ -25,36 +27,106 @@ pub struct BaseConverter {
     punctured_mod_to: Vec<u64>,
     /// Q mod p_j.
     product_mod_to: Vec<u64>,
-    /// 1/q_i as f64 for the HPS correction.
-    inv_from_f64: Vec<f64>,
+    /// (−Q) mod p_j.
+    neg_product_mod_to: Vec<u64>,
+    /// 2^128/q_i as a 128-bit fixed-point number (hi, lo) for the HPS overflow estimate.
+    inv_from_fixed: Vec<(u64, u64)>,
 }
 
 /// Products summed in u128 before a reduction: y_i·c < 2^124, so 15 of them stay below 2^128.
 const LAZY_TERMS: usize = 15;
+
+/// Coefficients per block of the range conversions: a block's scaled residues stay in L1.
+pub(crate) const BLOCK: usize = 128;
+
+/// ⌊2^128·r/q⌋ for r < q as a 128-bit fixed-point fraction (hi, lo); all ones if r ≥ q.
+pub fn fixed_point_fraction(r: &BigUint, q: &BigUint) -> (u64, u64) {
+    let f = ((r << 128u32) / q).to_u128().unwrap_or(u128::MAX);
+    ((f >> 64) as u64, f as u64)
+}
+
+/// Adds y·(hi, lo)/2^128 to the split fixed-point accumulator (integer part, 128-bit fraction).
+#[inline(always)]
+pub(crate) fn fixed_mul_acc(int: &mut u64, frac: &mut u128, y: u64, (hi, lo): (u64, u64)) {
+    let a = y as u128 * hi as u128;
+    *int += (a >> 64) as u64;
+    *frac += (a as u64) as u128 + ((y as u128 * lo as u128) >> 64);
+}
+
+/// The rounded value of the accumulator: int + round(frac/2^64).
+#[inline(always)]
+pub(crate) fn fixed_round(int: u64, frac: u128) -> u64 {
+    int + ((frac + (1u128 << 63)) >> 64) as u64
+}
+
+/// Checks a range conversion's shapes: `input` is `limbs` limbs of n words, [start, end) lies in
+/// [0, n], and `out` holds `out_limbs` limbs at distance `stride` of at least end − start words.
+pub(crate) fn check_range(
+    what: &'static str,
+    input: usize,
+    limbs: usize,
+    n: usize,
+    (start, end): (usize, usize),
+    out: usize,
+    (out_limbs, stride): (usize, usize),
+) -> Result<()> {
+    if Some(input) != limbs.checked_mul(n) {
+        return Err(MathError::LengthMismatch {
+            what,
+            expected: limbs.saturating_mul(n),
+            got: input,
+        });
+    }
+    if start > end || end > n || stride < end - start {
+        return Err(MathError::Incompatible(
+            "coefficient range outside the polynomial",
+        ));
+    }
+    let need = match out_limbs {
+        0 => 0,
+        l => (l - 1)
+            .checked_mul(stride)
+            .and_then(|x| x.checked_add(end - start))
+            .unwrap_or(usize::MAX),
+    };
+    if out < need {
+        return Err(MathError::LengthMismatch {
+            what,
+            expected: need,
+            got: out,
+        });
+    }
+    Ok(())
+}
 
 impl BaseConverter {
     /// Constants for converting from `from` to `to`.
     pub fn new(from: &RnsBasis, to: &RnsBasis) -> Result<Self> {
         let mut punctured_mod_to = Vec::with_capacity(from.len() * to.len());
         let mut product_mod_to = Vec::with_capacity(to.len());
+        let mut neg_product_mod_to = Vec::with_capacity(to.len());
         for p in to.moduli() {
             for i in 0..from.len() {
                 let qi_hat = from.punctured_product(i).ok_or(MathError::EmptyBasis)?;
                 punctured_mod_to.push((qi_hat % p.value()).to_u64().unwrap_or(0));
             }
-            product_mod_to.push((from.product() % p.value()).to_u64().unwrap_or(0));
+            let q_mod = (from.product() % p.value()).to_u64().unwrap_or(0);
+            product_mod_to.push(q_mod);
+            neg_product_mod_to.push(p.neg(q_mod));
         }
-        let inv_from_f64 = from
+        let one = BigUint::from(1u8);
+        let inv_from_fixed = from
             .moduli()
             .iter()
-            .map(|q| 1.0 / q.value() as f64)
+            .map(|q| fixed_point_fraction(&one, &BigUint::from(q.value())))
             .collect();
         Ok(Self {
             from: from.clone(),
             to: to.clone(),
             punctured_mod_to,
             product_mod_to,
-            inv_from_f64,
+            neg_product_mod_to,
+            inv_from_fixed,
         })
     }
 
@@ -129,32 +201,84 @@ impl BaseConverter {
         Ok(())
     }
 
-    /// Exact conversion of the centered representative x ∈ [−Q/2, Q/2) (HPS floating-point
-    /// correction). Exact unless Σ y_i/q_i falls within ~k·2^-52 of a half-integer, which for
-    /// uniformly distributed x has probability about k·2^-51.
+    /// Exact conversion of the centered representative x ∈ [−Q/2, Q/2) (HPS §2.4): the overflow
+    /// count of the CRT sum, round(Σ y_i/q_i), is computed with 128-bit fixed-point fractions
+    /// instead of doubles, so it is exact unless the fractional part of x/Q lies within
+    /// k·2^−64 of 1/2 (never, for |x| < Q/2 − k·Q·2^−64, which holds whenever x comes from a
+    /// value bounded well inside the basis).
     pub fn exact_convert(&self, input: &[u64], output: &mut [u64], n: usize) -> Result<()> {
         self.check(input.len(), output.len(), n)?;
-        if n == 0 {
-            return Ok(());
-        }
-        let y = self.scaled_residues(input, n);
-        self.accumulate(&y, output, n);
-        let mut v = alloc::vec![0f64; n];
-        for (y_i, &inv) in y.chunks_exact(n).zip(&self.inv_from_f64) {
-            for (s, &yv) in v.iter_mut().zip(y_i) {
-                *s += yv as f64 * inv;
+        self.exact_convert_range(input, n, 0, n, output, n)
+    }
+
+    /// [`Self::exact_convert`] of coefficients [start, end) of `input` (k limbs of n words):
+    /// coefficient c of target limb j goes to `out[j·stride + c − start]`. The pieces of a split
+    /// range are bit-identical to one call over the whole range, so the caller may thread it.
+    pub fn exact_convert_range(
+        &self,
+        input: &[u64],
+        n: usize,
+        start: usize,
+        end: usize,
+        out: &mut [u64],
+        stride: usize,
+    ) -> Result<()> {
+        let k = self.from.len();
+        let l = self.to.len();
+        check_range(
+            "exact conversion",
+            input.len(),
+            k,
+            n,
+            (start, end),
+            out.len(),
+            (l, stride),
+        )?;
+        let mut y = alloc::vec![0u64; k * BLOCK];
+        let mut v = [0u64; BLOCK];
+        let mut acc = [0u128; BLOCK];
+        let mut b0 = start;
+        while b0 < end {
+            let w = BLOCK.min(end - b0);
+            for (i, q) in self.from.moduli().iter().enumerate() {
+                let inv = self.from.inv_punctured_product(i).unwrap_or_default();
+                let src = &input[i * n + b0..i * n + b0 + w];
+                for (d, &x) in y[i * BLOCK..i * BLOCK + w].iter_mut().zip(src) {
+                    *d = q.mul_shoup(x, inv);
+                }
             }
-        }
-        // Σ y_i/q_i ≥ 0, so adding 1/2 and truncating rounds to nearest.
-        let v: Vec<u64> = v.iter().map(|&s| (s + 0.5) as u64).collect();
-        for (out, (p, &q_mod)) in output
-            .chunks_exact_mut(n)
-            .zip(self.to.moduli().iter().zip(&self.product_mod_to))
-        {
-            let q_mod_s = p.shoup(q_mod);
-            for (o, &vc) in out.iter_mut().zip(&v) {
-                *o = p.sub(*o, p.mul_shoup(vc, q_mod_s));
+            // v = round(Σ y_i/q_i): the multiple of Q to subtract for the centered value.
+            for (c, vc) in v[..w].iter_mut().enumerate() {
+                let (mut int, mut frac) = (0u64, 0u128);
+                for (i, &f) in self.inv_from_fixed.iter().enumerate() {
+                    fixed_mul_acc(&mut int, &mut frac, y[i * BLOCK + c], f);
+                }
+                *vc = fixed_round(int, frac);
             }
+            for (j, p) in self.to.moduli().iter().enumerate() {
+                let row = &self.punctured_mod_to[j * k..(j + 1) * k];
+                let neg_q = self.neg_product_mod_to[j] as u128;
+                // v ≤ k: v·(−Q mod p_j) < 2^68 leaves room for LAZY_TERMS − 1 more products.
+                for (a, &vc) in acc[..w].iter_mut().zip(&v[..w]) {
+                    *a = vc as u128 * neg_q;
+                }
+                for (i, &r) in row.iter().enumerate() {
+                    let yi = &y[i * BLOCK..i * BLOCK + w];
+                    for (a, &yv) in acc[..w].iter_mut().zip(yi) {
+                        *a += yv as u128 * r as u128;
+                    }
+                    if (i + 2) % LAZY_TERMS == 0 {
+                        acc[..w]
+                            .iter_mut()
+                            .for_each(|a| *a = p.reduce_u128(*a) as u128);
+                    }
+                }
+                let dst = &mut out[j * stride + b0 - start..j * stride + b0 - start + w];
+                for (o, &a) in dst.iter_mut().zip(&acc[..w]) {
+                    *o = p.reduce_u128(a);
+                }
+            }
+            b0 += w;
         }
         Ok(())
     }
@@ -307,6 +431,47 @@ mod tests {
             };
             assert_eq!(to.reconstruct_centered(&got).unwrap(), centered);
         }
+    }
+
+    #[test]
+    fn range_conversion_pieces_equal_the_whole_and_bad_ranges_are_errors() {
+        let (from, to, _, input, n) = setup();
+        let conv = BaseConverter::new(&from, &to).unwrap();
+        let l = to.len();
+        let mut whole = alloc::vec![0u64; l * n];
+        conv.exact_convert(&input, &mut whole, n).unwrap();
+        // Two pieces written with a stride equal to their width, as a threaded caller does.
+        for (s, e) in [(0, 17), (17, n)] {
+            let w = e - s;
+            let mut part = alloc::vec![0u64; l * w];
+            conv.exact_convert_range(&input, n, s, e, &mut part, w)
+                .unwrap();
+            for j in 0..l {
+                assert_eq!(&part[j * w..(j + 1) * w], &whole[j * n + s..j * n + e]);
+            }
+        }
+        let mut out = alloc::vec![0u64; l * n];
+        assert!(conv
+            .exact_convert_range(&input, n, 5, 4, &mut out, n)
+            .is_err());
+        assert!(conv
+            .exact_convert_range(&input, n, 0, n + 1, &mut out, n)
+            .is_err());
+        assert!(conv
+            .exact_convert_range(&input, n, 0, n, &mut out, n - 1)
+            .is_err());
+        assert!(conv
+            .exact_convert_range(&input, n, 0, n, &mut out[1..], n)
+            .is_err());
+        assert!(conv
+            .exact_convert_range(&input[1..], n, 0, n, &mut out, n)
+            .is_err());
+        assert!(conv
+            .exact_convert_range(&input, usize::MAX, 0, 0, &mut out, 0)
+            .is_err());
+        assert!(conv
+            .exact_convert_range(&input, n, 3, 3, &mut [], 0)
+            .is_ok());
     }
 
     #[test]

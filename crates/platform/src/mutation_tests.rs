@@ -2,7 +2,7 @@
 //! `Err`, never a panic or a runaway allocation. The envelope header is mutated whole (its checksum
 //! then mostly refuses it); each body is mutated behind a valid envelope, so its own parser is what
 //! is exercised. Bounded so each runs in seconds (requests and results are 32 MiB, so they get few
-//! cases); run longer with `PROPTEST_CASES=N cargo test --release -p vsp --bin vsp mutation`.
+//! cases); run longer with `PROPTEST_CASES=N cargo test --release -p vsp-platform mutation`.
 //!
 //! The evaluation key's body is exercised on its framing (gate-key length, the two compressed keys);
 //! a real 216 MiB key per case would not fit the time budget. The engine state inside a snapshot is
@@ -16,10 +16,12 @@ use vsp_cahp::cores;
 use vsp_tfhe::Params;
 use zeroize::Zeroizing;
 
-use crate::container::{Envelope, Kind};
-use crate::encrypted::{decrypt_result, encrypt_request, parse_request, parse_snapshot};
+use crate::envelope::{Envelope, Kind};
 use crate::keys::{generate_secret, ClientKey, ServerKeys};
+use crate::machine::parse_snapshot;
 use crate::mutate;
+use crate::packets::{decrypt_result, parse_request};
+use crate::program::PlainRequest;
 
 const KINDS: [Kind; 5] = [
     Kind::SecretKey,
@@ -52,8 +54,11 @@ fn request_body() -> &'static [u8] {
     R.get_or_init(|| {
         let image =
             vsp_cahp::assemble(include_str!("../../cahp/asm/programs/fib.s"), "fib.s").unwrap();
-        encrypt_request(key(), &image, &["5".into()])
+        PlainRequest::new(&image, &["5".into()], vsp_cahp::cores::Memory::Cmux)
             .unwrap()
+            .encrypt(key())
+            .unwrap()
+            .to_envelope(key().sk.params())
             .body
             .to_vec()
     })
@@ -65,7 +70,7 @@ fn result_body() -> &'static [u8] {
         let mut bits = [16; 17];
         bits[0] = 1;
         let ram = (cores::RAM_ADDR_WIDTH, cores::RAM_DATA_WIDTH);
-        crate::encrypted::tests::result_with(key(), bits, ram)
+        crate::packets::tests::result_with(key(), bits, ram)
             .body
             .to_vec()
     })

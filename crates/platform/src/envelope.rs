@@ -1,4 +1,4 @@
-//! The envelope around every file the `vsp` command writes: [`vsp_codec`]'s envelope with magic
+//! The envelope around every file of the platform (keys, requests, results, snapshots): [`vsp_codec`]'s envelope with magic
 //! `VSPF`, format version 2 (version 1 had its own header), kind ([`Kind`]), parameter id (the
 //! 16-byte [`KeyId`] of the secret key the contents belong to, then the parameter-set name), body
 //! length, body (the payload's own format, written by the crate that owns it) and SHA3-256.
@@ -11,11 +11,13 @@
 use std::fmt;
 use std::path::Path;
 
-use anyhow::{Context, Result};
 use vsp_codec::Format;
 use zeroize::Zeroizing;
 
+use crate::error::{PlatformError, Result};
 use crate::files::{write_atomic, Access};
+
+pub use vsp_codec::Writer;
 
 /// The `vsp` file format.
 pub const FORMAT: Format = Format {
@@ -55,7 +57,7 @@ impl fmt::Display for Kind {
 }
 
 /// Identifier of a secret key, copied into every file derived from it.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KeyId(pub [u8; 16]);
 
 impl KeyId {
@@ -105,7 +107,7 @@ impl Envelope {
         let mut r = vsp_codec::Reader::new(o.param);
         let key_id = KeyId(r.array("key id")?);
         let params = std::str::from_utf8(r.take(r.remaining(), "parameter-set name")?)
-            .context("corrupt header: parameter-set name is not text")?
+            .map_err(|_| PlatformError::format("corrupt header: parameter-set name is not text"))?
             .to_string();
         Ok(Envelope {
             kind: expected,
@@ -128,7 +130,7 @@ impl Envelope {
 
     pub fn read(path: &Path, expected: Kind) -> Result<Envelope> {
         let bytes = Zeroizing::new(vsp_codec::read_file(path)?);
-        Envelope::from_bytes(&bytes, expected).with_context(|| format!("{}", path.display()))
+        Envelope::from_bytes(&bytes, expected).map_err(|e| e.in_file(path))
     }
 }
 
@@ -139,6 +141,19 @@ pub struct Reader<'a>(vsp_codec::Reader<'a>);
 impl<'a> Reader<'a> {
     pub fn new(bytes: &'a [u8]) -> Self {
         Reader(vsp_codec::Reader::new(bytes))
+    }
+    pub fn u8(&mut self) -> Result<u8> {
+        Ok(self.0.u8("body")?)
+    }
+    pub fn u32(&mut self) -> Result<u32> {
+        Ok(self.0.u32("body")?)
+    }
+    pub fn u64(&mut self) -> Result<u64> {
+        Ok(self.0.u64("body")?)
+    }
+    /// Bytes not read yet.
+    pub fn remaining(&self) -> usize {
+        self.0.remaining()
     }
     pub fn take(&mut self, n: usize) -> Result<&'a [u8]> {
         Ok(self.0.take(n, "body")?)
@@ -154,6 +169,27 @@ impl<'a> Reader<'a> {
     pub fn end(&self) -> Result<()> {
         Ok(self.0.end()?)
     }
+}
+
+/// Checks that a file made for `file_key`/`file_params` may be used with keys `key`/`params`.
+pub fn check_same_key(
+    what: &str,
+    file_key: KeyId,
+    file_params: &str,
+    key: KeyId,
+    params: &str,
+) -> Result<()> {
+    if file_params != params {
+        return Err(PlatformError::KeyMismatch(format!(
+            "{what} was made with parameter set {file_params:?}, the key uses {params:?}"
+        )));
+    }
+    if file_key != key {
+        return Err(PlatformError::KeyMismatch(format!(
+            "{what} was encrypted under another key (key id {file_key}, this key is {key})"
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

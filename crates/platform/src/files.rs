@@ -1,12 +1,12 @@
-//! The one way the `vsp` command writes a file, and the checks on `-o` paths: thin wrappers over
+//! The one way the platform writes a file, and the checks on output paths: thin wrappers over
 //! [`vsp_codec`]'s atomic write (see `vsp_codec::atomic` for the guarantees: an exclusively created
 //! temporary file in the target's directory, 0600 for secret keys and never loosened, fsync,
 //! rename, fsync of the directory, the temporary file removed on any failure, never through a
-//! symlink or over a device) that add the command's warnings on stderr.
+//! symlink or over a device) that add the platform's error type and its warnings on stderr.
 
 use std::path::Path;
 
-use anyhow::Result;
+use crate::error::Result;
 
 pub use vsp_codec::Access;
 
@@ -29,13 +29,13 @@ pub fn check_output(output: &Path, inputs: &[(&str, &Path)]) -> Result<()> {
     Ok(vsp_codec::check_output(output, inputs)?)
 }
 
-/// Warns on stderr when a secret key file is readable or writable by group or others.
-pub fn warn_if_exposed(path: &Path) {
-    if let Some(mode) = vsp_codec::exposed_mode(path) {
-        eprintln!(
+/// The warning to give when a secret key file is readable or writable by group or others.
+pub fn exposure_warning(path: &Path) -> Option<String> {
+    vsp_codec::exposed_mode(path).map(|mode| {
+        format!(
             "warning: secret key {} is accessible by others (mode {mode:04o}); run `chmod 600 {}`",
             path.display(),
             path.display()
-        );
-    }
+        )
+    })
 }

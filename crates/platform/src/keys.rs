@@ -1,4 +1,5 @@
-//! Key files: `vsp genkey` (Alice's secret key) and `vsp genbkey` (the evaluation key Bob runs with).
+//! Key files: the client's secret key (`vsp genkey`) and the evaluation key the server runs with
+//! (`vsp genbkey`).
 //!
 //! The secret key file holds vsp-tfhe's secret-key encoding (a 32-byte seed from which every key
 //! component is derived) inside an envelope with a fresh random key id. The evaluation key file holds
@@ -9,37 +10,38 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use anyhow::{bail, Context, Result};
 use vsp_tfhe::{
     CircuitKey, CompressedCircuitKey, CompressedEvalKey, EvalKey, ParamId, Params, SecretKey,
 };
 use zeroize::Zeroizing;
 
-use crate::container::{Envelope, KeyId, Kind};
+use crate::envelope::{Envelope, KeyId, Kind};
+use crate::error::{PlatformError, Result};
 
 /// The parameter-set names the CLI accepts; all but `default` need `--insecure`.
 pub const PARAM_SETS: [&str; 3] = ["default", "vsp2021", "cggi16"];
 
-/// Resolves a parameter-set name, refusing the paper-reproduction sets unless `insecure` is given.
+/// Resolves a parameter-set name, refusing the paper-reproduction sets unless `insecure` is given
+/// (the caller warns the user when it is: see [`is_insecure`]).
 pub fn params_by_name(name: &str, insecure: bool) -> Result<Params> {
     if !PARAM_SETS.contains(&name) {
-        bail!(
+        return Err(PlatformError::usage(format!(
             "unknown parameter set {name:?}; choose one of {}",
             PARAM_SETS.join(", ")
-        );
+        )));
     }
-    if name != "default" {
-        if !insecure {
-            bail!(
-                "parameter set {name:?} is below 128-bit security (paper reproduction only); \
-                 pass --insecure to use it anyway"
-            );
-        }
-        eprintln!(
-            "WARNING: parameter set {name:?} is below 128-bit security; never use it for real data"
-        );
+    if is_insecure(name) && !insecure {
+        return Err(PlatformError::usage(format!(
+            "parameter set {name:?} is below 128-bit security (paper reproduction only); \
+             pass --insecure to use it anyway"
+        )));
     }
-    Params::by_name(name, insecure).map_err(|e| anyhow::anyhow!("{e}"))
+    Ok(Params::by_name(name, insecure)?)
+}
+
+/// Whether `name` is a parameter set below 128-bit security.
+pub fn is_insecure(name: &str) -> bool {
+    name != "default"
 }
 
 /// The parameter set an envelope's label names.
@@ -57,12 +59,15 @@ fn label_id(name: &str) -> Option<ParamId> {
 fn check_label(path: &Path, what: &str, label: &str, inside: &Params) -> Result<()> {
     match label_id(label) {
         Some(id) if id == inside.id => Ok(()),
-        Some(_) => bail!(
+        Some(_) => Err(PlatformError::KeyMismatch(format!(
             "{}: the file says parameter set {label:?} but the {what} inside uses {:?}",
             path.display(),
             inside.id
-        ),
-        None => bail!("{}: unknown parameter set {label:?}", path.display()),
+        ))),
+        None => Err(PlatformError::format(format!(
+            "{}: unknown parameter set {label:?}",
+            path.display()
+        ))),
     }
 }
 
@@ -82,7 +87,7 @@ pub struct ServerKeys {
 }
 
 pub fn generate_secret(params_name: &str, params: &Params) -> Result<ClientKey> {
-    let sk = SecretKey::generate(params).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let sk = SecretKey::generate(params)?;
     Ok(ClientKey {
         sk,
         params_name: params_name.to_string(),
@@ -104,15 +109,14 @@ impl ClientKey {
 
     pub fn load(path: &Path) -> Result<ClientKey> {
         let env = Envelope::read(path, Kind::SecretKey)?;
-        crate::files::warn_if_exposed(path);
         Self::from_envelope(env, path)
     }
 
     /// The key in a verified secret-key envelope read from `path` (named in errors).
     pub fn from_envelope(env: Envelope, path: &Path) -> Result<ClientKey> {
-        let sk = SecretKey::from_bytes(&env.body)
-            .map_err(|e| anyhow::anyhow!("{e}"))
-            .with_context(|| format!("{}: corrupt secret key", path.display()))?;
+        let sk = SecretKey::from_bytes(&env.body).map_err(|e| {
+            PlatformError::from(e).context(format!("{}: corrupt secret key", path.display()))
+        })?;
         check_label(path, "secret key", &env.params, sk.params())?;
         Ok(ClientKey {
             sk,
@@ -144,15 +148,8 @@ impl ServerKeys {
     pub fn load(path: &Path) -> Result<ServerKeys> {
         let env = Envelope::read(path, Kind::EvalKey)?;
         let (ek, ck) = Self::parse_compressed(&env, path)?;
-        let corrupt = || format!("{}: corrupt evaluation key", path.display());
-        let ek = ek
-            .decompress()
-            .map_err(|e| anyhow::anyhow!("{e}"))
-            .with_context(corrupt)?;
-        let ck = ck
-            .decompress()
-            .map_err(|e| anyhow::anyhow!("{e}"))
-            .with_context(corrupt)?;
+        let ek = ek.decompress().map_err(corrupt(path))?;
+        let ck = ck.decompress().map_err(corrupt(path))?;
         Ok(ServerKeys {
             ek: Arc::new(ek),
             ck: Arc::new(ck),
@@ -167,29 +164,33 @@ impl ServerKeys {
         env: &Envelope,
         path: &Path,
     ) -> Result<(CompressedEvalKey, CompressedCircuitKey)> {
-        let corrupt = || format!("{}: corrupt evaluation key", path.display());
+        let framing = || {
+            PlatformError::format(format!(
+                "{}: corrupt evaluation key (bad framing)",
+                path.display()
+            ))
+        };
         let len_bytes: [u8; 8] = env
             .body
             .get(..8)
             .and_then(|s| s.try_into().ok())
-            .with_context(corrupt)?;
-        let gate_len = usize::try_from(u64::from_le_bytes(len_bytes))
-            .ok()
-            .with_context(corrupt)?;
+            .ok_or_else(framing)?;
+        let gate_len = usize::try_from(u64::from_le_bytes(len_bytes)).map_err(|_| framing())?;
         let gate = env
             .body
             .get(8..8usize.saturating_add(gate_len))
-            .with_context(corrupt)?;
+            .ok_or_else(framing)?;
         let circuit = &env.body[8 + gate_len..];
-        let ek = CompressedEvalKey::from_bytes(gate)
-            .map_err(|e| anyhow::anyhow!("{e}"))
-            .with_context(corrupt)?;
-        let ck = CompressedCircuitKey::from_bytes(circuit)
-            .map_err(|e| anyhow::anyhow!("{e}"))
-            .with_context(corrupt)?;
+        let ek = CompressedEvalKey::from_bytes(gate).map_err(corrupt(path))?;
+        let ck = CompressedCircuitKey::from_bytes(circuit).map_err(corrupt(path))?;
         // Before the (slow) decompression: the label must name the keys' parameter set.
         check_label(path, "evaluation key", &env.params, ek.params())?;
         check_label(path, "circuit key", &env.params, ck.params())?;
         Ok((ek, ck))
     }
+}
+
+/// "`path`: corrupt evaluation key" around a vsp-tfhe error.
+fn corrupt(path: &Path) -> impl Fn(vsp_tfhe::Error) -> PlatformError + '_ {
+    move |e| PlatformError::from(e).context(format!("{}: corrupt evaluation key", path.display()))
 }

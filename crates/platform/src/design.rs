@@ -1,0 +1,710 @@
+//! Any user circuit for `vsp circuit`: a blueprint (TOML, `docs/blueprint.md`) or a bare Yosys JSON
+//! netlist (`docs/yosys.md`), whose ports then become the circuit's external ports of the same name;
+//! per-cycle output traces as JSON lines and as a VCD that GTKWave opens; and the client/server split
+//! for any circuit on the same envelopes as the processor's: [`CircuitInputs::encrypt`] →
+//! [`CircuitRequest`] → [`CircuitMachine`] (run, snapshot, resume) → [`decrypt_circuit_result`].
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::sync::Arc;
+
+use vsp_circuit::{
+    client, Blueprint, Circuit, Engine, MemImpl, MemKind, MemState, TfheBackend, TfheRam, TfheRom,
+};
+use vsp_tfhe::{Params, Tlwe};
+use zeroize::Zeroizing;
+
+use crate::envelope::{check_same_key, Envelope, KeyId, Kind, Reader, Writer};
+use crate::error::{PlatformError, Result, ResultExt};
+use crate::keys::{ClientKey, ServerKeys};
+use crate::machine::{run_in_chunks, RunProgress, Snapshots, Stamp};
+use crate::packets::{check_ram_shape, get_cells, put_cells};
+
+/// Loads `path`: a Yosys JSON netlist when the file is JSON (it starts with `{`), else a blueprint.
+pub fn load_design(path: &Path) -> Result<Arc<Circuit>> {
+    let text = std::fs::read_to_string(path).map_err(|source| PlatformError::Read {
+        path: path.into(),
+        source,
+    })?;
+    let circuit = if text.trim_start().starts_with('{') {
+        netlist_circuit(&text).in_file(path)?
+    } else {
+        let base = path.parent().unwrap_or(Path::new("."));
+        Circuit::compile(&Blueprint::from_str_with_base(&text, base)?).in_file(path)?
+    };
+    Ok(Arc::new(circuit))
+}
+
+/// The blueprint of a bare netlist: one instance `top`, every port wired to `@port`.
+pub fn netlist_blueprint(netlist_json: &str) -> Result<String> {
+    let n = vsp_circuit::parse_yosys_json(netlist_json)?;
+    let mut bp = String::from(
+        "[[file]]\ntype = \"yosys-json\"\npath = \"netlist.json\"\nname = \"top\"\n\n[connect]\n",
+    );
+    for p in n.inputs().iter().filter(|p| p.width() > 0) {
+        let _ = writeln!(
+            bp,
+            "{} = {}",
+            quote(&format!("top/{}", p.name)),
+            quote(&format!("@{}", p.name))
+        );
+    }
+    for p in n.outputs().iter().filter(|p| p.width() > 0) {
+        let _ = writeln!(
+            bp,
+            "{} = {}",
+            quote(&format!("@{}", p.name)),
+            quote(&format!("top/{}", p.name))
+        );
+    }
+    Ok(bp)
+}
+
+fn netlist_circuit(text: &str) -> Result<Circuit> {
+    let bp = netlist_blueprint(text)?;
+    let bp = Blueprint::from_str_with_resolver(&bp, |_| Ok(text.to_string()))?;
+    Ok(Circuit::compile(&bp)?)
+}
+
+/// A TOML basic string.
+fn quote(s: &str) -> String {
+    let mut q = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => q.push_str("\\\""),
+            '\\' => q.push_str("\\\\"),
+            c if c.is_control() => {
+                let _ = write!(q, "\\u{:04x}", c as u32);
+            }
+            c => q.push(c),
+        }
+    }
+    q.push('"');
+    q
+}
+
+/// Output values cycle by cycle, rendered as JSON lines and as a VCD.
+pub struct Trace {
+    /// (name, width) of each traced output.
+    signals: Vec<(String, usize)>,
+    jsonl: String,
+    vcd_body: String,
+    last: Vec<Option<u64>>,
+    cycles: u64,
+}
+
+impl Trace {
+    /// A trace of outputs `signals` (name, width in bits).
+    pub fn new(signals: Vec<(String, usize)>) -> Trace {
+        let n = signals.len();
+        Trace {
+            signals,
+            jsonl: String::new(),
+            vcd_body: String::new(),
+            last: vec![None; n],
+            cycles: 0,
+        }
+    }
+
+    /// Records the outputs of `cycle` (values in the order of the signals).
+    pub fn record(&mut self, cycle: u64, values: &[u64]) {
+        let mut obj = serde_json_like(&self.signals, values);
+        obj.insert_str(0, &format!("{{\"cycle\":{cycle},\"outputs\":"));
+        obj.push('}');
+        self.jsonl.push_str(&obj);
+        self.jsonl.push('\n');
+        let mut changes = String::new();
+        for (i, ((_, w), &v)) in self.signals.iter().zip(values).enumerate() {
+            if self.last[i] != Some(v) {
+                changes.push_str(&vcd_value(*w, v, &vcd_id(i)));
+                self.last[i] = Some(v);
+            }
+        }
+        if cycle == 0 || !changes.is_empty() {
+            let _ = write!(self.vcd_body, "#{cycle}\n{changes}");
+        }
+        self.cycles = cycle + 1;
+    }
+
+    /// One JSON object per cycle: `{"cycle":0,"outputs":{"name":value,…}}`.
+    pub fn json_lines(&self) -> &str {
+        &self.jsonl
+    }
+
+    /// The trace as a Value Change Dump (one time unit per cycle).
+    pub fn vcd(&self) -> String {
+        let mut s = String::from(
+            "$version vsp circuit $end\n$timescale 1 ns $end\n$scope module top $end\n",
+        );
+        for (i, (name, w)) in self.signals.iter().enumerate() {
+            let _ = writeln!(s, "$var wire {w} {} {} $end", vcd_id(i), vcd_name(name));
+        }
+        s.push_str("$upscope $end\n$enddefinitions $end\n");
+        s.push_str(&self.vcd_body);
+        let _ = writeln!(s, "#{}", self.cycles);
+        s
+    }
+}
+
+fn serde_json_like(signals: &[(String, usize)], values: &[u64]) -> String {
+    let map: serde_json::Map<String, serde_json::Value> = signals
+        .iter()
+        .zip(values)
+        .map(|((n, _), v)| (n.clone(), serde_json::Value::from(*v)))
+        .collect();
+    serde_json::Value::Object(map).to_string()
+}
+
+/// VCD identifier of signal `i`: printable ASCII `!`..`~`, base 94.
+fn vcd_id(mut i: usize) -> String {
+    let mut s = String::new();
+    loop {
+        s.push((b'!' + (i % 94) as u8) as char);
+        i /= 94;
+        if i == 0 {
+            return s;
+        }
+        i -= 1;
+    }
+}
+
+/// A VCD reference: no whitespace.
+fn vcd_name(name: &str) -> String {
+    name.chars()
+        .map(|c| if c.is_whitespace() { '_' } else { c })
+        .collect()
+}
+
+fn vcd_value(width: usize, v: u64, id: &str) -> String {
+    if width == 1 {
+        format!("{}{id}\n", v & 1)
+    } else {
+        let bits: String = (0..width.min(64))
+            .rev()
+            .map(|i| if (v >> i) & 1 == 1 { '1' } else { '0' })
+            .collect();
+        format!("b{bits} {id}\n")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vcd_ids_are_distinct_and_printable() {
+        let ids: std::collections::HashSet<String> = (0..20_000).map(vcd_id).collect();
+        assert_eq!(ids.len(), 20_000);
+        assert!(ids
+            .iter()
+            .all(|s| s.bytes().all(|b| (33..=126).contains(&b))));
+    }
+
+    #[test]
+    fn a_trace_renders_json_lines_and_a_vcd() {
+        let mut t = Trace::new(vec![("count".into(), 4), ("done".into(), 1)]);
+        t.record(0, &[0, 0]);
+        t.record(1, &[1, 0]);
+        t.record(2, &[1, 1]);
+        assert_eq!(
+            t.json_lines().lines().nth(1).unwrap(),
+            r#"{"cycle":1,"outputs":{"count":1,"done":0}}"#
+        );
+        let vcd = t.vcd();
+        assert!(
+            vcd.contains("$var wire 4 ! count $end\n$var wire 1 \" done $end"),
+            "{vcd}"
+        );
+        assert!(
+            vcd.contains("#0\nb0000 !\n0\"\n#1\nb0001 !\n#2\n1\"\n#3\n"),
+            "{vcd}"
+        );
+    }
+
+    #[test]
+    fn port_names_are_quoted_for_toml() {
+        assert_eq!(quote("a\"b\\c"), "\"a\\\"b\\\\c\"");
+    }
+}
+
+/// The inputs file of `vsp circuit` (docs/circuit.md): input values held for the whole run and
+/// memory words from address 0.
+#[derive(serde::Deserialize, Default, Clone, Debug)]
+#[serde(deny_unknown_fields)]
+pub struct CircuitInputs {
+    #[serde(default)]
+    pub inputs: BTreeMap<String, u64>,
+    #[serde(default)]
+    pub memories: BTreeMap<String, Vec<u64>>,
+}
+
+/// A circuit's final state in plain: what a result decrypts to.
+#[derive(serde::Serialize, Clone, Debug, PartialEq, Eq)]
+pub struct CircuitOutputs {
+    pub cycles: u64,
+    pub outputs: BTreeMap<String, u64>,
+    /// RAM contents (ROMs are not repeated).
+    pub memories: BTreeMap<String, Vec<u64>>,
+}
+
+/// An encrypted memory of a circuit.
+pub enum EncryptedMemory {
+    Rom(TfheRom),
+    Ram(TfheRam),
+    /// MUX memory: one TLWE per bit.
+    Cells(Vec<Tlwe<u32>>),
+}
+
+/// An encrypted circuit request: the inputs and memories the client encrypted, for one circuit.
+pub struct CircuitRequest {
+    pub params_name: String,
+    pub key_id: KeyId,
+    /// The circuit's fingerprint: a request runs only on the circuit it was made for.
+    pub fingerprint: [u8; 32],
+    pub inputs: Vec<(String, Vec<Tlwe<u32>>)>,
+    pub memories: Vec<(String, EncryptedMemory)>,
+}
+
+impl CircuitInputs {
+    /// Reads an inputs file.
+    pub fn read(path: &Path) -> Result<CircuitInputs> {
+        let text = std::fs::read_to_string(path).map_err(|source| PlatformError::Read {
+            path: path.into(),
+            source,
+        })?;
+        serde_json::from_str(&text).map_err(|e| {
+            PlatformError::format(format!("{}: malformed inputs JSON: {e}", path.display()))
+        })
+    }
+
+    /// Whether nothing would be encrypted (an encrypted run would compute on public values only).
+    pub fn is_empty(&self) -> bool {
+        self.inputs.is_empty() && self.memories.is_empty()
+    }
+
+    /// Encrypts every input and memory named under `key`, for `circuit`.
+    pub fn encrypt(&self, key: &ClientKey, circuit: &Circuit) -> Result<CircuitRequest> {
+        let sk = &key.sk;
+        let mut inputs = Vec::new();
+        for (name, &v) in &self.inputs {
+            let width = input_width(circuit, name)?;
+            if width < 64 && v >> width != 0 {
+                return Err(PlatformError::usage(format!(
+                    "value {v} does not fit the {width}-bit input @{name}"
+                )));
+            }
+            inputs.push((name.clone(), client::encrypt_value(sk, v, width)));
+        }
+        let mut memories = Vec::new();
+        for (name, words) in &self.memories {
+            let spec = memory_spec(circuit, name)?;
+            let (a, w) = (spec.addr_width, spec.data_width);
+            let m = match (spec.imp, spec.kind) {
+                (MemImpl::Cmux, MemKind::Rom) => {
+                    EncryptedMemory::Rom(client::encrypt_rom(sk, a, w, words)?)
+                }
+                (MemImpl::Cmux, MemKind::Ram) => {
+                    EncryptedMemory::Ram(client::encrypt_ram(sk, a, w, words)?)
+                }
+                (MemImpl::Mux, _) => {
+                    EncryptedMemory::Cells(client::encrypt_mux_memory(sk, a, w, words)?)
+                }
+            };
+            memories.push((name.clone(), m));
+        }
+        Ok(CircuitRequest {
+            params_name: key.params_name.clone(),
+            key_id: key.key_id,
+            fingerprint: circuit.fingerprint(),
+            inputs,
+            memories,
+        })
+    }
+}
+
+fn input_width(circuit: &Circuit, name: &str) -> Result<usize> {
+    circuit
+        .input(name)
+        .map(|p| p.bits.len())
+        .ok_or_else(|| PlatformError::usage(format!("the circuit has no input @{name}")))
+}
+
+fn memory_spec<'c>(circuit: &'c Circuit, name: &str) -> Result<&'c vsp_circuit::MemorySpec> {
+    circuit
+        .memory(name)
+        .map(|(_, m)| &m.spec)
+        .ok_or_else(|| PlatformError::usage(format!("the circuit has no memory {name:?}")))
+}
+
+/// Body tag of circuit snapshots (core snapshots use 0..=3).
+const CIRCUIT_SNAPSHOT: u8 = 0x80;
+
+impl CircuitRequest {
+    /// The request as a file: fingerprint ‖ inputs (u32 count ‖ name blob ‖ cells) ‖ memories
+    /// (u32 count ‖ name blob ‖ kind u8 (0 ROM, 1 RAM, 2 cells) ‖ blob or cells).
+    pub fn to_envelope(&self, params: &Params) -> Envelope {
+        let mut w = Writer::default();
+        w.bytes(&self.fingerprint);
+        w.u32(self.inputs.len() as u32);
+        for (name, bits) in &self.inputs {
+            w.blob(name.as_bytes());
+            put_cells(&mut w, bits, params);
+        }
+        w.u32(self.memories.len() as u32);
+        for (name, m) in &self.memories {
+            w.blob(name.as_bytes());
+            match m {
+                EncryptedMemory::Rom(r) => {
+                    w.u8(0);
+                    w.blob(&r.to_bytes());
+                }
+                EncryptedMemory::Ram(r) => {
+                    w.u8(1);
+                    w.blob(&r.to_bytes());
+                }
+                EncryptedMemory::Cells(c) => {
+                    w.u8(2);
+                    put_cells(&mut w, c, params);
+                }
+            }
+        }
+        Envelope {
+            kind: Kind::Request,
+            params: self.params_name.clone(),
+            key_id: self.key_id,
+            body: Zeroizing::new(w.into_bytes()),
+        }
+    }
+
+    /// Parses a request for `circuit`: the fingerprint, every name and every size is checked against
+    /// the circuit before anything is decoded.
+    pub fn from_envelope(env: &Envelope, circuit: &Circuit, params: &Params) -> Result<Self> {
+        let corrupt = |m: String| PlatformError::format(format!("corrupt circuit request: {m}"));
+        let mut r = Reader::new(&env.body);
+        let fingerprint: [u8; 32] = r.array()?;
+        if fingerprint != circuit.fingerprint() {
+            return Err(PlatformError::KeyMismatch(
+                "the request was made for another circuit (its fingerprint differs)".into(),
+            ));
+        }
+        let n = r.u32()? as usize;
+        if n > circuit.inputs().len() {
+            return Err(corrupt(format!(
+                "{n} inputs, the circuit has {}",
+                circuit.inputs().len()
+            )));
+        }
+        let mut inputs = Vec::with_capacity(n);
+        for _ in 0..n {
+            let name = name_of(&mut r)?;
+            let width = input_width(circuit, &name).map_err(|e| corrupt(e.to_string()))?;
+            inputs.push((name, get_cells(&mut r, width, params)?));
+        }
+        let n = r.u32()? as usize;
+        if n > circuit.memories().len() {
+            return Err(corrupt(format!(
+                "{n} memories, the circuit has {}",
+                circuit.memories().len()
+            )));
+        }
+        let mut memories = Vec::with_capacity(n);
+        for _ in 0..n {
+            let name = name_of(&mut r)?;
+            let spec = memory_spec(circuit, &name).map_err(|e| corrupt(e.to_string()))?;
+            let m = match (r.u8()?, spec.imp, spec.kind) {
+                (0, MemImpl::Cmux, MemKind::Rom) => EncryptedMemory::Rom(
+                    TfheRom::from_bytes(r.blob()?, params).context(|| format!("memory {name}"))?,
+                ),
+                (1, MemImpl::Cmux, MemKind::Ram) => EncryptedMemory::Ram(
+                    TfheRam::from_bytes(r.blob()?, params).context(|| format!("memory {name}"))?,
+                ),
+                (2, MemImpl::Mux, _) => EncryptedMemory::Cells(get_cells(
+                    &mut r,
+                    (1usize << spec.addr_width) * spec.data_width,
+                    params,
+                )?),
+                (tag, ..) => {
+                    return Err(corrupt(format!(
+                        "memory {name}: kind {tag} is not the circuit's ({:?} {:?})",
+                        spec.imp, spec.kind
+                    )))
+                }
+            };
+            memories.push((name, m));
+        }
+        r.end()?;
+        Ok(CircuitRequest {
+            params_name: env.params.clone(),
+            key_id: env.key_id,
+            fingerprint,
+            inputs,
+            memories,
+        })
+    }
+
+    /// Loads the inputs and memories into `engine`.
+    pub fn load(self, engine: &mut Engine<TfheBackend>) -> Result<()> {
+        for (name, bits) in self.inputs {
+            engine.set_input(&name, bits)?;
+        }
+        for (name, m) in self.memories {
+            match m {
+                EncryptedMemory::Rom(r) => engine.set_rom(&name, r)?,
+                EncryptedMemory::Ram(r) => engine.set_ram(&name, r)?,
+                EncryptedMemory::Cells(c) => engine.set_memory_cells(&name, c)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+fn name_of(r: &mut Reader<'_>) -> Result<String> {
+    let b = r.blob()?;
+    std::str::from_utf8(b)
+        .map(str::to_string)
+        .map_err(|_| PlatformError::format("corrupt circuit file: a name is not text"))
+}
+
+/// An encrypted circuit run on the server: the engine and the key it runs under.
+pub struct CircuitMachine {
+    pub engine: Engine<TfheBackend>,
+    stamp: Stamp,
+}
+
+impl CircuitMachine {
+    /// A run of `request` on `circuit` with the server's keys.
+    pub fn start(
+        keys: &ServerKeys,
+        circuit: Arc<Circuit>,
+        request: CircuitRequest,
+        threads: Option<usize>,
+    ) -> Result<CircuitMachine> {
+        check_same_key(
+            "the request",
+            request.key_id,
+            &request.params_name,
+            keys.key_id,
+            &keys.params_name,
+        )?;
+        let mut m = Self::new(keys, circuit, threads)?;
+        request.load(&mut m.engine)?;
+        Ok(m)
+    }
+
+    fn new(keys: &ServerKeys, circuit: Arc<Circuit>, threads: Option<usize>) -> Result<Self> {
+        let backend = TfheBackend::new(keys.ek.clone(), Some(keys.ck.clone()))?;
+        let mut engine = Engine::new(backend, circuit);
+        if let Some(t) = threads {
+            engine.set_threads(t.max(1));
+        }
+        Ok(CircuitMachine {
+            engine,
+            stamp: Stamp {
+                params_name: keys.params_name.clone(),
+                key_id: keys.key_id,
+            },
+        })
+    }
+
+    /// Continues from a snapshot written by [`CircuitMachine::save`] for the same circuit.
+    pub fn resume(
+        keys: &ServerKeys,
+        circuit: Arc<Circuit>,
+        path: &Path,
+        threads: Option<usize>,
+    ) -> Result<CircuitMachine> {
+        let env = Envelope::read(path, Kind::Snapshot)?;
+        check_same_key(
+            "the snapshot",
+            env.key_id,
+            &env.params,
+            keys.key_id,
+            &keys.params_name,
+        )?;
+        let mut r = Reader::new(&env.body);
+        if r.u8()? != CIRCUIT_SNAPSHOT {
+            return Err(PlatformError::usage(format!(
+                "{} is a processor snapshot: continue it with `vsp resume`",
+                path.display()
+            )));
+        }
+        let state = r.blob()?;
+        r.end()?;
+        let mut m = Self::new(keys, circuit, threads)?;
+        m.engine
+            .restore_snapshot(state)
+            .context(|| format!("{}: corrupt or for another circuit", path.display()))?;
+        Ok(m)
+    }
+
+    /// Writes the state atomically.
+    pub fn save(&self, path: &Path) -> Result<u64> {
+        let mut w = Writer::default();
+        w.u8(CIRCUIT_SNAPSHOT);
+        w.blob(&self.engine.snapshot_bytes());
+        Envelope {
+            kind: Kind::Snapshot,
+            params: self.stamp.params_name.clone(),
+            key_id: self.stamp.key_id,
+            body: Zeroizing::new(w.into_bytes()),
+        }
+        .write(path)
+    }
+
+    /// Runs `cycles` cycles with snapshots and progress as [`crate::Machine::run`] does.
+    pub fn run(
+        &mut self,
+        cycles: u64,
+        reset: bool,
+        snapshots: Option<&Snapshots>,
+        progress: &mut dyn FnMut(&RunProgress<'_>),
+    ) -> Result<()> {
+        crate::machine::target_cycle(self.engine.cycle(), cycles)?;
+        if reset {
+            self.engine.reset()?;
+        }
+        let this = std::cell::RefCell::new(self);
+        run_in_chunks(
+            &mut |n, report: &mut dyn FnMut(&vsp_circuit::Progress)| {
+                let opts = vsp_circuit::RunOptions {
+                    max_cycles: n,
+                    ..Default::default()
+                };
+                this.borrow_mut().engine.run(&opts, report)?;
+                Ok(())
+            },
+            &|p: &Path| this.borrow().save(p).map(|_| ()),
+            cycles,
+            snapshots,
+            progress,
+        )
+    }
+
+    /// The encrypted result: the cycle count, every output, every RAM.
+    pub fn result(&self) -> Result<Envelope> {
+        let e = &self.engine;
+        let params = e.backend().params();
+        let c = e.circuit();
+        let mut w = Writer::default();
+        w.bytes(&c.fingerprint());
+        w.u64(e.cycle());
+        w.u32(c.outputs().len() as u32);
+        for p in c.outputs() {
+            w.blob(p.name.as_bytes());
+            put_cells(&mut w, &e.output(&p.name)?, params);
+        }
+        let rams: Vec<_> = c
+            .memories()
+            .iter()
+            .filter(|m| m.spec.kind == MemKind::Ram)
+            .collect();
+        w.u32(rams.len() as u32);
+        for m in rams {
+            w.blob(m.spec.name.as_bytes());
+            match e.memory(&m.spec.name)? {
+                MemState::Ram(r) => {
+                    w.u8(1);
+                    w.blob(&r.to_bytes());
+                }
+                _ => {
+                    w.u8(2);
+                    put_cells(&mut w, &e.memory_cells(&m.spec.name)?, params);
+                }
+            }
+        }
+        Ok(Envelope {
+            kind: Kind::Result,
+            params: self.stamp.params_name.clone(),
+            key_id: self.stamp.key_id,
+            body: Zeroizing::new(w.into_bytes()),
+        })
+    }
+}
+
+/// Decrypts a circuit result for `circuit` (names and sizes checked against it first).
+pub fn decrypt_circuit_result(
+    key: &ClientKey,
+    env: &Envelope,
+    circuit: &Circuit,
+) -> Result<CircuitOutputs> {
+    check_same_key(
+        "the result",
+        env.key_id,
+        &env.params,
+        key.key_id,
+        &key.params_name,
+    )?;
+    let corrupt = |m: String| PlatformError::format(format!("corrupt circuit result: {m}"));
+    let params = key.sk.params();
+    let mut r = Reader::new(&env.body);
+    let fingerprint: [u8; 32] = r.array()?;
+    if fingerprint != circuit.fingerprint() {
+        return Err(PlatformError::KeyMismatch(
+            "the result is of another circuit (its fingerprint differs)".into(),
+        ));
+    }
+    let cycles = r.u64()?;
+    let n = r.u32()? as usize;
+    if n != circuit.outputs().len() {
+        return Err(corrupt(format!(
+            "{n} outputs, the circuit has {}",
+            circuit.outputs().len()
+        )));
+    }
+    let mut outputs = BTreeMap::new();
+    for p in circuit.outputs() {
+        let name = name_of(&mut r)?;
+        if name != p.name {
+            return Err(corrupt(format!(
+                "output {name:?} where @{} was expected",
+                p.name
+            )));
+        }
+        let bits = get_cells(&mut r, p.bits.len(), params)?;
+        outputs.insert(name, client::decrypt_value(&key.sk, &bits)?);
+    }
+    let rams: Vec<_> = circuit
+        .memories()
+        .iter()
+        .filter(|m| m.spec.kind == MemKind::Ram)
+        .collect();
+    let n = r.u32()? as usize;
+    if n != rams.len() {
+        return Err(corrupt(format!("{n} RAMs, the circuit has {}", rams.len())));
+    }
+    let mut memories = BTreeMap::new();
+    for m in rams {
+        let name = name_of(&mut r)?;
+        if name != m.spec.name {
+            return Err(corrupt(format!(
+                "RAM {name:?} where {:?} was expected",
+                m.spec.name
+            )));
+        }
+        let (a, w) = (m.spec.addr_width, m.spec.data_width);
+        let words = match (r.u8()?, m.spec.imp) {
+            (1, MemImpl::Cmux) => {
+                let bytes = r.blob()?;
+                check_ram_shape(bytes, a, w).map_err(|e| corrupt(format!("RAM {name}: {e}")))?;
+                let ram = TfheRam::from_bytes(bytes, params).context(|| format!("RAM {name}"))?;
+                if ram.noise_bounds().len() != 1 << a || ram.cells().len() != (1 << a) * w {
+                    return Err(corrupt(format!("RAM {name} has another shape")));
+                }
+                client::decrypt_ram(&key.sk, &ram)?
+            }
+            (2, MemImpl::Mux) => {
+                let cells = get_cells(&mut r, (1usize << a) * w, params)?;
+                client::decrypt_mux_memory(&key.sk, w, &cells)?
+            }
+            (tag, _) => return Err(corrupt(format!("RAM {name}: unknown kind {tag}"))),
+        };
+        memories.insert(name, words);
+    }
+    r.end()?;
+    Ok(CircuitOutputs {
+        cycles,
+        outputs,
+        memories,
+    })
+}

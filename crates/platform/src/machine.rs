@@ -1,0 +1,567 @@
+//! The machine: a core (Pearl or Ruby) wired to its ROM and RAM (CMUX or MUX memory), on any
+//! backend of the engine — plain for `emu` and the tests, TFHE for the server's run.
+//!
+//! * [`core_circuit`] is the one place the "core + ROM + RAM" circuit is built.
+//! * [`Machine::run`] runs cycles, reporting progress to a callback (no UI here) and writing a
+//!   snapshot every `every` cycles and at the end when asked; [`Machine::resume`] continues from one
+//!   exactly where it stopped. There is no reset cycle: the cores power up in their reset state (all
+//!   flip-flops 0, checked by `tests/power_up.rs`), and a reset would cost a whole encrypted cycle.
+//!   The server never sees the finish flag, so it runs exactly the cycles asked (the flag is sticky
+//!   and `js 0` loops, so extra cycles are harmless — [`emulate`] says how many are enough).
+//! * A snapshot is an envelope (kind snapshot, the key's id and parameter set) around a byte naming
+//!   core and memory and the engine's own snapshot (cycle, flip-flops, memories).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use vsp_cahp::cores::{self, Core, MemSize, Memory};
+use vsp_cahp::{Image, MemConfig, Simulator};
+use vsp_circuit::{
+    Backend, Blueprint, Circuit, CircuitError, Engine, MemState, PlainBackend, Progress,
+    RunOptions, TfheBackend,
+};
+use zeroize::Zeroizing;
+
+use crate::envelope::{check_same_key, Envelope, KeyId, Kind, Reader, Writer};
+use crate::error::{PlatformError, Result, ResultExt};
+use crate::keys::ServerKeys;
+use crate::packets::{result_envelope, EncryptedMemories, EncryptedRam, Request};
+use crate::program::PlainRequest;
+
+/// Options of [`core_circuit_with`]: the memories' size, a replacement core netlist and blueprint
+/// lines appended to `[connect]` (the co-verification adds debug outputs this way).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CoreBuild<'a> {
+    /// 512-byte (the default) or 1 KiB ROM and RAM.
+    pub size: MemSize,
+    /// Yosys JSON to use as the core instead of the shipped netlist.
+    pub netlist: Option<&'a str>,
+    /// Lines appended to the blueprint's `[connect]` table.
+    pub connect: &'a str,
+}
+
+/// The flattened circuit "core + ROM + RAM" of `core` with `memory`.
+pub fn core_circuit(core: Core, memory: Memory) -> Result<Arc<Circuit>> {
+    core_circuit_with(core, memory, CoreBuild::default())
+}
+
+/// [`core_circuit`] with a replacement netlist and extra connections.
+pub fn core_circuit_with(core: Core, memory: Memory, build: CoreBuild<'_>) -> Result<Arc<Circuit>> {
+    let mut text = core.blueprint_sized(memory, build.size).to_string();
+    text.push_str(build.connect);
+    let bp = Blueprint::from_str_with_resolver(&text, |p| match (build.netlist, p) {
+        (Some(n), p) if p == core.netlist_path_sized(build.size) => Ok(n.to_string()),
+        _ => cores::resolve(p).map(str::to_string).ok_or_else(|| {
+            CircuitError::Blueprint(format!("shipped blueprint names unknown file {p}"))
+        }),
+    })
+    .context(|| format!("cannot load the {core} blueprint"))?;
+    Ok(Arc::new(
+        Circuit::compile(&bp).context(|| format!("cannot build the {core} circuit"))?,
+    ))
+}
+
+/// Where and how often a run writes snapshots.
+#[derive(Clone, Debug)]
+pub struct Snapshots {
+    pub path: PathBuf,
+    /// Every this many cycles (0: only at the end).
+    pub every: u64,
+}
+
+/// Progress of [`Machine::run`]: the engine's report plus the run's own count.
+#[derive(Clone, Copy, Debug)]
+pub struct RunProgress<'a> {
+    /// Cycles of this run finished.
+    pub done: u64,
+    /// Cycles this run does.
+    pub total: u64,
+    /// Seconds since the run started.
+    pub elapsed: f64,
+    /// The engine's report (tasks of the current cycle, …).
+    pub engine: &'a Progress,
+}
+
+impl RunProgress<'_> {
+    /// Mean seconds per finished cycle (before one finished: the engine's estimate, if any).
+    pub fn seconds_per_cycle(&self) -> Option<f64> {
+        if self.done > 0 {
+            Some(self.elapsed / self.done as f64)
+        } else {
+            self.engine.mean_cycle_seconds
+        }
+    }
+
+    /// Estimated seconds until the run ends.
+    pub fn eta(&self) -> Option<f64> {
+        self.seconds_per_cycle()
+            .map(|s| s * self.total.saturating_sub(self.done) as f64)
+    }
+}
+
+/// Identity of the key a machine's state is encrypted under (stamped on snapshots and results).
+#[derive(Clone, Debug)]
+pub struct Stamp {
+    pub params_name: String,
+    pub key_id: KeyId,
+}
+
+/// A core with its memories on backend `B`.
+pub struct Machine<B: Backend> {
+    engine: Engine<B>,
+    core: Core,
+    memory: Memory,
+    stamp: Option<Stamp>,
+}
+
+impl<B: Backend> Machine<B> {
+    /// A machine of `core` with `memory` on `backend`; memories empty, flip-flops at power-up.
+    pub fn new(backend: B, core: Core, memory: Memory) -> Result<Machine<B>> {
+        Ok(Machine {
+            engine: Engine::new(backend, core_circuit(core, memory)?),
+            core,
+            memory,
+            stamp: None,
+        })
+    }
+
+    pub fn core(&self) -> Core {
+        self.core
+    }
+    pub fn memory(&self) -> Memory {
+        self.memory
+    }
+    /// Cycles run since power-up.
+    pub fn cycle(&self) -> u64 {
+        self.engine.cycle()
+    }
+    pub fn engine(&self) -> &Engine<B> {
+        &self.engine
+    }
+    pub fn engine_mut(&mut self) -> &mut Engine<B> {
+        &mut self.engine
+    }
+    /// Worker threads (`None`: all cores).
+    pub fn set_threads(&mut self, threads: Option<usize>) {
+        if let Some(t) = threads {
+            self.engine.set_threads(t.max(1));
+        }
+    }
+
+    /// Runs `cycles` more cycles; with `snapshots`, writes one every `every` cycles and at the end.
+    pub fn run(
+        &mut self,
+        cycles: u64,
+        snapshots: Option<&Snapshots>,
+        progress: &mut dyn FnMut(&RunProgress<'_>),
+    ) -> Result<()> {
+        target_cycle(self.engine.cycle(), cycles)?;
+        let this = std::cell::RefCell::new(self);
+        run_in_chunks(
+            &mut |n, report: &mut dyn FnMut(&Progress)| {
+                let opts = RunOptions {
+                    max_cycles: n,
+                    ..Default::default()
+                };
+                this.borrow_mut().engine.run(&opts, report)?;
+                Ok(())
+            },
+            &|p: &Path| this.borrow().save(p).map(|_| ()),
+            cycles,
+            snapshots,
+            progress,
+        )
+    }
+
+    /// Writes the whole machine state (core, memory, cycle, flip-flops, memories) atomically.
+    pub fn save(&self, path: &Path) -> Result<u64> {
+        let stamp = self.stamp.clone().unwrap_or(Stamp {
+            params_name: "plain".into(),
+            key_id: KeyId([0; 16]),
+        });
+        let mut w = Writer::default();
+        w.u8(machine_tag(self.core, self.memory));
+        w.blob(&self.engine.snapshot_bytes());
+        Envelope {
+            kind: Kind::Snapshot,
+            params: stamp.params_name,
+            key_id: stamp.key_id,
+            body: Zeroizing::new(w.into_bytes()),
+        }
+        .write(path)
+    }
+}
+
+impl Machine<PlainBackend> {
+    /// A plain machine loaded with `request` (no reset cycle, as on the server).
+    pub fn plain(core: Core, request: &PlainRequest) -> Result<Machine<PlainBackend>> {
+        let mut m = Machine::new(PlainBackend, core, request.memory)?;
+        m.engine.load_memory_words(cores::ROM, &request.rom)?;
+        m.engine.load_memory_words(cores::RAM, &request.ram)?;
+        Ok(m)
+    }
+
+    /// Runs until the finish flag rises (or `max_cycles`); returns whether it rose.
+    pub fn run_until_finished(&mut self, max_cycles: u64) -> Result<(u64, bool)> {
+        let opts = RunOptions {
+            max_cycles,
+            stop_when: Some(cores::FINISH.to_string()),
+            ..Default::default()
+        };
+        let report = self.engine.run(&opts, &mut |_| {})?;
+        Ok((report.cycles, report.stopped))
+    }
+
+    /// x0..x15.
+    pub fn regs(&self) -> Result<Vec<u16>> {
+        Ok(cores::REGS
+            .iter()
+            .map(|r| self.engine.output_value(r, 0).map(|v| v as u16))
+            .collect::<Result<Vec<u16>, _>>()?)
+    }
+
+    /// The finish flag.
+    pub fn finished(&self) -> Result<bool> {
+        Ok(self.engine.output_value(cores::FINISH, 0)? == 1)
+    }
+
+    /// The RAM's bytes.
+    pub fn ram_bytes(&self) -> Result<Vec<u8>> {
+        Ok(cores::ram_bytes(&self.engine.memory_words(cores::RAM, 0)?))
+    }
+}
+
+impl Machine<TfheBackend> {
+    /// Starts the server's run of `request` on `core`: loads the encrypted memories.
+    pub fn start(
+        keys: &ServerKeys,
+        request: &Request,
+        core: Core,
+        threads: Option<usize>,
+    ) -> Result<Machine<TfheBackend>> {
+        check_same_key(
+            "the request",
+            request.key_id,
+            &request.params_name,
+            keys.key_id,
+            &keys.params_name,
+        )?;
+        let memory = request.memories.memory();
+        let mut m = Self::encrypted(keys, core, memory, threads)?;
+        match &request.memories {
+            EncryptedMemories::Cmux { rom, ram } => {
+                m.engine.set_rom(cores::ROM, rom.clone())?;
+                m.engine.set_ram(cores::RAM, ram.clone())?;
+            }
+            EncryptedMemories::Mux { rom, ram } => {
+                m.engine.set_memory_cells(cores::ROM, rom.clone())?;
+                m.engine.set_memory_cells(cores::RAM, ram.clone())?;
+            }
+        }
+        Ok(m)
+    }
+
+    fn encrypted(
+        keys: &ServerKeys,
+        core: Core,
+        memory: Memory,
+        threads: Option<usize>,
+    ) -> Result<Machine<TfheBackend>> {
+        let backend = TfheBackend::new(keys.ek.clone(), Some(keys.ck.clone()))?;
+        let mut m = Machine::new(backend, core, memory)?;
+        m.set_threads(threads);
+        m.stamp = Some(Stamp {
+            params_name: keys.params_name.clone(),
+            key_id: keys.key_id,
+        });
+        Ok(m)
+    }
+
+    /// Reloads a snapshot written by [`Machine::save`].
+    pub fn resume(
+        keys: &ServerKeys,
+        path: &Path,
+        threads: Option<usize>,
+    ) -> Result<Machine<TfheBackend>> {
+        let env = Envelope::read(path, Kind::Snapshot)?;
+        check_same_key(
+            "the snapshot",
+            env.key_id,
+            &env.params,
+            keys.key_id,
+            &keys.params_name,
+        )?;
+        let (core, memory, state) = parse_snapshot(&env.body).in_file(path)?;
+        let mut m = Self::encrypted(keys, core, memory, threads)?;
+        m.engine
+            .restore_snapshot(state)
+            .context(|| format!("{}: corrupt snapshot", path.display()))?;
+        Ok(m)
+    }
+
+    /// The encrypted result: finish flag, registers, RAM.
+    pub fn result(&self) -> Result<Envelope> {
+        let stamp = self
+            .stamp
+            .as_ref()
+            .ok_or_else(|| PlatformError::usage("an encrypted machine without a key stamp"))?;
+        let params = self.engine.backend().params();
+        let outputs = std::iter::once(cores::FINISH)
+            .chain(cores::REGS)
+            .map(|name| self.engine.output(name))
+            .collect::<Result<Vec<_>, _>>()?;
+        let ram = match self.engine.memory(cores::RAM)? {
+            MemState::Ram(ram) => EncryptedRam::Cmux(ram),
+            MemState::Cells => EncryptedRam::Mux(self.engine.memory_cells(cores::RAM)?),
+            MemState::Rom(_) => {
+                return Err(PlatformError::usage(format!(
+                    "the {} blueprint's RAM is a ROM",
+                    self.core
+                )))
+            }
+        };
+        Ok(result_envelope(
+            &stamp.params_name,
+            stamp.key_id,
+            params,
+            self.engine.cycle(),
+            &outputs,
+            ram,
+        ))
+    }
+}
+
+/// Runs `n` cycles, reporting the engine's progress.
+pub(crate) type ChunkStep<'a> = dyn FnMut(u64, &mut dyn FnMut(&Progress)) -> Result<()> + 'a;
+
+/// Runs `cycles` cycles through `step` (which runs `n` cycles, reporting the engine's progress),
+/// calling `save` every `snapshots.every` cycles and at the end. The engine's own periodic snapshot
+/// writes its bare state; the platform's is the stamped envelope (key id, core or circuit), so the
+/// run goes in chunks between snapshots.
+pub(crate) fn run_in_chunks(
+    step: &mut ChunkStep<'_>,
+    save: &dyn Fn(&Path) -> Result<()>,
+    cycles: u64,
+    snapshots: Option<&Snapshots>,
+    progress: &mut dyn FnMut(&RunProgress<'_>),
+) -> Result<()> {
+    let chunk = snapshots
+        .map(|s| s.every)
+        .filter(|&k| k > 0)
+        .unwrap_or(cycles)
+        .max(1);
+    let t0 = Instant::now();
+    let mut done = 0;
+    while done < cycles {
+        let n = chunk.min(cycles - done);
+        step(n, &mut |p: &Progress| {
+            progress(&RunProgress {
+                done: done + p.cycles_done,
+                total: cycles,
+                elapsed: t0.elapsed().as_secs_f64(),
+                engine: p,
+            })
+        })?;
+        done += n;
+        if let Some(s) = snapshots {
+            save(&s.path)?;
+        }
+    }
+    if cycles == 0 {
+        if let Some(s) = snapshots {
+            save(&s.path)?;
+        }
+    }
+    Ok(())
+}
+
+/// Snapshot byte: core (bit 0: Ruby) and memory (bit 1: MUX). Snapshots from before MUX memory
+/// (0 Pearl, 1 Ruby) read the same.
+fn machine_tag(core: Core, memory: Memory) -> u8 {
+    let c = match core {
+        Core::Pearl => 0,
+        Core::Ruby => 1,
+    };
+    let m = match memory {
+        Memory::Cmux => 0,
+        Memory::Mux => 2,
+    };
+    c | m
+}
+
+/// The core, memory and engine state of a snapshot's body.
+pub fn parse_snapshot(body: &[u8]) -> Result<(Core, Memory, &[u8])> {
+    let mut r = Reader::new(body);
+    let tag = r.u8()?;
+    if tag == 0x80 {
+        return Err(PlatformError::usage(
+            "a circuit snapshot: continue it with `vsp circuit resume`",
+        ));
+    }
+    if tag > 3 {
+        return Err(PlatformError::format(format!(
+            "corrupt snapshot: unknown core {tag}"
+        )));
+    }
+    let core = if tag & 1 == 0 {
+        Core::Pearl
+    } else {
+        Core::Ruby
+    };
+    let memory = if tag & 2 == 0 {
+        Memory::Cmux
+    } else {
+        Memory::Mux
+    };
+    let state = r.blob()?;
+    r.end()?;
+    Ok((core, memory, state))
+}
+
+/// The cycle a run of `cycles` more cycles from `start` ends at, refusing a counter that would wrap
+/// (a snapshot's counter is not trusted to be small).
+pub(crate) fn target_cycle(start: u64, cycles: u64) -> Result<u64> {
+    start.checked_add(cycles).ok_or_else(|| {
+        PlatformError::usage(format!(
+            "cannot run {cycles} more cycles from cycle {start}: the cycle counter would overflow"
+        ))
+    })
+}
+
+/// What a plain gate-level run found.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct EmuResult {
+    pub core: String,
+    pub memory: String,
+    /// Whether the finish flag rose within the cycle limit.
+    pub finished: bool,
+    /// Cycles until (and including) the one in which the finish flag rose: pass this to `vsp run`.
+    pub cycles: u64,
+    /// x0..x15 at the end.
+    pub regs: Vec<u16>,
+    /// The return value of `main` (x8 = a0).
+    pub result: u16,
+    /// Instructions the ISA simulator retired for the same program.
+    pub instructions: u64,
+    /// Whether the gate-level registers agree with the ISA simulator's.
+    pub agrees_with_isa: bool,
+    pub seconds: f64,
+}
+
+/// Runs `image` with `args` on the gate-level netlist of `core` with `memory` (plain backend) until
+/// the finish flag, and cross-checks it with the ISA simulator.
+pub fn emulate(
+    image: &Image,
+    args: &[String],
+    core: Core,
+    memory: Memory,
+    max_cycles: u64,
+) -> Result<EmuResult> {
+    let request = PlainRequest::new(image, args, memory)?;
+    let mut m = Machine::plain(core, &request)?;
+    let t0 = Instant::now();
+    let (cycles, finished) = m.run_until_finished(max_cycles)?;
+    let seconds = t0.elapsed().as_secs_f64();
+    let regs = m.regs()?;
+    let ram = crate::program::initial_ram(image, args)?;
+    let mut sim = Simulator::new(&image.rom, &ram, MemConfig::default())?;
+    let stats = sim.run(max_cycles.saturating_mul(4))?;
+    Ok(EmuResult {
+        core: core.name().to_string(),
+        memory: crate::program::memory_name(memory).to_string(),
+        finished,
+        cycles,
+        result: regs[8],
+        agrees_with_isa: stats.halted == finished && sim.regs()[..] == regs[..],
+        regs,
+        instructions: sim.instret(),
+        seconds,
+    })
+}
+
+/// The plain state after exactly `cycles` cycles: (finish flag, x0..x15, RAM bytes).
+pub fn plain_state_after(
+    request: &PlainRequest,
+    core: Core,
+    cycles: u64,
+) -> Result<(bool, Vec<u16>, Vec<u8>)> {
+    let mut m = Machine::plain(core, request)?;
+    m.run(cycles, None, &mut |_| {})?;
+    Ok((m.finished()?, m.regs()?, m.ram_bytes()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cycle_counter_never_wraps() {
+        assert_eq!(target_cycle(5, 10).unwrap(), 15);
+        assert_eq!(target_cycle(0, u64::MAX).unwrap(), u64::MAX);
+        let e = target_cycle(u64::MAX, 1).unwrap_err().to_string();
+        assert!(e.contains("would overflow"), "{e}");
+        assert!(target_cycle(1 << 62, u64::MAX).is_err());
+    }
+
+    #[test]
+    fn snapshot_tags_name_core_and_memory() {
+        for core in Core::ALL {
+            for memory in [Memory::Cmux, Memory::Mux] {
+                let mut body = vec![machine_tag(core, memory)];
+                body.extend_from_slice(&1u64.to_le_bytes());
+                body.push(9);
+                let (c, m, s) = parse_snapshot(&body).unwrap();
+                assert_eq!((c, m, s), (core, memory, &[9u8][..]));
+            }
+        }
+        let e = parse_snapshot(&[4, 0, 0, 0, 0, 0, 0, 0, 0]).err().unwrap();
+        assert!(e.to_string().contains("unknown core 4"), "{e}");
+    }
+
+    /// MUX memory (Iyokan's gates-and-flip-flops ROM/RAM) computes what CMUX memory does.
+    #[test]
+    fn mux_memory_runs_the_programs_like_cmux_memory() {
+        let p = &vsp_cahp::programs::FIB;
+        let image = vsp_cahp::assemble(p.source, p.name).unwrap();
+        let args: Vec<String> = p.args.iter().map(|s| s.to_string()).collect();
+        let cmux = emulate(&image, &args, Core::Pearl, Memory::Cmux, 5000).unwrap();
+        let mux = emulate(&image, &args, Core::Pearl, Memory::Mux, 5000).unwrap();
+        assert!(cmux.finished && mux.finished && mux.agrees_with_isa);
+        assert_eq!((mux.cycles, &mux.regs), (cmux.cycles, &cmux.regs));
+        assert_eq!(mux.result, p.expected);
+    }
+
+    /// A plain run with snapshots: the periodic snapshot resumes to the same state.
+    #[test]
+    fn a_plain_run_saves_snapshots_at_the_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = &vsp_cahp::programs::FIB;
+        let image = vsp_cahp::assemble(p.source, p.name).unwrap();
+        let args: Vec<String> = p.args.iter().map(|s| s.to_string()).collect();
+        let req = PlainRequest::new(&image, &args, Memory::Cmux).unwrap();
+        let mut m = Machine::plain(Core::Pearl, &req).unwrap();
+        let snaps = Snapshots {
+            path: dir.path().join("s"),
+            every: 2,
+        };
+        let mut seen = Vec::new();
+        m.run(5, Some(&snaps), &mut |p| {
+            if p.engine.cycle_finished {
+                seen.push((p.done, p.total))
+            }
+        })
+        .unwrap();
+        assert_eq!(seen, (1..=5).map(|d| (d, 5)).collect::<Vec<_>>());
+        let env = Envelope::read(&snaps.path, Kind::Snapshot).unwrap();
+        let (core, memory, state) = parse_snapshot(&env.body).unwrap();
+        let mut back = Machine::new(PlainBackend, core, memory).unwrap();
+        back.engine_mut().restore_snapshot(state).unwrap();
+        assert_eq!(back.cycle(), 5);
+        assert_eq!(back.regs().unwrap(), m.regs().unwrap());
+        assert_eq!(
+            plain_state_after(&req, Core::Pearl, 5).unwrap().1,
+            m.regs().unwrap()
+        );
+    }
+}
