@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use vsp_math::ShoupConst;
 
 fn math(e: vsp_math::MathError) -> Error {
-    Error::Math(e.to_string())
+    Error::Arithmetic(e)
 }
 
 /// A prime modulus q < 2^62 (vsp-math's [`vsp_math::Modulus`]).

@@ -42,12 +42,15 @@ pub enum Error {
     /// A file's envelope or a length failed the codec's checks, or writing the file failed.
     #[error(transparent)]
     Codec(#[from] vsp_codec::Error),
-    /// The arithmetic core refused something (e.g. no NTT-friendly prime of that size).
+    /// The arithmetic core vsp-math refused something (e.g. no NTT-friendly prime of that size).
+    #[error("arithmetic: {0}")]
+    Arithmetic(#[from] vsp_math::MathError),
+    /// An arithmetic precondition of the scheme failed (a batching root, an inverse in a base).
     #[error("arithmetic: {0}")]
     Math(String),
     /// Thread-pool creation failed.
     #[error("thread pool: {0}")]
-    ThreadPool(String),
+    ThreadPool(#[from] rayon::ThreadPoolBuildError),
 }
 
 /// Result alias of this crate.

@@ -2,7 +2,7 @@
 //! coefficient ranges (base conversions) on a private rayon pool. Every split computes exactly what
 //! the sequential loop computes, so results are bit-identical for any thread count.
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -29,8 +29,7 @@ impl Exec {
         }
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
-            .build()
-            .map_err(|e| Error::ThreadPool(e.to_string()))?;
+            .build()?;
         Ok(Self {
             pool: Some(Arc::new(pool)),
             threads,

@@ -25,6 +25,24 @@
 //! assert_eq!(&enc.decode_batch(&sk.decrypt(&c).unwrap()).unwrap()[..3], &[4, 10, 18]);
 //! ```
 
+//!
+//! # Modules
+//! | module | what it holds |
+//! |---|---|
+//! | [`params`] | parameters, the 128-bit security table and presets ([`BfvParameters`]) |
+//! | [`keys`] | secret, public, relinearisation and Galois keys |
+//! | [`encoding`] | plaintexts, coefficient encoding and SIMD batching ([`Encoder`]) |
+//! | [`encrypt`] | encryption, decryption and the invariant noise budget |
+//! | [`ciphertext`] | ciphertexts (coefficient form, optionally seeded) |
+//! | [`evaluator`] | homomorphic operations ([`Evaluator`]) |
+//! | [`sampling`] | error distributions and samplers |
+//! | [`serialize`] | versioned binary files in the [`vsp_codec`] envelope |
+//! | [`textbook`] | textbook FV over one big modulus with relinearisation v1/v2 (the reference) |
+//! | `rns`, `hps`, `behz`, `poly`, `arith`, `exec` | RNS plumbing, HPS and BEHZ scaling, polynomial helpers, thread execution (private) |
+//! | [`error`] | [`Error`], wrapping the codec's errors |
+
+#![forbid(unsafe_code)]
+
 mod arith;
 mod behz;
 /// Ciphertexts (coefficient form, optionally seeded).

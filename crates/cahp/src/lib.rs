@@ -6,23 +6,39 @@
 //! `shared/reference/vsp.md` §1 and §5; the assembler syntax is in `docs/isa.md`, the image file
 //! format in `docs/image-format.md`.
 
-// Assembler and linker: assembly text to [`Image`] (syntax in `docs/isa.md`).
+//!
+//! # Modules
+//! | module | what it holds |
+//! |---|---|
+//! | [`isa`] | the instruction set as data: registers, opcode table, encoder and decoder |
+//! | [`asm`] | assembler and linker: assembly text to an [`Image`] (syntax in `docs/isa.md`) |
+//! | [`disasm`] | disassembler and listings |
+//! | [`image`] | program images and their file format, in the [`vsp_codec`] envelope |
+//! | [`loader`] | the argv/argc/initial-SP loader (§1.7) |
+//! | [`sim`] | the instruction-set simulator (golden model) |
+//! | [`cores`] | the Pearl and Ruby core netlists and blueprints (hw/), as data |
+//! | [`runtime`] | crt0 and the 16-bit multiply/divide helpers, in assembly |
+//! | [`programs`] | the paper's benchmark programs (fib, hamming, brainf*ck) in assembly |
+
+#![forbid(unsafe_code)]
+
+/// Assembler and linker: assembly text to [`Image`] (syntax in `docs/isa.md`).
 pub mod asm;
-// The Pearl and Ruby core netlists and blueprints (hw/), as data.
+/// The Pearl and Ruby core netlists and blueprints (hw/), as data.
 pub mod cores;
-// Disassembler and listings.
+/// Disassembler and listings.
 pub mod disasm;
-// Program images and their file format (`docs/image-format.md`).
+/// Program images and their file format (`docs/image-format.md`).
 pub mod image;
-// The instruction set as data: registers, opcode table, encoder and decoder.
+/// The instruction set as data: registers, opcode table, encoder and decoder.
 pub mod isa;
-// The argv/argc/initial-SP loader (§1.7).
+/// The argv/argc/initial-SP loader (§1.7).
 pub mod loader;
-// The paper's benchmark programs (fib, hamming, brainf*ck) in assembly.
+/// The paper's benchmark programs (fib, hamming, brainf*ck) in assembly.
 pub mod programs;
-// crt0 and the 16-bit multiply/divide helpers, in assembly.
+/// crt0 and the 16-bit multiply/divide helpers, in assembly.
 pub mod runtime;
-// The instruction-set simulator (golden model).
+/// The instruction-set simulator (golden model).
 pub mod sim;
 
 pub use asm::{

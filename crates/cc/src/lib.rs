@@ -28,20 +28,50 @@
 //! # Ok::<(), vsp_cc::CcError>(())
 //! ```
 
-pub mod compile; // driver: clang, IR → assembly, the C runtime
-pub mod data; // globals as data directives
-pub mod emit; // layout, frames, pseudo-instruction expansion, assembly text
-pub mod error; // CcError
-pub mod ir; // LLVM IR text reader
-mod isel; // instruction selection: values, addresses, analysis
-mod isel_fn; // instruction selection: functions, calls, phis
-mod isel_intr; // instruction selection: intrinsics
-mod isel_multi; // instruction selection: 48- and 64-bit integers (long long)
-mod isel_ops; // instruction selection: arithmetic, compares, memory
-mod isel_wide; // instruction selection: 32-bit pairs, funnel shifts
-pub mod mir; // machine IR
-mod opt; // dead-code elimination
-pub mod regalloc; // liveness and linear-scan allocation
+//!
+//! # Modules
+//! | module | what it holds |
+//! |---|---|
+//! | [`compile`] | the driver: clang, IR → assembly, the C runtime |
+//! | [`ir`] | the LLVM IR text reader |
+//! | `isel`, `isel_fn`, `isel_ops`, `isel_wide`, `isel_multi`, `isel_intr` | instruction selection (private): values and addresses, functions and calls, arithmetic, 32-bit pairs, 48/64-bit integers, intrinsics |
+//! | [`mir`] | the machine IR |
+//! | [`regalloc`] | liveness and linear-scan register allocation |
+//! | `opt` | dead-code elimination (private) |
+//! | [`data`] | globals as data directives |
+//! | [`emit`] | layout, frames, pseudo-instruction expansion, assembly text |
+//! | [`error`] | [`CcError`] |
+
+#![forbid(unsafe_code)]
+
+/// Driver: clang, IR → assembly, the C runtime.
+pub mod compile;
+/// Globals as data directives.
+pub mod data;
+/// Layout, frames, pseudo-instruction expansion, assembly text.
+pub mod emit;
+/// CcError.
+pub mod error;
+/// LLVM IR text reader.
+pub mod ir;
+/// Instruction selection: values, addresses, analysis.
+mod isel;
+/// Instruction selection: functions, calls, phis.
+mod isel_fn;
+/// Instruction selection: intrinsics.
+mod isel_intr;
+/// Instruction selection: 48- and 64-bit integers (long long).
+mod isel_multi;
+/// Instruction selection: arithmetic, compares, memory.
+mod isel_ops;
+/// Instruction selection: 32-bit pairs, funnel shifts.
+mod isel_wide;
+/// Machine IR.
+pub mod mir;
+/// Dead-code elimination.
+mod opt;
+/// Liveness and linear-scan allocation.
+pub mod regalloc;
 
 pub use compile::{
     assemble_image, clang_available, compile_c, compile_c_files, compile_c_files_to_image,

@@ -25,7 +25,7 @@ use crate::noise::{NoiseModel, RefreshPolicy};
 pub(crate) const QUARTER: u32 = 1 << 30;
 
 pub(crate) fn tfhe_err(e: vsp_tfhe::Error) -> CircuitError {
-    CircuitError::Backend(e.to_string())
+    CircuitError::Tfhe(e)
 }
 
 /// A CMUX ROM image (vertical packing).

@@ -38,7 +38,11 @@ pub enum CircuitError {
     /// A snapshot file is corrupt, truncated, of another version or for another circuit/backend.
     #[error("snapshot: {0}")]
     Snapshot(String),
-    /// The encrypted backend failed (wrong key shape, parameters, …).
+    /// vsp-tfhe refused an operation (wrong key shape, parameters, a ciphertext of the wrong size, …).
+    #[error("TFHE backend: {0}")]
+    Tfhe(#[from] vsp_tfhe::Error),
+    /// The evaluation itself failed (mismatched keys, a worker task that panicked, an internal
+    /// inconsistency): no lower error to wrap.
     #[error("TFHE backend: {0}")]
     Backend(String),
     /// A file failed the codec's checks (magic, version, lengths, checksum), or reading or

@@ -58,6 +58,30 @@
 //! CMUX RAM refresh: [`RefreshPolicy`] and [`NoiseModel`] (noise-budget refresh instead of Iyokan's
 //! every-cell-every-cycle refresh; ≤ 2^-40 failures per cycle).
 
+//!
+//! # Modules
+//! | module | what it holds |
+//! |---|---|
+//! | [`netlist`] | the gate-level netlist IR ([`Netlist`], [`NetlistBuilder`], [`GateKind`]) |
+//! | [`yosys`] | the Yosys JSON importer ([`read_yosys_json`]) |
+//! | [`blueprint`] | blueprint TOML: netlist instances, built-in memories, wiring ([`Blueprint`]) |
+//! | `flatten` | blueprint → one flattened graph (private) |
+//! | [`circuit`] | the flattened, levelled [`Circuit`] the engine runs |
+//! | [`stats`] | gate counts, depth and bootstraps per cycle ([`NetlistStats`]) |
+//! | [`backend`] | the [`Backend`] trait every bit representation implements |
+//! | [`plain`], [`plain_api`] | the bit-sliced plain backend and its integer-valued conveniences |
+//! | [`tfhe_backend`] | the TFHE backend ([`TfheBackend`]) |
+//! | [`cmux`] | CMUX memory over TFHE ([`TfheRom`], [`TfheRam`]) |
+//! | [`leveled`] | select-once MUXes: which MUXes run as CMUXes ([`MuxPlan`]) |
+//! | [`noise`] | the CMUX-memory noise model and RAM refresh policy |
+//! | [`engine`] | the cycle-by-cycle evaluator ([`Engine`], [`RunOptions`]) |
+//! | [`schedule`] | the list scheduler that runs a cycle's task graph on worker threads |
+//! | [`snapshot`] | engine snapshots in the [`vsp_codec`] envelope |
+//! | [`client`] | client-side encryption and decryption of inputs and memory images |
+//! | [`error`] | [`CircuitError`], wrapping the lower crates' errors |
+
+#![forbid(unsafe_code)]
+
 pub mod backend;
 pub mod blueprint;
 pub mod circuit;

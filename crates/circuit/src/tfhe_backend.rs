@@ -119,7 +119,7 @@ fn put_trlwe(c: &Trlwe<u32>, out: &mut Vec<u8>) {
 fn get_trlwe(r: &mut Reader<'_>, n: usize) -> Result<Trlwe<u32>, CircuitError> {
     let a = get_words(r, n, "TRLWE mask")?;
     let b = get_words(r, n, "TRLWE body")?;
-    Trlwe::from_polys(a, b).map_err(|e| CircuitError::Snapshot(e.to_string()))
+    Ok(Trlwe::from_polys(a, b)?)
 }
 
 fn get_shape(r: &mut Reader<'_>) -> Result<(usize, usize), CircuitError> {
@@ -413,7 +413,7 @@ impl Backend for TfheBackend {
     }
     fn decode_bit(&self, r: &mut Reader<'_>) -> Result<Tlwe<u32>, CircuitError> {
         let w = get_words(r, self.params().n0 + 1, "TLWE")?;
-        Tlwe::from_words(w).map_err(|e| CircuitError::Snapshot(e.to_string()))
+        Ok(Tlwe::from_words(w)?)
     }
     fn encode_rom(&self, m: &TfheRom, out: &mut Vec<u8>) {
         m.encode(out);

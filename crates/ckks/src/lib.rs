@@ -31,6 +31,19 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! # Modules
+//! | module | what it holds |
+//! |---|---|
+//! | [`params`] | parameter sets (SEAL-Embedded presets, user primes, 128-bit security cap) |
+//! | [`arith`] | device-side 32-bit Barrett/Shoup arithmetic and small helpers |
+//! | [`device`] | the device side: streaming encryptor, keys, 32-bit NTT, memory accounting (no std) |
+//! | [`encoding`] | the canonical-embedding encoder/decoder with SEAL's slot order |
+//! | [`prng`] | SEAL's SHAKE256 seed stream and the device's private noise samplers |
+//! | [`seal`] | Microsoft SEAL 4.x serialization (files written with [`vsp_codec`]'s atomic write) |
+//! | [`server`] | the server side: keys, reception, decryption, evaluation (std) |
+//! | [`error`] | [`CkksError`] |
+
 #![cfg_attr(not(feature = "std"), no_std)]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]

@@ -9,6 +9,19 @@
 //! Without the default `std` feature the crate is `no_std` + `alloc` (everything except
 //! OS-seeded randomness), for the embedded CKKS encryptor.
 
+//!
+//! # Modules
+//! | module | what it holds |
+//! |---|---|
+//! | [`modulus`] | [`Modulus`] (Barrett, Shoup, lazy reductions, inverses, powers) and [`Modulus32`] |
+//! | [`montgomery`] | Montgomery multiplication for chains of products by varying operands |
+//! | [`ntt`] | negacyclic NTT tables and run-time selected SIMD backends (AVX2, AVX2+FMA, AVX-512 IFMA: the crate's `unsafe` kernels, each tested against the portable code) |
+//! | [`prime`] | Miller–Rabin, NTT-friendly prime generation, primitive roots |
+//! | [`prng`] | OS-seeded ChaCha20 and domain-separated ChaCha20 / SHAKE256 seed streams (also vsp-tfhe's) |
+//! | [`rns`] | RNS bases, CRT, base conversions, RNS polynomials |
+//! | [`sampler`] | uniform, binary, ternary, centered-binomial and discrete/continuous Gaussian samplers |
+//! | [`error`] | [`MathError`] |
+
 #![cfg_attr(not(feature = "std"), no_std)]
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]

@@ -1,6 +1,6 @@
 //! Samplers for RLWE secrets, errors and masks: uniform mod q, binary, ternary (dense and fixed
-//! Hamming weight), centered binomial, and a discrete Gaussian (CDT, constant time with respect to the
-//! output). Every sampler takes any [`RngCore`], so the same code draws from the OS-seeded CSPRNG and
+//! Hamming weight), centered binomial, a discrete Gaussian (CDT, constant time with respect to the
+//! output) and a continuous Gaussian on f64 ([`gaussian_f64`], TFHE's torus noise). Every sampler takes any [`RngCore`], so the same code draws from the OS-seeded CSPRNG and
 //! from a [`crate::prng::SeededStream`].
 //!
 //! The CDT sampler follows seed 004's "Gaussian PRNG" in software: a cumulative table with 64-bit
@@ -13,6 +13,21 @@ use rand_core::RngCore;
 
 use crate::error::{MathError, Result};
 use crate::modulus::Modulus;
+
+/// A uniform f64 in (0, 1] from 53 random bits.
+#[inline]
+fn unit_open0<R: RngCore + ?Sized>(rng: &mut R) -> f64 {
+    ((rng.next_u64() >> 11) as f64 + 1.0) / 9_007_199_254_740_992.0
+}
+
+/// A centered normal sample of standard deviation `sigma` (Box–Muller, one sample per two draws):
+/// TFHE's noise, a continuous Gaussian rounded to the torus grid by the caller (CGGI16 §2.1).
+#[inline]
+pub fn gaussian_f64<R: RngCore + ?Sized>(rng: &mut R, sigma: f64) -> f64 {
+    let u1 = unit_open0(rng);
+    let u2 = unit_open0(rng);
+    libm::sqrt(-2.0 * libm::log(u1)) * libm::cos(2.0 * core::f64::consts::PI * u2) * sigma
+}
 
 /// A uniform value in [0, q): draws ⌈log2 q⌉ bits and rejects values ≥ q (no modulo bias).
 #[inline]

@@ -10,7 +10,7 @@
 use crate::fft::{plan, FftPlan};
 use crate::keygen::{tlwe_body, tlwe_from_seed, trlwe_body, trlwe_from_seed};
 use crate::params::Params;
-use crate::rng::{stream, Domain, Seed};
+use crate::rng::{fresh_seed, stream, Domain, Seed};
 use crate::secret_key::SecretKey;
 use crate::tlwe::Tlwe;
 use crate::torus::{mod_switch, Gadget, Torus};
@@ -172,7 +172,7 @@ pub struct EvalKey {
 }
 
 /// The evaluation key with masks replaced by a seed (≈ 4× smaller; [`CompressedEvalKey::decompress`]).
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CompressedEvalKey {
     pub(crate) params: Params,
     pub(crate) mask_seed: Seed,
@@ -186,8 +186,8 @@ impl CompressedEvalKey {
     /// Generates the compressed evaluation key (multi-threaded with rayon).
     pub fn generate(sk: &SecretKey) -> CompressedEvalKey {
         let p = sk.params;
-        let mask_seed = Seed::from_os();
-        let noise_seed = Seed::from_os();
+        let mask_seed = fresh_seed();
+        let noise_seed = fresh_seed();
         let plan1 = plan(p.n1);
         let l2 = 2 * p.bk1.levels as usize;
         let bk_bodies: Vec<u32> = (0..p.n0)

@@ -15,7 +15,7 @@ use crate::bootstrap::{blind_rotate, gadget_row_message, sub_scaled};
 use crate::fft::{plan, FftPlan};
 use crate::keygen::{trlwe_body, trlwe_from_seed};
 use crate::params::Params;
-use crate::rng::{stream, Domain, Seed};
+use crate::rng::{fresh_seed, stream, Domain, Seed};
 use crate::secret_key::SecretKey;
 use crate::tlwe::Tlwe;
 use crate::torus::Torus;
@@ -47,7 +47,7 @@ pub struct CircuitKey {
 }
 
 /// [`CircuitKey`] with masks replaced by a seed (half the size).
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CompressedCircuitKey {
     pub(crate) params: Params,
     pub(crate) mask_seed: Seed,
@@ -59,8 +59,8 @@ impl CompressedCircuitKey {
     /// Generates the compressed circuit key (multi-threaded).
     pub fn generate(sk: &SecretKey) -> CompressedCircuitKey {
         let p = sk.params;
-        let mask_seed = Seed::from_os();
-        let noise_seed = Seed::from_os();
+        let mask_seed = fresh_seed();
+        let noise_seed = fresh_seed();
         let plan1 = plan(p.n1);
         let plan2 = plan(p.n2);
         let l2 = 2 * p.bk2.levels as usize;

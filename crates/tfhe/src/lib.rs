@@ -32,18 +32,21 @@
 //! Ciphertexts implement serde and have checked `to_bytes`/`from_bytes`.
 //!
 //! ## Modules
-//! * [`torus`] — u32/u64 torus words, balanced gadget decomposition, modulus switching
-//! * [`fft`] — negacyclic f64 FFT (N/2-point, twisted), AVX2+FMA and AVX-512F kernels (`fft_avx2`,
-//!   `fft_avx512`, chosen at run time), precision bounds
-//! * [`params`] — `default_128`, `vsp2021`, `cggi16_insecure`, with security rationale
-//! * [`noise`] — variance predictions and failure probabilities
-//! * [`rng`] — OS-seeded ChaCha20 and domain-separated seed streams
-//! * [`secret_key`] — secret keys, encryption/decryption of bits, TRLWE and TRGSW
-//! * [`tlwe`], [`trlwe`], [`trgsw`] — ciphertexts, monomials, sample extraction, external product, CMUX
-//! * [`bootstrap`] — blind rotation, identity key switch, gate bootstrapping, [`EvalKey`]
-//! * [`gates`] — every bootstrapped gate, MUX and HomMUX without SE/IKS
-//! * [`circuit_bootstrap`] — private functional key switching and circuit bootstrapping, [`CircuitKey`]
-//! * [`serialize`] — versioned, checksummed files
+//! | module | what it holds |
+//! |---|---|
+//! | [`params`] | `default_128`, `vsp2021`, `cggi16_insecure`, with security rationale |
+//! | [`torus`] | u32/u64 torus words, balanced gadget decomposition, modulus switching |
+//! | [`fft`] | negacyclic f64 FFT (N/2-point, twisted); `fft_avx2`, `fft_avx512` are its `unsafe` SIMD kernels, chosen at run time and tested against the portable code |
+//! | [`noise`] | variance predictions and failure probabilities |
+//! | [`rng`] | seeds and domain-separated streams, on vsp-math's ChaCha20 and Gaussian sampler |
+//! | [`secret_key`] | secret keys, encryption/decryption of bits, TRLWE and TRGSW |
+//! | [`tlwe`], [`trlwe`], [`trgsw`] | ciphertexts, monomials, sample extraction, external product, CMUX |
+//! | [`bootstrap`] | blind rotation, identity key switch, gate bootstrapping, [`EvalKey`] |
+//! | [`gates`] | every bootstrapped gate, MUX and HomMUX without SE/IKS |
+//! | [`circuit_bootstrap`] | private functional key switching and circuit bootstrapping, [`CircuitKey`] |
+//! | `keygen` | seeded encryption shared by key generation and decompression (private) |
+//! | [`serialize`] | versioned, checksummed files in the [`vsp_codec`] envelope |
+//! | [`error`] | [`Error`], wrapping the codec's errors |
 
 #![allow(clippy::needless_range_loop)] // index loops mirror the papers' formulas
 

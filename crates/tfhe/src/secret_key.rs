@@ -5,7 +5,7 @@
 
 use crate::fft::plan;
 use crate::params::{KeyDist, Params};
-use crate::rng::{with_thread_rng, Domain, Seed};
+use crate::rng::{fresh_seed, noise_rng, with_thread_rng, Domain, Seed};
 use crate::tlwe::{encode_bit, Tlwe};
 use crate::torus::Torus;
 use crate::trgsw::TrgswFft;
@@ -61,7 +61,7 @@ fn sample_key<R: RngCore>(rng: &mut R, n: usize, dist: KeyDist) -> Vec<i32> {
 impl SecretKey {
     /// A fresh key from the OS-seeded generator.
     pub fn generate(params: &Params) -> Result<SecretKey, Error> {
-        Self::from_seed(params, Seed::from_os())
+        Self::from_seed(params, fresh_seed())
     }
 
     /// A fresh key drawing its seed from `rng`.
@@ -69,7 +69,7 @@ impl SecretKey {
         params: &Params,
         rng: &mut R,
     ) -> Result<SecretKey, Error> {
-        Self::from_seed(params, Seed::from_rng(rng))
+        Self::from_seed(params, Seed::generate(rng))
     }
 
     /// The key expanded deterministically from `seed` (the secret key file stores only the seed).
@@ -111,7 +111,7 @@ impl SecretKey {
 
     /// Encrypts a bit as a level-0 TLWE with randomness from `rng`.
     pub fn encrypt_bit_with<R: RngCore + CryptoRng>(&self, bit: bool, rng: &mut R) -> Tlwe<u32> {
-        let mut noise = rand_chacha::ChaCha20Rng::from_seed_rng(rng);
+        let mut noise = noise_rng(rng);
         Tlwe::encrypt(
             &self.s0,
             encode_bit(bit),
@@ -178,7 +178,7 @@ impl SecretKey {
         }
         let p = plan(n);
         Ok(with_thread_rng(|r| {
-            let mut noise = rand_chacha::ChaCha20Rng::from_seed_rng(r);
+            let mut noise = noise_rng(r);
             trlwe::encrypt(&p, &self.s1_fft, m, self.params.sigma1, r, &mut noise)
         }))
     }
@@ -209,7 +209,7 @@ impl SecretKey {
     pub fn encrypt_trgsw_lvl1(&self, mu: i64) -> TrgswFft<u32> {
         let p = plan(self.params.n1);
         with_thread_rng(|r| {
-            let mut noise = rand_chacha::ChaCha20Rng::from_seed_rng(r);
+            let mut noise = noise_rng(r);
             TrgswFft::encrypt_const(
                 &p,
                 (&self.s1, &self.s1_fft),
@@ -222,17 +222,37 @@ impl SecretKey {
     }
 }
 
-/// Seeding a ChaCha20 noise generator from another CSPRNG.
-pub(crate) trait FromSeedRng {
-    fn from_seed_rng<R: RngCore>(r: &mut R) -> Self;
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sha3::{Digest, Sha3_256};
 
-impl FromSeedRng for rand_chacha::ChaCha20Rng {
-    fn from_seed_rng<R: RngCore>(r: &mut R) -> Self {
-        let mut s = [0u8; 32];
-        r.fill_bytes(&mut s);
-        let out = <rand_chacha::ChaCha20Rng as rand_core::SeedableRng>::from_seed(s);
-        s.zeroize();
-        out
+    fn digest(k: &SecretKey) -> String {
+        let mut h = Sha3_256::new();
+        for s in [&k.s0, &k.s1, &k.s2] {
+            for x in s.iter() {
+                h.update(x.to_le_bytes());
+            }
+        }
+        h.finalize()[..8]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
+    /// A secret key file holds only the seed, so the expansion seed → key must never change
+    /// silently: it is pinned here (vsp-math's ChaCha20 stream, domain `vsp-tfhe/secret-key/0`).
+    #[test]
+    fn key_expansion_is_deterministic_per_seed_and_pinned() {
+        let p = Params::default_128();
+        let a = SecretKey::from_seed(&p, Seed::from_bytes([1; 32])).unwrap();
+        let b = SecretKey::from_seed(&p, Seed::from_bytes([1; 32])).unwrap();
+        let c = SecretKey::from_seed(&p, Seed::from_bytes([2; 32])).unwrap();
+        assert_eq!(digest(&a), digest(&b));
+        assert_ne!(digest(&a), digest(&c));
+        assert!(a.s0.iter().all(|&x| x == 0 || x == 1));
+        assert_eq!(digest(&a), "d749345f703424d0");
+        // Keys of one seed decrypt each other's ciphertexts.
+        assert!(b.decrypt_bit(&a.encrypt_bit(true)).unwrap());
     }
 }

@@ -104,7 +104,7 @@ pub fn decode(bytes: &[u8], kind: Kind) -> Result<(Params, &[u8]), Error> {
 }
 
 fn seed(r: &mut Reader<'_>) -> Result<Seed, Error> {
-    Ok(Seed(r.array("seed")?))
+    Ok(Seed::from_bytes(r.array("seed")?))
 }
 
 fn same_params(file: &Params, expected: &Params) -> Result<(), Error> {
@@ -158,7 +158,7 @@ impl Trlwe<u32> {
 impl SecretKey {
     /// Framed bytes (the 32-byte seed the key expands from); zeroized when dropped.
     pub fn to_bytes(&self) -> Zeroizing<Vec<u8>> {
-        Zeroizing::new(encode(Kind::SecretKey, &self.params, &self.seed.0))
+        Zeroizing::new(encode(Kind::SecretKey, &self.params, self.seed.as_bytes()))
     }
     /// Reads a secret key file's bytes.
     pub fn from_bytes(bytes: &[u8]) -> Result<SecretKey, Error> {
@@ -183,7 +183,7 @@ impl CompressedEvalKey {
     /// Framed bytes (seed + bodies).
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut w = Writer::new();
-        w.bytes(&self.mask_seed.0);
+        w.bytes(self.mask_seed.as_bytes());
         w.u32s(&self.bk_bodies);
         w.u32s(&self.ks_bodies);
         encode(Kind::EvalKey, &self.params, w.as_bytes())
@@ -220,7 +220,7 @@ impl CompressedCircuitKey {
     /// Framed bytes (seed + bodies).
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut w = Writer::new();
-        w.bytes(&self.mask_seed.0);
+        w.bytes(self.mask_seed.as_bytes());
         w.u64s(&self.bk2_bodies);
         w.u32s(&self.privks_bodies);
         encode(Kind::CircuitKey, &self.params, w.as_bytes())

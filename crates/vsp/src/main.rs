@@ -3,6 +3,10 @@
 //! Alice (the client) holds the secret key: `genkey`, `genbkey`, `asm`/`cc`, `enc`, `dec`, `emu`.
 //! Bob (the server) holds only the evaluation key: `run`, `resume`. `demo` does all of it on one
 //! machine. The logic is vsp-platform's; this is argument parsing and printing.
+//!
+//! `unsafe` is denied here; the one exception is the `SIGPIPE` reset at the top of `main`.
+
+#![deny(unsafe_code)]
 
 mod circuit_cmd;
 mod demo;
@@ -224,6 +228,7 @@ fn main() {
     // Printing into a closed pipe (`vsp dec … | head -1`) ends the process quietly, as it does for
     // other Unix tools, instead of a panic in `println!`.
     // SAFETY: called first thing, before any other thread exists; SIG_DFL is a valid disposition.
+    #[allow(unsafe_code)]
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }

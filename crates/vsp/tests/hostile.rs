@@ -10,7 +10,6 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use common::{fails, ok};
-use sha3::{Digest, Sha3_256};
 
 fn programs_dir() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../cahp/asm/programs")
@@ -88,19 +87,19 @@ fn a_closed_pipe_ends_the_output_quietly() {
     );
 }
 
-/// Rewrites a vsp envelope with another parameter-set label (and a correct checksum). Layout (the
-/// codec's): magic 4 ‖ version 2 ‖ kind 2 ‖ parameter id length 1 ‖ key id 16 ‖ label ‖ body length
-/// 8 ‖ body ‖ SHA3-256.
+/// Rewrites a vsp secret-key envelope with another parameter-set label (the parameter id is the
+/// 16-byte key id and the label) and a correct checksum, through the shared codec.
 fn relabel(bytes: &[u8], label: &str) -> Vec<u8> {
-    let param_len = bytes[8] as usize;
-    let mut out = bytes[..8].to_vec();
-    out.push((16 + label.len()) as u8);
-    out.extend_from_slice(&bytes[9..25]);
-    out.extend_from_slice(label.as_bytes());
-    out.extend_from_slice(&bytes[9 + param_len..bytes.len() - 32]);
-    let sum = Sha3_256::digest(&out);
-    out.extend_from_slice(&sum);
-    out
+    const VSPF: vsp_codec::Format = vsp_codec::Format {
+        name: "vsp",
+        magic: b"VSPF",
+        version: 2,
+        kinds: &[(1, "secret key")],
+    };
+    let o = vsp_codec::open(&VSPF, bytes, 1).unwrap();
+    let mut param = o.param[..16].to_vec();
+    param.extend_from_slice(label.as_bytes());
+    vsp_codec::seal(&VSPF, 1, &param, o.body)
 }
 
 #[test]

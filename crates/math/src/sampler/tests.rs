@@ -293,3 +293,17 @@ fn residues_of_signed_values() {
     assert_eq!(out, [96, 0, 1, 92]);
     assert!(to_residues(&[1, 2], &q, &mut out).is_err());
 }
+
+#[test]
+fn gaussian_f64_has_the_requested_moments() {
+    let mut rng = stream();
+    let sigma = 3.5;
+    let n = 200_000;
+    let xs: Vec<f64> = (0..n).map(|_| gaussian_f64(&mut rng, sigma)).collect();
+    let mean = xs.iter().sum::<f64>() / n as f64;
+    let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n as f64;
+    // Standard errors: sigma/sqrt(n) ≈ 0.008 for the mean, sigma²·sqrt(2/n) ≈ 0.04 for the variance.
+    assert!(mean.abs() < 0.05, "mean {mean}");
+    assert!((var - sigma * sigma).abs() < 0.25, "variance {var}");
+    assert!(xs.iter().all(|x| x.is_finite()));
+}
