@@ -259,6 +259,13 @@ pub fn run(_args: &[String]) -> anyhow::Result<()> {
                 },
             ),
             (
+                "plain loaded NTT roots (SE_NTT_REG), 1 buffer",
+                DeviceConfig {
+                    ntt_roots: NttRoots::LoadedPlain,
+                    ..DeviceConfig::low_memory(params.clone())
+                },
+            ),
+            (
                 "low: all on the fly, 1 buffer",
                 DeviceConfig::low_memory(params.clone()),
             ),

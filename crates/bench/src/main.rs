@@ -10,6 +10,9 @@ mod ckks;
 mod mpi;
 mod ntt;
 mod paper;
+mod seed001;
+mod seed002;
+mod seed004;
 mod tfhe;
 mod vsp;
 
@@ -31,9 +34,12 @@ fn main() -> anyhow::Result<()> {
         "mpi" => anyhow::bail!("the mpi suite needs `--features mpi` (and Open MPI installed)"),
         "tfhe" => tfhe::run(rest),
         "vsp" => vsp::run(rest),
+        "seed001" => seed001::run(rest),
+        "seed002" => seed002::run(rest),
+        "seed004" => seed004::run(rest),
         other => {
             anyhow::bail!(
-                "unknown suite {other:?}; available: ntt, tfhe, circuit, vsp, paper, bfv, ckks, mpi"
+                "unknown suite {other:?}; available: ntt, tfhe, circuit, vsp, paper, bfv, ckks, mpi, seed001, seed002, seed004"
             )
         }
     }

@@ -309,3 +309,121 @@ impl BehzTools {
         }
     }
 }
+
+/// BEHZ decryption (SEAL's `Decryptor::decrypt` → `RNSTool::decrypt_scale_and_round`): the integer
+/// alternative to HPS's fixed-point scale-and-round. With a 61-bit prime γ coprime to q and t:
+/// y = [t·γ·x]_q per limb, fast base conversion q → {t, γ} (which adds α·q, 0 ≤ α < k), times
+/// −q^{-1} mod {t, γ}; the γ residue, centered, cancels the rounding and the α·q error, and a final
+/// γ^{-1} mod t gives m = ⌊t·x/q⌉ mod t. Exact while the noise leaves ≥ 1 bit of budget (and
+/// k ≤ γ/(2t)); tested against HPS decryption.
+#[derive(Clone, Debug)]
+pub struct BehzDecryptor {
+    params: std::sync::Arc<crate::BfvParameters>,
+    n: usize,
+    gamma: Modulus,
+    t: Modulus,
+    /// (t·γ mod q_i) with its Shoup constant.
+    t_gamma_mod_q: Vec<(u64, u64)>,
+    conv: FastConv,
+    /// −q^{-1} mod t and mod γ.
+    neg_inv_q_t: u64,
+    neg_inv_q_gamma: u64,
+    /// γ^{-1} mod t.
+    inv_gamma_t: u64,
+}
+
+impl BehzDecryptor {
+    /// Precomputations for `params`.
+    pub fn new(params: &std::sync::Arc<crate::BfvParameters>) -> Result<Self> {
+        let q = &params.q;
+        let n = q.degree();
+        let t_val = params.plaintext_modulus();
+        let mut exclude = q.primes();
+        exclude.push(t_val);
+        let gamma_val = *ntt_primes(61, n, 1, &exclude)?
+            .first()
+            .ok_or_else(|| Error::Math("no γ prime".into()))?;
+        let gamma = Modulus::new(gamma_val)?;
+        let t = Modulus::new(t_val)?;
+        let t_gamma_mod_q = q
+            .moduli()
+            .iter()
+            .map(|m| {
+                let v = m.reduce_u128(t_val as u128 * gamma_val as u128);
+                (v, m.shoup(v))
+            })
+            .collect();
+        let conv = FastConv::new(q, 1, &[t, gamma], false)?;
+        let neg_inv = |m: &Modulus| -> Result<u64> {
+            let qm = big_mod(q.product(), m.value());
+            let inv = m
+                .inv(qm)
+                .ok_or_else(|| Error::InvalidParameters("q and t share a factor".into()))?;
+            Ok(m.neg(inv))
+        };
+        let inv_gamma_t = t
+            .inv(t.reduce(gamma_val))
+            .ok_or_else(|| Error::Math("γ not invertible mod t".into()))?;
+        Ok(Self {
+            params: params.clone(),
+            n,
+            neg_inv_q_t: neg_inv(&t)?,
+            neg_inv_q_gamma: neg_inv(&gamma)?,
+            gamma,
+            t,
+            t_gamma_mod_q,
+            conv,
+            inv_gamma_t,
+        })
+    }
+
+    /// Decrypts with `sk` through BEHZ scale-and-round.
+    pub fn decrypt(
+        &self,
+        sk: &crate::SecretKey,
+        ct: &crate::Ciphertext,
+    ) -> Result<crate::Plaintext> {
+        if sk.parameters().id() != self.params.id() {
+            return Err(Error::ParameterMismatch("secret key from other parameters"));
+        }
+        let x = sk.phase(ct)?;
+        Ok(crate::Plaintext {
+            params_id: self.params.id(),
+            coeffs: self.scale_and_round(&x),
+        })
+    }
+
+    /// m = ⌊t·x/q⌉ mod t for x over q (coefficient form, limb-major).
+    pub(crate) fn scale_and_round(&self, x: &[u64]) -> Vec<u64> {
+        let n = self.n;
+        let mut y = x.to_vec();
+        for (i, (m, &(f, fs))) in self
+            .params
+            .q
+            .moduli()
+            .iter()
+            .zip(&self.t_gamma_mod_q)
+            .enumerate()
+        {
+            for v in &mut y[i * n..(i + 1) * n] {
+                *v = m.mul_shoup(*v, f, fs);
+            }
+        }
+        let mut tg = vec![0u64; 2 * n];
+        self.conv.convert(&y, &mut tg, None);
+        let (t, g) = (&self.t, &self.gamma);
+        let half_gamma = g.value() >> 1;
+        (0..n)
+            .map(|c| {
+                let st = t.mul(tg[c], self.neg_inv_q_t);
+                let sg = g.mul(tg[n + c], self.neg_inv_q_gamma);
+                let r = if sg > half_gamma {
+                    t.add(st, t.reduce(g.value() - sg))
+                } else {
+                    t.sub(st, t.reduce(sg))
+                };
+                t.mul(r, self.inv_gamma_t)
+            })
+            .collect()
+    }
+}

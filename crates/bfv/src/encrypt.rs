@@ -99,7 +99,7 @@ impl SecretKey {
     }
 
     /// c0 + c1·s + c2·s² + … over Q in coefficient form.
-    fn phase(&self, ct: &Ciphertext) -> Result<Vec<u64>> {
+    pub(crate) fn phase(&self, ct: &Ciphertext) -> Result<Vec<u64>> {
         let p = &self.params;
         if ct.params.id() != p.id() {
             return Err(Error::ParameterMismatch("ciphertext from other parameters"));
@@ -148,6 +148,42 @@ impl SecretKey {
             return Err(Error::NoiseBudgetExhausted);
         }
         self.decrypt(ct)
+    }
+
+    /// The error term of `ct` as an encryption of `pt`: the centered [c0 + c1·s + … − ⌊Q/t⌋·m]_Q of
+    /// every coefficient (for a fresh secret-key encryption, exactly the sampled error e; for a
+    /// public-key one, e0 + e·u + e1·s). Refuses errors beyond ±2^62.
+    pub fn noise(&self, ct: &Ciphertext, pt: &Plaintext) -> Result<Vec<i64>> {
+        let p = &self.params;
+        check_pt(p, pt)?;
+        let mut x = self.phase(ct)?;
+        let n = p.degree();
+        let mut dm = vec![0u64; x.len()];
+        add_scaled_message(p, &mut dm, &pt.coeffs);
+        for (i, q) in p.q.moduli().iter().enumerate() {
+            for (a, &b) in x[i * n..(i + 1) * n]
+                .iter_mut()
+                .zip(&dm[i * n..(i + 1) * n])
+            {
+                *a = q.sub(*a, b);
+            }
+        }
+        let q = p.q.product();
+        let half = q >> 1u32;
+        let limit = BigUint::from(1u64 << 62);
+        (0..n)
+            .map(|j| {
+                let v = p.q.reconstruct(&x, j);
+                let (mag, neg) = if v > half { (q - &v, true) } else { (v, false) };
+                if mag >= limit {
+                    return Err(Error::InvalidInput(format!(
+                        "noise of coefficient {j} exceeds 2^62"
+                    )));
+                }
+                let m = mag.iter_u64_digits().next().unwrap_or(0) as i64;
+                Ok(if neg { -m } else { m })
+            })
+            .collect()
     }
 
     /// Invariant noise budget in bits: ⌊log2(Q/2) − log2 ‖[t·(c0 + c1·s + …)]_Q‖∞⌋, at least 0.

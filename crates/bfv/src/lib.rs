@@ -70,6 +70,7 @@ pub mod serialize;
 /// Textbook FV over one big modulus with relinearisation v1/v2 (the reference).
 pub mod textbook;
 
+pub use behz::BehzDecryptor;
 pub use ciphertext::Ciphertext;
 pub use encoding::{Encoder, Plaintext};
 pub use encrypt::Decryptor;

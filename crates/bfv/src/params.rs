@@ -226,6 +226,10 @@ impl BfvParametersBuilder {
                 h.update([1u8]);
                 h.update(sigma.to_le_bytes());
             }
+            ErrorDistribution::Ziggurat { sigma } => {
+                h.update([2u8]);
+                h.update(sigma.to_le_bytes());
+            }
         }
         h.update([self.insecure as u8]);
         let id: [u8; 32] = h.finalize().into();

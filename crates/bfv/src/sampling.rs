@@ -4,6 +4,7 @@
 
 use crate::arith::Modulus;
 use rand::RngCore;
+use std::sync::{Arc, Mutex};
 use vsp_math::sampler;
 
 /// Distribution of the encryption errors.
@@ -14,11 +15,36 @@ pub enum ErrorDistribution {
         /// Number of coin pairs.
         eta: u32,
     },
-    /// Discrete Gaussian of standard deviation sigma, cut at 6σ (the HE standard's σ = 3.2).
+    /// Discrete Gaussian of standard deviation sigma, cut at 6σ (the HE standard's σ = 3.2), drawn
+    /// by the constant-time CDT sampler (seed 004).
     Gaussian {
         /// Standard deviation.
         sigma: f64,
     },
+    /// The same discrete Gaussian (cut at 6σ) drawn by the discrete Ziggurat sampler with 64
+    /// rectangles (seed 001's sampler; faster, not constant-time).
+    Ziggurat {
+        /// Standard deviation.
+        sigma: f64,
+    },
+}
+
+/// Rectangles of the Ziggurat error sampler.
+pub const ZIGGURAT_RECTANGLES: usize = 64;
+
+/// Ziggurat tables are built once per σ (a few thousand exp evaluations) and shared.
+fn ziggurat(sigma: f64) -> Option<Arc<sampler::ZigguratSampler>> {
+    static CACHE: Mutex<Vec<(u64, Arc<sampler::ZigguratSampler>)>> = Mutex::new(Vec::new());
+    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, z)) = cache.iter().find(|(b, _)| *b == sigma.to_bits()) {
+        return Some(z.clone());
+    }
+    let z = Arc::new(sampler::ZigguratSampler::new(sigma, 6.0, ZIGGURAT_RECTANGLES).ok()?);
+    if cache.len() >= 8 {
+        cache.remove(0);
+    }
+    cache.push((sigma.to_bits(), z.clone()));
+    Some(z)
 }
 
 impl Default for ErrorDistribution {
@@ -33,6 +59,7 @@ impl ErrorDistribution {
         let ok = match *self {
             ErrorDistribution::Cbd { eta } => (1..=32).contains(&eta),
             ErrorDistribution::Gaussian { sigma } => sampler::CdtSampler::new(sigma, 6.0).is_ok(),
+            ErrorDistribution::Ziggurat { sigma } => ziggurat(sigma).is_some(),
         };
         if ok {
             Ok(())
@@ -47,7 +74,9 @@ impl ErrorDistribution {
     pub fn bound(&self) -> u64 {
         match *self {
             ErrorDistribution::Cbd { eta } => eta as u64,
-            ErrorDistribution::Gaussian { sigma } => (6.0 * sigma).ceil() as u64,
+            ErrorDistribution::Gaussian { sigma } | ErrorDistribution::Ziggurat { sigma } => {
+                (6.0 * sigma).ceil() as u64
+            }
         }
     }
 
@@ -61,6 +90,10 @@ impl ErrorDistribution {
             ErrorDistribution::Gaussian { sigma } => match sampler::CdtSampler::new(sigma, 6.0) {
                 Ok(s) => s.sample_vec(rng, n),
                 Err(_) => vec![0; n],
+            },
+            ErrorDistribution::Ziggurat { sigma } => match ziggurat(sigma) {
+                Some(z) => z.sample_vec(rng, n),
+                None => vec![0; n],
             },
         }
     }
@@ -90,6 +123,7 @@ mod tests {
         for d in [
             ErrorDistribution::Cbd { eta: 21 },
             ErrorDistribution::Gaussian { sigma: 3.2 },
+            ErrorDistribution::Ziggurat { sigma: 3.2 },
         ] {
             let v = d.sample_vec(40_000, &mut rng);
             let mean = v.iter().sum::<i64>() as f64 / v.len() as f64;

@@ -162,6 +162,10 @@ impl BfvParameters {
                 b.push(1);
                 b.extend_from_slice(&sigma.to_bits().to_le_bytes());
             }
+            ErrorDistribution::Ziggurat { sigma } => {
+                b.push(2);
+                b.extend_from_slice(&sigma.to_bits().to_le_bytes());
+            }
         }
         b.push(match self.mul_method() {
             MulMethod::Hps => 0,
@@ -187,6 +191,9 @@ impl BfvParameters {
                 eta: u32::try_from(r.u64("eta")?).map_err(|_| fmt_err("eta"))?,
             },
             1 => ErrorDistribution::Gaussian {
+                sigma: f64::from_bits(r.u64("sigma")?),
+            },
+            2 => ErrorDistribution::Ziggurat {
                 sigma: f64::from_bits(r.u64("sigma")?),
             },
             e => return Err(fmt_err(format!("unknown error distribution {e}"))),

@@ -185,3 +185,62 @@ fn textbook_security_checks() {
         Err(Error::Insecure { .. })
     ));
 }
+
+/// Seed 001's Ziggurat sampler selected as textbook FV's error distribution: fresh errors follow
+/// the discrete Gaussian (mean, σ), encryption, multiplication, both relinearisations, and the scalar
+/// and plaintext operations the logistic-regression demo uses all decrypt right.
+#[test]
+fn textbook_fv_with_the_ziggurat_sampler() {
+    let mut r = ChaCha20Rng::seed_from_u64(5);
+    let n = 256;
+    let t = 65537u64;
+    let q = (BigUint::from(1u32) << 300u32) - 153u32;
+    let zig = ErrorDistribution::Ziggurat { sigma: 3.2 };
+    zig.validate().unwrap();
+    let tb = TextbookFv::new(n, q.clone(), t, zig, true).unwrap();
+    let sk = tb.secret_key(&mut r);
+    let pk = tb.public_key(&sk, &mut r).unwrap();
+    let a: Vec<u64> = (0..n).map(|_| r.gen_range(0..t)).collect();
+    let b: Vec<u64> = (0..n).map(|_| r.gen_range(0..t)).collect();
+    let ca = tb.encrypt(&pk, &a, &mut r).unwrap();
+    let cb = tb.encrypt(&pk, &b, &mut r).unwrap();
+    assert_eq!(tb.decrypt(&sk, &ca).unwrap(), a);
+    let prod = tb.multiply(&ca, &cb).unwrap();
+    let want = negacyclic(&a, &b, t);
+    let v1 = tb.relin_key_v1(&sk, 1 << 32, &mut r).unwrap();
+    let v2 = tb
+        .relin_key_v2(&sk, tb.default_v2_modulus(), &mut r)
+        .unwrap();
+    assert_eq!(
+        tb.decrypt(&sk, &tb.relinearize_v1(&prod, &v1).unwrap())
+            .unwrap(),
+        want
+    );
+    assert_eq!(
+        tb.decrypt(&sk, &tb.relinearize_v2(&prod, &v2).unwrap())
+            .unwrap(),
+        want
+    );
+    // k·a + b as plaintext: scalar multiplication (negative k) and plaintext addition.
+    let k = -1234i64;
+    let got = tb
+        .decrypt(&sk, &tb.add_plain(&tb.mul_scalar(&ca, k), &b).unwrap())
+        .unwrap();
+    let expect: Vec<u64> = a
+        .iter()
+        .zip(&b)
+        .map(|(&x, &y)| (k.rem_euclid(t as i64) as u64 * x + y) % t)
+        .collect();
+    assert_eq!(got, expect);
+    assert!(tb.add_plain(&ca, &[t]).is_err());
+    // The same distribution through the RNS scheme's sampler: Gaussian statistics.
+    let v = zig.sample_vec(200_000, &mut r);
+    let mean = v.iter().sum::<i64>() as f64 / v.len() as f64;
+    let var = v.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / v.len() as f64;
+    assert!(mean.abs() < 0.05, "mean {mean}");
+    assert!((var.sqrt() / 3.2 - 1.0).abs() < 0.01, "σ {}", var.sqrt());
+    assert!(v.iter().all(|x| x.unsigned_abs() <= zig.bound()));
+    // An empty message encrypts zero.
+    let zero = tb.encrypt(&pk, &[], &mut r).unwrap();
+    assert_eq!(tb.decrypt(&sk, &zero).unwrap(), vec![0; n]);
+}

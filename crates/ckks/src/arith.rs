@@ -30,15 +30,88 @@ pub fn inv_mod(a: u64, q: u64) -> u64 {
     pow_mod(a, q - 2, q)
 }
 
-/// Whether q is prime (vsp-math's deterministic Miller–Rabin).
+/// Whether q is prime (vsp-math's deterministic Miller–Rabin; the crate's own without `alloc`).
 pub fn is_prime_u64(q: u64) -> bool {
-    vsp_math::is_prime(q)
+    #[cfg(feature = "alloc")]
+    {
+        vsp_math::is_prime(q)
+    }
+    #[cfg(not(feature = "alloc"))]
+    {
+        is_prime_local(q)
+    }
 }
 
-/// SEAL's minimal primitive 2N-th root of unity mod q (vsp-math), or None if q is unsuitable.
+/// SEAL's minimal primitive 2N-th root of unity mod q (vsp-math; the crate's own without `alloc`),
+/// or None if q is unsuitable.
 pub fn minimal_primitive_root(two_n: u64, q: u64) -> Option<u64> {
-    let m = vsp_math::Modulus::new(q).ok()?;
-    vsp_math::minimal_primitive_root(two_n, &m).ok()
+    #[cfg(feature = "alloc")]
+    {
+        let m = vsp_math::Modulus::new(q).ok()?;
+        vsp_math::minimal_primitive_root(two_n, &m).ok()
+    }
+    #[cfg(not(feature = "alloc"))]
+    {
+        minimal_primitive_root_local(two_n, q)
+    }
+}
+
+/// Deterministic Miller–Rabin for every u64 (the first 12 prime bases suffice below 3.3·10^24).
+/// Allocation-free; the default build checks it against vsp-math.
+pub fn is_prime_local(q: u64) -> bool {
+    const BASES: [u64; 12] = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37];
+    if q < 2 {
+        return false;
+    }
+    for &p in &BASES {
+        if q.is_multiple_of(p) {
+            return q == p;
+        }
+    }
+    let (mut d, mut r) = (q - 1, 0);
+    while d % 2 == 0 {
+        d /= 2;
+        r += 1;
+    }
+    'bases: for &a in &BASES {
+        let mut x = pow_mod(a, d, q);
+        if x == 1 || x == q - 1 {
+            continue;
+        }
+        for _ in 1..r {
+            x = mul_mod(x, x, q);
+            if x == q - 1 {
+                continue 'bases;
+            }
+        }
+        return false;
+    }
+    true
+}
+
+/// The smallest primitive `two_n`-th root of unity mod prime q (SEAL's choice): finds one root ψ,
+/// then takes the least of its odd powers (the primitive roots). Allocation-free, O(two_n) products.
+pub fn minimal_primitive_root_local(two_n: u64, q: u64) -> Option<u64> {
+    if two_n < 2
+        || !two_n.is_power_of_two()
+        || q < 3
+        || !(q - 1).is_multiple_of(two_n)
+        || !is_prime_local(q)
+    {
+        return None;
+    }
+    let half = two_n / 2;
+    // A quadratic non-residue x gives ψ = x^((q−1)/2N) of order exactly 2N.
+    let psi = (2..q.min(1 << 20))
+        .map(|x| pow_mod(x, (q - 1) / two_n, q))
+        .find(|&r| pow_mod(r, half, q) == q - 1)?;
+    let sq = mul_mod(psi, psi, q);
+    let (mut cur, mut best) = (psi, psi);
+    for _ in 1..half {
+        cur = mul_mod(cur, sq, q);
+        best = best.min(cur);
+    }
+    Some(best)
 }
 
 /// Reverses the low `bits` bits of `x`.
@@ -152,6 +225,33 @@ mod tests {
         for x in 2..r.min(5000) {
             assert_ne!(pow_mod(x, 4096, q), q - 1, "{x}");
         }
+    }
+
+    #[test]
+    fn local_primality_and_roots_match_vsp_math() {
+        for &q in crate::params::PRIMES_30
+            .iter()
+            .chain(&crate::params::PRIMES_27)
+            .chain(&[417793, 274877562881, 281474976546817, 12289])
+        {
+            assert!(is_prime_local(q), "{q}");
+            for two_n in [2048u64, 4096, 8192, 16384, 32768] {
+                assert_eq!(
+                    minimal_primitive_root_local(two_n, q),
+                    minimal_primitive_root(two_n, q),
+                    "q = {q}, 2N = {two_n}"
+                );
+            }
+        }
+        let mut x: u64 = 0x243F_6A88_85A3_08D3;
+        for _ in 0..2000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+            let c = x >> (x % 40);
+            assert_eq!(is_prime_local(c), is_prime_u64(c), "{c}");
+        }
+        // Carmichael number and a strong pseudoprime to several small bases.
+        assert!(!is_prime_local(561));
+        assert!(!is_prime_local(3_215_031_751));
     }
 
     #[test]

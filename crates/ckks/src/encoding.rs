@@ -11,6 +11,7 @@
 //! function, and the slot → FFT-position index map is computed on the fly or kept persistent: every
 //! combination gives bit-identical coefficients.
 
+#[cfg(feature = "alloc")]
 use alloc::vec::Vec;
 
 use crate::arith::bit_reverse;
@@ -66,51 +67,214 @@ pub enum FftRoots {
 pub enum IndexMap {
     /// Recomputed while encoding (one multiplication by 3 per slot).
     OnTheFly,
-    /// A persistent table of N/2 16-bit entries.
+    /// Computed once at setup into a table of N/2 16-bit entries kept in RAM (`SE_INDEX_MAP_PERSIST`).
     Persistent,
+    /// Read from a table in storage (flash) at every encoding, not copied into RAM
+    /// (`SE_INDEX_MAP_LOAD`). The table is made by [`fill_index_map`] (the server, or SEAL-Embedded's
+    /// adapter) and checked entry by entry when the encryptor is set up.
+    Loaded,
 }
 
-/// The encoder/decoder of one degree N.
+/// The encoder's algorithms over borrowed tables: what [`Encoder`] and the allocation-free
+/// `BufferEncryptor` share. Tables, when given, must be exactly what [`fill_fft_roots`] and
+/// [`fill_index_map`] produce (checked by [`EncoderView::new`]).
+#[derive(Clone, Copy, Debug)]
+pub struct EncoderView<'a> {
+    n: usize,
+    log_m: u32,
+    roots: Option<&'a [Complex]>,
+    index: Option<&'a [u16]>,
+}
+
+/// The encoder/decoder of one degree N, owning its tables.
+#[cfg(feature = "alloc")]
 #[derive(Clone, Debug)]
 pub struct Encoder {
     n: usize,
-    log_m: u32,
     roots: Option<Vec<Complex>>,
     index: Option<Vec<u16>>,
 }
 
 const CONJ_FLAG: u16 = 1 << 15;
 
+fn check_degree(n: usize) -> Result<()> {
+    if !n.is_power_of_two() || !(8..=32768).contains(&n) {
+        return Err(CkksError::InvalidParams(
+            "encoder degree must be a power of two in 8..=32768",
+        ));
+    }
+    Ok(())
+}
+
+/// Fills `out` (length N/2) with the FFT root table of degree `n` (what [`FftRoots::Loaded`] reads).
+pub fn fill_fft_roots(n: usize, out: &mut [Complex]) -> Result<()> {
+    check_degree(n)?;
+    if out.len() != n / 2 {
+        return Err(CkksError::LengthMismatch {
+            expected: n / 2,
+            got: out.len(),
+        });
+    }
+    for (k, r) in out.iter_mut().enumerate() {
+        *r = base_root(k, n);
+    }
+    Ok(())
+}
+
+/// Fills `out` (length N/2) with the slot → FFT-position index map of degree `n` (bit 15 flags a
+/// conjugated slot): the table [`IndexMap::Persistent`] keeps and [`IndexMap::Loaded`] reads.
+pub fn fill_index_map(n: usize, out: &mut [u16]) -> Result<()> {
+    check_degree(n)?;
+    if out.len() != n / 2 {
+        return Err(CkksError::LengthMismatch {
+            expected: n / 2,
+            got: out.len(),
+        });
+    }
+    let v = EncoderView::on_the_fly(n)?;
+    v.for_each_slot(|j, pos, conj| out[j] = pos as u16 | if conj { CONJ_FLAG } else { 0 });
+    Ok(())
+}
+
+#[cfg(feature = "alloc")]
 impl Encoder {
     /// An encoder for degree `n` (a power of two, 8 ≤ n ≤ 32768) with the given table choices.
+    /// [`IndexMap::Loaded`] builds the table here too (the owned encoder has no storage to read).
     pub fn new(n: usize, roots: FftRoots, index: IndexMap) -> Result<Self> {
-        if !n.is_power_of_two() || !(8..=32768).contains(&n) {
-            return Err(CkksError::InvalidParams(
-                "encoder degree must be a power of two in 8..=32768",
-            ));
-        }
-        let log_m = n.trailing_zeros() - 1;
+        check_degree(n)?;
         let mut e = Self {
             n,
-            log_m,
             roots: None,
             index: None,
         };
         if roots == FftRoots::Loaded {
-            e.roots = Some((0..n / 2).map(|k| base_root(k, n)).collect());
+            let mut t = alloc::vec![Complex::default(); n / 2];
+            fill_fft_roots(n, &mut t)?;
+            e.roots = Some(t);
         }
-        if index == IndexMap::Persistent {
-            let mut t = Vec::with_capacity(n / 2);
-            e.for_each_slot(|_, pos, conj| t.push(pos as u16 | if conj { CONJ_FLAG } else { 0 }));
+        if index != IndexMap::OnTheFly {
+            let mut t = alloc::vec![0u16; n / 2];
+            fill_index_map(n, &mut t)?;
             e.index = Some(t);
         }
         Ok(e)
     }
 
+    /// The borrowed view the algorithms run on.
+    pub fn view(&self) -> EncoderView<'_> {
+        EncoderView {
+            n: self.n,
+            log_m: self.n.trailing_zeros() - 1,
+            roots: self.roots.as_deref(),
+            index: self.index.as_deref(),
+        }
+    }
+
     /// Bytes of the tables this encoder holds (roots and index map).
     pub fn table_bytes(&self) -> usize {
-        self.roots.as_ref().map_or(0, |r| r.len() * 16)
-            + self.index.as_ref().map_or(0, |t| t.len() * 2)
+        self.view().table_bytes()
+    }
+
+    /// Slot count N/2.
+    pub fn slots(&self) -> usize {
+        self.n / 2
+    }
+
+    /// See [`EncoderView::encode_real`].
+    pub fn encode_real(&self, values: &[f64], scale: f64, out: &mut [f64]) -> Result<()> {
+        self.view().encode_real(values, scale, out)
+    }
+
+    /// See [`EncoderView::encode_complex`].
+    pub fn encode_complex(&self, values: &[Complex], scale: f64, out: &mut [f64]) -> Result<()> {
+        self.view().encode_complex(values, scale, out)
+    }
+
+    /// See [`EncoderView::decode`].
+    pub fn decode(
+        &self,
+        coeffs: &[f64],
+        scratch: &mut [Complex],
+        out: &mut [Complex],
+    ) -> Result<()> {
+        self.view().decode(coeffs, scratch, out)
+    }
+}
+
+impl<'a> EncoderView<'a> {
+    /// A view without tables (roots and index map computed on the fly).
+    pub fn on_the_fly(n: usize) -> Result<Self> {
+        check_degree(n)?;
+        Ok(Self {
+            n,
+            log_m: n.trailing_zeros() - 1,
+            roots: None,
+            index: None,
+        })
+    }
+
+    /// A view over tables this crate made itself (not checked again).
+    #[cfg(feature = "alloc")]
+    pub(crate) fn from_trusted(
+        n: usize,
+        roots: Option<&'a [Complex]>,
+        index: Option<&'a [u16]>,
+    ) -> Self {
+        Self {
+            n,
+            log_m: n.trailing_zeros() - 1,
+            roots,
+            index,
+        }
+    }
+
+    /// A view over caller tables (each optional). Every entry is checked against what
+    /// [`fill_fft_roots`] / [`fill_index_map`] produce: a corrupted flash table is refused.
+    pub fn new(n: usize, roots: Option<&'a [Complex]>, index: Option<&'a [u16]>) -> Result<Self> {
+        let plain = Self::on_the_fly(n)?;
+        if let Some(t) = roots {
+            if t.len() != n / 2 {
+                return Err(CkksError::LengthMismatch {
+                    expected: n / 2,
+                    got: t.len(),
+                });
+            }
+            if t.iter().enumerate().any(|(k, r)| {
+                let b = base_root(k, n);
+                r.re.to_bits() != b.re.to_bits() || r.im.to_bits() != b.im.to_bits()
+            }) {
+                return Err(CkksError::Format(
+                    "FFT root table does not match the degree",
+                ));
+            }
+        }
+        if let Some(t) = index {
+            if t.len() != n / 2 {
+                return Err(CkksError::LengthMismatch {
+                    expected: n / 2,
+                    got: t.len(),
+                });
+            }
+            let mut ok = true;
+            plain.for_each_slot(|j, pos, conj| {
+                ok &= t[j] == pos as u16 | if conj { CONJ_FLAG } else { 0 };
+            });
+            if !ok {
+                return Err(CkksError::Format(
+                    "index map table does not match the degree",
+                ));
+            }
+        }
+        Ok(Self {
+            roots,
+            index,
+            ..plain
+        })
+    }
+
+    /// Bytes of the tables this view reads.
+    pub fn table_bytes(&self) -> usize {
+        self.roots.map_or(0, |r| r.len() * 16) + self.index.map_or(0, |t| t.len() * 2)
     }
 
     /// Slot count N/2.
@@ -120,7 +284,7 @@ impl Encoder {
 
     /// Calls f(j, fft_position, conjugated) for every slot j in order.
     fn for_each_slot(&self, mut f: impl FnMut(usize, usize, bool)) {
-        if let Some(t) = &self.index {
+        if let Some(t) = self.index {
             for (j, &e) in t.iter().enumerate() {
                 f(j, (e & !CONJ_FLAG) as usize, e & CONJ_FLAG != 0);
             }
@@ -145,7 +309,7 @@ impl Encoder {
         let half = self.n / 2;
         let e = e % (2 * self.n);
         let r = e % half;
-        let b = match &self.roots {
+        let b = match self.roots {
             Some(t) => t[r],
             None => base_root(r, self.n),
         };
@@ -312,7 +476,7 @@ fn base_root(k: usize, n: usize) -> Complex {
     Complex::new(libm::cos(angle), libm::sin(angle))
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "alloc"))]
 mod tests {
     use super::*;
 
@@ -391,7 +555,7 @@ mod tests {
         let vals: Vec<f64> = (0..2048).map(|i| libm::sin(i as f64) * 3.0).collect();
         let mut reference: Option<Vec<f64>> = None;
         for r in [FftRoots::OnTheFly, FftRoots::Loaded] {
-            for i in [IndexMap::OnTheFly, IndexMap::Persistent] {
+            for i in [IndexMap::OnTheFly, IndexMap::Persistent, IndexMap::Loaded] {
                 let enc = Encoder::new(n, r, i).unwrap();
                 let mut buf = alloc::vec![0.0; n];
                 enc.encode_real(&vals, 2f64.powi(25), &mut buf).unwrap();
@@ -401,6 +565,34 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn views_check_their_tables() {
+        let n = 256;
+        let mut roots = alloc::vec![Complex::default(); n / 2];
+        let mut index = alloc::vec![0u16; n / 2];
+        fill_fft_roots(n, &mut roots).unwrap();
+        fill_index_map(n, &mut index).unwrap();
+        let vals: Vec<f64> = (0..n / 2).map(|i| i as f64 * 0.5 - 3.0).collect();
+        let (mut a, mut b) = (alloc::vec![0.0; n], alloc::vec![0.0; n]);
+        EncoderView::new(n, Some(&roots), Some(&index))
+            .unwrap()
+            .encode_real(&vals, 1024.0, &mut a)
+            .unwrap();
+        EncoderView::on_the_fly(n)
+            .unwrap()
+            .encode_real(&vals, 1024.0, &mut b)
+            .unwrap();
+        assert_eq!(a, b);
+        index[7] ^= 1;
+        assert!(matches!(
+            EncoderView::new(n, None, Some(&index)),
+            Err(CkksError::Format(_))
+        ));
+        roots[3].im += 1e-15;
+        assert!(EncoderView::new(n, Some(&roots), None).is_err());
+        assert!(EncoderView::new(n, Some(&roots[..10]), None).is_err());
     }
 
     #[test]

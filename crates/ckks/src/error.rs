@@ -40,7 +40,11 @@ pub enum CkksError {
     /// An operation needs a key or a modulus level that is not available.
     #[error("operation not possible: {0}")]
     NotPossible(&'static str),
+    /// The secret-key store failed to deliver the key.
+    #[error("the secret-key store failed")]
+    KeyStoreFailed,
     /// An arithmetic-core error (vsp-math).
+    #[cfg(feature = "alloc")]
     #[error("arithmetic: {0}")]
     Math(#[from] vsp_math::MathError),
     /// Serialized input is malformed, truncated, or does not match the parameters.

@@ -8,7 +8,9 @@
 //! relinearizes and rescales, and reads and writes SEAL 4.x's serialization format so that SEAL and
 //! this crate exchange keys and ciphertexts.
 //!
-//! The device side builds with `--no-default-features` (no `std`, `alloc` only).
+//! The device side builds with `--no-default-features` (no `std`, and no allocator at all:
+//! [`BufferEncryptor`] over caller buffers and tables); the `alloc` feature adds the owned
+//! [`DeviceEncryptor`], and `std` (default) the server side.
 //!
 //! ```
 //! use vsp_ckks::server::{Collector, Decryptor, KeyGenerator, ServerContext};
@@ -46,6 +48,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+#[cfg(feature = "alloc")]
 extern crate alloc;
 
 /// Device-specific modular arithmetic (32-bit Barrett/Shoup) and small helpers.
@@ -66,12 +69,20 @@ pub mod seal;
 #[cfg(feature = "std")]
 pub mod server;
 
-pub use device::encryptor::{
-    DeviceConfig, DeviceEncryptor, EncryptionKind, EncryptionSeeds, MemoryMode, NttRoots, Part,
-    Sink, SinkError, SlotValues,
+pub use device::buffer::{fill_tables, BufferEncryptor, DeviceMemory, EncryptionSeeds};
+pub use device::config::{
+    BufferSizes, DeviceConfig, EncryptionKind, MemoryMode, NttRoots, Part, SecretKeyForm,
+    SecretKeyStore, Sink, SinkError, SlotValues, StoreError,
 };
+#[cfg(feature = "alloc")]
+pub use device::encryptor::DeviceEncryptor;
+#[cfg(feature = "alloc")]
 pub use device::keys::{DevicePublicKey, DeviceSecretKey};
+pub use device::keys::{PackedSecretKey, PublicKeyView};
+#[cfg(feature = "alloc")]
 pub use device::memory::{working_memory, MemoryReport};
-pub use encoding::{Complex, Encoder, FftRoots, IndexMap};
+#[cfg(feature = "alloc")]
+pub use encoding::Encoder;
+pub use encoding::{Complex, EncoderView, FftRoots, IndexMap};
 pub use error::{CkksError, Result};
 pub use params::CkksParams;

@@ -8,6 +8,7 @@
 //! `hestdparms.h`): log Q ≤ 27, 54, 109, 218, 438 bits for N = 1024 … 16384. Sets above the cap are
 //! only built through [`CkksParams::new_insecure`].
 
+#[cfg(feature = "alloc")]
 use alloc::vec::Vec;
 
 use crate::arith::is_prime_u64;
@@ -29,12 +30,36 @@ pub const SPECIAL_PRIME_LIMIT: u64 = 1 << 61;
 /// 128-bit classical caps on log2 Q (HE standard, SEAL `hestdparms.h`), indexed by log2 N − 10.
 const MAX_LOGQ_128: [u32; 5] = [27, 54, 109, 218, 438];
 
+/// Most data primes a parameter set may have (held inline: parameters need no allocator).
+pub const MAX_DATA_PRIMES: usize = 64;
+
+/// Data primes stored inline, with their count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Primes {
+    len: usize,
+    q: [u64; MAX_DATA_PRIMES],
+}
+
+impl Primes {
+    fn of(primes: &[u64]) -> Self {
+        let mut q = [0; MAX_DATA_PRIMES];
+        q[..primes.len()].copy_from_slice(primes);
+        Self {
+            len: primes.len(),
+            q,
+        }
+    }
+    fn as_slice(&self) -> &[u64] {
+        &self.q[..self.len]
+    }
+}
+
 /// A validated CKKS parameter set.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CkksParams {
     n: usize,
     log_n: u32,
-    data_primes: Vec<u64>,
+    data_primes: Primes,
     special_prime: Option<u64>,
     scale: f64,
     insecure: bool,
@@ -47,7 +72,7 @@ impl Default for CkksParams {
         Self {
             n: 4096,
             log_n: 12,
-            data_primes: PRIMES_30[..3].to_vec(),
+            data_primes: Primes::of(&PRIMES_30[..3]),
             special_prime: Some(417793),
             scale: (1u64 << 25) as f64,
             insecure: false,
@@ -80,7 +105,7 @@ impl CkksParams {
         Self {
             n: 4096,
             log_n: 12,
-            data_primes: PRIMES_27.to_vec(),
+            data_primes: Primes::of(&PRIMES_27),
             special_prime: Some(268369921),
             scale: (1u64 << 20) as f64,
             insecure: false,
@@ -137,11 +162,10 @@ impl CkksParams {
                 "N must be a power of two in 1024..=16384",
             ));
         }
-        if data_primes.is_empty() || data_primes.len() > 64 {
+        if data_primes.is_empty() || data_primes.len() > MAX_DATA_PRIMES {
             return Err(CkksError::InvalidParams("need 1 to 64 data primes"));
         }
         let two_n = 2 * n as u64;
-        let mut all: Vec<u64> = data_primes.to_vec();
         for &q in data_primes {
             if q >= DEVICE_PRIME_LIMIT || q % two_n != 1 || !is_prime_u64(q) {
                 return Err(CkksError::BadModulus(q));
@@ -151,10 +175,9 @@ impl CkksParams {
             if p >= SPECIAL_PRIME_LIMIT || p % two_n != 1 || !is_prime_u64(p) {
                 return Err(CkksError::BadModulus(p));
             }
-            all.push(p);
         }
-        for (i, a) in all.iter().enumerate() {
-            if all[i + 1..].contains(a) {
+        for (i, a) in data_primes.iter().enumerate() {
+            if data_primes[i + 1..].contains(a) || special_prime == Some(*a) {
                 return Err(CkksError::InvalidParams("primes must be distinct"));
             }
         }
@@ -167,7 +190,7 @@ impl CkksParams {
         Ok(Self {
             n,
             log_n: n.trailing_zeros(),
-            data_primes: data_primes.to_vec(),
+            data_primes: Primes::of(data_primes),
             special_prime,
             scale,
             insecure,
@@ -188,15 +211,16 @@ impl CkksParams {
     }
     /// The data primes q_0 … q_{L−1} (the level a fresh ciphertext lives at).
     pub fn data_primes(&self) -> &[u64] {
-        &self.data_primes
+        self.data_primes.as_slice()
     }
     /// The key-switching prime, if any.
     pub fn special_prime(&self) -> Option<u64> {
         self.special_prime
     }
     /// All primes of the key level: data primes then the special prime (SEAL's `coeff_modulus`).
+    #[cfg(feature = "alloc")]
     pub fn key_primes(&self) -> Vec<u64> {
-        let mut v = self.data_primes.clone();
+        let mut v = self.data_primes().to_vec();
         v.extend(self.special_prime);
         v
     }
@@ -207,7 +231,7 @@ impl CkksParams {
     /// Sets another encoding scale (same validity rule as construction).
     pub fn with_scale(mut self, scale: f64) -> Result<Self> {
         let data_bits: u32 = self
-            .data_primes
+            .data_primes()
             .iter()
             .map(|q| 64 - q.leading_zeros())
             .sum();
@@ -221,8 +245,9 @@ impl CkksParams {
     }
     /// Bits of the whole key-level modulus (what the security cap applies to).
     pub fn total_bits(&self) -> u32 {
-        self.key_primes()
+        self.data_primes()
             .iter()
+            .chain(&self.special_prime)
             .map(|q| 64 - q.leading_zeros())
             .sum()
     }

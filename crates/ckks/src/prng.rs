@@ -113,7 +113,12 @@ pub fn sample_uniform_limb(
 /// The device's private noise stream: ChaCha20 (vsp-math) keyed by SHAKE256(label ‖ seed).
 /// ChaCha20 is several times faster than SHAKE256 in software; this stream never leaves the
 /// device, so it needs no compatibility with anything.
+#[cfg(feature = "alloc")]
 pub struct Xof(vsp_math::ChaCha20);
+/// The device's private noise stream (allocation-free build: rand_chacha's ChaCha20, the same
+/// keystream as vsp-math's, checked in the default build).
+#[cfg(not(feature = "alloc"))]
+pub struct Xof(rand_chacha::ChaCha20Rng);
 
 impl Xof {
     /// Opens the stream for `label` under a 32-byte private seed.
@@ -125,7 +130,10 @@ impl Xof {
         h.update(seed);
         let mut key = [0u8; 32];
         h.finalize_xof().read(&mut key);
+        #[cfg(feature = "alloc")]
         let x = Self(vsp_math::ChaCha20::from_key(&key));
+        #[cfg(not(feature = "alloc"))]
+        let x = Self(<rand_chacha::ChaCha20Rng as rand_core::SeedableRng>::from_seed(key));
         zeroize::Zeroize::zeroize(&mut key);
         x
     }
@@ -210,11 +218,33 @@ pub fn ternary(x: &mut Xof, n: usize, mut put: impl FnMut(usize, i8)) {
 mod tests {
     use super::*;
 
+    /// The allocation-free build's noise stream (rand_chacha) is vsp-math's keystream, so both
+    /// builds make the same ciphertexts from the same seeds.
+    #[cfg(feature = "alloc")]
+    #[test]
+    fn rand_chacha_matches_vsp_math_chacha20() {
+        for k in 0..4u8 {
+            let key = [k.wrapping_mul(37).wrapping_add(1); 32];
+            let mut a = vsp_math::ChaCha20::from_key(&key);
+            let mut b = <rand_chacha::ChaCha20Rng as rand_core::SeedableRng>::from_seed(key);
+            let (mut x, mut y) = ([0u8; 1000], [0u8; 1000]);
+            rand_core::RngCore::fill_bytes(&mut a, &mut x[..21]);
+            rand_core::RngCore::fill_bytes(&mut b, &mut y[..21]);
+            rand_core::RngCore::fill_bytes(&mut a, &mut x[21..]);
+            rand_core::RngCore::fill_bytes(&mut b, &mut y[21..]);
+            assert_eq!(x, y);
+            assert_eq!(
+                rand_core::RngCore::next_u64(&mut a),
+                rand_core::RngCore::next_u64(&mut b)
+            );
+        }
+    }
+
     #[test]
     fn stream_random_access_matches_sequential() {
         let seed = [7u8; 64];
         let mut s = SealShake::at(&seed, 0);
-        let seq: alloc::vec::Vec<u64> = (0..1100).map(|_| s.next_u64()).collect();
+        let seq: [u64; 1100] = core::array::from_fn(|_| s.next_u64());
         for off in [0usize, 1, 31, 32, 33, 64, 511, 512, 513, 1099] {
             assert_eq!(SealShake::at(&seed, 8 * off as u64).next_u64(), seq[off]);
         }

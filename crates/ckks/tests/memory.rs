@@ -9,7 +9,8 @@ use std::sync::Mutex;
 use vsp_ckks::device::memory::STATE_BYTES;
 use vsp_ckks::{
     working_memory, CkksParams, DeviceConfig, DeviceEncryptor, DevicePublicKey, DeviceSecretKey,
-    EncryptionKind, EncryptionSeeds, FftRoots, IndexMap, MemoryMode, NttRoots, Part, SinkError,
+    EncryptionKind, EncryptionSeeds, FftRoots, IndexMap, MemoryMode, NttRoots, Part, SecretKeyForm,
+    SinkError,
 };
 
 struct Counting;
@@ -130,6 +131,18 @@ fn measured_peak_matches_accounting_and_encryption_does_not_allocate() {
             NttRoots::Loaded,
             MemoryMode::Low,
         ),
+        (
+            FftRoots::OnTheFly,
+            IndexMap::OnTheFly,
+            NttRoots::LoadedPlain,
+            MemoryMode::Low,
+        ),
+        (
+            FftRoots::OnTheFly,
+            IndexMap::Persistent,
+            NttRoots::LoadedPlain,
+            MemoryMode::Fast,
+        ),
     ] {
         let cfg = DeviceConfig {
             params: params.clone(),
@@ -137,15 +150,16 @@ fn measured_peak_matches_accounting_and_encryption_does_not_allocate() {
             index_map,
             ntt_roots,
             memory,
+            secret_key: SecretKeyForm::Persistent,
         };
         for kind in [EncryptionKind::Symmetric, EncryptionKind::Asymmetric] {
             let (peak, allocs) = measure(&cfg, kind, &sk, &pk);
             assert_eq!(allocs, 0, "{cfg:?} {kind:?} allocated during encryption");
             let r = working_memory(&cfg, kind);
             // The heap holds the working buffers and the tables; the SHAKE state and the keys
-            // (held by the caller) are not part of the encryptor's heap. Small Vec headers of the
-            // per-prime constants add at most 1 KiB.
-            let predicted = r.working - STATE_BYTES + r.tables;
+            // (held by the caller) are not part of the encryptor's heap, except the encryptor's own
+            // N/4-byte slot for a persistent secret key. Small allocations add at most 1 KiB.
+            let predicted = r.working - STATE_BYTES + r.tables + n / 4;
             assert!(
                 peak >= predicted && peak <= predicted + 1024,
                 "{cfg:?} {kind:?}: measured {peak}, predicted {predicted}"

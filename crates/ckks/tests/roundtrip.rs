@@ -3,10 +3,12 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
+use std::cell::Cell;
 use vsp_ckks::server::{Collector, Decryptor, Evaluator, KeyGenerator, ServerContext};
 use vsp_ckks::{
-    CkksParams, DeviceConfig, DeviceEncryptor, EncryptionSeeds, FftRoots, IndexMap, MemoryMode,
-    NttRoots, Part, SinkError,
+    fill_tables, BufferEncryptor, CkksError, CkksParams, Complex, DeviceConfig, DeviceEncryptor,
+    DeviceMemory, EncryptionSeeds, FftRoots, IndexMap, MemoryMode, NttRoots, Part, SecretKeyForm,
+    SecretKeyStore, SinkError, StoreError,
 };
 
 fn max_err(a: &[f64], b: &[f64]) -> f64 {
@@ -101,8 +103,13 @@ fn every_memory_mode_gives_bit_identical_ciphertexts() {
     let seeds = EncryptionSeeds::random(&mut rng);
     let (mut sym_ref, mut asym_ref, mut full_ref) = (None, None, None);
     for fft_roots in [FftRoots::OnTheFly, FftRoots::Loaded] {
-        for index_map in [IndexMap::OnTheFly, IndexMap::Persistent] {
-            for ntt_roots in [NttRoots::OnTheFly, NttRoots::OneShot, NttRoots::Loaded] {
+        for index_map in [IndexMap::OnTheFly, IndexMap::Persistent, IndexMap::Loaded] {
+            for ntt_roots in [
+                NttRoots::OnTheFly,
+                NttRoots::OneShot,
+                NttRoots::LoadedPlain,
+                NttRoots::Loaded,
+            ] {
                 for memory in [MemoryMode::Low, MemoryMode::Fast] {
                     let cfg = DeviceConfig {
                         params: params.clone(),
@@ -110,6 +117,7 @@ fn every_memory_mode_gives_bit_identical_ciphertexts() {
                         index_map,
                         ntt_roots,
                         memory,
+                        secret_key: SecretKeyForm::Persistent,
                     };
                     let mut enc = DeviceEncryptor::new(cfg.clone()).unwrap();
                     let sym = record(&mut enc, &values, |e, v, s| {
@@ -261,4 +269,297 @@ fn complex_values_roundtrip() {
         .encrypt_symmetric_rng(&too_many, &dsk, &mut rng, &mut sink)
         .is_err());
     assert!(!sent);
+}
+
+/// A secret-key store (think flash) that counts the bytes read from it.
+struct CountingStore {
+    n: usize,
+    packed: Vec<u8>,
+    read: Cell<usize>,
+}
+
+impl SecretKeyStore for CountingStore {
+    fn degree(&self) -> usize {
+        self.n
+    }
+    fn read(&self, offset: usize, out: &mut [u8]) -> Result<(), StoreError> {
+        self.read.set(self.read.get() + out.len());
+        out.copy_from_slice(
+            self.packed
+                .get(offset..offset + out.len())
+                .ok_or(StoreError)?,
+        );
+        Ok(())
+    }
+}
+
+fn pack(s: &[i8]) -> Vec<u8> {
+    let mut p = vec![0u8; s.len() / 4];
+    for (i, &c) in s.iter().enumerate() {
+        let code = match c {
+            1 => 1u8,
+            -1 => 2,
+            _ => 0,
+        };
+        p[i / 4] |= code << (2 * (i % 4));
+    }
+    p
+}
+
+#[test]
+fn secret_key_forms_read_storage_as_promised_and_agree() {
+    let mut rng = ChaCha20Rng::seed_from_u64(5);
+    let params = CkksParams::default();
+    let (n, l) = (params.n(), params.data_primes().len());
+    let ctx = ServerContext::new(params.clone()).unwrap();
+    let kg = KeyGenerator::new(&ctx, &mut rng).unwrap();
+    let dsk = kg.secret_key().to_device().unwrap();
+    let ternary: Vec<i8> = (0..n).map(|i| dsk.get(i)).collect();
+    let values = random_values(&mut rng, 100);
+    let seeds = EncryptionSeeds::random(&mut rng);
+    let dec = Decryptor::new(&ctx, kg.secret_key());
+
+    let mut reference = DeviceEncryptor::new(DeviceConfig::low_memory(params.clone())).unwrap();
+    let want = record(&mut reference, &values, |e, v, s| {
+        e.encrypt_symmetric(v, &dsk, &seeds, s).unwrap()
+    });
+    // (form, bytes read by the first encryption, by the second one).
+    for (form, first, second) in [
+        (SecretKeyForm::NotPersistent, l * n / 4, l * n / 4),
+        (SecretKeyForm::PersistentAcrossPrimes, n / 4, n / 4),
+        (SecretKeyForm::Persistent, n / 4, 0),
+    ] {
+        let store = CountingStore {
+            n,
+            packed: pack(&ternary),
+            read: Cell::new(0),
+        };
+        let cfg = DeviceConfig {
+            secret_key: form,
+            ..DeviceConfig::low_memory(params.clone())
+        };
+        let mut enc = DeviceEncryptor::new(cfg).unwrap();
+        for expected in [first, second] {
+            store.read.set(0);
+            let got = record(&mut enc, &values, |e, v, s| {
+                e.encrypt_symmetric_stored(v, &store, &seeds, false, s)
+                    .unwrap()
+            });
+            assert!(
+                got == want,
+                "{form:?}: ciphertext differs from the RAM key's"
+            );
+            assert_eq!(
+                store.read.get(),
+                expected,
+                "{form:?}: bytes read from storage"
+            );
+        }
+        // Decrypts (seeded form through the collector).
+        let mut col = Collector::new(&ctx);
+        enc.encrypt_symmetric_stored(&values, &store, &seeds, true, &mut col)
+            .unwrap();
+        let slots = dec.decrypt_real(&col.finish().unwrap()).unwrap();
+        assert!(max_err(&slots[..values.len()], &values) < 1e-2, "{form:?}");
+        // A forgotten persistent key is read again.
+        enc.forget_secret_key();
+        store.read.set(0);
+        record(&mut enc, &values, |e, v, s| {
+            e.encrypt_symmetric_stored(v, &store, &seeds, false, s)
+                .unwrap()
+        });
+        assert!(store.read.get() > 0, "{form:?}");
+    }
+    // A store with a corrupted key (code 11) or failing reads is refused with a typed error.
+    let mut bad = pack(&ternary);
+    bad[n / 8] |= 0b11;
+    for form in [
+        SecretKeyForm::NotPersistent,
+        SecretKeyForm::PersistentAcrossPrimes,
+        SecretKeyForm::Persistent,
+    ] {
+        let cfg = DeviceConfig {
+            secret_key: form,
+            ..DeviceConfig::low_memory(params.clone())
+        };
+        let mut enc = DeviceEncryptor::new(cfg).unwrap();
+        let store = CountingStore {
+            n,
+            packed: bad.clone(),
+            read: Cell::new(0),
+        };
+        let r =
+            enc.encrypt_symmetric_stored(&values, &store, &seeds, true, &mut |_: Part<'_>| Ok(()));
+        assert!(matches!(r, Err(CkksError::Format(_))), "{form:?}: {r:?}");
+        let short = CountingStore {
+            n,
+            packed: vec![0; 10],
+            read: Cell::new(0),
+        };
+        let r =
+            enc.encrypt_symmetric_stored(&values, &short, &seeds, true, &mut |_: Part<'_>| Ok(()));
+        assert_eq!(r, Err(CkksError::KeyStoreFailed), "{form:?}");
+    }
+}
+
+#[test]
+fn buffer_encryptor_matches_the_owned_one_in_every_mode() {
+    let mut rng = ChaCha20Rng::seed_from_u64(6);
+    let params = CkksParams::seal_embedded(2048).unwrap();
+    let n = params.n();
+    let ctx = ServerContext::new(params.clone()).unwrap();
+    let kg = KeyGenerator::new(&ctx, &mut rng).unwrap();
+    let dsk = kg.secret_key().to_device().unwrap();
+    let dpk = kg.public_key(&mut rng).unwrap().to_device(&ctx).unwrap();
+    let values = random_values(&mut rng, n / 2);
+    let seeds = EncryptionSeeds::random(&mut rng);
+    // The flash image of the index map, shared by every owned encryptor that loads it.
+    let mut flash = vec![0u16; n / 2];
+    vsp_ckks::encoding::fill_index_map(n, &mut flash).unwrap();
+    let flash: &'static [u16] = Box::leak(flash.into_boxed_slice());
+    for index_map in [IndexMap::OnTheFly, IndexMap::Persistent, IndexMap::Loaded] {
+        for ntt_roots in [
+            NttRoots::OnTheFly,
+            NttRoots::OneShot,
+            NttRoots::LoadedPlain,
+            NttRoots::Loaded,
+        ] {
+            for memory in [MemoryMode::Low, MemoryMode::Fast] {
+                let cfg = DeviceConfig {
+                    params: params.clone(),
+                    fft_roots: FftRoots::Loaded,
+                    index_map,
+                    ntt_roots,
+                    memory,
+                    secret_key: SecretKeyForm::PersistentAcrossPrimes,
+                };
+                let mut owned = if index_map == IndexMap::Loaded {
+                    DeviceEncryptor::with_flash_index_map(cfg.clone(), flash).unwrap()
+                } else {
+                    DeviceEncryptor::new(cfg.clone()).unwrap()
+                };
+                let s = cfg.buffer_sizes();
+                let (mut msg, mut a, mut b, mut roots, mut key) = (
+                    vec![0.0; s.msg],
+                    vec![0u32; s.a],
+                    vec![0u32; s.b],
+                    vec![0u32; s.roots],
+                    vec![0u8; s.key],
+                );
+                let mut fft = vec![Complex::default(); s.fft_roots];
+                let mut index = vec![0u16; s.index_map];
+                let mut ntt = vec![0u32; s.ntt_tables];
+                fill_tables(&cfg, &mut fft, &mut index, &mut ntt).unwrap();
+                let mut buffered = BufferEncryptor::new(
+                    cfg.clone(),
+                    DeviceMemory {
+                        msg: &mut msg,
+                        a: &mut a,
+                        b: &mut b,
+                        roots: &mut roots,
+                        key: &mut key,
+                        fft_roots: &fft,
+                        index_map: &index,
+                        ntt_tables: &ntt,
+                    },
+                )
+                .unwrap();
+                for mode in 0..3 {
+                    let mut x = Vec::new();
+                    let mut y = Vec::new();
+                    let mut sx = |p: Part<'_>| -> Result<(), SinkError> {
+                        if let Part::Limb { coeffs, .. } = p {
+                            x.extend_from_slice(coeffs)
+                        }
+                        Ok(())
+                    };
+                    let mut sy = |p: Part<'_>| -> Result<(), SinkError> {
+                        if let Part::Limb { coeffs, .. } = p {
+                            y.extend_from_slice(coeffs)
+                        }
+                        Ok(())
+                    };
+                    match mode {
+                        0 => {
+                            owned
+                                .encrypt_symmetric_seeded(&values, &dsk, &seeds, &mut sx)
+                                .unwrap();
+                            buffered
+                                .encrypt_symmetric_seeded(&values, &dsk.packed(), &seeds, &mut sy)
+                                .unwrap();
+                        }
+                        1 => {
+                            owned
+                                .encrypt_symmetric_stored(&values, &dsk, &seeds, false, &mut sx)
+                                .unwrap();
+                            buffered
+                                .encrypt_symmetric_stored(&values, &dsk, &seeds, false, &mut sy)
+                                .unwrap();
+                        }
+                        _ => {
+                            owned
+                                .encrypt_asymmetric(&values, &dpk, &seeds, &mut sx)
+                                .unwrap();
+                            buffered
+                                .encrypt_asymmetric(&values, &dpk.view(), &seeds, &mut sy)
+                                .unwrap();
+                        }
+                    }
+                    assert!(!x.is_empty() && x == y, "{cfg:?} mode {mode}");
+                }
+                drop(buffered);
+                // Dropping wiped every working buffer.
+                assert!(msg.iter().all(|&v| v == 0.0) && a.iter().all(|&v| v == 0));
+                assert!(b.iter().all(|&v| v == 0) && key.iter().all(|&v| v == 0));
+            }
+        }
+    }
+}
+
+#[test]
+fn buffer_encryptor_refuses_bad_memory_and_tables() {
+    let params = CkksParams::seal_embedded(1024).unwrap();
+    let cfg = DeviceConfig {
+        index_map: IndexMap::Loaded,
+        ntt_roots: NttRoots::LoadedPlain,
+        ..DeviceConfig::low_memory(params)
+    };
+    let s = cfg.buffer_sizes();
+    let mut index = vec![0u16; s.index_map];
+    let mut ntt = vec![0u32; s.ntt_tables];
+    fill_tables(&cfg, &mut [], &mut index, &mut ntt).unwrap();
+    let (mut msg, mut a, mut key) = (vec![0.0; s.msg], vec![0u32; s.a], vec![0u8; s.key]);
+    let mut try_new = |index: &[u16], ntt: &[u32], a_len: usize| {
+        BufferEncryptor::new(
+            cfg.clone(),
+            DeviceMemory {
+                msg: &mut msg,
+                a: &mut a[..a_len],
+                b: &mut [],
+                roots: &mut [],
+                key: &mut key,
+                fft_roots: &[],
+                index_map: index,
+                ntt_tables: ntt,
+            },
+        )
+        .map(|_| ())
+    };
+    assert_eq!(try_new(&index, &ntt, s.a), Ok(()));
+    assert!(matches!(
+        try_new(&index, &ntt, s.a - 1),
+        Err(CkksError::LengthMismatch { .. })
+    ));
+    let mut bad_ntt = ntt.clone();
+    bad_ntt[5] ^= 4;
+    assert!(matches!(
+        try_new(&index, &bad_ntt, s.a),
+        Err(CkksError::Format(_))
+    ));
+    let mut bad_index = index.clone();
+    bad_index.swap(1, 2);
+    assert!(matches!(
+        try_new(&bad_index, &ntt, s.a),
+        Err(CkksError::Format(_))
+    ));
 }

@@ -16,7 +16,10 @@ use vsp_ckks::seal::{
     write_public_key, write_relin_keys, write_secret_key, SealSeededWriter,
 };
 use vsp_ckks::server::{Collector, Decryptor, Evaluator, ServerContext};
-use vsp_ckks::{CkksParams, DeviceConfig, DeviceEncryptor, EncryptionSeeds};
+use vsp_ckks::{
+    fill_tables, BufferEncryptor, CkksParams, Complex, DeviceConfig, DeviceEncryptor, DeviceMemory,
+    EncryptionSeeds, IndexMap, MemoryMode, NttRoots, SecretKeyForm,
+};
 
 const N: usize = 4096;
 
@@ -149,6 +152,69 @@ fn seal_reads_ours_and_we_read_seal() {
         write_ciphertext(&ctx, &full).unwrap(),
     )
     .unwrap();
+
+    // The allocation-free encryptor with the other memory options: SEAL reads these too.
+    for (name, memory, ntt_roots) in [
+        (
+            "ours_buffer_seeded.bin",
+            MemoryMode::Low,
+            NttRoots::LoadedPlain,
+        ),
+        ("ours_buffer_asym.bin", MemoryMode::Fast, NttRoots::Loaded),
+    ] {
+        let cfg = DeviceConfig {
+            index_map: IndexMap::Loaded,
+            ntt_roots,
+            memory,
+            secret_key: SecretKeyForm::NotPersistent,
+            ..DeviceConfig::low_memory(params.clone())
+        };
+        let s = cfg.buffer_sizes();
+        let (mut msg, mut a, mut b, mut roots, mut key) = (
+            vec![0.0; s.msg],
+            vec![0u32; s.a],
+            vec![0u32; s.b],
+            vec![0u32; s.roots],
+            vec![0u8; s.key],
+        );
+        let mut fft = vec![Complex::default(); s.fft_roots];
+        let mut index = vec![0u16; s.index_map];
+        let mut ntt = vec![0u32; s.ntt_tables];
+        fill_tables(&cfg, &mut fft, &mut index, &mut ntt).unwrap();
+        let mut benc = BufferEncryptor::new(
+            cfg,
+            DeviceMemory {
+                msg: &mut msg,
+                a: &mut a,
+                b: &mut b,
+                roots: &mut roots,
+                key: &mut key,
+                fft_roots: &fft,
+                index_map: &index,
+                ntt_tables: &ntt,
+            },
+        )
+        .unwrap();
+        let seeds = EncryptionSeeds::random(&mut rng);
+        let bytes = if memory == MemoryMode::Low {
+            let mut out = Vec::new();
+            let mut w = SealSeededWriter::new(&params, |b: &[u8]| {
+                out.extend_from_slice(b);
+                Ok(())
+            })
+            .unwrap();
+            benc.encrypt_symmetric_stored(&values, &dsk, &seeds, true, &mut w)
+                .unwrap();
+            let _ = w.finish().unwrap();
+            out
+        } else {
+            let mut col = Collector::new(&ctx);
+            benc.encrypt_asymmetric(&values, &dpk.view(), &seeds, &mut col)
+                .unwrap();
+            write_ciphertext(&ctx, &col.finish().unwrap()).unwrap()
+        };
+        std::fs::write(d.join(name), bytes).unwrap();
+    }
 
     // Our evaluator with SEAL's relinearisation keys.
     let ev = Evaluator::new(&ctx);

@@ -59,4 +59,4 @@ pub use prng::{ChaCha20, Seed, SeededStream, StreamKind, SEED_BYTES};
 pub use rns::{
     BaseConverter, Representation, RnsBasis, RnsContext, RnsPoly, ScaleRound, ShenoyKumaresan,
 };
-pub use sampler::CdtSampler;
+pub use sampler::{CdtSampler, ZigguratSampler};

@@ -306,5 +306,185 @@ impl CdtSampler {
     }
 }
 
+/// The discrete Ziggurat sampler of D_{Z,σ} cut at ⌈τσ⌉ (Buchmann, Cabarcas, Göpfert, Hülsing,
+/// Weiden, "Discrete Ziggurat: a time-memory trade-off for sampling from a Gaussian distribution
+/// over the integers", SAC 2013): the Gaussian sampler seed 001 uses for textbook FV.
+///
+/// The positive half {0, …, B} of ρ(x) = exp(−x²/2σ²) is covered by m rectangles of *equal* area,
+/// R_i = {0, …, x_i} × [y_i, y_{i−1}] with y_m = 0, x_m = B, and x_{i−1} = max{x : ρ(x) ≥ y_{i−1}}.
+/// A sample picks a rectangle uniformly, x uniformly in it and a sign; x ≤ x_{i−1} lies under the
+/// curve and is returned at once, otherwise a uniform y in the band is compared with ρ(x). Because
+/// the areas are equal, the accepted points are uniform under the curve: the output is exactly the
+/// cut discrete Gaussian (up to f64 rounding of ρ, ~2^-53). Zero is kept with probability 1/2
+/// (both signs map to it). Not constant-time: use [`CdtSampler`] where timing matters.
+#[derive(Clone, Debug)]
+pub struct ZigguratSampler {
+    sigma: f64,
+    bound: i64,
+    /// x_0 … x_m (x_0 = −1 when the top rectangle has no part fully under the curve).
+    xs: Vec<i64>,
+    /// y_0 … y_m (y_0 ≥ 1 = ρ(0), y_m = 0).
+    ys: Vec<f64>,
+}
+
+impl ZigguratSampler {
+    /// Most rectangles accepted.
+    pub const MAX_RECTANGLES: usize = 4096;
+
+    /// A sampler of standard deviation σ cut at ⌈τσ⌉ with m rectangles (1 ≤ m ≤ 4096; more
+    /// rectangles, fewer ρ evaluations and rejections, more memory).
+    pub fn new(sigma: f64, tail_cut: f64, rectangles: usize) -> Result<Self> {
+        if !(sigma.is_finite() && sigma > 0.0) {
+            return Err(MathError::InvalidSamplerParameter(
+                "σ must be positive and finite",
+            ));
+        }
+        if !(tail_cut.is_finite() && tail_cut >= 1.0) {
+            return Err(MathError::InvalidSamplerParameter(
+                "tail cut must be finite and at least 1",
+            ));
+        }
+        if !(1..=Self::MAX_RECTANGLES).contains(&rectangles) {
+            return Err(MathError::InvalidSamplerParameter(
+                "Ziggurat needs 1 to 4096 rectangles",
+            ));
+        }
+        let bound_f = libm::ceil(sigma * tail_cut);
+        if bound_f > CdtSampler::MAX_BOUND as f64 {
+            return Err(MathError::InvalidSamplerParameter(
+                "σ·tail cut exceeds 2^15",
+            ));
+        }
+        let bound = bound_f as i64;
+        let m = rectangles;
+        // Bisection for (nearly) the smallest common area whose stack of m rectangles reaches
+        // ρ(0) = 1 exactly at the top one: less area above the curve, fewer rejections.
+        let mut lo = 0.0f64; // too small: the stack stays below 1
+        let mut hi = (bound + 1) as f64 + 1.0; // too big: a lower rectangle already passes 1
+        let mut best = None;
+        for _ in 0..200 {
+            let mid = 0.5 * (lo + hi);
+            if mid <= lo || mid >= hi {
+                break;
+            }
+            match Self::build(sigma, bound, m, mid) {
+                Ok(z) => {
+                    hi = mid;
+                    best = Some(z);
+                }
+                Err(true) => hi = mid,
+                Err(false) => lo = mid,
+            }
+        }
+        best.ok_or(MathError::InvalidSamplerParameter(
+            "Ziggurat construction failed",
+        ))
+    }
+
+    /// ρ(x) = exp(−x²/2σ²).
+    #[inline]
+    fn rho(sigma: f64, x: i64) -> f64 {
+        let t = x as f64 / sigma;
+        libm::exp(-0.5 * t * t)
+    }
+
+    /// The stack of m rectangles of area `area` from the bottom, if its top reaches 1 with every
+    /// lower edge y_1 … y_m at most 1; otherwise Err(true) when the area is too big (a lower edge
+    /// passes 1) and Err(false) when it is too small (the top stays below 1).
+    fn build(sigma: f64, bound: i64, m: usize, area: f64) -> core::result::Result<Self, bool> {
+        let mut xs = alloc::vec![0i64; m + 1];
+        let mut ys = alloc::vec![0f64; m + 1];
+        xs[m] = bound;
+        ys[m] = 0.0;
+        for i in (1..=m).rev() {
+            if ys[i] > 1.0 || xs[i] < 0 {
+                return Err(true);
+            }
+            let y = ys[i] + area / (xs[i] + 1) as f64;
+            ys[i - 1] = y;
+            // x_{i−1} = max{x ≤ x_i : ρ(x) ≥ y}, or −1.
+            let mut x = xs[i];
+            while x >= 0 && Self::rho(sigma, x) < y {
+                x -= 1;
+            }
+            xs[i - 1] = x;
+        }
+        if ys[0] >= 1.0 {
+            Ok(Self {
+                sigma,
+                bound,
+                xs,
+                ys,
+            })
+        } else {
+            Err(false)
+        }
+    }
+
+    /// The standard deviation σ.
+    pub fn sigma(&self) -> f64 {
+        self.sigma
+    }
+
+    /// The largest |x| the sampler returns.
+    pub fn bound(&self) -> i64 {
+        self.bound
+    }
+
+    /// The number of rectangles m.
+    pub fn rectangles(&self) -> usize {
+        self.xs.len() - 1
+    }
+
+    /// The fraction of proposals accepted: (mass under the cut half-curve, zero counted once per
+    /// sign) over the m rectangles' total area.
+    pub fn acceptance(&self) -> f64 {
+        let m = self.rectangles();
+        let area = (self.ys[m - 1] - self.ys[m]) * (self.xs[m] + 1) as f64;
+        let under: f64 = (0..=self.bound)
+            .map(|x| Self::rho(self.sigma, x))
+            .sum::<f64>()
+            - 0.5;
+        under / (m as f64 * area)
+    }
+
+    /// One sample.
+    #[inline]
+    pub fn sample<R: RngCore + ?Sized>(&self, rng: &mut R) -> i64 {
+        let m = self.rectangles() as u64;
+        loop {
+            let i = 1 + uniform_below(rng, m) as usize;
+            let w = rng.next_u64();
+            let negative = w & 1 == 1;
+            let x = uniform_below(rng, self.xs[i] as u64 + 1) as i64;
+            if x == 0 && negative {
+                continue;
+            }
+            let accept = x <= self.xs[i - 1] || {
+                let u = (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
+                let y = self.ys[i] + u * (self.ys[i - 1] - self.ys[i]);
+                y <= Self::rho(self.sigma, x)
+            };
+            if accept {
+                return if negative { -x } else { x };
+            }
+        }
+    }
+
+    /// Fills `out` with samples.
+    pub fn fill<R: RngCore + ?Sized>(&self, rng: &mut R, out: &mut [i64]) {
+        for x in out.iter_mut() {
+            *x = self.sample(rng);
+        }
+    }
+
+    /// `n` samples.
+    pub fn sample_vec<R: RngCore + ?Sized>(&self, rng: &mut R, n: usize) -> Vec<i64> {
+        let mut v = alloc::vec![0i64; n];
+        self.fill(rng, &mut v);
+        v
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -239,6 +239,32 @@ impl TextbookFv {
         Ok(budget.max(0) as u32)
     }
 
+    /// Multiplication by an integer constant k (|k| < t/2 keeps the noise growth at |k|):
+    /// every polynomial times k, reduced mod q. Decrypts to k·m mod t.
+    pub fn mul_scalar(&self, ct: &TbCiphertext, k: i64) -> TbCiphertext {
+        let k = BigInt::from(k);
+        TbCiphertext(
+            ct.0.iter()
+                .map(|c| {
+                    let mut p: BigPoly = c.iter().map(|x| x * &k).collect();
+                    ring::reduce(&mut p, &self.q);
+                    p
+                })
+                .collect(),
+        )
+    }
+
+    /// Addition of a plaintext polynomial (coefficients < t): c0 + Δ·m.
+    pub fn add_plain(&self, ct: &TbCiphertext, m: &[u64]) -> Result<TbCiphertext> {
+        let m = self.check_msg(m)?;
+        let mut out = ct.clone();
+        let c0 = out.0.first_mut().ok_or(Error::CiphertextSize(0))?;
+        for (x, v) in c0.iter_mut().zip(&m) {
+            *x = (&*x + &self.delta * v).mod_floor(&self.q);
+        }
+        Ok(out)
+    }
+
     /// Addition.
     pub fn add(&self, a: &TbCiphertext, b: &TbCiphertext) -> TbCiphertext {
         let len = a.0.len().max(b.0.len());

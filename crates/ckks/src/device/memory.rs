@@ -6,8 +6,8 @@
 //! 8N (message, N/2 complex f64) + 4N (one residue buffer) + N/4 (packed secret) bytes ≈ 12.25·N,
 //! i.e. 49 KiB at N = 4096 — against SEAL-Embedded's default ≈ 97 KiB.
 
-use super::encryptor::{DeviceConfig, EncryptionKind, MemoryMode, NttRoots};
-use crate::encoding::{FftRoots, IndexMap};
+use super::config::{DeviceConfig, EncryptionKind, SecretKeyForm};
+use crate::encoding::IndexMap;
 
 /// Bytes of the SHAKE256 state and small locals alive during encryption (stack).
 pub const STATE_BYTES: usize = 512;
@@ -15,12 +15,15 @@ pub const STATE_BYTES: usize = 512;
 /// What a configuration needs, in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MemoryReport {
-    /// Buffers used during one encryption, plus the SHAKE state.
+    /// Buffers used during one encryption, plus the SHAKE state (and, for a key loaded per
+    /// encryption, its N/4-byte slot).
     pub working: usize,
-    /// Precomputed tables (FFT roots, index map, NTT roots).
+    /// Tables kept in RAM (FFT roots, a persistent index map, NTT roots).
     pub tables: usize,
-    /// Key material (packed secret key, or the public key's data-level limbs).
+    /// Key material held in RAM (a persistent packed secret key, or the public key's data-level limbs).
     pub keys: usize,
+    /// Read from storage and never copied into RAM: a loaded index map, a stored secret key.
+    pub flash: usize,
 }
 
 impl MemoryReport {
@@ -37,35 +40,41 @@ impl MemoryReport {
     }
 }
 
-/// The bytes configuration `cfg` needs for `kind` of encryption.
+/// The bytes configuration `cfg` needs for `kind` of encryption (the symmetric key from storage,
+/// held as `cfg.secret_key` says).
 pub fn working_memory(cfg: &DeviceConfig, kind: EncryptionKind) -> MemoryReport {
     let n = cfg.params.n();
     let l = cfg.params.data_primes().len();
-    let mut working = 8 * n + 4 * n + STATE_BYTES;
-    if cfg.memory == MemoryMode::Fast {
-        working += 4 * n;
+    let s = cfg.buffer_sizes();
+    let mut working = 8 * s.msg + 4 * (s.a + s.b + s.roots) + STATE_BYTES;
+    let mut tables = s.table_bytes();
+    let mut flash = 0;
+    if cfg.index_map == IndexMap::Loaded {
+        tables -= 2 * s.index_map;
+        flash += 2 * s.index_map;
     }
-    if cfg.ntt_roots == NttRoots::OneShot {
-        working += 4 * n;
-    }
-    let mut tables = 0;
-    if cfg.fft_roots == FftRoots::Loaded {
-        tables += 16 * (n / 2);
-    }
-    if cfg.index_map == IndexMap::Persistent {
-        tables += 2 * (n / 2);
-    }
-    if cfg.ntt_roots == NttRoots::Loaded {
-        let dirs = if cfg.memory == MemoryMode::Low { 2 } else { 1 };
-        tables += l * dirs * 2 * 4 * n;
+    if cfg.secret_key == SecretKeyForm::PersistentAcrossPrimes {
+        // The key slot (allocated whatever the kind of encryption).
+        working += n / 4;
     }
     let keys = match kind {
-        EncryptionKind::Symmetric => n / 4,
+        EncryptionKind::Symmetric => match cfg.secret_key {
+            SecretKeyForm::Persistent => n / 4,
+            SecretKeyForm::PersistentAcrossPrimes => {
+                flash += n / 4;
+                0
+            }
+            SecretKeyForm::NotPersistent => {
+                flash += n / 4;
+                0
+            }
+        },
         EncryptionKind::Asymmetric => 2 * l * 4 * n,
     };
     MemoryReport {
         working,
         tables,
         keys,
+        flash,
     }
 }

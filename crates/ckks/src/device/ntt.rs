@@ -12,10 +12,9 @@
 //! Every variant ends fully reduced, so all modes give bit-identical results.
 
 use crate::arith::{bit_reverse, inv_mod, pow_mod, Mod32};
-use alloc::vec::Vec;
 
 /// Per-prime constants of the transform.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct NttPrime {
     /// The modulus.
     pub m: Mod32,
@@ -63,40 +62,97 @@ impl NttPrime {
     }
 }
 
-/// Loaded (precomputed) lazy Shoup tables of one prime.
-#[derive(Clone, Debug)]
-pub struct LoadedRoots {
-    fwd: Vec<u32>,
-    fwd_shoup: Vec<u32>,
-    inv: Vec<u32>,
-    inv_shoup: Vec<u32>,
+/// Words of one prime's loaded tables: the forward roots (and their Shoup constants when `shoup`),
+/// and the same again for the inverse direction when `with_inverse`.
+pub fn loaded_words(log_n: u32, shoup: bool, with_inverse: bool) -> usize {
+    let per_dir = if shoup { 2 } else { 1 };
+    let dirs = if with_inverse { 2 } else { 1 };
+    dirs * per_dir * (1usize << log_n)
 }
 
-impl LoadedRoots {
-    /// Tables for one prime; the inverse tables only when `with_inverse`.
-    pub fn new(p: &NttPrime, with_inverse: bool) -> Self {
-        let n = 1usize << p.log_n;
-        let mut fwd = alloc::vec![0u32; n];
-        p.fill_roots(false, &mut fwd);
-        let fwd_shoup = fwd.iter().map(|&w| p.m.shoup(w)).collect();
-        let (inv, inv_shoup) = if with_inverse {
-            let mut inv = alloc::vec![0u32; n];
-            p.fill_roots(true, &mut inv);
-            let s = inv.iter().map(|&w| p.m.shoup(w)).collect();
-            (inv, s)
-        } else {
-            (Vec::new(), Vec::new())
+/// Fills one prime's loaded tables (layout of [`LoadedTables`]) into `out`
+/// (length [`loaded_words`]); what SEAL-Embedded's adapter writes into its root headers.
+pub fn fill_loaded(p: &NttPrime, shoup: bool, with_inverse: bool, out: &mut [u32]) {
+    let n = 1usize << p.log_n;
+    let mut chunks = out.chunks_exact_mut(n);
+    for inverse in [false, true] {
+        if inverse && !with_inverse {
+            break;
+        }
+        if let Some(roots) = chunks.next() {
+            p.fill_roots(inverse, roots);
+            if shoup {
+                if let Some(sh) = chunks.next() {
+                    for (s, &w) in sh.iter_mut().zip(roots.iter()) {
+                        *s = p.m.shoup(w);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Whether `t` holds exactly the tables [`fill_loaded`] makes (entry by entry, no scratch): a
+/// corrupted table in storage is refused at setup instead of producing garbage ciphertexts.
+pub fn check_loaded(p: &NttPrime, shoup: bool, with_inverse: bool, t: &[u32]) -> bool {
+    let n = 1usize << p.log_n;
+    if t.len() != loaded_words(p.log_n, shoup, with_inverse) {
+        return false;
+    }
+    let per_dir = if shoup { 2 } else { 1 };
+    for (d, inverse) in [false, true].into_iter().enumerate() {
+        if inverse && !with_inverse {
+            break;
+        }
+        let base = d * per_dir * n;
+        let w = if inverse { p.psi_inv } else { p.psi };
+        let mut cur = 1u32;
+        for k in 0..n {
+            let at = base + bit_reverse(k, p.log_n);
+            if t[at] != cur || (shoup && t[at + n] != p.m.shoup(cur)) {
+                return false;
+            }
+            cur = p.m.mul(cur, w);
+        }
+    }
+    true
+}
+
+/// One prime's loaded tables, borrowed: `fwd[k] = ψ^{bitrev(k)}`, `inv[k] = ψ^{−bitrev(k)}`, and
+/// (lazy Shoup variant) their constants; missing parts are empty slices.
+#[derive(Clone, Copy, Debug)]
+pub struct LoadedTables<'a> {
+    /// Forward roots.
+    pub fwd: &'a [u32],
+    /// Shoup constants of `fwd` (empty for the plain variant).
+    pub fwd_shoup: &'a [u32],
+    /// Inverse roots (empty without the inverse direction).
+    pub inv: &'a [u32],
+    /// Shoup constants of `inv`.
+    pub inv_shoup: &'a [u32],
+}
+
+impl<'a> LoadedTables<'a> {
+    /// Splits one prime's table (layout of [`fill_loaded`]); None if `t` is too short.
+    pub fn split(t: &'a [u32], n: usize, shoup: bool, with_inverse: bool) -> Option<Self> {
+        let mut parts = t.chunks_exact(n);
+        let mut next = |want: bool| -> Option<&'a [u32]> {
+            if want {
+                parts.next()
+            } else {
+                Some(&[])
+            }
         };
-        Self {
+        let fwd = next(true)?;
+        let fwd_shoup = next(shoup)?;
+        let inv = next(with_inverse)?;
+        let inv_shoup = next(with_inverse && shoup)?;
+        Some(Self {
             fwd,
             fwd_shoup,
             inv,
             inv_shoup,
-        }
-    }
-    /// Words held by these tables.
-    pub fn words(&self) -> usize {
-        self.fwd.len() + self.fwd_shoup.len() + self.inv.len() + self.inv_shoup.len()
+        })
     }
 }
 
@@ -200,7 +256,7 @@ pub fn inverse_table(a: &mut [u32], p: &NttPrime, roots: &[u32]) {
 }
 
 /// Forward NTT with loaded lazy Shoup roots (Harvey butterflies, values kept below 4q).
-pub fn forward_loaded(a: &mut [u32], p: &NttPrime, r: &LoadedRoots) {
+pub fn forward_loaded(a: &mut [u32], p: &NttPrime, r: &LoadedTables<'_>) {
     let n = a.len();
     let q = p.m.q;
     let two_q = 2 * q;
@@ -236,7 +292,7 @@ pub fn forward_loaded(a: &mut [u32], p: &NttPrime, r: &LoadedRoots) {
 }
 
 /// Inverse NTT with loaded lazy Shoup roots (values kept below 2q, N^{-1} folded in at the end).
-pub fn inverse_loaded(a: &mut [u32], p: &NttPrime, r: &LoadedRoots) {
+pub fn inverse_loaded(a: &mut [u32], p: &NttPrime, r: &LoadedTables<'_>) {
     if r.inv.is_empty() {
         // Tables built without the inverse direction: fall back to on-the-fly roots.
         inverse_otf(a, p);
@@ -270,6 +326,8 @@ pub fn inverse_loaded(a: &mut [u32], p: &NttPrime, r: &LoadedRoots) {
 mod tests {
     use super::*;
     use crate::arith::{minimal_primitive_root, mul_mod};
+    extern crate std;
+    use std::vec::Vec;
 
     fn naive_ntt(a: &[u32], p: &NttPrime) -> Vec<u32> {
         let n = a.len();
@@ -296,9 +354,19 @@ mod tests {
             .map(|i| ((i * 2654435761) % q as u64) as u32)
             .collect();
         let want = naive_ntt(&a, &p);
-        let loaded = LoadedRoots::new(&p, true);
-        let mut fwd_roots = alloc::vec![0; 64];
-        let mut inv_roots = alloc::vec![0; 64];
+        let mut table = std::vec![0; loaded_words(log_n, true, true)];
+        fill_loaded(&p, true, true, &mut table);
+        assert!(check_loaded(&p, true, true, &table));
+        let loaded = LoadedTables::split(&table, 64, true, true).unwrap();
+        let mut plain = std::vec![0; loaded_words(log_n, false, true)];
+        fill_loaded(&p, false, true, &mut plain);
+        assert!(check_loaded(&p, false, true, &plain));
+        assert!(!check_loaded(&p, true, true, &plain));
+        let mut bad = table.clone();
+        bad[70] ^= 1;
+        assert!(!check_loaded(&p, true, true, &bad));
+        let mut fwd_roots = std::vec![0; 64];
+        let mut inv_roots = std::vec![0; 64];
         p.fill_roots(false, &mut fwd_roots);
         p.fill_roots(true, &mut inv_roots);
 
@@ -319,5 +387,10 @@ mod tests {
         assert_eq!(z, want);
         inverse_loaded(&mut z, &p, &loaded);
         assert_eq!(z, a);
+
+        // The plain loaded variant is the one-shot table kept per prime.
+        let pl = LoadedTables::split(&plain, 64, false, true).unwrap();
+        assert_eq!(pl.fwd, &fwd_roots[..]);
+        assert_eq!(pl.inv, &inv_roots[..]);
     }
 }

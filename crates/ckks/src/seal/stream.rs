@@ -3,7 +3,7 @@
 //! SHAKE256 seed. SEAL loads it and expands c1 itself. No allocation; bytes leave through `out`.
 
 use super::header::{ciphertext_preamble, parms_id, prng_info, seeded_ciphertext_bytes, ParmsId};
-use crate::device::encryptor::{Part, Sink, SinkError};
+use crate::device::config::{Part, Sink, SinkError};
 use crate::error::Result;
 use crate::params::CkksParams;
 

@@ -197,6 +197,85 @@ fn cdt_gaussian_matches_its_law() {
     }
 }
 
+/// Seed 001's Ziggurat sampler against the same law and limits as the CDT sampler, for several
+/// rectangle counts (1 rectangle is plain rejection sampling; 64 is the default of vsp-bfv).
+#[test]
+fn ziggurat_gaussian_matches_its_law() {
+    let mut rng = stream();
+    for (sigma, tau, m) in [
+        (3.2f64, 6.0f64, 64usize),
+        (3.2, 6.0, 1),
+        (3.2, 6.0, 7),
+        (1.0, 10.0, 16),
+        (19.2, 9.5, 256),
+    ] {
+        let s = ZigguratSampler::new(sigma, tau, m).unwrap();
+        assert_eq!(s.rectangles(), m);
+        let bound = s.bound();
+        assert_eq!(bound, (sigma * tau).ceil() as i64);
+        assert!(s.acceptance() > 0.0 && s.acceptance() <= 1.0);
+        let total = 400_000usize;
+        let v = s.sample_vec(&mut rng, total);
+        let mut counts = vec![0u64; 2 * bound as usize + 1];
+        for &x in &v {
+            assert!(x.abs() <= bound);
+            counts[(x + bound) as usize] += 1;
+        }
+        let weights: Vec<f64> = (-bound..=bound)
+            .map(|k| (-(k as f64).powi(2) / (2.0 * sigma * sigma)).exp())
+            .collect();
+        let norm: f64 = weights.iter().sum();
+        let probs: Vec<f64> = weights.iter().map(|w| w / norm).collect();
+        let (stat, df) = chi_square(&counts, &probs, total as u64);
+        assert!(stat < chi_limit(df), "σ={sigma} m={m} chi2 {stat} df {df}");
+        let mean = v.iter().sum::<i64>() as f64 / total as f64;
+        let var = v.iter().map(|&x| (x * x) as f64).sum::<f64>() / total as f64 - mean * mean;
+        assert!(
+            mean.abs() < 5.0 * sigma / (total as f64).sqrt(),
+            "σ={sigma} m={m} mean {mean}"
+        );
+        assert!(
+            (var.sqrt() / sigma - 1.0).abs() < 0.01,
+            "σ={sigma} m={m} std {}",
+            var.sqrt()
+        );
+        if sigma >= 3.0 {
+            let beyond = v
+                .iter()
+                .filter(|&&x| (x as f64).abs() > 2.0 * sigma)
+                .count() as f64
+                / total as f64;
+            let ideal: f64 = probs
+                .iter()
+                .zip(-bound..=bound)
+                .filter(|(_, k)| (*k as f64).abs() > 2.0 * sigma)
+                .map(|(p, _)| p)
+                .sum();
+            assert!(
+                (beyond / ideal - 1.0).abs() < 0.05,
+                "m={m} tail {beyond} vs {ideal}"
+            );
+        }
+    }
+    // More rectangles waste less area.
+    let a1 = ZigguratSampler::new(3.2, 6.0, 1).unwrap().acceptance();
+    let a64 = ZigguratSampler::new(3.2, 6.0, 64).unwrap().acceptance();
+    assert!(
+        a64 > 0.8 && a1 < 0.5,
+        "acceptance {a1} (m = 1), {a64} (m = 64)"
+    );
+}
+
+#[test]
+fn ziggurat_rejects_bad_parameters() {
+    assert!(ZigguratSampler::new(0.0, 6.0, 64).is_err());
+    assert!(ZigguratSampler::new(f64::NAN, 6.0, 64).is_err());
+    assert!(ZigguratSampler::new(3.2, 0.5, 64).is_err());
+    assert!(ZigguratSampler::new(1e9, 6.0, 64).is_err());
+    assert!(ZigguratSampler::new(3.2, 6.0, 0).is_err());
+    assert!(ZigguratSampler::new(3.2, 6.0, 5000).is_err());
+}
+
 #[test]
 fn cdt_rejects_bad_parameters() {
     assert!(CdtSampler::new(0.0, 6.0).is_err());
