@@ -285,6 +285,22 @@ impl<B: Backend> Engine<B> {
     pub fn state(&self) -> &State<B> {
         &self.state
     }
+    /// Ring variance of every node this cycle, from the flip-flop rings carried into it (a lifted
+    /// flip-flop starts at V_br); empty when the plan carries no flip-flop.
+    pub(crate) fn carried_ring_vars(&self) -> Vec<f64> {
+        if !self.plan.carry.iter().any(|&x| x) {
+            return Vec::new();
+        }
+        let v_lift = self.plan.params.map_or(0.0, |p| p.v_br);
+        let start: Vec<f64> = self
+            .dff_rings
+            .iter()
+            .zip(&self.dff_ring_var)
+            .map(|(r, &v)| if r.is_some() { v } else { v_lift })
+            .collect();
+        self.plan.ring_vars(&self.circuit, &start)
+    }
+
     pub(crate) fn state_mut(&mut self) -> &mut State<B> {
         // Whoever changes the state directly may change flip-flops: carried rings no longer match.
         self.dff_rings.iter_mut().for_each(|r| *r = None);
@@ -738,18 +754,7 @@ impl<B: Backend> Engine<B> {
         }
         // Carry each D ring whose variance (tracked from this cycle's actual lifts and carries) is
         // within its flip-flop's budget; the others are lifted next cycle.
-        let v_lift = self.plan.params.map_or(0.0, |p| p.v_br);
-        let start: Vec<f64> = self
-            .dff_rings
-            .iter()
-            .zip(&self.dff_ring_var)
-            .map(|(r, &v)| if r.is_some() { v } else { v_lift })
-            .collect();
-        let rv = if self.plan.carry.iter().any(|&x| x) {
-            self.plan.ring_vars(c, &start)
-        } else {
-            Vec::new()
-        };
+        let rv = self.carried_ring_vars();
         let mut dff_rings = Vec::with_capacity(c.dffs().len());
         let mut dff_ring_var = Vec::with_capacity(c.dffs().len());
         for (k, d) in c.dffs().iter().enumerate() {

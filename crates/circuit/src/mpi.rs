@@ -594,18 +594,7 @@ fn cycle_inner<B: Backend>(
     // Carried rings, decided identically on every rank (the variances and which rings exist are
     // known everywhere); a rank keeps the rings of its own flip-flops and a placeholder for the
     // others' (only the owner lifts a flip-flop).
-    let v_lift = e.plan.params.map_or(0.0, |p| p.v_br);
-    let start: Vec<f64> = e
-        .dff_rings
-        .iter()
-        .zip(&e.dff_ring_var)
-        .map(|(r, &v)| if r.is_some() { v } else { v_lift })
-        .collect();
-    let rv = if e.plan.carry.iter().any(|&x| x) {
-        e.plan.ring_vars(c, &start)
-    } else {
-        Vec::new()
-    };
+    let rv = e.carried_ring_vars();
     let mut dff_rings = Vec::with_capacity(c.dffs().len());
     let mut dff_ring_var = Vec::with_capacity(c.dffs().len());
     for (k, d) in c.dffs().iter().enumerate() {
