@@ -144,6 +144,53 @@ fn centered_binomial_matches_its_law() {
     assert!(centered_binomial(&mut rng, 33).is_err());
 }
 
+/// Checks samples against the discrete Gaussian of parameter `sigma` on [−bound, bound]: support,
+/// χ² against the law, mean, standard deviation within 1 %, and (σ ≥ 3) the mass beyond 2σ within 5 %.
+fn assert_discrete_gaussian(v: &[i64], sigma: f64, bound: i64, what: &str) {
+    let total = v.len();
+    let mut counts = vec![0u64; 2 * bound as usize + 1];
+    for &x in v {
+        assert!(x.abs() <= bound);
+        counts[(x + bound) as usize] += 1;
+    }
+    let weights: Vec<f64> = (-bound..=bound)
+        .map(|k| (-(k as f64).powi(2) / (2.0 * sigma * sigma)).exp())
+        .collect();
+    let norm: f64 = weights.iter().sum();
+    let probs: Vec<f64> = weights.iter().map(|w| w / norm).collect();
+    let (stat, df) = chi_square(&counts, &probs, total as u64);
+    assert!(stat < chi_limit(df), "{what} chi2 {stat} df {df}");
+    let mean = v.iter().sum::<i64>() as f64 / total as f64;
+    let var = v.iter().map(|&x| (x * x) as f64).sum::<f64>() / total as f64 - mean * mean;
+    assert!(
+        mean.abs() < 5.0 * sigma / (total as f64).sqrt(),
+        "{what} mean {mean}"
+    );
+    assert!(
+        (var.sqrt() / sigma - 1.0).abs() < 0.01,
+        "{what} std {}",
+        var.sqrt()
+    );
+    // Tails: P(|x| > 2σ) ≈ 4.55 % for a continuous-like Gaussian (σ ≥ 3); check within 5 %.
+    if sigma >= 3.0 {
+        let beyond = v
+            .iter()
+            .filter(|&&x| (x as f64).abs() > 2.0 * sigma)
+            .count() as f64
+            / total as f64;
+        let ideal: f64 = probs
+            .iter()
+            .zip(-bound..=bound)
+            .filter(|(_, k)| (*k as f64).abs() > 2.0 * sigma)
+            .map(|(p, _)| p)
+            .sum();
+        assert!(
+            (beyond / ideal - 1.0).abs() < 0.05,
+            "{what} tail {beyond} vs {ideal}"
+        );
+    }
+}
+
 #[test]
 fn cdt_gaussian_matches_its_law() {
     let mut rng = stream();
@@ -151,49 +198,8 @@ fn cdt_gaussian_matches_its_law() {
         let s = CdtSampler::new(sigma, tau).unwrap();
         let bound = s.bound();
         assert_eq!(bound, (sigma * tau).ceil() as i64);
-        let total = 400_000usize;
-        let v = s.sample_vec(&mut rng, total);
-        let mut counts = vec![0u64; 2 * bound as usize + 1];
-        for &x in &v {
-            assert!(x.abs() <= bound);
-            counts[(x + bound) as usize] += 1;
-        }
-        let weights: Vec<f64> = (-bound..=bound)
-            .map(|k| (-(k as f64).powi(2) / (2.0 * sigma * sigma)).exp())
-            .collect();
-        let norm: f64 = weights.iter().sum();
-        let probs: Vec<f64> = weights.iter().map(|w| w / norm).collect();
-        let (stat, df) = chi_square(&counts, &probs, total as u64);
-        assert!(stat < chi_limit(df), "σ={sigma} chi2 {stat} df {df}");
-        let mean = v.iter().sum::<i64>() as f64 / total as f64;
-        let var = v.iter().map(|&x| (x * x) as f64).sum::<f64>() / total as f64 - mean * mean;
-        assert!(
-            mean.abs() < 5.0 * sigma / (total as f64).sqrt(),
-            "σ={sigma} mean {mean}"
-        );
-        assert!(
-            (var.sqrt() / sigma - 1.0).abs() < 0.01,
-            "σ={sigma} std {}",
-            var.sqrt()
-        );
-        // Tails: P(|x| > 2σ) ≈ 4.55 % for a continuous-like Gaussian (σ ≥ 3); check within 5 %.
-        if sigma >= 3.0 {
-            let beyond = v
-                .iter()
-                .filter(|&&x| (x as f64).abs() > 2.0 * sigma)
-                .count() as f64
-                / total as f64;
-            let ideal: f64 = probs
-                .iter()
-                .zip(-bound..=bound)
-                .filter(|(_, k)| (*k as f64).abs() > 2.0 * sigma)
-                .map(|(p, _)| p)
-                .sum();
-            assert!(
-                (beyond / ideal - 1.0).abs() < 0.05,
-                "tail {beyond} vs {ideal}"
-            );
-        }
+        let v = s.sample_vec(&mut rng, 400_000);
+        assert_discrete_gaussian(&v, sigma, bound, &format!("σ={sigma}"));
     }
 }
 
@@ -214,48 +220,8 @@ fn ziggurat_gaussian_matches_its_law() {
         let bound = s.bound();
         assert_eq!(bound, (sigma * tau).ceil() as i64);
         assert!(s.acceptance() > 0.0 && s.acceptance() <= 1.0);
-        let total = 400_000usize;
-        let v = s.sample_vec(&mut rng, total);
-        let mut counts = vec![0u64; 2 * bound as usize + 1];
-        for &x in &v {
-            assert!(x.abs() <= bound);
-            counts[(x + bound) as usize] += 1;
-        }
-        let weights: Vec<f64> = (-bound..=bound)
-            .map(|k| (-(k as f64).powi(2) / (2.0 * sigma * sigma)).exp())
-            .collect();
-        let norm: f64 = weights.iter().sum();
-        let probs: Vec<f64> = weights.iter().map(|w| w / norm).collect();
-        let (stat, df) = chi_square(&counts, &probs, total as u64);
-        assert!(stat < chi_limit(df), "σ={sigma} m={m} chi2 {stat} df {df}");
-        let mean = v.iter().sum::<i64>() as f64 / total as f64;
-        let var = v.iter().map(|&x| (x * x) as f64).sum::<f64>() / total as f64 - mean * mean;
-        assert!(
-            mean.abs() < 5.0 * sigma / (total as f64).sqrt(),
-            "σ={sigma} m={m} mean {mean}"
-        );
-        assert!(
-            (var.sqrt() / sigma - 1.0).abs() < 0.01,
-            "σ={sigma} m={m} std {}",
-            var.sqrt()
-        );
-        if sigma >= 3.0 {
-            let beyond = v
-                .iter()
-                .filter(|&&x| (x as f64).abs() > 2.0 * sigma)
-                .count() as f64
-                / total as f64;
-            let ideal: f64 = probs
-                .iter()
-                .zip(-bound..=bound)
-                .filter(|(_, k)| (*k as f64).abs() > 2.0 * sigma)
-                .map(|(p, _)| p)
-                .sum();
-            assert!(
-                (beyond / ideal - 1.0).abs() < 0.05,
-                "m={m} tail {beyond} vs {ideal}"
-            );
-        }
+        let v = s.sample_vec(&mut rng, 400_000);
+        assert_discrete_gaussian(&v, sigma, bound, &format!("σ={sigma} m={m}"));
     }
     // More rectangles waste less area.
     let a1 = ZigguratSampler::new(3.2, 6.0, 1).unwrap().acceptance();
