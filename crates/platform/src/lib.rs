@@ -45,4 +45,4 @@ pub use machine::{
 };
 pub use packets::{decrypt_result, Decrypted, EncryptedMemories, Request};
 pub use program::PlainRequest;
-pub use vsp_cahp::cores::{Core, Memory};
+pub use vsp_cahp::cores::{Core, MemSize, Memory};

@@ -9,14 +9,16 @@
 //!   The server never sees the finish flag, so it runs exactly the cycles asked (the flag is sticky
 //!   and `js 0` loops, so extra cycles are harmless — [`emulate`] says how many are enough).
 //! * A snapshot is an envelope (kind snapshot, the key's id and parameter set) around a byte naming
-//!   core and memory and the engine's own snapshot (cycle, flip-flops, memories).
+//!   core, memory and memory size and the engine's own snapshot (cycle, flip-flops, memories).
+//! * A machine has 512-byte (the default) or 1 KiB ROM and RAM ([`MemSize`]): a request, a snapshot
+//!   and a result name their size, and a run builds the circuit of that size.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
 use vsp_cahp::cores::{self, Core, MemSize, Memory};
-use vsp_cahp::{Image, MemConfig, Simulator};
+use vsp_cahp::{Image, Simulator};
 use vsp_circuit::{
     Backend, Blueprint, Circuit, CircuitError, Engine, MemState, PlainBackend, Progress,
     RunOptions, TfheBackend,
@@ -112,16 +114,23 @@ pub struct Machine<B: Backend> {
     engine: Engine<B>,
     core: Core,
     memory: Memory,
+    size: MemSize,
     stamp: Option<Stamp>,
 }
 
 impl<B: Backend> Machine<B> {
-    /// A machine of `core` with `memory` on `backend`; memories empty, flip-flops at power-up.
-    pub fn new(backend: B, core: Core, memory: Memory) -> Result<Machine<B>> {
+    /// A machine of `core` with `memory` of `size` on `backend`; memories empty, flip-flops at
+    /// power-up.
+    pub fn new(backend: B, core: Core, memory: Memory, size: MemSize) -> Result<Machine<B>> {
+        let build = CoreBuild {
+            size,
+            ..CoreBuild::default()
+        };
         Ok(Machine {
-            engine: Engine::new(backend, core_circuit(core, memory)?),
+            engine: Engine::new(backend, core_circuit_with(core, memory, build)?),
             core,
             memory,
+            size,
             stamp: None,
         })
     }
@@ -131,6 +140,10 @@ impl<B: Backend> Machine<B> {
     }
     pub fn memory(&self) -> Memory {
         self.memory
+    }
+    /// The size of ROM and RAM.
+    pub fn size(&self) -> MemSize {
+        self.size
     }
     /// Cycles run since power-up.
     pub fn cycle(&self) -> u64 {
@@ -185,7 +198,7 @@ impl<B: Backend> Machine<B> {
             key_id: KeyId([0; 16]),
         });
         let mut w = Writer::default();
-        w.u8(machine_tag(self.core, self.memory));
+        w.u8(machine_tag(self.core, self.memory, self.size));
         w.blob(&self.engine.snapshot_bytes());
         Envelope {
             kind: Kind::Snapshot,
@@ -200,7 +213,7 @@ impl<B: Backend> Machine<B> {
 impl Machine<PlainBackend> {
     /// A plain machine loaded with `request` (no reset cycle, as on the server).
     pub fn plain(core: Core, request: &PlainRequest) -> Result<Machine<PlainBackend>> {
-        let mut m = Machine::new(PlainBackend, core, request.memory)?;
+        let mut m = Machine::new(PlainBackend, core, request.memory, request.size)?;
         m.engine.load_memory_words(cores::ROM, &request.rom)?;
         m.engine.load_memory_words(cores::RAM, &request.ram)?;
         Ok(m)
@@ -252,7 +265,7 @@ impl Machine<TfheBackend> {
             &keys.params_name,
         )?;
         let memory = request.memories.memory();
-        let mut m = Self::encrypted(keys, core, memory, threads)?;
+        let mut m = Self::encrypted(keys, core, memory, request.size, threads)?;
         match &request.memories {
             EncryptedMemories::Cmux { rom, ram } => {
                 m.engine.set_rom(cores::ROM, rom.clone())?;
@@ -270,10 +283,11 @@ impl Machine<TfheBackend> {
         keys: &ServerKeys,
         core: Core,
         memory: Memory,
+        size: MemSize,
         threads: Option<usize>,
     ) -> Result<Machine<TfheBackend>> {
         let backend = TfheBackend::new(keys.ek.clone(), Some(keys.ck.clone()))?;
-        let mut m = Machine::new(backend, core, memory)?;
+        let mut m = Machine::new(backend, core, memory, size)?;
         m.set_threads(threads);
         m.stamp = Some(Stamp {
             params_name: keys.params_name.clone(),
@@ -296,8 +310,8 @@ impl Machine<TfheBackend> {
             keys.key_id,
             &keys.params_name,
         )?;
-        let (core, memory, state) = parse_snapshot(&env.body).in_file(path)?;
-        let mut m = Self::encrypted(keys, core, memory, threads)?;
+        let (core, memory, size, state) = parse_snapshot(&env.body).in_file(path)?;
+        let mut m = Self::encrypted(keys, core, memory, size, threads)?;
         m.engine
             .restore_snapshot(state)
             .context(|| format!("{}: corrupt snapshot", path.display()))?;
@@ -332,6 +346,7 @@ impl Machine<TfheBackend> {
             self.engine.cycle(),
             &outputs,
             ram,
+            self.size,
         ))
     }
 }
@@ -380,9 +395,9 @@ pub(crate) fn run_in_chunks(
     Ok(())
 }
 
-/// Snapshot byte: core (bit 0: Ruby) and memory (bit 1: MUX). Snapshots from before MUX memory
-/// (0 Pearl, 1 Ruby) read the same.
-fn machine_tag(core: Core, memory: Memory) -> u8 {
+/// Snapshot byte: core (bit 0: Ruby), memory (bit 1: MUX) and size (bit 2: 1 KiB ROM and RAM).
+/// Snapshots from before MUX memory (0 Pearl, 1 Ruby) and before the 1 KiB variant read the same.
+fn machine_tag(core: Core, memory: Memory, size: MemSize) -> u8 {
     let c = match core {
         Core::Pearl => 0,
         Core::Ruby => 1,
@@ -391,11 +406,15 @@ fn machine_tag(core: Core, memory: Memory) -> u8 {
         Memory::Cmux => 0,
         Memory::Mux => 2,
     };
-    c | m
+    let s = match size {
+        MemSize::B512 => 0,
+        MemSize::K1 => 4,
+    };
+    c | m | s
 }
 
-/// The core, memory and engine state of a snapshot's body.
-pub fn parse_snapshot(body: &[u8]) -> Result<(Core, Memory, &[u8])> {
+/// The core, memory, memory size and engine state of a snapshot's body.
+pub fn parse_snapshot(body: &[u8]) -> Result<(Core, Memory, MemSize, &[u8])> {
     let mut r = Reader::new(body);
     let tag = r.u8()?;
     if tag == 0x80 {
@@ -403,7 +422,7 @@ pub fn parse_snapshot(body: &[u8]) -> Result<(Core, Memory, &[u8])> {
             "a circuit snapshot: continue it with `vsp circuit resume`",
         ));
     }
-    if tag > 3 {
+    if tag > 7 {
         return Err(PlatformError::format(format!(
             "corrupt snapshot: unknown core {tag}"
         )));
@@ -418,9 +437,14 @@ pub fn parse_snapshot(body: &[u8]) -> Result<(Core, Memory, &[u8])> {
     } else {
         Memory::Mux
     };
+    let size = if tag & 4 == 0 {
+        MemSize::B512
+    } else {
+        MemSize::K1
+    };
     let state = r.blob()?;
     r.end()?;
-    Ok((core, memory, state))
+    Ok((core, memory, size, state))
 }
 
 /// The cycle a run of `cycles` more cycles from `start` ends at, refusing a counter that would wrap
@@ -438,6 +462,8 @@ pub(crate) fn target_cycle(start: u64, cycles: u64) -> Result<u64> {
 pub struct EmuResult {
     pub core: String,
     pub memory: String,
+    /// Bytes of ROM and of RAM (512 or 1024).
+    pub memory_size: usize,
     /// Whether the finish flag rose within the cycle limit.
     pub finished: bool,
     /// Cycles until (and including) the one in which the finish flag rose: pass this to `vsp run`.
@@ -453,27 +479,29 @@ pub struct EmuResult {
     pub seconds: f64,
 }
 
-/// Runs `image` with `args` on the gate-level netlist of `core` with `memory` (plain backend) until
-/// the finish flag, and cross-checks it with the ISA simulator.
+/// Runs `image` with `args` on the gate-level netlist of `core` with `memory` of `size` (plain
+/// backend) until the finish flag, and cross-checks it with the ISA simulator of the same size.
 pub fn emulate(
     image: &Image,
     args: &[String],
     core: Core,
     memory: Memory,
+    size: MemSize,
     max_cycles: u64,
 ) -> Result<EmuResult> {
-    let request = PlainRequest::new(image, args, memory)?;
+    let request = PlainRequest::new_sized(image, args, memory, size)?;
     let mut m = Machine::plain(core, &request)?;
     let t0 = Instant::now();
     let (cycles, finished) = m.run_until_finished(max_cycles)?;
     let seconds = t0.elapsed().as_secs_f64();
     let regs = m.regs()?;
-    let ram = crate::program::initial_ram(image, args)?;
-    let mut sim = Simulator::new(&image.rom, &ram, MemConfig::default())?;
+    let ram = crate::program::initial_ram(image, args, size)?;
+    let mut sim = Simulator::new(&image.rom, &ram, size.mem_config())?;
     let stats = sim.run(max_cycles.saturating_mul(4))?;
     Ok(EmuResult {
         core: core.name().to_string(),
         memory: crate::program::memory_name(memory).to_string(),
+        memory_size: size.bytes(),
         finished,
         cycles,
         result: regs[8],
@@ -509,18 +537,25 @@ mod tests {
     }
 
     #[test]
-    fn snapshot_tags_name_core_and_memory() {
+    fn snapshot_tags_name_core_memory_and_size() {
+        let mut tags = std::collections::HashSet::new();
         for core in Core::ALL {
             for memory in [Memory::Cmux, Memory::Mux] {
-                let mut body = vec![machine_tag(core, memory)];
-                body.extend_from_slice(&1u64.to_le_bytes());
-                body.push(9);
-                let (c, m, s) = parse_snapshot(&body).unwrap();
-                assert_eq!((c, m, s), (core, memory, &[9u8][..]));
+                for size in MemSize::ALL {
+                    let mut body = vec![machine_tag(core, memory, size)];
+                    tags.insert(body[0]);
+                    body.extend_from_slice(&1u64.to_le_bytes());
+                    body.push(9);
+                    let (c, m, z, s) = parse_snapshot(&body).unwrap();
+                    assert_eq!((c, m, z, s), (core, memory, size, &[9u8][..]));
+                }
             }
         }
-        let e = parse_snapshot(&[4, 0, 0, 0, 0, 0, 0, 0, 0]).err().unwrap();
-        assert!(e.to_string().contains("unknown core 4"), "{e}");
+        assert_eq!(tags.len(), 8);
+        // Snapshots from before the 1 KiB variant (tags 0..=3) are 512-byte machines.
+        assert!((0..4).all(|t| parse_snapshot(&[t, 0, 0, 0, 0, 0, 0, 0, 0]).unwrap().2 == MemSize::B512));
+        let e = parse_snapshot(&[8, 0, 0, 0, 0, 0, 0, 0, 0]).err().unwrap();
+        assert!(e.to_string().contains("unknown core 8"), "{e}");
     }
 
     /// MUX memory (Iyokan's gates-and-flip-flops ROM/RAM) computes what CMUX memory does.
@@ -529,8 +564,9 @@ mod tests {
         let p = &vsp_cahp::programs::FIB;
         let image = vsp_cahp::assemble(p.source, p.name).unwrap();
         let args: Vec<String> = p.args.iter().map(|s| s.to_string()).collect();
-        let cmux = emulate(&image, &args, Core::Pearl, Memory::Cmux, 5000).unwrap();
-        let mux = emulate(&image, &args, Core::Pearl, Memory::Mux, 5000).unwrap();
+        let b512 = MemSize::B512;
+        let cmux = emulate(&image, &args, Core::Pearl, Memory::Cmux, b512, 5000).unwrap();
+        let mux = emulate(&image, &args, Core::Pearl, Memory::Mux, b512, 5000).unwrap();
         assert!(cmux.finished && mux.finished && mux.agrees_with_isa);
         assert_eq!((mux.cycles, &mux.regs), (cmux.cycles, &cmux.regs));
         assert_eq!(mux.result, p.expected);
@@ -558,8 +594,9 @@ mod tests {
         .unwrap();
         assert_eq!(seen, (1..=5).map(|d| (d, 5)).collect::<Vec<_>>());
         let env = Envelope::read(&snaps.path, Kind::Snapshot).unwrap();
-        let (core, memory, state) = parse_snapshot(&env.body).unwrap();
-        let mut back = Machine::new(PlainBackend, core, memory).unwrap();
+        let (core, memory, size, state) = parse_snapshot(&env.body).unwrap();
+        assert_eq!(size, MemSize::B512);
+        let mut back = Machine::new(PlainBackend, core, memory, size).unwrap();
         back.engine_mut().restore_snapshot(state).unwrap();
         assert_eq!(back.cycle(), 5);
         assert_eq!(back.regs().unwrap(), m.regs().unwrap());
@@ -567,5 +604,39 @@ mod tests {
             plain_state_after(&req, Core::Pearl, 5).unwrap().1,
             m.regs().unwrap()
         );
+    }
+
+    /// A 1 KiB machine's snapshot names its size and resumes on the 1 KiB circuit only: read as a
+    /// 512-byte machine's (its size bit cleared) it is refused as another circuit's.
+    #[test]
+    fn a_1k_snapshot_resumes_on_the_1k_circuit_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = &vsp_cahp::programs::FIB;
+        let image = vsp_cahp::assemble(p.source, p.name).unwrap();
+        let args: Vec<String> = p.args.iter().map(|s| s.to_string()).collect();
+        let req = PlainRequest::new_sized(&image, &args, Memory::Cmux, MemSize::K1).unwrap();
+        assert_eq!((req.rom.len(), req.ram.len()), (256, 512));
+        let mut m = Machine::plain(Core::Pearl, &req).unwrap();
+        assert_eq!(m.size(), MemSize::K1);
+        let path = dir.path().join("s");
+        m.run(
+            4,
+            Some(&Snapshots {
+                path: path.clone(),
+                every: 0,
+            }),
+            &mut |_| {},
+        )
+        .unwrap();
+        let env = Envelope::read(&path, Kind::Snapshot).unwrap();
+        let (core, memory, size, state) = parse_snapshot(&env.body).unwrap();
+        assert_eq!((core, memory, size), (Core::Pearl, Memory::Cmux, MemSize::K1));
+        let mut back = Machine::new(PlainBackend, core, memory, size).unwrap();
+        back.engine_mut().restore_snapshot(state).unwrap();
+        assert_eq!(back.regs().unwrap(), m.regs().unwrap());
+        assert_eq!(back.ram_bytes().unwrap().len(), 1024);
+        let mut small = Machine::new(PlainBackend, core, memory, MemSize::B512).unwrap();
+        let e = small.engine_mut().restore_snapshot(state).unwrap_err();
+        assert!(e.to_string().contains("different circuit"), "{e}");
     }
 }

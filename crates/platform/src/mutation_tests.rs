@@ -70,7 +70,7 @@ fn result_body() -> &'static [u8] {
         let mut bits = [16; 17];
         bits[0] = 1;
         let ram = (cores::RAM_ADDR_WIDTH, cores::RAM_DATA_WIDTH);
-        crate::packets::tests::result_with(key(), bits, ram)
+        crate::packets::tests::result_with(key(), bits, ram, cores::MemSize::B512)
             .body
             .to_vec()
     })

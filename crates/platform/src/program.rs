@@ -1,55 +1,122 @@
 //! Programs on the client side: reading an image (or a source file, compiled on the fly), the
 //! initial memories of a run (static data plus argv), and the ISA-level trace `vsp emu --trace`
 //! prints.
+//!
+//! Every function that places a program takes the size of the machine's ROM and RAM ([`MemSize`]:
+//! 512 bytes each, the default, or 1 KiB each). A program that does not fit the size asked for but
+//! would fit a larger one is refused with a message naming the option that selects it
+//! (`use --memory-size 1024`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use vsp_cahp::cores::{self, Core, Memory};
-use vsp_cahp::{AsmOptions, Image, MemConfig, Simulator, Source};
+use vsp_cahp::cores::{self, Core, MemSize, Memory};
+use vsp_cahp::{AsmOptions, Image, Simulator, Source};
 
 use crate::error::{PlatformError, Result, ResultExt};
 
 /// Largest number of cycles `emu` runs before it gives up waiting for the finish flag.
 pub const DEFAULT_MAX_CYCLES: u64 = 100_000;
 
-/// Reads a program: an image file, or an assembly (`.s`) / C (`.c`) source compiled on the fly.
-pub fn load_program(path: &Path, runtime: bool) -> Result<Image> {
+/// Reads a program for a machine with `size` ROM and RAM: an image file, or an assembly (`.s`) /
+/// C (`.c`) source compiled on the fly (checked against the size; an image is checked when its
+/// memories are built, by [`PlainRequest::new_sized`]).
+pub fn load_program(path: &Path, runtime: bool, size: MemSize) -> Result<Image> {
     match path.extension().and_then(|e| e.to_str()) {
-        Some("s" | "S" | "asm") => assemble_file(path, runtime),
-        Some("c") => compile_c_file(path, &vsp_cc::CcOptions::default()),
+        Some("s" | "S" | "asm") => assemble_file(path, runtime, size),
+        Some("c") => Ok(compile_c(&[path.to_path_buf()], &vsp_cc::CcOptions::default(), size)?.1),
         _ => Image::read(path).context(|| format!("cannot load program image {}", path.display())),
     }
 }
 
-/// Assembles `path` (optionally linking crt0 and the runtime helpers).
-pub fn assemble_file(path: &Path, runtime: bool) -> Result<Image> {
+/// Assembles `path` (optionally linking crt0 and the runtime helpers) for `size` ROM and RAM.
+pub fn assemble_file(path: &Path, runtime: bool, size: MemSize) -> Result<Image> {
     let text = std::fs::read_to_string(path).map_err(|source| PlatformError::Read {
         path: path.into(),
         source,
     })?;
     let name = path.display().to_string();
-    let opts = AsmOptions {
-        runtime,
-        ..AsmOptions::default()
-    };
-    Ok(vsp_cahp::assemble_sources(
+    assemble(
         &[Source {
             name: &name,
             text: &text,
         }],
-        &opts,
-    )?)
+        runtime,
+        size,
+    )
 }
 
-/// Compiles a C file with clang + vsp-cc and assembles it with the runtime.
-pub fn compile_c_file(path: &Path, opts: &vsp_cc::CcOptions) -> Result<Image> {
-    Ok(vsp_cc::compile_c_to_image(path, opts)?.1)
+/// Assembles and links `sources` (optionally with crt0 and the runtime helpers) into an image that
+/// fits `size` ROM and RAM.
+pub fn assemble(sources: &[Source<'_>], runtime: bool, size: MemSize) -> Result<Image> {
+    fitting(size, |s| {
+        let opts = AsmOptions {
+            runtime,
+            rom_size: s.bytes(),
+            ram_size: s.bytes(),
+            ..AsmOptions::default()
+        };
+        Ok(vsp_cahp::assemble_sources(sources, &opts)?)
+    })
 }
 
-/// The initial RAM of a run: the image's static data with `argv = ["", args…]` at the top.
-pub fn initial_ram(image: &Image, args: &[String]) -> Result<Vec<u8>> {
+/// Compiles C files (one program) with clang + vsp-cc and assembles them with the runtime into an
+/// image that fits `size` ROM and RAM; returns the assembly text too.
+pub fn compile_c(
+    paths: &[PathBuf],
+    opts: &vsp_cc::CcOptions,
+    size: MemSize,
+) -> Result<(String, Image)> {
+    let Some(first) = paths.first() else {
+        return Err(vsp_cc::CcError::Program("no C files to compile".into()).into());
+    };
+    let asm = vsp_cc::compile_c_files(paths, opts)?;
+    let name = first.display().to_string();
+    let image = fitting(size, |s| {
+        Ok(vsp_cc::assemble_image(&asm, &name, s.mem_config())?)
+    })?;
+    Ok((asm, image))
+}
+
+/// `place(size)`, or, when that fails and `place` succeeds with a larger size, an error saying that
+/// the program does not fit `size` and which `--memory-size` holds it (the first failure is its cause).
+fn fitting<T>(size: MemSize, place: impl Fn(MemSize) -> Result<T>) -> Result<T> {
+    let err = match place(size) {
+        Ok(t) => return Ok(t),
+        Err(e) => e,
+    };
+    match MemSize::ALL
+        .into_iter()
+        .filter(|s| s.bytes() > size.bytes())
+        .find(|&s| place(s).is_ok())
+    {
+        Some(larger) => Err(err.context(format!(
+            "the program does not fit in the {}-byte ROM and RAM; use --memory-size {}",
+            size.bytes(),
+            larger.bytes()
+        ))),
+        None => Err(err),
+    }
+}
+
+/// Parses `--memory-size`: `512` (512-byte ROM and RAM, the default) or `1024` (1 KiB each, seed
+/// 000's appendix C), in bytes.
+pub fn parse_memory_size(text: &str) -> Result<MemSize> {
+    text.trim()
+        .parse::<usize>()
+        .ok()
+        .and_then(MemSize::from_bytes)
+        .ok_or_else(|| {
+            PlatformError::usage(format!(
+                "unknown memory size {text:?}: choose 512 or 1024 (bytes of ROM and of RAM)"
+            ))
+        })
+}
+
+/// The initial RAM of a run on a machine with `size` RAM: the image's static data with
+/// `argv = ["", args…]` at the top.
+pub fn initial_ram(image: &Image, args: &[String], size: MemSize) -> Result<Vec<u8>> {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    vsp_cahp::load_args(&image.ram, &args, cores::RAM_BYTES)
+    vsp_cahp::load_args(&image.ram, &args, size.bytes())
         .context(|| "cannot place the arguments in RAM".into())
 }
 
@@ -57,44 +124,70 @@ pub fn initial_ram(image: &Image, args: &[String]) -> Result<Vec<u8>> {
 /// what the client encrypts into a request.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PlainRequest {
-    /// ROM words (32 bits each, [`cores::ROM_ADDR_WIDTH`] address bits).
+    /// ROM words (32 bits each, [`MemSize::rom_addr_width`] address bits).
     pub rom: Vec<u64>,
-    /// RAM words (16 bits each, [`cores::RAM_ADDR_WIDTH`] address bits).
+    /// RAM words (16 bits each, [`MemSize::ram_addr_width`] address bits).
     pub ram: Vec<u64>,
     /// How the memories are built: CMUX memory, or MUX memory (gates and flip-flops).
     pub memory: Memory,
+    /// The size of ROM and RAM: the machine a request must run on.
+    pub size: MemSize,
 }
 
 impl PlainRequest {
-    /// The memories of `image` run with `args`.
+    /// The 512-byte memories of `image` run with `args`.
     pub fn new(image: &Image, args: &[String], memory: Memory) -> Result<PlainRequest> {
-        let ram = initial_ram(image, args)?;
-        let rom_words = cores::rom_words(&image.rom).ok_or_else(|| {
-            PlatformError::usage(format!(
-                "program is {} bytes, the ROM holds {}",
-                image.rom.len(),
-                cores::ROM_BYTES
-            ))
-        })?;
-        let ram_words = cores::ram_words(&ram).ok_or_else(|| {
-            PlatformError::usage(format!(
-                "RAM image is {} bytes, the RAM holds {}",
-                ram.len(),
-                cores::RAM_BYTES
-            ))
-        })?;
+        PlainRequest::new_sized(image, args, memory, MemSize::B512)
+    }
+
+    /// The memories (of `size` bytes each) of `image` run with `args`.
+    pub fn new_sized(
+        image: &Image,
+        args: &[String],
+        memory: Memory,
+        size: MemSize,
+    ) -> Result<PlainRequest> {
+        let (rom, ram) = fitting(size, |s| memory_words(image, args, s))?;
         Ok(PlainRequest {
-            rom: rom_words,
-            ram: ram_words,
+            rom,
+            ram,
             memory,
+            size,
         })
     }
 }
 
+/// ROM and RAM words of `image` run with `args` on memories of `size`.
+fn memory_words(image: &Image, args: &[String], size: MemSize) -> Result<(Vec<u64>, Vec<u64>)> {
+    let rom = cores::rom_words_sized(&image.rom, size).ok_or_else(|| {
+        PlatformError::usage(format!(
+            "the program's code is {} bytes, the ROM holds {}",
+            image.rom.len(),
+            size.bytes()
+        ))
+    })?;
+    let ram = initial_ram(image, args, size)?;
+    let ram = cores::ram_words_sized(&ram, size).ok_or_else(|| {
+        PlatformError::usage(format!(
+            "RAM image is {} bytes, the RAM holds {}",
+            ram.len(),
+            size.bytes()
+        ))
+    })?;
+    Ok((rom, ram))
+}
+
 /// One retired instruction of the ISA-level trace, as `vsp emu --trace` prints it.
-pub fn trace_lines(image: &Image, args: &[String], max_steps: u64) -> Result<Vec<String>> {
-    let ram = initial_ram(image, args)?;
-    let mut sim = Simulator::new(&image.rom, &ram, MemConfig::default())?;
+pub fn trace_lines(
+    image: &Image,
+    args: &[String],
+    size: MemSize,
+    max_steps: u64,
+) -> Result<Vec<String>> {
+    // The fit check first, for its message.
+    fitting(size, |s| memory_words(image, args, s))?;
+    let ram = initial_ram(image, args, size)?;
+    let mut sim = Simulator::new(&image.rom, &ram, size.mem_config())?;
     let mut lines = Vec::new();
     for step in sim.trace(max_steps) {
         let r = step?;
