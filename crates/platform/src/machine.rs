@@ -553,7 +553,8 @@ mod tests {
         }
         assert_eq!(tags.len(), 8);
         // Snapshots from before the 1 KiB variant (tags 0..=3) are 512-byte machines.
-        assert!((0..4).all(|t| parse_snapshot(&[t, 0, 0, 0, 0, 0, 0, 0, 0]).unwrap().2 == MemSize::B512));
+        assert!((0..4)
+            .all(|t| parse_snapshot(&[t, 0, 0, 0, 0, 0, 0, 0, 0]).unwrap().2 == MemSize::B512));
         let e = parse_snapshot(&[8, 0, 0, 0, 0, 0, 0, 0, 0]).err().unwrap();
         assert!(e.to_string().contains("unknown core 8"), "{e}");
     }
@@ -630,7 +631,10 @@ mod tests {
         .unwrap();
         let env = Envelope::read(&path, Kind::Snapshot).unwrap();
         let (core, memory, size, state) = parse_snapshot(&env.body).unwrap();
-        assert_eq!((core, memory, size), (Core::Pearl, Memory::Cmux, MemSize::K1));
+        assert_eq!(
+            (core, memory, size),
+            (Core::Pearl, Memory::Cmux, MemSize::K1)
+        );
         let mut back = Machine::new(PlainBackend, core, memory, size).unwrap();
         back.engine_mut().restore_snapshot(state).unwrap();
         assert_eq!(back.regs().unwrap(), m.regs().unwrap());

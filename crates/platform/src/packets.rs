@@ -306,7 +306,11 @@ pub(crate) fn memory_from_tag(t: u8) -> Result<(Memory, MemSize)> {
     if t > 3 {
         return Err(PlatformError::format(format!("unknown memory kind {t}")));
     }
-    let memory = if t & 1 == 0 { Memory::Cmux } else { Memory::Mux };
+    let memory = if t & 1 == 0 {
+        Memory::Cmux
+    } else {
+        Memory::Mux
+    };
     let size = if t & 2 == 0 {
         MemSize::B512
     } else {
@@ -413,7 +417,12 @@ pub(crate) mod tests {
         wide_reg[3] = 17;
         let b512 = MemSize::B512;
         for (bits, ram, size, want) in [
-            (no_flag, core_ram, b512, "finflag has 0 bits, the core's has 1"),
+            (
+                no_flag,
+                core_ram,
+                b512,
+                "finflag has 0 bits, the core's has 1",
+            ),
             (wide_reg, core_ram, b512, "has 17 bits, the core's has 16"),
             (good, (1, 1), b512, "the RAM is 2^1 words of 1 bits"),
             (good, (8, 8), b512, "the RAM is 2^8 words of 8 bits"),
@@ -501,7 +510,11 @@ pub(crate) mod tests {
                     client::decrypt_mux_memory(&key.sk, cores::RAM_DATA_WIDTH, ram).unwrap(),
                 ),
             };
-            assert_eq!((rom_back, ram_back), (rom.clone(), ram.clone()), "{memory:?}");
+            assert_eq!(
+                (rom_back, ram_back),
+                (rom.clone(), ram.clone()),
+                "{memory:?}"
+            );
             // The same memories announced as 512 B: refused by their shape, before decoding.
             let mut body = env.body.to_vec();
             body[0] &= !2;

@@ -49,8 +49,15 @@ fn programs_larger_than_512_bytes_run_on_the_1k_cores_and_are_refused_on_512() {
         // The image itself (as `vsp enc`/`vsp emu` read it from a file) is refused on 512 bytes.
         let e = PlainRequest::new(&image, &args, Memory::Cmux).unwrap_err();
         assert!(chain(&e).contains(HINT), "{file}: {}", chain(&e));
-        let e = emulate(&image, &args, Core::Pearl, Memory::Cmux, MemSize::B512, 1000)
-            .unwrap_err();
+        let e = emulate(
+            &image,
+            &args,
+            Core::Pearl,
+            Memory::Cmux,
+            MemSize::B512,
+            1000,
+        )
+        .unwrap_err();
         assert!(chain(&e).contains(HINT), "{file}: {}", chain(&e));
         // On the 1 KiB cores: the expected result, agreeing with the 1 KiB ISA simulator.
         for (core, memory) in [
@@ -60,7 +67,11 @@ fn programs_larger_than_512_bytes_run_on_the_1k_cores_and_are_refused_on_512() {
         ] {
             let r = emulate(&image, &args, core, memory, MemSize::K1, 1000).unwrap();
             assert!(r.finished, "{file} on {core} {memory:?} did not finish");
-            assert!(r.agrees_with_isa, "{file} on {core} {memory:?}: {:?}", r.regs);
+            assert!(
+                r.agrees_with_isa,
+                "{file} on {core} {memory:?}: {:?}",
+                r.regs
+            );
             assert_eq!(r.result, expected, "{file} on {core} {memory:?}");
             assert_eq!(r.memory_size, 1024);
         }
@@ -94,7 +105,11 @@ fn programs_that_fit_512_bytes_run_the_same_on_1k() {
         let small = emulate(&image, &args, core, Memory::Cmux, MemSize::B512, 5000).unwrap();
         let big = emulate(&image, &args, core, Memory::Cmux, MemSize::K1, 5000).unwrap();
         assert!(small.finished && big.finished && big.agrees_with_isa);
-        assert_eq!((big.result, small.result), (p.expected, p.expected), "{core}");
+        assert_eq!(
+            (big.result, small.result),
+            (p.expected, p.expected),
+            "{core}"
+        );
         assert_eq!(small.memory_size, 512);
     }
 }

@@ -10,7 +10,7 @@ use anyhow::{bail, Context, Result};
 
 use vsp_platform::keys::{self, ClientKey, ServerKeys};
 use vsp_platform::program::{self, PlainRequest};
-use vsp_platform::{Envelope, Kind, Machine, Memory, Request, Snapshots};
+use vsp_platform::{Envelope, Kind, Machine, MemSize, Memory, Request, Snapshots};
 
 use crate::progress::{fmt_bytes, fmt_secs, Bar};
 
@@ -20,6 +20,8 @@ pub struct DemoOptions {
     pub threads: Option<usize>,
     pub dir: Option<PathBuf>,
     pub max_cycles: Option<u64>,
+    /// ROM and RAM size of the core (512 B or 1 KiB).
+    pub size: MemSize,
     pub quiet: bool,
 }
 
@@ -35,18 +37,20 @@ pub fn run(o: &DemoOptions) -> Result<()> {
     let args: Vec<String> = prog.args.iter().map(|s| s.to_string()).collect();
     let total = Instant::now();
     println!(
-        "VSP demo: {} {} on the {core} core, encrypted with the default (>=128-bit) parameters",
+        "VSP demo: {} {} on the {core} core with {} ROM and RAM, encrypted with the default (>=128-bit) parameters",
         prog.name,
-        args.join(" ")
+        args.join(" "),
+        o.size
     );
 
     // The plain oracle: how many cycles the program needs and what it computes.
-    let plain = PlainRequest::new(&image, &args, Memory::Cmux)?;
+    let plain = PlainRequest::new_sized(&image, &args, Memory::Cmux, o.size)?;
     let emu = vsp_platform::emulate(
         &image,
         &args,
         core,
         Memory::Cmux,
+        o.size,
         program::DEFAULT_MAX_CYCLES,
     )?;
     if !emu.finished || emu.result != prog.expected {

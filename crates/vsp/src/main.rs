@@ -23,7 +23,7 @@ use clap::{Parser, Subcommand};
 use vsp_platform::files::{check_output, write_atomic, Access};
 use vsp_platform::keys::{self, ClientKey, ServerKeys};
 use vsp_platform::program::{self, PlainRequest};
-use vsp_platform::{Envelope, Kind, Machine, Request, Snapshots};
+use vsp_platform::{Envelope, Kind, Machine, MemSize, Request, Snapshots};
 
 use crate::progress::{fmt_bytes, fmt_secs, Bar};
 
@@ -61,7 +61,8 @@ enum Command {
         #[arg(short, long)]
         output: PathBuf,
     },
-    /// Encrypt a program image and its arguments into a request for the server.
+    /// Encrypt a program image and its arguments into a request for the server (the request
+    /// records the memory kind and size; `vsp run` builds the core for them).
     Enc {
         #[arg(short, long)]
         key: PathBuf,
@@ -75,8 +76,11 @@ enum Command {
         /// and MUX trees, for the paper's CMUX-vs-MUX comparison). The request records it.
         #[arg(long, default_value = "cmux")]
         memory: String,
+        #[command(flatten)]
+        memory_size: MemorySize,
     },
-    /// Run an encrypted request for a number of cycles (Bob: needs only the evaluation key).
+    /// Run an encrypted request for a number of cycles (Bob: needs only the evaluation key), on
+    /// the core with the request's memory size (512 B or 1 KiB ROM and RAM).
     Run {
         #[arg(short, long)]
         eval_key: PathBuf,
@@ -147,6 +151,8 @@ enum Command {
         /// is then compared with the plain run stopped at the same cycle).
         #[arg(long)]
         max_cycles: Option<u64>,
+        #[command(flatten)]
+        memory_size: MemorySize,
     },
     /// Assemble a CAHPv3 program into a program image.
     Asm {
@@ -162,6 +168,8 @@ enum Command {
         /// Print a listing of the assembled ROM.
         #[arg(long)]
         listing: bool,
+        #[command(flatten)]
+        memory_size: MemorySize,
     },
     /// Compile a C program (clang + vsp-cc) into a program image.
     Cc {
@@ -186,6 +194,8 @@ enum Command {
         /// Write the generated assembly here as well.
         #[arg(long)]
         emit_asm: Option<PathBuf>,
+        #[command(flatten)]
+        memory_size: MemorySize,
     },
     /// Run a program in plain on the gate-level core until it halts (the oracle for `vsp run`).
     Emu {
@@ -200,6 +210,8 @@ enum Command {
         /// cmux or mux: the memory the gate-level run uses (both compute the same).
         #[arg(long, default_value = "cmux")]
         memory: String,
+        #[command(flatten)]
+        memory_size: MemorySize,
         /// Print every retired instruction (ISA simulator trace with disassembly).
         #[arg(long)]
         trace: bool,
@@ -210,6 +222,20 @@ enum Command {
         #[arg(long, default_value_t = program::DEFAULT_MAX_CYCLES)]
         max_cycles: u64,
     },
+}
+
+/// `--memory-size`, shared by the commands that place a program.
+#[derive(clap::Args, Clone, Copy)]
+struct MemorySize {
+    /// Bytes of ROM and of RAM: 512 (the default) or 1024 (the 1 KiB cores of seed 000's
+    /// appendix C, for programs whose code or data need more).
+    #[arg(long = "memory-size", default_value = "512", value_name = "BYTES", value_parser = parse_memory_size)]
+    size: MemSize,
+}
+
+/// `--memory-size`: 512 or 1024.
+fn parse_memory_size(s: &str) -> std::result::Result<MemSize, String> {
+    program::parse_memory_size(s).map_err(|e| e.to_string())
 }
 
 /// Most worker threads `--threads` accepts.
@@ -314,21 +340,24 @@ fn run(cli: Cli) -> Result<()> {
             args,
             output,
             memory,
+            memory_size: MemorySize { size: memory_size },
         } => {
             check_output(&output, &[("secret key", &key), ("program", &program)])?;
             let memory = program::parse_memory(&memory)?;
             let key = load_client_key(&key)?;
-            let image = program::load_program(&program, false)?;
+            let image = program::load_program(&program, false, memory_size)?;
+            let plain = PlainRequest::new_sized(&image, &args, memory, memory_size)?;
             let bar = Bar::spinner(quiet, "encrypting ROM and RAM");
-            let request = PlainRequest::new(&image, &args, memory)?.encrypt(&key)?;
+            let request = plain.encrypt(&key)?;
             let size = request.to_envelope(key.sk.params()).write(&output)?;
             bar.finish();
             if !quiet {
                 eprintln!(
-                    "wrote request {} ({}, {} memory)",
+                    "wrote request {} ({}, {} memory, {} ROM and RAM)",
                     output.display(),
                     fmt_bytes(size),
-                    program::memory_name(memory)
+                    program::memory_name(memory),
+                    memory_size
                 );
             }
         }
@@ -350,12 +379,14 @@ fn run(cli: Cli) -> Result<()> {
                 // Another MPI rank: rank 0 reads the request; this rank takes its state.
                 let keys = load_server_keys(&eval_key, quiet)?;
                 let mem = mpi_job::memory_from_root(None);
-                let mut machine = mpi_job::follower_machine(&keys, core, mem, threads)?;
+                let size = mpi_job::size_from_root(None);
+                let mut machine = mpi_job::follower_machine(&keys, core, mem, size, threads)?;
                 mpi_job::join(machine.engine_mut())?;
                 return advance(&mut machine, cycles, snapshots.as_ref(), &output, quiet);
             }
             let envelope = Envelope::read(&input, Kind::Request)?;
-            let has =
+            // The request names its memory and size; the machine is built for them.
+            let (has, size) =
                 vsp_platform::packets::request_memory(&envelope).map_err(|e| e.in_file(&input))?;
             if let Some(m) = memory.filter(|&m| m != has) {
                 anyhow::bail!(
@@ -373,6 +404,7 @@ fn run(cli: Cli) -> Result<()> {
             let mut machine = Machine::start(&keys, &request, core, threads)?;
             drop(request);
             mpi_job::memory_from_root(Some(has));
+            mpi_job::size_from_root(Some(size));
             mpi_job::join(machine.engine_mut())?;
             advance(&mut machine, cycles, snapshots.as_ref(), &output, quiet)?;
         }
@@ -395,18 +427,21 @@ fn run(cli: Cli) -> Result<()> {
                 let m = Machine::resume(&keys, &snapshot, threads)?;
                 mpi_job::core_from_root(Some(m.core()));
                 mpi_job::memory_from_root(Some(m.memory()));
+                mpi_job::size_from_root(Some(m.size()));
                 m
             } else {
                 let core = mpi_job::core_from_root(None);
                 let mem = mpi_job::memory_from_root(None);
-                mpi_job::follower_machine(&keys, core, mem, threads)?
+                let size = mpi_job::size_from_root(None);
+                mpi_job::follower_machine(&keys, core, mem, size, threads)?
             };
             mpi_job::join(machine.engine_mut())?;
             if !quiet {
                 eprintln!(
-                    "resuming {} ({} memory) at cycle {}",
+                    "resuming {} ({} memory, {} ROM and RAM) at cycle {}",
                     machine.core(),
                     program::memory_name(machine.memory()),
+                    machine.size(),
                     machine.cycle()
                 );
             }
@@ -440,12 +475,14 @@ fn run(cli: Cli) -> Result<()> {
             threads,
             dir,
             max_cycles,
+            memory_size: MemorySize { size },
         } => demo::run(&demo::DemoOptions {
             core,
             program,
             threads,
             dir,
             max_cycles,
+            size,
             quiet,
         })?,
         Command::Asm {
@@ -453,6 +490,7 @@ fn run(cli: Cli) -> Result<()> {
             output,
             runtime,
             listing,
+            memory_size: MemorySize { size: memory_size },
         } => {
             let named: Vec<(&str, &std::path::Path)> =
                 sources.iter().map(|p| ("source", p.as_path())).collect();
@@ -470,11 +508,7 @@ fn run(cli: Cli) -> Result<()> {
                 .zip(&texts)
                 .map(|(name, text)| vsp_cahp::Source { name, text })
                 .collect();
-            let opts = vsp_cahp::AsmOptions {
-                runtime,
-                ..Default::default()
-            };
-            let image = vsp_cahp::assemble_sources(&srcs, &opts)?;
+            let image = program::assemble(&srcs, runtime, memory_size)?;
             write_image(&image, &output)?;
             if listing {
                 print!("{}", vsp_cahp::listing(&image));
@@ -497,6 +531,7 @@ fn run(cli: Cli) -> Result<()> {
             undefine,
             include,
             emit_asm,
+            memory_size: MemorySize { size: memory_size },
         } => {
             let mut inputs: Vec<(&str, &Path)> =
                 sources.iter().map(|s| ("source", s.as_path())).collect();
@@ -517,8 +552,7 @@ fn run(cli: Cli) -> Result<()> {
                 clang_args,
                 ..Default::default()
             };
-            let (asm, image) =
-                vsp_cc::compile_c_files_to_image(&sources, &opts, vsp_cahp::MemConfig::default())?;
+            let (asm, image) = program::compile_c(&sources, &opts, memory_size)?;
             if let Some(p) = emit_asm {
                 write_atomic(&p, asm.as_bytes(), Access::Public)?;
             }
@@ -537,23 +571,27 @@ fn run(cli: Cli) -> Result<()> {
             args,
             core,
             memory,
+            memory_size: MemorySize { size: memory_size },
             trace,
             json,
             max_cycles,
         } => {
             let core = program::parse_core(&core)?;
             let memory = program::parse_memory(&memory)?;
-            let image = program::load_program(&program, false)?;
+            let image = program::load_program(&program, false, memory_size)?;
             if trace {
-                for line in program::trace_lines(&image, &args, max_cycles)? {
+                for line in program::trace_lines(&image, &args, memory_size, max_cycles)? {
                     println!("{line}");
                 }
             }
-            let r = vsp_platform::emulate(&image, &args, core, memory, max_cycles)?;
+            let r = vsp_platform::emulate(&image, &args, core, memory, memory_size, max_cycles)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&r)?);
             } else {
-                println!("core:       {} ({} memory)", r.core, r.memory);
+                println!(
+                    "core:       {} ({} memory, {} ROM and RAM)",
+                    r.core, r.memory, memory_size
+                );
                 println!("finished:   {}", if r.finished { "yes" } else { "no" });
                 println!(
                     "cycles:     {}   (pass --cycles {} to `vsp run`)",
@@ -672,8 +710,9 @@ fn advance(
     if !quiet {
         let secs = t.elapsed().as_secs_f64();
         eprintln!(
-            "ran {cycles} cycles on {} with {} threads in {} ({:.2} s/cycle); wrote result {} ({}){}",
+            "ran {cycles} cycles on {} ({} ROM and RAM) with {} threads in {} ({:.2} s/cycle); wrote result {} ({}){}",
             machine.core(),
+            machine.size(),
             machine.engine().threads(),
             fmt_secs(secs),
             secs / cycles.max(1) as f64,

@@ -117,16 +117,31 @@ pub fn memory_from_root(memory: Option<vsp_cahp::cores::Memory>) -> vsp_cahp::co
     }
 }
 
-/// The machine of an MPI rank other than 0: `core` with `memory`, no request loaded (it takes rank
-/// 0's state in [`join`]).
+/// Rank 0's memory size (rank 0 passes `Some`) on every rank.
+pub fn size_from_root(size: Option<vsp_cahp::cores::MemSize>) -> vsp_cahp::cores::MemSize {
+    use vsp_cahp::cores::MemSize;
+    let tag = size.map(|s| match s {
+        MemSize::B512 => 0u8,
+        MemSize::K1 => 1,
+    });
+    match broadcast(tag.map(|t| vec![t])).first() {
+        Some(1) => MemSize::K1,
+        Some(_) => MemSize::B512,
+        None => size.unwrap_or_default(),
+    }
+}
+
+/// The machine of an MPI rank other than 0: `core` with `memory` of `size`, no request loaded (it
+/// takes rank 0's state in [`join`]).
 pub fn follower_machine(
     keys: &vsp_platform::keys::ServerKeys,
     core: vsp_cahp::cores::Core,
     memory: vsp_cahp::cores::Memory,
+    size: vsp_cahp::cores::MemSize,
     threads: Option<usize>,
 ) -> Result<vsp_platform::Machine<vsp_circuit::TfheBackend>> {
     let backend = vsp_circuit::TfheBackend::new(keys.ek.clone(), Some(keys.ck.clone()))?;
-    let mut m = vsp_platform::Machine::new(backend, core, memory)?;
+    let mut m = vsp_platform::Machine::new(backend, core, memory, size)?;
     m.set_threads(threads);
     Ok(m)
 }

@@ -2,8 +2,9 @@
 //! enc → run (with a snapshot) → resume → dec, on Pearl and Ruby, compared with the plain gate-level
 //! run stopped at the same cycle. Each encrypted cycle costs seconds on 2 cores, so this runs eight
 //! CMUX-memory cycles in all (Ruby long enough that registers were written) and one MUX-memory cycle
-//! (`--memory mux`, about eight times a CMUX cycle); the full programs run in `vsp demo` and in
-//! vsp-bench.
+//! (`--memory mux`, about eight times a CMUX cycle), plus two cycles of the 1 KiB Pearl
+//! (`--memory-size 1024`, whose RAM costs about twice the 512-byte one's); the full programs run in
+//! `vsp demo` and in vsp-bench.
 
 mod common;
 
@@ -370,6 +371,95 @@ fn encrypted_runs_match_the_plain_run_and_resume_continues_exactly() {
     .unwrap();
     assert_eq!(r["regs"], plain_regs_with("pearl", "mux", 1, d));
     assert_eq!(r["regs"], r1["regs"], "MUX and CMUX memory agree");
+}
+
+/// The 1 KiB cores encrypted (seed 000, appendix C): `vsp enc --memory-size 1024` records the size,
+/// `vsp run` and `vsp resume` build the 1 KiB Pearl from the request and from the snapshot (no flag),
+/// and the decrypted registers and 1 KiB RAM equal the plain 1 KiB run's. The program stores the
+/// initial SP (past 512 on this RAM) just below itself in its second cycle; two encrypted cycles, the
+/// second one resumed, are the smallest run that writes RAM past 512.
+#[test]
+fn a_1k_request_runs_encrypted_on_the_1k_core() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../platform/tests/data/high-store.s");
+    let k1 = ["--memory-size", "1024"];
+    ok(
+        &[
+            &["-q", "asm", src.to_str().unwrap(), "-o", "hs.img"][..],
+            &k1,
+        ]
+        .concat(),
+        d,
+    );
+    ok(&["-q", "genkey", "-o", "sk.key"], d);
+    ok(&["-q", "genbkey", "-k", "sk.key", "-o", "ek.key"], d);
+    ok(
+        &[
+            &["-q", "enc", "-k", "sk.key", "hs.img", "-o", "req.enc"][..],
+            &k1,
+        ]
+        .concat(),
+        d,
+    );
+    ok(
+        &[
+            "-q",
+            "run",
+            "-e",
+            "ek.key",
+            "-i",
+            "req.enc",
+            "-o",
+            "r1.enc",
+            "--cycles",
+            "1",
+            "--snapshot",
+            "s.snap",
+        ],
+        d,
+    );
+    let out = vsp(
+        &[
+            "resume", "s.snap", "--cycles", "1", "-e", "ek.key", "-o", "r2.enc",
+        ],
+        d,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("resuming pearl (cmux memory, 1 KiB ROM and RAM) at cycle 1"),
+        "{err}"
+    );
+    let r: serde_json::Value =
+        serde_json::from_str(&ok(&["dec", "--json", "-k", "sk.key", "-i", "r2.enc"], d)).unwrap();
+
+    let image = vsp_cahp::Image::read(&d.join("hs.img")).unwrap();
+    let req = vsp_platform::PlainRequest::new_sized(
+        &image,
+        &[],
+        vsp_platform::Memory::Cmux,
+        vsp_platform::MemSize::K1,
+    )
+    .unwrap();
+    let (finished, regs, ram) =
+        vsp_platform::plain_state_after(&req, vsp_platform::Core::Pearl, 2).unwrap();
+    assert_eq!(r["cycles"], 2);
+    assert_eq!(r["finished"], finished);
+    assert_eq!(
+        r["regs"],
+        serde_json::json!(regs),
+        "registers after 2 cycles"
+    );
+    assert_eq!(ram.len(), 1024);
+    assert_eq!(r["ram"], serde_json::json!(ram), "RAM after 2 cycles");
+    // The compared state is the store past 512, not the power-up zeros.
+    let sp = usize::from(regs[1]);
+    assert!(sp > 512, "sp = {sp}");
+    assert_eq!(
+        usize::from(u16::from_le_bytes([ram[sp - 2], ram[sp - 1]])),
+        sp
+    );
 }
 
 /// True when some number in a JSON value is not zero.
