@@ -52,27 +52,48 @@ fn measured_variances_match_predictions() {
     check("key switch", var(&ks), pred.key_switch);
 
     let ck = CircuitKey::generate(&sk).unwrap();
-    let mut cm = Vec::new();
-    for _ in 0..3 {
-        let g = ck.circuit_bootstrap_one(&sk.encrypt_bit(true)).unwrap();
-        for _ in 0..3 {
-            let bits1: Vec<bool> = (0..1024).map(|i| i % 3 == 0).collect();
-            let bits0: Vec<bool> = (0..1024).map(|i| i % 5 == 0).collect();
-            let d1 = sk.encrypt_trlwe_bits(&bits1).unwrap();
-            let d0 = sk.encrypt_trlwe_bits(&bits0).unwrap();
-            let out = g.cmux(&d1, &d0).unwrap();
-            let pin = sk.phase_trlwe(&d1).unwrap();
-            let pout = sk.phase_trlwe(&out).unwrap();
-            for (a, b) in pout.iter().zip(&pin) {
-                cm.push(b.wrapping_sub(*a) as i32 as f64 / 2f64.powi(32));
+    // A CMUX with a circuit-bootstrapped selector, for both output gadgets (the circuit's and the RAM
+    // addresses' finer one).
+    for ram in [false, true] {
+        // The TRGSW's noise is one polynomial per circuit bootstrap: average over several of them.
+        let mut cm = Vec::new();
+        for _ in 0..8 {
+            let bit = sk.encrypt_bit(true);
+            let g = if ram {
+                ck.circuit_bootstrap_batch_ram(&[&bit]).unwrap().remove(0)
+            } else {
+                ck.circuit_bootstrap_one(&bit).unwrap()
+            };
+            assert_eq!(g.gadget(), if ram { p.cb_ram } else { p.cb });
+            for _ in 0..2 {
+                let bits1: Vec<bool> = (0..1024).map(|i| i % 3 == 0).collect();
+                let bits0: Vec<bool> = (0..1024).map(|i| i % 5 == 0).collect();
+                let d1 = sk.encrypt_trlwe_bits(&bits1).unwrap();
+                let d0 = sk.encrypt_trlwe_bits(&bits0).unwrap();
+                let out = g.cmux(&d1, &d0).unwrap();
+                // The selector is 1: the output must be d1 (its bits) with the CMUX's error added.
+                assert_eq!(sk.decrypt_trlwe_bits(&out).unwrap(), bits1);
+                let pin = sk.phase_trlwe(&d1).unwrap();
+                let pout = sk.phase_trlwe(&out).unwrap();
+                for (a, b) in pout.iter().zip(&pin) {
+                    cm.push(b.wrapping_sub(*a) as i32 as f64 / 2f64.powi(32));
+                }
             }
         }
+        if ram {
+            check(
+                "cmux with a RAM address selector",
+                var(&cm),
+                pred.cmux_add_ram,
+            );
+        } else {
+            check(
+                "cmux with circuit-bootstrapped selector",
+                var(&cm),
+                pred.cmux_add,
+            );
+        }
     }
-    check(
-        "cmux with circuit-bootstrapped selector",
-        var(&cm),
-        pred.cmux_add,
-    );
     println!(
         "log2 failure: gate {:.1}, circuit bootstrap {:.1}, 8-CMUX chain from a fresh cell {:.1}",
         pred.log2_gate_failure,
