@@ -206,9 +206,8 @@ impl Gadget {
 
     /// Balanced decomposition of a polynomial into `levels` digit polynomials as f64:
     /// `out[i·N + j]` is digit i (weight Bg^-(i+1)) of coefficient j. The same rounded value as
-    /// [`Gadget::decompose`], with digits in [−Bg/2, Bg/2) (one offset addition per word, no carry
-    /// chain): their mean of −½ multiplies TRGSW noise that is fresh for every TRGSW, so it averages
-    /// out instead of accumulating as key switching's would.
+    /// [`Gadget::decompose`], with zero-mean digits in [−Bg/2, Bg/2] chosen without a carry chain (see
+    /// `decompose_poly_core`).
     #[inline]
     pub fn decompose_poly_f64<T: Torus>(&self, poly: &[T], out: &mut [f64]) {
         #[cfg(target_arch = "x86_64")]
@@ -248,26 +247,41 @@ impl Gadget {
 
     /// Portable body of [`Gadget::decompose_poly_f64`]. Digits are masked to `base_bits` < 32 bits before
     /// the i32 → f64 conversion, which (unlike u64 → f64) has a vector instruction.
+    ///
+    /// Zero-mean digits without a carry chain: a word whose lowest bit is 0 gets digits in
+    /// [−Bg/2, Bg/2) (offset Bg/2 per digit), one whose lowest bit is 1 digits in (−Bg/2, Bg/2] (offset
+    /// Bg/2 − 1); both recompose to the same rounded word. The lowest bit lies far below the gadget's
+    /// precision, so the two ranges are equally likely whatever the digits are, and the digits' mean is 0
+    /// — not −½, which would multiply a TRGSW's noise the same way for every input and add up coherently
+    /// over a RAM cell's many writes with one selector.
     #[inline(always)]
     fn decompose_poly_core<T: Torus>(&self, poly: &[T], out: &mut [f64]) {
         let n = poly.len();
         let off = self.offset::<T>();
+        // Σ_i 2^shift_i: the offset difference between the two digit ranges.
+        let step = (1..=self.levels).fold(0u64, |a, i| {
+            a.wrapping_add(1u64 << (T::BITS - i * self.base_bits))
+        });
         let mask = (1u64 << self.base_bits) - 1;
-        let half = (1i64 << (self.base_bits - 1)) as f64;
+        let half = 1i32 << (self.base_bits - 1);
         for i in 0..self.levels as usize {
             let shift = T::BITS - (i as u32 + 1) * self.base_bits;
             let dst = &mut out[i * n..(i + 1) * n];
             if T::BITS == 32 {
                 // Level-1 words: stay in u32 lanes (twice as many per vector).
-                let (off, mask) = (off as u32, mask as u32);
+                let (off, step, mask) = (off as u32, step as u32, mask as u32);
                 for (o, &x) in dst.iter_mut().zip(poly) {
-                    let v = (x.to_u64() as u32).wrapping_add(off);
-                    *o = ((v >> shift) & mask) as i32 as f64 - half;
+                    let x = x.to_u64() as u32;
+                    let p = x & 1;
+                    let v = x.wrapping_add(off).wrapping_sub(p.wrapping_mul(step));
+                    *o = (((v >> shift) & mask) as i32 - half + p as i32) as f64;
                 }
             } else {
                 for (o, &x) in dst.iter_mut().zip(poly) {
-                    let v = x.to_u64().wrapping_add(off);
-                    *o = ((v >> shift) & mask) as u32 as i32 as f64 - half;
+                    let x = x.to_u64();
+                    let p = x & 1;
+                    let v = x.wrapping_add(off).wrapping_sub(p.wrapping_mul(step));
+                    *o = (((v >> shift) & mask) as u32 as i32 - half + p as i32) as f64;
                 }
             }
         }
@@ -412,6 +426,45 @@ mod tests {
                 let r = (sq[i] / n as f64 - mean * mean) / ((b * b + 2.0) / 12.0);
                 assert!(
                     (0.8..1.03).contains(&r),
+                    "{g:?} digit {i}: variance ratio {r}"
+                );
+            }
+        }
+    }
+
+    /// The external product's digits are zero-mean too, for level-1 and level-2 words.
+    #[test]
+    fn poly_digits_have_zero_mean() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(10);
+        let n = 1 << 16;
+        let p: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
+        let q: Vec<u64> = (0..n).map(|_| rng.gen()).collect();
+        for (levels, base_bits, wide) in [
+            (2u32, 8u32, false),
+            (4, 3, false),
+            (7, 2, false),
+            (3, 10, true),
+        ] {
+            let g = Gadget { levels, base_bits };
+            let mut out = vec![0.0; n * levels as usize];
+            if wide {
+                g.decompose_poly_f64(&q, &mut out);
+            } else {
+                g.decompose_poly_f64(&p, &mut out);
+            }
+            let half = (1u32 << (base_bits - 1)) as f64;
+            for (i, d) in out.chunks(n).enumerate() {
+                assert!(d.iter().all(|v| v.abs() <= half), "{g:?}");
+                let mean = d.iter().sum::<f64>() / n as f64;
+                let var = d.iter().map(|v| v * v).sum::<f64>() / n as f64;
+                let b = half * 2.0;
+                assert!(
+                    mean.abs() < 0.02 * half.max(1.0),
+                    "{g:?} digit {i}: mean {mean}"
+                );
+                let r = var / ((b * b + 2.0) / 12.0);
+                assert!(
+                    (0.97..1.03).contains(&r),
                     "{g:?} digit {i}: variance ratio {r}"
                 );
             }

@@ -101,3 +101,38 @@ fn measured_variances_match_predictions() {
         noise::log2_cmux_chain_failure(&p, p.sigma1 * p.sigma1, 8)
     );
 }
+
+/// A RAM cell adds one external product's error per write for dozens of writes before a refresh. Those
+/// errors must add up as independent ones (variance k·V_ext) even when every write uses the same
+/// selector (here one ciphertext circuit-bootstrapped 48 times: 48 identical TRGSWs): with digits of
+/// mean −½, the key switch gave every TRGSW a common noise polynomial and the external product
+/// multiplied a fixed TRGSW's noise the same way for every input, so the sum grew like k² (measured
+/// 2.4–8× the prediction before the digits were made zero-mean).
+#[test]
+fn external_product_errors_accumulate_without_a_common_bias() {
+    let p = Params::default_128();
+    let pred = predict(&p);
+    let sk = SecretKey::generate(&p).unwrap();
+    let ck = CircuitKey::generate(&sk).unwrap();
+    let k = 48;
+    let one = sk.encrypt_bit(true);
+    let sels = ck.circuit_bootstrap_batch_ram(&vec![&one; k]).unwrap();
+    // x − sel⊡x with sel = 1 leaves exactly the external product's error (the demultiplexer's branch
+    // the address does not take); a cell sums k of them.
+    let mut cell = vec![0f64; p.n1];
+    for sel in &sels {
+        let bits: Vec<bool> = (0..p.n1).map(|i| i % 7 < 3).collect();
+        let x = sk.encrypt_trlwe_bits(&bits).unwrap();
+        let mut d = x.clone();
+        d.sub_assign(&sel.external_product(&x).unwrap()).unwrap();
+        for (c, ph) in cell.iter_mut().zip(sk.phase_trlwe(&d).unwrap()) {
+            *c += ph as i32 as f64 / 2f64.powi(32);
+        }
+    }
+    let ms = cell.iter().map(|e| e * e).sum::<f64>() / cell.len() as f64;
+    check(
+        "sum of 48 external-product errors (mean square, common offset included)",
+        ms,
+        k as f64 * pred.cmux_add_ram,
+    );
+}
