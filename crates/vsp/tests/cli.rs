@@ -520,3 +520,68 @@ fn cc_programs_agree_with_the_host_on_both_cores() {
     }
     assert_eq!(runs, 26);
 }
+
+/// C programs of vsp-cc's differential suite whose code needs more than 512 bytes (at `-Oz`):
+/// `vsp cc` refuses them for the 512 B machine with a message naming `--memory-size 1024`, builds
+/// them with it, and `vsp emu --memory-size 1024` runs them on both 1 KiB cores to the host build's
+/// result, agreeing with the 1 KiB ISA simulator.
+#[test]
+#[ignore = "needs clang"]
+fn cc_programs_too_large_for_512_bytes_run_on_the_1k_cores() {
+    assert!(
+        std::process::Command::new("clang")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success()),
+        "clang is not installed (apt-get install -y clang); this test needs it"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let c = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cc/tests/c");
+    let prelude = std::fs::read_to_string(c.join("prelude.h")).unwrap();
+    let cases: [(&str, &[&str]); 7] = [
+        ("interp", &["10", "3"]),
+        ("parser", &["3+4*(2-1)"]),
+        ("life", &["42", "0"]),
+        ("structs", &["1234", "-77"]),
+        ("gcd", &["-30000", "123"]),
+        ("bits", &["1234", "-77"]),
+        ("maze", &["5", "1"]),
+    ];
+    for (name, args) in cases {
+        let src = c.join(format!("diff/{name}.c"));
+        let want = host_result(&src, args, d);
+        let full = d.join(format!("{name}.c"));
+        std::fs::write(
+            &full,
+            format!("{prelude}\n{}", std::fs::read_to_string(&src).unwrap()),
+        )
+        .unwrap();
+        let full = full.to_str().unwrap();
+        let err = fails(&["-q", "cc", full, "-o", "p.img"], d);
+        assert!(
+            err.contains("does not fit in the 512-byte ROM and RAM; use --memory-size 1024"),
+            "{name}: {err}"
+        );
+        ok(
+            &["-q", "cc", full, "--memory-size", "1024", "-o", "p.img"],
+            d,
+        );
+        for core in ["pearl", "ruby"] {
+            let mut a = vec![
+                "emu",
+                "--json",
+                "--memory-size",
+                "1024",
+                "--core",
+                core,
+                "p.img",
+                "--",
+            ];
+            a.extend(args.iter().copied());
+            let json: serde_json::Value = serde_json::from_str(&ok(&a, d)).unwrap();
+            assert_eq!(json["result"], want, "{name} on {core}: {json}");
+            assert_eq!(json["agrees_with_isa"], true, "{name} on {core}");
+        }
+    }
+}
