@@ -325,6 +325,9 @@ impl Backend for TfheBackend {
     fn select_batch(&self, bits: &[&Tlwe<u32>]) -> Result<Vec<TrgswFft<u32>>, CircuitError> {
         cmux::select_batch(self.ck.as_deref(), bits)
     }
+    fn ram_select_batch(&self, bits: &[&Tlwe<u32>]) -> Result<Vec<TrgswFft<u32>>, CircuitError> {
+        cmux::ram_select_batch(self.ck.as_deref(), bits)
+    }
     fn rom_read(
         &self,
         rom: &TfheRom,

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::{MemState, Task};
 use crate::backend::Backend;
+use crate::blueprint::MemKind;
 use crate::circuit::{Circuit, Node, NodeId};
 use crate::error::CircuitError;
 use crate::leveled::MuxPlan;
@@ -175,7 +176,11 @@ impl<B: Backend> Ctx<'_, B> {
                     .iter()
                     .map(|&a| self.get(a))
                     .collect::<Result<Vec<_>, _>>()?;
-                for (slot, sel) in self.sels[mem as usize].iter().zip(b.select_batch(&bits)?) {
+                let sels = match m.spec.kind {
+                    MemKind::Ram => b.ram_select_batch(&bits)?,
+                    MemKind::Rom => b.select_batch(&bits)?,
+                };
+                for (slot, sel) in self.sels[mem as usize].iter().zip(sels) {
                     let _ = slot.set(sel);
                 }
             }
