@@ -38,7 +38,10 @@ pub const MAX_SNAPSHOT_CYCLE: u64 = 1 << 62;
 /// platform writes its own envelope (key id, machine) around the engine's state while the engine's
 /// run writes the periodic snapshots ([`crate::RunOptions::snapshot_wrap`]).
 #[derive(Clone)]
-pub struct SnapshotWrap(pub Arc<dyn Fn(&[u8]) -> Vec<u8> + Send + Sync>);
+pub struct SnapshotWrap(pub Arc<WrapFn>);
+
+/// The function inside a [`SnapshotWrap`]: engine snapshot bytes in, file bytes out.
+pub type WrapFn = dyn Fn(&[u8]) -> Vec<u8> + Send + Sync;
 
 impl std::fmt::Debug for SnapshotWrap {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
