@@ -247,6 +247,14 @@ fn snapshots_every(every: u64, path: &std::path::Path, cycles: u64) -> RunOption
     }
 }
 
+/// Options of a plain run of `n` cycles.
+fn cycles(n: u64) -> RunOptions {
+    RunOptions {
+        max_cycles: n,
+        ..Default::default()
+    }
+}
+
 /// A memuser engine with a random ROM, after its reset cycle.
 fn memuser_engine(seed: u64) -> Engine<PlainBackend> {
     let mut e = Engine::new(PlainBackend, memuser(false));
@@ -288,24 +296,9 @@ fn periodic_snapshots_appear_every_k_cycles_and_resume_to_a_straight_run() {
     let mut b = Engine::new(PlainBackend, c.clone());
     b.load_memory_words("rom", &random_rom(7)).unwrap();
     b.load_snapshot(&kept).unwrap();
-    b.run(
-        &RunOptions {
-            max_cycles: 12,
-            ..Default::default()
-        },
-        &mut |_| {},
-    )
-    .unwrap();
+    b.run(&cycles(12), &mut |_| {}).unwrap();
     let mut straight = memuser_engine(7);
-    straight
-        .run(
-            &RunOptions {
-                max_cycles: 20,
-                ..Default::default()
-            },
-            &mut |_| {},
-        )
-        .unwrap();
+    straight.run(&cycles(20), &mut |_| {}).unwrap();
     assert_eq!(b.cycle(), 20);
     assert_eq!(b.snapshot_bytes(), straight.snapshot_bytes());
     assert_eq!(
@@ -338,11 +331,10 @@ fn a_snapshot_wrapper_shapes_every_snapshot_file() {
 
 #[test]
 fn a_failed_snapshot_write_stops_the_run_and_leaves_no_partial_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let snap = dir.path().join("run.snap");
-    let victim = dir.path().join("victim");
     let c = memuser(false);
     let mut e = memuser_engine(5);
+    let dir = tempfile::tempdir().unwrap();
+    let (snap, victim) = (dir.path().join("run.snap"), dir.path().join("victim"));
     let opts = snapshots_every(2, &snap, 6);
     // After cycle 3 the snapshot of cycle 2 moves away and a symbolic link to it takes its place:
     // the write of cycle 4 must fail without touching the file behind the link or leaving a

@@ -596,13 +596,7 @@ impl CircuitMachine {
         request: CircuitRequest,
         threads: Option<usize>,
     ) -> Result<CircuitMachine> {
-        check_same_key(
-            "the request",
-            request.key_id,
-            &request.params_name,
-            keys.key_id,
-            &keys.params_name,
-        )?;
+        keys.check_key_of("the request", request.key_id, &request.params_name)?;
         let mut m = Self::new(keys, circuit, threads)?;
         request.load(&mut m.engine)?;
         Ok(m)

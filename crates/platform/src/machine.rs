@@ -25,7 +25,7 @@ use vsp_circuit::{
 };
 use zeroize::Zeroizing;
 
-use crate::envelope::{check_same_key, Envelope, KeyId, Kind, Reader, Writer};
+use crate::envelope::{Envelope, KeyId, Kind, Reader, Writer};
 use crate::error::{PlatformError, Result, ResultExt};
 use crate::keys::ServerKeys;
 use crate::packets::{result_envelope, EncryptedMemories, EncryptedRam, Request};
@@ -227,13 +227,7 @@ impl Machine<TfheBackend> {
         core: Core,
         threads: Option<usize>,
     ) -> Result<Machine<TfheBackend>> {
-        check_same_key(
-            "the request",
-            request.key_id,
-            &request.params_name,
-            keys.key_id,
-            &keys.params_name,
-        )?;
+        keys.check_key_of("the request", request.key_id, &request.params_name)?;
         let memory = request.memories.memory();
         let mut m = Self::encrypted(keys, core, memory, threads)?;
         match &request.memories {
@@ -348,13 +342,7 @@ pub(crate) fn save_engine<B: Backend>(
 /// Reads a snapshot file and checks that it was written under `keys`' key.
 pub(crate) fn read_snapshot(keys: &ServerKeys, path: &Path) -> Result<Envelope> {
     let env = Envelope::read(path, Kind::Snapshot)?;
-    check_same_key(
-        "the snapshot",
-        env.key_id,
-        &env.params,
-        keys.key_id,
-        &keys.params_name,
-    )?;
+    keys.check_key_of("the snapshot", env.key_id, &env.params)?;
     Ok(env)
 }
 
