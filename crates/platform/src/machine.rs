@@ -336,7 +336,9 @@ pub(crate) fn save_engine<B: Backend>(
     if engine.mpi_rank().is_some_and(|r| r != 0) {
         return Ok(0);
     }
-    Ok(engine.write_snapshot(path, Some(wrap))?)
+    let size = engine.write_snapshot(path, Some(wrap))?;
+    crate::files::warn_stale_temps(path);
+    Ok(size)
 }
 
 /// Reads a snapshot file and checks that it was written under `keys`' key.
@@ -371,6 +373,9 @@ pub(crate) fn run_engine<B: Backend>(
             engine: p,
         })
     })?;
+    if let Some(s) = snapshots.filter(|_| engine.mpi_rank().is_none_or(|r| r == 0)) {
+        crate::files::warn_stale_temps(&s.path);
+    }
     Ok(())
 }
 
