@@ -29,9 +29,12 @@ pub enum TaskKind {
     Cmux,
     /// Lifting a level-0 bit to a ring (a bootstrap in TFHE).
     Lift,
-    /// The clock-edge RAM write, per cell (its CMUX chain and its share of the refresh); not a task
-    /// of the DAG, but work the memory's MPI rank does ([`crate::partition`]).
+    /// The clock-edge RAM write, per cell (its external products); not a task of the DAG, but work
+    /// the memory's MPI rank does ([`crate::partition`]).
     RamWriteCell,
+    /// Refreshing one RAM cell at the clock edge (extraction and a bootstrap in TFHE); the MPI
+    /// executor spreads a cycle's refreshes over every rank.
+    RamRefreshCell,
 }
 
 /// A bit representation and the operations on it.
@@ -131,6 +134,54 @@ pub trait Backend: Send + Sync {
         threads: usize,
     ) -> Result<(), CircuitError>;
 
+    /// The clock-edge write in the two parts an MPI job spreads differently: stores `vals` like
+    /// [`Self::ram_write`] but leaves out the refresh, and returns the cells (`word * data_width +
+    /// bit`, ascending) the refresh policy refreshes now, whose bookkeeping (noise bounds, counters)
+    /// is already done. Refreshing each listed cell with [`Self::refresh_ram_cell`] and storing it
+    /// with [`Self::set_ram_cell`] gives exactly the state [`Self::ram_write`] gives. A backend that
+    /// never refreshes writes everything and lists nothing.
+    fn ram_write_unrefreshed(
+        &self,
+        ram: &mut Self::Ram,
+        addr: &[&Self::Sel],
+        vals: &[Self::WriteVal],
+        threads: usize,
+    ) -> Result<Vec<usize>, CircuitError> {
+        self.ram_write(ram, addr, vals, threads)?;
+        Ok(Vec::new())
+    }
+    /// Cell `i` (`word * data_width + bit`) of a RAM in ring form, to be refreshed elsewhere.
+    fn ram_cell(&self, _ram: &Self::Ram, _i: usize) -> Result<Self::Ring, CircuitError> {
+        Err(CircuitError::Backend(format!(
+            "the {} backend does not refresh RAM cells",
+            self.kind()
+        )))
+    }
+    /// A refreshed RAM cell (a bootstrap of its bit in TFHE).
+    fn refresh_ram_cell(&self, _cell: &Self::Ring) -> Result<Self::Ring, CircuitError> {
+        Err(CircuitError::Backend(format!(
+            "the {} backend does not refresh RAM cells",
+            self.kind()
+        )))
+    }
+    /// Replaces cell `i` of a RAM (a refreshed cell from [`Self::refresh_ram_cell`]).
+    fn set_ram_cell(
+        &self,
+        _ram: &mut Self::Ram,
+        _i: usize,
+        _cell: Self::Ring,
+    ) -> Result<(), CircuitError> {
+        Err(CircuitError::Backend(format!(
+            "the {} backend does not refresh RAM cells",
+            self.kind()
+        )))
+    }
+    /// About how many cells of a RAM of this shape the refresh policy refreshes per cycle (for the
+    /// partition's and the cost model's accounting; 0 when the backend never refreshes).
+    fn ram_refreshes_per_cycle(&self, _spec: &MemorySpec) -> usize {
+        0
+    }
+
     /// An all-zero ROM of the given shape.
     fn zero_rom(&self, spec: &MemorySpec) -> Self::Rom;
     /// An all-zero RAM of the given shape.
@@ -156,6 +207,7 @@ pub trait Backend: Send + Sync {
             TaskKind::Cmux => 0.1,
             TaskKind::Lift => 10.0,
             TaskKind::RamWriteCell => 0.0,
+            TaskKind::RamRefreshCell => 0.0,
         }
     }
 

@@ -184,7 +184,7 @@ impl<B: Backend> Engine<B> {
             Some(p) => MuxPlan::new(&circuit, &p),
             None => MuxPlan::gates_only(&circuit),
         };
-        let (tasks, graph, batches) = build_tasks(&circuit, &backend, &plan);
+        let (tasks, graph, batches) = build_tasks(&circuit, &backend, &plan, SELECT_BATCH);
         let threads = if backend.reveal(&backend.constant(false)).is_some() {
             1
         } else {
@@ -247,7 +247,7 @@ impl<B: Backend> Engine<B> {
             None => MuxPlan::gates_only(&self.circuit),
         };
         (self.tasks, self.graph, self.batches) =
-            build_tasks(&self.circuit, &self.backend, &self.plan);
+            build_tasks(&self.circuit, &self.backend, &self.plan, SELECT_BATCH);
         #[cfg(feature = "mpi")]
         if let Some(d) = &mut self.dist {
             d.invalidate();
@@ -323,14 +323,7 @@ impl<B: Backend> Engine<B> {
     /// The static partition of this engine's cycle over `ranks` MPI ranks under the current MUX plan
     /// (what the MPI executor runs; input of the [`crate::costmodel`]).
     pub fn plan_partition(&self, ranks: usize) -> crate::partition::Partition {
-        crate::partition::Partition::new(
-            &self.circuit,
-            &self.backend,
-            &self.plan,
-            &self.tasks,
-            &self.batches,
-            ranks,
-        )
+        crate::partition::Partition::new(&self.circuit, &self.backend, &self.plan, ranks)
     }
 
     /// Tasks per cycle and the critical path in cost units (Gate = 10).
@@ -985,11 +978,12 @@ impl<B: Backend> Ctx<'_, B> {
 pub(crate) const SELECT_BATCH: usize = 8;
 
 /// Builds the task list (in topological order), the scheduler graph with upward-rank priorities, and
-/// the batches of MUX selects.
-fn build_tasks<B: Backend>(
+/// the batches of MUX selects (at most `select_batch` selects each).
+pub(crate) fn build_tasks<B: Backend>(
     c: &Circuit,
     b: &B,
     plan: &MuxPlan,
+    select_batch: usize,
 ) -> (Vec<Task>, TaskGraph, Vec<Vec<u32>>) {
     let mut tasks = Vec::new();
     let mut preds: Vec<Vec<u32>> = Vec::new();
@@ -1045,7 +1039,7 @@ fn build_tasks<B: Backend>(
                         let st = match sel_task[slot as usize] {
                             Some(t) => t,
                             None => {
-                                // One batch: this select and up to SELECT_BATCH − 1 others not yet
+                                // One batch: this select and up to select_batch − 1 others not yet
                                 // batched whose values exist by now and are no deeper (so none
                                 // delays this one), deepest first.
                                 let d = depth[s as usize];
@@ -1059,7 +1053,7 @@ fn build_tasks<B: Backend>(
                                 others.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
                                 let mut members = vec![slot];
                                 members.extend(
-                                    others.into_iter().take(SELECT_BATCH - 1).map(|(_, u)| u),
+                                    others.into_iter().take(select_batch.max(1) - 1).map(|(_, u)| u),
                                 );
                                 let p = deps(
                                     &mut members.iter().map(|&u| plan.sel_nodes[u as usize]),

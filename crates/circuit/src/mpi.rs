@@ -33,13 +33,17 @@ use crate::blueprint::MemImpl;
 use crate::circuit::Node;
 use crate::engine::{internal, Ctx, CycleStats, Engine, MemState};
 use crate::error::CircuitError;
-use crate::partition::{split_item, Partition};
+use crate::cmux::par_for;
+use crate::partition::{refresh_share, split_item, Partition};
 
 /// Tags of the point-to-point messages: a cycle's message from level `L` uses tag `L + 1`; the state
 /// gather uses its own tag. Levels beyond this bound are refused (the MPI standard guarantees tags up
 /// to 32767).
 const MAX_LEVELS: u32 = 32_000;
 const TAG_GATHER: i32 = 32_700;
+/// A RAM owner's cells to refresh, sent to each rank at the clock edge, and the refreshed cells back.
+const TAG_REFRESH: i32 = 32_701;
+const TAG_REFRESHED: i32 = 32_702;
 
 /// True when this process was started by `mpirun`/`mpiexec` (Open MPI, MPICH or PMIx launchers).
 pub fn launched_by_mpirun() -> bool {
@@ -361,6 +365,46 @@ impl<B: Backend> Engine<B> {
     }
 }
 
+/// Cells of memory `m` (the most a rank is asked to refresh).
+fn ram_cells(c: &crate::circuit::Circuit, m: usize) -> usize {
+    let spec = &c.mems[m].spec;
+    spec.words().saturating_mul(spec.data_width)
+}
+
+/// A rank's part of another rank's RAM refresh: receives its share of the cells from `owner`,
+/// refreshes them on `threads` threads and sends them back.
+fn refresh_for<B: Backend>(
+    b: &B,
+    world: &SimpleCommunicator,
+    owner: u32,
+    max_cells: usize,
+    threads: usize,
+) -> Result<(), CircuitError> {
+    let (bytes, _) = world
+        .process_at_rank(owner as i32)
+        .receive_vec_with_tag::<u8>(TAG_REFRESH);
+    let mut r = Reader::new(&bytes);
+    let n = r.count(1, max_cells, "cells to refresh")?;
+    let cells = (0..n)
+        .map(|_| b.decode_ring(&mut r))
+        .collect::<Result<Vec<_>, _>>()?;
+    if r.remaining() != 0 {
+        return Err(CircuitError::Mpi(format!(
+            "cells to refresh from rank {owner} have {} bytes too many",
+            r.remaining()
+        )));
+    }
+    let fresh = par_for(cells.len(), threads, |k| b.refresh_ram_cell(&cells[k]))?;
+    let mut out = Vec::new();
+    for x in &fresh {
+        b.encode_ring(x, &mut out);
+    }
+    world
+        .process_at_rank(owner as i32)
+        .send_with_tag(&out[..], TAG_REFRESHED);
+    Ok(())
+}
+
 /// One distributed cycle (evaluate and latch) of `e`'s rank; any error stops the job.
 pub(crate) fn cycle<B: Backend>(
     e: &mut Engine<B>,
@@ -426,12 +470,12 @@ fn cycle_inner<B: Backend>(
         lifts: &lifts,
         sels: &sels,
         msels: &msels,
-        batches: &e.batches,
+        batches: &part.batches,
         wvals: &wvals,
         mems: &e.state.mems,
     };
     let threads = e.threads.max(1);
-    let tasks = &e.tasks;
+    let tasks = &part.tasks;
     let busy = Mutex::new(0f64);
     let done = AtomicUsize::new(0);
     let run_level = |ts: &[u32]| -> Result<(), CircuitError> {
@@ -572,23 +616,82 @@ fn cycle_inner<B: Backend>(
             dffs[k] = ctx.get(d.d)?.clone();
         }
     }
-    for (m, (sel, wv)) in sels.iter().zip(wvals).enumerate() {
-        if part.mem_owner[m] != me {
+    // RAM by RAM (the same order on every rank): the owner writes, then every rank refreshes its
+    // share of the cells the policy picked (the owner sends them and takes them back).
+    let size = e.dist.as_ref().map_or(1, |d| d.size);
+    let mut wvals: Vec<Option<Vec<OnceLock<B::WriteVal>>>> = wvals.into_iter().map(Some).collect();
+    for edge in &part.ram_edges {
+        let m = edge.mem as usize;
+        if edge.owner != me {
+            refresh_for(b, &world, edge.owner, ram_cells(c, m), threads)?;
             continue;
         }
-        if let MemState::Ram(ram) = &mut e.state.mems[m] {
-            let addr = sel
-                .iter()
-                .map(|s| s.get().ok_or_else(|| internal("address selector missing")))
-                .collect::<Result<Vec<_>, _>>()?;
-            let vals = wv
-                .into_iter()
-                .map(|w| {
-                    w.into_inner()
-                        .ok_or_else(|| internal("RAM write value missing"))
+        let MemState::Ram(ram) = &mut e.state.mems[m] else {
+            return Err(internal("RAM state missing"));
+        };
+        let addr = sels[m]
+            .iter()
+            .map(|s| s.get().ok_or_else(|| internal("address selector missing")))
+            .collect::<Result<Vec<_>, _>>()?;
+        let vals = wvals[m]
+            .take()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|w| {
+                w.into_inner()
+                    .ok_or_else(|| internal("RAM write value missing"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let list = b.ram_write_unrefreshed(ram, &addr, &vals, threads)?;
+        let ram_ro: &B::Ram = ram;
+        let mut bufs = Vec::with_capacity(size);
+        for r in 0..size {
+            let share = refresh_share(list.len(), size, r);
+            let mut out = Vec::new();
+            out.extend_from_slice(&(share.len() as u64).to_le_bytes());
+            if r as u32 != me {
+                for &i in &list[share] {
+                    b.encode_ring(&b.ram_cell(ram_ro, i)?, &mut out);
+                }
+            }
+            bufs.push(out);
+        }
+        let own = refresh_share(list.len(), size, me as usize);
+        let fresh = mpi::request::scope(|scope| {
+            let reqs: Vec<_> = (0..size)
+                .filter(|&r| r as u32 != me)
+                .map(|r| {
+                    world
+                        .process_at_rank(r as i32)
+                        .immediate_send_with_tag(scope, &bufs[r][..], TAG_REFRESH)
                 })
-                .collect::<Result<Vec<_>, _>>()?;
-            b.ram_write(ram, &addr, &vals, threads)?;
+                .collect();
+            let fresh = par_for(own.len(), threads, |k| {
+                b.refresh_ram_cell(&b.ram_cell(ram_ro, list[own.start + k])?)
+            });
+            for q in reqs {
+                q.wait();
+            }
+            fresh
+        })?;
+        for (k, cell) in fresh.into_iter().enumerate() {
+            b.set_ram_cell(ram, list[own.start + k], cell)?;
+        }
+        for r in (0..size).filter(|&r| r as u32 != me) {
+            let share = refresh_share(list.len(), size, r);
+            let (bytes, _) = world
+                .process_at_rank(r as i32)
+                .receive_vec_with_tag::<u8>(TAG_REFRESHED);
+            let mut rd = Reader::new(&bytes);
+            for &i in &list[share] {
+                b.set_ram_cell(ram, i, b.decode_ring(&mut rd)?)?;
+            }
+            if rd.remaining() != 0 {
+                return Err(CircuitError::Mpi(format!(
+                    "refreshed cells from rank {r} have {} bytes too many",
+                    rd.remaining()
+                )));
+            }
         }
     }
     // Carried rings, decided identically on every rank (the variances and which rings exist are

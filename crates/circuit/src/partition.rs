@@ -8,6 +8,11 @@
 //!   and clock-edge write (the memory lives on one rank); a batch of circuit-bootstrapped MUX selects
 //!   with every CMUX it drives (a select is a large TRGSW that never travels); a flip-flop's lift with
 //!   the task that computes its D input (a carried ring stays where it was made).
+//! * Select batches shrink as ranks grow ([`select_batch_for`]): a batch is circuit-bootstrapped as
+//!   one task and placed with the CMUXes it drives, so smaller batches let that work spread.
+//! * A CMUX RAM's clock edge has two parts ([`RamEdge`]): the write (external products over cells
+//!   the owner holds) runs on the memory's rank, the refresh of the cycle's cells (a bootstrap each,
+//!   most of the edge) is split evenly over every rank ([`refresh_share`]).
 //! * Units are placed largest first on the least-loaded rank; the remaining tasks level by level,
 //!   largest first, each on the rank that already holds most of its operands among those whose load at
 //!   that level stays within the level's fair share, else on the least-loaded one. That balances the
@@ -17,10 +22,44 @@
 //!   (producing level, source rank, destination rank), with the level at which the receiver first
 //!   needs it.
 
+use std::ops::Range;
+
 use crate::backend::{Backend, TaskKind};
 use crate::circuit::{Circuit, Node, NodeId};
-use crate::engine::Task;
+use crate::engine::{build_tasks, Task, SELECT_BATCH};
 use crate::leveled::MuxPlan;
+
+/// Selects circuit-bootstrapped per batch on `ranks` ranks: the single-process engine's batch up to
+/// 2 ranks, then smaller ones (down to 1), so that the select work of a level can spread.
+pub fn select_batch_for(ranks: usize) -> usize {
+    if ranks <= 2 {
+        SELECT_BATCH
+    } else {
+        (SELECT_BATCH * 2 / ranks).max(1)
+    }
+}
+
+/// The refreshed cells (positions in a RAM edge's list of `cells`) rank `r` of `ranks` refreshes:
+/// contiguous, as even as can be.
+pub fn refresh_share(cells: usize, ranks: usize, r: usize) -> Range<usize> {
+    let ranks = ranks.max(1);
+    let at = |r: usize| (cells as u128 * r as u128 / ranks as u128) as usize;
+    at(r)..at(r + 1)
+}
+
+/// The clock edge of one CMUX RAM: the write runs on the memory's rank, then the cycle's refreshes
+/// are split over every rank ([`refresh_share`]), in memory order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RamEdge {
+    pub mem: u32,
+    /// The rank holding the memory (and doing the write).
+    pub owner: u32,
+    /// Cost units of the write.
+    pub write_units: f64,
+    /// Cells refreshed per cycle (about: the policy's round-robin share) and the units of one.
+    pub refresh_cells: usize,
+    pub refresh_units: f64,
+}
 
 /// An item that can cross ranks: a node's level-0 bit (`2n`) or its ring (`2n + 1`).
 pub(crate) fn bit_item(n: NodeId) -> u64 {
@@ -174,6 +213,16 @@ const EVERYWHERE: u32 = u32::MAX;
 #[derive(Clone, Debug)]
 pub struct Partition {
     pub ranks: usize,
+    /// The tasks of a cycle this partition places (built for [`select_batch_for`] `ranks`) and
+    /// their select batches.
+    pub(crate) tasks: Vec<Task>,
+    pub(crate) batches: Vec<Vec<u32>>,
+    /// Selects per batch.
+    pub select_batch: usize,
+    /// The critical path of the cycle's task DAG, in cost units.
+    pub critical_path_units: f64,
+    /// The clock edge of every CMUX RAM.
+    pub ram_edges: Vec<RamEdge>,
     /// Per task: the rank that runs it.
     pub owner: Vec<u32>,
     /// Per task: its level (longest path from the sources, in tasks).
@@ -217,15 +266,11 @@ impl Units {
 
 impl Partition {
     /// Partitions the tasks of `c` under `plan` over `ranks` ranks (1 gives everything to rank 0).
-    pub(crate) fn new<B: Backend>(
-        c: &Circuit,
-        b: &B,
-        plan: &MuxPlan,
-        tasks: &[Task],
-        batches: &[Vec<u32>],
-        ranks: usize,
-    ) -> Partition {
+    pub(crate) fn new<B: Backend>(c: &Circuit, b: &B, plan: &MuxPlan, ranks: usize) -> Partition {
         let ranks = ranks.max(1);
+        let select_batch = select_batch_for(ranks);
+        let (tasks, graph, batches) = build_tasks(c, b, plan, select_batch);
+        let (tasks, batches) = (&tasks[..], &batches[..]);
         let n = tasks.len();
         let io: Vec<TaskIo> = tasks
             .iter()
@@ -354,13 +399,22 @@ impl Partition {
                 (w, root, f)
             })
             .collect();
-        // A memory's unit also carries its clock-edge RAM write (work outside the DAG).
+        // A memory's unit also carries its clock-edge RAM write (work outside the DAG; the refresh
+        // is spread over every rank, the same share for each).
         let mut edge_of_root: std::collections::HashMap<u32, f64> = Default::default();
-        for (m, mem) in c.mems.iter().enumerate() {
-            if mem_first[m] != u32::MAX && matches!(mem.spec.kind, crate::blueprint::MemKind::Ram) {
-                let cells = (mem.spec.words() * mem.spec.data_width) as f64;
-                *edge_of_root.entry(units.find(mem_first[m])).or_default() +=
-                    cells * b.task_cost(TaskKind::RamWriteCell);
+        let is_cmux_ram = |m: usize| {
+            let spec = &c.mems[m].spec;
+            mem_first[m] != u32::MAX
+                && spec.kind == crate::blueprint::MemKind::Ram
+                && spec.imp == crate::blueprint::MemImpl::Cmux
+        };
+        let write_units = |m: usize| {
+            let spec = &c.mems[m].spec;
+            (spec.words() * spec.data_width) as f64 * b.task_cost(TaskKind::RamWriteCell)
+        };
+        for m in 0..c.mems.len() {
+            if is_cmux_ram(m) {
+                *edge_of_root.entry(units.find(mem_first[m])).or_default() += write_units(m);
             }
         }
         for x in multi.iter_mut() {
@@ -520,6 +574,16 @@ impl Partition {
             e.0 = e.0.min(deadline);
             e.1.push(item);
         }
+        let ram_edges = (0..c.mems.len())
+            .filter(|&m| is_cmux_ram(m))
+            .map(|m| RamEdge {
+                mem: m as u32,
+                owner: mem_owner[m],
+                write_units: write_units(m),
+                refresh_cells: b.ram_refreshes_per_cycle(&c.mems[m].spec),
+                refresh_units: b.task_cost(TaskKind::RamRefreshCell),
+            })
+            .collect();
         let messages = grouped
             .into_iter()
             .map(|((level, src, dst), (deadline, items))| Message {
@@ -532,6 +596,11 @@ impl Partition {
             .collect();
         Partition {
             ranks,
+            tasks: tasks.to_vec(),
+            batches: batches.to_vec(),
+            select_batch,
+            critical_path_units: graph.critical_path(),
+            ram_edges,
             owner,
             level,
             levels,
@@ -638,23 +707,25 @@ mod tests {
         let mut cmuxes = 0;
         for e in engines() {
             let (c, plan) = (&*e.circuit, &e.plan);
-            cmuxes += e
-                .tasks
-                .iter()
-                .filter(|t| matches!(t, Task::Cmux(_)))
-                .count();
             for ranks in [1, 2, 3, 7] {
                 let p = e.plan_partition(ranks);
-                assert_eq!(p.owner.len(), e.tasks.len());
+                cmuxes += p
+                    .tasks
+                    .iter()
+                    .filter(|t| matches!(t, Task::Cmux(_)))
+                    .count();
+                assert_eq!(p.owner.len(), p.tasks.len());
+                assert!(p.batches.iter().all(|b| b.len() <= p.select_batch));
                 assert!(p.owner.iter().all(|&r| (r as usize) < ranks));
                 if ranks == 1 {
                     assert!(p.messages.is_empty());
+                    assert_eq!(p.tasks, e.tasks, "one rank runs the engine's own tasks");
                 }
                 let mut made: HashMap<u64, usize> = HashMap::new();
-                let io: Vec<TaskIo> = e
+                let io: Vec<TaskIo> = p
                     .tasks
                     .iter()
-                    .map(|&t| task_io(c, plan, &e.batches, t))
+                    .map(|&t| task_io(c, plan, &p.batches, t))
                     .collect();
                 for (t, x) in io.iter().enumerate() {
                     for &w in &x.writes {
@@ -703,7 +774,7 @@ mod tests {
                 let cost: f64 = p.cost.iter().sum();
                 assert!((total - cost).abs() <= 1e-9 * cost.max(1.0));
                 let owners: HashSet<u32> = p.owner.iter().copied().collect();
-                if ranks > 1 && e.tasks.len() > 50 {
+                if ranks > 1 && p.tasks.len() > 50 {
                     assert!(owners.len() > 1, "work is spread");
                 }
             }
@@ -711,15 +782,36 @@ mod tests {
         assert!(cmuxes > 0, "the plans exercise CMUXes");
     }
 
+    /// Refresh shares cover every cell once, in order, as evenly as possible.
+    #[test]
+    fn refresh_shares_split_evenly() {
+        for cells in [0, 1, 7, 304, 4096] {
+            for ranks in [1, 2, 3, 64, 256] {
+                let shares: Vec<_> = (0..ranks).map(|r| refresh_share(cells, ranks, r)).collect();
+                assert_eq!(shares[0].start, 0);
+                assert_eq!(shares[ranks - 1].end, cells);
+                for w in shares.windows(2) {
+                    assert_eq!(w[0].end, w[1].start);
+                }
+                let (lo, hi) = shares.iter().fold((usize::MAX, 0), |(lo, hi), s| {
+                    (lo.min(s.len()), hi.max(s.len()))
+                });
+                assert!(hi - lo <= 1, "{cells} cells on {ranks} ranks");
+            }
+        }
+        assert_eq!(select_batch_for(1), SELECT_BATCH);
+        assert_eq!(select_batch_for(2), SELECT_BATCH);
+        assert!(select_batch_for(4) < SELECT_BATCH);
+        assert_eq!(select_batch_for(64), 1);
+    }
+
     /// The model on one rank is the work plus the clock edge; more ranks over a free network are
     /// never slower than the critical path allows and not slower than one rank.
     #[test]
     fn cost_model_is_consistent() {
         for e in engines() {
-            let (_, crit) = e.schedule_info();
             let m = Measured {
                 seconds_per_unit: 1e-3,
-                latch_seconds: 0.5,
                 bit_bytes: 2528,
                 ring_bytes: 16400,
             };
@@ -727,16 +819,65 @@ mod tests {
                 bandwidth_bits: f64::INFINITY,
                 latency: 0.0,
             };
-            let one = predict(&e.plan_partition(1), &m, &free, 1, crit);
-            let work: f64 = e.plan_partition(1).cost.iter().sum::<f64>() * 1e-3;
-            assert!((one.seconds - (work + 0.5).max(one.critical_path_seconds)).abs() < 1e-9);
+            let p1 = e.plan_partition(1);
+            let one = predict(&p1, &m, &free, 1);
+            let edge: f64 = p1
+                .ram_edges
+                .iter()
+                .map(|x| x.write_units + x.refresh_cells as f64 * x.refresh_units)
+                .sum();
+            let work: f64 = (p1.cost.iter().sum::<f64>() + edge) * 1e-3;
+            assert!((one.seconds - work.max(one.critical_path_seconds)).abs() < 1e-9);
             for ranks in [2, 4, 64] {
-                let p = predict(&e.plan_partition(ranks), &m, &free, 1, crit);
+                let part = e.plan_partition(ranks);
+                let p = predict(&part, &m, &free, 1);
                 assert!(p.seconds >= p.critical_path_seconds - 1e-12);
                 assert!(p.seconds <= one.seconds + 1e-9);
-                let slow = predict(&e.plan_partition(ranks), &m, &Network::TEN_GBE, 1, crit);
+                let slow = predict(&part, &m, &Network::TEN_GBE, 1);
                 assert!(slow.seconds >= p.seconds - 1e-12);
             }
         }
+    }
+
+    /// A RAM's clock edge: the write on its rank, the refresh cells split over every rank, and the
+    /// model charges them so (TFHE costs, plain circuit: no key needed to plan).
+    #[test]
+    fn ram_refresh_is_spread_over_ranks() {
+        let c = memuser();
+        let params = vsp_tfhe::Params::default_128();
+        let noise = crate::noise::NoiseModel::of(&params);
+        let spec = &c.mems.iter().find(|m| m.spec.kind == crate::blueprint::MemKind::Ram).unwrap().spec;
+        let cells = crate::cmux::refreshes_per_cycle(
+            &noise,
+            crate::noise::RefreshPolicy::default(),
+            spec.addr_width,
+            spec.data_width,
+        );
+        assert!(cells >= spec.data_width, "at least a word a cycle");
+        let m = Measured {
+            seconds_per_unit: 1e-3,
+            bit_bytes: 2528,
+            ring_bytes: 16400,
+        };
+        // The same partition with the RAM refreshing `cells` cells of 10 units each.
+        let e = Engine::new(PlainBackend, c.clone());
+        let with_refresh = |ranks: usize| {
+            let mut p = e.plan_partition(ranks);
+            for x in &mut p.ram_edges {
+                x.refresh_cells = cells;
+                x.refresh_units = 10.0;
+            }
+            p
+        };
+        let free = Network {
+            bandwidth_bits: f64::INFINITY,
+            latency: 0.0,
+        };
+        let one = predict(&with_refresh(1), &m, &free, 1);
+        let four = predict(&with_refresh(4), &m, &free, 1);
+        let refresh = cells as f64 * 10.0 * 1e-3;
+        // One rank does every refresh; four ranks do a quarter each (the DAG is tiny here).
+        assert!(one.seconds >= refresh);
+        assert!(four.seconds < one.seconds - refresh / 2.0, "{four:?} vs {one:?}");
     }
 }

@@ -357,6 +357,43 @@ impl Backend for TfheBackend {
     ) -> Result<(), CircuitError> {
         cmux::ram_write(&self.ek, &self.noise, self.policy, ram, addr, vals, threads)
     }
+    fn ram_write_unrefreshed(
+        &self,
+        ram: &mut TfheRam,
+        addr: &[&TrgswFft<u32>],
+        vals: &[Trlwe<u32>],
+        threads: usize,
+    ) -> Result<Vec<usize>, CircuitError> {
+        cmux::ram_write_unrefreshed(&self.noise, self.policy, ram, addr, vals, threads)
+    }
+    fn ram_cell(&self, ram: &TfheRam, i: usize) -> Result<Trlwe<u32>, CircuitError> {
+        ram.cells
+            .get(i)
+            .cloned()
+            .ok_or_else(|| CircuitError::Backend(format!("RAM cell {i} does not exist")))
+    }
+    fn refresh_ram_cell(&self, cell: &Trlwe<u32>) -> Result<Trlwe<u32>, CircuitError> {
+        cmux::refresh_cell(&self.ek, cell)
+    }
+    fn set_ram_cell(
+        &self,
+        ram: &mut TfheRam,
+        i: usize,
+        cell: Trlwe<u32>,
+    ) -> Result<(), CircuitError> {
+        if cell.degree() != self.params().n1 {
+            return Err(CircuitError::Backend("a RAM cell of the wrong degree".into()));
+        }
+        let slot = ram
+            .cells
+            .get_mut(i)
+            .ok_or_else(|| CircuitError::Backend(format!("RAM cell {i} does not exist")))?;
+        *slot = cell;
+        Ok(())
+    }
+    fn ram_refreshes_per_cycle(&self, spec: &MemorySpec) -> usize {
+        cmux::refreshes_per_cycle(&self.noise, self.policy, spec.addr_width, spec.data_width)
+    }
     fn zero_rom(&self, spec: &MemorySpec) -> TfheRom {
         let n = self.params().n1;
         let (slot_log, low_bits, blocks) =
@@ -406,9 +443,13 @@ impl Backend for TfheBackend {
             TaskKind::WriteValue => 20.0,
             TaskKind::Cmux => 0.02,
             TaskKind::Lift => 10.0,
-            // Measured on Pearl's 256 × 16 RAM: 10.7 s of clock edge at 3.0 ms per unit on one
-            // thread for 4,096 cells (an 8-CMUX chain each plus the noise-budget refresh).
-            TaskKind::RamWriteCell => 0.87,
+            // The demultiplexed write: two external products per cell (the read tree and the
+            // demultiplexer), each about a CMUX.
+            TaskKind::RamWriteCell => 2.0 * 0.02,
+            // Extraction, key switch and bootstrap: a gate bootstrap's work. (Pearl's 256 × 16 RAM
+            // refreshes 304 cells a cycle: 3,040 + 164 units, 4.4 s at 1.36 ms per unit against
+            // 4.2 s measured on one thread.)
+            TaskKind::RamRefreshCell => 10.0,
         }
     }
     fn encode_bit(&self, b: &Tlwe<u32>, out: &mut Vec<u8>) {
