@@ -206,20 +206,24 @@ fn measure(dir: &Path, cycles: u64, warmup: u64) -> Result<()> {
     backend.encode_bit(&backend.constant(false), &mut bit);
     let mut ring = Vec::new();
     backend.encode_ring(&backend.ring_constant(false), &mut ring);
+    let mut sel = Vec::new();
+    backend.encode_sel(&backend.select(&backend.constant(false))?, &mut sel);
     let m = Measured {
         seconds_per_unit: spu,
         bit_bytes: bit.len(),
         ring_bytes: ring.len(),
+        sel_bytes: sel.len(),
     };
     let p1 = predict(&one, &m, &Network::TEN_GBE, 1);
     println!();
     println!(
         "Cost model: {:.2} ms per cost unit (busy time of the 2-thread cycle / {units:.0} units), {} B per \
-         bit, {} B per ring; clock edge (RAM write and refresh) {:.2} s on one thread by the model, \
+         bit, {} B per ring, {} B per selector; clock edge (RAM write and refresh) {:.2} s on one thread by the model, \
          measured {:.2} s on 2 threads",
         spu * 1e3,
         m.bit_bytes,
         m.ring_bytes,
+        m.sel_bytes,
         p1.edge_seconds_one_thread,
         latch1 / n
     );
@@ -235,8 +239,8 @@ fn measure(dir: &Path, cycles: u64, warmup: u64) -> Result<()> {
     );
     println!();
     println!("Predicted seconds per cycle, 1 thread per rank, 10 Gb/s, 20 µs:");
-    println!("| core | ranks | selects per batch | s/cycle | critical path s | busiest rank s | bits crossing | rings crossing | messages | MB/cycle |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("| core | ranks | selects per batch | s/cycle | critical path s | busiest rank s | bits crossing | rings crossing | selectors crossing | messages | MB/cycle |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     let mut pearl64 = f64::NAN;
     for core in [Core::Pearl, Core::Ruby] {
         let ce = Engine::new(backend.clone(), circuit(core)?);
@@ -247,13 +251,14 @@ fn measure(dir: &Path, cycles: u64, warmup: u64) -> Result<()> {
                 pearl64 = pr.seconds;
             }
             println!(
-                "| {core} | {p} | {} | {:.2} | {:.2} | {:.2} | {} | {} | {} | {:.1} |",
+                "| {core} | {p} | {} | {:.2} | {:.2} | {:.2} | {} | {} | {} | {} | {:.1} |",
                 part.select_batch,
                 pr.seconds,
                 pr.critical_path_seconds,
                 pr.max_work_seconds,
                 pr.crossing_bits,
                 pr.crossing_rings,
+                pr.crossing_sels,
                 pr.messages,
                 pr.bytes as f64 / 1e6
             );

@@ -111,6 +111,20 @@ pub trait Backend: Send + Sync {
         rom: &Self::Rom,
         addr: &[&Self::Sel],
     ) -> Result<Vec<Self::Ring>, CircuitError>;
+    /// Reads data bits `bits` of the word at `addr` from a ROM (what [`Self::rom_read`] gives for
+    /// them; the MPI executor reads a ROM word in parts on several ranks).
+    fn rom_read_bits(
+        &self,
+        rom: &Self::Rom,
+        addr: &[&Self::Sel],
+        bits: std::ops::Range<usize>,
+    ) -> Result<Vec<Self::Ring>, CircuitError> {
+        let mut all = self.rom_read(rom, addr)?;
+        if bits.start > bits.end || bits.end > all.len() {
+            return Err(CircuitError::Usage("ROM bits out of range".into()));
+        }
+        Ok(all.drain(bits).collect())
+    }
     /// Reads data bit `bit` of the word at `addr` from a RAM, as a fresh ring.
     fn ram_read(
         &self,
@@ -219,6 +233,10 @@ pub trait Backend: Send + Sync {
     fn encode_ring(&self, r: &Self::Ring, out: &mut Vec<u8>);
     /// Decodes a ring written by [`Self::encode_ring`].
     fn decode_ring(&self, r: &mut Reader<'_>) -> Result<Self::Ring, CircuitError>;
+    /// Appends the encoding of a prepared address bit (sent between MPI ranks).
+    fn encode_sel(&self, s: &Self::Sel, out: &mut Vec<u8>);
+    /// Decodes a prepared address bit written by [`Self::encode_sel`].
+    fn decode_sel(&self, r: &mut Reader<'_>) -> Result<Self::Sel, CircuitError>;
     /// Appends the encoding of a ROM.
     fn encode_rom(&self, m: &Self::Rom, out: &mut Vec<u8>);
     /// Decodes a ROM.

@@ -183,6 +183,20 @@ pub(crate) fn rom_read(
     rom: &TfheRom,
     addr: &[&TrgswFft<u32>],
 ) -> Result<Vec<Trlwe<u32>>, CircuitError> {
+    rom_read_bits(ek, rom, addr, 0..rom.data_width)
+}
+
+/// Reads data bits `bits` of the word at `addr` from a ROM (the CMUX tree and blind rotation are
+/// the same for every part; only the extractions differ).
+pub(crate) fn rom_read_bits(
+    ek: &EvalKey,
+    rom: &TfheRom,
+    addr: &[&TrgswFft<u32>],
+    bits: std::ops::Range<usize>,
+) -> Result<Vec<Trlwe<u32>>, CircuitError> {
+    if bits.start > bits.end || bits.end > rom.data_width {
+        return Err(CircuitError::Usage("ROM bits out of range".into()));
+    }
     if addr.len() != rom.addr_width {
         return Err(CircuitError::Usage("ROM address of the wrong width".into()));
     }
@@ -199,9 +213,7 @@ pub(crate) fn rom_read(
         let rotated = acc.mul_monomial(-((1i64 << rom.slot_log) << j));
         acc = sel.cmux(&rotated, &acc).map_err(tfhe_err)?;
     }
-    (0..rom.data_width)
-        .map(|i| extract_fresh(ek, &acc, i))
-        .collect()
+    bits.map(|i| extract_fresh(ek, &acc, i)).collect()
 }
 
 /// Reads data bit `bit` of the word at `addr`.
@@ -404,7 +416,9 @@ pub(crate) fn refreshes_per_cycle(
         RefreshPolicy::EveryCycle => words * w,
         RefreshPolicy::NoiseBudget { failure_log2 } => noise
             .refresh_period(a, w, failure_log2)
-            .map_or(words * w, |k| words.div_ceil(k.clamp(1, words as u64) as usize) * w),
+            .map_or(words * w, |k| {
+                words.div_ceil(k.clamp(1, words as u64) as usize) * w
+            }),
     }
 }
 

@@ -38,9 +38,10 @@ pub struct Measured {
     /// Seconds per unit of task cost ([`crate::Backend::task_cost`]) on one thread (the clock
     /// edge's RAM write and refresh are priced in the same units).
     pub seconds_per_unit: f64,
-    /// Bytes of a level-0 bit and of a ring on the wire.
+    /// Bytes of a level-0 bit, a ring and a memory selector (a TRGSW in TFHE) on the wire.
     pub bit_bytes: usize,
     pub ring_bytes: usize,
+    pub sel_bytes: usize,
 }
 
 /// A predicted cycle.
@@ -55,9 +56,11 @@ pub struct Prediction {
     pub edge_seconds_one_thread: f64,
     /// The busiest rank's work in seconds (no waiting).
     pub max_work_seconds: f64,
-    /// Ciphertexts crossing ranks per cycle (level-0 bits, rings), messages and bytes.
+    /// Ciphertexts crossing ranks per cycle (level-0 bits, rings, memory selectors), messages and
+    /// bytes (not counting the clock edge's refresh cells).
     pub crossing_bits: usize,
     pub crossing_rings: usize,
+    pub crossing_sels: usize,
     pub messages: usize,
     pub bytes: usize,
 }
@@ -78,8 +81,9 @@ pub fn predict(part: &Partition, m: &Measured, net: &Network, threads: usize) ->
         recvs[msg.dst as usize][msg.deadline as usize].push(i);
     }
     let size = |i: usize| -> usize {
-        let (b, r) = part.messages[i].counts();
-        b * m.bit_bytes + r * m.ring_bytes
+        let msg = &part.messages[i];
+        let (b, r) = msg.counts();
+        b * m.bit_bytes + r * m.ring_bytes + msg.sels() * m.sel_bytes
     };
     let mut arrival = vec![0f64; part.messages.len()];
     let mut clock = vec![0f64; ranks];
@@ -162,6 +166,7 @@ pub fn predict(part: &Partition, m: &Measured, net: &Network, threads: usize) ->
         max_work_seconds: max_work / threads as f64,
         crossing_bits,
         crossing_rings,
+        crossing_sels: part.crossing_sels(),
         messages: part.messages.len(),
         bytes: (0..part.messages.len()).map(size).sum(),
     }

@@ -28,11 +28,18 @@ pub(crate) enum Task {
     Cmux(NodeId),
     /// Lifts a source bit (input, flip-flop) to ring form.
     Lift(NodeId),
-    /// Circuit-bootstraps every address bit of memory `mem` (one batch).
+    /// Circuit-bootstraps address bits `first..first + count` of memory `mem` (one batch).
     Select {
         mem: u32,
+        first: u32,
+        count: u32,
     },
-    RomRead(u32),
+    /// Reads data bits `first..first + count` of the addressed ROM word.
+    RomRead {
+        mem: u32,
+        first: u32,
+        count: u32,
+    },
     RamRead {
         mem: u32,
         bit: u32,
@@ -184,7 +191,7 @@ impl<B: Backend> Engine<B> {
             Some(p) => MuxPlan::new(&circuit, &p),
             None => MuxPlan::gates_only(&circuit),
         };
-        let (tasks, graph, batches) = build_tasks(&circuit, &backend, &plan, SELECT_BATCH);
+        let (tasks, graph, batches) = build_tasks(&circuit, &backend, &plan, ENGINE_GRAIN);
         let threads = if backend.reveal(&backend.constant(false)).is_some() {
             1
         } else {
@@ -247,7 +254,7 @@ impl<B: Backend> Engine<B> {
             None => MuxPlan::gates_only(&self.circuit),
         };
         (self.tasks, self.graph, self.batches) =
-            build_tasks(&self.circuit, &self.backend, &self.plan, SELECT_BATCH);
+            build_tasks(&self.circuit, &self.backend, &self.plan, ENGINE_GRAIN);
         #[cfg(feature = "mpi")]
         if let Some(d) = &mut self.dist {
             d.invalidate();
@@ -848,6 +855,25 @@ impl<B: Backend> Ctx<'_, B> {
         }
         Ok(())
     }
+    /// Memory `mem`'s selector of address bit `bit` (sent between MPI ranks).
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    pub(crate) fn sel(&self, mem: u32, bit: u32) -> Result<&B::Sel, CircuitError> {
+        self.sels
+            .get(mem as usize)
+            .and_then(|v| v.get(bit as usize))
+            .and_then(OnceLock::get)
+            .ok_or_else(|| internal("selector missing"))
+    }
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    pub(crate) fn set_sel(&self, mem: u32, bit: u32, s: B::Sel) -> Result<(), CircuitError> {
+        let slot = self
+            .sels
+            .get(mem as usize)
+            .and_then(|v| v.get(bit as usize))
+            .ok_or_else(|| internal("selector out of range"))?;
+        let _ = slot.set(s);
+        Ok(())
+    }
     fn addr(&self, mem: usize) -> Result<Vec<&B::Sel>, CircuitError> {
         self.sels[mem]
             .iter()
@@ -932,23 +958,34 @@ impl<B: Backend> Ctx<'_, B> {
                 };
                 self.set_ring(id, r);
             }
-            Task::Select { mem } => {
+            Task::Select { mem, first, count } => {
+                let range = span(first, count);
                 let m = &self.c.mems[mem as usize];
                 let bits = m
                     .addr
+                    .get(range.clone())
+                    .ok_or_else(|| internal("address bits out of range"))?
                     .iter()
                     .map(|&a| self.get(a))
                     .collect::<Result<Vec<_>, _>>()?;
-                for (slot, sel) in self.sels[mem as usize].iter().zip(b.select_batch(&bits)?) {
+                let slots = self.sels[mem as usize]
+                    .get(range)
+                    .ok_or_else(|| internal("selectors out of range"))?;
+                for (slot, sel) in slots.iter().zip(b.select_batch(&bits)?) {
                     let _ = slot.set(sel);
                 }
             }
-            Task::RomRead(mem) => {
+            Task::RomRead { mem, first, count } => {
                 let MemState::Rom(rom) = &self.mems[mem as usize] else {
                     return Err(internal("ROM state missing"));
                 };
-                let out = b.rom_read(rom, &self.addr(mem as usize)?)?;
-                for (&node, r) in self.c.mems[mem as usize].rdata.iter().zip(out) {
+                let range = span(first, count);
+                let nodes = self.c.mems[mem as usize]
+                    .rdata
+                    .get(range.clone())
+                    .ok_or_else(|| internal("ROM bits out of range"))?;
+                let out = b.rom_read_bits(rom, &self.addr(mem as usize)?, range)?;
+                for (&node, r) in nodes.iter().zip(out) {
                     self.set_from_ring(node, r)?;
                 }
             }
@@ -977,13 +1014,51 @@ impl<B: Backend> Ctx<'_, B> {
 /// Most selects circuit-bootstrapped in one task: a batch streams the private key-switching key once.
 pub(crate) const SELECT_BATCH: usize = 8;
 
+/// How finely a cycle is cut into tasks (the MPI executor cuts finer on many ranks,
+/// [`crate::partition::grain_for`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Grain {
+    /// MUX selects per circuit-bootstrapping batch.
+    pub(crate) select_batch: usize,
+    /// Memory address bits per circuit-bootstrapping task.
+    pub(crate) mem_select: usize,
+    /// ROM data bits per read task.
+    pub(crate) rom_bits: usize,
+}
+
+/// The single-process engine's tasks: batches of [`SELECT_BATCH`], a memory's address and a ROM
+/// read each one task.
+pub(crate) const ENGINE_GRAIN: Grain = Grain {
+    select_batch: SELECT_BATCH,
+    mem_select: usize::MAX,
+    rom_bits: usize::MAX,
+};
+
+/// `first..first + count` as indices.
+fn span(first: u32, count: u32) -> std::ops::Range<usize> {
+    let f = first as usize;
+    f..f.saturating_add(count as usize)
+}
+
+/// `(first, count)` chunks of at most `per` covering `0..n` (one empty chunk when `n` is 0).
+fn chunks(n: usize, per: usize) -> Vec<(u32, u32)> {
+    let per = per.max(1);
+    if n == 0 {
+        return vec![(0, 0)];
+    }
+    (0..n)
+        .step_by(per)
+        .map(|f| (f as u32, per.min(n - f) as u32))
+        .collect()
+}
+
 /// Builds the task list (in topological order), the scheduler graph with upward-rank priorities, and
-/// the batches of MUX selects (at most `select_batch` selects each).
+/// the batches of MUX selects, cut as `grain` says.
 pub(crate) fn build_tasks<B: Backend>(
     c: &Circuit,
     b: &B,
     plan: &MuxPlan,
-    select_batch: usize,
+    grain: Grain,
 ) -> (Vec<Task>, TaskGraph, Vec<Vec<u32>>) {
     let mut tasks = Vec::new();
     let mut preds: Vec<Vec<u32>> = Vec::new();
@@ -1053,7 +1128,10 @@ pub(crate) fn build_tasks<B: Backend>(
                                 others.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
                                 let mut members = vec![slot];
                                 members.extend(
-                                    others.into_iter().take(select_batch.max(1) - 1).map(|(_, u)| u),
+                                    others
+                                        .into_iter()
+                                        .take(grain.select_batch.max(1) - 1)
+                                        .map(|(_, u)| u),
                                 );
                                 let p = deps(
                                     &mut members.iter().map(|&u| plan.sel_nodes[u as usize]),
@@ -1105,26 +1183,43 @@ pub(crate) fn build_tasks<B: Backend>(
             }
             Step::MemRead(m) => {
                 let mem = &c.mems[m as usize];
-                let p = deps(&mut mem.addr.iter().copied(), &producer);
-                let sel = vec![push(
-                    Task::Select { mem: m },
-                    p,
-                    TaskKind::Select,
-                    mem.addr.len() as f64,
-                    &mut tasks,
-                )];
+                let sel: Vec<u32> = chunks(mem.addr.len(), grain.mem_select)
+                    .into_iter()
+                    .map(|(first, count)| {
+                        let bits = &mem.addr[span(first, count)];
+                        let p = deps(&mut bits.iter().copied(), &producer);
+                        push(
+                            Task::Select {
+                                mem: m,
+                                first,
+                                count,
+                            },
+                            p,
+                            TaskKind::Select,
+                            f64::from(count),
+                            &mut tasks,
+                        )
+                    })
+                    .collect();
                 match mem.spec.kind {
                     MemKind::Rom => {
-                        let t = push(
-                            Task::RomRead(m),
-                            sel.clone(),
-                            TaskKind::RomRead,
-                            1.0,
-                            &mut tasks,
-                        );
-                        for &r in &mem.rdata {
-                            producer[r as usize] = Some(t);
-                            ring_producer[r as usize] = Some(t);
+                        let width = mem.rdata.len().max(1) as f64;
+                        for (first, count) in chunks(mem.rdata.len(), grain.rom_bits) {
+                            let t = push(
+                                Task::RomRead {
+                                    mem: m,
+                                    first,
+                                    count,
+                                },
+                                sel.clone(),
+                                TaskKind::RomRead,
+                                f64::from(count) / width,
+                                &mut tasks,
+                            );
+                            for &r in &mem.rdata[span(first, count)] {
+                                producer[r as usize] = Some(t);
+                                ring_producer[r as usize] = Some(t);
+                            }
                         }
                     }
                     MemKind::Ram => {

@@ -10,6 +10,11 @@
 //!   and before a level it receives the messages that level needs. Flip-flops and memories live on the
 //!   rank that computes them; rank 0 receives the output bits every cycle and the rest of the state at
 //!   [`Engine::gather_state`] (end of a run, snapshots).
+//! * At the clock edge each CMUX RAM's owner writes it (the write without its refresh), then every
+//!   rank refreshes an even share of the cells the refresh policy picked: the owner sends each rank
+//!   its cells and stores what comes back ([`crate::partition::RamEdge`]). Memory selectors (TRGSWs)
+//!   travel like other values, so a memory's address bits and a ROM word's bits can be split over
+//!   ranks ([`crate::partition::select_batch_for`]).
 //! * Bootstrapping is deterministic and nothing in a cycle draws randomness, so each value is
 //!   bit-identical to the one the single-process engine computes.
 //! * An error on any rank inside a distributed call is fatal for the whole job: the rank prints it and
@@ -31,10 +36,10 @@ use sha3::{Digest, Sha3_256};
 use crate::backend::{Backend, Reader};
 use crate::blueprint::MemImpl;
 use crate::circuit::Node;
+use crate::cmux::par_for;
 use crate::engine::{internal, Ctx, CycleStats, Engine, MemState};
 use crate::error::CircuitError;
-use crate::cmux::par_for;
-use crate::partition::{refresh_share, split_item, Partition};
+use crate::partition::{item, refresh_share, Item, Partition};
 
 /// Tags of the point-to-point messages: a cycle's message from level `L` uses tag `L + 1`; the state
 /// gather uses its own tag. Levels beyond this bound are refused (the MPI standard guarantees tags up
@@ -521,11 +526,10 @@ fn cycle_inner<B: Backend>(
     let encode = |items: &[u64]| -> Result<Vec<u8>, CircuitError> {
         let mut out = Vec::new();
         for &i in items {
-            let (node, ring) = split_item(i);
-            if ring {
-                b.encode_ring(ctx.ring(node)?, &mut out);
-            } else {
-                b.encode_bit(ctx.get(node)?, &mut out);
+            match item(i) {
+                Item::Bit(n) => b.encode_bit(ctx.get(n)?, &mut out),
+                Item::Ring(n) => b.encode_ring(ctx.ring(n)?, &mut out),
+                Item::Sel { mem, bit } => b.encode_sel(ctx.sel(mem, bit)?, &mut out),
             }
         }
         Ok(out)
@@ -537,11 +541,10 @@ fn cycle_inner<B: Backend>(
             .receive_vec_with_tag::<u8>((m.level + 1) as i32);
         let mut r = Reader::new(&bytes);
         for &i in &m.items {
-            let (node, ring) = split_item(i);
-            if ring {
-                ctx.set_ring(node, b.decode_ring(&mut r)?);
-            } else {
-                ctx.set(node, b.decode_bit(&mut r)?);
+            match item(i) {
+                Item::Bit(n) => ctx.set(n, b.decode_bit(&mut r)?),
+                Item::Ring(n) => ctx.set_ring(n, b.decode_ring(&mut r)?),
+                Item::Sel { mem, bit } => ctx.set_sel(mem, bit, b.decode_sel(&mut r)?)?,
             }
         }
         if r.remaining() != 0 {
@@ -661,9 +664,11 @@ fn cycle_inner<B: Backend>(
             let reqs: Vec<_> = (0..size)
                 .filter(|&r| r as u32 != me)
                 .map(|r| {
-                    world
-                        .process_at_rank(r as i32)
-                        .immediate_send_with_tag(scope, &bufs[r][..], TAG_REFRESH)
+                    world.process_at_rank(r as i32).immediate_send_with_tag(
+                        scope,
+                        &bufs[r][..],
+                        TAG_REFRESH,
+                    )
                 })
                 .collect();
             let fresh = par_for(own.len(), threads, |k| {

@@ -26,16 +26,26 @@ use std::ops::Range;
 
 use crate::backend::{Backend, TaskKind};
 use crate::circuit::{Circuit, Node, NodeId};
-use crate::engine::{build_tasks, Task, SELECT_BATCH};
+use crate::engine::{build_tasks, Grain, Task, ENGINE_GRAIN, SELECT_BATCH};
 use crate::leveled::MuxPlan;
 
 /// Selects circuit-bootstrapped per batch on `ranks` ranks: the single-process engine's batch up to
 /// 2 ranks, then smaller ones (down to 1), so that the select work of a level can spread.
 pub fn select_batch_for(ranks: usize) -> usize {
+    grain_for(ranks).select_batch
+}
+
+/// How a cycle is cut into tasks on `ranks` ranks: as the single-process engine up to 2 ranks; on
+/// more, smaller select batches and a memory's address bits and a ROM word's bits in several tasks
+/// (one each from 64 ranks on), so that no big task sits alone on the critical path.
+pub(crate) fn grain_for(ranks: usize) -> Grain {
     if ranks <= 2 {
-        SELECT_BATCH
-    } else {
-        (SELECT_BATCH * 2 / ranks).max(1)
+        return ENGINE_GRAIN;
+    }
+    Grain {
+        select_batch: (SELECT_BATCH * 2 / ranks).max(1),
+        mem_select: (SELECT_BATCH / ranks).max(1),
+        rom_bits: (32 / ranks).max(1),
     }
 }
 
@@ -61,16 +71,48 @@ pub struct RamEdge {
     pub refresh_units: f64,
 }
 
-/// An item that can cross ranks: a node's level-0 bit (`2n`) or its ring (`2n + 1`).
+/// An item that can cross ranks: a node's level-0 bit (`2n`) or its ring (`2n + 1`), or a memory's
+/// prepared address bit ([`sel_item`]).
 pub(crate) fn bit_item(n: NodeId) -> u64 {
     u64::from(n) << 1
 }
 pub(crate) fn ring_item(n: NodeId) -> u64 {
     (u64::from(n) << 1) | 1
 }
-/// The node and whether the item is a ring.
-pub(crate) fn split_item(i: u64) -> (NodeId, bool) {
-    ((i >> 1) as NodeId, i & 1 == 1)
+const SEL_FLAG: u64 = 1 << 63;
+/// The selector of address bit `bit` of memory `mem`.
+pub(crate) fn sel_item(mem: u32, bit: u32) -> u64 {
+    SEL_FLAG | (u64::from(mem) << 32) | u64::from(bit)
+}
+
+/// What an item is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Item {
+    Bit(NodeId),
+    Ring(NodeId),
+    Sel { mem: u32, bit: u32 },
+}
+
+pub(crate) fn item(i: u64) -> Item {
+    if i & SEL_FLAG != 0 {
+        Item::Sel {
+            mem: ((i & !SEL_FLAG) >> 32) as u32,
+            bit: i as u32,
+        }
+    } else if i & 1 == 1 {
+        Item::Ring((i >> 1) as NodeId)
+    } else {
+        Item::Bit((i >> 1) as NodeId)
+    }
+}
+
+/// The selectors of every address bit of memory `mem`.
+fn mem_sels(c: &Circuit, mem: u32) -> impl Iterator<Item = u64> + '_ {
+    (0..c.mems[mem as usize].addr.len() as u32).map(move |k| sel_item(mem, k))
+}
+
+fn span(first: u32, count: u32) -> std::ops::Range<usize> {
+    first as usize..first as usize + count as usize
 }
 
 /// The items a task reads and writes.
@@ -143,15 +185,21 @@ pub(crate) fn task_io(c: &Circuit, plan: &MuxPlan, batches: &[Vec<u32>], t: Task
             r.push(bit_item(id));
             w.push(ring_item(id));
         }
-        Task::Select { mem } => {
-            r.extend(c.mems[mem as usize].addr.iter().map(|&a| bit_item(a)));
+        Task::Select { mem, first, count } => {
+            let addr = &c.mems[mem as usize].addr;
+            r.extend(addr[span(first, count)].iter().map(|&a| bit_item(a)));
+            w.extend((first..first + count).map(|k| sel_item(mem, k)));
         }
-        Task::RomRead(mem) => {
-            for &n in &c.mems[mem as usize].rdata {
+        Task::RomRead { mem, first, count } => {
+            r.extend(mem_sels(c, mem));
+            for &n in &c.mems[mem as usize].rdata[span(first, count)] {
                 stored(plan, n, w);
             }
         }
-        Task::RamRead { mem, bit } => stored(plan, c.mems[mem as usize].rdata[bit as usize], w),
+        Task::RamRead { mem, bit } => {
+            r.extend(mem_sels(c, mem));
+            stored(plan, c.mems[mem as usize].rdata[bit as usize], w)
+        }
         Task::WriteVal { mem, bit } => {
             let m = &c.mems[mem as usize];
             let i = bit as usize;
@@ -178,8 +226,11 @@ pub(crate) fn task_kind(c: &Circuit, batches: &[Vec<u32>], t: Task) -> (TaskKind
         ),
         Task::Cmux(_) => (TaskKind::Cmux, 1.0),
         Task::Lift(_) => (TaskKind::Lift, 1.0),
-        Task::Select { mem } => (TaskKind::Select, c.mems[mem as usize].addr.len() as f64),
-        Task::RomRead(_) => (TaskKind::RomRead, 1.0),
+        Task::Select { count, .. } => (TaskKind::Select, f64::from(count)),
+        Task::RomRead { mem, count, .. } => (
+            TaskKind::RomRead,
+            f64::from(count) / c.mems[mem as usize].rdata.len().max(1) as f64,
+        ),
         Task::RamRead { .. } => (TaskKind::RamRead, 1.0),
         Task::WriteVal { .. } => (TaskKind::WriteValue, 1.0),
     }
@@ -194,15 +245,26 @@ pub struct Message {
     pub src: u32,
     pub dst: u32,
     pub deadline: u32,
-    /// Items in ascending order (`2n`: node `n`'s bit, `2n + 1`: its ring).
+    /// Items in ascending order (`2n`: node `n`'s bit, `2n + 1`: its ring; then memory selectors).
     pub items: Vec<u64>,
 }
 
 impl Message {
     /// (level-0 bits, rings) the message carries.
     pub fn counts(&self) -> (usize, usize) {
-        let rings = self.items.iter().filter(|&&i| i & 1 == 1).count();
-        (self.items.len() - rings, rings)
+        let rings = self
+            .items
+            .iter()
+            .filter(|&&i| matches!(item(i), Item::Ring(_)))
+            .count();
+        (self.items.len() - rings - self.sels(), rings)
+    }
+    /// Memory address selectors (TRGSWs in TFHE) the message carries.
+    pub fn sels(&self) -> usize {
+        self.items
+            .iter()
+            .filter(|&&i| matches!(item(i), Item::Sel { .. }))
+            .count()
     }
 }
 
@@ -268,8 +330,9 @@ impl Partition {
     /// Partitions the tasks of `c` under `plan` over `ranks` ranks (1 gives everything to rank 0).
     pub(crate) fn new<B: Backend>(c: &Circuit, b: &B, plan: &MuxPlan, ranks: usize) -> Partition {
         let ranks = ranks.max(1);
-        let select_batch = select_batch_for(ranks);
-        let (tasks, graph, batches) = build_tasks(c, b, plan, select_batch);
+        let grain = grain_for(ranks);
+        let select_batch = grain.select_batch;
+        let (tasks, graph, batches) = build_tasks(c, b, plan, grain);
         let (tasks, batches) = (&tasks[..], &batches[..]);
         let n = tasks.len();
         let io: Vec<TaskIo> = tasks
@@ -297,8 +360,7 @@ impl Partition {
             }
         }
         for &w in producer.keys() {
-            let (node, ring) = split_item(w);
-            if ring {
+            if let Item::Ring(node) = item(w) {
                 ring_exists[node as usize] = true;
             }
         }
@@ -309,7 +371,6 @@ impl Partition {
         let mut extra_preds: Vec<Vec<u32>> = vec![Vec::new(); n];
         let mut slot_task = vec![u32::MAX; plan.sel_nodes.len()];
         let mut mem_first = vec![u32::MAX; c.mems.len()];
-        let mut mem_select = vec![u32::MAX; c.mems.len()];
         let mut forced: Vec<Option<u32>> = vec![None; n];
         for (t, &task) in tasks.iter().enumerate() {
             let t = t as u32;
@@ -333,22 +394,23 @@ impl Partition {
                         }
                     }
                 }
-                Task::Select { mem }
-                | Task::RomRead(mem)
-                | Task::RamRead { mem, .. }
-                | Task::WriteVal { mem, .. } => {
+                // A RAM's reads and write values stay with its cells; selects and ROM reads (every
+                // rank holds the ROM) go anywhere, their selectors travel.
+                Task::RamRead { mem, .. } | Task::WriteVal { mem, .. } => {
                     let m = mem as usize;
                     if mem_first[m] == u32::MAX {
                         mem_first[m] = t;
                     } else {
                         units.union(t, mem_first[m]);
                     }
-                    if matches!(task, Task::Select { .. }) {
-                        mem_select[m] = t;
-                    } else if !matches!(task, Task::WriteVal { .. }) && mem_select[m] != u32::MAX {
-                        extra_preds[t as usize].push(mem_select[m]);
+                }
+                Task::RomRead { mem, .. } => {
+                    let m = mem as usize;
+                    if mem_first[m] == u32::MAX {
+                        mem_first[m] = t;
                     }
                 }
+                Task::Select { .. } => {}
                 Task::Lift(id) => {
                     if let Node::Dff(k) = c.nodes[id as usize] {
                         let d = c.dffs[k as usize].d;
@@ -473,7 +535,12 @@ impl Partition {
                 aff.iter_mut().for_each(|a| *a = 0.0);
                 for &r in &io[t as usize].reads {
                     if let Some(h) = holder_of(r, &owner) {
-                        aff[h as usize] += if r & 1 == 1 { 3.0 } else { 1.0 };
+                        // Weighted by size: a ring is ≈ 3 bits, a selector ≈ 16 rings.
+                        aff[h as usize] += match item(r) {
+                            Item::Bit(_) => 1.0,
+                            Item::Ring(_) => 3.0,
+                            Item::Sel { .. } => 48.0,
+                        };
                     }
                 }
                 let loads = &level_load[l * ranks..(l + 1) * ranks];
@@ -531,10 +598,12 @@ impl Partition {
             if let Some(h) = holder_of(item, &owner) {
                 return h;
             }
-            let (node, _) = split_item(item);
-            match c.nodes[node as usize] {
-                Node::Dff(k) => dff_owner[k as usize],
-                _ => EVERYWHERE,
+            match self::item(item) {
+                Item::Bit(n) | Item::Ring(n) => match c.nodes[n as usize] {
+                    Node::Dff(k) => dff_owner[k as usize],
+                    _ => EVERYWHERE,
+                },
+                Item::Sel { .. } => EVERYWHERE,
             }
         };
         // Needs: (item, dst) → earliest level.
@@ -554,6 +623,13 @@ impl Partition {
         for p in &c.outputs {
             for &bit in &p.bits {
                 add(bit_item(bit), 0, levels);
+            }
+        }
+        for m in 0..c.mems.len() {
+            if is_cmux_ram(m) {
+                for s in mem_sels(c, m as u32) {
+                    add(s, mem_owner[m], levels);
+                }
             }
         }
         for (k, d) in c.dffs.iter().enumerate() {
@@ -628,6 +704,10 @@ impl Partition {
             let (x, y) = m.counts();
             (b + x, r + y)
         })
+    }
+    /// Memory selectors crossing ranks per cycle.
+    pub fn crossing_sels(&self) -> usize {
+        self.messages.iter().map(Message::sels).sum()
     }
 }
 
@@ -748,12 +828,15 @@ mod tests {
                     match made.get(&i) {
                         Some(&t) if p.owner[t] == r => p.level[t] < at,
                         Some(_) => got.get(&(i, r)).is_some_and(|&(_, d)| d <= at),
-                        None => match c.nodes[split_item(i).0 as usize] {
-                            Node::Dff(k) => {
-                                p.dff_owner[k as usize] == r
-                                    || got.get(&(i, r)).is_some_and(|&(_, d)| d <= at)
-                            }
-                            _ => true,
+                        None => match item(i) {
+                            Item::Bit(n) | Item::Ring(n) => match c.nodes[n as usize] {
+                                Node::Dff(k) => {
+                                    p.dff_owner[k as usize] == r
+                                        || got.get(&(i, r)).is_some_and(|&(_, d)| d <= at)
+                                }
+                                _ => true,
+                            },
+                            Item::Sel { .. } => false,
                         },
                     }
                 };
@@ -769,6 +852,20 @@ mod tests {
                 }
                 for (k, d) in c.dffs.iter().enumerate() {
                     assert!(has(bit_item(d.d), p.dff_owner[k], p.levels));
+                }
+                for edge in &p.ram_edges {
+                    assert_eq!(edge.owner, p.mem_owner[edge.mem as usize]);
+                    for s in mem_sels(c, edge.mem) {
+                        assert!(has(s, edge.owner, p.levels), "the RAM write's selectors");
+                    }
+                }
+                if ranks == 7 && c.mems.len() > 1 {
+                    let parts = p
+                        .tasks
+                        .iter()
+                        .filter(|t| matches!(t, Task::Select { .. } | Task::RomRead { .. }))
+                        .count();
+                    assert!(parts > 2 * c.mems.len(), "selects and ROM reads are cut up");
                 }
                 let total: f64 = p.work().iter().sum();
                 let cost: f64 = p.cost.iter().sum();
@@ -814,6 +911,7 @@ mod tests {
                 seconds_per_unit: 1e-3,
                 bit_bytes: 2528,
                 ring_bytes: 16400,
+                sel_bytes: 131_080,
             };
             let free = Network {
                 bandwidth_bits: f64::INFINITY,
@@ -846,7 +944,12 @@ mod tests {
         let c = memuser();
         let params = vsp_tfhe::Params::default_128();
         let noise = crate::noise::NoiseModel::of(&params);
-        let spec = &c.mems.iter().find(|m| m.spec.kind == crate::blueprint::MemKind::Ram).unwrap().spec;
+        let spec = &c
+            .mems
+            .iter()
+            .find(|m| m.spec.kind == crate::blueprint::MemKind::Ram)
+            .unwrap()
+            .spec;
         let cells = crate::cmux::refreshes_per_cycle(
             &noise,
             crate::noise::RefreshPolicy::default(),
@@ -858,11 +961,13 @@ mod tests {
             seconds_per_unit: 1e-3,
             bit_bytes: 2528,
             ring_bytes: 16400,
+            sel_bytes: 131_080,
         };
-        // The same partition with the RAM refreshing `cells` cells of 10 units each.
+        // The same partitions with the RAM refreshing `cells` cells of 10 units each, or none.
         let e = Engine::new(PlainBackend, c.clone());
-        let with_refresh = |ranks: usize| {
+        let with_refresh = |ranks: usize, cells: usize| {
             let mut p = e.plan_partition(ranks);
+            assert_eq!(p.ram_edges.len(), 1);
             for x in &mut p.ram_edges {
                 x.refresh_cells = cells;
                 x.refresh_units = 10.0;
@@ -873,11 +978,13 @@ mod tests {
             bandwidth_bits: f64::INFINITY,
             latency: 0.0,
         };
-        let one = predict(&with_refresh(1), &m, &free, 1);
-        let four = predict(&with_refresh(4), &m, &free, 1);
-        let refresh = cells as f64 * 10.0 * 1e-3;
-        // One rank does every refresh; four ranks do a quarter each (the DAG is tiny here).
-        assert!(one.seconds >= refresh);
-        assert!(four.seconds < one.seconds - refresh / 2.0, "{four:?} vs {one:?}");
+        let unit = 10.0 * 1e-3;
+        let t =
+            |ranks: usize, cells: usize| predict(&with_refresh(ranks, cells), &m, &free, 1).seconds;
+        // One rank does every refresh; on four each does at most a quarter after its levels.
+        assert!((t(1, cells) - t(1, 0) - cells as f64 * unit).abs() < 1e-9);
+        let four = t(4, cells) - t(4, 0);
+        assert!(four > 0.0);
+        assert!(four <= cells.div_ceil(4) as f64 * unit + 1e-9, "{four}");
     }
 }

@@ -238,6 +238,12 @@ impl Backend for PlainBackend {
     fn decode_ring(&self, r: &mut Reader<'_>) -> Result<u64, CircuitError> {
         Ok(r.u64("ring")?)
     }
+    fn encode_sel(&self, s: &u64, out: &mut Vec<u8>) {
+        out.extend_from_slice(&s.to_le_bytes());
+    }
+    fn decode_sel(&self, r: &mut Reader<'_>) -> Result<u64, CircuitError> {
+        Ok(r.u64("selector")?)
+    }
     fn encode_rom(&self, m: &PlainMemory, out: &mut Vec<u8>) {
         m.encode(out)
     }

@@ -382,7 +382,9 @@ impl Backend for TfheBackend {
         cell: Trlwe<u32>,
     ) -> Result<(), CircuitError> {
         if cell.degree() != self.params().n1 {
-            return Err(CircuitError::Backend("a RAM cell of the wrong degree".into()));
+            return Err(CircuitError::Backend(
+                "a RAM cell of the wrong degree".into(),
+            ));
         }
         let slot = ram
             .cells
@@ -464,6 +466,37 @@ impl Backend for TfheBackend {
     }
     fn decode_ring(&self, r: &mut Reader<'_>) -> Result<Trlwe<u32>, CircuitError> {
         get_trlwe(r, self.params().n1)
+    }
+    fn encode_sel(&self, s: &TrgswFft<u32>, out: &mut Vec<u8>) {
+        let d = s.fourier_data();
+        out.extend_from_slice(&(d.len() as u64).to_le_bytes());
+        for x in d {
+            out.extend_from_slice(&x.to_bits().to_le_bytes());
+        }
+    }
+    fn decode_sel(&self, r: &mut Reader<'_>) -> Result<TrgswFft<u32>, CircuitError> {
+        let p = self.params();
+        let want = 4 * p.cb.levels as usize * p.n1;
+        let n = r.count(8, want, "TRGSW length")?;
+        if n != want {
+            return Err(CircuitError::Backend(format!(
+                "a TRGSW of {n} values, these parameters' have {want}"
+            )));
+        }
+        let data = r
+            .u64_words(n, "TRGSW")?
+            .into_iter()
+            .map(f64::from_bits)
+            .collect();
+        Ok(TrgswFft::from_fourier_data(p.n1, p.cb, data)?)
+    }
+    fn rom_read_bits(
+        &self,
+        rom: &TfheRom,
+        addr: &[&TrgswFft<u32>],
+        bits: std::ops::Range<usize>,
+    ) -> Result<Vec<Trlwe<u32>>, CircuitError> {
+        cmux::rom_read_bits(&self.ek, rom, addr, bits)
     }
     fn encode_rom(&self, m: &TfheRom, out: &mut Vec<u8>) {
         m.encode(out);
