@@ -233,6 +233,10 @@ pub trait Backend: Send + Sync {
     fn encode_ring(&self, r: &Self::Ring, out: &mut Vec<u8>);
     /// Decodes a ring written by [`Self::encode_ring`].
     fn decode_ring(&self, r: &mut Reader<'_>) -> Result<Self::Ring, CircuitError>;
+    /// Appends the encoding of a RAM write value (sent between MPI ranks).
+    fn encode_write_val(&self, v: &Self::WriteVal, out: &mut Vec<u8>);
+    /// Decodes a write value written by [`Self::encode_write_val`].
+    fn decode_write_val(&self, r: &mut Reader<'_>) -> Result<Self::WriteVal, CircuitError>;
     /// Appends the encoding of a prepared address bit (sent between MPI ranks).
     fn encode_sel(&self, s: &Self::Sel, out: &mut Vec<u8>);
     /// Decodes a prepared address bit written by [`Self::encode_sel`].

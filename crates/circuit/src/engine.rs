@@ -864,6 +864,25 @@ impl<B: Backend> Ctx<'_, B> {
             .and_then(OnceLock::get)
             .ok_or_else(|| internal("selector missing"))
     }
+    /// Memory `mem`'s write value of data bit `bit` (sent between MPI ranks).
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    pub(crate) fn wval(&self, mem: u32, bit: u32) -> Result<&B::WriteVal, CircuitError> {
+        self.wvals
+            .get(mem as usize)
+            .and_then(|v| v.get(bit as usize))
+            .and_then(OnceLock::get)
+            .ok_or_else(|| internal("write value missing"))
+    }
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    pub(crate) fn set_wval(&self, mem: u32, bit: u32, v: B::WriteVal) -> Result<(), CircuitError> {
+        let slot = self
+            .wvals
+            .get(mem as usize)
+            .and_then(|x| x.get(bit as usize))
+            .ok_or_else(|| internal("write value out of range"))?;
+        let _ = slot.set(v);
+        Ok(())
+    }
     #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
     pub(crate) fn set_sel(&self, mem: u32, bit: u32, s: B::Sel) -> Result<(), CircuitError> {
         let slot = self

@@ -530,6 +530,7 @@ fn cycle_inner<B: Backend>(
                 Item::Bit(n) => b.encode_bit(ctx.get(n)?, &mut out),
                 Item::Ring(n) => b.encode_ring(ctx.ring(n)?, &mut out),
                 Item::Sel { mem, bit } => b.encode_sel(ctx.sel(mem, bit)?, &mut out),
+                Item::WriteVal { mem, bit } => b.encode_write_val(ctx.wval(mem, bit)?, &mut out),
             }
         }
         Ok(out)
@@ -545,6 +546,9 @@ fn cycle_inner<B: Backend>(
                 Item::Bit(n) => ctx.set(n, b.decode_bit(&mut r)?),
                 Item::Ring(n) => ctx.set_ring(n, b.decode_ring(&mut r)?),
                 Item::Sel { mem, bit } => ctx.set_sel(mem, bit, b.decode_sel(&mut r)?)?,
+                Item::WriteVal { mem, bit } => {
+                    ctx.set_wval(mem, bit, b.decode_write_val(&mut r)?)?
+                }
             }
         }
         if r.remaining() != 0 {

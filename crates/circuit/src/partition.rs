@@ -4,12 +4,13 @@
 //!
 //! * Tasks are levelled by their longest path from the cycle's sources (a task at level `L` reads only
 //!   values made at levels below `L`).
-//! * Work that shares state is placed as one unit: a memory's address selection, reads, write values
-//!   and clock-edge write (the memory lives on one rank); a batch of circuit-bootstrapped MUX selects
-//!   with every CMUX it drives (a select is a large TRGSW that never travels); a flip-flop's lift with
-//!   the task that computes its D input (a carried ring stays where it was made).
-//! * Select batches shrink as ranks grow ([`select_batch_for`]): a batch is circuit-bootstrapped as
-//!   one task and placed with the CMUXes it drives, so smaller batches let that work spread.
+//! * Work that shares state is placed as one unit: a RAM's reads and its clock-edge write (its cells
+//!   live on one rank); a batch of circuit-bootstrapped MUX selects with every CMUX it drives (that
+//!   select never travels); a flip-flop's lift with the task that computes its D input (a carried
+//!   ring stays where it was made). A memory's address selectors (TRGSWs) and a RAM's write values
+//!   travel, so the tasks making them go anywhere, and so do ROM reads (every rank holds the ROM).
+//! * On more than 2 ranks big tasks are cut up ([`select_batch_for`]): smaller MUX select batches, a
+//!   memory's address bits and a ROM word's bits in several tasks.
 //! * A CMUX RAM's clock edge has two parts ([`RamEdge`]): the write (external products over cells
 //!   the owner holds) runs on the memory's rank, the refresh of the cycle's cells (a bootstrap each,
 //!   most of the edge) is split evenly over every rank ([`refresh_share`]).
@@ -17,7 +18,7 @@
 //!   largest first, each on the rank that already holds most of its operands among those whose load at
 //!   that level stays within the level's fair share, else on the least-loaded one. That balances the
 //!   bootstrap work of every level and keeps operands where they are used.
-//! * A value (a level-0 bit or a ring) crosses ranks only when a task, the outputs (rank 0) or a
+//! * A value (a level-0 bit, a ring, a selector, a write value) crosses ranks only when a task, the outputs (rank 0) or a
 //!   flip-flop's owner on another rank reads it: the partition lists those messages, one per
 //!   (producing level, source rank, destination rank), with the level at which the receiver first
 //!   needs it.
@@ -80,9 +81,14 @@ pub(crate) fn ring_item(n: NodeId) -> u64 {
     (u64::from(n) << 1) | 1
 }
 const SEL_FLAG: u64 = 1 << 63;
+const WVAL_FLAG: u64 = 1 << 62;
 /// The selector of address bit `bit` of memory `mem`.
 pub(crate) fn sel_item(mem: u32, bit: u32) -> u64 {
     SEL_FLAG | (u64::from(mem) << 32) | u64::from(bit)
+}
+/// The write value of data bit `bit` of RAM `mem`.
+pub(crate) fn wval_item(mem: u32, bit: u32) -> u64 {
+    WVAL_FLAG | (u64::from(mem) << 32) | u64::from(bit)
 }
 
 /// What an item is.
@@ -91,12 +97,18 @@ pub(crate) enum Item {
     Bit(NodeId),
     Ring(NodeId),
     Sel { mem: u32, bit: u32 },
+    WriteVal { mem: u32, bit: u32 },
 }
 
 pub(crate) fn item(i: u64) -> Item {
     if i & SEL_FLAG != 0 {
         Item::Sel {
             mem: ((i & !SEL_FLAG) >> 32) as u32,
+            bit: i as u32,
+        }
+    } else if i & WVAL_FLAG != 0 {
+        Item::WriteVal {
+            mem: ((i & !WVAL_FLAG) >> 32) as u32,
             bit: i as u32,
         }
     } else if i & 1 == 1 {
@@ -205,6 +217,7 @@ pub(crate) fn task_io(c: &Circuit, plan: &MuxPlan, batches: &[Vec<u32>], t: Task
             let i = bit as usize;
             r.extend(m.wren.map(bit_item));
             r.extend([bit_item(m.wdata[i]), bit_item(m.rdata[i])]);
+            w.push(wval_item(mem, bit));
         }
     }
     r.sort_unstable();
@@ -250,12 +263,12 @@ pub struct Message {
 }
 
 impl Message {
-    /// (level-0 bits, rings) the message carries.
+    /// (level-0 bits, rings) the message carries (RAM write values are rings).
     pub fn counts(&self) -> (usize, usize) {
         let rings = self
             .items
             .iter()
-            .filter(|&&i| matches!(item(i), Item::Ring(_)))
+            .filter(|&&i| matches!(item(i), Item::Ring(_) | Item::WriteVal { .. }))
             .count();
         (self.items.len() - rings - self.sels(), rings)
     }
@@ -394,9 +407,9 @@ impl Partition {
                         }
                     }
                 }
-                // A RAM's reads and write values stay with its cells; selects and ROM reads (every
-                // rank holds the ROM) go anywhere, their selectors travel.
-                Task::RamRead { mem, .. } | Task::WriteVal { mem, .. } => {
+                // A RAM's reads stay with its cells; selects, write values and ROM reads (every
+                // rank holds the ROM) go anywhere, their selectors and write values travel.
+                Task::RamRead { mem, .. } => {
                     let m = mem as usize;
                     if mem_first[m] == u32::MAX {
                         mem_first[m] = t;
@@ -410,7 +423,7 @@ impl Partition {
                         mem_first[m] = t;
                     }
                 }
-                Task::Select { .. } => {}
+                Task::Select { .. } | Task::WriteVal { .. } => {}
                 Task::Lift(id) => {
                     if let Node::Dff(k) = c.nodes[id as usize] {
                         let d = c.dffs[k as usize].d;
@@ -538,7 +551,7 @@ impl Partition {
                         // Weighted by size: a ring is ≈ 3 bits, a selector ≈ 16 rings.
                         aff[h as usize] += match item(r) {
                             Item::Bit(_) => 1.0,
-                            Item::Ring(_) => 3.0,
+                            Item::Ring(_) | Item::WriteVal { .. } => 3.0,
                             Item::Sel { .. } => 48.0,
                         };
                     }
@@ -603,7 +616,7 @@ impl Partition {
                     Node::Dff(k) => dff_owner[k as usize],
                     _ => EVERYWHERE,
                 },
-                Item::Sel { .. } => EVERYWHERE,
+                Item::Sel { .. } | Item::WriteVal { .. } => EVERYWHERE,
             }
         };
         // Needs: (item, dst) → earliest level.
@@ -629,6 +642,9 @@ impl Partition {
             if is_cmux_ram(m) {
                 for s in mem_sels(c, m as u32) {
                     add(s, mem_owner[m], levels);
+                }
+                for k in 0..c.mems[m].wdata.len() as u32 {
+                    add(wval_item(m as u32, k), mem_owner[m], levels);
                 }
             }
         }
@@ -836,7 +852,7 @@ mod tests {
                                 }
                                 _ => true,
                             },
-                            Item::Sel { .. } => false,
+                            Item::Sel { .. } | Item::WriteVal { .. } => false,
                         },
                     }
                 };
@@ -857,6 +873,10 @@ mod tests {
                     assert_eq!(edge.owner, p.mem_owner[edge.mem as usize]);
                     for s in mem_sels(c, edge.mem) {
                         assert!(has(s, edge.owner, p.levels), "the RAM write's selectors");
+                    }
+                    for k in 0..c.mems[edge.mem as usize].wdata.len() as u32 {
+                        let v = wval_item(edge.mem, k);
+                        assert!(has(v, edge.owner, p.levels), "the RAM write's values");
                     }
                 }
                 if ranks == 7 && c.mems.len() > 1 {

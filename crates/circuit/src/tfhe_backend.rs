@@ -467,6 +467,12 @@ impl Backend for TfheBackend {
     fn decode_ring(&self, r: &mut Reader<'_>) -> Result<Trlwe<u32>, CircuitError> {
         get_trlwe(r, self.params().n1)
     }
+    fn encode_write_val(&self, v: &Trlwe<u32>, out: &mut Vec<u8>) {
+        put_trlwe(v, out);
+    }
+    fn decode_write_val(&self, r: &mut Reader<'_>) -> Result<Trlwe<u32>, CircuitError> {
+        get_trlwe(r, self.params().n1)
+    }
     fn encode_sel(&self, s: &TrgswFft<u32>, out: &mut Vec<u8>) {
         let d = s.fourier_data();
         out.extend_from_slice(&(d.len() as u64).to_le_bytes());
