@@ -39,7 +39,7 @@ use crate::circuit::Node;
 use crate::cmux::par_for;
 use crate::engine::{internal, Ctx, CycleStats, Engine, MemState};
 use crate::error::CircuitError;
-use crate::partition::{item, refresh_share, Item, Partition};
+use crate::partition::{item, refresh_share, task_io, Item, Partition};
 
 /// Tags of the point-to-point messages: a cycle's message from level `L` uses tag `L + 1`; the state
 /// gather uses its own tag. Levels beyond this bound are refused (the MPI standard guarantees tags up
@@ -151,8 +151,10 @@ pub(crate) fn root_decides(flag: bool) -> bool {
 /// What a rank runs and sends in a cycle (derived from the partition).
 #[derive(Debug)]
 struct RankPlan {
-    /// Its tasks, per level.
+    /// Its tasks, per level: those that need nothing the level's messages bring (run before
+    /// waiting for them) and those that do.
     by_level: Vec<Vec<u32>>,
+    late: Vec<Vec<u32>>,
     /// Messages it sends, per producing level + 1 (index 0: the cycle's sources).
     sends: Vec<Vec<usize>>,
     /// Messages it receives, per deadline (index `levels`: before the clock edge).
@@ -210,13 +212,29 @@ impl<B: Backend> Engine<B> {
         let nl = p.levels as usize;
         let mut rp = RankPlan {
             by_level: vec![Vec::new(); nl],
+            late: vec![Vec::new(); nl],
             sends: vec![Vec::new(); nl + 1],
             recvs: vec![Vec::new(); nl + 1],
             tasks: 0,
         };
+        // Items this rank receives, with the level that first needs them.
+        let mut arriving: std::collections::HashMap<u64, u32> = Default::default();
+        for m in p.messages.iter().filter(|m| m.dst as usize == rank) {
+            for &i in &m.items {
+                arriving.insert(i, m.deadline);
+            }
+        }
         for (t, &o) in p.owner.iter().enumerate() {
             if o as usize == rank {
-                rp.by_level[p.level[t] as usize].push(t as u32);
+                let l = p.level[t];
+                let io = task_io(&self.circuit, &self.plan, &p.batches, p.tasks[t]);
+                let waits = io.reads.iter().any(|i| arriving.get(i) == Some(&l));
+                let slot = if waits {
+                    &mut rp.late
+                } else {
+                    &mut rp.by_level
+                };
+                slot[l as usize].push(t as u32);
                 rp.tasks += 1;
             }
         }
@@ -570,11 +588,13 @@ fn cycle_inner<B: Backend>(
             // Step 0 sends the cycle's sources; step s > 0 runs level s − 1 and sends what it made.
             for step in 0..=nl {
                 if step > 0 {
+                    // What the level's messages do not feed runs while they travel.
                     let l = step - 1;
+                    run_level(&rp.by_level[l])?;
                     for &mi in &rp.recvs[l] {
                         receive(mi)?;
                     }
-                    run_level(&rp.by_level[l])?;
+                    run_level(&rp.late[l])?;
                 }
                 for &mi in &rp.sends[step] {
                     let m = &part.messages[mi];
