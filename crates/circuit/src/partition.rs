@@ -487,9 +487,9 @@ impl Partition {
             let spec = &c.mems[m].spec;
             (spec.words() * spec.data_width) as f64 * b.task_cost(TaskKind::RamWriteCell)
         };
-        for m in 0..c.mems.len() {
+        for (m, &first) in mem_first.iter().enumerate() {
             if is_cmux_ram(m) {
-                *edge_of_root.entry(units.find(mem_first[m])).or_default() += write_units(m);
+                *edge_of_root.entry(units.find(first)).or_default() += write_units(m);
             }
         }
         for x in multi.iter_mut() {
@@ -638,13 +638,13 @@ impl Partition {
                 add(bit_item(bit), 0, levels);
             }
         }
-        for m in 0..c.mems.len() {
+        for (m, &o) in mem_owner.iter().enumerate() {
             if is_cmux_ram(m) {
                 for s in mem_sels(c, m as u32) {
-                    add(s, mem_owner[m], levels);
+                    add(s, o, levels);
                 }
                 for k in 0..c.mems[m].wdata.len() as u32 {
-                    add(wval_item(m as u32, k), mem_owner[m], levels);
+                    add(wval_item(m as u32, k), o, levels);
                 }
             }
         }
