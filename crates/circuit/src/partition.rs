@@ -289,8 +289,10 @@ const EVERYWHERE: u32 = u32::MAX;
 pub struct Partition {
     pub ranks: usize,
     /// The tasks of a cycle this partition places (built for [`select_batch_for`] `ranks`) and
-    /// their select batches.
+    /// their select batches (what the MPI executor runs).
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
     pub(crate) tasks: Vec<Task>,
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
     pub(crate) batches: Vec<Vec<u32>>,
     /// Selects per batch.
     pub select_batch: usize,
