@@ -109,9 +109,10 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         .refresh_period(8, 16, -40.0)
         .context("no refresh period")?;
     println!(
-        "noise model: V_ext = {:.2e}, V_br = {:.2e}; refresh period K = {k} cycles ({} of 256 words per cycle), \
-         failure bound 2^{:.1} per cycle",
+        "noise model: V_ext = {:.2e} (RAM address selectors {:.2e}), V_br = {:.2e}; refresh period K = {k} \
+         cycles ({} of 256 words per cycle), failure bound 2^{:.1} per cycle",
         noise.v_ext,
+        noise.v_ext_ram,
         noise.v_br,
         256usize.div_ceil(k as usize),
         noise.failure_log2(8, 16, noise.bound_after(8, k))

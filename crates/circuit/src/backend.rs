@@ -104,6 +104,12 @@ pub trait Backend: Send + Sync {
     fn select_batch(&self, bits: &[&Self::Bit]) -> Result<Vec<Self::Sel>, CircuitError> {
         bits.iter().map(|b| self.select(b)).collect()
     }
+    /// Prepares a RAM's address bits (TFHE: circuit bootstrapping with the RAM's lower-noise gadget,
+    /// since RAM cells accumulate every write's external-product errors); by default as
+    /// [`Self::select_batch`].
+    fn ram_select_batch(&self, bits: &[&Self::Bit]) -> Result<Vec<Self::Sel>, CircuitError> {
+        self.select_batch(bits)
+    }
     /// Reads the word at the address given by `addr` (LSB first) from a ROM, as fresh rings
     /// ([`Self::extract`] gives the bits).
     fn rom_read(

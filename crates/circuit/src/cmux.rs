@@ -438,15 +438,29 @@ pub(crate) fn select(
         .ok_or_else(|| CircuitError::Backend("empty circuit-bootstrapping batch".into()))
 }
 
+fn need_ck(ck: Option<&CircuitKey>) -> Result<&CircuitKey, CircuitError> {
+    ck.ok_or_else(|| {
+        CircuitError::Backend(
+            "this circuit has CMUX memories (rom/ram): the backend needs a circuit-bootstrapping key".into(),
+        )
+    })
+}
+
 /// Circuit-bootstraps several bits in one batch (one pass over the private key-switching key).
 pub(crate) fn select_batch(
     ck: Option<&CircuitKey>,
     bits: &[&Tlwe<u32>],
 ) -> Result<Vec<TrgswFft<u32>>, CircuitError> {
-    let ck = ck.ok_or_else(|| {
-        CircuitError::Backend(
-            "this circuit has CMUX memories (rom/ram): the backend needs a circuit-bootstrapping key".into(),
-        )
-    })?;
-    ck.circuit_bootstrap_batch(bits).map_err(tfhe_err)
+    need_ck(ck)?.circuit_bootstrap_batch(bits).map_err(tfhe_err)
+}
+
+/// Circuit-bootstraps a RAM's address bits with the RAM gadget (`Params::cb_ram`): each external
+/// product of the read and write trees adds [`NoiseModel::v_ext_ram`] instead of `v_ext`.
+pub(crate) fn ram_select_batch(
+    ck: Option<&CircuitKey>,
+    bits: &[&Tlwe<u32>],
+) -> Result<Vec<TrgswFft<u32>>, CircuitError> {
+    need_ck(ck)?
+        .circuit_bootstrap_batch_ram(bits)
+        .map_err(tfhe_err)
 }

@@ -987,10 +987,14 @@ impl<B: Backend> Ctx<'_, B> {
                     .iter()
                     .map(|&a| self.get(a))
                     .collect::<Result<Vec<_>, _>>()?;
+                let sels = match m.spec.kind {
+                    MemKind::Ram => b.ram_select_batch(&bits)?,
+                    MemKind::Rom => b.select_batch(&bits)?,
+                };
                 let slots = self.sels[mem as usize]
                     .get(range)
                     .ok_or_else(|| internal("selectors out of range"))?;
-                for (slot, sel) in slots.iter().zip(b.select_batch(&bits)?) {
+                for (slot, sel) in slots.iter().zip(sels) {
                     let _ = slot.set(sel);
                 }
             }

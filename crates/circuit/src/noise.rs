@@ -13,7 +13,9 @@
 //! external products and is added to every cell, so every cell's variance grows each cycle whether or not
 //! it was written. An unaddressed cell gains `a` external-product errors (v → v + a·V_ext); the addressed
 //! cell becomes the fresh write value (two blind rotations) minus the read tree's errors plus the
-//! demultiplexer's, 2·V_br + 2a·V_ext. The bound goes from v to max(v + a·V_ext, 2·V_br + 2a·V_ext). A word refreshed at the end of cycle t is decided (read
+//! demultiplexer's, 2·V_br + 2a·V_ext. The RAM's address TRGSWs use their own, finer gadget
+//! (`Params::cb_ram`), so V_ext here is [`NoiseModel::v_ext_ram`] (1.9e-6 against the circuit's 7.0e-6
+//! with the default parameters). The bound goes from v to max(v + a·V_ext, 2·V_br + 2a·V_ext). A word refreshed at the end of cycle t is decided (read
 //! through the `a`-level tree, or refreshed) at most `K` cycles later with variance at most
 //! bound_after(K) + V_ks + V_ms; `K` is the largest period keeping that under `V_lim = (1/4 / z)²`, where
 //! `z` makes a Gaussian tail
@@ -32,6 +34,9 @@ pub struct NoiseModel {
     pub v_trgsw: f64,
     /// Noise one external product / CMUX with such a TRGSW adds.
     pub v_ext: f64,
+    /// Noise one external product with a RAM address TRGSW (gadget `Params::cb_ram`) adds: what the
+    /// RAM's read and write trees add per level.
+    pub v_ext_ram: f64,
     /// Noise of a blind-rotation output (gate bootstrapping to TRLWE).
     pub v_br: f64,
     /// Noise the level-1 → level-0 key switch adds.
@@ -52,6 +57,7 @@ impl NoiseModel {
             v_fresh: p.sigma1 * p.sigma1,
             v_trgsw,
             v_ext: tfhe_noise::cmux_add_var(p, v_trgsw),
+            v_ext_ram: tfhe_noise::cmux_add_var_for(p, &p.cb_ram, v_trgsw),
             v_br: tfhe_noise::blind_rotate_var(p),
             v_ks: tfhe_noise::key_switch_var(p),
             // Rounding each of the n0 + 1 input coefficients to a multiple of 1/(2N).
@@ -75,10 +81,10 @@ impl NoiseModel {
     }
 
     /// A word's variance bound after one write cycle: an unaddressed cell gains the `a` external-product
-    /// errors of the demultiplexer; the addressed one becomes the write value (two blind rotations) with
+    /// errors ([`Self::v_ext_ram`]) of the demultiplexer; the addressed one becomes the write value (two blind rotations) with
     /// the errors of the read tree and of the demultiplexer.
     pub fn after_write(&self, v: f64, a: usize) -> f64 {
-        let ext = a as f64 * self.v_ext;
+        let ext = a as f64 * self.v_ext_ram;
         (v + ext).max(2.0 * self.v_br + 2.0 * ext)
     }
 

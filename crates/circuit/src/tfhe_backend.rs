@@ -325,6 +325,9 @@ impl Backend for TfheBackend {
     fn select_batch(&self, bits: &[&Tlwe<u32>]) -> Result<Vec<TrgswFft<u32>>, CircuitError> {
         cmux::select_batch(self.ck.as_deref(), bits)
     }
+    fn ram_select_batch(&self, bits: &[&Tlwe<u32>]) -> Result<Vec<TrgswFft<u32>>, CircuitError> {
+        cmux::ram_select_batch(self.ck.as_deref(), bits)
+    }
     fn rom_read(
         &self,
         rom: &TfheRom,
@@ -474,6 +477,10 @@ impl Backend for TfheBackend {
         get_trlwe(r, self.params().n1)
     }
     fn encode_sel(&self, s: &TrgswFft<u32>, out: &mut Vec<u8>) {
+        // The gadget says which (ROM selects use `cb`, RAM selects `cb_ram`).
+        let g = s.gadget();
+        out.extend_from_slice(&g.levels.to_le_bytes());
+        out.extend_from_slice(&g.base_bits.to_le_bytes());
         let d = s.fourier_data();
         out.extend_from_slice(&(d.len() as u64).to_le_bytes());
         for x in d {
@@ -482,7 +489,16 @@ impl Backend for TfheBackend {
     }
     fn decode_sel(&self, r: &mut Reader<'_>) -> Result<TrgswFft<u32>, CircuitError> {
         let p = self.params();
-        let want = 4 * p.cb.levels as usize * p.n1;
+        let (levels, base_bits) = (r.u32("TRGSW levels")?, r.u32("TRGSW base")?);
+        let gadget = [p.cb, p.cb_ram]
+            .into_iter()
+            .find(|g| g.levels == levels && g.base_bits == base_bits)
+            .ok_or_else(|| {
+                CircuitError::Backend(format!(
+                    "a TRGSW with gadget {levels} × 2^{base_bits}, not one of these parameters'"
+                ))
+            })?;
+        let want = 4 * gadget.levels as usize * p.n1;
         let n = r.count(8, want, "TRGSW length")?;
         if n != want {
             return Err(CircuitError::Backend(format!(
@@ -494,7 +510,7 @@ impl Backend for TfheBackend {
             .into_iter()
             .map(f64::from_bits)
             .collect();
-        Ok(TrgswFft::from_fourier_data(p.n1, p.cb, data)?)
+        Ok(TrgswFft::from_fourier_data(p.n1, gadget, data)?)
     }
     fn rom_read_bits(
         &self,

@@ -18,7 +18,7 @@ use crate::params::Params;
 use crate::rng::{fresh_seed, stream, Domain, Seed};
 use crate::secret_key::SecretKey;
 use crate::tlwe::Tlwe;
-use crate::torus::Torus;
+use crate::torus::{Gadget, Torus};
 use crate::trgsw::TrgswFft;
 use crate::trlwe::Trlwe;
 use crate::Error;
@@ -240,8 +240,14 @@ impl CircuitKey {
             .collect())
     }
 
-    /// The ℓ level-2 TLWEs of m·Bg^-(i+1) (i < ℓ) from one many-LUT blind rotation of a level-0 bit.
+    /// The ℓ level-2 TLWEs of m·Bg^-(i+1) (i < ℓ) from one many-LUT blind rotation of a level-0 bit,
+    /// for the circuit-bootstrapping gadget `Params::cb`.
     pub fn level2_gadget_samples(&self, c: &Tlwe<u32>) -> Result<Vec<Tlwe<u64>>, Error> {
+        self.level2_gadget_samples_for(c, self.params.cb)
+    }
+
+    /// [`Self::level2_gadget_samples`] for output gadget `g` (`Params::cb` or `Params::cb_ram`).
+    fn level2_gadget_samples_for(&self, c: &Tlwe<u32>, g: Gadget) -> Result<Vec<Tlwe<u64>>, Error> {
         let p = &self.params;
         if c.dim() != p.n0 {
             return Err(Error::Dimension(format!(
@@ -250,9 +256,9 @@ impl CircuitKey {
                 p.n0
             )));
         }
-        let l = p.cb.levels as usize;
-        let stride = p.cb_stride();
-        let half = |i: usize| u64::pow2_neg((i as u32 + 1) * p.cb.base_bits + 1);
+        let l = g.levels as usize;
+        let stride = Params::stride_of(g);
+        let half = |i: usize| u64::pow2_neg((i as u32 + 1) * g.base_bits + 1);
         let tv: Vec<u64> = (0..p.n2)
             .map(|j| if j % stride < l { half(j % stride) } else { 0 })
             .collect();
@@ -288,10 +294,27 @@ impl CircuitKey {
     /// switch streams its (large) key once for the whole batch instead of once per bit, so a batch is
     /// cheaper than the same bits one at a time; the results are the same.
     pub fn circuit_bootstrap_batch(&self, cs: &[&Tlwe<u32>]) -> Result<Vec<TrgswFft<u32>>, Error> {
-        let l = self.params.cb.levels as usize;
+        self.circuit_bootstrap_batch_for(cs, self.params.cb)
+    }
+
+    /// [`Self::circuit_bootstrap_batch`] with the RAM address gadget `Params::cb_ram`: TRGSWs whose
+    /// external products add less noise (finer digits) at a higher cost.
+    pub fn circuit_bootstrap_batch_ram(
+        &self,
+        cs: &[&Tlwe<u32>],
+    ) -> Result<Vec<TrgswFft<u32>>, Error> {
+        self.circuit_bootstrap_batch_for(cs, self.params.cb_ram)
+    }
+
+    fn circuit_bootstrap_batch_for(
+        &self,
+        cs: &[&Tlwe<u32>],
+        g: Gadget,
+    ) -> Result<Vec<TrgswFft<u32>>, Error> {
+        let l = g.levels as usize;
         let mut lvl2 = Vec::with_capacity(cs.len() * l);
         for c in cs {
-            lvl2.extend(self.level2_gadget_samples(c)?);
+            lvl2.extend(self.level2_gadget_samples_for(c, g)?);
         }
         let minus = self.private_key_switch(&lvl2, PrivFunction::MinusKey)?;
         let ident = self.private_key_switch(&lvl2, PrivFunction::Identity)?;
@@ -299,7 +322,7 @@ impl CircuitKey {
             .map(|k| {
                 let mut rows = minus[k * l..(k + 1) * l].to_vec();
                 rows.extend_from_slice(&ident[k * l..(k + 1) * l]);
-                TrgswFft::from_rows(&self.plan1, self.params.cb, &rows)
+                TrgswFft::from_rows(&self.plan1, g, &rows)
             })
             .collect())
     }

@@ -39,7 +39,10 @@ pub struct NoiseReport {
     pub cb_trgsw: f64,
     /// Noise one CMUX with a circuit-bootstrapped selector adds.
     pub cmux_add: f64,
-    /// log2 failure probability of circuit bootstrapping's own rotation (input = gate output).
+    /// Noise one CMUX with a RAM address selector (gadget `Params::cb_ram`) adds.
+    pub cmux_add_ram: f64,
+    /// log2 failure probability of circuit bootstrapping's own rotation (input = gate output), the
+    /// worse of the two output gadgets (a larger many-LUT stride rounds the input more coarsely).
     pub log2_cb_failure: f64,
 }
 
@@ -115,9 +118,14 @@ pub fn cb_trgsw_var(p: &Params) -> f64 {
 
 /// Noise one CMUX adds with a TRGSW of variance `trgsw_var` (gadget of circuit bootstrapping).
 pub fn cmux_add_var(p: &Params, trgsw_var: f64) -> f64 {
+    cmux_add_var_for(p, &p.cb, trgsw_var)
+}
+
+/// Noise one CMUX adds with a TRGSW of variance `trgsw_var` and gadget `g` (`Params::cb` or
+/// `Params::cb_ram`): the digits times the TRGSW's noise, plus the gadget's rounding times the key.
+pub fn cmux_add_var_for(p: &Params, g: &Gadget, trgsw_var: f64) -> f64 {
     let n = p.n1 as f64;
-    2.0 * p.cb.levels as f64 * n * digit_var(&p.cb) * trgsw_var
-        + (1.0 + n * key_sq(p.key1)) * round_var(&p.cb)
+    2.0 * g.levels as f64 * n * digit_var(g) * trgsw_var + (1.0 + n * key_sq(p.key1)) * round_var(g)
 }
 
 /// log2 failure probability of reading a TRLWE of variance `cell_var` after `depth` CMUXes with
@@ -141,7 +149,8 @@ pub fn predict(p: &Params) -> NoiseReport {
     let ratio = (nand_var.sqrt() / 0.125).max(xor_var.sqrt() / 0.25);
     let log2_gate = log2_failure(nand_var, 0.125).max(log2_failure(xor_var, 0.25));
     let cb = cb_trgsw_var(p);
-    let cb_in = worst_in + mod_switch_var(p, p.n2, p.cb_stride());
+    let stride = p.cb_stride().max(Params::stride_of(p.cb_ram));
+    let cb_in = worst_in + mod_switch_var(p, p.n2, stride);
     NoiseReport {
         fresh_lvl0: p.sigma0 * p.sigma0,
         blind_rotate: br,
@@ -153,6 +162,7 @@ pub fn predict(p: &Params) -> NoiseReport {
         log2_gate_failure: log2_gate,
         cb_trgsw: cb,
         cmux_add: cmux_add_var(p, cb),
+        cmux_add_ram: cmux_add_var_for(p, &p.cb_ram, cb),
         log2_cb_failure: log2_failure(cb_in, 0.125),
     }
 }

@@ -69,8 +69,14 @@ pub struct Params {
     pub ks: Gadget,
     /// Gadget of the level-0 → level-2 bootstrapping key (circuit bootstrapping).
     pub bk2: Gadget,
-    /// Gadget of the TRGSW that circuit bootstrapping outputs (level 1).
+    /// Gadget of the TRGSW that circuit bootstrapping outputs (level 1) for CMUXes in the circuit and
+    /// the ROM.
     pub cb: Gadget,
+    /// Gadget of the TRGSWs that address a CMUX RAM (level 1): finer digits than `cb`, so that an
+    /// external product adds less noise to cells that accumulate it over many writes. It changes no
+    /// key (circuit bootstrapping's test polynomial and the TRGSW it assembles only), so it is not part
+    /// of the key files' parameter fingerprint.
+    pub cb_ram: Gadget,
     /// Private functional key switch level 2 → level 1.
     pub privks: Gadget,
 }
@@ -97,7 +103,9 @@ impl Params {
     ///   KS 2^3 × 5 signed digits (TFHE-rs DEFAULT), BK2 2^10 × 3,
     ///   CB output TRGSW 2^3 × 4 (small digits keep CMUX noise low: a CMUX adds 7.0e-6, half of what
     ///   2^4 × 4 adds, for the same work; the 12-bit precision's rounding is the other half; ℓ stays 4
-    ///   so the many-LUT stride, and the CB input's modulus-switch noise, stay at 4), privKS 2^3 × 8
+    ///   so the many-LUT stride, and the CB input's modulus-switch noise, stay at 4), CB output for RAM
+    ///   addresses 2^2 × 7 (a CMUX adds 1.9e-6: RAM cells gain it on every write, so a word is refreshed
+    ///   every 55 cycles instead of 14, for 1.6× dearer external products), privKS 2^3 × 8
     ///   signed digits with one key entry per digit position (gadget key switching), so the circuit key
     ///   is ≈ 0.43 GB.
     pub const fn default_128() -> Params {
@@ -115,6 +123,7 @@ impl Params {
             ks: g(5, 3),
             bk2: g(3, 10),
             cb: g(4, 3),
+            cb_ram: g(7, 2),
             privks: g(8, 3),
         }
     }
@@ -139,6 +148,7 @@ impl Params {
             ks: g(8, 2),
             bk2: g(4, 9),
             cb: g(3, 6),
+            cb_ram: g(8, 2),
             privks: g(10, 3),
         }
     }
@@ -188,13 +198,20 @@ impl Params {
             ks: g(8, 2),
             bk2: g(4, 9),
             cb: g(2, 8),
+            cb_ram: g(8, 2),
             privks: g(10, 3),
         }
     }
 
     /// Many-LUT stride of circuit bootstrapping: the CB levels are interleaved in one test polynomial.
     pub fn cb_stride(&self) -> usize {
-        (self.cb.levels as usize).next_power_of_two()
+        Self::stride_of(self.cb)
+    }
+
+    /// Many-LUT stride of circuit bootstrapping with output gadget `g` (its levels, rounded up to a
+    /// power of two).
+    pub fn stride_of(g: Gadget) -> usize {
+        (g.levels as usize).next_power_of_two()
     }
 
     /// Checks internal consistency (powers of two, gadget widths fit the torus).
@@ -211,13 +228,14 @@ impl Params {
             (self.ks, 32, "ks"),
             (self.bk2, 64, "bk2"),
             (self.cb, 32, "cb"),
+            (self.cb_ram, 32, "cb_ram"),
             (self.privks, 32, "privks"),
         ] {
             if gd.levels == 0 || gd.base_bits == 0 || gd.precision_bits() >= bits {
                 return bad(&format!("gadget {name} does not fit a {bits}-bit torus"));
             }
         }
-        if self.cb_stride() * 2 > self.n2 {
+        if Self::stride_of(self.cb).max(Self::stride_of(self.cb_ram)) * 2 > self.n2 {
             return bad("circuit bootstrapping stride too large");
         }
         Ok(())

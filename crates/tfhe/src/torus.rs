@@ -205,7 +205,9 @@ impl Gadget {
     }
 
     /// Balanced decomposition of a polynomial into `levels` digit polynomials as f64:
-    /// `out[i·N + j]` is digit i (weight Bg^-(i+1)) of coefficient j. Same digits as [`Gadget::decompose`].
+    /// `out[i·N + j]` is digit i (weight Bg^-(i+1)) of coefficient j. The same rounded value as
+    /// [`Gadget::decompose`], with zero-mean digits in [−Bg/2, Bg/2] chosen without a carry chain (see
+    /// `decompose_poly_core`).
     #[inline]
     pub fn decompose_poly_f64<T: Torus>(&self, poly: &[T], out: &mut [f64]) {
         #[cfg(target_arch = "x86_64")]
@@ -245,40 +247,61 @@ impl Gadget {
 
     /// Portable body of [`Gadget::decompose_poly_f64`]. Digits are masked to `base_bits` < 32 bits before
     /// the i32 → f64 conversion, which (unlike u64 → f64) has a vector instruction.
+    ///
+    /// Zero-mean digits without a carry chain: a word whose lowest bit is 0 gets digits in
+    /// [−Bg/2, Bg/2) (offset Bg/2 per digit), one whose lowest bit is 1 digits in (−Bg/2, Bg/2] (offset
+    /// Bg/2 − 1); both recompose to the same rounded word. The lowest bit lies far below the gadget's
+    /// precision, so the two ranges are equally likely whatever the digits are, and the digits' mean is 0
+    /// — not −½, which would multiply a TRGSW's noise the same way for every input and add up coherently
+    /// over a RAM cell's many writes with one selector.
     #[inline(always)]
     fn decompose_poly_core<T: Torus>(&self, poly: &[T], out: &mut [f64]) {
         let n = poly.len();
         let off = self.offset::<T>();
+        // Σ_i 2^shift_i: the offset difference between the two digit ranges.
+        let step = (1..=self.levels).fold(0u64, |a, i| {
+            a.wrapping_add(1u64 << (T::BITS - i * self.base_bits))
+        });
         let mask = (1u64 << self.base_bits) - 1;
-        let half = (1i64 << (self.base_bits - 1)) as f64;
+        let half = 1i32 << (self.base_bits - 1);
         for i in 0..self.levels as usize {
             let shift = T::BITS - (i as u32 + 1) * self.base_bits;
             let dst = &mut out[i * n..(i + 1) * n];
             if T::BITS == 32 {
                 // Level-1 words: stay in u32 lanes (twice as many per vector).
-                let (off, mask) = (off as u32, mask as u32);
+                let (off, step, mask) = (off as u32, step as u32, mask as u32);
                 for (o, &x) in dst.iter_mut().zip(poly) {
-                    let v = (x.to_u64() as u32).wrapping_add(off);
-                    *o = ((v >> shift) & mask) as i32 as f64 - half;
+                    let x = x.to_u64() as u32;
+                    let p = x & 1;
+                    let v = x.wrapping_add(off).wrapping_sub(p.wrapping_mul(step));
+                    *o = (((v >> shift) & mask) as i32 - half + p as i32) as f64;
                 }
             } else {
                 for (o, &x) in dst.iter_mut().zip(poly) {
-                    let v = x.to_u64().wrapping_add(off);
-                    *o = ((v >> shift) & mask) as u32 as i32 as f64 - half;
+                    let x = x.to_u64();
+                    let p = x & 1;
+                    let v = x.wrapping_add(off).wrapping_sub(p.wrapping_mul(step));
+                    *o = (((v >> shift) & mask) as u32 as i32 - half + p as i32) as f64;
                 }
             }
         }
     }
 
-    /// Balanced decomposition of one torus word into `out[0..levels]` (out[0] multiplies Bg^-1).
-    /// The word is first rounded to `levels·base_bits` bits; the top carry wraps (mod 1).
+    /// Balanced decomposition of one torus word into `out[0..levels]` (out[0] multiplies Bg^-1), digits
+    /// in [−Bg/2, Bg/2]. The word is first rounded to `levels·base_bits` bits; the top carry wraps
+    /// (mod 1).
+    ///
+    /// Zero-mean digits: a digit of exactly Bg/2 becomes −Bg/2 (with a carry) when the next digit's top
+    /// bit is set, so ±Bg/2 are equally likely (TFHE-rs's signed decomposition). Digits in [−Bg/2, Bg/2)
+    /// would have mean −½, and key switching's digits multiply the same key noise every time: that bias
+    /// gives every private key switch's output, hence every circuit-bootstrapped TRGSW, a common noise
+    /// polynomial, and a RAM cell that takes external products with such TRGSWs cycle after cycle
+    /// accumulates it coherently (measured: a drift of 9e-4 per write with the RAM gadget).
     #[inline(always)]
     pub fn decompose<T: Torus>(&self, x: T, out: &mut [i64]) {
         let total = self.levels * self.base_bits;
         let shift = T::BITS - total;
-        let bg = 1i64 << self.base_bits;
-        let half = bg >> 1;
-        let mask = (bg - 1) as u64;
+        let mask = (1u64 << self.base_bits) - 1;
         let rounded = if shift == 0 {
             x.to_u64()
         } else {
@@ -288,14 +311,17 @@ impl Gadget {
         if T::BITS < 64 {
             tmp &= (1u64 << total) - 1;
         }
+        // The top digit's carry wraps, so either sign of a tie is right there: break it with the
+        // rounded word's lowest bit (independent of the top digit) to keep that digit zero-mean too.
+        let top_tie = (tmp & 1) << (self.base_bits - 1);
         for i in (0..self.levels as usize).rev() {
-            let mut d = (tmp & mask) as i64;
+            let res = tmp & mask;
             tmp >>= self.base_bits;
-            if d >= half {
-                d -= bg;
-                tmp = tmp.wrapping_add(1);
-            }
-            out[i] = d;
+            let next = if i == 0 { top_tie } else { tmp };
+            // 1 when res > Bg/2, or res = Bg/2 and the next digit's top bit is set.
+            let carry = ((res.wrapping_sub(1) | next) & res) >> (self.base_bits - 1);
+            tmp = tmp.wrapping_add(carry);
+            out[i] = res as i64 - ((carry as i64) << self.base_bits);
         }
     }
 }
@@ -348,7 +374,7 @@ mod tests {
                 let x: u32 = rng.gen();
                 g.decompose(x, &mut d);
                 let half = 1i64 << (g.base_bits - 1);
-                assert!(d.iter().all(|&v| (-half..half).contains(&v)), "{d:?}");
+                assert!(d.iter().all(|&v| (-half..=half).contains(&v)), "{d:?}");
                 let err = x.wrapping_sub(recompose::<u32>(&g, &d)) as i32 as i64;
                 assert!(err.abs() <= 1 << (32 - g.precision_bits() - 1), "err {err}");
                 let y: u64 = rng.gen();
@@ -361,6 +387,90 @@ mod tests {
 
     /// The dispatched decomposition and every vector version this CPU supports equal the portable loop
     /// bit for bit.
+    /// Key switching's digits are zero-mean (±Bg/2 equally likely), as a fixed key's noise times digits
+    /// of mean −½ would bias every output the same way.
+    #[test]
+    fn scalar_digits_have_zero_mean() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+        for g in [
+            Gadget {
+                levels: 8,
+                base_bits: 3,
+            },
+            Gadget {
+                levels: 7,
+                base_bits: 2,
+            },
+            Gadget {
+                levels: 5,
+                base_bits: 3,
+            },
+        ] {
+            let l = g.levels as usize;
+            let (mut sum, mut sq) = (vec![0f64; l], vec![0f64; l]);
+            let mut d = vec![0i64; l];
+            let n = 200_000;
+            for _ in 0..n {
+                g.decompose(rng.gen::<u32>(), &mut d);
+                for (i, &v) in d.iter().enumerate() {
+                    sum[i] += v as f64;
+                    sq[i] += (v * v) as f64;
+                }
+            }
+            let b = (1u64 << g.base_bits) as f64;
+            for i in 0..l {
+                let mean = sum[i] / n as f64;
+                assert!(mean.abs() < 0.02, "{g:?} digit {i}: mean {mean}");
+                // At most the variance the noise formulas use, (Bg² + 2)/12 (the top digit's ties are
+                // a little rarer: its carry-in is correlated with its own top bit).
+                let r = (sq[i] / n as f64 - mean * mean) / ((b * b + 2.0) / 12.0);
+                assert!(
+                    (0.8..1.03).contains(&r),
+                    "{g:?} digit {i}: variance ratio {r}"
+                );
+            }
+        }
+    }
+
+    /// The external product's digits are zero-mean too, for level-1 and level-2 words.
+    #[test]
+    fn poly_digits_have_zero_mean() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(10);
+        let n = 1 << 16;
+        let p: Vec<u32> = (0..n).map(|_| rng.gen()).collect();
+        let q: Vec<u64> = (0..n).map(|_| rng.gen()).collect();
+        for (levels, base_bits, wide) in [
+            (2u32, 8u32, false),
+            (4, 3, false),
+            (7, 2, false),
+            (3, 10, true),
+        ] {
+            let g = Gadget { levels, base_bits };
+            let mut out = vec![0.0; n * levels as usize];
+            if wide {
+                g.decompose_poly_f64(&q, &mut out);
+            } else {
+                g.decompose_poly_f64(&p, &mut out);
+            }
+            let half = (1u32 << (base_bits - 1)) as f64;
+            for (i, d) in out.chunks(n).enumerate() {
+                assert!(d.iter().all(|v| v.abs() <= half), "{g:?}");
+                let mean = d.iter().sum::<f64>() / n as f64;
+                let var = d.iter().map(|v| v * v).sum::<f64>() / n as f64;
+                let b = half * 2.0;
+                assert!(
+                    mean.abs() < 0.02 * half.max(1.0),
+                    "{g:?} digit {i}: mean {mean}"
+                );
+                let r = var / ((b * b + 2.0) / 12.0);
+                assert!(
+                    (0.97..1.03).contains(&r),
+                    "{g:?} digit {i}: variance ratio {r}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn poly_decomposition_kernel_matches_portable() {
         #[cfg(target_arch = "x86_64")]

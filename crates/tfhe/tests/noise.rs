@@ -52,31 +52,87 @@ fn measured_variances_match_predictions() {
     check("key switch", var(&ks), pred.key_switch);
 
     let ck = CircuitKey::generate(&sk).unwrap();
-    let mut cm = Vec::new();
-    for _ in 0..3 {
-        let g = ck.circuit_bootstrap_one(&sk.encrypt_bit(true)).unwrap();
-        for _ in 0..3 {
-            let bits1: Vec<bool> = (0..1024).map(|i| i % 3 == 0).collect();
-            let bits0: Vec<bool> = (0..1024).map(|i| i % 5 == 0).collect();
-            let d1 = sk.encrypt_trlwe_bits(&bits1).unwrap();
-            let d0 = sk.encrypt_trlwe_bits(&bits0).unwrap();
-            let out = g.cmux(&d1, &d0).unwrap();
-            let pin = sk.phase_trlwe(&d1).unwrap();
-            let pout = sk.phase_trlwe(&out).unwrap();
-            for (a, b) in pout.iter().zip(&pin) {
-                cm.push(b.wrapping_sub(*a) as i32 as f64 / 2f64.powi(32));
+    // A CMUX with a circuit-bootstrapped selector, for both output gadgets (the circuit's and the RAM
+    // addresses' finer one).
+    for ram in [false, true] {
+        // The TRGSW's noise is one polynomial per circuit bootstrap: average over several of them.
+        let mut cm = Vec::new();
+        for _ in 0..8 {
+            let bit = sk.encrypt_bit(true);
+            let g = if ram {
+                ck.circuit_bootstrap_batch_ram(&[&bit]).unwrap().remove(0)
+            } else {
+                ck.circuit_bootstrap_one(&bit).unwrap()
+            };
+            assert_eq!(g.gadget(), if ram { p.cb_ram } else { p.cb });
+            for _ in 0..2 {
+                let bits1: Vec<bool> = (0..1024).map(|i| i % 3 == 0).collect();
+                let bits0: Vec<bool> = (0..1024).map(|i| i % 5 == 0).collect();
+                let d1 = sk.encrypt_trlwe_bits(&bits1).unwrap();
+                let d0 = sk.encrypt_trlwe_bits(&bits0).unwrap();
+                let out = g.cmux(&d1, &d0).unwrap();
+                // The selector is 1: the output must be d1 (its bits) with the CMUX's error added.
+                assert_eq!(sk.decrypt_trlwe_bits(&out).unwrap(), bits1);
+                let pin = sk.phase_trlwe(&d1).unwrap();
+                let pout = sk.phase_trlwe(&out).unwrap();
+                for (a, b) in pout.iter().zip(&pin) {
+                    cm.push(b.wrapping_sub(*a) as i32 as f64 / 2f64.powi(32));
+                }
             }
         }
+        if ram {
+            check(
+                "cmux with a RAM address selector",
+                var(&cm),
+                pred.cmux_add_ram,
+            );
+        } else {
+            check(
+                "cmux with circuit-bootstrapped selector",
+                var(&cm),
+                pred.cmux_add,
+            );
+        }
     }
-    check(
-        "cmux with circuit-bootstrapped selector",
-        var(&cm),
-        pred.cmux_add,
-    );
     println!(
         "log2 failure: gate {:.1}, circuit bootstrap {:.1}, 8-CMUX chain from a fresh cell {:.1}",
         pred.log2_gate_failure,
         pred.log2_cb_failure,
         noise::log2_cmux_chain_failure(&p, p.sigma1 * p.sigma1, 8)
+    );
+}
+
+/// A RAM cell adds one external product's error per write for dozens of writes before a refresh. Those
+/// errors must add up as independent ones (variance k·V_ext) even when every write uses the same
+/// selector (here one ciphertext circuit-bootstrapped 48 times: 48 identical TRGSWs): with digits of
+/// mean −½, the key switch gave every TRGSW a common noise polynomial and the external product
+/// multiplied a fixed TRGSW's noise the same way for every input, so the sum grew like k² (measured
+/// 2.4–8× the prediction before the digits were made zero-mean).
+#[test]
+fn external_product_errors_accumulate_without_a_common_bias() {
+    let p = Params::default_128();
+    let pred = predict(&p);
+    let sk = SecretKey::generate(&p).unwrap();
+    let ck = CircuitKey::generate(&sk).unwrap();
+    let k = 48;
+    let one = sk.encrypt_bit(true);
+    let sels = ck.circuit_bootstrap_batch_ram(&vec![&one; k]).unwrap();
+    // x − sel⊡x with sel = 1 leaves exactly the external product's error (the demultiplexer's branch
+    // the address does not take); a cell sums k of them.
+    let mut cell = vec![0f64; p.n1];
+    for sel in &sels {
+        let bits: Vec<bool> = (0..p.n1).map(|i| i % 7 < 3).collect();
+        let x = sk.encrypt_trlwe_bits(&bits).unwrap();
+        let mut d = x.clone();
+        d.sub_assign(&sel.external_product(&x).unwrap()).unwrap();
+        for (c, ph) in cell.iter_mut().zip(sk.phase_trlwe(&d).unwrap()) {
+            *c += ph as i32 as f64 / 2f64.powi(32);
+        }
+    }
+    let ms = cell.iter().map(|e| e * e).sum::<f64>() / cell.len() as f64;
+    check(
+        "sum of 48 external-product errors (mean square, common offset included)",
+        ms,
+        k as f64 * pred.cmux_add_ram,
     );
 }
