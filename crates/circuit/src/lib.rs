@@ -26,7 +26,8 @@
 //!   [`Engine::set_memory_cells`] / [`Engine::memory_cells`] (MUX memories).
 //! * Running: [`Engine::reset`] (one `@reset` cycle), [`Engine::step`], [`Engine::run`] with
 //!   [`RunOptions`] (cycle count, stop on a 1-bit output, periodic snapshots) and a [`Progress`] callback.
-//! * Snapshots: [`Engine::save_snapshot`] / [`Engine::load_snapshot`] (versioned, checksummed, atomic).
+//! * Snapshots: [`Engine::save_snapshot`] / [`Engine::load_snapshot`] (versioned, checksummed, atomic);
+//!   during a run every `snapshot_every` cycles, in another envelope with [`SnapshotWrap`].
 //! * Statistics: [`Netlist::stats`], [`Circuit::stats`], [`Engine::last_cycle_stats`].
 //!
 //! # Encrypted runs
@@ -119,6 +120,7 @@ pub use netlist::{Cell, GateKind, Netlist, NetlistBuilder, Port, Wire};
 pub use noise::{NoiseModel, RefreshPolicy};
 pub use partition::{Message, Partition};
 pub use plain::{PlainBackend, PlainMemory};
+pub use snapshot::SnapshotWrap;
 pub use stats::NetlistStats;
 pub use tfhe_backend::TfheBackend;
 pub use yosys::{parse_yosys_json, read_yosys_json};

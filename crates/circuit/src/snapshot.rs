@@ -9,6 +9,7 @@
 //! encoding, read with the shared bounds-checked [`vsp_codec::Reader`].
 
 use std::path::Path;
+use std::sync::Arc;
 
 use sha3::{Digest, Sha3_256};
 use vsp_codec::{Access, Format};
@@ -32,6 +33,21 @@ const MAX_ITEMS: usize = 1 << 28;
 /// Largest cycle counter a snapshot may hold: far beyond any run (2^62 cycles at a nanosecond each
 /// take 146 years), and far enough from 2^64 that running on can never wrap the counter.
 pub const MAX_SNAPSHOT_CYCLE: u64 = 1 << 62;
+
+/// Turns an engine snapshot ([`Engine::snapshot_bytes`]) into the bytes of a snapshot file: how a
+/// platform writes its own envelope (key id, machine) around the engine's state while the engine's
+/// run writes the periodic snapshots ([`crate::RunOptions::snapshot_wrap`]).
+#[derive(Clone)]
+pub struct SnapshotWrap(pub Arc<WrapFn>);
+
+/// The function inside a [`SnapshotWrap`]: engine snapshot bytes in, file bytes out.
+pub type WrapFn = dyn Fn(&[u8]) -> Vec<u8> + Send + Sync;
+
+impl std::fmt::Debug for SnapshotWrap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SnapshotWrap(..)")
+    }
+}
 
 /// The envelope's parameter id: `kind:params` (hashed when a backend's id is unusually long).
 fn param_id(kind: &str, params: &str) -> Vec<u8> {
@@ -186,11 +202,24 @@ impl<B: Backend> Engine<B> {
 
     /// Writes a snapshot to `path` with [`vsp_codec::write_atomic`].
     pub fn save_snapshot(&self, path: &Path) -> Result<(), CircuitError> {
-        Ok(vsp_codec::write_atomic(
-            path,
-            &self.snapshot_bytes(),
-            Access::Public,
-        )?)
+        self.write_snapshot(path, None).map(|_| ())
+    }
+
+    /// Writes a snapshot to `path` with [`vsp_codec::write_atomic`], wrapped by `wrap` when given
+    /// (the one way every snapshot file is written, periodic ones during [`Engine::run`] included);
+    /// returns the file's size.
+    pub fn write_snapshot(
+        &self,
+        path: &Path,
+        wrap: Option<&SnapshotWrap>,
+    ) -> Result<u64, CircuitError> {
+        let state = self.snapshot_bytes();
+        let bytes = match wrap {
+            Some(w) => (w.0)(&state),
+            None => state,
+        };
+        vsp_codec::write_atomic(path, &bytes, Access::Public)?;
+        Ok(bytes.len() as u64)
     }
 
     /// Restores the state from a snapshot file; an error names the file.

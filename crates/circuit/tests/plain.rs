@@ -228,6 +228,150 @@ fn snapshot_resume_equals_uninterrupted_run() {
     assert!(e.contains("different circuit"), "{e}");
 }
 
+/// The cycle of the snapshot at `path` (`None` when there is none yet).
+fn snapshot_cycle(c: &Arc<Circuit>, path: &std::path::Path) -> Option<u64> {
+    path.exists().then(|| {
+        let mut e = Engine::new(PlainBackend, c.clone());
+        e.load_snapshot(path).unwrap();
+        e.cycle()
+    })
+}
+
+/// Options of a run of `cycles` cycles writing a snapshot to `path` every `every` cycles.
+fn snapshots_every(every: u64, path: &std::path::Path, cycles: u64) -> RunOptions {
+    RunOptions {
+        max_cycles: cycles,
+        snapshot: Some(path.to_path_buf()),
+        snapshot_every: Some(every),
+        ..Default::default()
+    }
+}
+
+/// Options of a plain run of `n` cycles.
+fn cycles(n: u64) -> RunOptions {
+    RunOptions {
+        max_cycles: n,
+        ..Default::default()
+    }
+}
+
+/// A memuser engine with a random ROM, after its reset cycle.
+fn memuser_engine(seed: u64) -> Engine<PlainBackend> {
+    let mut e = Engine::new(PlainBackend, memuser(false));
+    e.load_memory_words("rom", &random_rom(seed)).unwrap();
+    e.reset().unwrap();
+    e
+}
+
+#[test]
+fn periodic_snapshots_appear_every_k_cycles_and_resume_to_a_straight_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let snap = dir.path().join("run.snap");
+    let kept = dir.path().join("kept.snap");
+    let c = memuser(false);
+    let mut a = memuser_engine(7);
+    let opts = snapshots_every(4, &snap, 10);
+    // When cycle d of the run finishes, the file holds the last multiple of 4 before it (the
+    // snapshot of cycle d itself follows the report).
+    let mut seen = Vec::new();
+    a.run(&opts, &mut |p| {
+        if p.cycle_finished {
+            seen.push((p.cycles_done, snapshot_cycle(&c, &snap)));
+            if p.cycles_done == 9 {
+                std::fs::copy(&snap, &kept).unwrap();
+            }
+        }
+    })
+    .unwrap();
+    let want: Vec<(u64, Option<u64>)> = (1..=10)
+        .map(|d| (d, Some((d - 1) / 4 * 4).filter(|&k| k > 0)))
+        .collect();
+    assert_eq!(seen, want);
+    // After the run: the final snapshot, and no temporary file beside it.
+    assert_eq!(snapshot_cycle(&c, &snap), Some(10));
+    assert_eq!(snapshot_cycle(&c, &kept), Some(8));
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+
+    // Resumed from the snapshot of cycle 8, 12 more cycles equal 20 straight ones.
+    let mut b = Engine::new(PlainBackend, c.clone());
+    b.load_memory_words("rom", &random_rom(7)).unwrap();
+    b.load_snapshot(&kept).unwrap();
+    b.run(&cycles(12), &mut |_| {}).unwrap();
+    let mut straight = memuser_engine(7);
+    straight.run(&cycles(20), &mut |_| {}).unwrap();
+    assert_eq!(b.cycle(), 20);
+    assert_eq!(b.snapshot_bytes(), straight.snapshot_bytes());
+    assert_eq!(
+        b.memory_words("ram", 0).unwrap(),
+        straight.memory_words("ram", 0).unwrap()
+    );
+}
+
+#[test]
+fn a_snapshot_wrapper_shapes_every_snapshot_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let snap = dir.path().join("wrapped");
+    let mut e = memuser_engine(3);
+    let wrap = SnapshotWrap(Arc::new(|state: &[u8]| {
+        let mut v = b"WRAP".to_vec();
+        v.extend_from_slice(state);
+        v
+    }));
+    let opts = RunOptions {
+        snapshot_wrap: Some(wrap.clone()),
+        ..snapshots_every(2, &snap, 3)
+    };
+    e.run(&opts, &mut |_| {}).unwrap();
+    let bytes = std::fs::read(&snap).unwrap();
+    assert_eq!(&bytes[..4], b"WRAP");
+    assert_eq!(&bytes[4..], &e.snapshot_bytes()[..]);
+    let size = e.write_snapshot(&snap, Some(&wrap)).unwrap();
+    assert_eq!(size, bytes.len() as u64);
+}
+
+#[test]
+fn a_failed_snapshot_write_stops_the_run_and_leaves_no_partial_file() {
+    let c = memuser(false);
+    let mut e = memuser_engine(5);
+    let dir = tempfile::tempdir().unwrap();
+    let (snap, victim) = (dir.path().join("run.snap"), dir.path().join("victim"));
+    let opts = snapshots_every(2, &snap, 6);
+    // After cycle 3 the snapshot of cycle 2 moves away and a symbolic link to it takes its place:
+    // the write of cycle 4 must fail without touching the file behind the link or leaving a
+    // temporary file.
+    let mut cycles = 0;
+    let err = e
+        .run(&opts, &mut |p| {
+            if p.cycle_finished {
+                cycles = p.cycles_done;
+                if p.cycles_done == 3 {
+                    std::fs::rename(&snap, &victim).unwrap();
+                    std::os::unix::fs::symlink(&victim, &snap).unwrap();
+                }
+            }
+        })
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("symbolic link"), "{err}");
+    assert_eq!(cycles, 4, "the run stops at the failed snapshot");
+    assert_eq!(snapshot_cycle(&c, &victim), Some(2));
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|f| f.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["run.snap", "victim"]);
+
+    // A snapshot path in a missing directory fails on the first write and creates nothing.
+    let missing = dir.path().join("no/such/dir/run.snap");
+    let mut e = memuser_engine(5);
+    let opts = snapshots_every(1, &missing, 3);
+    let err = e.run(&opts, &mut |_| {}).unwrap_err().to_string();
+    assert!(err.contains("cannot create"), "{err}");
+    assert_eq!(e.cycle(), 1);
+    assert!(!dir.path().join("no").exists());
+}
+
 #[test]
 fn run_stops_on_output() {
     let bp = Blueprint::from_path(&testdata().join("counter.toml")).unwrap();

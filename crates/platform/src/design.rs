@@ -10,7 +10,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use vsp_circuit::{
-    client, Blueprint, Circuit, Engine, MemImpl, MemKind, MemState, TfheBackend, TfheRam, TfheRom,
+    client, Blueprint, Circuit, Engine, MemImpl, MemKind, MemState, PlainBackend, TfheBackend,
+    TfheRam, TfheRom,
 };
 use vsp_tfhe::{Params, Tlwe};
 use zeroize::Zeroizing;
@@ -18,7 +19,9 @@ use zeroize::Zeroizing;
 use crate::envelope::{check_same_key, Envelope, KeyId, Kind, Reader, Writer};
 use crate::error::{PlatformError, Result, ResultExt};
 use crate::keys::{ClientKey, ServerKeys};
-use crate::machine::{run_in_chunks, RunProgress, Snapshots, Stamp};
+use crate::machine::{
+    read_snapshot, run_engine, save_engine, snapshot_wrap, RunProgress, Snapshots, Stamp,
+};
 use crate::packets::{check_ram_shape, get_cells, put_cells};
 
 /// Loads `path`: a Yosys JSON netlist when the file is JSON (it starts with `{`), else a blueprint.
@@ -466,6 +469,119 @@ fn name_of(r: &mut Reader<'_>) -> Result<String> {
         .map_err(|_| PlatformError::format("corrupt circuit file: a name is not text"))
 }
 
+/// How a local run of a design (`vsp circuit run`, plain or encrypted on one machine) ends and what
+/// it records.
+pub struct DesignRun {
+    pub cycles: u64,
+    /// Stop after the first cycle in which this 1-bit output is 1 (plain runs only: an encrypted
+    /// engine cannot see its outputs).
+    pub until: Option<String>,
+    /// Apply one reset cycle first (when the circuit has a 1-bit `@reset` input).
+    pub reset: bool,
+    /// Every cycle's outputs, when asked for.
+    pub trace: Option<Trace>,
+}
+
+/// Runs `plan` on `engine` one cycle at a time, recording each cycle's outputs in `plan.trace`
+/// (`value` reads an output: directly in plain, by decrypting in an encrypted run). Under MPI only
+/// rank 0 reads outputs, and the engine stops every rank on rank 0's decision. Returns the cycles
+/// run.
+pub fn run_design<B: vsp_circuit::Backend>(
+    engine: &mut Engine<B>,
+    plan: &mut DesignRun,
+    value: &dyn Fn(&Engine<B>, &str) -> Result<u64>,
+    progress: &mut dyn FnMut(&RunProgress<'_>),
+) -> Result<u64> {
+    if let Some(name) = &plan.until {
+        match engine.circuit().outputs().iter().find(|p| &p.name == name) {
+            Some(p) if p.bits.len() == 1 => {}
+            Some(_) => {
+                return Err(PlatformError::usage(format!(
+                    "--until {name}: the output must be 1 bit wide"
+                )))
+            }
+            None => {
+                return Err(PlatformError::usage(format!(
+                    "--until {name}: the circuit has no output @{name}"
+                )))
+            }
+        }
+    }
+    crate::machine::target_cycle(engine.cycle(), plan.cycles)?;
+    if plan.reset {
+        engine.reset()?;
+    }
+    let names: Vec<String> = engine
+        .circuit()
+        .outputs()
+        .iter()
+        .map(|p| p.name.clone())
+        .collect();
+    let one = vsp_circuit::RunOptions {
+        max_cycles: 1,
+        stop_when: plan.until.clone(),
+        ..Default::default()
+    };
+    let root = engine.mpi_rank().is_none_or(|r| r == 0);
+    let t0 = std::time::Instant::now();
+    let mut done = 0;
+    while done < plan.cycles {
+        let cycle = engine.cycle();
+        let report = engine.run(&one, &mut |p| {
+            progress(&RunProgress {
+                done: done + p.cycles_done,
+                total: plan.cycles,
+                elapsed: t0.elapsed().as_secs_f64(),
+                engine: p,
+            })
+        })?;
+        done += 1;
+        if let Some(t) = plan.trace.as_mut().filter(|_| root) {
+            let e: &Engine<B> = engine;
+            let values = names
+                .iter()
+                .map(|n| value(e, n))
+                .collect::<Result<Vec<u64>>>()?;
+            t.record(cycle, &values);
+        }
+        if report.stopped {
+            break;
+        }
+    }
+    Ok(done)
+}
+
+impl CircuitInputs {
+    /// Loads the input values and memory words into a plain engine (the same in every lane).
+    pub fn load_plain(&self, engine: &mut Engine<PlainBackend>) -> Result<()> {
+        for (name, v) in &self.inputs {
+            engine.set_input_value(name, *v)?;
+        }
+        for (name, words) in &self.memories {
+            engine.load_memory_words(name, words)?;
+        }
+        Ok(())
+    }
+}
+
+/// A plain run's final state (lane 0) as a result decrypts to: every output and every RAM.
+pub fn plain_outputs(engine: &Engine<PlainBackend>, cycles: u64) -> Result<CircuitOutputs> {
+    let c = engine.circuit();
+    let mut outputs = BTreeMap::new();
+    for p in c.outputs() {
+        outputs.insert(p.name.clone(), engine.output_value(&p.name, 0)?);
+    }
+    let mut memories = BTreeMap::new();
+    for m in c.memories().iter().filter(|m| m.spec.kind == MemKind::Ram) {
+        memories.insert(m.spec.name.clone(), engine.memory_words(&m.spec.name, 0)?);
+    }
+    Ok(CircuitOutputs {
+        cycles,
+        outputs,
+        memories,
+    })
+}
+
 /// An encrypted circuit run on the server: the engine and the key it runs under.
 pub struct CircuitMachine {
     pub engine: Engine<TfheBackend>,
@@ -480,13 +596,7 @@ impl CircuitMachine {
         request: CircuitRequest,
         threads: Option<usize>,
     ) -> Result<CircuitMachine> {
-        check_same_key(
-            "the request",
-            request.key_id,
-            &request.params_name,
-            keys.key_id,
-            &keys.params_name,
-        )?;
+        keys.check_key_of("the request", request.key_id, &request.params_name)?;
         let mut m = Self::new(keys, circuit, threads)?;
         request.load(&mut m.engine)?;
         Ok(m)
@@ -524,14 +634,7 @@ impl CircuitMachine {
         path: &Path,
         threads: Option<usize>,
     ) -> Result<CircuitMachine> {
-        let env = Envelope::read(path, Kind::Snapshot)?;
-        check_same_key(
-            "the snapshot",
-            env.key_id,
-            &env.params,
-            keys.key_id,
-            &keys.params_name,
-        )?;
+        let env = read_snapshot(keys, path)?;
         let mut r = Reader::new(&env.body);
         if r.u8()? != CIRCUIT_SNAPSHOT {
             return Err(PlatformError::usage(format!(
@@ -548,25 +651,17 @@ impl CircuitMachine {
         Ok(m)
     }
 
-    /// Writes the state atomically.
+    /// Writes the state atomically; returns the file's size.
     pub fn save(&self, path: &Path) -> Result<u64> {
-        // Under MPI only rank 0 holds the whole state and writes it.
-        if self.engine.mpi_rank().is_some_and(|r| r != 0) {
-            return Ok(0);
-        }
-        let mut w = Writer::default();
-        w.u8(CIRCUIT_SNAPSHOT);
-        w.blob(&self.engine.snapshot_bytes());
-        Envelope {
-            kind: Kind::Snapshot,
-            params: self.stamp.params_name.clone(),
-            key_id: self.stamp.key_id,
-            body: Zeroizing::new(w.into_bytes()),
-        }
-        .write(path)
+        save_engine(&self.engine, path, &self.snapshot_wrap())
     }
 
-    /// Runs `cycles` cycles with snapshots and progress as [`crate::Machine::run`] does.
+    fn snapshot_wrap(&self) -> vsp_circuit::SnapshotWrap {
+        snapshot_wrap(self.stamp.clone(), CIRCUIT_SNAPSHOT)
+    }
+
+    /// Runs `cycles` cycles (after one reset cycle when asked) with snapshots and progress as
+    /// [`crate::Machine::run`] does.
     pub fn run(
         &mut self,
         cycles: u64,
@@ -578,21 +673,8 @@ impl CircuitMachine {
         if reset {
             self.engine.reset()?;
         }
-        let this = std::cell::RefCell::new(self);
-        run_in_chunks(
-            &mut |n, report: &mut dyn FnMut(&vsp_circuit::Progress)| {
-                let opts = vsp_circuit::RunOptions {
-                    max_cycles: n,
-                    ..Default::default()
-                };
-                this.borrow_mut().engine.run(&opts, report)?;
-                Ok(())
-            },
-            &|p: &Path| this.borrow().save(p).map(|_| ()),
-            cycles,
-            snapshots,
-            progress,
-        )
+        let wrap = self.snapshot_wrap();
+        run_engine(&mut self.engine, cycles, snapshots, wrap, progress)
     }
 
     /// The encrypted result: the cycle count, every output, every RAM.

@@ -14,13 +14,19 @@ pub use vsp_codec::Access;
 /// that were killed.
 pub fn write_atomic(path: &Path, bytes: &[u8], access: Access) -> Result<()> {
     vsp_codec::write_atomic(path, bytes, access)?;
+    warn_stale_temps(path);
+    Ok(())
+}
+
+/// Warns about temporary files of `path` left by runs that were killed (after a file written by
+/// another writer, such as the engine's snapshots).
+pub fn warn_stale_temps(path: &Path) {
     for stale in vsp_codec::stale_temps(path) {
         eprintln!(
             "warning: {} is a temporary file left by an interrupted vsp run; delete it",
             stale.display()
         );
     }
-    Ok(())
 }
 
 /// Refuses an output path that is not a regular file or that names one of `inputs` (what the

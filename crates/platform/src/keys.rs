@@ -144,6 +144,11 @@ impl ClientKey {
 }
 
 impl ServerKeys {
+    /// Checks that `what` (a request, a snapshot) was made under this key and parameter set.
+    pub fn check_key_of(&self, what: &str, key_id: KeyId, params_name: &str) -> Result<()> {
+        crate::envelope::check_same_key(what, key_id, params_name, self.key_id, &self.params_name)
+    }
+
     /// Loads and decompresses an evaluation key file (regenerating the masks from their seeds).
     pub fn load(path: &Path) -> Result<ServerKeys> {
         let env = Envelope::read(path, Kind::EvalKey)?;

@@ -9,7 +9,9 @@
 //!   The server never sees the finish flag, so it runs exactly the cycles asked (the flag is sticky
 //!   and `js 0` loops, so extra cycles are harmless — [`emulate`] says how many are enough).
 //! * A snapshot is an envelope (kind snapshot, the key's id and parameter set) around a byte naming
-//!   core and memory and the engine's own snapshot (cycle, flip-flops, memories).
+//!   core and memory and the engine's own snapshot (cycle, flip-flops, memories). The engine's run
+//!   writes them ([`vsp_circuit::RunOptions::snapshot_wrap`]): one periodic-snapshot mechanism for
+//!   the engine, the machines and `vsp circuit`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -19,11 +21,11 @@ use vsp_cahp::cores::{self, Core, MemSize, Memory};
 use vsp_cahp::{Image, MemConfig, Simulator};
 use vsp_circuit::{
     Backend, Blueprint, Circuit, CircuitError, Engine, MemState, PlainBackend, Progress,
-    RunOptions, TfheBackend,
+    RunOptions, SnapshotWrap, TfheBackend,
 };
 use zeroize::Zeroizing;
 
-use crate::envelope::{check_same_key, Envelope, KeyId, Kind, Reader, Writer};
+use crate::envelope::{Envelope, KeyId, Kind, Reader, Writer};
 use crate::error::{PlatformError, Result, ResultExt};
 use crate::keys::ServerKeys;
 use crate::packets::{result_envelope, EncryptedMemories, EncryptedRam, Request};
@@ -157,43 +159,24 @@ impl<B: Backend> Machine<B> {
         progress: &mut dyn FnMut(&RunProgress<'_>),
     ) -> Result<()> {
         target_cycle(self.engine.cycle(), cycles)?;
-        let this = std::cell::RefCell::new(self);
-        run_in_chunks(
-            &mut |n, report: &mut dyn FnMut(&Progress)| {
-                let opts = RunOptions {
-                    max_cycles: n,
-                    ..Default::default()
-                };
-                this.borrow_mut().engine.run(&opts, report)?;
-                Ok(())
-            },
-            &|p: &Path| this.borrow().save(p).map(|_| ()),
-            cycles,
-            snapshots,
-            progress,
-        )
+        let wrap = self.snapshot_wrap();
+        run_engine(&mut self.engine, cycles, snapshots, wrap, progress)
     }
 
-    /// Writes the whole machine state (core, memory, cycle, flip-flops, memories) atomically.
+    /// Writes the whole machine state (core, memory, cycle, flip-flops, memories) atomically; returns
+    /// the file's size.
     pub fn save(&self, path: &Path) -> Result<u64> {
-        // Under MPI only rank 0 holds the whole state and writes it.
-        if self.engine.mpi_rank().is_some_and(|r| r != 0) {
-            return Ok(0);
-        }
+        save_engine(&self.engine, path, &self.snapshot_wrap())
+    }
+
+    /// How this machine's snapshots are written: the engine's state after the machine's tag, in the
+    /// envelope stamped with the key (a plain machine's with no key).
+    fn snapshot_wrap(&self) -> SnapshotWrap {
         let stamp = self.stamp.clone().unwrap_or(Stamp {
             params_name: "plain".into(),
             key_id: KeyId([0; 16]),
         });
-        let mut w = Writer::default();
-        w.u8(machine_tag(self.core, self.memory));
-        w.blob(&self.engine.snapshot_bytes());
-        Envelope {
-            kind: Kind::Snapshot,
-            params: stamp.params_name,
-            key_id: stamp.key_id,
-            body: Zeroizing::new(w.into_bytes()),
-        }
-        .write(path)
+        snapshot_wrap(stamp, machine_tag(self.core, self.memory))
     }
 }
 
@@ -244,13 +227,7 @@ impl Machine<TfheBackend> {
         core: Core,
         threads: Option<usize>,
     ) -> Result<Machine<TfheBackend>> {
-        check_same_key(
-            "the request",
-            request.key_id,
-            &request.params_name,
-            keys.key_id,
-            &keys.params_name,
-        )?;
+        keys.check_key_of("the request", request.key_id, &request.params_name)?;
         let memory = request.memories.memory();
         let mut m = Self::encrypted(keys, core, memory, threads)?;
         match &request.memories {
@@ -288,14 +265,7 @@ impl Machine<TfheBackend> {
         path: &Path,
         threads: Option<usize>,
     ) -> Result<Machine<TfheBackend>> {
-        let env = Envelope::read(path, Kind::Snapshot)?;
-        check_same_key(
-            "the snapshot",
-            env.key_id,
-            &env.params,
-            keys.key_id,
-            &keys.params_name,
-        )?;
+        let env = read_snapshot(keys, path)?;
         let (core, memory, state) = parse_snapshot(&env.body).in_file(path)?;
         let mut m = Self::encrypted(keys, core, memory, threads)?;
         m.engine
@@ -336,46 +306,75 @@ impl Machine<TfheBackend> {
     }
 }
 
-/// Runs `n` cycles, reporting the engine's progress.
-pub(crate) type ChunkStep<'a> = dyn FnMut(u64, &mut dyn FnMut(&Progress)) -> Result<()> + 'a;
+/// The platform's snapshot file around an engine snapshot: an envelope of kind snapshot stamped with
+/// the key, whose body is `tag` (which machine: a core and its memory, or a user circuit) and the
+/// engine's snapshot as a blob. The engine's run writes it ([`vsp_circuit::RunOptions::snapshot_wrap`]).
+pub(crate) fn snapshot_wrap(stamp: Stamp, tag: u8) -> SnapshotWrap {
+    SnapshotWrap(Arc::new(move |state: &[u8]| {
+        let mut w = Writer::default();
+        w.u8(tag);
+        w.blob(state);
+        let mut bytes = Envelope {
+            kind: Kind::Snapshot,
+            params: stamp.params_name.clone(),
+            key_id: stamp.key_id,
+            body: Zeroizing::new(w.into_bytes()),
+        }
+        .to_bytes();
+        // A snapshot holds ciphertexts and public values only: nothing to zeroize.
+        std::mem::take(&mut *bytes)
+    }))
+}
 
-/// Runs `cycles` cycles through `step` (which runs `n` cycles, reporting the engine's progress),
-/// calling `save` every `snapshots.every` cycles and at the end. The engine's own periodic snapshot
-/// writes its bare state; the platform's is the stamped envelope (key id, core or circuit), so the
-/// run goes in chunks between snapshots.
-pub(crate) fn run_in_chunks(
-    step: &mut ChunkStep<'_>,
-    save: &dyn Fn(&Path) -> Result<()>,
+/// Writes `engine`'s snapshot to `path` through `wrap`; returns the file's size (0 on an MPI rank
+/// other than 0, which does not hold the whole state and writes nothing).
+pub(crate) fn save_engine<B: Backend>(
+    engine: &Engine<B>,
+    path: &Path,
+    wrap: &SnapshotWrap,
+) -> Result<u64> {
+    if engine.mpi_rank().is_some_and(|r| r != 0) {
+        return Ok(0);
+    }
+    let size = engine.write_snapshot(path, Some(wrap))?;
+    crate::files::warn_stale_temps(path);
+    Ok(size)
+}
+
+/// Reads a snapshot file and checks that it was written under `keys`' key.
+pub(crate) fn read_snapshot(keys: &ServerKeys, path: &Path) -> Result<Envelope> {
+    let env = Envelope::read(path, Kind::Snapshot)?;
+    keys.check_key_of("the snapshot", env.key_id, &env.params)?;
+    Ok(env)
+}
+
+/// Runs `cycles` cycles of `engine` in one engine run, which writes the snapshots (through `wrap`)
+/// every `snapshots.every` cycles and at the end, reporting progress with the run's own count.
+pub(crate) fn run_engine<B: Backend>(
+    engine: &mut Engine<B>,
     cycles: u64,
     snapshots: Option<&Snapshots>,
+    wrap: SnapshotWrap,
     progress: &mut dyn FnMut(&RunProgress<'_>),
 ) -> Result<()> {
-    let chunk = snapshots
-        .map(|s| s.every)
-        .filter(|&k| k > 0)
-        .unwrap_or(cycles)
-        .max(1);
+    let opts = RunOptions {
+        max_cycles: cycles,
+        snapshot: snapshots.map(|s| s.path.clone()),
+        snapshot_every: snapshots.map(|s| s.every),
+        snapshot_wrap: Some(wrap),
+        ..Default::default()
+    };
     let t0 = Instant::now();
-    let mut done = 0;
-    while done < cycles {
-        let n = chunk.min(cycles - done);
-        step(n, &mut |p: &Progress| {
-            progress(&RunProgress {
-                done: done + p.cycles_done,
-                total: cycles,
-                elapsed: t0.elapsed().as_secs_f64(),
-                engine: p,
-            })
-        })?;
-        done += n;
-        if let Some(s) = snapshots {
-            save(&s.path)?;
-        }
-    }
-    if cycles == 0 {
-        if let Some(s) = snapshots {
-            save(&s.path)?;
-        }
+    engine.run(&opts, &mut |p: &Progress| {
+        progress(&RunProgress {
+            done: p.cycles_done,
+            total: cycles,
+            elapsed: t0.elapsed().as_secs_f64(),
+            engine: p,
+        })
+    })?;
+    if let Some(s) = snapshots.filter(|_| engine.mpi_rank().is_none_or(|r| r == 0)) {
+        crate::files::warn_stale_temps(&s.path);
     }
     Ok(())
 }
@@ -536,36 +535,60 @@ mod tests {
         assert_eq!(mux.result, p.expected);
     }
 
-    /// A plain run with snapshots: the periodic snapshot resumes to the same state.
+    /// The cycle of the machine snapshot at `path` (`None` when there is none yet).
+    fn snapshot_cycle(path: &Path) -> Option<u64> {
+        path.exists().then(|| {
+            let env = Envelope::read(path, Kind::Snapshot).unwrap();
+            let (core, memory, state) = parse_snapshot(&env.body).unwrap();
+            let mut m = Machine::new(PlainBackend, core, memory).unwrap();
+            m.engine_mut().restore_snapshot(state).unwrap();
+            m.cycle()
+        })
+    }
+
+    /// The machine's snapshots are the engine run's: every k cycles and at the end, in the
+    /// platform's envelope, and a run resumed from one equals a straight run.
     #[test]
-    fn a_plain_run_saves_snapshots_at_the_end() {
+    fn machine_snapshots_every_k_cycles_resume_to_a_straight_run() {
         let dir = tempfile::tempdir().unwrap();
         let p = &vsp_cahp::programs::FIB;
         let image = vsp_cahp::assemble(p.source, p.name).unwrap();
         let args: Vec<String> = p.args.iter().map(|s| s.to_string()).collect();
-        let req = PlainRequest::new(&image, &args, Memory::Cmux).unwrap();
+        let req = PlainRequest::new(&image, &args, Memory::Mux).unwrap();
         let mut m = Machine::plain(Core::Pearl, &req).unwrap();
         let snaps = Snapshots {
             path: dir.path().join("s"),
-            every: 2,
+            every: 3,
         };
+        let kept = dir.path().join("kept");
         let mut seen = Vec::new();
-        m.run(5, Some(&snaps), &mut |p| {
+        m.run(7, Some(&snaps), &mut |p| {
             if p.engine.cycle_finished {
-                seen.push((p.done, p.total))
+                seen.push((p.done, p.total, snapshot_cycle(&snaps.path)));
+                if p.done == 7 {
+                    std::fs::copy(&snaps.path, &kept).unwrap();
+                }
             }
         })
         .unwrap();
-        assert_eq!(seen, (1..=5).map(|d| (d, 5)).collect::<Vec<_>>());
-        let env = Envelope::read(&snaps.path, Kind::Snapshot).unwrap();
+        let want: Vec<(u64, u64, Option<u64>)> = (1..=7)
+            .map(|d| (d, 7, Some((d - 1) / 3 * 3).filter(|&k| k > 0)))
+            .collect();
+        assert_eq!(seen, want);
+        assert_eq!(snapshot_cycle(&snaps.path), Some(7));
+        assert_eq!(snapshot_cycle(&kept), Some(6));
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+
+        let env = Envelope::read(&kept, Kind::Snapshot).unwrap();
         let (core, memory, state) = parse_snapshot(&env.body).unwrap();
+        assert_eq!((core, memory), (Core::Pearl, Memory::Mux));
         let mut back = Machine::new(PlainBackend, core, memory).unwrap();
         back.engine_mut().restore_snapshot(state).unwrap();
-        assert_eq!(back.cycle(), 5);
-        assert_eq!(back.regs().unwrap(), m.regs().unwrap());
-        assert_eq!(
-            plain_state_after(&req, Core::Pearl, 5).unwrap().1,
-            m.regs().unwrap()
-        );
+        back.run(5, None, &mut |_| {}).unwrap();
+        assert_eq!(back.cycle(), 11);
+        let (finished, regs, ram) = plain_state_after(&req, Core::Pearl, 11).unwrap();
+        assert_eq!(back.finished().unwrap(), finished);
+        assert_eq!(back.regs().unwrap(), regs);
+        assert_eq!(back.ram_bytes().unwrap(), ram);
     }
 }

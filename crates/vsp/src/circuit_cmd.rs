@@ -12,18 +12,16 @@ use std::sync::Arc;
 
 use anyhow::{bail, Result};
 use clap::Subcommand;
-use vsp_circuit::{
-    client, Backend, Circuit, Engine, MemKind, MemState, PlainBackend, RunOptions, TfheBackend,
-};
+use vsp_circuit::{client, Circuit, Engine, PlainBackend, TfheBackend};
 
 use vsp_platform::design::{
-    decrypt_circuit_result, load_design, CircuitInputs, CircuitMachine, CircuitOutputs,
-    CircuitRequest, Trace,
+    decrypt_circuit_result, load_design, plain_outputs, run_design, CircuitInputs, CircuitMachine,
+    CircuitOutputs, CircuitRequest, DesignRun, Trace,
 };
 use vsp_platform::envelope::check_same_key;
 use vsp_platform::files::{write_atomic, Access};
 use vsp_platform::keys::{ClientKey, ServerKeys};
-use vsp_platform::{Envelope, Kind};
+use vsp_platform::{Envelope, Kind, PlatformError, Snapshots};
 
 use crate::progress::Bar;
 
@@ -141,15 +139,6 @@ pub enum CircuitCommand {
     },
 }
 
-/// How a run ends and what it records.
-struct RunPlan {
-    cycles: u64,
-    until: Option<String>,
-    reset: bool,
-    /// Record every cycle's outputs.
-    trace: Option<Trace>,
-}
-
 pub fn run(cmd: CircuitCommand, quiet: bool) -> Result<()> {
     match cmd {
         c @ (CircuitCommand::Enc { .. }
@@ -206,7 +195,7 @@ pub fn run(cmd: CircuitCommand, quiet: bool) -> Result<()> {
                 .iter()
                 .map(|p| (p.name.clone(), p.bits.len()))
                 .collect();
-            let mut plan = RunPlan {
+            let mut plan = DesignRun {
                 cycles,
                 until,
                 reset,
@@ -287,23 +276,21 @@ fn split(cmd: CircuitCommand, quiet: bool) -> Result<()> {
                 ("evaluation key", &eval_key),
                 ("request", &input),
             ];
-            let snapshots = snapshots.resolve(&output, &read)?;
-            let circuit = load_design(&blueprint)?;
-            let keys = crate::load_server_keys(&eval_key, quiet)?;
-            if !crate::mpi_job::is_root() {
+            let (snapshots, circuit, keys) =
+                server(&blueprint, &eval_key, &output, &snapshots, &read, quiet)?;
+            let mut m = if crate::mpi_job::is_root() {
+                let env = Envelope::read(&input, Kind::Request)?;
+                let request = CircuitRequest::from_envelope(&env, &circuit, keys.ek.params())
+                    .map_err(|e| e.in_file(&input))?;
+                drop(env);
+                if request.inputs.is_empty() && request.memories.is_empty() {
+                    warn_public(reset);
+                }
+                CircuitMachine::start(&keys, circuit, request, threads)?
+            } else {
                 // Another MPI rank: rank 0 reads the request; this rank takes its state.
-                let mut m = CircuitMachine::follower(&keys, circuit, threads)?;
-                crate::mpi_job::join(&mut m.engine)?;
-                return exec(&mut m, cycles, reset, snapshots.as_ref(), &output, quiet);
-            }
-            let env = Envelope::read(&input, Kind::Request)?;
-            let request = CircuitRequest::from_envelope(&env, &circuit, keys.ek.params())
-                .map_err(|e| e.in_file(&input))?;
-            drop(env);
-            if request.inputs.is_empty() && request.memories.is_empty() {
-                warn_public(reset);
-            }
-            let mut m = CircuitMachine::start(&keys, circuit, request, threads)?;
+                CircuitMachine::follower(&keys, circuit, threads)?
+            };
             crate::mpi_job::join(&mut m.engine)?;
             exec(&mut m, cycles, reset, snapshots.as_ref(), &output, quiet)?;
         }
@@ -321,9 +308,8 @@ fn split(cmd: CircuitCommand, quiet: bool) -> Result<()> {
                 ("blueprint", &blueprint),
                 ("evaluation key", &eval_key),
             ];
-            let snapshots = snapshots.resolve(&output, &read)?;
-            let circuit = load_design(&blueprint)?;
-            let keys = crate::load_server_keys(&eval_key, quiet)?;
+            let (snapshots, circuit, keys) =
+                server(&blueprint, &eval_key, &output, &snapshots, &read, quiet)?;
             let mut m = if crate::mpi_job::is_root() {
                 CircuitMachine::resume(&keys, circuit, &snapshot, threads)?
             } else {
@@ -352,12 +338,28 @@ fn split(cmd: CircuitCommand, quiet: bool) -> Result<()> {
     Ok(())
 }
 
+/// What the server's commands share: the snapshot plan (its path checked against `read` and
+/// `output`), the circuit and the evaluation key.
+fn server(
+    blueprint: &Path,
+    eval_key: &Path,
+    output: &Path,
+    snapshots: &crate::SnapshotArgs,
+    read: &[(&str, &Path)],
+    quiet: bool,
+) -> Result<(Option<Snapshots>, Arc<Circuit>, Arc<ServerKeys>)> {
+    let snapshots = snapshots.resolve(output, read)?;
+    let circuit = load_design(blueprint)?;
+    let keys = crate::load_server_keys(eval_key, quiet)?;
+    Ok((snapshots, circuit, keys))
+}
+
 /// Runs the server's half and writes the encrypted result.
 fn exec(
     m: &mut CircuitMachine,
     cycles: u64,
     reset: bool,
-    snapshots: Option<&vsp_platform::Snapshots>,
+    snapshots: Option<&Snapshots>,
     output: &Path,
     quiet: bool,
 ) -> Result<()> {
@@ -438,170 +440,71 @@ fn encrypted_plan_json(c: &Circuit) -> serde_json::Value {
     })
 }
 
-/// Runs `plan.cycles` cycles (or until the 1-bit output `plan.until` is 1), recording every cycle's
-/// outputs in `plan.trace`; `value` reads an output (decrypting it in an encrypted run). Returns the
-/// cycles run.
-fn run_cycles<B: Backend>(
-    e: &mut Engine<B>,
-    plan: &mut RunPlan,
-    value: &dyn Fn(&Engine<B>, &str) -> Result<u64>,
-    progress: &mut dyn FnMut(u64, &vsp_circuit::Progress),
-) -> Result<u64> {
-    if let Some(name) = &plan.until {
-        match e.circuit().outputs().iter().find(|p| &p.name == name) {
-            Some(p) if p.bits.len() == 1 => {}
-            Some(_) => bail!("--until {name}: the output must be 1 bit wide"),
-            None => bail!("--until {name}: the circuit has no output @{name}"),
-        }
-    }
-    if plan.reset {
-        e.reset()?;
-    }
-    let names: Vec<String> = e
-        .circuit()
-        .outputs()
-        .iter()
-        .map(|p| p.name.clone())
-        .collect();
-    let one = RunOptions {
-        max_cycles: 1,
-        ..Default::default()
-    };
-    let mut done = 0;
-    while done < plan.cycles {
-        let cycle = e.cycle();
-        e.run(&one, &mut |p| progress(done, p))?;
-        done += 1;
-        // Under MPI rank 0 holds the outputs: it records them and decides whether to stop.
-        let root = crate::mpi_job::is_root();
-        if let Some(t) = plan.trace.as_mut().filter(|_| root) {
-            let values = names
-                .iter()
-                .map(|n| value(e, n))
-                .collect::<Result<Vec<u64>>>()?;
-            t.record(cycle, &values);
-        }
-        if let Some(name) = &plan.until {
-            let stop = root && value(e, name)? == 1;
-            if crate::mpi_job::root_decides(stop) {
-                break;
-            }
-        }
-    }
-    Ok(done)
-}
-
 fn run_plain(
     circuit: Arc<Circuit>,
     inputs: &CircuitInputs,
-    plan: &mut RunPlan,
+    plan: &mut DesignRun,
 ) -> Result<Option<CircuitOutputs>> {
-    let mut e = Engine::new(PlainBackend, circuit.clone());
-    for (name, v) in &inputs.inputs {
-        e.set_input_value(name, *v)?;
-    }
-    for (name, words) in &inputs.memories {
-        e.load_memory_words(name, words)?;
-    }
+    let mut e = Engine::new(PlainBackend, circuit);
+    inputs.load_plain(&mut e)?;
     crate::mpi_job::join(&mut e)?;
-    let value = |e: &Engine<PlainBackend>, n: &str| Ok(e.output_value(n, 0)?);
-    let cycles = run_cycles(&mut e, plan, &value, &mut |_, _| {})?;
+    let value = |e: &Engine<PlainBackend>, n: &str| -> vsp_platform::Result<u64> {
+        Ok(e.output_value(n, 0)?)
+    };
+    let cycles = run_design(&mut e, plan, &value, &mut |_| {})?;
     if !crate::mpi_job::is_root() {
         return Ok(None);
     }
-    let mut outputs = BTreeMap::new();
-    for p in circuit.outputs() {
-        outputs.insert(p.name.clone(), e.output_value(&p.name, 0)?);
-    }
-    let mut memories = BTreeMap::new();
-    for m in circuit
-        .memories()
-        .iter()
-        .filter(|m| m.spec.kind == MemKind::Ram)
-    {
-        memories.insert(m.spec.name.clone(), e.memory_words(&m.spec.name, 0)?);
-    }
-    Ok(Some(CircuitOutputs {
-        cycles,
-        outputs,
-        memories,
-    }))
+    Ok(Some(plain_outputs(&e, cycles)?))
 }
 
+/// Client and server on one machine: the client's request ([`CircuitInputs::encrypt`]) runs on the
+/// server's machine ([`CircuitMachine`]), whose result the client decrypts — the split's path
+/// without its files.
 fn run_encrypted(
     circuit: Arc<Circuit>,
     inputs: &CircuitInputs,
-    plan: &mut RunPlan,
+    plan: &mut DesignRun,
     key: &Path,
     eval_key: &Path,
     threads: Option<usize>,
     quiet: bool,
 ) -> Result<Option<CircuitOutputs>> {
     let keys = ServerKeys::load(eval_key)?;
-    if !crate::mpi_job::is_root() {
-        // Another MPI rank: rank 0 encrypts the inputs; this rank takes its state and computes.
-        let backend = TfheBackend::new(keys.ek.clone(), Some(keys.ck.clone()))?;
-        let mut e = Engine::new(backend, circuit);
-        if let Some(t) = threads {
-            e.set_threads(t.max(1));
+    // Under MPI rank 0 encrypts the inputs; the other ranks take its state and compute.
+    let secret = if crate::mpi_job::is_root() {
+        let ck = ClientKey::load(key)?;
+        check_same_key(
+            "the evaluation key",
+            keys.key_id,
+            &keys.params_name,
+            ck.key_id,
+            &ck.params_name,
+        )?;
+        warn_if_public(inputs, plan.reset);
+        Some(ck)
+    } else {
+        None
+    };
+    let mut m = match &secret {
+        Some(ck) => {
+            let request = inputs.encrypt(ck, &circuit)?;
+            CircuitMachine::start(&keys, circuit.clone(), request, threads)?
         }
-        crate::mpi_job::join(&mut e)?;
-        let never = |_: &Engine<TfheBackend>, _: &str| -> Result<u64> {
-            bail!("only rank 0 reads outputs")
-        };
-        run_cycles(&mut e, plan, &never, &mut |_, _| {})?;
-        return Ok(None);
-    }
-    let ck = ClientKey::load(key)?;
-    let sk = &ck.sk;
-    check_same_key(
-        "the evaluation key",
-        keys.key_id,
-        &keys.params_name,
-        ck.key_id,
-        &ck.params_name,
-    )?;
-    warn_if_public(inputs, plan.reset);
-    let backend = TfheBackend::new(keys.ek.clone(), Some(keys.ck.clone()))?;
-    let mut e = Engine::new(backend, circuit.clone());
-    if let Some(t) = threads {
-        e.set_threads(t.max(1));
-    }
-    // The same request the client/server split sends, loaded here without the file.
-    inputs.encrypt(&ck, &circuit)?.load(&mut e)?;
-    crate::mpi_job::join(&mut e)?;
-    let total = plan.cycles;
-    let bar = Bar::cycles(quiet, total);
-    let t0 = std::time::Instant::now();
-    let value = |e: &Engine<TfheBackend>, n: &str| Ok(client::decrypt_value(sk, &e.output(n)?)?);
-    let cycles = run_cycles(&mut e, plan, &value, &mut |done, p| {
-        bar.cycle(&vsp_platform::RunProgress {
-            done: done + p.cycles_done,
-            total,
-            elapsed: t0.elapsed().as_secs_f64(),
-            engine: p,
-        })
-    })?;
+        None => CircuitMachine::follower(&keys, circuit.clone(), threads)?,
+    };
+    crate::mpi_job::join(&mut m.engine)?;
+    let bar = Bar::cycles(quiet || secret.is_none(), plan.cycles);
+    let value = |e: &Engine<TfheBackend>, n: &str| -> vsp_platform::Result<u64> {
+        match &secret {
+            Some(ck) => Ok(client::decrypt_value(&ck.sk, &e.output(n)?)?),
+            None => Err(PlatformError::usage("only rank 0 reads outputs")),
+        }
+    };
+    run_design(&mut m.engine, plan, &value, &mut |p| bar.cycle(p))?;
     bar.finish();
-    let mut outputs = BTreeMap::new();
-    for p in circuit.outputs() {
-        outputs.insert(p.name.clone(), value(&e, &p.name)?);
-    }
-    let mut memories = BTreeMap::new();
-    for m in circuit
-        .memories()
-        .iter()
-        .filter(|m| m.spec.kind == MemKind::Ram)
-    {
-        let words = match e.memory(&m.spec.name)? {
-            MemState::Ram(ram) => client::decrypt_ram(sk, ram)?,
-            _ => client::decrypt_mux_memory(sk, m.spec.data_width, &e.memory_cells(&m.spec.name)?)?,
-        };
-        memories.insert(m.spec.name.clone(), words);
-    }
-    Ok(Some(CircuitOutputs {
-        cycles,
-        outputs,
-        memories,
-    }))
+    let Some(ck) = secret else {
+        return Ok(None);
+    };
+    Ok(Some(decrypt_circuit_result(&ck, &m.result()?, &circuit)?))
 }

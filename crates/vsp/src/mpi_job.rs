@@ -130,8 +130,3 @@ pub fn follower_machine(
     m.set_threads(threads);
     Ok(m)
 }
-
-/// Rank 0's `flag` on every rank (outside a job: `flag`).
-pub fn root_decides(flag: bool) -> bool {
-    broadcast(is_root().then(|| vec![u8::from(flag)])).first() == Some(&1)
-}
