@@ -199,7 +199,6 @@ fn measure(dir: &Path, cycles: u64, warmup: u64) -> Result<()> {
     let efficiency = single / two;
 
     // The model, calibrated on the measured cycle.
-    let (_, crit_units) = e.schedule_info();
     let one = e.plan_partition(1);
     let units: f64 = one.work().iter().sum();
     let spu = busy / n / units;
@@ -207,49 +206,63 @@ fn measure(dir: &Path, cycles: u64, warmup: u64) -> Result<()> {
     backend.encode_bit(&backend.constant(false), &mut bit);
     let mut ring = Vec::new();
     backend.encode_ring(&backend.ring_constant(false), &mut ring);
+    // A RAM's selector (its gadget has more levels than a ROM's): the larger of the two.
+    let mut sel = Vec::new();
+    let zero = backend.constant(false);
+    for s in backend.ram_select_batch(&[&zero])? {
+        backend.encode_sel(&s, &mut sel);
+    }
     let m = Measured {
         seconds_per_unit: spu,
-        latch_seconds: latch2,
         bit_bytes: bit.len(),
         ring_bytes: ring.len(),
+        sel_bytes: sel.len(),
     };
+    let p1 = predict(&one, &m, &Network::TEN_GBE, 1);
     println!();
     println!(
-        "Cost model: {:.2} ms per cost unit (busy time of the 2-thread cycle / {units:.0} units), clock edge \
-         {latch2:.2} s (1 thread), {} B per bit, {} B per ring",
+        "Cost model: {:.2} ms per cost unit (busy time of the 2-thread cycle / {units:.0} units), {} B per \
+         bit, {} B per ring, {} B per selector; clock edge (RAM write and refresh) {:.2} s on one thread by the model, \
+         measured {:.2} s on 2 threads",
         spu * 1e3,
         m.bit_bytes,
-        m.ring_bytes
+        m.ring_bytes,
+        m.sel_bytes,
+        p1.edge_seconds_one_thread,
+        latch1 / n
     );
     let here = Network {
         bandwidth_bits: 80e9,
         latency: 2e-6,
     };
-    let p2 = predict(&e.plan_partition(2), &m, &here, 1, crit_units);
+    let p2 = predict(&e.plan_partition(2), &m, &here, 1);
     println!(
-        "check on this machine (shared memory ≈ 80 Gb/s, 2 µs): 2 ranks predicted {:.2} s/cycle, measured {two:.2}",
+        "check on this machine (shared memory ≈ 80 Gb/s, 2 µs): 2 ranks predicted {:.2} s/cycle, measured {two:.2} \
+         (clock edge measured {latch2:.2} s)",
         p2.seconds
     );
     println!();
     println!("Predicted seconds per cycle, 1 thread per rank, 10 Gb/s, 20 µs:");
-    println!("| core | ranks | s/cycle | critical path s | busiest rank s | bits crossing | rings crossing | messages | MB/cycle |");
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("| core | ranks | selects per batch | s/cycle | critical path s | busiest rank s | bits crossing | rings crossing | selectors crossing | messages | MB/cycle |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     let mut pearl64 = f64::NAN;
     for core in [Core::Pearl, Core::Ruby] {
         let ce = Engine::new(backend.clone(), circuit(core)?);
-        let (_, crit) = ce.schedule_info();
         for p in [1usize, 2, 4, 8, 16, 32, 64, 128, 256] {
-            let pr = predict(&ce.plan_partition(p), &m, &Network::TEN_GBE, 1, crit);
+            let part = ce.plan_partition(p);
+            let pr = predict(&part, &m, &Network::TEN_GBE, 1);
             if core == Core::Pearl && p == 64 {
                 pearl64 = pr.seconds;
             }
             println!(
-                "| {core} | {p} | {:.2} | {:.2} | {:.2} | {} | {} | {} | {:.1} |",
+                "| {core} | {p} | {} | {:.2} | {:.2} | {:.2} | {} | {} | {} | {} | {:.1} |",
+                part.select_batch,
                 pr.seconds,
                 pr.critical_path_seconds,
                 pr.max_work_seconds,
                 pr.crossing_bits,
                 pr.crossing_rings,
+                pr.crossing_sels,
                 pr.messages,
                 pr.bytes as f64 / 1e6
             );

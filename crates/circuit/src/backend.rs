@@ -29,9 +29,12 @@ pub enum TaskKind {
     Cmux,
     /// Lifting a level-0 bit to a ring (a bootstrap in TFHE).
     Lift,
-    /// The clock-edge RAM write, per cell (its CMUX chain and its share of the refresh); not a task
-    /// of the DAG, but work the memory's MPI rank does ([`crate::partition`]).
+    /// The clock-edge RAM write, per cell (its external products); not a task of the DAG, but work
+    /// the memory's MPI rank does ([`crate::partition`]).
     RamWriteCell,
+    /// Refreshing one RAM cell at the clock edge (extraction and a bootstrap in TFHE); the MPI
+    /// executor spreads a cycle's refreshes over every rank.
+    RamRefreshCell,
 }
 
 /// A bit representation and the operations on it.
@@ -114,6 +117,20 @@ pub trait Backend: Send + Sync {
         rom: &Self::Rom,
         addr: &[&Self::Sel],
     ) -> Result<Vec<Self::Ring>, CircuitError>;
+    /// Reads data bits `bits` of the word at `addr` from a ROM (what [`Self::rom_read`] gives for
+    /// them; the MPI executor reads a ROM word in parts on several ranks).
+    fn rom_read_bits(
+        &self,
+        rom: &Self::Rom,
+        addr: &[&Self::Sel],
+        bits: std::ops::Range<usize>,
+    ) -> Result<Vec<Self::Ring>, CircuitError> {
+        let mut all = self.rom_read(rom, addr)?;
+        if bits.start > bits.end || bits.end > all.len() {
+            return Err(CircuitError::Usage("ROM bits out of range".into()));
+        }
+        Ok(all.drain(bits).collect())
+    }
     /// Reads data bit `bit` of the word at `addr` from a RAM, as a fresh ring.
     fn ram_read(
         &self,
@@ -136,6 +153,54 @@ pub trait Backend: Send + Sync {
         vals: &[Self::WriteVal],
         threads: usize,
     ) -> Result<(), CircuitError>;
+
+    /// The clock-edge write in the two parts an MPI job spreads differently: stores `vals` like
+    /// [`Self::ram_write`] but leaves out the refresh, and returns the cells (`word * data_width +
+    /// bit`, ascending) the refresh policy refreshes now, whose bookkeeping (noise bounds, counters)
+    /// is already done. Refreshing each listed cell with [`Self::refresh_ram_cell`] and storing it
+    /// with [`Self::set_ram_cell`] gives exactly the state [`Self::ram_write`] gives. A backend that
+    /// never refreshes writes everything and lists nothing.
+    fn ram_write_unrefreshed(
+        &self,
+        ram: &mut Self::Ram,
+        addr: &[&Self::Sel],
+        vals: &[Self::WriteVal],
+        threads: usize,
+    ) -> Result<Vec<usize>, CircuitError> {
+        self.ram_write(ram, addr, vals, threads)?;
+        Ok(Vec::new())
+    }
+    /// Cell `i` (`word * data_width + bit`) of a RAM in ring form, to be refreshed elsewhere.
+    fn ram_cell(&self, _ram: &Self::Ram, _i: usize) -> Result<Self::Ring, CircuitError> {
+        Err(CircuitError::Backend(format!(
+            "the {} backend does not refresh RAM cells",
+            self.kind()
+        )))
+    }
+    /// A refreshed RAM cell (a bootstrap of its bit in TFHE).
+    fn refresh_ram_cell(&self, _cell: &Self::Ring) -> Result<Self::Ring, CircuitError> {
+        Err(CircuitError::Backend(format!(
+            "the {} backend does not refresh RAM cells",
+            self.kind()
+        )))
+    }
+    /// Replaces cell `i` of a RAM (a refreshed cell from [`Self::refresh_ram_cell`]).
+    fn set_ram_cell(
+        &self,
+        _ram: &mut Self::Ram,
+        _i: usize,
+        _cell: Self::Ring,
+    ) -> Result<(), CircuitError> {
+        Err(CircuitError::Backend(format!(
+            "the {} backend does not refresh RAM cells",
+            self.kind()
+        )))
+    }
+    /// About how many cells of a RAM of this shape the refresh policy refreshes per cycle (for the
+    /// partition's and the cost model's accounting; 0 when the backend never refreshes).
+    fn ram_refreshes_per_cycle(&self, _spec: &MemorySpec) -> usize {
+        0
+    }
 
     /// An all-zero ROM of the given shape.
     fn zero_rom(&self, spec: &MemorySpec) -> Self::Rom;
@@ -162,6 +227,7 @@ pub trait Backend: Send + Sync {
             TaskKind::Cmux => 0.1,
             TaskKind::Lift => 10.0,
             TaskKind::RamWriteCell => 0.0,
+            TaskKind::RamRefreshCell => 0.0,
         }
     }
 
@@ -173,6 +239,14 @@ pub trait Backend: Send + Sync {
     fn encode_ring(&self, r: &Self::Ring, out: &mut Vec<u8>);
     /// Decodes a ring written by [`Self::encode_ring`].
     fn decode_ring(&self, r: &mut Reader<'_>) -> Result<Self::Ring, CircuitError>;
+    /// Appends the encoding of a RAM write value (sent between MPI ranks).
+    fn encode_write_val(&self, v: &Self::WriteVal, out: &mut Vec<u8>);
+    /// Decodes a write value written by [`Self::encode_write_val`].
+    fn decode_write_val(&self, r: &mut Reader<'_>) -> Result<Self::WriteVal, CircuitError>;
+    /// Appends the encoding of a prepared address bit (sent between MPI ranks).
+    fn encode_sel(&self, s: &Self::Sel, out: &mut Vec<u8>);
+    /// Decodes a prepared address bit written by [`Self::encode_sel`].
+    fn decode_sel(&self, r: &mut Reader<'_>) -> Result<Self::Sel, CircuitError>;
     /// Appends the encoding of a ROM.
     fn encode_rom(&self, m: &Self::Rom, out: &mut Vec<u8>);
     /// Decodes a ROM.

@@ -183,6 +183,20 @@ pub(crate) fn rom_read(
     rom: &TfheRom,
     addr: &[&TrgswFft<u32>],
 ) -> Result<Vec<Trlwe<u32>>, CircuitError> {
+    rom_read_bits(ek, rom, addr, 0..rom.data_width)
+}
+
+/// Reads data bits `bits` of the word at `addr` from a ROM (the CMUX tree and blind rotation are
+/// the same for every part; only the extractions differ).
+pub(crate) fn rom_read_bits(
+    ek: &EvalKey,
+    rom: &TfheRom,
+    addr: &[&TrgswFft<u32>],
+    bits: std::ops::Range<usize>,
+) -> Result<Vec<Trlwe<u32>>, CircuitError> {
+    if bits.start > bits.end || bits.end > rom.data_width {
+        return Err(CircuitError::Usage("ROM bits out of range".into()));
+    }
     if addr.len() != rom.addr_width {
         return Err(CircuitError::Usage("ROM address of the wrong width".into()));
     }
@@ -199,9 +213,7 @@ pub(crate) fn rom_read(
         let rotated = acc.mul_monomial(-((1i64 << rom.slot_log) << j));
         acc = sel.cmux(&rotated, &acc).map_err(tfhe_err)?;
     }
-    (0..rom.data_width)
-        .map(|i| extract_fresh(ek, &acc, i))
-        .collect()
+    bits.map(|i| extract_fresh(ek, &acc, i)).collect()
 }
 
 /// Reads data bit `bit` of the word at `addr`.
@@ -259,6 +271,27 @@ pub(crate) fn ram_write(
     vals: &[Trlwe<u32>],
     threads: usize,
 ) -> Result<(), CircuitError> {
+    let list = ram_write_unrefreshed(noise, policy, ram, addr, vals, threads)?;
+    let cells = &ram.cells;
+    let fresh = par_for(list.len(), threads, |t| refresh_cell(ek, &cells[list[t]]))?;
+    for (&idx, c) in list.iter().zip(fresh) {
+        ram.cells[idx] = c;
+    }
+    Ok(())
+}
+
+/// [`ram_write`] without the refresh: writes, updates the noise bounds, and returns the cells the
+/// policy refreshes now (ascending; their bounds and the counters already say refreshed), for the
+/// caller to refresh with [`refresh_cell`] wherever it likes (the MPI executor spreads them over
+/// its ranks).
+pub(crate) fn ram_write_unrefreshed(
+    noise: &NoiseModel,
+    policy: RefreshPolicy,
+    ram: &mut TfheRam,
+    addr: &[&TrgswFft<u32>],
+    vals: &[Trlwe<u32>],
+    threads: usize,
+) -> Result<Vec<usize>, CircuitError> {
     let (a, w) = (ram.addr_width, ram.data_width);
     if addr.len() != a || vals.len() != w || a == 0 {
         return Err(CircuitError::Usage("RAM write of the wrong shape".into()));
@@ -322,16 +355,16 @@ pub(crate) fn ram_write(
     for v in ram.var.iter_mut() {
         *v = noise.after_write(*v, a);
     }
-    refresh(ek, noise, policy, ram, threads)
+    refresh_plan(noise, policy, ram)
 }
 
-fn refresh(
-    ek: &EvalKey,
+/// The words the policy refreshes this cycle: advances the round robin, marks their bounds as
+/// refreshed and counts them; returns their cells.
+fn refresh_plan(
     noise: &NoiseModel,
     policy: RefreshPolicy,
     ram: &mut TfheRam,
-    threads: usize,
-) -> Result<(), CircuitError> {
+) -> Result<Vec<usize>, CircuitError> {
     let (a, w) = (ram.addr_width, ram.data_width);
     let words = 1usize << a;
     let mut chosen = vec![false; words];
@@ -361,22 +394,38 @@ fn refresh(
         .filter(|&j| chosen[j])
         .flat_map(|j| (0..w).map(move |i| j * w + i))
         .collect();
-    let cells = &ram.cells;
-    let fresh = par_for(list.len(), threads, |t| {
-        let c = &cells[list[t]];
-        let x = ek.extract_bit(c, 0).map_err(tfhe_err)?;
-        ek.bootstrap_to_trlwe(&x, QUARTER).map_err(tfhe_err)
-    })?;
-    for (&idx, c) in list.iter().zip(fresh) {
-        ram.cells[idx] = c;
-    }
     for (j, c) in chosen.iter().enumerate() {
         if *c {
             ram.var[j] = noise.after_refresh();
         }
     }
     ram.refreshes += list.len() as u64;
-    Ok(())
+    Ok(list)
+}
+
+/// Cells of a `2^a × w` RAM the policy refreshes in a cycle (its round-robin share; words whose
+/// bound runs ahead are refreshed too, which this leaves out).
+pub(crate) fn refreshes_per_cycle(
+    noise: &NoiseModel,
+    policy: RefreshPolicy,
+    a: usize,
+    w: usize,
+) -> usize {
+    let words = 1usize << a;
+    match policy {
+        RefreshPolicy::EveryCycle => words * w,
+        RefreshPolicy::NoiseBudget { failure_log2 } => noise
+            .refresh_period(a, w, failure_log2)
+            .map_or(words * w, |k| {
+                words.div_ceil(k.clamp(1, words as u64) as usize) * w
+            }),
+    }
+}
+
+/// A refreshed copy of a RAM cell: its bit extracted, key-switched and bootstrapped back to ±1/4.
+pub(crate) fn refresh_cell(ek: &EvalKey, c: &Trlwe<u32>) -> Result<Trlwe<u32>, CircuitError> {
+    let x = ek.extract_bit(c, 0).map_err(tfhe_err)?;
+    ek.bootstrap_to_trlwe(&x, QUARTER).map_err(tfhe_err)
 }
 
 /// Circuit-bootstraps an address bit into a CMUX selector.

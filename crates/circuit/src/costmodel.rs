@@ -7,11 +7,13 @@
 //! It replays what the executor does: each rank runs its levels in order, a level's tasks on its
 //! threads (longest first), waiting before a level for the messages it needs; a message leaves when
 //! its producing level ends, queues behind the sender's earlier messages on its link and arrives
-//! `latency + bytes / bandwidth` later. The clock edge (RAM write and refresh) runs on the memory's
-//! owner after its last level. The prediction is never below the critical path of the cycle's DAG
-//! (the floor no number of ranks can beat).
+//! `latency + bytes / bandwidth` later. At the clock edge ([`crate::partition::RamEdge`]) each RAM's
+//! owner writes (on its threads), sends every rank its share of the cells to refresh, refreshes its
+//! own share and waits for the others' to come back; each rank refreshes its share on its threads
+//! once it has finished its levels. The prediction is never below the critical path: the cycle's
+//! DAG plus, per RAM, the write and one refresh (the floor no number of ranks can beat).
 
-use crate::partition::Partition;
+use crate::partition::{refresh_share, Partition};
 
 /// A network between ranks.
 #[derive(Clone, Copy, Debug)]
@@ -33,13 +35,13 @@ impl Network {
 /// Measured inputs of the model.
 #[derive(Clone, Copy, Debug)]
 pub struct Measured {
-    /// Seconds per unit of task cost ([`crate::Backend::task_cost`]) on one thread.
+    /// Seconds per unit of task cost ([`crate::Backend::task_cost`]) on one thread (the clock
+    /// edge's RAM write and refresh are priced in the same units).
     pub seconds_per_unit: f64,
-    /// Seconds of the clock edge (RAM write and refresh, flip-flops) on the memories' rank.
-    pub latch_seconds: f64,
-    /// Bytes of a level-0 bit and of a ring on the wire.
+    /// Bytes of a level-0 bit, a ring and a memory selector (a TRGSW in TFHE) on the wire.
     pub bit_bytes: usize,
     pub ring_bytes: usize,
+    pub sel_bytes: usize,
 }
 
 /// A predicted cycle.
@@ -48,26 +50,23 @@ pub struct Prediction {
     pub ranks: usize,
     /// Seconds per cycle (at least `critical_path_seconds`).
     pub seconds: f64,
-    /// The cycle's critical path (cost units × seconds per unit, plus the clock edge).
+    /// The cycle's critical path (cost units × seconds per unit, plus the clock edge's floor).
     pub critical_path_seconds: f64,
+    /// Seconds of the clock edge's RAM work on one thread (write and every refresh).
+    pub edge_seconds_one_thread: f64,
     /// The busiest rank's work in seconds (no waiting).
     pub max_work_seconds: f64,
-    /// Ciphertexts crossing ranks per cycle (level-0 bits, rings), messages and bytes.
+    /// Ciphertexts crossing ranks per cycle (level-0 bits, rings, memory selectors), messages and
+    /// bytes (not counting the clock edge's refresh cells).
     pub crossing_bits: usize,
     pub crossing_rings: usize,
+    pub crossing_sels: usize,
     pub messages: usize,
     pub bytes: usize,
 }
 
-/// Predicts one cycle of `part` with `threads` threads per rank; `critical_path_units` is the DAG's
-/// critical path in cost units ([`crate::Engine::schedule_info`]).
-pub fn predict(
-    part: &Partition,
-    m: &Measured,
-    net: &Network,
-    threads: usize,
-    critical_path_units: f64,
-) -> Prediction {
+/// Predicts one cycle of `part` with `threads` threads per rank.
+pub fn predict(part: &Partition, m: &Measured, net: &Network, threads: usize) -> Prediction {
     let ranks = part.ranks;
     let threads = threads.max(1);
     let nl = part.levels as usize;
@@ -82,8 +81,9 @@ pub fn predict(
         recvs[msg.dst as usize][msg.deadline as usize].push(i);
     }
     let size = |i: usize| -> usize {
-        let (b, r) = part.messages[i].counts();
-        b * m.bit_bytes + r * m.ring_bytes
+        let msg = &part.messages[i];
+        let (b, r) = msg.counts();
+        b * m.bit_bytes + r * m.ring_bytes + msg.sels() * m.sel_bytes
     };
     let mut arrival = vec![0f64; part.messages.len()];
     let mut clock = vec![0f64; ranks];
@@ -121,30 +121,52 @@ pub fn predict(
             post(i, clock[src], &mut link, &mut arrival);
         }
     }
-    let mut end = 0f64;
     for r in 0..ranks {
         for &i in &recvs[r][nl] {
             clock[r] = clock[r].max(arrival[i]);
         }
-        let edge = if part.mem_owner.contains(&(r as u32)) || (part.mem_owner.is_empty() && r == 0)
-        {
-            m.latch_seconds
-        } else {
-            0.0
-        };
-        end = end.max(clock[r] + edge);
     }
+    // The clock edge, RAM by RAM.
+    let spu = m.seconds_per_unit;
+    let wire = |cells: usize| (cells * m.ring_bytes) as f64 * 8.0 / net.bandwidth_bits;
+    let on_threads = |cells: usize, unit: f64| cells.div_ceil(threads) as f64 * unit * spu;
+    let (mut edge_one, mut edge_floor) = (0f64, 0f64);
+    for e in &part.ram_edges {
+        let o = (e.owner as usize).min(ranks - 1);
+        edge_one += (e.write_units + e.refresh_cells as f64 * e.refresh_units) * spu;
+        edge_floor += e.write_units * spu / threads as f64;
+        if e.refresh_cells > 0 {
+            edge_floor += e.refresh_units * spu;
+        }
+        clock[o] += e.write_units * spu / threads as f64;
+        let mut back = clock[o];
+        link[o] = link[o].max(clock[o]);
+        for r in (0..ranks).filter(|&r| r != o) {
+            let k = refresh_share(e.refresh_cells, ranks, r).len();
+            link[o] += wire(k);
+            let start = clock[r].max(link[o] + net.latency);
+            let done = start + on_threads(k, e.refresh_units);
+            link[r] = link[r].max(done) + wire(k);
+            back = back.max(link[r] + net.latency);
+            clock[r] = done;
+        }
+        let own = refresh_share(e.refresh_cells, ranks, o).len();
+        clock[o] = (clock[o] + on_threads(own, e.refresh_units)).max(back);
+    }
+    let end = clock.iter().copied().fold(0f64, f64::max);
     let work = part.work();
     let max_work = work.iter().copied().fold(0.0, f64::max) * m.seconds_per_unit;
-    let critical = critical_path_units * m.seconds_per_unit + m.latch_seconds;
+    let critical = part.critical_path_units * spu + edge_floor;
     let (crossing_bits, crossing_rings) = part.crossing();
     Prediction {
         ranks,
         seconds: end.max(critical),
         critical_path_seconds: critical,
+        edge_seconds_one_thread: edge_one,
         max_work_seconds: max_work / threads as f64,
         crossing_bits,
         crossing_rings,
+        crossing_sels: part.crossing_sels(),
         messages: part.messages.len(),
         bytes: (0..part.messages.len()).map(size).sum(),
     }

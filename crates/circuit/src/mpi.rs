@@ -10,6 +10,11 @@
 //!   and before a level it receives the messages that level needs. Flip-flops and memories live on the
 //!   rank that computes them; rank 0 receives the output bits every cycle and the rest of the state at
 //!   [`Engine::gather_state`] (end of a run, snapshots).
+//! * At the clock edge each CMUX RAM's owner writes it (the write without its refresh), then every
+//!   rank refreshes an even share of the cells the refresh policy picked: the owner sends each rank
+//!   its cells and stores what comes back ([`crate::partition::RamEdge`]). Memory selectors (TRGSWs)
+//!   travel like other values, so a memory's address bits and a ROM word's bits can be split over
+//!   ranks ([`crate::partition::select_batch_for`]).
 //! * Bootstrapping is deterministic and nothing in a cycle draws randomness, so each value is
 //!   bit-identical to the one the single-process engine computes.
 //! * An error on any rank inside a distributed call is fatal for the whole job: the rank prints it and
@@ -31,15 +36,19 @@ use sha3::{Digest, Sha3_256};
 use crate::backend::{Backend, Reader};
 use crate::blueprint::MemImpl;
 use crate::circuit::Node;
+use crate::cmux::par_for;
 use crate::engine::{internal, Ctx, CycleStats, Engine, MemState};
 use crate::error::CircuitError;
-use crate::partition::{split_item, Partition};
+use crate::partition::{item, refresh_share, task_io, Item, Partition};
 
 /// Tags of the point-to-point messages: a cycle's message from level `L` uses tag `L + 1`; the state
 /// gather uses its own tag. Levels beyond this bound are refused (the MPI standard guarantees tags up
 /// to 32767).
 const MAX_LEVELS: u32 = 32_000;
 const TAG_GATHER: i32 = 32_700;
+/// A RAM owner's cells to refresh, sent to each rank at the clock edge, and the refreshed cells back.
+const TAG_REFRESH: i32 = 32_701;
+const TAG_REFRESHED: i32 = 32_702;
 
 /// True when this process was started by `mpirun`/`mpiexec` (Open MPI, MPICH or PMIx launchers).
 pub fn launched_by_mpirun() -> bool {
@@ -142,8 +151,10 @@ pub(crate) fn root_decides(flag: bool) -> bool {
 /// What a rank runs and sends in a cycle (derived from the partition).
 #[derive(Debug)]
 struct RankPlan {
-    /// Its tasks, per level.
+    /// Its tasks, per level: those that need nothing the level's messages bring (run before
+    /// waiting for them) and those that do.
     by_level: Vec<Vec<u32>>,
+    late: Vec<Vec<u32>>,
     /// Messages it sends, per producing level + 1 (index 0: the cycle's sources).
     sends: Vec<Vec<usize>>,
     /// Messages it receives, per deadline (index `levels`: before the clock edge).
@@ -201,13 +212,29 @@ impl<B: Backend> Engine<B> {
         let nl = p.levels as usize;
         let mut rp = RankPlan {
             by_level: vec![Vec::new(); nl],
+            late: vec![Vec::new(); nl],
             sends: vec![Vec::new(); nl + 1],
             recvs: vec![Vec::new(); nl + 1],
             tasks: 0,
         };
+        // Items this rank receives, with the level that first needs them.
+        let mut arriving: std::collections::HashMap<u64, u32> = Default::default();
+        for m in p.messages.iter().filter(|m| m.dst as usize == rank) {
+            for &i in &m.items {
+                arriving.insert(i, m.deadline);
+            }
+        }
         for (t, &o) in p.owner.iter().enumerate() {
             if o as usize == rank {
-                rp.by_level[p.level[t] as usize].push(t as u32);
+                let l = p.level[t];
+                let io = task_io(&self.circuit, &self.plan, &p.batches, p.tasks[t]);
+                let waits = io.reads.iter().any(|i| arriving.get(i) == Some(&l));
+                let slot = if waits {
+                    &mut rp.late
+                } else {
+                    &mut rp.by_level
+                };
+                slot[l as usize].push(t as u32);
                 rp.tasks += 1;
             }
         }
@@ -361,6 +388,46 @@ impl<B: Backend> Engine<B> {
     }
 }
 
+/// Cells of memory `m` (the most a rank is asked to refresh).
+fn ram_cells(c: &crate::circuit::Circuit, m: usize) -> usize {
+    let spec = &c.mems[m].spec;
+    spec.words().saturating_mul(spec.data_width)
+}
+
+/// A rank's part of another rank's RAM refresh: receives its share of the cells from `owner`,
+/// refreshes them on `threads` threads and sends them back.
+fn refresh_for<B: Backend>(
+    b: &B,
+    world: &SimpleCommunicator,
+    owner: u32,
+    max_cells: usize,
+    threads: usize,
+) -> Result<(), CircuitError> {
+    let (bytes, _) = world
+        .process_at_rank(owner as i32)
+        .receive_vec_with_tag::<u8>(TAG_REFRESH);
+    let mut r = Reader::new(&bytes);
+    let n = r.count(1, max_cells, "cells to refresh")?;
+    let cells = (0..n)
+        .map(|_| b.decode_ring(&mut r))
+        .collect::<Result<Vec<_>, _>>()?;
+    if r.remaining() != 0 {
+        return Err(CircuitError::Mpi(format!(
+            "cells to refresh from rank {owner} have {} bytes too many",
+            r.remaining()
+        )));
+    }
+    let fresh = par_for(cells.len(), threads, |k| b.refresh_ram_cell(&cells[k]))?;
+    let mut out = Vec::new();
+    for x in &fresh {
+        b.encode_ring(x, &mut out);
+    }
+    world
+        .process_at_rank(owner as i32)
+        .send_with_tag(&out[..], TAG_REFRESHED);
+    Ok(())
+}
+
 /// One distributed cycle (evaluate and latch) of `e`'s rank; any error stops the job.
 pub(crate) fn cycle<B: Backend>(
     e: &mut Engine<B>,
@@ -426,12 +493,12 @@ fn cycle_inner<B: Backend>(
         lifts: &lifts,
         sels: &sels,
         msels: &msels,
-        batches: &e.batches,
+        batches: &part.batches,
         wvals: &wvals,
         mems: &e.state.mems,
     };
     let threads = e.threads.max(1);
-    let tasks = &e.tasks;
+    let tasks = &part.tasks;
     let busy = Mutex::new(0f64);
     let done = AtomicUsize::new(0);
     let run_level = |ts: &[u32]| -> Result<(), CircuitError> {
@@ -477,11 +544,11 @@ fn cycle_inner<B: Backend>(
     let encode = |items: &[u64]| -> Result<Vec<u8>, CircuitError> {
         let mut out = Vec::new();
         for &i in items {
-            let (node, ring) = split_item(i);
-            if ring {
-                b.encode_ring(ctx.ring(node)?, &mut out);
-            } else {
-                b.encode_bit(ctx.get(node)?, &mut out);
+            match item(i) {
+                Item::Bit(n) => b.encode_bit(ctx.get(n)?, &mut out),
+                Item::Ring(n) => b.encode_ring(ctx.ring(n)?, &mut out),
+                Item::Sel { mem, bit } => b.encode_sel(ctx.sel(mem, bit)?, &mut out),
+                Item::WriteVal { mem, bit } => b.encode_write_val(ctx.wval(mem, bit)?, &mut out),
             }
         }
         Ok(out)
@@ -493,11 +560,13 @@ fn cycle_inner<B: Backend>(
             .receive_vec_with_tag::<u8>((m.level + 1) as i32);
         let mut r = Reader::new(&bytes);
         for &i in &m.items {
-            let (node, ring) = split_item(i);
-            if ring {
-                ctx.set_ring(node, b.decode_ring(&mut r)?);
-            } else {
-                ctx.set(node, b.decode_bit(&mut r)?);
+            match item(i) {
+                Item::Bit(n) => ctx.set(n, b.decode_bit(&mut r)?),
+                Item::Ring(n) => ctx.set_ring(n, b.decode_ring(&mut r)?),
+                Item::Sel { mem, bit } => ctx.set_sel(mem, bit, b.decode_sel(&mut r)?)?,
+                Item::WriteVal { mem, bit } => {
+                    ctx.set_wval(mem, bit, b.decode_write_val(&mut r)?)?
+                }
             }
         }
         if r.remaining() != 0 {
@@ -519,11 +588,13 @@ fn cycle_inner<B: Backend>(
             // Step 0 sends the cycle's sources; step s > 0 runs level s − 1 and sends what it made.
             for step in 0..=nl {
                 if step > 0 {
+                    // What the level's messages do not feed runs while they travel.
                     let l = step - 1;
+                    run_level(&rp.by_level[l])?;
                     for &mi in &rp.recvs[l] {
                         receive(mi)?;
                     }
-                    run_level(&rp.by_level[l])?;
+                    run_level(&rp.late[l])?;
                 }
                 for &mi in &rp.sends[step] {
                     let m = &part.messages[mi];
@@ -572,23 +643,84 @@ fn cycle_inner<B: Backend>(
             dffs[k] = ctx.get(d.d)?.clone();
         }
     }
-    for (m, (sel, wv)) in sels.iter().zip(wvals).enumerate() {
-        if part.mem_owner[m] != me {
+    // RAM by RAM (the same order on every rank): the owner writes, then every rank refreshes its
+    // share of the cells the policy picked (the owner sends them and takes them back).
+    let size = e.dist.as_ref().map_or(1, |d| d.size);
+    let mut wvals: Vec<Option<Vec<OnceLock<B::WriteVal>>>> = wvals.into_iter().map(Some).collect();
+    for edge in &part.ram_edges {
+        let m = edge.mem as usize;
+        if edge.owner != me {
+            refresh_for(b, &world, edge.owner, ram_cells(c, m), threads)?;
             continue;
         }
-        if let MemState::Ram(ram) = &mut e.state.mems[m] {
-            let addr = sel
-                .iter()
-                .map(|s| s.get().ok_or_else(|| internal("address selector missing")))
-                .collect::<Result<Vec<_>, _>>()?;
-            let vals = wv
-                .into_iter()
-                .map(|w| {
-                    w.into_inner()
-                        .ok_or_else(|| internal("RAM write value missing"))
+        let MemState::Ram(ram) = &mut e.state.mems[m] else {
+            return Err(internal("RAM state missing"));
+        };
+        let addr = sels[m]
+            .iter()
+            .map(|s| s.get().ok_or_else(|| internal("address selector missing")))
+            .collect::<Result<Vec<_>, _>>()?;
+        let vals = wvals[m]
+            .take()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|w| {
+                w.into_inner()
+                    .ok_or_else(|| internal("RAM write value missing"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let list = b.ram_write_unrefreshed(ram, &addr, &vals, threads)?;
+        let ram_ro: &B::Ram = ram;
+        let mut bufs = Vec::with_capacity(size);
+        for r in 0..size {
+            let share = refresh_share(list.len(), size, r);
+            let mut out = Vec::new();
+            out.extend_from_slice(&(share.len() as u64).to_le_bytes());
+            if r as u32 != me {
+                for &i in &list[share] {
+                    b.encode_ring(&b.ram_cell(ram_ro, i)?, &mut out);
+                }
+            }
+            bufs.push(out);
+        }
+        let own = refresh_share(list.len(), size, me as usize);
+        let fresh = mpi::request::scope(|scope| {
+            let reqs: Vec<_> = (0..size)
+                .filter(|&r| r as u32 != me)
+                .map(|r| {
+                    world.process_at_rank(r as i32).immediate_send_with_tag(
+                        scope,
+                        &bufs[r][..],
+                        TAG_REFRESH,
+                    )
                 })
-                .collect::<Result<Vec<_>, _>>()?;
-            b.ram_write(ram, &addr, &vals, threads)?;
+                .collect();
+            let fresh = par_for(own.len(), threads, |k| {
+                b.refresh_ram_cell(&b.ram_cell(ram_ro, list[own.start + k])?)
+            });
+            for q in reqs {
+                q.wait();
+            }
+            fresh
+        })?;
+        for (k, cell) in fresh.into_iter().enumerate() {
+            b.set_ram_cell(ram, list[own.start + k], cell)?;
+        }
+        for r in (0..size).filter(|&r| r as u32 != me) {
+            let share = refresh_share(list.len(), size, r);
+            let (bytes, _) = world
+                .process_at_rank(r as i32)
+                .receive_vec_with_tag::<u8>(TAG_REFRESHED);
+            let mut rd = Reader::new(&bytes);
+            for &i in &list[share] {
+                b.set_ram_cell(ram, i, b.decode_ring(&mut rd)?)?;
+            }
+            if rd.remaining() != 0 {
+                return Err(CircuitError::Mpi(format!(
+                    "refreshed cells from rank {r} have {} bytes too many",
+                    rd.remaining()
+                )));
+            }
         }
     }
     // Carried rings, decided identically on every rank (the variances and which rings exist are

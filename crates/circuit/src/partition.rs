@@ -4,34 +4,127 @@
 //!
 //! * Tasks are levelled by their longest path from the cycle's sources (a task at level `L` reads only
 //!   values made at levels below `L`).
-//! * Work that shares state is placed as one unit: a memory's address selection, reads, write values
-//!   and clock-edge write (the memory lives on one rank); a batch of circuit-bootstrapped MUX selects
-//!   with every CMUX it drives (a select is a large TRGSW that never travels); a flip-flop's lift with
-//!   the task that computes its D input (a carried ring stays where it was made).
+//! * Work that shares state is placed as one unit: a RAM's reads and its clock-edge write (its cells
+//!   live on one rank); a batch of circuit-bootstrapped MUX selects with every CMUX it drives (that
+//!   select never travels); a flip-flop's lift with the task that computes its D input (a carried
+//!   ring stays where it was made). A memory's address selectors (TRGSWs) and a RAM's write values
+//!   travel, so the tasks making them go anywhere, and so do ROM reads (every rank holds the ROM).
+//! * On more than 2 ranks big tasks are cut up ([`select_batch_for`]): smaller MUX select batches, a
+//!   memory's address bits and a ROM word's bits in several tasks.
+//! * A CMUX RAM's clock edge has two parts ([`RamEdge`]): the write (external products over cells
+//!   the owner holds) runs on the memory's rank, the refresh of the cycle's cells (a bootstrap each,
+//!   most of the edge) is split evenly over every rank ([`refresh_share`]).
 //! * Units are placed largest first on the least-loaded rank; the remaining tasks level by level,
 //!   largest first, each on the rank that already holds most of its operands among those whose load at
 //!   that level stays within the level's fair share, else on the least-loaded one. That balances the
 //!   bootstrap work of every level and keeps operands where they are used.
-//! * A value (a level-0 bit or a ring) crosses ranks only when a task, the outputs (rank 0) or a
+//! * A value (a level-0 bit, a ring, a selector, a write value) crosses ranks only when a task, the outputs (rank 0) or a
 //!   flip-flop's owner on another rank reads it: the partition lists those messages, one per
 //!   (producing level, source rank, destination rank), with the level at which the receiver first
 //!   needs it.
 
+use std::ops::Range;
+
 use crate::backend::{Backend, TaskKind};
 use crate::circuit::{Circuit, Node, NodeId};
-use crate::engine::Task;
+use crate::engine::{build_tasks, Grain, Task, ENGINE_GRAIN, SELECT_BATCH};
 use crate::leveled::MuxPlan;
 
-/// An item that can cross ranks: a node's level-0 bit (`2n`) or its ring (`2n + 1`).
+/// Selects circuit-bootstrapped per batch on `ranks` ranks: the single-process engine's batch up to
+/// 2 ranks, then smaller ones (down to 1), so that the select work of a level can spread.
+pub fn select_batch_for(ranks: usize) -> usize {
+    grain_for(ranks).select_batch
+}
+
+/// How a cycle is cut into tasks on `ranks` ranks: as the single-process engine up to 2 ranks; on
+/// more, smaller select batches and a memory's address bits and a ROM word's bits in several tasks
+/// (one each from 64 ranks on), so that no big task sits alone on the critical path.
+pub(crate) fn grain_for(ranks: usize) -> Grain {
+    if ranks <= 2 {
+        return ENGINE_GRAIN;
+    }
+    Grain {
+        select_batch: (SELECT_BATCH * 2 / ranks).max(1),
+        mem_select: (SELECT_BATCH / ranks).max(1),
+        rom_bits: (32 / ranks).max(1),
+    }
+}
+
+/// The refreshed cells (positions in a RAM edge's list of `cells`) rank `r` of `ranks` refreshes:
+/// contiguous, as even as can be.
+pub fn refresh_share(cells: usize, ranks: usize, r: usize) -> Range<usize> {
+    let ranks = ranks.max(1);
+    let at = |r: usize| (cells as u128 * r as u128 / ranks as u128) as usize;
+    at(r)..at(r + 1)
+}
+
+/// The clock edge of one CMUX RAM: the write runs on the memory's rank, then the cycle's refreshes
+/// are split over every rank ([`refresh_share`]), in memory order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RamEdge {
+    pub mem: u32,
+    /// The rank holding the memory (and doing the write).
+    pub owner: u32,
+    /// Cost units of the write.
+    pub write_units: f64,
+    /// Cells refreshed per cycle (about: the policy's round-robin share) and the units of one.
+    pub refresh_cells: usize,
+    pub refresh_units: f64,
+}
+
+/// An item that can cross ranks: a node's level-0 bit (`2n`) or its ring (`2n + 1`), or a memory's
+/// prepared address bit ([`sel_item`]).
 pub(crate) fn bit_item(n: NodeId) -> u64 {
     u64::from(n) << 1
 }
 pub(crate) fn ring_item(n: NodeId) -> u64 {
     (u64::from(n) << 1) | 1
 }
-/// The node and whether the item is a ring.
-pub(crate) fn split_item(i: u64) -> (NodeId, bool) {
-    ((i >> 1) as NodeId, i & 1 == 1)
+const SEL_FLAG: u64 = 1 << 63;
+const WVAL_FLAG: u64 = 1 << 62;
+/// The selector of address bit `bit` of memory `mem`.
+pub(crate) fn sel_item(mem: u32, bit: u32) -> u64 {
+    SEL_FLAG | (u64::from(mem) << 32) | u64::from(bit)
+}
+/// The write value of data bit `bit` of RAM `mem`.
+pub(crate) fn wval_item(mem: u32, bit: u32) -> u64 {
+    WVAL_FLAG | (u64::from(mem) << 32) | u64::from(bit)
+}
+
+/// What an item is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Item {
+    Bit(NodeId),
+    Ring(NodeId),
+    Sel { mem: u32, bit: u32 },
+    WriteVal { mem: u32, bit: u32 },
+}
+
+pub(crate) fn item(i: u64) -> Item {
+    if i & SEL_FLAG != 0 {
+        Item::Sel {
+            mem: ((i & !SEL_FLAG) >> 32) as u32,
+            bit: i as u32,
+        }
+    } else if i & WVAL_FLAG != 0 {
+        Item::WriteVal {
+            mem: ((i & !WVAL_FLAG) >> 32) as u32,
+            bit: i as u32,
+        }
+    } else if i & 1 == 1 {
+        Item::Ring((i >> 1) as NodeId)
+    } else {
+        Item::Bit((i >> 1) as NodeId)
+    }
+}
+
+/// The selectors of every address bit of memory `mem`.
+fn mem_sels(c: &Circuit, mem: u32) -> impl Iterator<Item = u64> + '_ {
+    (0..c.mems[mem as usize].addr.len() as u32).map(move |k| sel_item(mem, k))
+}
+
+fn span(first: u32, count: u32) -> std::ops::Range<usize> {
+    first as usize..first as usize + count as usize
 }
 
 /// The items a task reads and writes.
@@ -104,20 +197,27 @@ pub(crate) fn task_io(c: &Circuit, plan: &MuxPlan, batches: &[Vec<u32>], t: Task
             r.push(bit_item(id));
             w.push(ring_item(id));
         }
-        Task::Select { mem } => {
-            r.extend(c.mems[mem as usize].addr.iter().map(|&a| bit_item(a)));
+        Task::Select { mem, first, count } => {
+            let addr = &c.mems[mem as usize].addr;
+            r.extend(addr[span(first, count)].iter().map(|&a| bit_item(a)));
+            w.extend((first..first + count).map(|k| sel_item(mem, k)));
         }
-        Task::RomRead(mem) => {
-            for &n in &c.mems[mem as usize].rdata {
+        Task::RomRead { mem, first, count } => {
+            r.extend(mem_sels(c, mem));
+            for &n in &c.mems[mem as usize].rdata[span(first, count)] {
                 stored(plan, n, w);
             }
         }
-        Task::RamRead { mem, bit } => stored(plan, c.mems[mem as usize].rdata[bit as usize], w),
+        Task::RamRead { mem, bit } => {
+            r.extend(mem_sels(c, mem));
+            stored(plan, c.mems[mem as usize].rdata[bit as usize], w)
+        }
         Task::WriteVal { mem, bit } => {
             let m = &c.mems[mem as usize];
             let i = bit as usize;
             r.extend(m.wren.map(bit_item));
             r.extend([bit_item(m.wdata[i]), bit_item(m.rdata[i])]);
+            w.push(wval_item(mem, bit));
         }
     }
     r.sort_unstable();
@@ -139,8 +239,11 @@ pub(crate) fn task_kind(c: &Circuit, batches: &[Vec<u32>], t: Task) -> (TaskKind
         ),
         Task::Cmux(_) => (TaskKind::Cmux, 1.0),
         Task::Lift(_) => (TaskKind::Lift, 1.0),
-        Task::Select { mem } => (TaskKind::Select, c.mems[mem as usize].addr.len() as f64),
-        Task::RomRead(_) => (TaskKind::RomRead, 1.0),
+        Task::Select { count, .. } => (TaskKind::Select, f64::from(count)),
+        Task::RomRead { mem, count, .. } => (
+            TaskKind::RomRead,
+            f64::from(count) / c.mems[mem as usize].rdata.len().max(1) as f64,
+        ),
         Task::RamRead { .. } => (TaskKind::RamRead, 1.0),
         Task::WriteVal { .. } => (TaskKind::WriteValue, 1.0),
     }
@@ -155,15 +258,26 @@ pub struct Message {
     pub src: u32,
     pub dst: u32,
     pub deadline: u32,
-    /// Items in ascending order (`2n`: node `n`'s bit, `2n + 1`: its ring).
+    /// Items in ascending order (`2n`: node `n`'s bit, `2n + 1`: its ring; then memory selectors).
     pub items: Vec<u64>,
 }
 
 impl Message {
-    /// (level-0 bits, rings) the message carries.
+    /// (level-0 bits, rings) the message carries (RAM write values are rings).
     pub fn counts(&self) -> (usize, usize) {
-        let rings = self.items.iter().filter(|&&i| i & 1 == 1).count();
-        (self.items.len() - rings, rings)
+        let rings = self
+            .items
+            .iter()
+            .filter(|&&i| matches!(item(i), Item::Ring(_) | Item::WriteVal { .. }))
+            .count();
+        (self.items.len() - rings - self.sels(), rings)
+    }
+    /// Memory address selectors (TRGSWs in TFHE) the message carries.
+    pub fn sels(&self) -> usize {
+        self.items
+            .iter()
+            .filter(|&&i| matches!(item(i), Item::Sel { .. }))
+            .count()
     }
 }
 
@@ -174,6 +288,18 @@ const EVERYWHERE: u32 = u32::MAX;
 #[derive(Clone, Debug)]
 pub struct Partition {
     pub ranks: usize,
+    /// The tasks of a cycle this partition places (built for [`select_batch_for`] `ranks`) and
+    /// their select batches (what the MPI executor runs).
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    pub(crate) tasks: Vec<Task>,
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    pub(crate) batches: Vec<Vec<u32>>,
+    /// Selects per batch.
+    pub select_batch: usize,
+    /// The critical path of the cycle's task DAG, in cost units.
+    pub critical_path_units: f64,
+    /// The clock edge of every CMUX RAM.
+    pub ram_edges: Vec<RamEdge>,
     /// Per task: the rank that runs it.
     pub owner: Vec<u32>,
     /// Per task: its level (longest path from the sources, in tasks).
@@ -217,15 +343,12 @@ impl Units {
 
 impl Partition {
     /// Partitions the tasks of `c` under `plan` over `ranks` ranks (1 gives everything to rank 0).
-    pub(crate) fn new<B: Backend>(
-        c: &Circuit,
-        b: &B,
-        plan: &MuxPlan,
-        tasks: &[Task],
-        batches: &[Vec<u32>],
-        ranks: usize,
-    ) -> Partition {
+    pub(crate) fn new<B: Backend>(c: &Circuit, b: &B, plan: &MuxPlan, ranks: usize) -> Partition {
         let ranks = ranks.max(1);
+        let grain = grain_for(ranks);
+        let select_batch = grain.select_batch;
+        let (tasks, graph, batches) = build_tasks(c, b, plan, grain);
+        let (tasks, batches) = (&tasks[..], &batches[..]);
         let n = tasks.len();
         let io: Vec<TaskIo> = tasks
             .iter()
@@ -252,8 +375,7 @@ impl Partition {
             }
         }
         for &w in producer.keys() {
-            let (node, ring) = split_item(w);
-            if ring {
+            if let Item::Ring(node) = item(w) {
                 ring_exists[node as usize] = true;
             }
         }
@@ -264,7 +386,6 @@ impl Partition {
         let mut extra_preds: Vec<Vec<u32>> = vec![Vec::new(); n];
         let mut slot_task = vec![u32::MAX; plan.sel_nodes.len()];
         let mut mem_first = vec![u32::MAX; c.mems.len()];
-        let mut mem_select = vec![u32::MAX; c.mems.len()];
         let mut forced: Vec<Option<u32>> = vec![None; n];
         for (t, &task) in tasks.iter().enumerate() {
             let t = t as u32;
@@ -288,22 +409,23 @@ impl Partition {
                         }
                     }
                 }
-                Task::Select { mem }
-                | Task::RomRead(mem)
-                | Task::RamRead { mem, .. }
-                | Task::WriteVal { mem, .. } => {
+                // A RAM's reads stay with its cells; selects, write values and ROM reads (every
+                // rank holds the ROM) go anywhere, their selectors and write values travel.
+                Task::RamRead { mem, .. } => {
                     let m = mem as usize;
                     if mem_first[m] == u32::MAX {
                         mem_first[m] = t;
                     } else {
                         units.union(t, mem_first[m]);
                     }
-                    if matches!(task, Task::Select { .. }) {
-                        mem_select[m] = t;
-                    } else if !matches!(task, Task::WriteVal { .. }) && mem_select[m] != u32::MAX {
-                        extra_preds[t as usize].push(mem_select[m]);
+                }
+                Task::RomRead { mem, .. } => {
+                    let m = mem as usize;
+                    if mem_first[m] == u32::MAX {
+                        mem_first[m] = t;
                     }
                 }
+                Task::Select { .. } | Task::WriteVal { .. } => {}
                 Task::Lift(id) => {
                     if let Node::Dff(k) = c.nodes[id as usize] {
                         let d = c.dffs[k as usize].d;
@@ -354,13 +476,22 @@ impl Partition {
                 (w, root, f)
             })
             .collect();
-        // A memory's unit also carries its clock-edge RAM write (work outside the DAG).
+        // A memory's unit also carries its clock-edge RAM write (work outside the DAG; the refresh
+        // is spread over every rank, the same share for each).
         let mut edge_of_root: std::collections::HashMap<u32, f64> = Default::default();
-        for (m, mem) in c.mems.iter().enumerate() {
-            if mem_first[m] != u32::MAX && matches!(mem.spec.kind, crate::blueprint::MemKind::Ram) {
-                let cells = (mem.spec.words() * mem.spec.data_width) as f64;
-                *edge_of_root.entry(units.find(mem_first[m])).or_default() +=
-                    cells * b.task_cost(TaskKind::RamWriteCell);
+        let is_cmux_ram = |m: usize| {
+            let spec = &c.mems[m].spec;
+            mem_first[m] != u32::MAX
+                && spec.kind == crate::blueprint::MemKind::Ram
+                && spec.imp == crate::blueprint::MemImpl::Cmux
+        };
+        let write_units = |m: usize| {
+            let spec = &c.mems[m].spec;
+            (spec.words() * spec.data_width) as f64 * b.task_cost(TaskKind::RamWriteCell)
+        };
+        for (m, &first) in mem_first.iter().enumerate() {
+            if is_cmux_ram(m) {
+                *edge_of_root.entry(units.find(first)).or_default() += write_units(m);
             }
         }
         for x in multi.iter_mut() {
@@ -419,7 +550,12 @@ impl Partition {
                 aff.iter_mut().for_each(|a| *a = 0.0);
                 for &r in &io[t as usize].reads {
                     if let Some(h) = holder_of(r, &owner) {
-                        aff[h as usize] += if r & 1 == 1 { 3.0 } else { 1.0 };
+                        // Weighted by size: a ring is ≈ 3 bits, a selector ≈ 16 rings.
+                        aff[h as usize] += match item(r) {
+                            Item::Bit(_) => 1.0,
+                            Item::Ring(_) | Item::WriteVal { .. } => 3.0,
+                            Item::Sel { .. } => 48.0,
+                        };
                     }
                 }
                 let loads = &level_load[l * ranks..(l + 1) * ranks];
@@ -477,10 +613,12 @@ impl Partition {
             if let Some(h) = holder_of(item, &owner) {
                 return h;
             }
-            let (node, _) = split_item(item);
-            match c.nodes[node as usize] {
-                Node::Dff(k) => dff_owner[k as usize],
-                _ => EVERYWHERE,
+            match self::item(item) {
+                Item::Bit(n) | Item::Ring(n) => match c.nodes[n as usize] {
+                    Node::Dff(k) => dff_owner[k as usize],
+                    _ => EVERYWHERE,
+                },
+                Item::Sel { .. } | Item::WriteVal { .. } => EVERYWHERE,
             }
         };
         // Needs: (item, dst) → earliest level.
@@ -502,6 +640,16 @@ impl Partition {
                 add(bit_item(bit), 0, levels);
             }
         }
+        for (m, &o) in mem_owner.iter().enumerate() {
+            if is_cmux_ram(m) {
+                for s in mem_sels(c, m as u32) {
+                    add(s, o, levels);
+                }
+                for k in 0..c.mems[m].wdata.len() as u32 {
+                    add(wval_item(m as u32, k), o, levels);
+                }
+            }
+        }
         for (k, d) in c.dffs.iter().enumerate() {
             add(bit_item(d.d), dff_owner[k], levels);
             if plan.carry.get(k).copied().unwrap_or(false) && ring_exists[d.d as usize] {
@@ -520,6 +668,16 @@ impl Partition {
             e.0 = e.0.min(deadline);
             e.1.push(item);
         }
+        let ram_edges = (0..c.mems.len())
+            .filter(|&m| is_cmux_ram(m))
+            .map(|m| RamEdge {
+                mem: m as u32,
+                owner: mem_owner[m],
+                write_units: write_units(m),
+                refresh_cells: b.ram_refreshes_per_cycle(&c.mems[m].spec),
+                refresh_units: b.task_cost(TaskKind::RamRefreshCell),
+            })
+            .collect();
         let messages = grouped
             .into_iter()
             .map(|((level, src, dst), (deadline, items))| Message {
@@ -532,6 +690,11 @@ impl Partition {
             .collect();
         Partition {
             ranks,
+            tasks: tasks.to_vec(),
+            batches: batches.to_vec(),
+            select_batch,
+            critical_path_units: graph.critical_path(),
+            ram_edges,
             owner,
             level,
             levels,
@@ -559,6 +722,10 @@ impl Partition {
             let (x, y) = m.counts();
             (b + x, r + y)
         })
+    }
+    /// Memory selectors crossing ranks per cycle.
+    pub fn crossing_sels(&self) -> usize {
+        self.messages.iter().map(Message::sels).sum()
     }
 }
 
@@ -638,23 +805,25 @@ mod tests {
         let mut cmuxes = 0;
         for e in engines() {
             let (c, plan) = (&*e.circuit, &e.plan);
-            cmuxes += e
-                .tasks
-                .iter()
-                .filter(|t| matches!(t, Task::Cmux(_)))
-                .count();
             for ranks in [1, 2, 3, 7] {
                 let p = e.plan_partition(ranks);
-                assert_eq!(p.owner.len(), e.tasks.len());
+                cmuxes += p
+                    .tasks
+                    .iter()
+                    .filter(|t| matches!(t, Task::Cmux(_)))
+                    .count();
+                assert_eq!(p.owner.len(), p.tasks.len());
+                assert!(p.batches.iter().all(|b| b.len() <= p.select_batch));
                 assert!(p.owner.iter().all(|&r| (r as usize) < ranks));
                 if ranks == 1 {
                     assert!(p.messages.is_empty());
+                    assert_eq!(p.tasks, e.tasks, "one rank runs the engine's own tasks");
                 }
                 let mut made: HashMap<u64, usize> = HashMap::new();
-                let io: Vec<TaskIo> = e
+                let io: Vec<TaskIo> = p
                     .tasks
                     .iter()
-                    .map(|&t| task_io(c, plan, &e.batches, t))
+                    .map(|&t| task_io(c, plan, &p.batches, t))
                     .collect();
                 for (t, x) in io.iter().enumerate() {
                     for &w in &x.writes {
@@ -677,12 +846,15 @@ mod tests {
                     match made.get(&i) {
                         Some(&t) if p.owner[t] == r => p.level[t] < at,
                         Some(_) => got.get(&(i, r)).is_some_and(|&(_, d)| d <= at),
-                        None => match c.nodes[split_item(i).0 as usize] {
-                            Node::Dff(k) => {
-                                p.dff_owner[k as usize] == r
-                                    || got.get(&(i, r)).is_some_and(|&(_, d)| d <= at)
-                            }
-                            _ => true,
+                        None => match item(i) {
+                            Item::Bit(n) | Item::Ring(n) => match c.nodes[n as usize] {
+                                Node::Dff(k) => {
+                                    p.dff_owner[k as usize] == r
+                                        || got.get(&(i, r)).is_some_and(|&(_, d)| d <= at)
+                                }
+                                _ => true,
+                            },
+                            Item::Sel { .. } | Item::WriteVal { .. } => false,
                         },
                     }
                 };
@@ -699,11 +871,29 @@ mod tests {
                 for (k, d) in c.dffs.iter().enumerate() {
                     assert!(has(bit_item(d.d), p.dff_owner[k], p.levels));
                 }
+                for edge in &p.ram_edges {
+                    assert_eq!(edge.owner, p.mem_owner[edge.mem as usize]);
+                    for s in mem_sels(c, edge.mem) {
+                        assert!(has(s, edge.owner, p.levels), "the RAM write's selectors");
+                    }
+                    for k in 0..c.mems[edge.mem as usize].wdata.len() as u32 {
+                        let v = wval_item(edge.mem, k);
+                        assert!(has(v, edge.owner, p.levels), "the RAM write's values");
+                    }
+                }
+                if ranks == 7 && c.mems.len() > 1 {
+                    let parts = p
+                        .tasks
+                        .iter()
+                        .filter(|t| matches!(t, Task::Select { .. } | Task::RomRead { .. }))
+                        .count();
+                    assert!(parts > 2 * c.mems.len(), "selects and ROM reads are cut up");
+                }
                 let total: f64 = p.work().iter().sum();
                 let cost: f64 = p.cost.iter().sum();
                 assert!((total - cost).abs() <= 1e-9 * cost.max(1.0));
                 let owners: HashSet<u32> = p.owner.iter().copied().collect();
-                if ranks > 1 && e.tasks.len() > 50 {
+                if ranks > 1 && p.tasks.len() > 50 {
                     assert!(owners.len() > 1, "work is spread");
                 }
             }
@@ -711,32 +901,112 @@ mod tests {
         assert!(cmuxes > 0, "the plans exercise CMUXes");
     }
 
+    /// Refresh shares cover every cell once, in order, as evenly as possible.
+    #[test]
+    fn refresh_shares_split_evenly() {
+        for cells in [0, 1, 7, 304, 4096] {
+            for ranks in [1, 2, 3, 64, 256] {
+                let shares: Vec<_> = (0..ranks).map(|r| refresh_share(cells, ranks, r)).collect();
+                assert_eq!(shares[0].start, 0);
+                assert_eq!(shares[ranks - 1].end, cells);
+                for w in shares.windows(2) {
+                    assert_eq!(w[0].end, w[1].start);
+                }
+                let (lo, hi) = shares.iter().fold((usize::MAX, 0), |(lo, hi), s| {
+                    (lo.min(s.len()), hi.max(s.len()))
+                });
+                assert!(hi - lo <= 1, "{cells} cells on {ranks} ranks");
+            }
+        }
+        assert_eq!(select_batch_for(1), SELECT_BATCH);
+        assert_eq!(select_batch_for(2), SELECT_BATCH);
+        assert!(select_batch_for(4) < SELECT_BATCH);
+        assert_eq!(select_batch_for(64), 1);
+    }
+
     /// The model on one rank is the work plus the clock edge; more ranks over a free network are
     /// never slower than the critical path allows and not slower than one rank.
     #[test]
     fn cost_model_is_consistent() {
         for e in engines() {
-            let (_, crit) = e.schedule_info();
             let m = Measured {
                 seconds_per_unit: 1e-3,
-                latch_seconds: 0.5,
                 bit_bytes: 2528,
                 ring_bytes: 16400,
+                sel_bytes: 131_080,
             };
             let free = Network {
                 bandwidth_bits: f64::INFINITY,
                 latency: 0.0,
             };
-            let one = predict(&e.plan_partition(1), &m, &free, 1, crit);
-            let work: f64 = e.plan_partition(1).cost.iter().sum::<f64>() * 1e-3;
-            assert!((one.seconds - (work + 0.5).max(one.critical_path_seconds)).abs() < 1e-9);
+            let p1 = e.plan_partition(1);
+            let one = predict(&p1, &m, &free, 1);
+            let edge: f64 = p1
+                .ram_edges
+                .iter()
+                .map(|x| x.write_units + x.refresh_cells as f64 * x.refresh_units)
+                .sum();
+            let work: f64 = (p1.cost.iter().sum::<f64>() + edge) * 1e-3;
+            assert!((one.seconds - work.max(one.critical_path_seconds)).abs() < 1e-9);
             for ranks in [2, 4, 64] {
-                let p = predict(&e.plan_partition(ranks), &m, &free, 1, crit);
+                let part = e.plan_partition(ranks);
+                let p = predict(&part, &m, &free, 1);
                 assert!(p.seconds >= p.critical_path_seconds - 1e-12);
                 assert!(p.seconds <= one.seconds + 1e-9);
-                let slow = predict(&e.plan_partition(ranks), &m, &Network::TEN_GBE, 1, crit);
+                let slow = predict(&part, &m, &Network::TEN_GBE, 1);
                 assert!(slow.seconds >= p.seconds - 1e-12);
             }
         }
+    }
+
+    /// A RAM's clock edge: the write on its rank, the refresh cells split over every rank, and the
+    /// model charges them so (TFHE costs, plain circuit: no key needed to plan).
+    #[test]
+    fn ram_refresh_is_spread_over_ranks() {
+        let c = memuser();
+        let params = vsp_tfhe::Params::default_128();
+        let noise = crate::noise::NoiseModel::of(&params);
+        let spec = &c
+            .mems
+            .iter()
+            .find(|m| m.spec.kind == crate::blueprint::MemKind::Ram)
+            .unwrap()
+            .spec;
+        let cells = crate::cmux::refreshes_per_cycle(
+            &noise,
+            crate::noise::RefreshPolicy::default(),
+            spec.addr_width,
+            spec.data_width,
+        );
+        assert!(cells >= spec.data_width, "at least a word a cycle");
+        let m = Measured {
+            seconds_per_unit: 1e-3,
+            bit_bytes: 2528,
+            ring_bytes: 16400,
+            sel_bytes: 131_080,
+        };
+        // The same partitions with the RAM refreshing `cells` cells of 10 units each, or none.
+        let e = Engine::new(PlainBackend, c.clone());
+        let with_refresh = |ranks: usize, cells: usize| {
+            let mut p = e.plan_partition(ranks);
+            assert_eq!(p.ram_edges.len(), 1);
+            for x in &mut p.ram_edges {
+                x.refresh_cells = cells;
+                x.refresh_units = 10.0;
+            }
+            p
+        };
+        let free = Network {
+            bandwidth_bits: f64::INFINITY,
+            latency: 0.0,
+        };
+        let unit = 10.0 * 1e-3;
+        let t =
+            |ranks: usize, cells: usize| predict(&with_refresh(ranks, cells), &m, &free, 1).seconds;
+        // One rank does every refresh; on four each does at most a quarter after its levels.
+        assert!((t(1, cells) - t(1, 0) - cells as f64 * unit).abs() < 1e-9);
+        let four = t(4, cells) - t(4, 0);
+        assert!(four > 0.0);
+        assert!(four <= cells.div_ceil(4) as f64 * unit + 1e-9, "{four}");
     }
 }

@@ -238,6 +238,18 @@ impl Backend for PlainBackend {
     fn decode_ring(&self, r: &mut Reader<'_>) -> Result<u64, CircuitError> {
         Ok(r.u64("ring")?)
     }
+    fn encode_write_val(&self, v: &u64, out: &mut Vec<u8>) {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    fn decode_write_val(&self, r: &mut Reader<'_>) -> Result<u64, CircuitError> {
+        Ok(r.u64("write value")?)
+    }
+    fn encode_sel(&self, s: &u64, out: &mut Vec<u8>) {
+        out.extend_from_slice(&s.to_le_bytes());
+    }
+    fn decode_sel(&self, r: &mut Reader<'_>) -> Result<u64, CircuitError> {
+        Ok(r.u64("selector")?)
+    }
     fn encode_rom(&self, m: &PlainMemory, out: &mut Vec<u8>) {
         m.encode(out)
     }

@@ -360,6 +360,45 @@ impl Backend for TfheBackend {
     ) -> Result<(), CircuitError> {
         cmux::ram_write(&self.ek, &self.noise, self.policy, ram, addr, vals, threads)
     }
+    fn ram_write_unrefreshed(
+        &self,
+        ram: &mut TfheRam,
+        addr: &[&TrgswFft<u32>],
+        vals: &[Trlwe<u32>],
+        threads: usize,
+    ) -> Result<Vec<usize>, CircuitError> {
+        cmux::ram_write_unrefreshed(&self.noise, self.policy, ram, addr, vals, threads)
+    }
+    fn ram_cell(&self, ram: &TfheRam, i: usize) -> Result<Trlwe<u32>, CircuitError> {
+        ram.cells
+            .get(i)
+            .cloned()
+            .ok_or_else(|| CircuitError::Backend(format!("RAM cell {i} does not exist")))
+    }
+    fn refresh_ram_cell(&self, cell: &Trlwe<u32>) -> Result<Trlwe<u32>, CircuitError> {
+        cmux::refresh_cell(&self.ek, cell)
+    }
+    fn set_ram_cell(
+        &self,
+        ram: &mut TfheRam,
+        i: usize,
+        cell: Trlwe<u32>,
+    ) -> Result<(), CircuitError> {
+        if cell.degree() != self.params().n1 {
+            return Err(CircuitError::Backend(
+                "a RAM cell of the wrong degree".into(),
+            ));
+        }
+        let slot = ram
+            .cells
+            .get_mut(i)
+            .ok_or_else(|| CircuitError::Backend(format!("RAM cell {i} does not exist")))?;
+        *slot = cell;
+        Ok(())
+    }
+    fn ram_refreshes_per_cycle(&self, spec: &MemorySpec) -> usize {
+        cmux::refreshes_per_cycle(&self.noise, self.policy, spec.addr_width, spec.data_width)
+    }
     fn zero_rom(&self, spec: &MemorySpec) -> TfheRom {
         let n = self.params().n1;
         let (slot_log, low_bits, blocks) =
@@ -409,9 +448,13 @@ impl Backend for TfheBackend {
             TaskKind::WriteValue => 20.0,
             TaskKind::Cmux => 0.02,
             TaskKind::Lift => 10.0,
-            // Measured on Pearl's 256 × 16 RAM: 10.7 s of clock edge at 3.0 ms per unit on one
-            // thread for 4,096 cells (an 8-CMUX chain each plus the noise-budget refresh).
-            TaskKind::RamWriteCell => 0.87,
+            // The demultiplexed write: two external products per cell (the read tree and the
+            // demultiplexer), each about a CMUX.
+            TaskKind::RamWriteCell => 2.0 * 0.02,
+            // Extraction, key switch and bootstrap: a gate bootstrap's work. (Pearl's 256 × 16 RAM
+            // refreshes 304 cells a cycle: 3,040 + 164 units, 4.4 s at 1.36 ms per unit against
+            // 4.2 s measured on one thread.)
+            TaskKind::RamRefreshCell => 10.0,
         }
     }
     fn encode_bit(&self, b: &Tlwe<u32>, out: &mut Vec<u8>) {
@@ -426,6 +469,56 @@ impl Backend for TfheBackend {
     }
     fn decode_ring(&self, r: &mut Reader<'_>) -> Result<Trlwe<u32>, CircuitError> {
         get_trlwe(r, self.params().n1)
+    }
+    fn encode_write_val(&self, v: &Trlwe<u32>, out: &mut Vec<u8>) {
+        put_trlwe(v, out);
+    }
+    fn decode_write_val(&self, r: &mut Reader<'_>) -> Result<Trlwe<u32>, CircuitError> {
+        get_trlwe(r, self.params().n1)
+    }
+    fn encode_sel(&self, s: &TrgswFft<u32>, out: &mut Vec<u8>) {
+        // The gadget says which (ROM selects use `cb`, RAM selects `cb_ram`).
+        let g = s.gadget();
+        out.extend_from_slice(&g.levels.to_le_bytes());
+        out.extend_from_slice(&g.base_bits.to_le_bytes());
+        let d = s.fourier_data();
+        out.extend_from_slice(&(d.len() as u64).to_le_bytes());
+        for x in d {
+            out.extend_from_slice(&x.to_bits().to_le_bytes());
+        }
+    }
+    fn decode_sel(&self, r: &mut Reader<'_>) -> Result<TrgswFft<u32>, CircuitError> {
+        let p = self.params();
+        let (levels, base_bits) = (r.u32("TRGSW levels")?, r.u32("TRGSW base")?);
+        let gadget = [p.cb, p.cb_ram]
+            .into_iter()
+            .find(|g| g.levels == levels && g.base_bits == base_bits)
+            .ok_or_else(|| {
+                CircuitError::Backend(format!(
+                    "a TRGSW with gadget {levels} × 2^{base_bits}, not one of these parameters'"
+                ))
+            })?;
+        let want = 4 * gadget.levels as usize * p.n1;
+        let n = r.count(8, want, "TRGSW length")?;
+        if n != want {
+            return Err(CircuitError::Backend(format!(
+                "a TRGSW of {n} values, these parameters' have {want}"
+            )));
+        }
+        let data = r
+            .u64_words(n, "TRGSW")?
+            .into_iter()
+            .map(f64::from_bits)
+            .collect();
+        Ok(TrgswFft::from_fourier_data(p.n1, gadget, data)?)
+    }
+    fn rom_read_bits(
+        &self,
+        rom: &TfheRom,
+        addr: &[&TrgswFft<u32>],
+        bits: std::ops::Range<usize>,
+    ) -> Result<Vec<Trlwe<u32>>, CircuitError> {
+        cmux::rom_read_bits(&self.ek, rom, addr, bits)
     }
     fn encode_rom(&self, m: &TfheRom, out: &mut Vec<u8>) {
         m.encode(out);

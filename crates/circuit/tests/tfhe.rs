@@ -363,3 +363,79 @@ fn cmux_ram_cell_variance_after_writes_matches_the_tracked_bound() {
         worst.0
     );
 }
+
+/// The pieces the MPI executor spreads over ranks give exactly what the single process computes:
+/// the RAM write without its refresh, then each listed cell refreshed on its own (anywhere), equals
+/// the whole write; a ROM word read in parts is the whole read's bits; a selector (TRGSW) survives
+/// its encoding, and a damaged one is refused.
+#[test]
+fn split_ram_write_and_rom_read_and_selector_encoding_match_the_whole() {
+    let (sk, _, _) = keys();
+    let b = backend();
+    let (a, w) = (3, 4);
+    let words: Vec<u64> = (0..8u64).map(|j| (j * 5 + 3) % 16).collect();
+    let addr_bits = encrypt_value(sk, 5, a);
+    let bits: Vec<&_> = addr_bits.iter().collect();
+    let ram_sels = b.ram_select_batch(&bits).unwrap();
+    let addr: Vec<&_> = ram_sels.iter().collect();
+
+    let ram = encrypt_ram(sk, a, w, &words).unwrap();
+    let (one, zero) = (encrypt_value(sk, 1, 1), encrypt_value(sk, 0, 1));
+    let vals: Vec<_> = (0..w)
+        .map(|i| {
+            let d = if i % 2 == 0 { &one[0] } else { &zero[0] };
+            b.ram_write_value(&one[0], d, &zero[0]).unwrap()
+        })
+        .collect();
+    let mut whole = ram.clone();
+    b.ram_write(&mut whole, &addr, &vals, 2).unwrap();
+    let mut split = ram.clone();
+    let list = b
+        .ram_write_unrefreshed(&mut split, &addr, &vals, 1)
+        .unwrap();
+    assert!(!list.is_empty(), "the policy refreshes a word every cycle");
+    assert!(list.len() < 8 * w, "but not every word");
+    assert_ne!(split, whole, "the refresh changes the cells");
+    for &i in &list {
+        let fresh = b.refresh_ram_cell(&b.ram_cell(&split, i).unwrap()).unwrap();
+        b.set_ram_cell(&mut split, i, fresh).unwrap();
+    }
+    assert_eq!(split, whole);
+    assert!(b.ram_cell(&split, 8 * w).is_err());
+
+    let sels = b.select_batch(&bits).unwrap();
+    let addr: Vec<&_> = sels.iter().collect();
+    let rom = encrypt_rom(sk, a, w, &words).unwrap();
+    let all = b.rom_read(&rom, &addr).unwrap();
+    assert_eq!(
+        b.rom_read_bits(&rom, &addr, 1..3).unwrap(),
+        all[1..3].to_vec()
+    );
+    assert_eq!(
+        b.rom_read_bits(&rom, &addr, 3..4).unwrap(),
+        all[3..4].to_vec()
+    );
+    assert!(b.rom_read_bits(&rom, &addr, 2..5).is_err());
+
+    for s in [&sels[1], &ram_sels[2]] {
+        let mut bytes = Vec::new();
+        b.encode_sel(s, &mut bytes);
+        let mut r = Reader::new(&bytes);
+        assert_eq!(&b.decode_sel(&mut r).unwrap(), s);
+        assert_eq!(r.remaining(), 0);
+    }
+    let mut bytes = Vec::new();
+    b.encode_sel(&sels[1], &mut bytes);
+    assert!(b
+        .decode_sel(&mut Reader::new(&bytes[..bytes.len() - 1]))
+        .is_err());
+    let mut nan = bytes.clone();
+    nan[16..24].copy_from_slice(&f64::NAN.to_bits().to_le_bytes());
+    assert!(b.decode_sel(&mut Reader::new(&nan)).is_err());
+    let mut long = bytes.clone();
+    long[8..16].copy_from_slice(&u64::MAX.to_le_bytes());
+    assert!(b.decode_sel(&mut Reader::new(&long)).is_err());
+    let mut gadget = bytes.clone();
+    gadget[..4].copy_from_slice(&5u32.to_le_bytes());
+    assert!(b.decode_sel(&mut Reader::new(&gadget)).is_err());
+}

@@ -78,6 +78,38 @@ impl<T: Torus> TrgswFft<T> {
         self.n
     }
 
+    /// The Fourier data (2ℓ rows × (a, b) × N values, in the interleaved order the external product
+    /// reads), to send a sample to another process.
+    pub fn fourier_data(&self) -> &[f64] {
+        &self.data
+    }
+
+    /// A sample from the data [`Self::fourier_data`] gave, for degree `n` and `gadget`: the length
+    /// must be 2ℓ·2·N and every value finite.
+    pub fn from_fourier_data(n: usize, gadget: Gadget, data: Vec<f64>) -> Result<Self, Error> {
+        let want = (2 * gadget.levels as usize)
+            .checked_mul(2 * n)
+            .ok_or_else(|| Error::Dimension("TRGSW size overflows".into()))?;
+        if !n.is_power_of_two() || n < 8 || gadget.levels == 0 || data.len() != want {
+            return Err(Error::Dimension(format!(
+                "a TRGSW of degree {n} with {} levels has {want} Fourier values, got {}",
+                gadget.levels,
+                data.len()
+            )));
+        }
+        if data.iter().any(|x| !x.is_finite()) {
+            return Err(Error::Format(
+                "a TRGSW with a non-finite Fourier value".into(),
+            ));
+        }
+        Ok(TrgswFft {
+            n,
+            gadget,
+            data,
+            _t: PhantomData,
+        })
+    }
+
     /// The gadget of the rows.
     pub fn gadget(&self) -> Gadget {
         self.gadget

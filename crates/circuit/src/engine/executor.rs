@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use super::tasks::span;
 use super::{MemState, Task};
 use crate::backend::Backend;
 use crate::blueprint::MemKind;
@@ -83,6 +84,44 @@ impl<B: Backend> Ctx<'_, B> {
         if self.plan.tlwe[i] {
             self.set(id, bit);
         }
+        Ok(())
+    }
+    /// Memory `mem`'s selector of address bit `bit` (sent between MPI ranks).
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    pub(crate) fn sel(&self, mem: u32, bit: u32) -> Result<&B::Sel, CircuitError> {
+        self.sels
+            .get(mem as usize)
+            .and_then(|v| v.get(bit as usize))
+            .and_then(OnceLock::get)
+            .ok_or_else(|| internal("selector missing"))
+    }
+    /// Memory `mem`'s write value of data bit `bit` (sent between MPI ranks).
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    pub(crate) fn wval(&self, mem: u32, bit: u32) -> Result<&B::WriteVal, CircuitError> {
+        self.wvals
+            .get(mem as usize)
+            .and_then(|v| v.get(bit as usize))
+            .and_then(OnceLock::get)
+            .ok_or_else(|| internal("write value missing"))
+    }
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    pub(crate) fn set_wval(&self, mem: u32, bit: u32, v: B::WriteVal) -> Result<(), CircuitError> {
+        let slot = self
+            .wvals
+            .get(mem as usize)
+            .and_then(|x| x.get(bit as usize))
+            .ok_or_else(|| internal("write value out of range"))?;
+        let _ = slot.set(v);
+        Ok(())
+    }
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    pub(crate) fn set_sel(&self, mem: u32, bit: u32, s: B::Sel) -> Result<(), CircuitError> {
+        let slot = self
+            .sels
+            .get(mem as usize)
+            .and_then(|v| v.get(bit as usize))
+            .ok_or_else(|| internal("selector out of range"))?;
+        let _ = slot.set(s);
         Ok(())
     }
     fn addr(&self, mem: usize) -> Result<Vec<&B::Sel>, CircuitError> {
@@ -169,10 +208,13 @@ impl<B: Backend> Ctx<'_, B> {
                 };
                 self.set_ring(id, r);
             }
-            Task::Select { mem } => {
+            Task::Select { mem, first, count } => {
+                let range = span(first, count);
                 let m = &self.c.mems[mem as usize];
                 let bits = m
                     .addr
+                    .get(range.clone())
+                    .ok_or_else(|| internal("address bits out of range"))?
                     .iter()
                     .map(|&a| self.get(a))
                     .collect::<Result<Vec<_>, _>>()?;
@@ -180,16 +222,24 @@ impl<B: Backend> Ctx<'_, B> {
                     MemKind::Ram => b.ram_select_batch(&bits)?,
                     MemKind::Rom => b.select_batch(&bits)?,
                 };
-                for (slot, sel) in self.sels[mem as usize].iter().zip(sels) {
+                let slots = self.sels[mem as usize]
+                    .get(range)
+                    .ok_or_else(|| internal("selectors out of range"))?;
+                for (slot, sel) in slots.iter().zip(sels) {
                     let _ = slot.set(sel);
                 }
             }
-            Task::RomRead(mem) => {
+            Task::RomRead { mem, first, count } => {
                 let MemState::Rom(rom) = &self.mems[mem as usize] else {
                     return Err(internal("ROM state missing"));
                 };
-                let out = b.rom_read(rom, &self.addr(mem as usize)?)?;
-                for (&node, r) in self.c.mems[mem as usize].rdata.iter().zip(out) {
+                let range = span(first, count);
+                let nodes = self.c.mems[mem as usize]
+                    .rdata
+                    .get(range.clone())
+                    .ok_or_else(|| internal("ROM bits out of range"))?;
+                let out = b.rom_read_bits(rom, &self.addr(mem as usize)?, range)?;
+                for (&node, r) in nodes.iter().zip(out) {
                     self.set_from_ring(node, r)?;
                 }
             }

@@ -32,8 +32,8 @@ mod tasks;
 // The MPI executor (`crate::mpi`) runs the same tasks with the same executor.
 #[cfg(feature = "mpi")]
 pub(crate) use executor::{internal, Ctx};
-use tasks::build_tasks;
 pub(crate) use tasks::Task;
+pub(crate) use tasks::{build_tasks, Grain, ENGINE_GRAIN, SELECT_BATCH};
 
 /// The contents of one memory as the engine holds them.
 #[derive(Clone)]
@@ -180,7 +180,7 @@ impl<B: Backend> Engine<B> {
             Some(p) => MuxPlan::new(&circuit, &p),
             None => MuxPlan::gates_only(&circuit),
         };
-        let (tasks, graph, batches) = build_tasks(&circuit, &backend, &plan);
+        let (tasks, graph, batches) = build_tasks(&circuit, &backend, &plan, ENGINE_GRAIN);
         let threads = if backend.reveal(&backend.constant(false)).is_some() {
             1
         } else {
@@ -243,7 +243,7 @@ impl<B: Backend> Engine<B> {
             None => MuxPlan::gates_only(&self.circuit),
         };
         (self.tasks, self.graph, self.batches) =
-            build_tasks(&self.circuit, &self.backend, &self.plan);
+            build_tasks(&self.circuit, &self.backend, &self.plan, ENGINE_GRAIN);
         #[cfg(feature = "mpi")]
         if let Some(d) = &mut self.dist {
             d.invalidate();
@@ -303,14 +303,7 @@ impl<B: Backend> Engine<B> {
     /// The static partition of this engine's cycle over `ranks` MPI ranks under the current MUX plan
     /// (what the MPI executor runs; input of the [`crate::costmodel`]).
     pub fn plan_partition(&self, ranks: usize) -> crate::partition::Partition {
-        crate::partition::Partition::new(
-            &self.circuit,
-            &self.backend,
-            &self.plan,
-            &self.tasks,
-            &self.batches,
-            ranks,
-        )
+        crate::partition::Partition::new(&self.circuit, &self.backend, &self.plan, ranks)
     }
 
     /// Tasks per cycle and the critical path in cost units (Gate = 10).

@@ -18,11 +18,18 @@ pub(crate) enum Task {
     Cmux(NodeId),
     /// Lifts a source bit (input, flip-flop) to ring form.
     Lift(NodeId),
-    /// Circuit-bootstraps every address bit of memory `mem` (one batch).
+    /// Circuit-bootstraps address bits `first..first + count` of memory `mem` (one batch).
     Select {
         mem: u32,
+        first: u32,
+        count: u32,
     },
-    RomRead(u32),
+    /// Reads data bits `first..first + count` of the addressed ROM word.
+    RomRead {
+        mem: u32,
+        first: u32,
+        count: u32,
+    },
     RamRead {
         mem: u32,
         bit: u32,
@@ -36,12 +43,51 @@ pub(crate) enum Task {
 /// Most selects circuit-bootstrapped in one task: a batch streams the private key-switching key once.
 pub(crate) const SELECT_BATCH: usize = 8;
 
+/// How finely a cycle is cut into tasks (the MPI executor cuts finer on many ranks,
+/// [`crate::partition::grain_for`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Grain {
+    /// MUX selects per circuit-bootstrapping batch.
+    pub(crate) select_batch: usize,
+    /// Memory address bits per circuit-bootstrapping task.
+    pub(crate) mem_select: usize,
+    /// ROM data bits per read task.
+    pub(crate) rom_bits: usize,
+}
+
+/// The single-process engine's tasks: batches of [`SELECT_BATCH`], a memory's address and a ROM
+/// read each one task.
+pub(crate) const ENGINE_GRAIN: Grain = Grain {
+    select_batch: SELECT_BATCH,
+    mem_select: usize::MAX,
+    rom_bits: usize::MAX,
+};
+
+/// `first..first + count` as indices.
+pub(super) fn span(first: u32, count: u32) -> std::ops::Range<usize> {
+    let f = first as usize;
+    f..f.saturating_add(count as usize)
+}
+
+/// `(first, count)` chunks of at most `per` covering `0..n` (one empty chunk when `n` is 0).
+fn chunks(n: usize, per: usize) -> Vec<(u32, u32)> {
+    let per = per.max(1);
+    if n == 0 {
+        return vec![(0, 0)];
+    }
+    (0..n)
+        .step_by(per)
+        .map(|f| (f as u32, per.min(n - f) as u32))
+        .collect()
+}
+
 /// Builds the task list (in topological order), the scheduler graph with upward-rank priorities, and
-/// the batches of MUX selects.
-pub(super) fn build_tasks<B: Backend>(
+/// the batches of MUX selects, cut as `grain` says.
+pub(crate) fn build_tasks<B: Backend>(
     c: &Circuit,
     b: &B,
     plan: &MuxPlan,
+    grain: Grain,
 ) -> (Vec<Task>, TaskGraph, Vec<Vec<u32>>) {
     let mut tasks = Vec::new();
     let mut preds: Vec<Vec<u32>> = Vec::new();
@@ -97,7 +143,7 @@ pub(super) fn build_tasks<B: Backend>(
                         let st = match sel_task[slot as usize] {
                             Some(t) => t,
                             None => {
-                                // One batch: this select and up to SELECT_BATCH − 1 others not yet
+                                // One batch: this select and up to select_batch − 1 others not yet
                                 // batched whose values exist by now and are no deeper (so none
                                 // delays this one), deepest first.
                                 let d = depth[s as usize];
@@ -111,7 +157,10 @@ pub(super) fn build_tasks<B: Backend>(
                                 others.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
                                 let mut members = vec![slot];
                                 members.extend(
-                                    others.into_iter().take(SELECT_BATCH - 1).map(|(_, u)| u),
+                                    others
+                                        .into_iter()
+                                        .take(grain.select_batch.max(1) - 1)
+                                        .map(|(_, u)| u),
                                 );
                                 let p = deps(
                                     &mut members.iter().map(|&u| plan.sel_nodes[u as usize]),
@@ -163,26 +212,43 @@ pub(super) fn build_tasks<B: Backend>(
             }
             Step::MemRead(m) => {
                 let mem = &c.mems[m as usize];
-                let p = deps(&mut mem.addr.iter().copied(), &producer);
-                let sel = vec![push(
-                    Task::Select { mem: m },
-                    p,
-                    TaskKind::Select,
-                    mem.addr.len() as f64,
-                    &mut tasks,
-                )];
+                let sel: Vec<u32> = chunks(mem.addr.len(), grain.mem_select)
+                    .into_iter()
+                    .map(|(first, count)| {
+                        let bits = &mem.addr[span(first, count)];
+                        let p = deps(&mut bits.iter().copied(), &producer);
+                        push(
+                            Task::Select {
+                                mem: m,
+                                first,
+                                count,
+                            },
+                            p,
+                            TaskKind::Select,
+                            f64::from(count),
+                            &mut tasks,
+                        )
+                    })
+                    .collect();
                 match mem.spec.kind {
                     MemKind::Rom => {
-                        let t = push(
-                            Task::RomRead(m),
-                            sel.clone(),
-                            TaskKind::RomRead,
-                            1.0,
-                            &mut tasks,
-                        );
-                        for &r in &mem.rdata {
-                            producer[r as usize] = Some(t);
-                            ring_producer[r as usize] = Some(t);
+                        let width = mem.rdata.len().max(1) as f64;
+                        for (first, count) in chunks(mem.rdata.len(), grain.rom_bits) {
+                            let t = push(
+                                Task::RomRead {
+                                    mem: m,
+                                    first,
+                                    count,
+                                },
+                                sel.clone(),
+                                TaskKind::RomRead,
+                                f64::from(count) / width,
+                                &mut tasks,
+                            );
+                            for &r in &mem.rdata[span(first, count)] {
+                                producer[r as usize] = Some(t);
+                                ring_producer[r as usize] = Some(t);
+                            }
                         }
                     }
                     MemKind::Ram => {
