@@ -114,6 +114,8 @@ pub enum CircuitCommand {
     },
     /// Server: continue a circuit run from its snapshot (writing a new snapshot).
     Resume {
+        /// The snapshot to continue from (its own argument id: `--snapshot` names the new one).
+        #[arg(id = "from", value_name = "SNAPSHOT")]
         snapshot: PathBuf,
         #[arg(long, visible_alias = "netlist")]
         blueprint: PathBuf,

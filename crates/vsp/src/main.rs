@@ -106,6 +106,8 @@ enum Command {
     },
     /// Continue a run from its snapshot (writing a new snapshot, by default OUTPUT.snapshot).
     Resume {
+        /// The snapshot to continue from (its own argument id: `--snapshot` names the new one).
+        #[arg(id = "from", value_name = "SNAPSHOT")]
         snapshot: PathBuf,
         #[arg(short, long)]
         cycles: u64,
@@ -749,4 +751,41 @@ fn hexdump(bytes: &[u8]) -> String {
         s.push_str(&format!("{:04x}: {}\n", i * 16, hex.join(" ")));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory, Parser};
+
+    /// clap's own consistency checks (unique argument ids, valid conflicts) on every subcommand.
+    #[test]
+    fn the_command_line_is_consistent() {
+        super::Cli::command().debug_assert();
+    }
+
+    /// `resume`'s positional snapshot and `--snapshot`/`--no-snapshot` (the new one) are different
+    /// arguments: `--no-snapshot` conflicted with the positional when they shared an id.
+    #[test]
+    fn resume_takes_no_snapshot_and_a_new_snapshot_path() {
+        for extra in [&["--no-snapshot"][..], &["--snapshot", "new.snap"]] {
+            let mut args = vec![
+                "vsp", "resume", "old.snap", "-c", "1", "-e", "ek", "-o", "out",
+            ];
+            args.extend_from_slice(extra);
+            let cli = super::Cli::try_parse_from(&args);
+            assert!(cli.is_ok(), "{args:?}: {:?}", cli.err());
+            let mut args = vec![
+                "vsp",
+                "circuit",
+                "resume",
+                "old.snap",
+                "--blueprint",
+                "b.toml",
+            ];
+            args.extend_from_slice(&["-e", "ek", "-o", "out", "--cycles", "1"]);
+            args.extend_from_slice(extra);
+            let cli = super::Cli::try_parse_from(&args);
+            assert!(cli.is_ok(), "{args:?}: {:?}", cli.err());
+        }
+    }
 }
