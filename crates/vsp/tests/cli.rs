@@ -354,13 +354,7 @@ fn circuit_run_takes_a_bare_netlist_and_writes_traces() {
 #[test]
 #[ignore = "needs clang"]
 fn cc_then_emu_runs_the_papers_c_programs() {
-    assert!(
-        std::process::Command::new("clang")
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success()),
-        "clang is not installed (apt-get install -y clang); this test needs it"
-    );
+    require_clang();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let c = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cc/tests/c");
@@ -388,13 +382,7 @@ fn cc_then_emu_runs_the_papers_c_programs() {
 #[test]
 #[ignore = "needs clang"]
 fn cc_takes_several_files_and_clang_flags() {
-    assert!(
-        std::process::Command::new("clang")
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success()),
-        "clang is not installed (apt-get install -y clang); this test needs it"
-    );
+    require_clang();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     std::fs::create_dir(d.join("inc")).unwrap();
@@ -465,17 +453,9 @@ fn host_result(src: &Path, args: &[&str], dir: &Path) -> u16 {
 #[test]
 #[ignore = "needs clang"]
 fn cc_programs_agree_with_the_host_on_both_cores() {
-    assert!(
-        std::process::Command::new("clang")
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success()),
-        "clang is not installed (apt-get install -y clang); this test needs it"
-    );
+    require_clang();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let c = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cc/tests/c");
-    let prelude = std::fs::read_to_string(c.join("prelude.h")).unwrap();
     let cases: [(&str, &[&str], &[&str]); 7] = [
         ("sieve", &["z", "2"], &["30"]),
         ("crc", &["z", "s"], &["ab"]),
@@ -487,14 +467,7 @@ fn cc_programs_agree_with_the_host_on_both_cores() {
     ];
     let mut runs = 0;
     for (name, levels, args) in cases {
-        let src = c.join(format!("diff/{name}.c"));
-        let want = host_result(&src, args, d);
-        let full = d.join(format!("{name}.c"));
-        std::fs::write(
-            &full,
-            format!("{prelude}\n{}", std::fs::read_to_string(&src).unwrap()),
-        )
-        .unwrap();
+        let (full, want) = diff_program(name, args, d);
         for level in levels {
             ok(
                 &[
@@ -528,17 +501,9 @@ fn cc_programs_agree_with_the_host_on_both_cores() {
 #[test]
 #[ignore = "needs clang"]
 fn cc_programs_too_large_for_512_bytes_run_on_the_1k_cores() {
-    assert!(
-        std::process::Command::new("clang")
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success()),
-        "clang is not installed (apt-get install -y clang); this test needs it"
-    );
+    require_clang();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let c = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cc/tests/c");
-    let prelude = std::fs::read_to_string(c.join("prelude.h")).unwrap();
     let cases: [(&str, &[&str]); 7] = [
         ("interp", &["10", "3"]),
         ("parser", &["3+4*(2-1)"]),
@@ -549,14 +514,7 @@ fn cc_programs_too_large_for_512_bytes_run_on_the_1k_cores() {
         ("maze", &["5", "1"]),
     ];
     for (name, args) in cases {
-        let src = c.join(format!("diff/{name}.c"));
-        let want = host_result(&src, args, d);
-        let full = d.join(format!("{name}.c"));
-        std::fs::write(
-            &full,
-            format!("{prelude}\n{}", std::fs::read_to_string(&src).unwrap()),
-        )
-        .unwrap();
+        let (full, want) = diff_program(name, args, d);
         let full = full.to_str().unwrap();
         let err = fails(&["-q", "cc", full, "-o", "p.img"], d);
         assert!(
@@ -584,4 +542,31 @@ fn cc_programs_too_large_for_512_bytes_run_on_the_1k_cores() {
             assert_eq!(json["agrees_with_isa"], true, "{name} on {core}");
         }
     }
+}
+
+/// Fails the test (it is marked `needs clang`) when clang is missing, instead of passing silently.
+fn require_clang() {
+    assert!(
+        std::process::Command::new("clang")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success()),
+        "clang is not installed (apt-get install -y clang); this test needs it"
+    );
+}
+
+/// vsp-cc's differential program `name` with its prelude, written into `d` for `vsp cc`, and the
+/// result of its host build run with `args`.
+fn diff_program(name: &str, args: &[&str], d: &Path) -> (std::path::PathBuf, u16) {
+    let c = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cc/tests/c");
+    let prelude = std::fs::read_to_string(c.join("prelude.h")).unwrap();
+    let src = c.join(format!("diff/{name}.c"));
+    let want = host_result(&src, args, d);
+    let full = d.join(format!("{name}.c"));
+    std::fs::write(
+        &full,
+        format!("{prelude}\n{}", std::fs::read_to_string(&src).unwrap()),
+    )
+    .unwrap();
+    (full, want)
 }
