@@ -260,7 +260,8 @@ pub(crate) fn write_value(
 /// encryption of 0, which is added to every cell. That is (2^a − 1)·w external products for the tree
 /// and as many for the read: 2·w·2^a instead of a·w·2^a (4× fewer for a = 8). Noise: every cell gains
 /// `a` external-product errors; the written cell becomes v minus the read tree's errors plus the
-/// demultiplexer's, i.e. Var(v) + 2a·V_ext, so it is reset rather than accumulated
+/// demultiplexer's, i.e. Var(v) + 2a·V_ext (V_ext of the RAM gadget, [`NoiseModel::v_ext_ram`]), so it is
+/// reset rather than accumulated
 /// ([`NoiseModel::after_write`]).
 pub(crate) fn ram_write(
     ek: &EvalKey,
