@@ -12,6 +12,7 @@ mod circuit_cmd;
 mod demo;
 mod mpi_job;
 mod progress;
+mod serve_cmd;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -135,6 +136,11 @@ enum Command {
     /// The engine on any circuit described by a blueprint.
     #[command(subcommand)]
     Circuit(circuit_cmd::CircuitCommand),
+    /// Run a job server (Bob as a service: HTTP API, jobs in SQLite, resume after a crash), or
+    /// manage its client tokens (`vsp serve token add NAME --data DIR`). docs/server.md.
+    Serve(serve_cmd::Serve),
+    /// Talk to a `vsp serve` server: key-upload, submit, status, watch, fetch, cancel, delete.
+    Remote(serve_cmd::Remote),
     /// The whole flow on this machine: keys, encrypt fib(5), run it encrypted, decrypt, check with emu.
     Demo {
         /// pearl (single-cycle: fewest bootstraps per instruction, fastest on a few cores) or ruby
@@ -244,7 +250,7 @@ fn parse_memory_size(s: &str) -> std::result::Result<MemSize, String> {
 const MAX_THREADS: usize = 1024;
 
 /// `--threads`: 1..=MAX_THREADS (a huge count used to panic spawning threads).
-fn parse_threads(s: &str) -> std::result::Result<usize, String> {
+pub(crate) fn parse_threads(s: &str) -> std::result::Result<usize, String> {
     match s.parse::<usize>() {
         Ok(n) if (1..=MAX_THREADS).contains(&n) => Ok(n),
         _ => Err(format!(
@@ -471,6 +477,8 @@ fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Circuit(c) => circuit_cmd::run(c, quiet)?,
+        Command::Serve(s) => serve_cmd::serve(s, quiet)?,
+        Command::Remote(r) => serve_cmd::remote(r, quiet)?,
         Command::Demo {
             core,
             program,

@@ -102,6 +102,39 @@ impl Bar {
         bar.set_message(format!("{gates}  {rate}  {eta}"));
     }
 
+    /// Updates the cycle bar (or prints a line per finished cycle) from a remote job's status.
+    pub fn job(
+        &self,
+        done: u64,
+        total: u64,
+        per_cycle: Option<f64>,
+        eta: Option<f64>,
+        gates: Option<(u64, u64)>,
+    ) {
+        if self.lines {
+            // One line per finished cycle (a status without gates: between cycles).
+            if gates.is_none() {
+                let rate = per_cycle
+                    .map(|s| format!(" ({s:.1} s/cycle, ETA {})", fmt_secs(eta.unwrap_or(0.0))))
+                    .unwrap_or_default();
+                eprintln!("cycle {done}/{total}{rate}");
+            }
+            return;
+        }
+        let Some(bar) = &self.bar else { return };
+        bar.set_position(done);
+        let gates = gates
+            .map(|(d, t)| format!("gates {d}/{t}"))
+            .unwrap_or_default();
+        let rate = per_cycle
+            .map(|s| format!("{s:.1} s/cycle"))
+            .unwrap_or_default();
+        let eta = eta
+            .map(|s| format!("ETA {}", fmt_secs(s)))
+            .unwrap_or_default();
+        bar.set_message(format!("{gates}  {rate}  {eta}"));
+    }
+
     pub fn finish(&self) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();

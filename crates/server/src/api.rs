@@ -1,0 +1,614 @@
+//! The HTTP API (docs/server.md). JSON for metadata, binary bodies for keys, requests and results.
+//!
+//! Every route but `/` and `/v1/info` needs `Authorization: Bearer TOKEN`; a client sees only its
+//! own keys and jobs, and another client's job gets the answer a job that does not exist gets.
+//! Uploads are bounded (`Content-Length` and the envelope's announced length checked against the
+//! limit before the body is read, the bytes counted as they arrive), held in memory while they are
+//! checked (envelope, checksum, key id, the body's parse) and written atomically only once they
+//! passed, so a refused upload leaves nothing on disk. Errors are `{"error": "one line"}`.
+
+use std::convert::Infallible;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::{Body, BodyDataStream};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{DefaultBodyLimit, Path as UrlPath, Query, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use futures_util::{Stream, StreamExt};
+use serde::Deserialize;
+use vsp_codec::Access;
+use vsp_platform::envelope::FORMAT;
+use vsp_platform::{keys, program, Envelope, Kind, Request, ServerKeys};
+
+use crate::error::ServerError;
+use crate::store::{hex, is_id, random_hex, Job, JobStatus};
+use crate::worker::Shared;
+use crate::MAX_CYCLES;
+
+/// An error answer: status, one line, and `Retry-After` for a full queue.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    message: String,
+    retry_after: Option<u64>,
+}
+
+fn err(status: StatusCode, message: impl Into<String>) -> ApiError {
+    ApiError {
+        status,
+        message: message.into(),
+        retry_after: None,
+    }
+}
+
+fn no_job() -> ApiError {
+    err(StatusCode::NOT_FOUND, "no such job")
+}
+
+fn queue_full() -> ApiError {
+    ApiError {
+        status: StatusCode::SERVICE_UNAVAILABLE,
+        message: "the queue is full; try again later".into(),
+        retry_after: Some(30),
+    }
+}
+
+impl From<ServerError> for ApiError {
+    fn from(e: ServerError) -> Self {
+        let message = e.chain();
+        eprintln!("error: {message}");
+        err(StatusCode::INTERNAL_SERVER_ERROR, message)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut r = (
+            self.status,
+            Json(serde_json::json!({ "error": self.message })),
+        )
+            .into_response();
+        if let Some(s) = self.retry_after {
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(s));
+        }
+        r
+    }
+}
+
+type ApiResult<T> = Result<T, ApiError>;
+
+/// The API's routes over the shared state.
+pub fn router(sh: Arc<Shared>) -> Router {
+    Router::new()
+        .route("/", get(page))
+        .route("/v1/info", get(info))
+        .route("/v1/keys/{key_id}", get(key_get).put(key_put))
+        .route("/v1/jobs", get(jobs_list).post(job_submit))
+        .route("/v1/jobs/{id}", get(job_status).delete(job_delete))
+        .route("/v1/jobs/{id}/events", get(job_events))
+        .route("/v1/jobs/{id}/cancel", post(job_cancel))
+        .route("/v1/jobs/{id}/result", get(job_result))
+        // Bodies are bounded by the upload reader, per kind.
+        .layer(DefaultBodyLimit::disable())
+        .with_state(sh)
+}
+
+/// The client a request's bearer token belongs to.
+fn client(sh: &Shared, headers: &HeaderMap) -> ApiResult<String> {
+    let token = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+        .filter(|t| !t.is_empty() && t.len() <= 256)
+        .ok_or_else(|| {
+            err(
+                StatusCode::UNAUTHORIZED,
+                "missing bearer token (Authorization: Bearer TOKEN; `vsp serve token add NAME` makes one)",
+            )
+        })?;
+    sh.store()
+        .client_of(token)?
+        .ok_or_else(|| err(StatusCode::UNAUTHORIZED, "unknown or revoked token"))
+}
+
+/// Job `id` of `client`, or the same 404 for a job of another client and a job that is not.
+fn owned(sh: &Shared, client: &str, id: &str) -> ApiResult<JobStatus> {
+    if !is_id(id) {
+        return Err(no_job());
+    }
+    sh.status(client, id)?.ok_or_else(no_job)
+}
+
+async fn page() -> Html<&'static str> {
+    Html(crate::page::PAGE)
+}
+
+async fn info(State(sh): State<Arc<Shared>>) -> Json<serde_json::Value> {
+    Json(serde_json::json!({
+        "server": "vsp-server",
+        "version": env!("CARGO_PKG_VERSION"),
+        "max_key_bytes": sh.cfg.max_key_bytes,
+        "max_request_bytes": sh.cfg.max_request_bytes,
+        "max_cycles": MAX_CYCLES,
+        "jobs": sh.cfg.jobs,
+        "queue": sh.cfg.queue,
+    }))
+}
+
+fn key_json(key_id: &str, params: &str, bytes: u64, created: bool) -> Json<serde_json::Value> {
+    Json(serde_json::json!({
+        "key_id": key_id, "params": params, "bytes": bytes, "created": created,
+    }))
+}
+
+async fn key_get(
+    State(sh): State<Arc<Shared>>,
+    UrlPath(key_id): UrlPath<String>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    let client = client(&sh, &headers)?;
+    let no_key = || err(StatusCode::NOT_FOUND, "no such key");
+    if !is_id(&key_id) {
+        return Err(no_key());
+    }
+    let (params, bytes) = sh.store().key(&client, &key_id)?.ok_or_else(no_key)?;
+    Ok(key_json(&key_id, &params, bytes, false).into_response())
+}
+
+async fn key_put(
+    State(sh): State<Arc<Shared>>,
+    UrlPath(key_id): UrlPath<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> ApiResult<Response> {
+    let client = client(&sh, &headers)?;
+    if !is_id(&key_id) {
+        return Err(err(
+            StatusCode::BAD_REQUEST,
+            "a key is named by its key id: 32 lowercase hex digits",
+        ));
+    }
+    // Named by its id: a second upload is a no-op, answered before its body is read.
+    if let Some((params, bytes)) = sh.store().key(&client, &key_id)? {
+        return Ok(key_json(&key_id, &params, bytes, false).into_response());
+    }
+    let _slot = sh
+        .uploads
+        .acquire()
+        .await
+        .map_err(|_| err(StatusCode::SERVICE_UNAVAILABLE, "the server is stopping"))?;
+    let bytes = read_body(&headers, body, sh.cfg.max_key_bytes, Kind::EvalKey).await?;
+    let sh2 = sh.clone();
+    let name = key_id.clone();
+    let r = tokio::task::spawn_blocking(move || -> ApiResult<(String, u64)> {
+        let bad = |e: vsp_platform::PlatformError| {
+            err(
+                StatusCode::BAD_REQUEST,
+                format!("not a valid evaluation key: {}", crate::error::chain(&e)),
+            )
+        };
+        let env = Envelope::from_bytes(&bytes, Kind::EvalKey).map_err(bad)?;
+        let id = hex(&env.key_id.0);
+        if id != key_id {
+            return Err(err(
+                StatusCode::BAD_REQUEST,
+                format!("the uploaded key's id is {id}, not {key_id} as the URL says"),
+            ));
+        }
+        keys::params_by_name(&env.params, true).map_err(bad)?;
+        ServerKeys::parse_compressed(&env, Path::new("the uploaded key")).map_err(bad)?;
+        let store = sh2.store();
+        let path = store.key_path(&client, &key_id);
+        if let Some(dir) = path.parent() {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
+                .map_err(|e| ServerError::io("cannot create", dir, e))?;
+        }
+        vsp_codec::write_atomic(&path, &bytes, Access::Public).map_err(ServerError::from)?;
+        store.add_key(&client, &key_id, &env.params, bytes.len() as u64)?;
+        Ok((env.params.clone(), bytes.len() as u64))
+    })
+    .await
+    .map_err(|e| err(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    let (params, n) = r?;
+    Ok((StatusCode::CREATED, key_json(&name, &params, n, true)).into_response())
+}
+
+#[derive(Deserialize)]
+struct SubmitQuery {
+    cycles: u64,
+    core: Option<String>,
+}
+
+async fn job_submit(
+    State(sh): State<Arc<Shared>>,
+    query: Result<Query<SubmitQuery>, QueryRejection>,
+    headers: HeaderMap,
+    body: Body,
+) -> ApiResult<Response> {
+    let client = client(&sh, &headers)?;
+    let Query(q) = query.map_err(|e| {
+        err(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "{} (submit with ?cycles=N[&core=pearl|ruby])",
+                e.body_text()
+            ),
+        )
+    })?;
+    if q.cycles > MAX_CYCLES {
+        return Err(err(
+            StatusCode::BAD_REQUEST,
+            format!("at most {MAX_CYCLES} cycles per job"),
+        ));
+    }
+    let core = q.core.unwrap_or_else(|| "pearl".into());
+    let core = program::parse_core(&core)
+        .map_err(|e| err(StatusCode::BAD_REQUEST, e.to_string()))?
+        .name()
+        .to_string();
+    // A full queue is answered before the body is checked (the body is drained so that the
+    // client, still sending, reads the answer).
+    let max = sh.cfg.max_request_bytes;
+    if sh.store().queued()? >= sh.cfg.queue {
+        drain(&mut body.into_data_stream(), max).await;
+        return Err(queue_full());
+    }
+    let _slot = sh
+        .uploads
+        .acquire()
+        .await
+        .map_err(|_| err(StatusCode::SERVICE_UNAVAILABLE, "the server is stopping"))?;
+    if sh.store().queued()? >= sh.cfg.queue {
+        drain(&mut body.into_data_stream(), max).await;
+        return Err(queue_full());
+    }
+    let bytes = read_body(&headers, body, sh.cfg.max_request_bytes, Kind::Request).await?;
+    let sh2 = sh.clone();
+    let cycles = q.cycles;
+    let owner = client.clone();
+    let id = tokio::task::spawn_blocking(move || -> ApiResult<String> {
+        let bad = |e: vsp_platform::PlatformError| {
+            err(
+                StatusCode::BAD_REQUEST,
+                format!("not a valid request: {}", crate::error::chain(&e)),
+            )
+        };
+        let env = Envelope::from_bytes(&bytes, Kind::Request).map_err(bad)?;
+        let key_id = hex(&env.key_id.0);
+        let (params_name, _) = sh2.store().key(&client, &key_id)?.ok_or_else(|| {
+            err(
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "the request is encrypted under key {key_id}, which you have not uploaded (`vsp remote key-upload`)"
+                ),
+            )
+        })?;
+        if params_name != env.params {
+            return Err(err(
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "the request says parameter set {:?}, its key {key_id} is {params_name:?}",
+                    env.params
+                ),
+            ));
+        }
+        let params = keys::params_by_name(&env.params, true).map_err(bad)?;
+        Request::from_envelope(&env, &params).map_err(bad)?;
+        drop(env);
+        let id = random_hex();
+        let mut store = sh2.store();
+        let dir = store.job_dir(&id);
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&dir)
+            .map_err(|e| ServerError::io("cannot create", &dir, e))?;
+        let job = Job {
+            id: id.clone(),
+            client,
+            key_id,
+            core,
+            cycles,
+        };
+        let written = vsp_codec::write_atomic(&dir.join("request.enc"), &bytes, Access::Public)
+            .map_err(ServerError::from)
+            .and_then(|()| store.add_job(&job, sh2.cfg.queue));
+        match written {
+            Ok(Some(())) => Ok(id),
+            Ok(None) => {
+                let _ = std::fs::remove_dir_all(&dir);
+                Err(queue_full())
+            }
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&dir);
+                Err(e.into())
+            }
+        }
+    })
+    .await
+    .map_err(|e| err(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
+    sh.wake_one();
+    let st = owned(&sh, &owner, &id)?;
+    Ok((StatusCode::CREATED, Json(st)).into_response())
+}
+
+async fn jobs_list(
+    State(sh): State<Arc<Shared>>,
+    headers: HeaderMap,
+) -> ApiResult<Json<Vec<JobStatus>>> {
+    let client = client(&sh, &headers)?;
+    Ok(Json(sh.list(&client)?))
+}
+
+async fn job_status(
+    State(sh): State<Arc<Shared>>,
+    UrlPath(id): UrlPath<String>,
+    headers: HeaderMap,
+) -> ApiResult<Json<JobStatus>> {
+    let client = client(&sh, &headers)?;
+    Ok(Json(owned(&sh, &client, &id)?))
+}
+
+async fn job_cancel(
+    State(sh): State<Arc<Shared>>,
+    UrlPath(id): UrlPath<String>,
+    headers: HeaderMap,
+) -> ApiResult<Json<JobStatus>> {
+    let client = client(&sh, &headers)?;
+    let st = owned(&sh, &client, &id)?;
+    if st.state.is_final() {
+        return Err(err(
+            StatusCode::CONFLICT,
+            format!("the job is {} already", st.state.as_str()),
+        ));
+    }
+    sh.cancel(&id)?;
+    Ok(Json(owned(&sh, &client, &id)?))
+}
+
+async fn job_delete(
+    State(sh): State<Arc<Shared>>,
+    UrlPath(id): UrlPath<String>,
+    headers: HeaderMap,
+) -> ApiResult<StatusCode> {
+    let client = client(&sh, &headers)?;
+    owned(&sh, &client, &id)?;
+    sh.delete(&id)?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn job_result(
+    State(sh): State<Arc<Shared>>,
+    UrlPath(id): UrlPath<String>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    let client = client(&sh, &headers)?;
+    let st = owned(&sh, &client, &id)?;
+    if st.state != crate::JobState::Done {
+        return Err(err(
+            StatusCode::CONFLICT,
+            format!("the job is {}: it has no result", st.state.as_str()),
+        ));
+    }
+    let path = sh.store().job_dir(&id).join("result.enc");
+    let file = tokio::fs::File::open(&path)
+        .await
+        .map_err(|e| ServerError::io("cannot open", &path, e))?;
+    let len = file
+        .metadata()
+        .await
+        .map_err(|e| ServerError::io("cannot read", &path, e))?
+        .len();
+    let body = Body::from_stream(tokio_util::io::ReaderStream::new(file));
+    Ok((
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/octet-stream"),
+            ),
+            (header::CONTENT_LENGTH, HeaderValue::from(len)),
+        ],
+        body,
+    )
+        .into_response())
+}
+
+/// The job's status as server-sent events: one `status` event (the status JSON) at once and one
+/// per change, ending after a final state; `gone` when the job is deleted.
+async fn job_events(
+    State(sh): State<Arc<Shared>>,
+    UrlPath(id): UrlPath<String>,
+    headers: HeaderMap,
+) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
+    let client = client(&sh, &headers)?;
+    owned(&sh, &client, &id)?;
+    let rx = sh.changed.subscribe();
+    let state = (sh, client, id, rx, None::<String>, false);
+    let stream = futures_util::stream::unfold(state, |s| async move {
+        let (sh, client, id, mut rx, last, ended) = s;
+        if ended {
+            return None;
+        }
+        loop {
+            if sh.stop.load(Ordering::SeqCst) {
+                return None;
+            }
+            let st = match sh.status(&client, &id) {
+                Ok(st) => st,
+                Err(_) => return None,
+            };
+            let Some(st) = st else {
+                let ev = Event::default().event("gone").data("{}");
+                return Some((Ok(ev), (sh, client, id, rx, last, true)));
+            };
+            let json = serde_json::to_string(&st).unwrap_or_default();
+            if last.as_deref() != Some(json.as_str()) {
+                let end = st.state.is_final();
+                let ev = Event::default().event("status").data(json.clone());
+                return Some((Ok(ev), (sh, client, id, rx, Some(json), end)));
+            }
+            match tokio::time::timeout(Duration::from_secs(2), rx.changed()).await {
+                Ok(Err(_)) => return None,
+                Ok(Ok(())) | Err(_) => {}
+            }
+        }
+    });
+    Ok(Sse::new(stream.boxed()).keep_alive(KeepAlive::default()))
+}
+
+fn too_large(kind: Kind, n: u64, max: u64) -> ApiError {
+    err(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!("the {kind} is {n} bytes, more than this server's limit of {max}"),
+    )
+}
+
+/// The whole file length a prefix of an envelope announces, once enough of it has arrived
+/// (`None` until then); a wrong magic, version or kind is refused as soon as its bytes are there.
+pub fn announced_length(buf: &[u8], kind: Kind) -> ApiResult<Option<u64>> {
+    let bad = |m: String| err(StatusCode::BAD_REQUEST, m);
+    let m = FORMAT.magic.len();
+    let have = buf.len().min(m);
+    if buf[..have] != FORMAT.magic[..have] {
+        return Err(bad(format!("not a {kind} file (bad magic)")));
+    }
+    let Some(v) = buf.get(m..m + 2) else {
+        return Ok(None);
+    };
+    let version = u16::from_le_bytes([v[0], v[1]]);
+    if version != FORMAT.version {
+        return Err(bad(format!(
+            "unsupported vsp format version {version}: this server reads version {}",
+            FORMAT.version
+        )));
+    }
+    let Some(k) = buf.get(m + 2..m + 4) else {
+        return Ok(None);
+    };
+    let found = u16::from_le_bytes([k[0], k[1]]);
+    if found != kind as u16 {
+        return Err(bad(format!(
+            "found {}, expected {kind}",
+            FORMAT.kind_name(found)
+        )));
+    }
+    let Some(&plen) = buf.get(m + 4) else {
+        return Ok(None);
+    };
+    let at = m + 5 + usize::from(plen);
+    let Some(b) = buf.get(at..at + 8) else {
+        return Ok(None);
+    };
+    let body = u64::from_le_bytes(b.try_into().unwrap_or([0xff; 8]));
+    let total = body
+        .checked_add((at + 8 + vsp_codec::envelope::CHECKSUM_LEN) as u64)
+        .unwrap_or(u64::MAX);
+    Ok(Some(total))
+}
+
+/// Reads and drops what remains of a refused upload, up to `budget` bytes and a minute, so that a
+/// client still sending it reads the refusal instead of a reset connection.
+async fn drain(stream: &mut BodyDataStream, budget: u64) {
+    let mut left = budget;
+    let _ = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(Ok(c)) = stream.next().await {
+            match left.checked_sub(c.len() as u64) {
+                Some(l) => left = l,
+                None => break,
+            }
+        }
+    })
+    .await;
+}
+
+/// Reads an upload of `kind` of at most `max` bytes, checking its length as it streams; a
+/// refused upload is drained up to `max` (an oversized one is not).
+async fn read_body(headers: &HeaderMap, body: Body, max: u64, kind: Kind) -> ApiResult<Vec<u8>> {
+    let mut stream = body.into_data_stream();
+    let mut seen = 0u64;
+    let r = read_stream(headers, &mut stream, max, kind, &mut seen).await;
+    if let Err(e) = &r {
+        if e.status != StatusCode::PAYLOAD_TOO_LARGE {
+            drain(&mut stream, max.saturating_sub(seen)).await;
+        }
+    }
+    r
+}
+
+async fn read_stream(
+    headers: &HeaderMap,
+    stream: &mut BodyDataStream,
+    max: u64,
+    kind: Kind,
+    seen: &mut u64,
+) -> ApiResult<Vec<u8>> {
+    let announced = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|s| s.parse::<u64>().ok());
+    if let Some(n) = announced.filter(|&n| n > max) {
+        return Err(too_large(kind, n, max));
+    }
+    let cap = announced.unwrap_or(1 << 20).min(max).min(64 << 20);
+    let mut buf = Vec::with_capacity(cap as usize);
+    let mut total: Option<u64> = None;
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| {
+            err(
+                StatusCode::BAD_REQUEST,
+                format!("the upload broke off: {}", crate::error::chain(&e)),
+            )
+        })?;
+        let len = (buf.len() as u64).saturating_add(chunk.len() as u64);
+        *seen = len;
+        if len > max {
+            return Err(too_large(kind, len, max));
+        }
+        buf.extend_from_slice(&chunk);
+        if total.is_none() {
+            total = announced_length(&buf, kind)?;
+            if let Some(t) = total {
+                if t > max {
+                    return Err(too_large(kind, t, max));
+                }
+                if announced.is_some_and(|n| n != t) {
+                    return Err(err(
+                        StatusCode::BAD_REQUEST,
+                        format!(
+                            "corrupt {kind}: its header announces {t} bytes, the upload is {} bytes",
+                            announced.unwrap_or(0)
+                        ),
+                    ));
+                }
+            }
+        }
+        if let Some(t) = total.filter(|&t| buf.len() as u64 > t) {
+            return Err(err(
+                StatusCode::BAD_REQUEST,
+                format!("corrupt {kind}: longer than the {t} bytes its header announces"),
+            ));
+        }
+    }
+    match total {
+        Some(t) if t == buf.len() as u64 => Ok(buf),
+        _ => Err(err(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "truncated {kind}: the upload ended after {} bytes",
+                buf.len()
+            ),
+        )),
+    }
+}

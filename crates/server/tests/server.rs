@@ -1,0 +1,399 @@
+//! The server in-process on 127.0.0.1 (OS-assigned port) with its client: the encrypted fib run
+//! through the service equals a direct run byte for byte; a second client sees nothing of the
+//! first's jobs; oversized and corrupt uploads are refused with nothing left on disk; concurrent
+//! submissions against a small queue are accepted or answered 503, and every accepted one ends.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+use common::{client_key, job_and_key_files, keys, server, url};
+use vsp_platform::{decrypt_result, plain_state_after, Core, Envelope, KeyId, Kind, Machine};
+use vsp_platform::{Request, ServerKeys};
+use vsp_server::client::Client;
+use vsp_server::{JobState, ServerError};
+
+/// A raw HTTP/1.1 exchange: the head, then the body in chunks (chunked encoding when the head has
+/// no Content-Length); returns status, head and body of the answer. Writes that fail (the server
+/// refused and closed) end the sending.
+fn raw(addr: SocketAddr, head: &str, body: &[u8]) -> (u16, String, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+    s.write_all(head.as_bytes()).unwrap();
+    let chunked = !head.to_ascii_lowercase().contains("content-length");
+    for part in body.chunks(256 << 10) {
+        let ok = if chunked {
+            s.write_all(format!("{:x}\r\n", part.len()).as_bytes())
+                .and_then(|()| s.write_all(part))
+                .and_then(|()| s.write_all(b"\r\n"))
+        } else {
+            s.write_all(part)
+        };
+        if ok.is_err() {
+            break;
+        }
+    }
+    if chunked {
+        let _ = s.write_all(b"0\r\n\r\n");
+    }
+    let mut answer = Vec::new();
+    let _ = s.read_to_end(&mut answer);
+    let text = String::from_utf8_lossy(&answer).to_string();
+    let (h, b) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = h
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("no HTTP answer: {text:?}"));
+    (status, h.to_string(), b.to_string())
+}
+
+fn head(method: &str, path: &str, token: &str, length: Option<usize>) -> String {
+    let len = length
+        .map(|n| format!("Content-Length: {n}\r\n"))
+        .unwrap_or_else(|| "Transfer-Encoding: chunked\r\n".into());
+    format!(
+        "{method} {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n{len}\r\n"
+    )
+}
+
+fn hex(k: KeyId) -> String {
+    k.0.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn refused(r: Result<impl std::fmt::Debug, ServerError>) -> (u16, String) {
+    match r {
+        Err(ServerError::Refused { status, message }) => (status, message),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+#[test]
+fn fib_through_the_service_equals_a_direct_run_byte_for_byte() {
+    const CYCLES: u64 = 2;
+    let k = keys();
+    let data = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let srv = server(data.path(), |_| {});
+    let token = vsp_server::token_add(data.path(), "alice").unwrap();
+    let c = Client::new(&url(&srv), &token).unwrap();
+
+    let t = Instant::now();
+    let up = c.key_upload(&k.ek).unwrap();
+    let upload_s = t.elapsed().as_secs_f64();
+    assert!(up.created);
+    let again = c.key_upload(&k.ek).unwrap();
+    assert!(!again.created, "a second upload is a no-op");
+    assert_eq!(again.key_id, up.key_id);
+
+    let t = Instant::now();
+    let st = c.submit(&k.request, CYCLES, "pearl").unwrap();
+    assert!(matches!(st.state, JobState::Queued | JobState::Running));
+    assert_eq!(
+        refused(c.fetch(&st.id, &out_dir.path().join("early"))).0,
+        409
+    );
+    let mut seen = Vec::new();
+    let end = c
+        .wait(&st.id, Duration::from_secs(60), &mut |s| {
+            seen.push(s.clone())
+        })
+        .unwrap();
+    assert_eq!(end.state, JobState::Done, "{end:?}");
+    assert_eq!(end.cycles_done, CYCLES);
+    assert!(end.seconds_per_cycle.is_some_and(|s| s > 0.0));
+    assert!(
+        seen.iter()
+            .any(|s| s.state == JobState::Running && s.cycles_done < CYCLES),
+        "the stream shows the running job: {seen:?}"
+    );
+    let out = out_dir.path().join("result.enc");
+    c.fetch(&st.id, &out).unwrap();
+    let service_s = t.elapsed().as_secs_f64();
+
+    // Alice decrypts the state of the plain run after the same cycles.
+    let env = Envelope::read(&out, Kind::Result).unwrap();
+    let d = decrypt_result(&client_key(), &env).unwrap();
+    let (finished, regs, ram) = plain_state_after(&k.plain, Core::Pearl, CYCLES).unwrap();
+    assert_eq!(
+        (d.cycles, d.finished, &d.regs, &d.ram),
+        (CYCLES, finished, &regs, &ram)
+    );
+
+    // Byte for byte the result of the machine run directly (key load included, as in the job).
+    let t = Instant::now();
+    let keys = ServerKeys::load(&k.ek).unwrap();
+    let env = Envelope::read(&k.request, Kind::Request).unwrap();
+    let req = Request::from_envelope(&env, keys.ek.params()).unwrap();
+    let mut m = Machine::start(&keys, &req, Core::Pearl, Some(2)).unwrap();
+    m.run(CYCLES, None, &mut |_| {}).unwrap();
+    let direct = m.result().unwrap().to_bytes();
+    let direct_s = t.elapsed().as_secs_f64();
+    assert!(
+        std::fs::read(&out).unwrap() == *direct,
+        "service result differs from the direct run"
+    );
+    eprintln!(
+        "fib, {CYCLES} cycles: key upload {upload_s:.1} s; submit -> fetched result {service_s:.1} s; \
+         direct run (key load, start, {CYCLES} cycles, result) {direct_s:.1} s"
+    );
+
+    // Delete removes the job's files.
+    let dir = data.path().join("jobs").join(&st.id);
+    assert!(dir.join("result.enc").exists() && dir.join("request.enc").exists());
+    c.delete(&st.id).unwrap();
+    assert!(!dir.exists());
+    assert_eq!(refused(c.status(&st.id)), (404, "no such job".into()));
+    assert!(c.list().unwrap().is_empty());
+}
+
+#[test]
+fn a_second_client_sees_nothing_of_the_first_clients_job() {
+    let k = keys();
+    let data = tempfile::tempdir().unwrap();
+    let srv = server(data.path(), |_| {});
+    let alice = Client::new(
+        &url(&srv),
+        &vsp_server::token_add(data.path(), "alice").unwrap(),
+    )
+    .unwrap();
+    let bob = Client::new(
+        &url(&srv),
+        &vsp_server::token_add(data.path(), "bob").unwrap(),
+    )
+    .unwrap();
+    let up = alice.key_upload(&k.ek).unwrap();
+    let job = alice.submit(&k.request, 0, "pearl").unwrap();
+
+    let unknown = "0123456789abcdef0123456789abcdef";
+    let tmp = tempfile::tempdir().unwrap();
+    for id in [job.id.as_str(), unknown] {
+        let nothing = (404, "no such job".to_string());
+        assert_eq!(refused(bob.status(id)), nothing);
+        assert_eq!(refused(bob.cancel(id)), nothing);
+        assert_eq!(refused(bob.delete(id)), nothing);
+        assert_eq!(refused(bob.fetch(id, &tmp.path().join("r"))), nothing);
+        assert_eq!(refused(bob.watch_once(id, &mut |_| {})), nothing);
+    }
+    assert!(bob.list().unwrap().is_empty());
+    // Bob has not uploaded Alice's key: her request is not his to run.
+    let (status, msg) = refused(bob.submit(&k.request, 0, "pearl"));
+    assert_eq!(status, 400);
+    assert!(msg.contains("not uploaded"), "{msg}");
+    let addr = srv.addr();
+    let (status, _, body) = raw(addr, &format!("GET /v1/keys/{} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\nConnection: close\r\n\r\n", up.key_id, "vsp_nope"), b"");
+    assert_eq!(status, 401, "{body}");
+    let (status, _, body) = raw(
+        addr,
+        "GET /v1/jobs HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        b"",
+    );
+    assert_eq!(status, 401);
+    assert!(body.contains("missing bearer token"), "{body}");
+    // Revoked tokens stop working at once.
+    let carol_token = vsp_server::token_add(data.path(), "carol").unwrap();
+    let carol = Client::new(&url(&srv), &carol_token).unwrap();
+    assert!(carol.list().unwrap().is_empty());
+    assert_eq!(vsp_server::token_revoke(data.path(), "carol").unwrap(), 1);
+    assert_eq!(refused(carol.list()).0, 401);
+
+    // Alice's job is untouched and ends.
+    let end = alice
+        .wait(&job.id, Duration::from_secs(60), &mut |_| {})
+        .unwrap();
+    assert_eq!(end.state, JobState::Done, "{end:?}");
+    assert_eq!(alice.list().unwrap().len(), 1);
+    alice.fetch(&job.id, &tmp.path().join("r")).unwrap();
+    let env = Envelope::read(&tmp.path().join("r"), Kind::Result).unwrap();
+    let d = decrypt_result(&client_key(), &env).unwrap();
+    assert_eq!(d.cycles, 0);
+    assert_eq!(
+        d.ram,
+        plain_state_after(&k.plain, Core::Pearl, 0).unwrap().2
+    );
+}
+
+#[test]
+fn oversized_and_corrupt_uploads_are_refused_with_nothing_left_on_disk() {
+    let k = keys();
+    let request = std::fs::read(&k.request).unwrap();
+    let ek = std::fs::read(&k.ek).unwrap();
+    let key_id = hex(Envelope::read(&k.request, Kind::Request).unwrap().key_id);
+    let data = tempfile::tempdir().unwrap();
+    // The limit is just below the fib request's size.
+    let limit = request.len() - 1;
+    let srv = server(data.path(), |c| c.max_request_bytes = limit as u64);
+    let token = vsp_server::token_add(data.path(), "alice").unwrap();
+    let c = Client::new(&url(&srv), &token).unwrap();
+    let addr = srv.addr();
+    let key_url = format!("/v1/keys/{key_id}");
+
+    // Oversized: announced, streamed without a length, and refused by the client before sending.
+    let (s, _, b) = raw(
+        addr,
+        &head("POST", "/v1/jobs?cycles=1", &token, Some(request.len())),
+        b"",
+    );
+    assert_eq!(s, 413, "{b}");
+    assert!(b.contains("more than this server's limit"), "{b}");
+    let (s, _, b) = raw(
+        addr,
+        &head("POST", "/v1/jobs?cycles=1", &token, None),
+        &request,
+    );
+    assert_eq!(s, 413, "{b}");
+    let (s, _, b) = raw(addr, &head("PUT", &key_url, &token, Some(1 << 40)), b"");
+    assert_eq!(s, 413, "{b}");
+    let e = c.submit(&k.request, 1, "pearl").unwrap_err().to_string();
+    assert!(
+        e.contains("more than the server's limit") && !e.contains('\n'),
+        "{e}"
+    );
+
+    // Corrupt keys: a flipped byte, truncated, of another kind, under another id, not a vsp file.
+    let mut flipped = ek.clone();
+    flipped[ek.len() / 2] ^= 0x10;
+    let (s, _, b) = raw(
+        addr,
+        &head("PUT", &key_url, &token, Some(ek.len())),
+        &flipped,
+    );
+    assert_eq!(s, 400, "{b}");
+    assert!(b.contains("checksum"), "{b}");
+    let half = &ek[..ek.len() / 2];
+    let (s, _, b) = raw(addr, &head("PUT", &key_url, &token, Some(half.len())), half);
+    assert_eq!(s, 400, "{b}");
+    assert!(b.contains("announces"), "{b}");
+    let (s, _, b) = raw(addr, &head("PUT", &key_url, &token, None), half);
+    assert_eq!(s, 400, "{b}");
+    assert!(b.contains("truncated"), "{b}");
+    let (s, _, b) = raw(
+        addr,
+        &head("PUT", &key_url, &token, Some(1000)),
+        &request[..1000],
+    );
+    assert_eq!(s, 400, "{b}");
+    assert!(b.contains("expected evaluation key"), "{b}");
+    let other = format!("/v1/keys/{}", "ab".repeat(16));
+    let (s, _, b) = raw(addr, &head("PUT", &other, &token, Some(ek.len())), &ek);
+    assert_eq!(s, 400, "{b}");
+    assert!(b.contains("as the URL says"), "{b}");
+    let (s, _, b) = raw(addr, &head("PUT", &key_url, &token, Some(5)), b"hello");
+    assert_eq!(s, 400, "{b}");
+    assert!(b.contains("bad magic"), "{b}");
+    assert_eq!(job_and_key_files(data.path()), Vec::<String>::new());
+
+    // With the key in place: a truncated request, and a well-framed one whose body is garbage.
+    assert!(c.key_upload(&k.ek).unwrap().created);
+    let cut = &request[..limit - 100];
+    let (s, _, b) = raw(
+        addr,
+        &head("POST", "/v1/jobs?cycles=1", &token, Some(cut.len())),
+        cut,
+    );
+    assert_eq!(s, 400, "{b}");
+    let env = Envelope::read(&k.request, Kind::Request).unwrap();
+    let garbage = Envelope {
+        kind: Kind::Request,
+        params: env.params.clone(),
+        key_id: env.key_id,
+        body: vec![7u8; 4096].into(),
+    }
+    .to_bytes();
+    let (s, _, b) = raw(
+        addr,
+        &head("POST", "/v1/jobs?cycles=1", &token, Some(garbage.len())),
+        &garbage,
+    );
+    assert_eq!(s, 400, "{b}");
+    assert!(b.contains("not a valid request"), "{b}");
+    let (s, _, b) = raw(
+        addr,
+        &head("POST", "/v1/jobs?cycles=lots", &token, Some(garbage.len())),
+        &garbage,
+    );
+    assert_eq!(s, 400, "{b}");
+    assert!(b.contains("cycles"), "{b}");
+    assert_eq!(
+        job_and_key_files(data.path()),
+        vec![format!("keys/alice/{key_id}.key")],
+        "only the key that was accepted"
+    );
+    assert!(c.list().unwrap().is_empty());
+}
+
+#[test]
+fn concurrent_submissions_against_a_small_queue_are_accepted_or_503_and_every_accepted_one_ends() {
+    const QUEUE: usize = 8;
+    let k = keys();
+    let data = tempfile::tempdir().unwrap();
+    let srv = server(data.path(), |c| {
+        c.queue = QUEUE;
+        c.jobs = 1;
+    });
+    let token = vsp_server::token_add(data.path(), "alice").unwrap();
+    let c = Client::new(&url(&srv), &token).unwrap();
+    c.key_upload(&k.ek).unwrap();
+    // A long job takes the only runner, so that the queue fills.
+    let blocker = c.submit(&k.request, 1000, "pearl").unwrap();
+    let t = Instant::now();
+    while c.status(&blocker.id).unwrap().state != JobState::Running {
+        assert!(t.elapsed() < Duration::from_secs(60));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let base = url(&srv);
+    let answers: Vec<Result<String, (u16, String)>> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..32)
+            .map(|_| {
+                let (base, token) = (&base, &token);
+                s.spawn(move || {
+                    let c = Client::new(base, token).unwrap();
+                    match c.submit(&k.request, 0, "pearl") {
+                        Ok(st) => Ok(st.id),
+                        Err(ServerError::Refused { status, message }) => Err((status, message)),
+                        Err(e) => panic!("neither accepted nor refused: {e}"),
+                    }
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let accepted: Vec<&String> = answers.iter().filter_map(|a| a.as_ref().ok()).collect();
+    for a in &answers {
+        if let Err((status, msg)) = a {
+            assert_eq!(
+                (*status, msg.as_str()),
+                (503, "the queue is full; try again later")
+            );
+        }
+    }
+    assert_eq!(accepted.len(), QUEUE, "{answers:?}");
+    // A full queue says when to come back.
+    let (s, h, _) = raw(
+        srv.addr(),
+        &head("POST", "/v1/jobs?cycles=0", &token, Some(10)),
+        &[0; 10],
+    );
+    assert_eq!(s, 503);
+    assert!(h.to_ascii_lowercase().contains("retry-after: 30"), "{h}");
+
+    // Cancelled, the blocker has no result; the accepted jobs then all run to the end.
+    assert_eq!(c.cancel(&blocker.id).unwrap().state, JobState::Cancelled);
+    assert_eq!(refused(c.fetch(&blocker.id, &data.path().join("x"))).0, 409);
+    assert_eq!(refused(c.cancel(&blocker.id)).0, 409);
+    for id in &accepted {
+        let end = c.wait(id, Duration::from_secs(60), &mut |_| {}).unwrap();
+        assert_eq!(end.state, JobState::Done, "{end:?}");
+    }
+    let out = data.path().join("r.enc");
+    c.fetch(accepted[QUEUE - 1], &out).unwrap();
+    let d = decrypt_result(&client_key(), &Envelope::read(&out, Kind::Result).unwrap()).unwrap();
+    assert_eq!(
+        d.ram,
+        plain_state_after(&k.plain, Core::Pearl, 0).unwrap().2
+    );
+    let blocked = c.status(&blocker.id).unwrap();
+    assert!(blocked.cycles_done < 1000 && blocked.state == JobState::Cancelled);
+}

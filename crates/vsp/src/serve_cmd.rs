@@ -1,0 +1,299 @@
+//! `vsp serve` (Bob as a service) and `vsp remote` (its client): argument parsing and printing
+//! over vsp-server (docs/server.md).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use clap::{Args, Subcommand};
+use vsp_server::client::Client;
+use vsp_server::{Config, JobStatus, Server};
+
+use crate::progress::{fmt_bytes, fmt_secs, Bar};
+
+/// `vsp serve`: the options of the server, or `token …`.
+#[derive(Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct Serve {
+    #[command(subcommand)]
+    token: Option<ServeCommand>,
+    /// Address to listen on (plain HTTP: put a TLS reverse proxy in front for other hosts).
+    #[arg(long, default_value = "127.0.0.1:8470")]
+    listen: SocketAddr,
+    /// Data folder: the job database, keys, requests, snapshots and results.
+    #[arg(long, required = true)]
+    data: Option<PathBuf>,
+    /// Jobs run at once.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=64))]
+    jobs: u64,
+    /// Worker threads of each job (default: all cores).
+    #[arg(short, long, value_parser = crate::parse_threads)]
+    threads: Option<usize>,
+    /// Jobs waiting beyond the running ones; more submissions are answered 503.
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    queue: u64,
+    /// A running job writes a snapshot at most this often (seconds; 0: after every cycle).
+    #[arg(long, default_value_t = 30)]
+    snapshot_secs: u64,
+    /// Largest evaluation key accepted (bytes).
+    #[arg(long, default_value_t = vsp_server::DEFAULT_MAX_KEY_BYTES)]
+    max_key_bytes: u64,
+    /// Largest request accepted (bytes).
+    #[arg(long, default_value_t = vsp_server::DEFAULT_MAX_REQUEST_BYTES)]
+    max_request_bytes: u64,
+}
+
+#[derive(Subcommand)]
+enum ServeCommand {
+    /// Client tokens.
+    #[command(subcommand)]
+    Token(TokenCommand),
+}
+
+#[derive(Subcommand)]
+enum TokenCommand {
+    /// Make a token for client NAME and print it (only its hash is stored).
+    Add {
+        name: String,
+        #[arg(long)]
+        data: PathBuf,
+    },
+    /// Revoke every token of client NAME.
+    Revoke {
+        name: String,
+        #[arg(long)]
+        data: PathBuf,
+    },
+    /// List the clients that have tokens.
+    List {
+        #[arg(long)]
+        data: PathBuf,
+    },
+}
+
+pub fn serve(s: Serve, quiet: bool) -> Result<()> {
+    match s.token {
+        Some(ServeCommand::Token(TokenCommand::Add { name, data })) => {
+            println!("{}", vsp_server::token_add(&data, &name)?);
+            if !quiet {
+                eprintln!(
+                    "token for client {name:?}: give it to the client (`vsp remote --token-file`); it is not shown again"
+                );
+            }
+            return Ok(());
+        }
+        Some(ServeCommand::Token(TokenCommand::Revoke { name, data })) => {
+            let n = vsp_server::token_revoke(&data, &name)?;
+            println!("revoked {n} token(s) of {name:?}");
+            return Ok(());
+        }
+        Some(ServeCommand::Token(TokenCommand::List { data })) => {
+            for (name, n) in vsp_server::token_list(&data)? {
+                println!("{name}\t{n} token(s)");
+            }
+            return Ok(());
+        }
+        None => {}
+    }
+    let data = s
+        .data
+        .ok_or_else(|| anyhow::anyhow!("--data DIR is required"))?;
+    let mut cfg = Config::new(data);
+    cfg.listen = s.listen;
+    cfg.jobs = s.jobs as usize;
+    cfg.threads = s.threads;
+    cfg.queue = s.queue as usize;
+    cfg.snapshot_secs = s.snapshot_secs;
+    cfg.max_key_bytes = s.max_key_bytes;
+    cfg.max_request_bytes = s.max_request_bytes;
+    let data = cfg.data.clone();
+    let server = Server::start(cfg)?;
+    // The address goes to stdout (a script that asked for port 0 reads it there).
+    println!("listening on http://{}", server.addr());
+    if !quiet {
+        eprintln!(
+            "vsp serve: data in {}, {} job(s) at a time; Ctrl-C stops (running jobs resume at the next start)",
+            data.display(),
+            s.jobs
+        );
+    }
+    server.run_until_signal()?;
+    Ok(())
+}
+
+/// `vsp remote`: the client.
+#[derive(Args)]
+pub struct Remote {
+    /// The server, e.g. http://127.0.0.1:8470.
+    #[arg(long)]
+    server: String,
+    /// File holding the token (`vsp serve token add NAME` prints one).
+    #[arg(long)]
+    token_file: PathBuf,
+    #[command(subcommand)]
+    command: RemoteCommand,
+}
+
+#[derive(Subcommand)]
+enum RemoteCommand {
+    /// Upload the evaluation key (once: the server names it by its key id).
+    KeyUpload { key: PathBuf },
+    /// Submit a request (`vsp enc`) for a number of cycles; prints the job id.
+    Submit {
+        request: PathBuf,
+        #[arg(short, long)]
+        cycles: u64,
+        /// pearl or ruby.
+        #[arg(long, default_value = "pearl")]
+        core: String,
+        /// Follow the job to its end (a progress bar), then fetch the result.
+        #[arg(long)]
+        wait: bool,
+        /// With --wait: where to write the result.
+        #[arg(short, long, requires = "wait")]
+        output: Option<PathBuf>,
+    },
+    /// A job's status (all of this client's jobs without an id).
+    Status {
+        id: Option<String>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Follow a job's progress until it ends.
+    Watch { id: String },
+    /// Fetch a done job's result.
+    Fetch {
+        id: String,
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// Cancel a queued or running job.
+    Cancel { id: String },
+    /// Delete a job and its files on the server.
+    Delete { id: String },
+}
+
+fn line(s: &JobStatus) -> String {
+    let mut out = format!(
+        "{}  {:<9} {} cycle {}/{}",
+        s.id,
+        s.state.as_str(),
+        s.core,
+        s.cycles_done,
+        s.cycles
+    );
+    if let Some(spc) = s.seconds_per_cycle {
+        out.push_str(&format!("  {spc:.1} s/cycle"));
+    }
+    if let Some(eta) = s.eta_seconds {
+        out.push_str(&format!("  ETA {}", fmt_secs(eta)));
+    }
+    if let Some(e) = &s.error {
+        out.push_str(&format!("  error: {e}"));
+    }
+    out
+}
+
+/// Follows a job with the progress bar of `vsp run`; fails unless it ends done.
+fn follow(c: &Client, id: &str, quiet: bool) -> Result<JobStatus> {
+    let mut bar: Option<(Bar, u64)> = None;
+    let mut shown = None;
+    let st = c.wait(id, Duration::from_secs(300), &mut |s| {
+        if bar.as_ref().is_none_or(|(_, t)| *t != s.cycles) {
+            bar = Some((Bar::cycles(quiet, s.cycles), s.cycles));
+        }
+        if s.gates.is_none() && shown.replace(s.cycles_done) == Some(s.cycles_done) {
+            return;
+        }
+        if let Some((b, _)) = &bar {
+            b.job(
+                s.cycles_done,
+                s.cycles,
+                s.seconds_per_cycle,
+                s.eta_seconds,
+                s.gates,
+            );
+        }
+    })?;
+    drop(bar);
+    match st.state {
+        vsp_server::JobState::Done => Ok(st),
+        _ => anyhow::bail!("job {id} ended {}", line(&st)),
+    }
+}
+
+pub fn remote(r: Remote, quiet: bool) -> Result<()> {
+    let c = Client::with_token_file(&r.server, &r.token_file)?;
+    match r.command {
+        RemoteCommand::KeyUpload { key } => {
+            let t = Instant::now();
+            let u = c.key_upload(&key)?;
+            if u.created {
+                println!(
+                    "uploaded key {} ({}, {}) in {}",
+                    u.key_id,
+                    u.params,
+                    fmt_bytes(u.bytes),
+                    fmt_secs(t.elapsed().as_secs_f64())
+                );
+            } else {
+                println!("the server has key {} already", u.key_id);
+            }
+        }
+        RemoteCommand::Submit {
+            request,
+            cycles,
+            core,
+            wait,
+            output,
+        } => {
+            let t = Instant::now();
+            let st = c.submit(&request, cycles, &core)?;
+            println!("{}", st.id);
+            if wait {
+                follow(&c, &st.id, quiet)?;
+                let out = output.unwrap_or_else(|| PathBuf::from(format!("{}.result.enc", st.id)));
+                let n = c.fetch(&st.id, &out)?;
+                if !quiet {
+                    eprintln!(
+                        "wrote result {} ({}); {} from submit to result",
+                        out.display(),
+                        fmt_bytes(n),
+                        fmt_secs(t.elapsed().as_secs_f64())
+                    );
+                }
+            }
+        }
+        RemoteCommand::Status { id, json } => {
+            let all = match id {
+                Some(id) => vec![c.status(&id)?],
+                None => c.list()?,
+            };
+            if json {
+                println!("{}", serde_json::to_string_pretty(&all)?);
+            } else {
+                for s in &all {
+                    println!("{}", line(s));
+                }
+            }
+        }
+        RemoteCommand::Watch { id } => {
+            let st = follow(&c, &id, quiet)?;
+            println!("{}", line(&st));
+        }
+        RemoteCommand::Fetch { id, output } => {
+            let n = c.fetch(&id, &output)?;
+            if !quiet {
+                eprintln!("wrote result {} ({})", output.display(), fmt_bytes(n));
+            }
+        }
+        RemoteCommand::Cancel { id } => println!("{}", line(&c.cancel(&id)?)),
+        RemoteCommand::Delete { id } => {
+            c.delete(&id)?;
+            println!("deleted {id}");
+        }
+    }
+    Ok(())
+}
