@@ -248,10 +248,10 @@ async fn job_submit(
             ),
         )
     })?;
-    if q.cycles > MAX_CYCLES {
+    if !(1..=MAX_CYCLES).contains(&q.cycles) {
         return Err(err(
             StatusCode::BAD_REQUEST,
-            format!("at most {MAX_CYCLES} cycles per job"),
+            format!("a job runs from 1 to {MAX_CYCLES} cycles"),
         ));
     }
     let core = q.core.unwrap_or_else(|| "pearl".into());

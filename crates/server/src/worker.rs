@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use vsp_circuit::TfheBackend;
 use vsp_platform::{program, Envelope, Kind, Machine, Request, ServerKeys};
 
-use crate::error::{chain, Result, ServerError};
+use crate::error::{Result, ServerError};
 use crate::store::{Job, JobState, JobStatus, Store};
 use crate::Config;
 
@@ -275,16 +275,18 @@ fn run_job(sh: &Shared, job: &Job, cancel: &AtomicBool) -> Result<Outcome> {
         )));
     }
     let start = m.cycle();
+    if start > 0 {
+        // Resumed: the snapshot's cycle is the job's progress.
+        update_live(sh, &job.id, &mut |l| l.cycles_done = start);
+        sh.store().set_progress(&job.id, start, None)?;
+        sh.notify();
+    }
     let t0 = Instant::now();
     let mut saved = Instant::now();
     let mut saved_cycle = start;
     let every = Duration::from_secs(sh.cfg.snapshot_secs);
     let mut last_note = Instant::now();
-    let update = |f: &mut dyn FnMut(&mut Live)| {
-        if let Some(l) = lock(&sh.live).get_mut(&job.id) {
-            f(l);
-        }
-    };
+    let update = |f: &mut dyn FnMut(&mut Live)| update_live(sh, &job.id, f);
     while m.cycle() < job.cycles {
         if cancel.load(Ordering::SeqCst) {
             return Ok(Outcome::Cancelled { cycles: m.cycle() });
@@ -329,7 +331,8 @@ fn run_job(sh: &Shared, job: &Job, cancel: &AtomicBool) -> Result<Outcome> {
     })
 }
 
-/// A job's failure reason from any error (for the API's one-line `error`).
-pub fn reason(e: &dyn std::error::Error) -> String {
-    chain(e)
+fn update_live(sh: &Shared, id: &str, f: &mut dyn FnMut(&mut Live)) {
+    if let Some(l) = lock(&sh.live).get_mut(id) {
+        f(l);
+    }
 }

@@ -165,7 +165,12 @@ fn a_second_client_sees_nothing_of_the_first_clients_job() {
     )
     .unwrap();
     let up = alice.key_upload(&k.ek).unwrap();
-    let job = alice.submit(&k.request, 0, "pearl").unwrap();
+    let (status, msg) = refused(alice.submit(&k.request, 0, "pearl"));
+    assert_eq!(
+        (status, msg.as_str()),
+        (400, "a job runs from 1 to 1099511627776 cycles")
+    );
+    let job = alice.submit(&k.request, 1, "pearl").unwrap();
 
     let unknown = "0123456789abcdef0123456789abcdef";
     let tmp = tempfile::tempdir().unwrap();
@@ -179,7 +184,7 @@ fn a_second_client_sees_nothing_of_the_first_clients_job() {
     }
     assert!(bob.list().unwrap().is_empty());
     // Bob has not uploaded Alice's key: her request is not his to run.
-    let (status, msg) = refused(bob.submit(&k.request, 0, "pearl"));
+    let (status, msg) = refused(bob.submit(&k.request, 1, "pearl"));
     assert_eq!(status, 400);
     assert!(msg.contains("not uploaded"), "{msg}");
     let addr = srv.addr();
@@ -208,10 +213,10 @@ fn a_second_client_sees_nothing_of_the_first_clients_job() {
     alice.fetch(&job.id, &tmp.path().join("r")).unwrap();
     let env = Envelope::read(&tmp.path().join("r"), Kind::Result).unwrap();
     let d = decrypt_result(&client_key(), &env).unwrap();
-    assert_eq!(d.cycles, 0);
+    let (finished, regs, ram) = plain_state_after(&k.plain, Core::Pearl, 1).unwrap();
     assert_eq!(
-        d.ram,
-        plain_state_after(&k.plain, Core::Pearl, 0).unwrap().2
+        (d.cycles, d.finished, d.regs, d.ram),
+        (1, finished, regs, ram)
     );
 }
 
@@ -350,7 +355,7 @@ fn concurrent_submissions_against_a_small_queue_are_accepted_or_503_and_every_ac
                 let (base, token) = (&base, &token);
                 s.spawn(move || {
                     let c = Client::new(base, token).unwrap();
-                    match c.submit(&k.request, 0, "pearl") {
+                    match c.submit(&k.request, 1, "pearl") {
                         Ok(st) => Ok(st.id),
                         Err(ServerError::Refused { status, message }) => Err((status, message)),
                         Err(e) => panic!("neither accepted nor refused: {e}"),
@@ -373,7 +378,7 @@ fn concurrent_submissions_against_a_small_queue_are_accepted_or_503_and_every_ac
     // A full queue says when to come back.
     let (s, h, _) = raw(
         srv.addr(),
-        &head("POST", "/v1/jobs?cycles=0", &token, Some(10)),
+        &head("POST", "/v1/jobs?cycles=1", &token, Some(10)),
         &[0; 10],
     );
     assert_eq!(s, 503);
@@ -391,8 +396,8 @@ fn concurrent_submissions_against_a_small_queue_are_accepted_or_503_and_every_ac
     c.fetch(accepted[QUEUE - 1], &out).unwrap();
     let d = decrypt_result(&client_key(), &Envelope::read(&out, Kind::Result).unwrap()).unwrap();
     assert_eq!(
-        d.ram,
-        plain_state_after(&k.plain, Core::Pearl, 0).unwrap().2
+        d.regs,
+        plain_state_after(&k.plain, Core::Pearl, 1).unwrap().1
     );
     let blocked = c.status(&blocker.id).unwrap();
     assert!(blocked.cycles_done < 1000 && blocked.state == JobState::Cancelled);

@@ -1,0 +1,230 @@
+//! `vsp serve` and `vsp remote` as processes: the server killed with SIGKILL mid-job and started
+//! again finishes the job from its last snapshot with a result byte-identical to `vsp run`'s; a
+//! finished job survives another restart untouched; every refusal is a one-line error.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{fails, ok};
+
+/// A `vsp serve` process on 127.0.0.1 with an OS-assigned port; killed (SIGKILL) when dropped.
+struct Serving {
+    child: Child,
+    url: String,
+}
+
+impl Serving {
+    fn start(data: &Path, log: &Path) -> Serving {
+        let err = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+            .unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_vsp"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--snapshot-secs", "0"])
+            .args(["--threads", "2", "--data"])
+            .arg(data)
+            .stdout(Stdio::piped())
+            .stderr(err)
+            .spawn()
+            .expect("vsp serve starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .to_string();
+        Serving { child, url }
+    }
+
+    /// SIGKILL, as a crash would.
+    fn kill(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn remote(url: &str, args: &[&str]) -> Vec<String> {
+    let mut v = vec!["remote".to_string(), "--server".into(), url.into()];
+    v.extend(["--token-file".into(), "token".into()]);
+    v.extend(args.iter().map(|s| s.to_string()));
+    v
+}
+
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+fn status_json(url: &str, id: &str, d: &Path) -> serde_json::Value {
+    let out = ok(&strs(&remote(url, &["status", id, "--json"])), d);
+    serde_json::from_str::<serde_json::Value>(&out).unwrap()[0].clone()
+}
+
+#[test]
+fn a_job_killed_with_sigkill_resumes_and_ends_byte_identical_to_vsp_run() {
+    const CYCLES: &str = "3";
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let data = d.join("data");
+    let log = d.join("server.log");
+    let fib = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cahp/asm/programs/fib.s");
+    ok(&["-q", "asm", fib.to_str().unwrap(), "-o", "fib.img"], d);
+    ok(&["-q", "genkey", "-o", "sk.key"], d);
+    ok(&["-q", "genbkey", "-k", "sk.key", "-o", "ek.key"], d);
+    ok(
+        &["-q", "enc", "-k", "sk.key", "fib.img", "5", "-o", "req.enc"],
+        d,
+    );
+    let token = ok(&["serve", "token", "add", "alice", "--data", "data"], d);
+    assert!(token.trim().starts_with("vsp_"), "{token}");
+    std::fs::write(d.join("token"), &token).unwrap();
+
+    let srv = Serving::start(&data, &log);
+    let out = ok(&strs(&remote(&srv.url, &["key-upload", "ek.key"])), d);
+    assert!(out.starts_with("uploaded key"), "{out}");
+    let out = ok(&strs(&remote(&srv.url, &["key-upload", "ek.key"])), d);
+    assert!(out.contains("has key") && out.contains("already"), "{out}");
+    let id = ok(
+        &strs(&remote(
+            &srv.url,
+            &["submit", "req.enc", "--cycles", CYCLES],
+        )),
+        d,
+    );
+    let id = id.trim().to_string();
+
+    // Killed once the first snapshot is written, in the middle of the job.
+    let job = data.join("jobs").join(&id);
+    let t = Instant::now();
+    while !job.join("snapshot").exists() {
+        assert!(t.elapsed() < Duration::from_secs(600), "no snapshot");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    srv.kill();
+    assert!(!job.join("result.enc").exists());
+
+    let srv = Serving::start(&data, &log);
+    let st = status_json(&srv.url, &id, d);
+    assert!(
+        matches!(st["state"].as_str(), Some("queued" | "running")),
+        "{st}"
+    );
+    let out = ok(&strs(&remote(&srv.url, &["watch", &id])), d);
+    assert!(
+        out.contains("done") && out.contains(&format!("cycle {CYCLES}/{CYCLES}")),
+        "{out}"
+    );
+    ok(
+        &strs(&remote(&srv.url, &["fetch", &id, "-o", "service.enc"])),
+        d,
+    );
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(logged.contains("resuming 1 unfinished job"), "{logged}");
+
+    // `vsp run` on the same request for the same cycles: the same bytes.
+    let t = Instant::now();
+    ok(
+        &[
+            "-q",
+            "run",
+            "-e",
+            "ek.key",
+            "-i",
+            "req.enc",
+            "-o",
+            "direct.enc",
+            "--cycles",
+            CYCLES,
+            "--threads",
+            "2",
+            "--no-snapshot",
+        ],
+        d,
+    );
+    eprintln!(
+        "vsp run of {CYCLES} cycles: {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    assert!(
+        std::fs::read(d.join("service.enc")).unwrap()
+            == std::fs::read(d.join("direct.enc")).unwrap(),
+        "the resumed job's result differs from vsp run's"
+    );
+    let dec = ok(&["dec", "-k", "sk.key", "-i", "service.enc"], d);
+    assert_eq!(dec, ok(&["dec", "-k", "sk.key", "-i", "direct.enc"], d));
+
+    // A finished job survives a restart untouched: never run again, never lost.
+    let result = job.join("result.enc");
+    let before = std::fs::metadata(&result).unwrap().modified().unwrap();
+    srv.kill();
+    let srv = Serving::start(&data, &log);
+    std::thread::sleep(Duration::from_millis(700));
+    let st = status_json(&srv.url, &id, d);
+    assert_eq!(st["state"], "done", "{st}");
+    assert_eq!(
+        std::fs::metadata(&result).unwrap().modified().unwrap(),
+        before
+    );
+    ok(
+        &strs(&remote(&srv.url, &["fetch", &id, "-o", "again.enc"])),
+        d,
+    );
+    assert!(
+        std::fs::read(d.join("again.enc")).unwrap() == std::fs::read(d.join("direct.enc")).unwrap()
+    );
+
+    // Refusals are one line each.
+    let none = "0123456789abcdef0123456789abcdef";
+    let e = fails(&strs(&remote(&srv.url, &["status", none])), d);
+    assert_eq!(
+        e.trim(),
+        "error: the server refused: no such job (HTTP 404)"
+    );
+    let e = fails(&strs(&remote(&srv.url, &["cancel", &id])), d);
+    assert_eq!(
+        e.trim(),
+        "error: the server refused: the job is done already (HTTP 409)"
+    );
+    let e = fails(
+        &strs(&remote(&srv.url, &["fetch", "nope", "-o", "x.enc"])),
+        d,
+    );
+    assert!(
+        e.trim().lines().count() == 1 && e.contains("not a job id"),
+        "{e}"
+    );
+    let e = fails(
+        &strs(&remote(&srv.url, &["submit", "sk.key", "--cycles", "1"])),
+        d,
+    );
+    assert!(
+        e.trim().lines().count() == 1 && e.contains("expected encrypted request"),
+        "{e}"
+    );
+    std::fs::write(d.join("token"), "vsp_0000").unwrap();
+    let e = fails(&strs(&remote(&srv.url, &["status"])), d);
+    assert_eq!(
+        e.trim(),
+        "error: the server refused: unknown or revoked token (HTTP 401)"
+    );
+    drop(srv);
+    let e = fails(&strs(&remote("http://127.0.0.1:1", &["status"])), d);
+    assert!(
+        e.trim().lines().count() == 1 && e.contains("cannot talk to http://127.0.0.1:1"),
+        "{e}"
+    );
+}
