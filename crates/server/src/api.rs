@@ -173,6 +173,7 @@ async fn key_put(
 ) -> ApiResult<Response> {
     let client = client(&sh, &headers)?;
     if !is_id(&key_id) {
+        drain(&mut body.into_data_stream(), sh.cfg.max_key_bytes).await;
         return Err(err(
             StatusCode::BAD_REQUEST,
             "a key is named by its key id: 32 lowercase hex digits",
@@ -232,13 +233,11 @@ struct SubmitQuery {
     core: Option<String>,
 }
 
-async fn job_submit(
-    State(sh): State<Arc<Shared>>,
+/// The cycles and core of a submission; a full queue is refused here, before the body is checked.
+fn submit_args(
+    sh: &Shared,
     query: Result<Query<SubmitQuery>, QueryRejection>,
-    headers: HeaderMap,
-    body: Body,
-) -> ApiResult<Response> {
-    let client = client(&sh, &headers)?;
+) -> ApiResult<(u64, String)> {
     let Query(q) = query.map_err(|e| {
         err(
             StatusCode::BAD_REQUEST,
@@ -259,13 +258,29 @@ async fn job_submit(
         .map_err(|e| err(StatusCode::BAD_REQUEST, e.to_string()))?
         .name()
         .to_string();
-    // A full queue is answered before the body is checked (the body is drained so that the
-    // client, still sending, reads the answer).
-    let max = sh.cfg.max_request_bytes;
     if sh.store().queued()? >= sh.cfg.queue {
-        drain(&mut body.into_data_stream(), max).await;
         return Err(queue_full());
     }
+    Ok((q.cycles, core))
+}
+
+async fn job_submit(
+    State(sh): State<Arc<Shared>>,
+    query: Result<Query<SubmitQuery>, QueryRejection>,
+    headers: HeaderMap,
+    body: Body,
+) -> ApiResult<Response> {
+    let client = client(&sh, &headers)?;
+    let max = sh.cfg.max_request_bytes;
+    // Refusals before the body is read drain it (bounded), so that a client still sending it
+    // reads the answer rather than a reset connection.
+    let (cycles, core) = match submit_args(&sh, query) {
+        Ok(a) => a,
+        Err(e) => {
+            drain(&mut body.into_data_stream(), max).await;
+            return Err(e);
+        }
+    };
     let _slot = sh
         .uploads
         .acquire()
@@ -277,7 +292,6 @@ async fn job_submit(
     }
     let bytes = read_body(&headers, body, sh.cfg.max_request_bytes, Kind::Request).await?;
     let sh2 = sh.clone();
-    let cycles = q.cycles;
     let owner = client.clone();
     let id = tokio::task::spawn_blocking(move || -> ApiResult<String> {
         let bad = |e: vsp_platform::PlatformError| {

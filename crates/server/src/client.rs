@@ -180,6 +180,9 @@ impl Client {
 
     /// Submits the request at `path` for `cycles` cycles on `core`.
     pub fn submit(&self, path: &Path, cycles: u64, core: &str) -> Result<JobStatus> {
+        if cycles == 0 {
+            return Err(ServerError::Usage("a job runs at least 1 cycle".into()));
+        }
         Envelope::read(path, Kind::Request)?;
         let size = self.check_size(path, Kind::Request, |i| i.max_request_bytes)?;
         let file =
