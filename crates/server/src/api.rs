@@ -96,6 +96,7 @@ pub fn router(sh: Arc<Shared>) -> Router {
         .route("/v1/jobs/{id}", get(job_status).delete(job_delete))
         .route("/v1/jobs/{id}/events", get(job_events))
         .route("/v1/jobs/{id}/cancel", post(job_cancel))
+        .route("/v1/jobs/{id}/extend", post(job_extend))
         .route("/v1/jobs/{id}/result", get(job_result))
         // Bodies are bounded by the upload reader, per kind.
         .layer(DefaultBodyLimit::disable())
@@ -389,6 +390,50 @@ async fn job_cancel(
         ));
     }
     sh.cancel(&id)?;
+    Ok(Json(owned(&sh, &client, &id)?))
+}
+
+#[derive(Deserialize)]
+struct ExtendQuery {
+    cycles: u64,
+}
+
+/// More cycles for a done job: it is queued again and resumes from its final state.
+async fn job_extend(
+    State(sh): State<Arc<Shared>>,
+    UrlPath(id): UrlPath<String>,
+    query: Result<Query<ExtendQuery>, QueryRejection>,
+    headers: HeaderMap,
+) -> ApiResult<Json<JobStatus>> {
+    let client = client(&sh, &headers)?;
+    let st = owned(&sh, &client, &id)?;
+    let Query(q) = query.map_err(|e| {
+        err(
+            StatusCode::BAD_REQUEST,
+            format!("{} (extend with ?cycles=N)", e.body_text()),
+        )
+    })?;
+    if q.cycles == 0 || st.cycles.saturating_add(q.cycles) > MAX_CYCLES {
+        return Err(err(
+            StatusCode::BAD_REQUEST,
+            format!("a job runs from 1 to {MAX_CYCLES} cycles in all"),
+        ));
+    }
+    let extended = sh.store().extend(&id, q.cycles, sh.cfg.queue)?;
+    match extended {
+        None => return Err(queue_full()),
+        Some(false) => {
+            return Err(err(
+                StatusCode::CONFLICT,
+                format!(
+                    "the job is {}: only a done job is extended",
+                    st.state.as_str()
+                ),
+            ))
+        }
+        Some(true) => {}
+    }
+    sh.wake_one();
     Ok(Json(owned(&sh, &client, &id)?))
 }
 

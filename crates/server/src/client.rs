@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use vsp_codec::Access;
-use vsp_platform::{Envelope, Kind};
+use vsp_platform::{ClientKey, Decrypted, Envelope, Kind};
 
 use crate::error::{Result, ServerError};
 use crate::store::{hex, is_id, JobStatus};
@@ -223,6 +223,53 @@ impl Client {
     pub fn cancel(&self, id: &str) -> Result<JobStatus> {
         let r = self.check(self.req("POST", &Self::job_path(id, "/cancel")?).call())?;
         self.json(r)
+    }
+
+    /// Gives a done job `cycles` more cycles (it resumes from where it ended).
+    pub fn extend(&self, id: &str, cycles: u64) -> Result<JobStatus> {
+        let r = self.check(
+            self.req("POST", &Self::job_path(id, "/extend")?)
+                .query("cycles", &cycles.to_string())
+                .call(),
+        )?;
+        self.json(r)
+    }
+
+    /// Runs job `id` until its program finishes, which only the secret key can tell: waits,
+    /// fetches the result into `out`, decrypts its finish flag, and while it is not set extends
+    /// the job by `step` cycles (at most `max_cycles` in all). Returns the decrypted state.
+    pub fn until_finished(
+        &self,
+        id: &str,
+        key: &ClientKey,
+        step: u64,
+        max_cycles: u64,
+        out: &Path,
+        on: &mut dyn FnMut(&JobStatus),
+    ) -> Result<Decrypted> {
+        loop {
+            let st = self.wait(id, Duration::from_secs(300), on)?;
+            if st.state != crate::JobState::Done {
+                return Err(ServerError::Job(format!(
+                    "job {id} ended {}{}",
+                    st.state.as_str(),
+                    st.error.map(|e| format!(": {e}")).unwrap_or_default()
+                )));
+            }
+            self.fetch(id, out)?;
+            let env = Envelope::read(out, Kind::Result)?;
+            let d = vsp_platform::decrypt_result(key, &env)?;
+            if d.finished {
+                return Ok(d);
+            }
+            if st.cycles >= max_cycles {
+                return Err(ServerError::Job(format!(
+                    "the program has not finished after {} cycles (the limit)",
+                    st.cycles
+                )));
+            }
+            self.extend(id, step.min(max_cycles - st.cycles).max(1))?;
+        }
     }
 
     /// Deletes a job and its files on the server.

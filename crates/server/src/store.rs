@@ -460,6 +460,29 @@ impl Store {
         Ok(before)
     }
 
+    /// Gives a done job `more` cycles and queues it again (it resumes from its final snapshot);
+    /// `None` when `queue` jobs wait already, `Some(false)` when it is not done.
+    pub fn extend(&mut self, id: &str, more: u64, queue: usize) -> Result<Option<bool>> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let waiting: i64 = tx.query_row(
+            "SELECT COUNT(*) FROM jobs WHERE state = 'queued'",
+            [],
+            |r| r.get(0),
+        )?;
+        if waiting as usize >= queue {
+            return Ok(None);
+        }
+        let n = tx.execute(
+            "UPDATE jobs SET cycles = cycles + ?2, state = 'queued', finished = NULL, error = NULL, seconds_per_cycle = NULL \
+             WHERE id = ?1 AND state = 'done' AND cycles + ?2 <= ?3",
+            params![id, more as i64, crate::MAX_CYCLES as i64],
+        )?;
+        tx.commit()?;
+        Ok(Some(n == 1))
+    }
+
     /// Deletes a job: a running one is marked deleted (its runner removes it when it stops),
     /// any other loses its files and row now. Returns whether it was running.
     pub fn delete(&self, id: &str) -> Result<bool> {

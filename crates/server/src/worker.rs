@@ -4,7 +4,8 @@
 //! * A job starts from its request, or from its snapshot when it has one (a job the server was
 //!   killed in, or stopped in). A snapshot is written when `snapshot_secs` passed since the last
 //!   one, and before a shutdown; the database's `cycles_done` follows the snapshots.
-//! * The result is written atomically, then the job is marked done. A job found with its result
+//! * At the end the snapshot is written (an extended job resumes from it), then the result,
+//!   atomically, then the job is marked done. A job found with its result
 //!   already in place (the server died between the two) is marked done without running again.
 //! * Evaluation keys are loaded once and kept while jobs use them (at most `jobs` of them).
 
@@ -239,14 +240,23 @@ fn record(sh: &Shared, job: &Job, r: Result<Outcome>) -> Result<()> {
 }
 
 /// Whether `path` holds a complete, checked result.
-fn has_result(path: &Path) -> bool {
-    path.exists() && Envelope::read(path, Kind::Result).is_ok()
+/// Whether `path` holds a complete, checked result of `cycles` cycles (an extended job's older
+/// result does not count).
+fn has_result(path: &Path, cycles: u64) -> bool {
+    path.exists()
+        && Envelope::read(path, Kind::Result).is_ok_and(|env| {
+            env.body
+                .get(..8)
+                .and_then(|b| b.try_into().ok())
+                .map(u64::from_le_bytes)
+                == Some(cycles)
+        })
 }
 
 fn run_job(sh: &Shared, job: &Job, cancel: &AtomicBool) -> Result<Outcome> {
     let dir = sh.store().job_dir(&job.id);
     let result_path = dir.join("result.enc");
-    if has_result(&result_path) {
+    if has_result(&result_path, job.cycles) {
         // Written before a crash that came before the database said done: never run it again.
         return Ok(Outcome::Done {
             cycles: job.cycles,
@@ -323,6 +333,10 @@ fn run_job(sh: &Shared, job: &Job, cancel: &AtomicBool) -> Result<Outcome> {
     let spc = (m.cycle() > start).then(|| t0.elapsed().as_secs_f64() / (m.cycle() - start) as f64);
     if cancel.load(Ordering::SeqCst) {
         return Ok(Outcome::Cancelled { cycles: m.cycle() });
+    }
+    // The final state too, for a job that is extended later.
+    if m.cycle() > saved_cycle {
+        m.save(&snapshot)?;
     }
     m.result()?.write(&result_path)?;
     Ok(Outcome::Done {

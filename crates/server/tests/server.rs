@@ -218,6 +218,26 @@ fn a_second_client_sees_nothing_of_the_first_clients_job() {
         (d.cycles, d.finished, d.regs, d.ram),
         (1, finished, regs, ram)
     );
+
+    // Extended by one cycle, the job continues from its final state: the plain run's after 2.
+    assert_eq!(refused(bob.extend(&job.id, 1)), (404, "no such job".into()));
+    let st = alice.extend(&job.id, 1).unwrap();
+    assert_eq!((st.cycles, st.cycles_done), (2, 1));
+    assert!(matches!(st.state, JobState::Queued | JobState::Running));
+    let (status, msg) = refused(alice.extend(&job.id, 1));
+    assert!(status == 409 && msg.contains("only a done job"), "{msg}");
+    let end = alice
+        .wait(&job.id, Duration::from_secs(60), &mut |_| {})
+        .unwrap();
+    assert_eq!((end.state, end.cycles_done), (JobState::Done, 2), "{end:?}");
+    alice.fetch(&job.id, &tmp.path().join("r")).unwrap();
+    let env = Envelope::read(&tmp.path().join("r"), Kind::Result).unwrap();
+    let d = decrypt_result(&client_key(), &env).unwrap();
+    let (finished, regs, ram) = plain_state_after(&k.plain, Core::Pearl, 2).unwrap();
+    assert_eq!(
+        (d.cycles, d.finished, d.regs, d.ram),
+        (2, finished, regs, ram)
+    );
 }
 
 #[test]

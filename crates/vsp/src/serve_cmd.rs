@@ -150,9 +150,26 @@ enum RemoteCommand {
         /// Follow the job to its end (a progress bar), then fetch the result.
         #[arg(long)]
         wait: bool,
-        /// With --wait: where to write the result.
-        #[arg(short, long, requires = "wait")]
+        /// With --wait or --until-finished: where to write the result.
+        #[arg(short, long)]
         output: Option<PathBuf>,
+        /// Run until the program finishes: the server cannot see the encrypted finish flag, so
+        /// the client decrypts each result with this secret key and extends the job by --step
+        /// cycles while the flag is not set. --cycles is the first budget.
+        #[arg(long, value_name = "SECRET_KEY")]
+        until_finished: Option<PathBuf>,
+        /// With --until-finished: cycles added each time the program has not finished.
+        #[arg(long, default_value_t = 8, requires = "until_finished")]
+        step: u64,
+        /// With --until-finished: give up after this many cycles in all.
+        #[arg(long, default_value_t = 100_000, requires = "until_finished")]
+        max_cycles: u64,
+    },
+    /// Give a done job more cycles (it continues from where it ended).
+    Extend {
+        id: String,
+        #[arg(short, long)]
+        cycles: u64,
     },
     /// A job's status (all of this client's jobs without an id).
     Status {
@@ -196,18 +213,31 @@ fn line(s: &JobStatus) -> String {
     out
 }
 
-/// Follows a job with the progress bar of `vsp run`; fails unless it ends done.
-fn follow(c: &Client, id: &str, quiet: bool) -> Result<JobStatus> {
-    let mut bar: Option<(Bar, u64)> = None;
-    let mut shown = None;
-    let st = c.wait(id, Duration::from_secs(300), &mut |s| {
-        if bar.as_ref().is_none_or(|(_, t)| *t != s.cycles) {
-            bar = Some((Bar::cycles(quiet, s.cycles), s.cycles));
+/// The progress bar of `vsp run` driven by a job's statuses.
+struct Progress {
+    quiet: bool,
+    bar: Option<(Bar, u64)>,
+    shown: Option<u64>,
+}
+
+impl Progress {
+    fn new(quiet: bool) -> Progress {
+        Progress {
+            quiet,
+            bar: None,
+            shown: None,
         }
-        if s.gates.is_none() && shown.replace(s.cycles_done) == Some(s.cycles_done) {
+    }
+
+    fn show(&mut self, s: &JobStatus) {
+        if self.bar.as_ref().is_none_or(|(_, t)| *t != s.cycles) {
+            self.bar = Some((Bar::cycles(self.quiet, s.cycles), s.cycles));
+        }
+        // Between cycles (no gate count), one report per cycle.
+        if s.gates.is_none() && self.shown.replace(s.cycles_done) == Some(s.cycles_done) {
             return;
         }
-        if let Some((b, _)) = &bar {
+        if let Some((b, _)) = &self.bar {
             b.job(
                 s.cycles_done,
                 s.cycles,
@@ -216,7 +246,13 @@ fn follow(c: &Client, id: &str, quiet: bool) -> Result<JobStatus> {
                 s.gates,
             );
         }
-    })?;
+    }
+}
+
+/// Follows a job with the progress bar of `vsp run`; fails unless it ends done.
+fn follow(c: &Client, id: &str, quiet: bool) -> Result<JobStatus> {
+    let mut bar = Progress::new(quiet);
+    let st = c.wait(id, Duration::from_secs(300), &mut |s| bar.show(s))?;
     drop(bar);
     match st.state {
         vsp_server::JobState::Done => Ok(st),
@@ -248,11 +284,35 @@ pub fn remote(r: Remote, quiet: bool) -> Result<()> {
             core,
             wait,
             output,
+            until_finished,
+            step,
+            max_cycles,
         } => {
+            if output.is_some() && !wait && until_finished.is_none() {
+                anyhow::bail!("--output needs --wait or --until-finished");
+            }
+            let key = until_finished
+                .as_deref()
+                .map(crate::load_client_key)
+                .transpose()?;
             let t = Instant::now();
             let st = c.submit(&request, cycles, &core)?;
             println!("{}", st.id);
-            if wait {
+            if let Some(key) = key {
+                let out = output.unwrap_or_else(|| PathBuf::from(format!("{}.result.enc", st.id)));
+                let mut bar = Progress::new(quiet);
+                let d =
+                    c.until_finished(&st.id, &key, step, max_cycles, &out, &mut |s| bar.show(s))?;
+                drop(bar);
+                println!("finished after {} cycles: x8 = {}", d.cycles, d.result);
+                if !quiet {
+                    eprintln!(
+                        "wrote result {}; {} from submit to result",
+                        out.display(),
+                        fmt_secs(t.elapsed().as_secs_f64())
+                    );
+                }
+            } else if wait {
                 follow(&c, &st.id, quiet)?;
                 let out = output.unwrap_or_else(|| PathBuf::from(format!("{}.result.enc", st.id)));
                 let n = c.fetch(&st.id, &out)?;
@@ -290,6 +350,7 @@ pub fn remote(r: Remote, quiet: bool) -> Result<()> {
             }
         }
         RemoteCommand::Cancel { id } => println!("{}", line(&c.cancel(&id)?)),
+        RemoteCommand::Extend { id, cycles } => println!("{}", line(&c.extend(&id, cycles)?)),
         RemoteCommand::Delete { id } => {
             c.delete(&id)?;
             println!("deleted {id}");
