@@ -267,7 +267,9 @@ fn run_job(sh: &Shared, job: &Job, cancel: &AtomicBool) -> Result<Outcome> {
     let keys = sh.keys_for(&job.client, &job.key_id)?;
     let threads = sh.cfg.threads;
     let mut m: Machine<TfheBackend> = if snapshot.exists() {
-        Machine::resume(&keys, &snapshot, threads)?
+        let m = Machine::resume(&keys, &snapshot, threads)?;
+        eprintln!("job {}: resuming from its snapshot at cycle {}", job.id, m.cycle());
+        m
     } else {
         let path = dir.join("request.enc");
         let env = Envelope::read(&path, Kind::Request)?;
