@@ -87,6 +87,8 @@ pub struct Server {
     stop_http: Option<tokio::sync::oneshot::Sender<()>>,
     http: Option<tokio::task::JoinHandle<()>>,
     workers: Vec<std::thread::JoinHandle<()>>,
+    /// Held (locked) while the server runs.
+    _lock: std::fs::File,
 }
 
 impl Server {
@@ -97,6 +99,22 @@ impl Server {
             return Err(ServerError::Usage("--jobs must be at least 1".into()));
         }
         let store = store::Store::open(&cfg.data)?;
+        // One server per data folder: a second one would run the same jobs.
+        let lock_path = cfg.data.join("vsp-server.lock");
+        let lock = std::fs::File::create(&lock_path)
+            .map_err(|e| ServerError::io("cannot create", &lock_path, e))?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(ServerError::Usage(format!(
+                    "another vsp serve is using {}",
+                    cfg.data.display()
+                )))
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(ServerError::io("cannot lock", &lock_path, e))
+            }
+        }
         let recovered = store.recover()?;
         let shared = Arc::new(worker::Shared::new(cfg.clone(), store));
         if recovered > 0 {
@@ -141,6 +159,7 @@ impl Server {
             stop_http: Some(stop_http),
             http: Some(http),
             workers,
+            _lock: lock,
         })
     }
 

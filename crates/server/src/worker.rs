@@ -268,7 +268,11 @@ fn run_job(sh: &Shared, job: &Job, cancel: &AtomicBool) -> Result<Outcome> {
     let threads = sh.cfg.threads;
     let mut m: Machine<TfheBackend> = if snapshot.exists() {
         let m = Machine::resume(&keys, &snapshot, threads)?;
-        eprintln!("job {}: resuming from its snapshot at cycle {}", job.id, m.cycle());
+        eprintln!(
+            "job {}: resuming from its snapshot at cycle {}",
+            job.id,
+            m.cycle()
+        );
         m
     } else {
         let path = dir.join("request.enc");
@@ -300,7 +304,8 @@ fn run_job(sh: &Shared, job: &Job, cancel: &AtomicBool) -> Result<Outcome> {
     let mut last_note = Instant::now();
     let update = |f: &mut dyn FnMut(&mut Live)| update_live(sh, &job.id, f);
     while m.cycle() < job.cycles {
-        if cancel.load(Ordering::SeqCst) {
+        // The flag, or the database for a cancel that came before the flag was there.
+        if cancel.load(Ordering::SeqCst) || sh.store().state(&job.id)? != Some(JobState::Running) {
             return Ok(Outcome::Cancelled { cycles: m.cycle() });
         }
         if sh.stop.load(Ordering::SeqCst) {

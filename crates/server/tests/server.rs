@@ -443,3 +443,25 @@ fn concurrent_submissions_against_a_small_queue_are_accepted_or_503_and_every_ac
     let blocked = c.status(&blocker.id).unwrap();
     assert!(blocked.cycles_done < 1000 && blocked.state == JobState::Cancelled);
 }
+
+#[test]
+fn one_server_per_data_folder() {
+    let data = tempfile::tempdir().unwrap();
+    let first = server(data.path(), |_| {});
+    let mut cfg = vsp_server::Config::new(data.path().to_path_buf());
+    cfg.listen = "127.0.0.1:0".parse().unwrap();
+    let e = vsp_server::Server::start(cfg.clone())
+        .err()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        e,
+        format!("another vsp serve is using {}", data.path().display())
+    );
+    drop(first);
+    let again = vsp_server::Server::start(cfg).unwrap();
+    let token = vsp_server::token_add(data.path(), "alice").unwrap();
+    let c = Client::new(&url(&again), &token).unwrap();
+    assert!(c.list().unwrap().is_empty());
+    assert_eq!(c.info().unwrap().queue, 16);
+}

@@ -91,6 +91,6 @@ pub fn files(dir: &Path) -> Vec<String> {
 pub fn job_and_key_files(data: &Path) -> Vec<String> {
     files(data)
         .into_iter()
-        .filter(|f| !f.starts_with("vsp-server.sqlite"))
+        .filter(|f| !f.starts_with("vsp-server."))
         .collect()
 }
