@@ -14,7 +14,7 @@
 //! (`VSP_CSMITH_JOBS` sets the worker threads, `VSP_CSMITH_KEEP=dir` keeps the failing programs).
 
 mod common;
-use common::{require_clang, LEVELS};
+use common::{differential_levels, require_clang, LARGE, LEVELS};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -214,8 +214,8 @@ fn output_within(mut cmd: Command, limit: Duration) -> Option<std::process::Outp
 }
 
 /// The exact oracle: clang's msp430 IR at `opt`, pointers widened to the host's, interpreted.
-/// `None` when the interpreter ran out of time.
-fn oracle(src: &str, opt: &str, dir: &Path) -> Option<u16> {
+/// `Err` when the interpreter ran out of time or crashed (the seed is skipped and listed).
+fn oracle(src: &str, opt: &str, dir: &Path) -> Result<u16, &'static str> {
     let c = dir.join("oracle.c");
     let ll = dir.join("oracle.ll");
     std::fs::write(&c, src).expect("write");
@@ -251,14 +251,12 @@ fn oracle(src: &str, opt: &str, dir: &Path) -> Option<u16> {
     std::fs::write(&host_ll, host).expect("write");
     let mut cmd = Command::new("lli");
     cmd.arg("-force-interpreter").arg(&host_ll);
-    let out = output_within(cmd, ORACLE_TIMEOUT)?;
+    let out = output_within(cmd, ORACLE_TIMEOUT).ok_or("timeout")?;
+    if !out.status.success() {
+        return Err("crash");
+    }
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "lli failed: {text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(text.trim().parse().expect("oracle output"))
+    Ok(text.trim().parse().expect("oracle output"))
 }
 
 /// What one program at one level did.
@@ -333,7 +331,8 @@ fn run_level(src: &str, level: &str, want: u16) -> Outcome {
 #[derive(Default)]
 struct Tally {
     programs: usize,
-    oracle_timeouts: Vec<u64>,
+    /// Seeds the oracle could not run: timed out, or lli crashed.
+    oracle_skips: Vec<(u64, &'static str)>,
     passed: BTreeMap<String, usize>,
     skipped: BTreeMap<(String, &'static str), usize>,
     failures: Vec<String>,
@@ -343,11 +342,25 @@ struct Tally {
 fn one_seed(seed: u64, tally: &Mutex<Tally>) {
     let src = generate(seed);
     let dir = tempfile::tempdir().expect("temp dir");
-    let Some(want) = oracle(&src, "-O0", dir.path()) else {
-        let mut t = tally.lock().unwrap();
-        t.programs += 1;
-        t.oracle_timeouts.push(seed);
-        return;
+    // The oracle at -O0 and at -O2 must agree: a program whose result depends on the level has
+    // undefined behaviour, or meets a limit of the oracle (pointers are wider under lli than in
+    // the msp430 layout clang sized the IR's copies for); it is skipped and listed.
+    let oracles = oracle(&src, "-O0", dir.path()).and_then(|w0| {
+        let w2 = oracle(&src, "-O2", dir.path())?;
+        if w0 == w2 {
+            Ok(w0)
+        } else {
+            Err("-O0/-O2 disagree")
+        }
+    });
+    let want = match oracles {
+        Ok(w) => w,
+        Err(why) => {
+            let mut t = tally.lock().unwrap();
+            t.programs += 1;
+            t.oracle_skips.push((seed, why));
+            return;
+        }
     };
     let outcomes: Vec<(&str, Outcome)> = LEVELS
         .iter()
@@ -360,13 +373,6 @@ fn one_seed(seed: u64, tally: &Mutex<Tally>) {
         }
     }
     if !fails.is_empty() {
-        // The oracle at -O2 agreeing with -O0 rules out undefined behaviour in the program.
-        let o2 = oracle(&src, "-O2", dir.path());
-        if o2 != Some(want) {
-            fails.push(format!(
-                "seed {seed}: the oracle at -O2 gives {o2:?}, at -O0 {want}: undefined behaviour?"
-            ));
-        }
         if let Ok(keep) = std::env::var("VSP_CSMITH_KEEP") {
             let path = Path::new(&keep).join(format!("csmith_{seed}.c"));
             std::fs::create_dir_all(&keep).expect("create VSP_CSMITH_KEEP");
@@ -427,12 +433,12 @@ fn csmith_programs_match_the_oracle_at_every_level() {
     let t = tally.into_inner().unwrap();
     let ran: usize = t.passed.values().sum();
     eprintln!(
-        "csmith seeds {seeds:?}: {} programs, {} runs matched, {} findings, {:.0?}; oracle timeouts (skipped): {:?}",
+        "csmith seeds {seeds:?}: {} programs, {} runs matched, {} findings, {:.0?}; oracle skips: {:?}",
         t.programs,
         ran,
         t.failures.len(),
         start.elapsed(),
-        t.oracle_timeouts
+        t.oracle_skips
     );
     for level in LEVELS {
         let skips: Vec<String> = t
@@ -465,3 +471,23 @@ fn csmith_programs_match_the_oracle_at_every_level() {
         "only {ran} of {total} runs were compared (see the skip counts above)"
     );
 }
+
+/// What the campaign found, minimised to small programs (`tests/c/csmith/`), checked at every
+/// level against the host build like the other differential tests.
+macro_rules! found {
+    ($name:ident, $file:literal) => {
+        #[test]
+        #[ignore = "needs clang"]
+        fn $name() {
+            require_clang();
+            differential_levels(
+                include_str!($file),
+                &[&["1234"], &["-77"], &["0"], &["32767"]],
+                &LEVELS,
+                LARGE,
+            );
+        }
+    };
+}
+
+found!(addresses_of_globals_compared, "c/csmith/addr_compare.c");
