@@ -51,32 +51,32 @@ static uint16_t vsp_result;
 static void crc32_gentab(void) {}
 static void platform_main_begin(void) {}
 
-/* A rotate-and-xor fold: order-sensitive, every bit of every global counts. */
-#ifdef NO_LONGLONG
-static void transparent_crc(uint32_t val, char *vname, int flag)
+/* A rotate-and-xor fold: order-sensitive, every bit of every global counts. Macros drop the
+ * variable names, which would otherwise take RAM as strings at -O0. */
+static void vsp_fold(uint16_t v)
 {
-    (void)vname;
-    (void)flag;
-    crc32_context = (uint16_t)((crc32_context << 3) | (crc32_context >> 13)) ^ (uint16_t)val ^
-                    (uint16_t)(val >> 16);
+    crc32_context = (uint16_t)((crc32_context << 3) | (crc32_context >> 13)) ^ v;
+}
+
+#ifdef NO_LONGLONG
+static void vsp_crc(uint32_t val)
+{
+    vsp_fold((uint16_t)val ^ (uint16_t)(val >> 16));
 }
 #else
-static void transparent_crc(uint64_t val, char *vname, int flag)
+static void vsp_crc(uint64_t val)
 {
-    (void)vname;
-    (void)flag;
-    crc32_context = (uint16_t)((crc32_context << 3) | (crc32_context >> 13)) ^ (uint16_t)val ^
-                    (uint16_t)(val >> 16) ^ (uint16_t)(val >> 32) ^ (uint16_t)(val >> 48);
+    vsp_fold((uint16_t)val ^ (uint16_t)(val >> 16) ^ (uint16_t)(val >> 32) ^ (uint16_t)(val >> 48));
 }
 #endif
+#define transparent_crc(val, vname, flag) vsp_crc(val)
 
-static void transparent_crc_bytes(char *ptr, int nbytes, char *vname, int flag)
+static void vsp_crc_bytes(char *ptr, int nbytes)
 {
-    (void)vname;
-    (void)flag;
     for (int i = 0; i < nbytes; i++)
-        crc32_context = (uint16_t)((crc32_context << 3) | (crc32_context >> 13)) ^ (uint8_t)ptr[i];
+        vsp_fold((uint8_t)ptr[i]);
 }
+#define transparent_crc_bytes(ptr, nbytes, vname, flag) vsp_crc_bytes(ptr, nbytes)
 
 static void platform_main_end(uint32_t crc, int flag)
 {
