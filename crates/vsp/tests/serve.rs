@@ -224,6 +224,24 @@ fn a_job_killed_with_sigkill_resumes_and_ends_byte_identical_to_vsp_run() {
         std::fs::read(d.join("again.enc")).unwrap() == std::fs::read(d.join("direct.enc")).unwrap()
     );
 
+    // Until finished: the server cannot see the finish flag, so the client decrypts each result
+    // and extends the job until the flag is set (this program halts in its second cycle).
+    let tiny = "    .text\n    .globl _start\n_start:\n    li a0, 7\n    hlt\n";
+    std::fs::write(d.join("tiny.s"), tiny).unwrap();
+    ok(&["-q", "asm", "tiny.s", "-o", "tiny.img"], d);
+    ok(
+        &["-q", "enc", "-k", "sk.key", "tiny.img", "-o", "tiny.enc"],
+        d,
+    );
+    let args = ["submit", "tiny.enc", "--cycles", "1", "--step", "1"];
+    let args = [
+        &args[..],
+        &["--until-finished", "sk.key", "-o", "tiny.result"],
+    ]
+    .concat();
+    let out = ok(&strs(&remote(&srv.url, &args)), d);
+    assert!(out.contains("finished after 2 cycles: x8 = 7"), "{out}");
+
     // Refusals are one line each.
     let none = "0123456789abcdef0123456789abcdef";
     let e = fails(&strs(&remote(&srv.url, &["status", none])), d);
