@@ -518,9 +518,10 @@ async fn job_events(
                 let ev = Event::default().event("status").data(json.clone());
                 return Some((Ok(ev), (sh, client, id, rx, Some(json), end)));
             }
-            match tokio::time::timeout(Duration::from_secs(2), rx.changed()).await {
-                Ok(Err(_)) => return None,
-                Ok(Ok(())) | Err(_) => {}
+            // A change, or every 2 s; a closed channel means the server is stopping.
+            let waited = tokio::time::timeout(Duration::from_secs(2), rx.changed()).await;
+            if let Ok(Err(_)) = waited {
+                return None;
             }
         }
     });
@@ -571,9 +572,7 @@ pub fn announced_length(buf: &[u8], kind: Kind) -> ApiResult<Option<u64>> {
         return Ok(None);
     };
     let body = u64::from_le_bytes(b.try_into().unwrap_or([0xff; 8]));
-    let total = body
-        .checked_add((at + 8 + vsp_codec::envelope::CHECKSUM_LEN) as u64)
-        .unwrap_or(u64::MAX);
+    let total = body.saturating_add((at + 8 + vsp_codec::envelope::CHECKSUM_LEN) as u64);
     Ok(Some(total))
 }
 
