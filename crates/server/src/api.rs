@@ -25,11 +25,12 @@ use axum::{Json, Router};
 use futures_util::{Stream, StreamExt};
 use serde::Deserialize;
 use vsp_codec::Access;
+use vsp_platform::design::{load_design, netlist_blueprint, CircuitRequest};
 use vsp_platform::envelope::FORMAT;
 use vsp_platform::{keys, program, Envelope, Kind, Request, ServerKeys};
 
 use crate::error::ServerError;
-use crate::store::{hex, is_id, random_hex, Job, JobStatus};
+use crate::store::{hex, is_hash, is_id, random_hex, sha3_hex, Job, JobStatus};
 use crate::worker::Shared;
 use crate::MAX_CYCLES;
 
@@ -92,6 +93,7 @@ pub fn router(sh: Arc<Shared>) -> Router {
         .route("/", get(page))
         .route("/v1/info", get(info))
         .route("/v1/keys/{key_id}", get(key_get).put(key_put))
+        .route("/v1/designs/{hash}", get(design_get).put(design_put))
         .route("/v1/jobs", get(jobs_list).post(job_submit))
         .route("/v1/jobs/{id}", get(job_status).delete(job_delete))
         .route("/v1/jobs/{id}/events", get(job_events))
@@ -228,22 +230,123 @@ async fn key_put(
     Ok((StatusCode::CREATED, key_json(&name, &params, n, true)).into_response())
 }
 
+/// Largest netlist accepted.
+pub const MAX_DESIGN_BYTES: u64 = 64 << 20;
+
+fn design_json(hash: &str, bytes: u64, created: bool) -> Json<serde_json::Value> {
+    Json(serde_json::json!({ "hash": hash, "bytes": bytes, "created": created }))
+}
+
+async fn design_get(
+    State(sh): State<Arc<Shared>>,
+    UrlPath(hash): UrlPath<String>,
+    headers: HeaderMap,
+) -> ApiResult<Json<serde_json::Value>> {
+    let client = client(&sh, &headers)?;
+    let none = || err(StatusCode::NOT_FOUND, "no such netlist");
+    if !is_hash(&hash) {
+        return Err(none());
+    }
+    let bytes = sh.store().design(&client, &hash)?.ok_or_else(none)?;
+    Ok(design_json(&hash, bytes, false))
+}
+
+/// Uploads a circuit's Yosys JSON netlist, named by its SHA3-256 (a blueprint would name other
+/// files: only self-contained netlists are taken). It must compile.
+async fn design_put(
+    State(sh): State<Arc<Shared>>,
+    UrlPath(hash): UrlPath<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> ApiResult<Response> {
+    let client = client(&sh, &headers)?;
+    if !is_hash(&hash) {
+        drain(&mut body.into_data_stream(), MAX_DESIGN_BYTES).await;
+        return Err(err(
+            StatusCode::BAD_REQUEST,
+            "a netlist is named by its SHA3-256: 64 lowercase hex digits",
+        ));
+    }
+    if let Some(bytes) = sh.store().design(&client, &hash)? {
+        return Ok(design_json(&hash, bytes, false).into_response());
+    }
+    let _slot = sh
+        .uploads
+        .acquire()
+        .await
+        .map_err(|_| err(StatusCode::SERVICE_UNAVAILABLE, "the server is stopping"))?;
+    let mut stream = body.into_data_stream();
+    let mut seen = 0;
+    let bytes = read_stream(&headers, &mut stream, MAX_DESIGN_BYTES, None, &mut seen).await?;
+    let sh2 = sh.clone();
+    let name = hash.clone();
+    let n = tokio::task::spawn_blocking(move || -> ApiResult<u64> {
+        let bad = |m: String| err(StatusCode::BAD_REQUEST, format!("not a valid netlist: {m}"));
+        let got = sha3_hex(&bytes);
+        if got != hash {
+            return Err(bad(format!(
+                "its SHA3-256 is {got}, not {hash} as the URL says"
+            )));
+        }
+        let text = std::str::from_utf8(&bytes).map_err(|_| bad("not UTF-8 text".into()))?;
+        if !text.trim_start().starts_with('{') {
+            return Err(bad(
+                "not a Yosys JSON netlist (a blueprint names other files: upload its netlist)"
+                    .into(),
+            ));
+        }
+        let bp = netlist_blueprint(text).map_err(|e| bad(crate::error::chain(&e)))?;
+        let bp = vsp_circuit::Blueprint::from_str_with_resolver(&bp, |_| Ok(text.to_string()))
+            .map_err(|e| bad(crate::error::chain(&e)))?;
+        vsp_circuit::Circuit::compile(&bp).map_err(|e| bad(crate::error::chain(&e)))?;
+        let store = sh2.store();
+        let path = store.design_path(&client, &hash);
+        if let Some(dir) = path.parent() {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
+                .map_err(|e| ServerError::io("cannot create", dir, e))?;
+        }
+        vsp_codec::write_atomic(&path, &bytes, Access::Public).map_err(ServerError::from)?;
+        store.add_design(&client, &hash, bytes.len() as u64)?;
+        Ok(bytes.len() as u64)
+    })
+    .await
+    .map_err(|e| err(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
+    Ok((StatusCode::CREATED, design_json(&name, n, true)).into_response())
+}
+
 #[derive(Deserialize)]
 struct SubmitQuery {
     cycles: u64,
     core: Option<String>,
+    /// A circuit job: the uploaded netlist's SHA3-256.
+    design: Option<String>,
+    /// A circuit job: one public reset cycle first.
+    #[serde(default)]
+    reset: bool,
 }
 
-/// The cycles and core of a submission; a full queue is refused here, before the body is checked.
+/// What a submission asks for.
+struct Submit {
+    cycles: u64,
+    core: String,
+    design: Option<String>,
+    reset: bool,
+}
+
+/// What a submission asks for; a full queue is refused here, before the body is checked.
 fn submit_args(
     sh: &Shared,
+    client: &str,
     query: Result<Query<SubmitQuery>, QueryRejection>,
-) -> ApiResult<(u64, String)> {
+) -> ApiResult<Submit> {
     let Query(q) = query.map_err(|e| {
         err(
             StatusCode::BAD_REQUEST,
             format!(
-                "{} (submit with ?cycles=N[&core=pearl|ruby])",
+                "{} (submit with ?cycles=N[&core=pearl|ruby] or ?cycles=N&design=SHA3[&reset=true])",
                 e.body_text()
             ),
         )
@@ -254,15 +357,44 @@ fn submit_args(
             format!("a job runs from 1 to {MAX_CYCLES} cycles"),
         ));
     }
-    let core = q.core.unwrap_or_else(|| "pearl".into());
-    let core = program::parse_core(&core)
-        .map_err(|e| err(StatusCode::BAD_REQUEST, e.to_string()))?
-        .name()
-        .to_string();
+    let core = match (&q.design, q.core) {
+        (Some(d), None) => {
+            if !is_hash(d) || sh.store().design(client, d)?.is_none() {
+                return Err(err(
+                    StatusCode::BAD_REQUEST,
+                    format!("no netlist {d} of yours: upload it first (PUT /v1/designs/SHA3)"),
+                ));
+            }
+            "circuit".to_string()
+        }
+        (Some(_), Some(_)) => {
+            return Err(err(
+                StatusCode::BAD_REQUEST,
+                "a circuit job (design=…) runs no core",
+            ))
+        }
+        (None, core) => {
+            if q.reset {
+                return Err(err(
+                    StatusCode::BAD_REQUEST,
+                    "reset=true is for circuit jobs (the cores power up in their reset state)",
+                ));
+            }
+            program::parse_core(core.as_deref().unwrap_or("pearl"))
+                .map_err(|e| err(StatusCode::BAD_REQUEST, e.to_string()))?
+                .name()
+                .to_string()
+        }
+    };
     if sh.store().queued()? >= sh.cfg.queue {
         return Err(queue_full());
     }
-    Ok((q.cycles, core))
+    Ok(Submit {
+        cycles: q.cycles,
+        core,
+        design: q.design,
+        reset: q.reset,
+    })
 }
 
 async fn job_submit(
@@ -275,7 +407,7 @@ async fn job_submit(
     let max = sh.cfg.max_request_bytes;
     // Refusals before the body is read drain it (bounded), so that a client still sending it
     // reads the answer rather than a reset connection.
-    let (cycles, core) = match submit_args(&sh, query) {
+    let sub = match submit_args(&sh, &client, query) {
         Ok(a) => a,
         Err(e) => {
             drain(&mut body.into_data_stream(), max).await;
@@ -321,7 +453,13 @@ async fn job_submit(
             ));
         }
         let params = keys::params_by_name(&env.params, true).map_err(bad)?;
-        Request::from_envelope(&env, &params).map_err(bad)?;
+        match &sub.design {
+            None => drop(Request::from_envelope(&env, &params).map_err(bad)?),
+            Some(d) => {
+                let circuit = load_design(&sh2.store().design_path(&client, d)).map_err(bad)?;
+                CircuitRequest::from_envelope(&env, &circuit, &params).map_err(bad)?;
+            }
+        }
         drop(env);
         let id = random_hex();
         let mut store = sh2.store();
@@ -334,8 +472,10 @@ async fn job_submit(
             id: id.clone(),
             client,
             key_id,
-            core,
-            cycles,
+            core: sub.core,
+            cycles: sub.cycles,
+            design: sub.design,
+            reset: sub.reset,
         };
         let written = vsp_codec::write_atomic(&dir.join("request.enc"), &bytes, Access::Public)
             .map_err(ServerError::from)
@@ -528,11 +668,43 @@ async fn job_events(
     Ok(Sse::new(stream.boxed()).keep_alive(KeepAlive::default()))
 }
 
-fn too_large(kind: Kind, n: u64, max: u64) -> ApiError {
+fn too_large(kind: impl std::fmt::Display, n: u64, max: u64) -> ApiError {
     err(
         StatusCode::PAYLOAD_TOO_LARGE,
         format!("the {kind} is {n} bytes, more than this server's limit of {max}"),
     )
+}
+
+/// Reads an upload that is not an envelope (a netlist) of at most `max` bytes.
+async fn read_plain(
+    headers: &HeaderMap,
+    stream: &mut BodyDataStream,
+    max: u64,
+    seen: &mut u64,
+) -> ApiResult<Vec<u8>> {
+    let announced = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|s| s.parse::<u64>().ok());
+    if let Some(n) = announced.filter(|&n| n > max) {
+        return Err(too_large("netlist", n, max));
+    }
+    let mut buf = Vec::with_capacity(announced.unwrap_or(0).min(max) as usize);
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| {
+            err(
+                StatusCode::BAD_REQUEST,
+                format!("the upload broke off: {}", crate::error::chain(&e)),
+            )
+        })?;
+        let len = (buf.len() as u64).saturating_add(chunk.len() as u64);
+        *seen = len;
+        if len > max {
+            return Err(too_large("netlist", len, max));
+        }
+        buf.extend_from_slice(&chunk);
+    }
+    Ok(buf)
 }
 
 /// The whole file length a prefix of an envelope announces, once enough of it has arrived
@@ -596,7 +768,7 @@ async fn drain(stream: &mut BodyDataStream, budget: u64) {
 async fn read_body(headers: &HeaderMap, body: Body, max: u64, kind: Kind) -> ApiResult<Vec<u8>> {
     let mut stream = body.into_data_stream();
     let mut seen = 0u64;
-    let r = read_stream(headers, &mut stream, max, kind, &mut seen).await;
+    let r = read_stream(headers, &mut stream, max, Some(kind), &mut seen).await;
     if let Err(e) = &r {
         if e.status != StatusCode::PAYLOAD_TOO_LARGE {
             drain(&mut stream, max.saturating_sub(seen)).await;
@@ -609,9 +781,12 @@ async fn read_stream(
     headers: &HeaderMap,
     stream: &mut BodyDataStream,
     max: u64,
-    kind: Kind,
+    kind: Option<Kind>,
     seen: &mut u64,
 ) -> ApiResult<Vec<u8>> {
+    let Some(kind) = kind else {
+        return read_plain(headers, stream, max, seen).await;
+    };
     let announced = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())

@@ -180,6 +180,57 @@ impl Client {
 
     /// Submits the request at `path` for `cycles` cycles on `core`.
     pub fn submit(&self, path: &Path, cycles: u64, core: &str) -> Result<JobStatus> {
+        self.post_job(path, cycles, &[("core", core.to_string())])
+    }
+
+    /// Uploads the Yosys JSON netlist at `path` unless the server has it (named by its
+    /// SHA3-256); returns that name.
+    pub fn design_upload(&self, path: &Path) -> Result<String> {
+        let f = std::fs::File::open(path).map_err(|e| ServerError::io("cannot read", path, e))?;
+        let mut text = Vec::new();
+        f.take(crate::api::MAX_DESIGN_BYTES + 1)
+            .read_to_end(&mut text)
+            .map_err(|e| ServerError::io("cannot read", path, e))?;
+        if text.len() as u64 > crate::api::MAX_DESIGN_BYTES {
+            return Err(ServerError::Usage(format!(
+                "{}: more than the {} bytes a netlist may have",
+                path.display(),
+                crate::api::MAX_DESIGN_BYTES
+            )));
+        }
+        let hash = crate::store::sha3_hex(&text);
+        let url = format!("/v1/designs/{hash}");
+        match self.check(self.req("GET", &url).call()) {
+            Ok(_) => return Ok(hash),
+            Err(ServerError::Refused { status: 404, .. }) => {}
+            Err(e) => return Err(e),
+        }
+        self.check(
+            self.req("PUT", &url)
+                .set("Content-Type", "application/json")
+                .send_bytes(&text),
+        )?;
+        Ok(hash)
+    }
+
+    /// Submits a circuit request (`vsp circuit enc`) for the netlist at `design` (uploaded first
+    /// unless the server has it), for `cycles` cycles, after a public reset cycle when `reset`.
+    pub fn submit_circuit(
+        &self,
+        path: &Path,
+        design: &Path,
+        cycles: u64,
+        reset: bool,
+    ) -> Result<JobStatus> {
+        let hash = self.design_upload(design)?;
+        self.post_job(
+            path,
+            cycles,
+            &[("design", hash), ("reset", reset.to_string())],
+        )
+    }
+
+    fn post_job(&self, path: &Path, cycles: u64, query: &[(&str, String)]) -> Result<JobStatus> {
         if cycles == 0 {
             return Err(ServerError::Usage("a job runs at least 1 cycle".into()));
         }
@@ -187,11 +238,14 @@ impl Client {
         let size = self.check_size(path, Kind::Request, |i| i.max_request_bytes)?;
         let file =
             std::fs::File::open(path).map_err(|e| ServerError::io("cannot read", path, e))?;
+        let mut req = self
+            .req("POST", "/v1/jobs")
+            .query("cycles", &cycles.to_string());
+        for (k, v) in query {
+            req = req.query(k, v);
+        }
         let r = self.check(
-            self.req("POST", "/v1/jobs")
-                .query("cycles", &cycles.to_string())
-                .query("core", core)
-                .set("Content-Type", "application/octet-stream")
+            req.set("Content-Type", "application/octet-stream")
                 .set("Content-Length", &size.to_string())
                 .send(file),
         )?;

@@ -72,7 +72,7 @@ impl JobState {
 pub struct JobStatus {
     pub id: String,
     pub state: JobState,
-    /// `pearl` or `ruby`.
+    /// `pearl` or `ruby`, or `circuit` for a job on an uploaded netlist.
     pub core: String,
     /// The evaluation key's id (32 hex digits).
     pub key_id: String,
@@ -102,6 +102,10 @@ pub struct Job {
     pub key_id: String,
     pub core: String,
     pub cycles: u64,
+    /// A circuit job's netlist (its SHA3-256 in hex); `None` for the processor.
+    pub design: Option<String>,
+    /// A circuit job applies one public reset cycle first.
+    pub reset: bool,
 }
 
 /// The database (one connection; the server holds it behind a mutex).
@@ -128,6 +132,13 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// Whether `s` is a SHA3-256 in hex (64 lowercase hex digits): a netlist's name.
+pub fn is_hash(s: &str) -> bool {
+    s.len() == 64
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
 /// Whether `s` is an id of ours (32 lowercase hex digits): anything else names no job or key.
 pub fn is_id(s: &str) -> bool {
     s.len() == 32
@@ -137,7 +148,12 @@ pub fn is_id(s: &str) -> bool {
 
 /// SHA3-256 of a token, in hex.
 pub(crate) fn token_hash(token: &str) -> String {
-    hex(&Sha3_256::digest(token.as_bytes()))
+    sha3_hex(token.as_bytes())
+}
+
+/// SHA3-256 of `bytes`, in hex.
+pub fn sha3_hex(bytes: &[u8]) -> String {
+    hex(&Sha3_256::digest(bytes))
 }
 
 /// A client name: 1–64 of `A-Z a-z 0-9 _ - .`, not starting with a dot (it names a folder).
@@ -177,6 +193,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     client TEXT NOT NULL,
     key_id TEXT NOT NULL,
     core TEXT NOT NULL,
+    design TEXT,
+    reset INTEGER NOT NULL DEFAULT 0,
     cycles INTEGER NOT NULL,
     state TEXT NOT NULL,
     cycles_done INTEGER NOT NULL DEFAULT 0,
@@ -185,6 +203,13 @@ CREATE TABLE IF NOT EXISTS jobs (
     created REAL NOT NULL,
     started REAL,
     finished REAL
+);
+CREATE TABLE IF NOT EXISTS designs (
+    client TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    bytes INTEGER NOT NULL,
+    created REAL NOT NULL,
+    PRIMARY KEY (client, hash)
 );
 CREATE INDEX IF NOT EXISTS jobs_state ON jobs (state, seq);
 ";
@@ -197,7 +222,7 @@ impl Store {
             .mode(0o700)
             .create(dir)
             .map_err(|e| ServerError::io("cannot create", dir, e))?;
-        for sub in ["keys", "jobs"] {
+        for sub in ["keys", "designs", "jobs"] {
             let p = dir.join(sub);
             fs::DirBuilder::new()
                 .recursive(true)
@@ -305,6 +330,35 @@ impl Store {
         Ok(n == 1)
     }
 
+    /// The file of client `client`'s netlist `hash`.
+    pub fn design_path(&self, client: &str, hash: &str) -> PathBuf {
+        self.dir
+            .join("designs")
+            .join(client)
+            .join(format!("{hash}.json"))
+    }
+
+    /// The size of `client`'s netlist `hash`, if uploaded.
+    pub fn design(&self, client: &str, hash: &str) -> Result<Option<u64>> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT bytes FROM designs WHERE client = ?1 AND hash = ?2",
+                params![client, hash],
+                |r| Ok(r.get::<_, i64>(0)? as u64),
+            )
+            .optional()?)
+    }
+
+    /// Records a netlist whose file is in place.
+    pub fn add_design(&self, client: &str, hash: &str, bytes: u64) -> Result<()> {
+        self.conn.execute(
+            "INSERT OR IGNORE INTO designs (client, hash, bytes, created) VALUES (?1, ?2, ?3, ?4)",
+            params![client, hash, bytes as i64, now()],
+        )?;
+        Ok(())
+    }
+
     // --- jobs ---
 
     /// Jobs waiting to run.
@@ -330,8 +384,8 @@ impl Store {
             return Ok(None);
         }
         tx.execute(
-            "INSERT INTO jobs (id, client, key_id, core, cycles, state, created) VALUES (?1, ?2, ?3, ?4, ?5, 'queued', ?6)",
-            params![job.id, job.client, job.key_id, job.core, job.cycles as i64, now()],
+            "INSERT INTO jobs (id, client, key_id, core, design, reset, cycles, state, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'queued', ?8)",
+            params![job.id, job.client, job.key_id, job.core, job.design, job.reset, job.cycles as i64, now()],
         )?;
         tx.commit()?;
         Ok(Some(()))
@@ -344,7 +398,7 @@ impl Store {
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let job = tx
             .query_row(
-                "SELECT id, client, key_id, core, cycles FROM jobs WHERE state = 'queued' ORDER BY seq LIMIT 1",
+                "SELECT id, client, key_id, core, cycles, design, reset FROM jobs WHERE state = 'queued' ORDER BY seq LIMIT 1",
                 [],
                 |r| {
                     Ok(Job {
@@ -353,6 +407,8 @@ impl Store {
                         key_id: r.get(2)?,
                         core: r.get(3)?,
                         cycles: r.get::<_, i64>(4)? as u64,
+                        design: r.get(5)?,
+                        reset: r.get(6)?,
                     })
                 },
             )

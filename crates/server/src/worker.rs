@@ -17,7 +17,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use vsp_circuit::TfheBackend;
-use vsp_platform::{program, Envelope, Kind, Machine, Request, ServerKeys};
+use vsp_platform::design::{load_design, CircuitMachine, CircuitRequest};
+use vsp_platform::{program, Envelope, Kind, Machine, Request, RunProgress, ServerKeys};
 
 use crate::error::{Result, ServerError};
 use crate::store::{Job, JobState, JobStatus, Store};
@@ -155,6 +156,45 @@ impl Shared {
     }
 }
 
+/// A machine a job runs on: the processor or a user circuit.
+trait Runner {
+    fn cycle(&self) -> u64;
+    /// One cycle (after the public reset cycle when `reset`).
+    fn step(&mut self, reset: bool, progress: &mut dyn FnMut(&RunProgress<'_>)) -> Result<()>;
+    fn save(&self, path: &Path) -> Result<u64>;
+    fn result(&self) -> Result<Envelope>;
+}
+
+impl Runner for Machine<TfheBackend> {
+    fn cycle(&self) -> u64 {
+        Machine::cycle(self)
+    }
+    fn step(&mut self, _reset: bool, progress: &mut dyn FnMut(&RunProgress<'_>)) -> Result<()> {
+        Ok(self.run(1, None, progress)?)
+    }
+    fn save(&self, path: &Path) -> Result<u64> {
+        Ok(Machine::save(self, path)?)
+    }
+    fn result(&self) -> Result<Envelope> {
+        Ok(Machine::result(self)?)
+    }
+}
+
+impl Runner for CircuitMachine {
+    fn cycle(&self) -> u64 {
+        self.engine.cycle()
+    }
+    fn step(&mut self, reset: bool, progress: &mut dyn FnMut(&RunProgress<'_>)) -> Result<()> {
+        Ok(self.run(1, reset, None, progress)?)
+    }
+    fn save(&self, path: &Path) -> Result<u64> {
+        Ok(CircuitMachine::save(self, path)?)
+    }
+    fn result(&self) -> Result<Envelope> {
+        Ok(CircuitMachine::result(self)?)
+    }
+}
+
 /// How a runner's job ended.
 enum Outcome {
     Done {
@@ -242,11 +282,13 @@ fn record(sh: &Shared, job: &Job, r: Result<Outcome>) -> Result<()> {
 /// Whether `path` holds a complete, checked result.
 /// Whether `path` holds a complete, checked result of `cycles` cycles (an extended job's older
 /// result does not count).
-fn has_result(path: &Path, cycles: u64) -> bool {
+fn has_result(path: &Path, cycles: u64, circuit: bool) -> bool {
+    // A circuit result starts with the circuit's fingerprint, then the cycles.
+    let at = if circuit { 32 } else { 0 };
     path.exists()
         && Envelope::read(path, Kind::Result).is_ok_and(|env| {
             env.body
-                .get(..8)
+                .get(at..at + 8)
                 .and_then(|b| b.try_into().ok())
                 .map(u64::from_le_bytes)
                 == Some(cycles)
@@ -256,7 +298,7 @@ fn has_result(path: &Path, cycles: u64) -> bool {
 fn run_job(sh: &Shared, job: &Job, cancel: &AtomicBool) -> Result<Outcome> {
     let dir = sh.store().job_dir(&job.id);
     let result_path = dir.join("result.enc");
-    if has_result(&result_path, job.cycles) {
+    if has_result(&result_path, job.cycles, job.design.is_some()) {
         // Written before a crash that came before the database said done: never run it again.
         return Ok(Outcome::Done {
             cycles: job.cycles,
@@ -266,23 +308,41 @@ fn run_job(sh: &Shared, job: &Job, cancel: &AtomicBool) -> Result<Outcome> {
     let snapshot = dir.join("snapshot");
     let keys = sh.keys_for(&job.client, &job.key_id)?;
     let threads = sh.cfg.threads;
-    let mut m: Machine<TfheBackend> = if snapshot.exists() {
-        let m = Machine::resume(&keys, &snapshot, threads)?;
+    let resumed = snapshot.exists();
+    let mut m: Box<dyn Runner> = match &job.design {
+        None if resumed => Box::new(Machine::resume(&keys, &snapshot, threads)?),
+        None => {
+            let path = dir.join("request.enc");
+            let env = Envelope::read(&path, Kind::Request)?;
+            let request =
+                Request::from_envelope(&env, keys.ek.params()).map_err(|e| e.in_file(&path))?;
+            drop(env);
+            let core = program::parse_core(&job.core)?;
+            Box::new(Machine::start(&keys, &request, core, threads)?)
+        }
+        Some(d) => {
+            let circuit = load_design(&sh.store().design_path(&job.client, d))?;
+            if resumed {
+                Box::new(CircuitMachine::resume(&keys, circuit, &snapshot, threads)?)
+            } else {
+                let path = dir.join("request.enc");
+                let env = Envelope::read(&path, Kind::Request)?;
+                let request = CircuitRequest::from_envelope(&env, &circuit, keys.ek.params())
+                    .map_err(|e| e.in_file(&path))?;
+                drop(env);
+                Box::new(CircuitMachine::start(&keys, circuit, request, threads)?)
+            }
+        }
+    };
+    if resumed {
         eprintln!(
             "job {}: resuming from its snapshot at cycle {}",
             job.id,
             m.cycle()
         );
-        m
-    } else {
-        let path = dir.join("request.enc");
-        let env = Envelope::read(&path, Kind::Request)?;
-        let request =
-            Request::from_envelope(&env, keys.ek.params()).map_err(|e| e.in_file(&path))?;
-        drop(env);
-        let core = program::parse_core(&job.core)?;
-        Machine::start(&keys, &request, core, threads)?
-    };
+    }
+    // A circuit job's public reset cycle, before its first cycle only.
+    let mut reset = job.reset && !resumed;
     if m.cycle() > job.cycles {
         return Err(ServerError::Job(format!(
             "the snapshot is at cycle {}, past the job's {} cycles",
@@ -314,7 +374,7 @@ fn run_job(sh: &Shared, job: &Job, cancel: &AtomicBool) -> Result<Outcome> {
             }
             return Ok(Outcome::Stopped { cycles: m.cycle() });
         }
-        m.run(1, None, &mut |p| {
+        m.step(std::mem::take(&mut reset), &mut |p| {
             if last_note.elapsed() >= Duration::from_millis(250) {
                 let e = p.engine;
                 update(&mut |l| l.gates = Some((e.tasks_done as u64, e.tasks_total as u64)));

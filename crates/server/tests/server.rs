@@ -465,3 +465,87 @@ fn one_server_per_data_folder() {
     assert!(c.list().unwrap().is_empty());
     assert_eq!(c.info().unwrap().queue, 16);
 }
+
+#[test]
+fn a_circuit_job_runs_on_its_uploaded_netlist_like_the_plain_run() {
+    use vsp_circuit::{Engine, PlainBackend, RunOptions};
+    use vsp_platform::design::{decrypt_circuit_result, load_design, plain_outputs, CircuitInputs};
+
+    const CYCLES: u64 = 5;
+    let k = keys();
+    let data = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let srv = server(data.path(), |_| {});
+    let token = vsp_server::token_add(data.path(), "alice").unwrap();
+    let c = Client::new(&url(&srv), &token).unwrap();
+    c.key_upload(&k.ek).unwrap();
+    let testdata = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../circuit/testdata");
+    let net = testdata.join("counter.json");
+    let circuit = load_design(&net).unwrap();
+    let inputs: CircuitInputs = serde_json::from_str(r#"{"inputs": {"en": 1}}"#).unwrap();
+    let key = client_key();
+    let req = tmp.path().join("c.req");
+    inputs
+        .encrypt(&key, &circuit)
+        .unwrap()
+        .to_envelope(key.sk.params())
+        .write(&req)
+        .unwrap();
+
+    let st = c.submit_circuit(&req, &net, CYCLES, true).unwrap();
+    assert_eq!(st.core, "circuit");
+    let end = c
+        .wait(&st.id, Duration::from_secs(60), &mut |_| {})
+        .unwrap();
+    assert_eq!(
+        (end.state, end.cycles_done),
+        (JobState::Done, CYCLES),
+        "{end:?}"
+    );
+    let out = tmp.path().join("c.res");
+    c.fetch(&st.id, &out).unwrap();
+    let got = decrypt_circuit_result(&key, &Envelope::read(&out, Kind::Result).unwrap(), &circuit)
+        .unwrap();
+    let mut plain = Engine::new(PlainBackend, circuit.clone());
+    inputs.load_plain(&mut plain).unwrap();
+    assert!(plain.reset().unwrap());
+    let opts = RunOptions {
+        max_cycles: CYCLES,
+        ..Default::default()
+    };
+    plain.run(&opts, &mut |_| {}).unwrap();
+    assert_eq!(got, plain_outputs(&plain, CYCLES).unwrap());
+    assert!(got.outputs["count"] > 0, "{got:?}");
+
+    // The request is for the counter: on another netlist it is refused.
+    let (status, msg) = refused(c.submit_circuit(&req, &testdata.join("lfsr.json"), 1, false));
+    assert!(status == 400 && msg.contains("another circuit"), "{msg}");
+    // A netlist that does not compile, or not under its hash, is refused and not kept.
+    let bad = b"{\"modules\": 7}";
+    let hash: String = {
+        use sha3::Digest;
+        sha3::Sha3_256::digest(bad)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    };
+    let path = format!("/v1/designs/{hash}");
+    let (s, _, b) = raw(
+        srv.addr(),
+        &head("PUT", &path, &token, Some(bad.len())),
+        bad,
+    );
+    assert_eq!(s, 400, "{b}");
+    assert!(b.contains("not a valid netlist"), "{b}");
+    let other = format!("/v1/designs/{}", "0".repeat(64));
+    let (s, _, b) = raw(
+        srv.addr(),
+        &head("PUT", &other, &token, Some(bad.len())),
+        bad,
+    );
+    assert_eq!(s, 400, "{b}");
+    assert!(b.contains("as the URL says"), "{b}");
+    let designs: Vec<String> = common::files(&data.path().join("designs"));
+    assert_eq!(designs.len(), 2, "counter and lfsr only: {designs:?}");
+    assert!(!designs.iter().any(|d| d.contains(&hash)));
+}

@@ -145,8 +145,15 @@ enum RemoteCommand {
         #[arg(short, long)]
         cycles: u64,
         /// pearl or ruby.
-        #[arg(long, default_value = "pearl")]
+        #[arg(long, default_value = "pearl", conflicts_with = "netlist")]
         core: String,
+        /// A circuit job: the request is `vsp circuit enc`'s for this Yosys JSON netlist
+        /// (uploaded first unless the server has it).
+        #[arg(long, conflicts_with = "until_finished")]
+        netlist: Option<PathBuf>,
+        /// A circuit job: apply one public reset cycle first (a 1-bit `@reset` input).
+        #[arg(long, requires = "netlist")]
+        reset: bool,
         /// Follow the job to its end (a progress bar), then fetch the result.
         #[arg(long)]
         wait: bool,
@@ -287,6 +294,8 @@ pub fn remote(r: Remote, quiet: bool) -> Result<()> {
             until_finished,
             step,
             max_cycles,
+            netlist,
+            reset,
         } => {
             if output.is_some() && !wait && until_finished.is_none() {
                 anyhow::bail!("--output needs --wait or --until-finished");
@@ -296,7 +305,10 @@ pub fn remote(r: Remote, quiet: bool) -> Result<()> {
                 .map(crate::load_client_key)
                 .transpose()?;
             let t = Instant::now();
-            let st = c.submit(&request, cycles, &core)?;
+            let st = match &netlist {
+                Some(n) => c.submit_circuit(&request, n, cycles, reset)?,
+                None => c.submit(&request, cycles, &core)?,
+            };
             println!("{}", st.id);
             if let Some(key) = key {
                 let out = output.unwrap_or_else(|| PathBuf::from(format!("{}.result.enc", st.id)));
