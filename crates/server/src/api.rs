@@ -1,5 +1,8 @@
 //! The HTTP API (docs/server.md). JSON for metadata, binary bodies for keys, requests and results.
 //!
+//! Processor jobs run a request of `vsp enc`; circuit jobs a request of `vsp circuit enc` on a
+//! Yosys JSON netlist uploaded before (`/v1/designs/SHA3`).
+//!
 //! Every route but `/` and `/v1/info` needs `Authorization: Bearer TOKEN`; a client sees only its
 //! own keys and jobs, and another client's job gets the answer a job that does not exist gets.
 //! Uploads are bounded (`Content-Length` and the envelope's announced length checked against the

@@ -3,6 +3,7 @@
 //! ```text
 //! DIR/vsp-server.sqlite            tokens (SHA3-256 of each, never the token), keys, jobs
 //! DIR/keys/CLIENT/KEYID.key        evaluation keys, one per client and key id
+//! DIR/designs/CLIENT/SHA3.json     circuit jobs' Yosys JSON netlists, named by their SHA3-256
 //! DIR/jobs/JOBID/request.enc       the request as uploaded
 //! DIR/jobs/JOBID/snapshot          the machine's last snapshot (written atomically)
 //! DIR/jobs/JOBID/result.enc        the result (written atomically, then the job is marked done)
