@@ -242,6 +242,43 @@ fn a_job_killed_with_sigkill_resumes_and_ends_byte_identical_to_vsp_run() {
     let out = ok(&strs(&remote(&srv.url, &args)), d);
     assert!(out.contains("finished after 2 cycles: x8 = 7"), "{out}");
 
+    // A circuit job: `vsp circuit enc` for a netlist, submitted with it, decrypted by `circuit dec`.
+    std::fs::write(d.join("en.json"), r#"{"inputs": {"en": 1}}"#).unwrap();
+    let net = Path::new(env!("CARGO_MANIFEST_DIR")).join("../circuit/testdata/counter.json");
+    let net = net.to_str().unwrap();
+    let enc = ["-q", "circuit", "enc", "--netlist", net, "-k", "sk.key"];
+    ok(
+        &[&enc[..], &["--inputs", "en.json", "-o", "c.req"]].concat(),
+        d,
+    );
+    let args = [
+        "submit",
+        "c.req",
+        "--netlist",
+        net,
+        "--cycles",
+        "4",
+        "--reset",
+    ];
+    let args = [&args[..], &["--wait", "-o", "c.res"]].concat();
+    ok(&strs(&remote(&srv.url, &args)), d);
+    let dec = [
+        "circuit",
+        "dec",
+        "--netlist",
+        net,
+        "-k",
+        "sk.key",
+        "-i",
+        "c.res",
+    ];
+    let o: serde_json::Value = serde_json::from_str(&ok(&dec, d)).unwrap();
+    assert_eq!(
+        (o["cycles"].as_u64(), o["outputs"]["count"].as_u64()),
+        (Some(4), Some(3)),
+        "{o}"
+    );
+
     // Refusals are one line each.
     let none = "0123456789abcdef0123456789abcdef";
     let e = fails(&strs(&remote(&srv.url, &["status", none])), d);
