@@ -66,15 +66,37 @@ pub fn compile_c(
     opts: &vsp_cc::CcOptions,
     size: MemSize,
 ) -> Result<(String, Image)> {
-    let Some(first) = paths.first() else {
-        return Err(vsp_cc::CcError::Program("no C files to compile".into()).into());
-    };
-    let asm = vsp_cc::compile_c_files(paths, opts)?;
-    let name = first.display().to_string();
-    let image = fitting(size, |s| {
-        Ok(vsp_cc::assemble_image(&asm, &name, s.mem_config())?)
-    })?;
+    let asm = compile_c_asm(paths, opts)?;
+    let image = assemble_c(&asm, paths, opts, size)?;
     Ok((asm, image))
+}
+
+/// The first half of [`compile_c`]: the program's assembly text, with the runtime functions
+/// written in C that it needs (what `vsp cc --emit-asm` writes, whether or not the program fits).
+pub fn compile_c_asm(paths: &[PathBuf], opts: &vsp_cc::CcOptions) -> Result<String> {
+    if paths.is_empty() {
+        return Err(vsp_cc::CcError::Program("no C files to compile".into()).into());
+    }
+    Ok(vsp_cc::compile_c_files(paths, opts)?)
+}
+
+/// The second half of [`compile_c`]: assembles `asm` (compiled from `paths` with `opts`) with the
+/// runtime into an image that fits `size` ROM and RAM. A program too large for the ROM is told to
+/// try `-Oz` only when it was built otherwise.
+pub fn assemble_c(
+    asm: &str,
+    paths: &[PathBuf],
+    opts: &vsp_cc::CcOptions,
+    size: MemSize,
+) -> Result<Image> {
+    let name = paths
+        .first()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    fitting(size, |s| {
+        vsp_cc::assemble_image(asm, &name, s.mem_config())
+            .map_err(|e| e.with_opt_hint(opts).into())
+    })
 }
 
 /// `place(size)`, or, when that fails and `place` succeeds with a larger size, an error saying that

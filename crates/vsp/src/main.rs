@@ -554,10 +554,12 @@ fn run(cli: Cli) -> Result<()> {
                 clang_args,
                 ..Default::default()
             };
-            let (asm, image) = program::compile_c(&sources, &opts, memory_size)?;
+            let asm = program::compile_c_asm(&sources, &opts)?;
+            // Written before the size check, so that a program that does not fit can be looked at.
             if let Some(p) = emit_asm {
                 write_atomic(&p, asm.as_bytes(), Access::Public)?;
             }
+            let image = program::assemble_c(&asm, &sources, &opts, memory_size)?;
             write_image(&image, &output)?;
             if !cli.quiet {
                 eprintln!(

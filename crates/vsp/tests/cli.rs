@@ -504,7 +504,7 @@ fn cc_programs_too_large_for_512_bytes_run_on_the_1k_cores() {
     require_clang();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let cases: [(&str, &[&str]); 7] = [
+    let cases: [(&str, &[&str]); 8] = [
         ("interp", &["10", "3"]),
         ("parser", &["3+4*(2-1)"]),
         ("life", &["42", "0"]),
@@ -512,6 +512,8 @@ fn cc_programs_too_large_for_512_bytes_run_on_the_1k_cores() {
         ("gcd", &["-30000", "123"]),
         ("bits", &["1234", "-77"]),
         ("maze", &["5", "1"]),
+        // Signed 64-bit division and modulo, multiply and shifts (the assembly helpers).
+        ("arith64", &["123", "-4567", "-89", "13"]),
     ];
     for (name, args) in cases {
         let (full, want) = diff_program(name, args, d);
