@@ -17,8 +17,8 @@ fn rom_bytes(src: &str, level: &str, mem: MemConfig) -> Result<usize, String> {
         clang_args: vec!["-fwrapv".into()],
         ..CcOptions::default()
     };
-    let asm = compile_c_source(&format!("{PRELUDE}\n{src}"), "t.c", &opts)
-        .map_err(|e| e.to_string())?;
+    let asm =
+        compile_c_source(&format!("{PRELUDE}\n{src}"), "t.c", &opts).map_err(|e| e.to_string())?;
     assemble_image(&asm, "t.s", mem)
         .map(|img| img.rom.len())
         .map_err(|e| e.to_string())

@@ -94,8 +94,7 @@ pub fn assemble_c(
         .map(|p| p.display().to_string())
         .unwrap_or_default();
     fitting(size, |s| {
-        vsp_cc::assemble_image(asm, &name, s.mem_config())
-            .map_err(|e| e.with_opt_hint(opts).into())
+        vsp_cc::assemble_image(asm, &name, s.mem_config()).map_err(|e| e.with_opt_hint(opts).into())
     })
 }
 
@@ -199,7 +198,8 @@ fn memory_words(image: &Image, args: &[String], size: MemSize) -> Result<(Vec<u6
     Ok((rom, ram))
 }
 
-/// One retired instruction of the ISA-level trace, as `vsp emu --trace` prints it.
+/// One retired instruction of the ISA-level trace, as `vsp emu --trace` prints it, and a last
+/// `stopped: …` line when the simulator stops the program (a stack overflow, an illegal instruction).
 pub fn trace_lines(
     image: &Image,
     args: &[String],
@@ -210,9 +210,20 @@ pub fn trace_lines(
     fitting(size, |s| memory_words(image, args, s))?;
     let ram = initial_ram(image, args, size)?;
     let mut sim = Simulator::new(&image.rom, &ram, size.mem_config())?;
+    sim.set_stack_guard(vsp_cahp::StackGuard::for_image(image, &ram));
     let mut lines = Vec::new();
     for step in sim.trace(max_steps) {
-        let r = step?;
+        // The instructions up to an error are the trace's point; the error ends it.
+        let r = match step {
+            Ok(r) => r,
+            Err(e) => {
+                lines.push(format!(
+                    "stopped: {}",
+                    crate::machine::isa_error_message(&e, size)
+                ));
+                break;
+            }
+        };
         let mut line = format!("{:04x}: {:<28}", r.pc, r.inst.to_string());
         if let Some(w) = r.reg_write {
             line.push_str(&format!(" {:?} <- 0x{:04x}", w.reg, w.value));

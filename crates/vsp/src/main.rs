@@ -597,24 +597,50 @@ fn run(cli: Cli) -> Result<()> {
                     r.core, r.memory, memory_size
                 );
                 println!("finished:   {}", if r.finished { "yes" } else { "no" });
-                println!(
-                    "cycles:     {}   (pass --cycles {} to `vsp run`)",
-                    r.cycles, r.cycles
-                );
+                if r.finished {
+                    println!(
+                        "cycles:     {}   (pass --cycles {} to `vsp run`)",
+                        r.cycles, r.cycles
+                    );
+                } else if r.isa_error.is_some() {
+                    println!(
+                        "cycles:     {}   (stopped where the ISA simulator stopped the program)",
+                        r.cycles
+                    );
+                } else {
+                    println!(
+                        "cycles:     {}   (stopped at --max-cycles {max_cycles}: the program had not halted)",
+                        r.cycles
+                    );
+                }
                 println!("result a0:  {} (0x{:04x})", r.result, r.result);
+                let check = match r.agrees_with_isa {
+                    Some(true) => "agrees".to_string(),
+                    Some(false) => "DISAGREES".to_string(),
+                    None if r.isa_error.is_some() => "stopped the program (below)".to_string(),
+                    None => "not made (the gate-level run stopped before the halt)".to_string(),
+                };
                 println!(
-                    "ISA check:  {} ({} instructions retired)",
-                    if r.agrees_with_isa {
-                        "agrees"
-                    } else {
-                        "DISAGREES"
-                    },
+                    "ISA check:  {check} ({} instructions retired)",
                     r.instructions
                 );
                 print!("{}", regs_table(&r.regs));
             }
+            if let Some(e) = &r.isa_error {
+                anyhow::bail!("{e}");
+            }
             if !r.finished {
-                anyhow::bail!("the program did not halt within {max_cycles} cycles");
+                let hint = if r.isa_halted {
+                    format!(
+                        "; the ISA simulator halts it after {} instructions: raise --max-cycles",
+                        r.instructions
+                    )
+                } else {
+                    String::new()
+                };
+                anyhow::bail!(
+                    "the program did not halt within --max-cycles {max_cycles} cycles{hint}"
+                );
             }
         }
     }
