@@ -28,6 +28,58 @@ pub fn load_program(path: &Path, runtime: bool, size: MemSize) -> Result<Image> 
     }
 }
 
+/// Reads a program like [`load_program`] and chooses the machine to run it on: the size an image
+/// records (`vsp asm`/`vsp cc --memory-size` write it), else `requested`, else 512 bytes. An image
+/// built for one size and asked to run on another (an explicit `--memory-size`) is refused with a
+/// message saying both.
+pub fn load_program_sized(
+    path: &Path,
+    runtime: bool,
+    requested: Option<MemSize>,
+) -> Result<(Image, MemSize)> {
+    if matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("s" | "S" | "asm" | "c")
+    ) {
+        let size = requested.unwrap_or_default();
+        return Ok((load_program(path, runtime, size)?, size));
+    }
+    let image = load_program(path, runtime, requested.unwrap_or_default())?;
+    let size = image_size(&image, requested, path)?;
+    Ok((image, size))
+}
+
+/// The machine for `image` (read from `path`): what it records, checked against `requested`.
+pub fn image_size(image: &Image, requested: Option<MemSize>, path: &Path) -> Result<MemSize> {
+    let Some(m) = image.memory else {
+        return Ok(requested.unwrap_or_default());
+    };
+    let recorded = MemSize::ALL
+        .into_iter()
+        .find(|s| s.mem_config() == m)
+        .ok_or_else(|| {
+            PlatformError::usage(format!(
+                "{} was built for a {}-byte ROM and a {}-byte RAM, which no core has \
+                 (rebuild it with --memory-size 512 or 1024)",
+                path.display(),
+                m.rom_size,
+                m.ram_size
+            ))
+        })?;
+    match requested {
+        Some(r) if r != recorded => Err(PlatformError::usage(format!(
+            "{} was built for {} ROM and RAM (--memory-size {}), not for --memory-size {}: \
+             leave the option out, or rebuild the program with --memory-size {}",
+            path.display(),
+            recorded,
+            recorded.bytes(),
+            r.bytes(),
+            r.bytes()
+        ))),
+        _ => Ok(recorded),
+    }
+}
+
 /// Assembles `path` (optionally linking crt0 and the runtime helpers) for `size` ROM and RAM.
 pub fn assemble_file(path: &Path, runtime: bool, size: MemSize) -> Result<Image> {
     let text = std::fs::read_to_string(path).map_err(|source| PlatformError::Read {

@@ -68,7 +68,8 @@ enum Command {
         key: PathBuf,
         /// Program image (or a .s / .c source, compiled on the fly).
         program: PathBuf,
-        /// Arguments passed to main (argv[1..]).
+        /// Arguments passed to main (argv[1..]); negative numbers need no `--`.
+        #[arg(allow_negative_numbers = true)]
         args: Vec<String>,
         #[arg(short, long)]
         output: PathBuf,
@@ -77,7 +78,7 @@ enum Command {
         #[arg(long, default_value = "cmux")]
         memory: String,
         #[command(flatten)]
-        memory_size: MemorySize,
+        memory_size: MachineSize,
     },
     /// Run an encrypted request for a number of cycles (Bob: needs only the evaluation key), on
     /// the core with the request's memory size (512 B or 1 KiB ROM and RAM).
@@ -203,7 +204,8 @@ enum Command {
     Emu {
         /// Program image (or a .s / .c source, compiled on the fly).
         program: PathBuf,
-        /// Arguments passed to main (argv[1..]).
+        /// Arguments passed to main (argv[1..]); negative numbers need no `--`.
+        #[arg(allow_negative_numbers = true)]
         args: Vec<String>,
         /// pearl (single-cycle: fewest bootstraps per instruction, fastest on a few cores) or ruby
         /// (5-stage pipeline: shorter critical path per cycle, pays off with many cores).
@@ -213,7 +215,7 @@ enum Command {
         #[arg(long, default_value = "cmux")]
         memory: String,
         #[command(flatten)]
-        memory_size: MemorySize,
+        memory_size: MachineSize,
         /// Print every retired instruction (ISA simulator trace with disassembly).
         #[arg(long)]
         trace: bool,
@@ -233,6 +235,17 @@ struct MemorySize {
     /// appendix C, for programs whose code or data need more).
     #[arg(long = "memory-size", default_value = "512", value_name = "BYTES", value_parser = parse_memory_size)]
     size: MemSize,
+}
+
+/// `--memory-size` of the commands that run a program: an image records the size it was built
+/// for, so the option is needed only for sources and for images from before it was recorded.
+#[derive(clap::Args, Clone, Copy)]
+struct MachineSize {
+    /// Bytes of ROM and of RAM: 512 or 1024 (the 1 KiB cores of seed 000's appendix C). Default:
+    /// the size the image was built for (`vsp asm`/`vsp cc --memory-size`), else 512; an image
+    /// built for the other size is refused.
+    #[arg(long = "memory-size", value_name = "BYTES", value_parser = parse_memory_size)]
+    size: Option<MemSize>,
 }
 
 /// `--memory-size`: 512 or 1024.
@@ -342,12 +355,12 @@ fn run(cli: Cli) -> Result<()> {
             args,
             output,
             memory,
-            memory_size: MemorySize { size: memory_size },
+            memory_size: MachineSize { size: requested },
         } => {
             check_output(&output, &[("secret key", &key), ("program", &program)])?;
             let memory = program::parse_memory(&memory)?;
             let key = load_client_key(&key)?;
-            let image = program::load_program(&program, false, memory_size)?;
+            let (image, memory_size) = program::load_program_sized(&program, false, requested)?;
             let plain = PlainRequest::new_sized(&image, &args, memory, memory_size)?;
             let bar = Bar::spinner(quiet, "encrypting ROM and RAM");
             let request = plain.encrypt(&key)?;
@@ -575,14 +588,14 @@ fn run(cli: Cli) -> Result<()> {
             args,
             core,
             memory,
-            memory_size: MemorySize { size: memory_size },
+            memory_size: MachineSize { size: requested },
             trace,
             json,
             max_cycles,
         } => {
             let core = program::parse_core(&core)?;
             let memory = program::parse_memory(&memory)?;
-            let image = program::load_program(&program, false, memory_size)?;
+            let (image, memory_size) = program::load_program_sized(&program, false, requested)?;
             if trace {
                 for line in program::trace_lines(&image, &args, memory_size, max_cycles)? {
                     println!("{line}");
