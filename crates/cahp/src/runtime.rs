@@ -53,7 +53,13 @@ pub const HELPERS: [Module; 8] = [
     Module {
         name: "<runtime>/divdi3.s",
         source: include_str!("../asm/runtime/divdi3.s"),
-        defines: &["__udivdi3", "__umoddi3", "__divdi3", "__moddi3"],
+        defines: &[
+            "__udivdi3",
+            "__umoddi3",
+            "__divdi3",
+            "__moddi3",
+            "__divdi3_mul",
+        ],
     },
     Module {
         name: "<runtime>/ashldi3.s",
