@@ -68,7 +68,8 @@ enum Command {
         key: PathBuf,
         /// Program image (or a .s / .c source, compiled on the fly).
         program: PathBuf,
-        /// Arguments passed to main (argv[1..]).
+        /// Arguments passed to main (argv[1..]); negative numbers need no `--`.
+        #[arg(allow_negative_numbers = true)]
         args: Vec<String>,
         #[arg(short, long)]
         output: PathBuf,
@@ -77,7 +78,7 @@ enum Command {
         #[arg(long, default_value = "cmux")]
         memory: String,
         #[command(flatten)]
-        memory_size: MemorySize,
+        memory_size: MachineSize,
     },
     /// Run an encrypted request for a number of cycles (Bob: needs only the evaluation key), on
     /// the core with the request's memory size (512 B or 1 KiB ROM and RAM).
@@ -203,7 +204,8 @@ enum Command {
     Emu {
         /// Program image (or a .s / .c source, compiled on the fly).
         program: PathBuf,
-        /// Arguments passed to main (argv[1..]).
+        /// Arguments passed to main (argv[1..]); negative numbers need no `--`.
+        #[arg(allow_negative_numbers = true)]
         args: Vec<String>,
         /// pearl (single-cycle: fewest bootstraps per instruction, fastest on a few cores) or ruby
         /// (5-stage pipeline: shorter critical path per cycle, pays off with many cores).
@@ -213,7 +215,7 @@ enum Command {
         #[arg(long, default_value = "cmux")]
         memory: String,
         #[command(flatten)]
-        memory_size: MemorySize,
+        memory_size: MachineSize,
         /// Print every retired instruction (ISA simulator trace with disassembly).
         #[arg(long)]
         trace: bool,
@@ -233,6 +235,17 @@ struct MemorySize {
     /// appendix C, for programs whose code or data need more).
     #[arg(long = "memory-size", default_value = "512", value_name = "BYTES", value_parser = parse_memory_size)]
     size: MemSize,
+}
+
+/// `--memory-size` of the commands that run a program: an image records the size it was built
+/// for, so the option is needed only for sources and for images from before it was recorded.
+#[derive(clap::Args, Clone, Copy)]
+struct MachineSize {
+    /// Bytes of ROM and of RAM: 512 or 1024 (the 1 KiB cores of seed 000's appendix C). Default:
+    /// the size the image was built for (`vsp asm`/`vsp cc --memory-size`), else 512; an image
+    /// built for the other size is refused.
+    #[arg(long = "memory-size", value_name = "BYTES", value_parser = parse_memory_size)]
+    size: Option<MemSize>,
 }
 
 /// `--memory-size`: 512 or 1024.
@@ -342,12 +355,12 @@ fn run(cli: Cli) -> Result<()> {
             args,
             output,
             memory,
-            memory_size: MemorySize { size: memory_size },
+            memory_size: MachineSize { size: requested },
         } => {
             check_output(&output, &[("secret key", &key), ("program", &program)])?;
             let memory = program::parse_memory(&memory)?;
             let key = load_client_key(&key)?;
-            let image = program::load_program(&program, false, memory_size)?;
+            let (image, memory_size) = program::load_program_sized(&program, false, requested)?;
             let plain = PlainRequest::new_sized(&image, &args, memory, memory_size)?;
             let bar = Bar::spinner(quiet, "encrypting ROM and RAM");
             let request = plain.encrypt(&key)?;
@@ -554,10 +567,12 @@ fn run(cli: Cli) -> Result<()> {
                 clang_args,
                 ..Default::default()
             };
-            let (asm, image) = program::compile_c(&sources, &opts, memory_size)?;
+            let asm = program::compile_c_asm(&sources, &opts)?;
+            // Written before the size check, so that a program that does not fit can be looked at.
             if let Some(p) = emit_asm {
                 write_atomic(&p, asm.as_bytes(), Access::Public)?;
             }
+            let image = program::assemble_c(&asm, &sources, &opts, memory_size)?;
             write_image(&image, &output)?;
             if !cli.quiet {
                 eprintln!(
@@ -573,14 +588,14 @@ fn run(cli: Cli) -> Result<()> {
             args,
             core,
             memory,
-            memory_size: MemorySize { size: memory_size },
+            memory_size: MachineSize { size: requested },
             trace,
             json,
             max_cycles,
         } => {
             let core = program::parse_core(&core)?;
             let memory = program::parse_memory(&memory)?;
-            let image = program::load_program(&program, false, memory_size)?;
+            let (image, memory_size) = program::load_program_sized(&program, false, requested)?;
             if trace {
                 for line in program::trace_lines(&image, &args, memory_size, max_cycles)? {
                     println!("{line}");
@@ -595,24 +610,50 @@ fn run(cli: Cli) -> Result<()> {
                     r.core, r.memory, memory_size
                 );
                 println!("finished:   {}", if r.finished { "yes" } else { "no" });
-                println!(
-                    "cycles:     {}   (pass --cycles {} to `vsp run`)",
-                    r.cycles, r.cycles
-                );
+                if r.finished {
+                    println!(
+                        "cycles:     {}   (pass --cycles {} to `vsp run`)",
+                        r.cycles, r.cycles
+                    );
+                } else if r.isa_error.is_some() {
+                    println!(
+                        "cycles:     {}   (stopped where the ISA simulator stopped the program)",
+                        r.cycles
+                    );
+                } else {
+                    println!(
+                        "cycles:     {}   (stopped at --max-cycles {max_cycles}: the program had not halted)",
+                        r.cycles
+                    );
+                }
                 println!("result a0:  {} (0x{:04x})", r.result, r.result);
+                let check = match r.agrees_with_isa {
+                    Some(true) => "agrees".to_string(),
+                    Some(false) => "DISAGREES".to_string(),
+                    None if r.isa_error.is_some() => "stopped the program (below)".to_string(),
+                    None => "not made (the gate-level run stopped before the halt)".to_string(),
+                };
                 println!(
-                    "ISA check:  {} ({} instructions retired)",
-                    if r.agrees_with_isa {
-                        "agrees"
-                    } else {
-                        "DISAGREES"
-                    },
+                    "ISA check:  {check} ({} instructions retired)",
                     r.instructions
                 );
                 print!("{}", regs_table(&r.regs));
             }
+            if let Some(e) = &r.isa_error {
+                anyhow::bail!("{e}");
+            }
             if !r.finished {
-                anyhow::bail!("the program did not halt within {max_cycles} cycles");
+                let hint = if r.isa_halted {
+                    format!(
+                        "; the ISA simulator halts it after {} instructions: raise --max-cycles",
+                        r.instructions
+                    )
+                } else {
+                    String::new()
+                };
+                anyhow::bail!(
+                    "the program did not halt within --max-cycles {max_cycles} cycles{hint}"
+                );
             }
         }
     }

@@ -317,5 +317,15 @@ pub(crate) fn link(prog: &Program, opts: &AsmOptions) -> Result<Image, AsmError>
             s.value,
         )
     });
-    Ok(Image { rom, ram, symbols })
+    // The machine it was linked for travels with the image (sizes no machine has are not recorded).
+    let machine = crate::MemConfig {
+        rom_size: opts.rom_size,
+        ram_size: opts.ram_size,
+    };
+    Ok(Image {
+        rom,
+        ram,
+        symbols,
+        memory: machine.validate().is_ok().then_some(machine),
+    })
 }
