@@ -215,7 +215,7 @@ pub const MAX_DATA_WIDTH: usize = 64;
 impl Blueprint {
     /// Loads a blueprint file; `[[file]]` paths are relative to the file's directory.
     pub fn from_path(path: &Path) -> Result<Self, CircuitError> {
-        let text = std::fs::read_to_string(path).map_err(|e| CircuitError::io(path, e))?;
+        let text = vsp_codec::read_text_bounded(path, vsp_codec::limits::SOURCE, "a blueprint")?;
         let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
         Self::from_str_with_base(&text, &base).map_err(|e| match e {
             CircuitError::Blueprint(m) => {
@@ -229,7 +229,11 @@ impl Blueprint {
     pub fn from_str_with_base(text: &str, base: &Path) -> Result<Self, CircuitError> {
         Self::from_str_with_resolver(text, |p| {
             let full: PathBuf = base.join(p);
-            std::fs::read_to_string(&full).map_err(|e| CircuitError::io(&full, e))
+            Ok(vsp_codec::read_text_bounded(
+                &full,
+                vsp_codec::limits::NETLIST,
+                "a Yosys JSON netlist",
+            )?)
         })
     }
 

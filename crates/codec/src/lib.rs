@@ -12,6 +12,7 @@
 //! | [`atomic`] | [`write_atomic`], [`read_file`], [`check_output`], [`exposed_mode`]: the one way a file reaches the disk |
 //! | [`input`] | [`read_bounded`], [`read_text_bounded`], [`check_input`]: inputs only from regular files, never past a bound per kind |
 //! | [`lock`] | [`lock_output`]: an exclusive claim on an output while it is produced |
+//! | [`text`] | [`text::excerpt`], [`text::escape_control`]: input echoed in messages, escaped and cut short |
 //! | [`error`] | [`Error`], the crate's typed error that every format crate wraps with `#[from]` |
 
 #![forbid(unsafe_code)]
@@ -21,6 +22,7 @@ pub mod envelope;
 pub mod error;
 pub mod input;
 pub mod lock;
+pub mod text;
 pub mod reader;
 pub mod writer;
 

@@ -129,7 +129,11 @@ impl Envelope {
     }
 
     pub fn read(path: &Path, expected: Kind) -> Result<Envelope> {
-        let bytes = Zeroizing::new(vsp_codec::read_file(path)?);
+        let (max, what) = match expected {
+            Kind::SecretKey => (vsp_codec::limits::SECRET_KEY, "a secret key"),
+            _ => (vsp_codec::limits::ANY, "any vsp file"),
+        };
+        let bytes = Zeroizing::new(vsp_codec::read_bounded(path, max, what)?);
         Envelope::from_bytes(&bytes, expected).map_err(|e| e.in_file(path))
     }
 }

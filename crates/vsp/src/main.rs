@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Parser, Subcommand};
 
 use vsp_platform::files::{check_output, write_atomic, Access};
@@ -266,9 +266,30 @@ fn main() {
     let session = mpi_job::start();
     if let Err(e) = session.and_then(|s| run(cli).map(|()| s)) {
         mpi_job::fail(&e);
-        eprintln!("error: {e:#}");
+        eprintln!("error: {}", one_line(&e));
         std::process::exit(1);
     }
+}
+
+/// Longest error line printed, in characters (a message quoting a huge input is cut).
+const MAX_ERROR_CHARS: usize = 1000;
+
+/// The error and its causes on one line: each cause once (a message that already quotes its cause,
+/// as `cannot read F: No such file or directory (os error 2)` does, is not followed by it again),
+/// control characters escaped, cut to [`MAX_ERROR_CHARS`].
+pub(crate) fn one_line(e: &anyhow::Error) -> String {
+    let mut msg = String::new();
+    for cause in e.chain() {
+        let s = cause.to_string();
+        if s.is_empty() || msg.contains(&s) {
+            continue;
+        }
+        if !msg.is_empty() {
+            msg.push_str(": ");
+        }
+        msg.push_str(&s);
+    }
+    vsp_platform::files::text::cut(&msg, MAX_ERROR_CHARS)
 }
 
 fn run(cli: Cli) -> Result<()> {
@@ -500,8 +521,11 @@ fn run(cli: Cli) -> Result<()> {
             let texts = sources
                 .iter()
                 .map(|p| {
-                    std::fs::read_to_string(p)
-                        .with_context(|| format!("cannot read {}", p.display()))
+                    Ok(vsp_platform::files::read_text_bounded(
+                        p,
+                        vsp_platform::files::limits::SOURCE,
+                        "an assembly source",
+                    )?)
                 })
                 .collect::<Result<Vec<_>>>()?;
             let names: Vec<String> = sources.iter().map(|p| p.display().to_string()).collect();
@@ -627,10 +651,12 @@ fn write_image(image: &vsp_cahp::Image, path: &std::path::Path) -> Result<()> {
 
 /// Loads a secret key, warning when its file is readable by others.
 pub(crate) fn load_client_key(path: &Path) -> Result<ClientKey> {
+    // Loaded first: the warning is for a real key file, not a FIFO or device refused as one.
+    let key = ClientKey::load(path)?;
     if let Some(w) = vsp_platform::files::exposure_warning(path) {
         eprintln!("{w}");
     }
-    Ok(ClientKey::load(path)?)
+    Ok(key)
 }
 
 pub(crate) fn load_server_keys(path: &Path, quiet: bool) -> Result<Arc<ServerKeys>> {
