@@ -60,14 +60,6 @@ impl fmt::Display for Kind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KeyId(pub [u8; 16]);
 
-impl KeyId {
-    pub fn random() -> KeyId {
-        let mut id = [0u8; 16];
-        rand::Rng::fill(&mut rand::rngs::OsRng, &mut id);
-        KeyId(id)
-    }
-}
-
 impl fmt::Display for KeyId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for b in &self.0[..6] {
