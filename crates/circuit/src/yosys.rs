@@ -41,7 +41,8 @@ pub fn parse_yosys_json(text: &str) -> Result<Netlist, CircuitError> {
 
 /// Reads and parses a Yosys JSON file.
 pub fn read_yosys_json(path: &std::path::Path) -> Result<Netlist, CircuitError> {
-    let text = vsp_codec::read_text_bounded(path, vsp_codec::limits::NETLIST, "a Yosys JSON netlist")?;
+    let text =
+        vsp_codec::read_text_bounded(path, vsp_codec::limits::NETLIST, "a Yosys JSON netlist")?;
     parse_yosys_json(&text).map_err(|e| e.in_netlist_file(&path.display().to_string()))
 }
 

@@ -196,7 +196,10 @@ mod tests {
         let p = dir.path().join("t");
         fs::write(&p, b"ab\xffcd").unwrap();
         let e = read_text_bounded(&p, 100, "x").unwrap_err().to_string();
-        assert!(e.ends_with("is not UTF-8 text (bad byte at offset 2)"), "{e}");
+        assert!(
+            e.ends_with("is not UTF-8 text (bad byte at offset 2)"),
+            "{e}"
+        );
         assert_eq!(read_prefix(&p, 2, 100, "x").unwrap(), b"ab");
         assert_eq!(human_bytes(3 << 20), "3 MiB");
         assert_eq!(human_bytes(1536), "1.5 KiB");

@@ -22,8 +22,8 @@ pub mod envelope;
 pub mod error;
 pub mod input;
 pub mod lock;
-pub mod text;
 pub mod reader;
+pub mod text;
 pub mod writer;
 
 pub use atomic::{check_output, exposed_mode, read_file, stale_temps, write_atomic, Access};

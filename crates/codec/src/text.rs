@@ -40,10 +40,16 @@ mod tests {
 
     #[test]
     fn control_characters_are_escaped_and_long_text_cut() {
-        assert_eq!(escape_control("a\u{1b}[2Jb\u{7}\n"), "a\\u{1b}[2Jb\\u{7}\\n");
+        assert_eq!(
+            escape_control("a\u{1b}[2Jb\u{7}\n"),
+            "a\\u{1b}[2Jb\\u{7}\\n"
+        );
         assert_eq!(excerpt("short"), "short");
         let long = "x".repeat(100);
-        assert_eq!(excerpt(&long), format!("{}… (40 more characters)", "x".repeat(60)));
+        assert_eq!(
+            excerpt(&long),
+            format!("{}… (40 more characters)", "x".repeat(60))
+        );
         assert_eq!(cut("ééé", 2), "éé… (1 more characters)");
     }
 }

@@ -26,11 +26,8 @@ use crate::packets::{check_ram_shape, get_cells, put_cells};
 
 /// Loads `path`: a Yosys JSON netlist when the file is JSON (it starts with `{`), else a blueprint.
 pub fn load_design(path: &Path) -> Result<Arc<Circuit>> {
-    let text = vsp_codec::read_text_bounded(
-        path,
-        vsp_codec::limits::NETLIST,
-        "a blueprint or netlist",
-    )?;
+    let text =
+        vsp_codec::read_text_bounded(path, vsp_codec::limits::NETLIST, "a blueprint or netlist")?;
     let circuit = if text.trim_start().starts_with('{') {
         netlist_circuit(&text).in_file(path)?
     } else {
@@ -273,8 +270,7 @@ pub struct CircuitRequest {
 impl CircuitInputs {
     /// Reads an inputs file.
     pub fn read(path: &Path) -> Result<CircuitInputs> {
-        let text =
-            vsp_codec::read_text_bounded(path, vsp_codec::limits::SOURCE, "an inputs file")?;
+        let text = vsp_codec::read_text_bounded(path, vsp_codec::limits::SOURCE, "an inputs file")?;
         serde_json::from_str(&text).map_err(|e| {
             PlatformError::format(format!("{}: malformed inputs JSON: {e}", path.display()))
         })

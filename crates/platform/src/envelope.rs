@@ -120,6 +120,30 @@ impl Envelope {
         Ok(bytes.len() as u64)
     }
 
+    /// The key id and parameter-set name in the header of the file `path` of kind `expected`, from
+    /// its first few hundred bytes (magic, version and kind checked; the rest is checked when the
+    /// file is read whole): what a large file belongs to, known before it is loaded.
+    pub fn read_header(path: &Path, expected: Kind) -> Result<(KeyId, String)> {
+        let prefix = vsp_codec::read_prefix(
+            path,
+            vsp_codec::envelope::MAX_HEADER as u64,
+            vsp_codec::limits::ANY,
+            "any vsp file",
+        )?;
+        let header = || -> Result<(KeyId, String)> {
+            let param = vsp_codec::envelope::peek_param(&FORMAT, &prefix, expected as u16)?;
+            let mut r = vsp_codec::Reader::new(param);
+            let key_id = KeyId(r.array("key id")?);
+            let params = std::str::from_utf8(r.take(r.remaining(), "parameter-set name")?)
+                .map_err(|_| {
+                    PlatformError::format("corrupt header: parameter-set name is not text")
+                })?
+                .to_string();
+            Ok((key_id, params))
+        };
+        header().map_err(|e| e.in_file(path))
+    }
+
     pub fn read(path: &Path, expected: Kind) -> Result<Envelope> {
         let (max, what) = match expected {
             Kind::SecretKey => (vsp_codec::limits::SECRET_KEY, "a secret key"),

@@ -176,6 +176,28 @@ impl ServerKeys {
         crate::envelope::check_same_key(what, key_id, params_name, self.key_id, &self.params_name)
     }
 
+    /// Checks, from the evaluation key file's header alone (before the key is read and
+    /// decompressed, which takes seconds), that `what` — made under `key_id`/`params_name` — can run
+    /// with it: a request under another key is refused at once.
+    pub fn check_header(path: &Path, what: &str, key_id: KeyId, params_name: &str) -> Result<()> {
+        let (ek_id, ek_params) = Envelope::read_header(path, Kind::EvalKey)?;
+        if params_name != ek_params {
+            return Err(PlatformError::KeyMismatch(format!(
+                "{what} was made with parameter set {params_name:?}, the evaluation key {} uses \
+                 {ek_params:?}",
+                path.display()
+            )));
+        }
+        if key_id != ek_id {
+            return Err(PlatformError::KeyMismatch(format!(
+                "{what} was encrypted under another key than the evaluation key {} (key id \
+                 {key_id}, the evaluation key's is {ek_id})",
+                path.display()
+            )));
+        }
+        Ok(())
+    }
+
     /// Loads and decompresses an evaluation key file (regenerating the masks from their seeds).
     pub fn load(path: &Path) -> Result<ServerKeys> {
         let env = Envelope::read(path, Kind::EvalKey)?;

@@ -20,7 +20,7 @@ use vsp_platform::design::{
 };
 use vsp_platform::envelope::check_same_key;
 use vsp_platform::files::{write_atomic, Access};
-use vsp_platform::keys::{ClientKey, ServerKeys};
+use vsp_platform::keys::ServerKeys;
 use vsp_platform::{Envelope, Kind, PlatformError, Snapshots};
 
 use crate::progress::Bar;
@@ -182,9 +182,10 @@ pub fn run(cmd: CircuitCommand, quiet: bool) -> Result<()> {
                     read.push((what, p.as_path()));
                 }
             }
+            let mut _locks = Vec::new();
             for (what, p) in [("output", &output), ("trace", &trace), ("VCD", &vcd)] {
                 if let Some(p) = p {
-                    vsp_platform::files::check_output(p, &read)?;
+                    _locks.extend(crate::claim(p, &read)?);
                     read.push((what, p.as_path()));
                 }
             }
@@ -248,7 +249,7 @@ fn split(cmd: CircuitCommand, quiet: bool) -> Result<()> {
             if let Some(p) = &inputs {
                 read.push(("inputs", p));
             }
-            vsp_platform::files::check_output(&output, &read)?;
+            let _lock = crate::claim(&output, &read)?;
             let circuit = load_design(&blueprint)?;
             let inputs = read_inputs(inputs.as_deref())?;
             warn_if_public(&inputs, false);
@@ -278,10 +279,23 @@ fn split(cmd: CircuitCommand, quiet: bool) -> Result<()> {
                 ("evaluation key", &eval_key),
                 ("request", &input),
             ];
-            let (snapshots, circuit, keys) =
-                server(&blueprint, &eval_key, &output, &snapshots, &read, quiet)?;
-            let mut m = if crate::mpi_job::is_root() {
+            let (snapshots, _locks) = snapshots.resolve(&output, &read)?;
+            // The request is read first: its key is checked against the evaluation key's header
+            // before that key is loaded.
+            let env = if crate::mpi_job::is_root() {
                 let env = Envelope::read(&input, Kind::Request)?;
+                ServerKeys::check_header(
+                    &eval_key,
+                    &format!("the request {}", input.display()),
+                    env.key_id,
+                    &env.params,
+                )?;
+                Some(env)
+            } else {
+                None
+            };
+            let (circuit, keys) = server(&blueprint, &eval_key, quiet)?;
+            let mut m = if let Some(env) = env {
                 let request = CircuitRequest::from_envelope(&env, &circuit, keys.ek.params())
                     .map_err(|e| e.in_file(&input))?;
                 drop(env);
@@ -310,8 +324,11 @@ fn split(cmd: CircuitCommand, quiet: bool) -> Result<()> {
                 ("blueprint", &blueprint),
                 ("evaluation key", &eval_key),
             ];
-            let (snapshots, circuit, keys) =
-                server(&blueprint, &eval_key, &output, &snapshots, &read, quiet)?;
+            let (snapshots, _locks) = snapshots.resolve(&output, &read)?;
+            if crate::mpi_job::is_root() {
+                crate::check_snapshot_header(&snapshot, &eval_key)?;
+            }
+            let (circuit, keys) = server(&blueprint, &eval_key, quiet)?;
             let mut m = if crate::mpi_job::is_root() {
                 CircuitMachine::resume(&keys, circuit, &snapshot, threads)?
             } else {
@@ -340,20 +357,15 @@ fn split(cmd: CircuitCommand, quiet: bool) -> Result<()> {
     Ok(())
 }
 
-/// What the server's commands share: the snapshot plan (its path checked against `read` and
-/// `output`), the circuit and the evaluation key.
+/// What the server's commands share: the circuit and the evaluation key.
 fn server(
     blueprint: &Path,
     eval_key: &Path,
-    output: &Path,
-    snapshots: &crate::SnapshotArgs,
-    read: &[(&str, &Path)],
     quiet: bool,
-) -> Result<(Option<Snapshots>, Arc<Circuit>, Arc<ServerKeys>)> {
-    let snapshots = snapshots.resolve(output, read)?;
+) -> Result<(Arc<Circuit>, Arc<ServerKeys>)> {
     let circuit = load_design(blueprint)?;
     let keys = crate::load_server_keys(eval_key, quiet)?;
-    Ok((snapshots, circuit, keys))
+    Ok((circuit, keys))
 }
 
 /// Runs the server's half and writes the encrypted result.
@@ -472,14 +484,13 @@ fn run_encrypted(
     threads: Option<usize>,
     quiet: bool,
 ) -> Result<Option<CircuitOutputs>> {
-    let keys = ServerKeys::load(eval_key)?;
     // Under MPI rank 0 encrypts the inputs; the other ranks take its state and compute.
     let secret = if crate::mpi_job::is_root() {
-        let ck = ClientKey::load(key)?;
-        check_same_key(
-            "the evaluation key",
-            keys.key_id,
-            &keys.params_name,
+        let ck = crate::load_client_key(key)?;
+        // From the header, before the evaluation key is loaded and decompressed.
+        ServerKeys::check_header(
+            eval_key,
+            &format!("the secret key {}", key.display()),
             ck.key_id,
             &ck.params_name,
         )?;
@@ -488,6 +499,16 @@ fn run_encrypted(
     } else {
         None
     };
+    let keys = ServerKeys::load(eval_key)?;
+    if let Some(ck) = &secret {
+        check_same_key(
+            "the evaluation key",
+            keys.key_id,
+            &keys.params_name,
+            ck.key_id,
+            &ck.params_name,
+        )?;
+    }
     let mut m = match &secret {
         Some(ck) => {
             let request = inputs.encrypt(ck, &circuit)?;

@@ -20,7 +20,7 @@ use std::time::Instant;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
-use vsp_platform::files::{check_output, write_atomic, Access};
+use vsp_platform::files::{check_output, lock_output, write_atomic, Access, OutputLock};
 use vsp_platform::keys::{self, ClientKey, ServerKeys};
 use vsp_platform::program::{self, PlainRequest};
 use vsp_platform::{Envelope, Kind, Machine, MemSize, Request, Snapshots};
@@ -320,7 +320,7 @@ fn run(cli: Cli) -> Result<()> {
             params,
             insecure,
         } => {
-            check_output(&output, &[])?;
+            let _lock = claim(&output, &[])?;
             let p = keys::params_by_name(&params, insecure)?;
             if keys::is_insecure(&params) {
                 eprintln!(
@@ -339,7 +339,7 @@ fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Genbkey { key, output } => {
-            check_output(&output, &[("secret key", &key)])?;
+            let _lock = claim(&output, &[("secret key", &key)])?;
             let key = load_client_key(&key)?;
             let t = Instant::now();
             let bar = Bar::spinner(
@@ -365,7 +365,7 @@ fn run(cli: Cli) -> Result<()> {
             memory,
             memory_size: MemorySize { size: memory_size },
         } => {
-            check_output(&output, &[("secret key", &key), ("program", &program)])?;
+            let _lock = claim(&output, &[("secret key", &key), ("program", &program)])?;
             let memory = program::parse_memory(&memory)?;
             let key = load_client_key(&key)?;
             let image = program::load_program(&program, false, memory_size)?;
@@ -395,7 +395,7 @@ fn run(cli: Cli) -> Result<()> {
             snapshots,
         } => {
             let inputs = [("evaluation key", eval_key.as_path()), ("request", &input)];
-            let snapshots = snapshots.resolve(&output, &inputs)?;
+            let (snapshots, _locks) = snapshots.resolve(&output, &inputs)?;
             let core = program::parse_core(&core)?;
             let memory = memory.as_deref().map(program::parse_memory).transpose()?;
             if !mpi_job::is_root() {
@@ -408,6 +408,13 @@ fn run(cli: Cli) -> Result<()> {
                 return advance(&mut machine, cycles, snapshots.as_ref(), &output, quiet);
             }
             let envelope = Envelope::read(&input, Kind::Request)?;
+            // From the headers, before the evaluation key is loaded and decompressed (seconds).
+            ServerKeys::check_header(
+                &eval_key,
+                &format!("the request {}", input.display()),
+                envelope.key_id,
+                &envelope.params,
+            )?;
             // The request names its memory and size; the machine is built for them.
             let (has, size) =
                 vsp_platform::packets::request_memory(&envelope).map_err(|e| e.in_file(&input))?;
@@ -443,7 +450,10 @@ fn run(cli: Cli) -> Result<()> {
                 ("snapshot", snapshot.as_path()),
                 ("evaluation key", &eval_key),
             ];
-            let snapshots = snapshots.resolve(&output, &inputs)?;
+            let (snapshots, _locks) = snapshots.resolve(&output, &inputs)?;
+            if mpi_job::is_root() {
+                check_snapshot_header(&snapshot, &eval_key)?;
+            }
             let keys = load_server_keys(&eval_key, quiet)?;
             // Under MPI only rank 0 reads the snapshot; it tells the others the core and memory.
             let mut machine = if mpi_job::is_root() {
@@ -517,7 +527,7 @@ fn run(cli: Cli) -> Result<()> {
         } => {
             let named: Vec<(&str, &std::path::Path)> =
                 sources.iter().map(|p| ("source", p.as_path())).collect();
-            check_output(&output, &named)?;
+            let _lock = claim(&output, &named)?;
             let texts = sources
                 .iter()
                 .map(|p| {
@@ -561,11 +571,9 @@ fn run(cli: Cli) -> Result<()> {
         } => {
             let mut inputs: Vec<(&str, &Path)> =
                 sources.iter().map(|s| ("source", s.as_path())).collect();
-            check_output(&output, &inputs)?;
-            if let Some(p) = &emit_asm {
-                inputs.push(("output image", &output));
-                check_output(p, &inputs)?;
-            }
+            let _lock = claim(&output, &inputs)?;
+            inputs.push(("output image", &output));
+            let _asm_lock = emit_asm.as_deref().map(|p| claim(p, &inputs)).transpose()?;
             let mut clang_args = Vec::new();
             clang_args.extend(define.iter().map(|d| format!("-D{d}")));
             clang_args.extend(undefine.iter().map(|u| format!("-U{u}")));
@@ -659,6 +667,31 @@ pub(crate) fn load_client_key(path: &Path) -> Result<ClientKey> {
     Ok(key)
 }
 
+/// Checks an output path (regular or absent, not one of `inputs`: [`check_output`]) and claims it
+/// for this process until the lock is dropped: a second `vsp` writing the same file is refused at
+/// once instead of both finishing and the last rename winning. Under MPI only rank 0 writes, so
+/// only rank 0 claims.
+pub(crate) fn claim(output: &Path, inputs: &[(&str, &Path)]) -> Result<Option<OutputLock>> {
+    check_output(output, inputs)?;
+    if !mpi_job::is_root() {
+        return Ok(None);
+    }
+    Ok(Some(lock_output(output)?))
+}
+
+/// Checks from the headers alone that the snapshot was made under the evaluation key (before the
+/// key is loaded and decompressed).
+pub(crate) fn check_snapshot_header(snapshot: &Path, eval_key: &Path) -> Result<()> {
+    let (id, params) = Envelope::read_header(snapshot, Kind::Snapshot)?;
+    ServerKeys::check_header(
+        eval_key,
+        &format!("the snapshot {}", snapshot.display()),
+        id,
+        &params,
+    )?;
+    Ok(())
+}
+
 pub(crate) fn load_server_keys(path: &Path, quiet: bool) -> Result<Arc<ServerKeys>> {
     let t = Instant::now();
     let bar = Bar::spinner(
@@ -683,7 +716,8 @@ pub(crate) struct SnapshotArgs {
     /// OUTPUT.snapshot; `vsp resume` continues from it).
     #[arg(long)]
     snapshot: Option<PathBuf>,
-    #[arg(long, default_value_t = 1)]
+    /// Write the snapshot every this many cycles (at least 1; the run's end always writes one).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     snapshot_every: u64,
     /// Write no snapshot.
     #[arg(long, conflicts_with = "snapshot")]
@@ -692,12 +726,13 @@ pub(crate) struct SnapshotArgs {
 
 impl SnapshotArgs {
     /// The snapshot plan, its path checked against the command's inputs and `output` (a resumed run
-    /// writes a new snapshot: never the one it resumes from).
+    /// writes a new snapshot: never the one it resumes from), and the claims on both outputs
+    /// ([`claim`]), held until the run is written.
     pub(crate) fn resolve(
         &self,
         output: &Path,
         inputs: &[(&str, &Path)],
-    ) -> Result<Option<Snapshots>> {
+    ) -> Result<(Option<Snapshots>, Vec<OutputLock>)> {
         let snapshot = match (&self.snapshot, self.no_snapshot) {
             (_, true) => None,
             (Some(p), false) => Some(p.clone()),
@@ -708,15 +743,17 @@ impl SnapshotArgs {
             }
         };
         let mut read = inputs.to_vec();
+        let mut locks = Vec::new();
         if let Some(s) = &snapshot {
-            check_output(s, &read)?;
+            locks.extend(claim(s, &read)?);
             read.push(("snapshot", s));
         }
-        check_output(output, &read)?;
-        Ok(snapshot.map(|path| Snapshots {
+        locks.extend(claim(output, &read)?);
+        let plan = snapshot.map(|path| Snapshots {
             path,
             every: self.snapshot_every,
-        }))
+        });
+        Ok((plan, locks))
     }
 }
 

@@ -40,7 +40,11 @@ fn one_line_error(args: &[&str], dir: &Path) -> String {
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(!out.status.success(), "vsp {args:?} should fail: {err}");
     let lines: Vec<&str> = err.lines().collect();
-    assert_eq!(lines.len(), 1, "vsp {args:?}: one line expected, got {err:?}");
+    assert_eq!(
+        lines.len(),
+        1,
+        "vsp {args:?}: one line expected, got {err:?}"
+    );
     assert!(lines[0].starts_with("error: "), "{err}");
     assert!(
         !lines[0].chars().any(|c| c.is_control()),
@@ -75,9 +79,18 @@ fn fifos_devices_and_directories_are_refused_in_one_line() {
         (&["emu", "/dev/zero"], "it is a device"),
         (&["asm", "D", "-o", "y.img"], "it is a directory"),
         (&["genbkey", "-k", "F", "-o", "e.key"], "it is a FIFO"),
-        (&["enc", "-k", "/dev/urandom", "x.s", "-o", "r.enc"], "it is a device"),
-        (&["run", "-e", "F", "-i", "F", "-o", "o.enc", "-c", "1"], "it is a FIFO"),
-        (&["resume", "F", "-e", "F", "-o", "o.enc", "-c", "1"], "it is a FIFO"),
+        (
+            &["enc", "-k", "/dev/urandom", "x.s", "-o", "r.enc"],
+            "it is a device",
+        ),
+        (
+            &["run", "-e", "F", "-i", "F", "-o", "o.enc", "-c", "1"],
+            "it is a FIFO",
+        ),
+        (
+            &["resume", "F", "-e", "F", "-o", "o.enc", "-c", "1"],
+            "it is a FIFO",
+        ),
     ] {
         let err = one_line_error(args, d);
         assert!(err.contains(what), "vsp {args:?}: {err}");
@@ -95,7 +108,16 @@ fn circuit_inputs_from_a_fifo_are_refused() {
     mkfifo(&d.join("F"));
     std::fs::write(d.join("n.json"), COUNTER_JSON).unwrap();
     let err = one_line_error(
-        &["circuit", "run", "--netlist", "n.json", "--inputs", "F", "--cycles", "1"],
+        &[
+            "circuit",
+            "run",
+            "--netlist",
+            "n.json",
+            "--inputs",
+            "F",
+            "--cycles",
+            "1",
+        ],
         d,
     );
     assert!(err.contains("F: it is a FIFO, not a regular file"), "{err}");
@@ -112,3 +134,323 @@ fn an_os_error_is_printed_once() {
 const COUNTER_JSON: &str = r#"{"modules": {"top": {"attributes": {"top": "1"},
  "ports": {"a": {"direction": "input", "bits": [2]}, "y": {"direction": "output", "bits": [2, 2]}},
  "cells": {}, "netnames": {}}}}"#;
+
+#[test]
+fn a_second_writer_of_an_output_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("x.s"), "li a0, 1\nhlt\n").unwrap();
+    ok(&["genkey", "-o", "k"], d);
+    // Another process (here: this test) is producing each of these outputs.
+    let held: Vec<_> = [
+        "out.img",
+        "k2",
+        "r.enc",
+        "o.enc",
+        "o.enc.snapshot",
+        "c.json",
+    ]
+    .iter()
+    .map(|n| vsp_codec::lock_output(&d.join(n)).unwrap())
+    .collect();
+    for args in [
+        &["asm", "x.s", "-o", "out.img"][..],
+        &["genkey", "-o", "k2"],
+        &["enc", "-k", "k", "x.s", "-o", "r.enc"],
+        &["run", "-e", "e", "-i", "r", "-o", "o.enc", "-c", "1"],
+        &[
+            "run",
+            "-e",
+            "e",
+            "-i",
+            "r",
+            "-o",
+            "other.enc",
+            "-c",
+            "1",
+            "--snapshot",
+            "o.enc.snapshot",
+        ],
+        &["resume", "s", "-e", "e", "-o", "o.enc", "-c", "1"],
+        &[
+            "circuit",
+            "run",
+            "--netlist",
+            "n.json",
+            "--cycles",
+            "1",
+            "-o",
+            "c.json",
+        ],
+        &[
+            "circuit",
+            "exec",
+            "--netlist",
+            "n",
+            "-e",
+            "e",
+            "-i",
+            "r",
+            "-o",
+            "o.enc",
+            "--cycles",
+            "1",
+        ],
+    ] {
+        let err = one_line_error(args, d);
+        assert!(
+            err.contains("another process is writing it"),
+            "vsp {args:?}: {err}"
+        );
+    }
+    assert!(!d.join("out.img").exists() && !d.join("k2").exists());
+    drop(held);
+    ok(&["asm", "x.s", "-o", "out.img"], d);
+    // Nothing is left behind: no lock file, no temporary file.
+    let mut names: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["k", "out.img", "x.s"]);
+}
+
+#[test]
+fn two_concurrent_writers_one_wins_and_one_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(&["genkey", "-o", "k"], d);
+    let fib = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cahp/asm/programs/fib.s");
+    let fib = fib.to_str().unwrap();
+    // Encrypting takes long enough (32 MiB written and fsynced) for the two to overlap often; the
+    // invariant holds whether they overlap or not: never two successes while the other ran.
+    let spawn = || {
+        Command::new(env!("CARGO_BIN_EXE_vsp"))
+            .args(["enc", "-k", "k", fib, "5", "-o", "same.enc"])
+            .current_dir(d)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    for o in [&a, &b] {
+        if !o.status.success() {
+            let e = String::from_utf8_lossy(&o.stderr);
+            assert!(e.contains("another process is writing it"), "{e}");
+        }
+    }
+    assert!(a.status.success() || b.status.success());
+}
+
+/// Writes a `vsp` envelope of `kind` under the key id of the secret key `key_of` with a body of
+/// junk: only its header is right.
+fn fake_file(d: &Path, name: &str, kind: vsp_platform::Kind, key_of: &str) {
+    let key = vsp_platform::ClientKey::load(&d.join(key_of)).unwrap();
+    let env = vsp_platform::Envelope {
+        kind,
+        params: key.params_name.clone(),
+        key_id: key.key_id,
+        body: zeroize::Zeroizing::new(vec![0xA5; 64]),
+    };
+    env.write(&d.join(name)).unwrap();
+}
+
+#[test]
+fn another_keys_request_is_refused_from_the_headers() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(&["genkey", "-o", "a.key"], d);
+    ok(&["genkey", "-o", "b.key"], d);
+    std::fs::write(d.join("x.s"), "li a0, 1\nhlt\n").unwrap();
+    ok(&["enc", "-k", "a.key", "x.s", "-o", "r.enc"], d);
+    // An evaluation key of key b whose body is junk: refused from its header, never decompressed.
+    fake_file(d, "b.ek", vsp_platform::Kind::EvalKey, "b.key");
+    fake_file(d, "a.snap", vsp_platform::Kind::Snapshot, "a.key");
+    let err = one_line_error(
+        &["run", "-e", "b.ek", "-i", "r.enc", "-o", "o.enc", "-c", "1"],
+        d,
+    );
+    assert!(
+        err.contains(
+            "the request r.enc was encrypted under another key than the evaluation key b.ek"
+        ),
+        "{err}"
+    );
+    let err = one_line_error(
+        &["resume", "a.snap", "-e", "b.ek", "-o", "o.enc", "-c", "1"],
+        d,
+    );
+    assert!(
+        err.contains("the snapshot a.snap was encrypted under another key"),
+        "{err}"
+    );
+    // Under the right key, the junk body is what is refused (the check above came first).
+    fake_file(d, "a.ek", vsp_platform::Kind::EvalKey, "a.key");
+    let err = one_line_error(
+        &["run", "-e", "a.ek", "-i", "r.enc", "-o", "o.enc", "-c", "1"],
+        d,
+    );
+    assert!(err.contains("corrupt evaluation key"), "{err}");
+    std::fs::write(d.join("n.json"), COUNTER_JSON).unwrap();
+    std::fs::write(d.join("in.json"), r#"{"inputs": {"a": 1}}"#).unwrap();
+    let err = one_line_error(
+        &[
+            "circuit",
+            "run",
+            "--netlist",
+            "n.json",
+            "--inputs",
+            "in.json",
+            "--cycles",
+            "1",
+            "--key",
+            "a.key",
+            "--eval-key",
+            "b.ek",
+        ],
+        d,
+    );
+    assert!(
+        err.contains("the secret key a.key was encrypted under another key"),
+        "{err}"
+    );
+    ok(
+        &[
+            "circuit",
+            "enc",
+            "--netlist",
+            "n.json",
+            "-k",
+            "a.key",
+            "--inputs",
+            "in.json",
+            "-o",
+            "cr.enc",
+        ],
+        d,
+    );
+    let err = one_line_error(
+        &[
+            "circuit",
+            "exec",
+            "--netlist",
+            "n.json",
+            "-e",
+            "b.ek",
+            "-i",
+            "cr.enc",
+            "-o",
+            "co.enc",
+            "--cycles",
+            "1",
+        ],
+        d,
+    );
+    assert!(
+        err.contains("the request cr.enc was encrypted under another key"),
+        "{err}"
+    );
+    let err = one_line_error(
+        &[
+            "circuit",
+            "resume",
+            "a.snap",
+            "--netlist",
+            "n.json",
+            "-e",
+            "b.ek",
+            "-o",
+            "co.enc",
+            "--cycles",
+            "1",
+        ],
+        d,
+    );
+    assert!(
+        err.contains("the snapshot a.snap was encrypted under another key"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_tampered_secret_key_is_refused_by_dec() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(&["genkey", "-o", "a.key"], d);
+    ok(&["genkey", "-o", "b.key"], d);
+    // b's key material resealed under a's id: it used to decrypt a's results silently wrong.
+    let a = vsp_platform::Envelope::read(&d.join("a.key"), vsp_platform::Kind::SecretKey).unwrap();
+    let mut b =
+        vsp_platform::Envelope::read(&d.join("b.key"), vsp_platform::Kind::SecretKey).unwrap();
+    b.key_id = a.key_id;
+    b.write(&d.join("t.key")).unwrap();
+    fake_file(d, "r.enc", vsp_platform::Kind::Result, "a.key");
+    for args in [
+        &["dec", "-k", "t.key", "-i", "r.enc"][..],
+        &["genbkey", "-k", "t.key", "-o", "e.key"],
+        &["enc", "-k", "t.key", "x.s", "-o", "x.enc"],
+    ] {
+        let err = one_line_error(args, d);
+        assert!(
+            err.contains("t.key: the secret key's id"),
+            "vsp {args:?}: {err}"
+        );
+        assert!(err.contains("is not the id of the key inside"), "{err}");
+    }
+}
+
+#[test]
+fn impossible_arguments_are_refused_before_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for args in [
+        &[
+            "run",
+            "-e",
+            "e",
+            "-i",
+            "r",
+            "-o",
+            "o",
+            "-c",
+            "1",
+            "--snapshot-every",
+            "0",
+        ][..],
+        &[
+            "resume",
+            "s",
+            "-e",
+            "e",
+            "-o",
+            "o",
+            "-c",
+            "1",
+            "--snapshot-every",
+            "0",
+        ],
+        &[
+            "circuit",
+            "exec",
+            "--netlist",
+            "n",
+            "-e",
+            "e",
+            "-i",
+            "r",
+            "-o",
+            "o",
+            "--cycles",
+            "1",
+            "--snapshot-every",
+            "0",
+        ],
+    ] {
+        let out = vsp_within(args, d, 30);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success());
+        assert!(err.contains("'--snapshot-every <SNAPSHOT_EVERY>'"), "{err}");
+        assert!(err.contains("0 is not in 1.."), "{err}");
+    }
+}
