@@ -212,6 +212,23 @@ pub const MAX_ADDR_WIDTH: usize = 16;
 /// Largest memory word width accepted.
 pub const MAX_DATA_WIDTH: usize = 64;
 
+/// A TOML error on one line: `bad TOML at line L, column C: message` (toml's own text spans
+/// several lines and quotes the offending line, which may be megabytes long).
+fn toml_error_line(text: &str, e: &toml::de::Error) -> String {
+    let first = e.message().lines().next().unwrap_or("").trim();
+    let message = vsp_codec::text::cut(first, 200);
+    match e.span() {
+        Some(span) => {
+            let at = span.start.min(text.len());
+            let before = text.get(..at).unwrap_or("");
+            let line = before.matches('\n').count() + 1;
+            let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            format!("bad TOML at line {line}, column {column}: {message}")
+        }
+        None => format!("bad TOML: {message}"),
+    }
+}
+
 impl Blueprint {
     /// Loads a blueprint file; `[[file]]` paths are relative to the file's directory.
     pub fn from_path(path: &Path) -> Result<Self, CircuitError> {
@@ -243,7 +260,7 @@ impl Blueprint {
         mut resolve: impl FnMut(&str) -> Result<String, CircuitError>,
     ) -> Result<Self, CircuitError> {
         let raw: RawBlueprint =
-            toml::from_str(text).map_err(|e| CircuitError::Blueprint(format!("bad TOML: {e}")))?;
+            toml::from_str(text).map_err(|e| CircuitError::Blueprint(toml_error_line(text, &e)))?;
         let mut names = HashSet::new();
         let mut netlists = Vec::new();
         for f in raw.file {

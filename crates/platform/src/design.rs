@@ -28,11 +28,16 @@ use crate::packets::{check_ram_shape, get_cells, put_cells};
 pub fn load_design(path: &Path) -> Result<Arc<Circuit>> {
     let text =
         vsp_codec::read_text_bounded(path, vsp_codec::limits::NETLIST, "a blueprint or netlist")?;
-    let circuit = if text.trim_start().starts_with('{') {
+    // JSON (an object, and also `null`, an array, …: never a blueprint) is read as a netlist, so
+    // its error is the netlist reader's, not "bad TOML".
+    let json = text.trim_start().starts_with('{')
+        || serde_json::from_str::<serde::de::IgnoredAny>(&text).is_ok();
+    let circuit = if json {
         netlist_circuit(&text).in_file(path)?
     } else {
         let base = path.parent().unwrap_or(Path::new("."));
-        Circuit::compile(&Blueprint::from_str_with_base(&text, base)?).in_file(path)?
+        let bp = Blueprint::from_str_with_base(&text, base).in_file(path)?;
+        Circuit::compile(&bp).in_file(path)?
     };
     Ok(Arc::new(circuit))
 }

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::ok;
+use common::{fails, ok};
 
 /// Runs `vsp args` in `dir`, killing it after `secs` seconds (a test of "never hangs" must not
 /// hang itself); panics on a timeout.
@@ -447,10 +447,102 @@ fn impossible_arguments_are_refused_before_work() {
             "0",
         ],
     ] {
-        let out = vsp_within(args, d, 30);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success());
+        let err = fails(args, d);
         assert!(err.contains("'--snapshot-every <SNAPSHOT_EVERY>'"), "{err}");
         assert!(err.contains("0 is not in 1.."), "{err}");
     }
+}
+
+#[test]
+fn errors_escape_control_characters_and_stay_short() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // ESC and BEL from a file never reach the terminal raw.
+    std::fs::write(d.join("e.s"), "li a0, \u{1b}[31mRED\u{7}\n").unwrap();
+    let err = one_line_error(&["asm", "e.s", "-o", "e.img"], d);
+    assert!(err.contains("`\\u{1b}`"), "{err}");
+    // A deeply nested TOML blueprint: toml's message quoted the whole line (200 KB).
+    std::fs::write(
+        d.join("deep.toml"),
+        format!("a = {}\n", "[".repeat(100_000)),
+    )
+    .unwrap();
+    let err = one_line_error(&["circuit", "stats", "--blueprint", "deep.toml"], d);
+    assert!(err.len() < 300, "{} bytes: {}", err.len(), &err[..300]);
+    assert!(
+        err.contains("deep.toml: blueprint: bad TOML at line 1, column"),
+        "{err}"
+    );
+    // A multi-line TOML error becomes one line with its position.
+    std::fs::write(d.join("bad.toml"), "[[file]]\nname = \"a\u{1b}\"\n").unwrap();
+    let err = one_line_error(&["circuit", "stats", "--blueprint", "bad.toml"], d);
+    assert!(
+        err.contains("bad TOML at line 2, column 10: invalid basic string"),
+        "{err}"
+    );
+    // JSON that is not an object is a bad netlist, not bad TOML.
+    for (name, text) in [
+        ("null.json", "null"),
+        ("arr.json", "[1, 2]"),
+        ("s.json", "\"x\""),
+    ] {
+        std::fs::write(d.join(name), text).unwrap();
+        let err = one_line_error(&["circuit", "stats", "--netlist", name], d);
+        assert!(
+            err.contains("Yosys JSON") && !err.contains("TOML"),
+            "{name}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_clang_killed_by_a_signal_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let bin = d.join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let clang = bin.join("clang");
+    std::fs::write(
+        &clang,
+        "#!/bin/sh\n[ \"$1\" = --version ] && { echo fake clang; exit 0; }\nkill -9 $$\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&clang, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::write(d.join("p.c"), "int main(void) { return 1; }\n").unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_vsp"))
+        .args(["cc", "p.c", "-o", "p.img"])
+        .current_dir(d)
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("clang was killed by signal 9 (SIGKILL: out of memory, or killed)"),
+        "{err}"
+    );
+}
+
+#[test]
+#[ignore = "needs clang"]
+fn a_clang_error_is_one_line_with_its_position() {
+    let have = Command::new("clang").arg("--version").output();
+    assert!(
+        have.is_ok_and(|o| o.status.success()),
+        "clang is not installed (apt-get install -y clang); this test needs it"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("bad.c"), "int main(void) {\n  return y + z;\n}\n").unwrap();
+    let err = one_line_error(&["cc", "bad.c", "-o", "b.img"], d);
+    assert_eq!(
+        err,
+        "error: clang failed on bad.c: bad.c:2:10: error: use of undeclared identifier 'y' (and 1 more errors)"
+    );
 }
