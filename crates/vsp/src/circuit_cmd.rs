@@ -192,7 +192,7 @@ pub fn run(cmd: CircuitCommand, quiet: bool) -> Result<()> {
             let circuit = load_design(&blueprint)?;
             // Under MPI only rank 0 reads the inputs (and the secret key) and writes the outputs.
             let root = crate::mpi_job::is_root();
-            let inputs = read_inputs(inputs.as_deref().filter(|_| root))?;
+            let inputs = read_inputs(inputs.as_deref().filter(|_| root), &circuit)?;
             let signals = circuit
                 .outputs()
                 .iter()
@@ -251,7 +251,7 @@ fn split(cmd: CircuitCommand, quiet: bool) -> Result<()> {
             }
             let _lock = crate::claim(&output, &read)?;
             let circuit = load_design(&blueprint)?;
-            let inputs = read_inputs(inputs.as_deref())?;
+            let inputs = read_inputs(inputs.as_deref(), &circuit)?;
             warn_if_public(&inputs, false);
             let key = crate::load_client_key(&key)?;
             let env = inputs.encrypt(&key, &circuit)?.to_envelope(key.sk.params());
@@ -394,9 +394,14 @@ fn exec(
     Ok(())
 }
 
-fn read_inputs(path: Option<&Path>) -> Result<CircuitInputs> {
+/// Reads the inputs file (if any), its names checked against `circuit`.
+fn read_inputs(path: Option<&Path>, circuit: &Circuit) -> Result<CircuitInputs> {
     Ok(match path {
-        Some(p) => CircuitInputs::read(p)?,
+        Some(p) => {
+            let inputs = CircuitInputs::read(p)?;
+            inputs.check_names(circuit, p)?;
+            inputs
+        }
         None => CircuitInputs::default(),
     })
 }

@@ -546,3 +546,87 @@ fn a_clang_error_is_one_line_with_its_position() {
         "error: clang failed on bad.c: bad.c:2:10: error: use of undeclared identifier 'y' (and 1 more errors)"
     );
 }
+
+#[test]
+fn the_inputs_file_is_strict() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("n.json"), COUNTER_JSON).unwrap();
+    for (text, want) in [
+        // An array used to stand for the object.
+        (
+            r#"[{"inputs": {"a": 1}}]"#,
+            r#"i.json:1:0: malformed inputs JSON: invalid type: sequence, expected an object {"inputs": {…}, "memories": {…}}"#,
+        ),
+        // Duplicates used to be accepted, the last one winning.
+        (
+            r#"{"inputs": {"a": 1, "a": 0}}"#,
+            r#"i.json:1:23: malformed inputs JSON: "a" is named twice"#,
+        ),
+        (
+            r#"{"inputs": {"a": 1}, "inputs": {}}"#,
+            r#"i.json:1:29: malformed inputs JSON: "inputs" is given twice"#,
+        ),
+        (
+            r#"{"input": {"a": 1}}"#,
+            r#"i.json:1:8: malformed inputs JSON: unknown key "input" (the keys are "inputs" and "memories")"#,
+        ),
+        // Unknown names: the file and the valid names, as the inputs file writes them.
+        (
+            r#"{"inputs": {"b": 1}}"#,
+            r#"i.json: the circuit has no input "b" (its inputs: "a")"#,
+        ),
+        (
+            r#"{"memories": {"ram": [1]}}"#,
+            r#"i.json: the circuit has no memory "ram" (its memories: none)"#,
+        ),
+        (
+            r#"{"inputs": {"a": 2}}"#,
+            r#"i.json: value 2 does not fit the 1-bit input "a""#,
+        ),
+    ] {
+        std::fs::write(d.join("i.json"), text).unwrap();
+        for args in [
+            &[
+                "circuit",
+                "run",
+                "--netlist",
+                "n.json",
+                "--inputs",
+                "i.json",
+                "--cycles",
+                "1",
+            ][..],
+            &[
+                "circuit",
+                "enc",
+                "--netlist",
+                "n.json",
+                "-k",
+                "nokey",
+                "--inputs",
+                "i.json",
+                "-o",
+                "r",
+            ],
+        ] {
+            let err = one_line_error(args, d);
+            assert_eq!(err, format!("error: {want}"), "{text}");
+        }
+    }
+    std::fs::write(d.join("i.json"), r#"{"inputs": {"a": 1}}"#).unwrap();
+    let out = ok(
+        &[
+            "circuit",
+            "run",
+            "--netlist",
+            "n.json",
+            "--inputs",
+            "i.json",
+            "--cycles",
+            "1",
+        ],
+        d,
+    );
+    assert!(out.contains("\"y\": 3"), "{out}");
+}
