@@ -795,6 +795,60 @@ impl CircuitMachine {
         snapshot_wrap(self.stamp.clone(), CIRCUIT_SNAPSHOT)
     }
 
+    /// [`CircuitMachine::run`], recording every cycle's encrypted outputs in `trace` (numbered as
+    /// [`Trace`] numbers them: the engine's cycle, so a resumed run continues the count). The
+    /// cycles run one engine run each, with a snapshot after every `snapshots.every`-th and after
+    /// the last, as one run would write them.
+    pub fn run_traced(
+        &mut self,
+        cycles: u64,
+        reset: bool,
+        snapshots: Option<&Snapshots>,
+        trace: &mut EncryptedTrace,
+        progress: &mut dyn FnMut(&RunProgress<'_>),
+    ) -> Result<()> {
+        crate::machine::target_cycle(self.engine.cycle(), cycles)?;
+        if reset {
+            self.engine.reset()?;
+        }
+        let names: Vec<String> = self
+            .engine
+            .circuit()
+            .outputs()
+            .iter()
+            .map(|p| p.name.clone())
+            .collect();
+        let root = self.engine.mpi_rank().is_none_or(|r| r == 0);
+        let t0 = std::time::Instant::now();
+        for done in 0..cycles {
+            let every = snapshots.map_or(1, |s| s.every.max(1));
+            let write = snapshots.filter(|_| (done + 1) % every == 0 || done + 1 == cycles);
+            let one = vsp_circuit::RunOptions {
+                max_cycles: 1,
+                snapshot: write.map(|s| s.path.clone()),
+                snapshot_wrap: Some(self.snapshot_wrap()),
+                ..Default::default()
+            };
+            let cycle = self.engine.cycle();
+            self.engine.run(&one, &mut |p| {
+                progress(&RunProgress {
+                    done: done + p.cycles_done,
+                    total: cycles,
+                    elapsed: t0.elapsed().as_secs_f64(),
+                    engine: p,
+                })
+            })?;
+            if root {
+                let outputs = names
+                    .iter()
+                    .map(|n| self.engine.output(n))
+                    .collect::<std::result::Result<Vec<_>, _>>()?;
+                trace.record(cycle, outputs)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Runs `cycles` cycles (after one reset cycle when asked) with snapshots and progress as
     /// [`crate::Machine::run`] does.
     pub fn run(
@@ -938,4 +992,136 @@ pub fn decrypt_circuit_result(
         outputs,
         memories,
     })
+}
+
+/// Every cycle's encrypted outputs of a circuit run on the server (`vsp circuit exec --trace`),
+/// which the client decrypts into the [`Trace`] a plain run writes ([`decrypt_circuit_trace`]).
+/// Held in memory until written: one TLWE per output bit per cycle.
+pub struct EncryptedTrace {
+    stamp: Stamp,
+    fingerprint: [u8; 32],
+    signals: Vec<(String, usize)>,
+    first: Option<u64>,
+    cycles: Vec<Vec<Vec<Tlwe<u32>>>>,
+}
+
+/// Most cycles one encrypted trace holds.
+pub const MAX_TRACE_CYCLES: u64 = 1 << 24;
+
+impl EncryptedTrace {
+    /// An empty trace of `machine`'s outputs.
+    pub fn new(machine: &CircuitMachine) -> EncryptedTrace {
+        let c = machine.engine.circuit();
+        EncryptedTrace {
+            stamp: machine.stamp.clone(),
+            fingerprint: c.fingerprint(),
+            signals: c
+                .outputs()
+                .iter()
+                .map(|p| (p.name.clone(), p.bits.len()))
+                .collect(),
+            first: None,
+            cycles: Vec::new(),
+        }
+    }
+
+    /// Records the outputs of engine cycle `cycle` (consecutive from the first recorded).
+    fn record(&mut self, cycle: u64, outputs: Vec<Vec<Tlwe<u32>>>) -> Result<()> {
+        let first = *self.first.get_or_insert(cycle);
+        if cycle != first + self.cycles.len() as u64 || self.cycles.len() as u64 >= MAX_TRACE_CYCLES
+        {
+            return Err(PlatformError::usage(format!(
+                "an encrypted trace holds consecutive cycles, at most {MAX_TRACE_CYCLES}"
+            )));
+        }
+        self.cycles.push(outputs);
+        Ok(())
+    }
+
+    /// The trace as a file: fingerprint ‖ first cycle u64 ‖ cycle count u64 ‖ outputs (u32 count ‖
+    /// name blob ‖ width u32) ‖ per cycle, per output, its cells.
+    pub fn to_envelope(&self, params: &Params) -> Envelope {
+        let mut w = Writer::default();
+        w.bytes(&self.fingerprint);
+        w.u64(self.first.unwrap_or(0));
+        w.u64(self.cycles.len() as u64);
+        w.u32(self.signals.len() as u32);
+        for (name, width) in &self.signals {
+            w.blob(name.as_bytes());
+            w.u32(*width as u32);
+        }
+        for outputs in &self.cycles {
+            for bits in outputs {
+                put_cells(&mut w, bits, params);
+            }
+        }
+        Envelope {
+            kind: Kind::Trace,
+            params: self.stamp.params_name.clone(),
+            key_id: self.stamp.key_id,
+            body: Zeroizing::new(w.into_bytes()),
+        }
+    }
+}
+
+/// Decrypts an encrypted trace of `circuit` (from `vsp circuit exec --trace`) into the trace a
+/// plain run writes: the same JSON lines and VCD, the same cycle numbers.
+pub fn decrypt_circuit_trace(key: &ClientKey, env: &Envelope, circuit: &Circuit) -> Result<Trace> {
+    check_same_key(
+        "the trace",
+        env.key_id,
+        &env.params,
+        key.key_id,
+        &key.params_name,
+    )?;
+    let corrupt = |m: String| PlatformError::format(format!("corrupt encrypted trace: {m}"));
+    let params = key.sk.params();
+    let mut r = Reader::new(&env.body);
+    let fingerprint: [u8; 32] = r.array()?;
+    if fingerprint != circuit.fingerprint() {
+        return Err(PlatformError::KeyMismatch(
+            "the trace is of another circuit (its fingerprint differs)".into(),
+        ));
+    }
+    let first = r.u64()?;
+    let n = r.u64()?;
+    if n > MAX_TRACE_CYCLES || first.checked_add(n).is_none() {
+        return Err(corrupt(format!("{n} cycles from cycle {first}")));
+    }
+    let count = r.u32()? as usize;
+    if count != circuit.outputs().len() {
+        return Err(corrupt(format!(
+            "{count} outputs, the circuit has {}",
+            circuit.outputs().len()
+        )));
+    }
+    let mut signals = Vec::with_capacity(count);
+    for p in circuit.outputs() {
+        let name = name_of(&mut r)?;
+        let width = r.u32()? as usize;
+        if name != p.name || width != p.bits.len() {
+            return Err(corrupt(format!(
+                "output {:?} of {width} bits where {:?} of {} was expected",
+                crate::files::text::excerpt(&name),
+                p.name,
+                p.bits.len()
+            )));
+        }
+        signals.push((name, width));
+    }
+    let mut trace = Trace::new(signals.clone());
+    for cycle in first..first + n {
+        let values = signals
+            .iter()
+            .map(|(_, w)| {
+                Ok(client::decrypt_value(
+                    &key.sk,
+                    &get_cells(&mut r, *w, params)?,
+                )?)
+            })
+            .collect::<Result<Vec<u64>>>()?;
+        trace.record(cycle, &values);
+    }
+    r.end()?;
+    Ok(trace)
 }

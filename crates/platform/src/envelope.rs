@@ -30,6 +30,7 @@ pub const FORMAT: Format = Format {
         (Kind::Request as u16, "encrypted request"),
         (Kind::Result as u16, "encrypted result"),
         (Kind::Snapshot as u16, "run snapshot"),
+        (Kind::Trace as u16, "encrypted trace"),
     ],
 };
 
@@ -42,6 +43,8 @@ pub enum Kind {
     Request = 3,
     Result = 4,
     Snapshot = 5,
+    /// Every cycle's encrypted outputs of a circuit run (`vsp circuit exec --trace`).
+    Trace = 6,
 }
 
 impl fmt::Display for Kind {
@@ -52,6 +55,7 @@ impl fmt::Display for Kind {
             Kind::Request => "encrypted request",
             Kind::Result => "encrypted result",
             Kind::Snapshot => "run snapshot",
+            Kind::Trace => "encrypted trace",
         })
     }
 }

@@ -45,6 +45,7 @@ struct Cli {
 enum Command {
     /// Generate a secret key (Alice).
     Genkey {
+        /// Write the secret key here (created 0600).
         #[arg(short, long)]
         output: PathBuf,
         /// Parameter set: default (≥128-bit), vsp2021 or cggi16 (both need --insecure).
@@ -56,20 +57,24 @@ enum Command {
     },
     /// Derive the evaluation key (gate + circuit bootstrapping keys, compressed) from a secret key.
     Genbkey {
+        /// Secret key (from `vsp genkey`).
         #[arg(short, long)]
         key: PathBuf,
+        /// Write the evaluation key here (for the server: `vsp run`, `vsp circuit exec`).
         #[arg(short, long)]
         output: PathBuf,
     },
     /// Encrypt a program image and its arguments into a request for the server (the request
     /// records the memory kind and size; `vsp run` builds the core for them).
     Enc {
+        /// Secret key (from `vsp genkey`) to encrypt with.
         #[arg(short, long)]
         key: PathBuf,
         /// Program image (or a .s / .c source, compiled on the fly).
         program: PathBuf,
         /// Arguments passed to main (argv[1..]).
         args: Vec<String>,
+        /// Write the encrypted request here (for `vsp run`).
         #[arg(short, long)]
         output: PathBuf,
         /// cmux (CMUX ROM/RAM: cheap per cycle) or mux (Iyokan's MUX memory: ROM/RAM as flip-flops
@@ -82,10 +87,13 @@ enum Command {
     /// Run an encrypted request for a number of cycles (Bob: needs only the evaluation key), on
     /// the core with the request's memory size (512 B or 1 KiB ROM and RAM).
     Run {
+        /// Evaluation key (from `vsp genbkey`) of the key the request was encrypted under.
         #[arg(short, long)]
         eval_key: PathBuf,
+        /// The encrypted request (from `vsp enc`).
         #[arg(short, long)]
         input: PathBuf,
+        /// Write the encrypted result here (`vsp dec` decrypts it).
         #[arg(short, long)]
         output: PathBuf,
         /// Cycles to run (`vsp emu` tells how many the program needs).
@@ -109,12 +117,16 @@ enum Command {
         /// The snapshot to continue from (its own argument id: `--snapshot` names the new one).
         #[arg(id = "from", value_name = "SNAPSHOT")]
         snapshot: PathBuf,
+        /// Cycles to run on top of the snapshot's.
         #[arg(short, long)]
         cycles: u64,
+        /// Evaluation key the run was started with.
         #[arg(short, long)]
         eval_key: PathBuf,
+        /// Write the encrypted result here (`vsp dec` decrypts it).
         #[arg(short, long)]
         output: PathBuf,
+        /// Worker threads (default: all cores).
         #[arg(short, long, value_parser = parse_threads)]
         threads: Option<usize>,
         #[command(flatten)]
@@ -122,13 +134,16 @@ enum Command {
     },
     /// Decrypt a result (Alice): finish flag, x0–x15, the return value, optionally the RAM.
     Dec {
+        /// Secret key the request was encrypted with.
         #[arg(short, long)]
         key: PathBuf,
+        /// The encrypted result (from `vsp run` or `vsp resume`).
         #[arg(short, long)]
         input: PathBuf,
         /// Also print a hex dump of the RAM.
         #[arg(long)]
         ram: bool,
+        /// Print the result as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -144,6 +159,7 @@ enum Command {
         /// Benchmark program: fib, hamming or bf.
         #[arg(long, default_value = "fib")]
         program: String,
+        /// Worker threads (default: all cores).
         #[arg(short, long, value_parser = parse_threads)]
         threads: Option<usize>,
         /// Keep the key, request and result files in this directory (default: a temporary one).
@@ -713,7 +729,7 @@ pub(crate) fn load_server_keys(path: &Path, quiet: bool) -> Result<Arc<ServerKey
 #[derive(clap::Args)]
 pub(crate) struct SnapshotArgs {
     /// Write the machine state here after the run and every --snapshot-every cycles (default:
-    /// OUTPUT.snapshot; `vsp resume` continues from it).
+    /// OUTPUT.snapshot; the matching `resume` command continues from it).
     #[arg(long)]
     snapshot: Option<PathBuf>,
     /// Write the snapshot every this many cycles (at least 1; the run's end always writes one).
@@ -828,6 +844,29 @@ mod tests {
 
     /// `resume`'s positional snapshot and `--snapshot`/`--no-snapshot` (the new one) are different
     /// arguments: `--no-snapshot` conflicted with the positional when they shared an id.
+    /// Issue 25: every flag of every command says what it is (`circuit exec`/`resume` had six
+    /// without a word).
+    #[test]
+    fn every_flag_has_help() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for a in cmd.get_arguments() {
+                let id = a.get_id().as_str();
+                if id == "help" || id == "version" {
+                    continue;
+                }
+                if a.get_help().is_none() && a.get_long_help().is_none() {
+                    missing.push(format!("{path} {id}"));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&super::Cli::command(), "vsp", &mut missing);
+        assert!(missing.is_empty(), "flags without help: {missing:?}");
+    }
+
     #[test]
     fn resume_takes_no_snapshot_and_a_new_snapshot_path() {
         for extra in [&["--no-snapshot"][..], &["--snapshot", "new.snap"]] {

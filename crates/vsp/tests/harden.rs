@@ -630,3 +630,140 @@ fn the_inputs_file_is_strict() {
     );
     assert!(out.contains("\"y\": 3"), "{out}");
 }
+
+/// A toggling flip-flop `q` (starts at 1) and `y = q ^ a`: state, an encrypted input and a gate.
+const TOGGLE_JSON: &str = r#"{"modules":{"t":{"ports":{
+    "clk":{"direction":"input","bits":[2]},
+    "a":{"direction":"input","bits":[3]},
+    "q":{"direction":"output","bits":[4]},
+    "y":{"direction":"output","bits":[5]}},
+  "cells":{
+    "ff":{"type":"$_DFF_P_","connections":{"C":[2],"D":[6],"Q":[4]}},
+    "inv":{"type":"$_NOT_","connections":{"A":[4],"Y":[6]}},
+    "x":{"type":"$_XOR_","connections":{"A":[4],"B":[3],"Y":[5]}}},
+  "netnames":{"q":{"hide_name":0,"bits":[4],"attributes":{"init":"1"}}}}}}"#;
+
+/// Issue 25: `circuit exec` and `resume` had no `--trace`. Their encrypted traces decrypt to the
+/// plain run's trace (JSON lines and VCD), numbered on across a resume; the final `"cycles": N` is
+/// the count of cycles run, whose last trace entry is cycle N-1 (docs/circuit.md).
+#[test]
+fn exec_and_resume_write_encrypted_traces_equal_to_the_plain_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("t.json"), TOGGLE_JSON).unwrap();
+    std::fs::write(d.join("i.json"), r#"{"inputs": {"a": 1}}"#).unwrap();
+    ok(&["genkey", "-o", "k"], d);
+    ok(&["-q", "genbkey", "-k", "k", "-o", "e"], d);
+    let n = ["--netlist", "t.json"];
+    let run = |args: &[&str]| -> String {
+        let mut a = args.to_vec();
+        a.extend_from_slice(&n);
+        ok(&a, d)
+    };
+    let plain = run(&[
+        "circuit", "run", "--inputs", "i.json", "--cycles", "4", "--trace", "p.jsonl", "--vcd",
+        "p.vcd",
+    ]);
+    assert!(plain.contains("\"cycles\": 4"), "{plain}");
+    let plain_lines = std::fs::read_to_string(d.join("p.jsonl")).unwrap();
+    assert_eq!(plain_lines.lines().count(), 4);
+    assert!(plain_lines
+        .lines()
+        .last()
+        .unwrap()
+        .starts_with("{\"cycle\":3,"));
+    run(&[
+        "-q", "circuit", "enc", "-k", "k", "--inputs", "i.json", "-o", "r.enc",
+    ]);
+    run(&[
+        "-q",
+        "circuit",
+        "exec",
+        "-e",
+        "e",
+        "-i",
+        "r.enc",
+        "-o",
+        "o.enc",
+        "--cycles",
+        "4",
+        "--trace",
+        "t4.enc",
+        "--snapshot-every",
+        "3",
+    ]);
+    let dec = run(&[
+        "circuit", "dec", "-k", "k", "--trace", "t4.enc", "--vcd", "d.vcd",
+    ]);
+    assert_eq!(dec, plain_lines);
+    assert_eq!(
+        std::fs::read_to_string(d.join("d.vcd")).unwrap(),
+        std::fs::read_to_string(d.join("p.vcd")).unwrap()
+    );
+    let out = run(&["circuit", "dec", "-k", "k", "-i", "o.enc"]);
+    assert!(out.contains("\"cycles\": 4"), "{out}");
+    // Split over a resume: the second trace continues the numbering.
+    run(&[
+        "-q", "circuit", "exec", "-e", "e", "-i", "r.enc", "-o", "a.enc", "--cycles", "2",
+        "--trace", "t1.enc",
+    ]);
+    run(&[
+        "-q",
+        "circuit",
+        "resume",
+        "a.enc.snapshot",
+        "-e",
+        "e",
+        "-o",
+        "b.enc",
+        "--cycles",
+        "2",
+        "--trace",
+        "t2.enc",
+    ]);
+    let first = run(&["circuit", "dec", "-k", "k", "--trace", "t1.enc"]);
+    let second = run(&["circuit", "dec", "-k", "k", "--trace", "t2.enc"]);
+    assert_eq!(format!("{first}{second}"), plain_lines);
+    // A trace is not a result, and the other way round.
+    let err = one_line_error(
+        &[
+            "circuit",
+            "dec",
+            "-k",
+            "k",
+            "--trace",
+            "b.enc",
+            "--netlist",
+            "t.json",
+        ],
+        d,
+    );
+    assert!(
+        err.contains("found encrypted result, expected encrypted trace"),
+        "{err}"
+    );
+    // The trace path is checked like every output: not over an input.
+    let err = one_line_error(
+        &[
+            "circuit",
+            "exec",
+            "-e",
+            "e",
+            "-i",
+            "r.enc",
+            "-o",
+            "x.enc",
+            "--cycles",
+            "1",
+            "--trace",
+            "r.enc",
+            "--netlist",
+            "t.json",
+        ],
+        d,
+    );
+    assert!(
+        err.contains("refusing to write r.enc over the request"),
+        "{err}"
+    );
+}

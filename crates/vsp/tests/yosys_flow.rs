@@ -212,7 +212,10 @@ fn a_third_party_design_imports_verbatim_through_the_documented_flow() {
         "opt -full -nodffe -nosdff\nabc",
         1,
     );
-    assert!(!old.contains("techmap\nabc"), "flow.ys changed shape: update this test");
+    assert!(
+        !old.contains("techmap\nabc"),
+        "flow.ys changed shape: update this test"
+    );
     std::fs::write(d.join("old.ys"), &old).unwrap();
     run(Command::new("yosys")
         .current_dir(root.join("../../hw"))
