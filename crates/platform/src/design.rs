@@ -67,7 +67,7 @@ pub fn netlist_blueprint(netlist_json: &str) -> Result<String> {
     Ok(bp)
 }
 
-fn netlist_circuit(text: &str) -> Result<Circuit> {
+pub(crate) fn netlist_circuit(text: &str) -> Result<Circuit> {
     let bp = netlist_blueprint(text)?;
     let bp = Blueprint::from_str_with_resolver(&bp, |_| Ok(text.to_string()))?;
     Ok(Circuit::compile(&bp)?)
