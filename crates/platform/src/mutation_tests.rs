@@ -145,6 +145,7 @@ proptest! {
             Kind::SecretKey => key().sk.to_bytes().to_vec(),
             Kind::EvalKey => 3u64.to_le_bytes().iter().chain(&[7u8; 40]).copied().collect(),
             Kind::Snapshot => snapshot_body(),
+            Kind::Trace => trace_body().to_vec(),
             _ => (0..64u8).collect(),
         };
         let bytes = mutate::apply(&envelope(kind, body).to_bytes(), &ops, false);
@@ -155,7 +156,8 @@ proptest! {
                 Kind::EvalKey => drop(ServerKeys::parse_compressed(&env, path())),
                 Kind::Request => drop(parse_request(&env.body, key().sk.params())),
                 Kind::Result => drop(decrypt_result(key(), &env)),
-                _ => drop(parse_snapshot(&env.body)),
+                Kind::Trace => drop(crate::design::decrypt_circuit_trace(key(), &env, toggle())),
+                Kind::Snapshot => drop(parse_snapshot(&env.body)),
             }
         }
     }
