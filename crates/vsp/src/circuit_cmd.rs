@@ -234,6 +234,7 @@ pub fn run(cmd: CircuitCommand, quiet: bool) -> Result<()> {
                 }
             }
             let circuit = load_design(&blueprint)?;
+            check_reset(&circuit, reset)?;
             // Under MPI only rank 0 reads the inputs (and the secret key) and writes the outputs.
             let root = crate::mpi_job::is_root();
             let inputs = read_inputs(inputs.as_deref().filter(|_| root), &circuit)?;
@@ -331,7 +332,9 @@ fn split(cmd: CircuitCommand, quiet: bool) -> Result<()> {
                 &output,
                 snapshots.as_ref(),
             )?);
-            // The request is read first: its key is checked against the evaluation key's header
+            let circuit = load_design(&blueprint)?;
+            check_reset(&circuit, reset)?;
+            // The request is read next: its key is checked against the evaluation key's header
             // before that key is loaded.
             let env = if crate::mpi_job::is_root() {
                 let env = Envelope::read(&input, Kind::Request)?;
@@ -345,7 +348,7 @@ fn split(cmd: CircuitCommand, quiet: bool) -> Result<()> {
             } else {
                 None
             };
-            let (circuit, keys) = server(&blueprint, &eval_key, quiet)?;
+            let keys = crate::load_server_keys(&eval_key, quiet)?;
             let mut m = if let Some(env) = env {
                 let request = CircuitRequest::from_envelope(&env, &circuit, keys.ek.params())
                     .map_err(|e| e.in_file(&input))?;
@@ -445,7 +448,16 @@ fn split(cmd: CircuitCommand, quiet: bool) -> Result<()> {
     Ok(())
 }
 
-/// What the server's commands share: the circuit and the evaluation key.
+/// Refuses `--reset` on a circuit without a 1-bit `@reset` input (the reset cycle was silently
+/// skipped), before any work.
+fn check_reset(circuit: &Circuit, reset: bool) -> Result<()> {
+    if reset && circuit.input("reset").is_none_or(|p| p.bits.len() != 1) {
+        bail!("--reset needs a 1-bit input @reset; the circuit has none");
+    }
+    Ok(())
+}
+
+/// What `circuit resume` needs: the circuit and the evaluation key.
 fn server(
     blueprint: &Path,
     eval_key: &Path,

@@ -767,3 +767,43 @@ fn exec_and_resume_write_encrypted_traces_equal_to_the_plain_trace() {
         "{err}"
     );
 }
+
+#[test]
+fn reset_without_a_reset_input_is_refused_before_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("t.json"), TOGGLE_JSON).unwrap();
+    // It used to be skipped without a word. Refused before the (missing) keys are read.
+    for args in [
+        &[
+            "circuit",
+            "run",
+            "--netlist",
+            "t.json",
+            "--cycles",
+            "1",
+            "--reset",
+        ][..],
+        &[
+            "circuit",
+            "exec",
+            "--netlist",
+            "t.json",
+            "-e",
+            "nokey",
+            "-i",
+            "noreq",
+            "-o",
+            "o",
+            "--cycles",
+            "1",
+            "--reset",
+        ],
+    ] {
+        let err = one_line_error(args, d);
+        assert_eq!(
+            err,
+            "error: --reset needs a 1-bit input @reset; the circuit has none"
+        );
+    }
+}
