@@ -172,7 +172,11 @@ impl Image {
 
     /// Reads and checks an image file.
     pub fn read(path: &Path) -> Result<Image, ImageError> {
-        Image::from_bytes(&vsp_codec::read_file(path)?)
+        Image::from_bytes(&vsp_codec::read_bounded(
+            path,
+            vsp_codec::limits::IMAGE,
+            "a program image",
+        )?)
     }
 }
 

@@ -121,13 +121,51 @@ pub fn c_to_ir(source: &str, name: &str, opts: &CcOptions, extra: &[&str]) -> Re
         let stderr = String::from_utf8_lossy(&out.stderr).replace("<stdin>", name);
         return Err(CcError::ClangFailed {
             path: name.to_string(),
-            stderr,
+            stderr: clang_failure(&stderr, out.status),
         });
     }
     String::from_utf8(out.stdout).map_err(|_| CcError::ClangFailed {
         path: name.to_string(),
         stderr: "clang wrote non-UTF-8 IR".into(),
     })
+}
+
+/// What clang's failure comes to, on one line: its first error (`file:line:col: error: …`) and how
+/// many more it reported, or the signal that killed it.
+fn clang_failure(stderr: &str, status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt as _;
+    if let Some(sig) = status.signal() {
+        // Linux's numbers (the only platform vsp builds on).
+        let name = match sig {
+            9 => " (SIGKILL: out of memory, or killed)",
+            11 => " (SIGSEGV: clang crashed)",
+            6 => " (SIGABRT: clang crashed)",
+            15 => " (SIGTERM)",
+            2 => " (SIGINT)",
+            _ => "",
+        };
+        return format!("clang was killed by signal {sig}{name}");
+    }
+    let errors: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("error: ") && !l.starts_with(' '))
+        .collect();
+    let first = match errors.first() {
+        Some(l) => l.trim(),
+        None => stderr
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or(""),
+    };
+    if first.is_empty() {
+        return format!("clang exited with {status} and no message");
+    }
+    let mut line = vsp_codec::text::cut(first, 300);
+    if errors.len() > 1 {
+        line.push_str(&format!(" (and {} more errors)", errors.len() - 1));
+    }
+    line
 }
 
 /// Compiles a C file to CAHPv3 assembly text (to be assembled with vsp-cahp's runtime).

@@ -12,7 +12,7 @@ pub enum CcError {
     )]
     ClangMissing(String),
     /// clang ran but rejected the program (its diagnostics are included).
-    #[error("clang failed on {path}:\n{stderr}")]
+    #[error("clang failed on {path}: {stderr}")]
     ClangFailed {
         /// The C file.
         path: String,

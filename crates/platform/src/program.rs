@@ -82,10 +82,7 @@ pub fn image_size(image: &Image, requested: Option<MemSize>, path: &Path) -> Res
 
 /// Assembles `path` (optionally linking crt0 and the runtime helpers) for `size` ROM and RAM.
 pub fn assemble_file(path: &Path, runtime: bool, size: MemSize) -> Result<Image> {
-    let text = std::fs::read_to_string(path).map_err(|source| PlatformError::Read {
-        path: path.into(),
-        source,
-    })?;
+    let text = vsp_codec::read_text_bounded(path, vsp_codec::limits::SOURCE, "an assembly source")?;
     let name = path.display().to_string();
     assemble(
         &[Source {
@@ -128,6 +125,10 @@ pub fn compile_c(
 pub fn compile_c_asm(paths: &[PathBuf], opts: &vsp_cc::CcOptions) -> Result<String> {
     if paths.is_empty() {
         return Err(vsp_cc::CcError::Program("no C files to compile".into()).into());
+    }
+    // Checked here (vsp-cc reads them itself): a FIFO would block it, a device would feed it forever.
+    for p in paths {
+        vsp_codec::check_input(p, vsp_codec::limits::SOURCE, "a C source")?;
     }
     Ok(vsp_cc::compile_c_files(paths, opts)?)
 }
