@@ -437,6 +437,7 @@ pub fn compile_modules(mut mods: Vec<(String, Module)>, opts: &CcOptions) -> Res
     let link = Link {
         defined: &all,
         calls_main,
+        data_end: static_data_end(mods.iter().map(|(_, m)| m)),
     };
     // The module with main first (and main first in it): crt0's call then always reaches it.
     let mut order: Vec<usize> = vec![main_mod];
@@ -472,6 +473,7 @@ pub fn compile_modules(mut mods: Vec<(String, Module)>, opts: &CcOptions) -> Res
         let rt_link = Link {
             defined: &rt_defined,
             calls_main: false,
+            data_end: link.data_end,
         };
         // Pull runtime functions until nothing new is referenced (they call each other).
         let mut have: BTreeSet<String> = BTreeSet::new();
@@ -524,6 +526,31 @@ struct Link<'a> {
     defined: &'a BTreeSet<String>,
     /// Some module calls `main`.
     calls_main: bool,
+    /// A bound on every static data address of the program (see [`static_data_end`]).
+    data_end: u64,
+}
+
+/// A bound on the RAM addresses of the static data of `mods`: the sections start at 2, each
+/// 2-aligned, every object at most one byte of padding, plus room for the runtime's own data.
+/// Instruction selection reaches a global by `sym+imm(reg)` (a 10-bit immediate) only while this
+/// bound says it can; beyond, the address is built with `li` (1 KiB RAM, large static data).
+fn static_data_end<'m>(mods: impl IntoIterator<Item = &'m Module>) -> u64 {
+    const RUNTIME_DATA: u64 = 64;
+    let objects: u64 = mods
+        .into_iter()
+        .flat_map(|m| {
+            m.globals
+                .iter()
+                .filter(|g| g.init.is_some())
+                .map(move |g| (m, g))
+        })
+        .map(|(m, g)| {
+            m.size_of(&g.ty)
+                .unwrap_or(u64::from(u16::MAX))
+                .saturating_add(1)
+        })
+        .fold(0u64, u64::saturating_add);
+    objects.saturating_add(2 + 6 + RUNTIME_DATA)
 }
 
 fn module_calls_main(m: &Module) -> bool {
@@ -563,6 +590,7 @@ pub fn compile_module(m: &Module, only: &BTreeSet<String>) -> Result<(String, BT
     let link = Link {
         defined: &defined,
         calls_main: module_calls_main(m),
+        data_end: static_data_end([m]),
     };
     compile_module_in(m, only, &link)
 }
@@ -586,7 +614,7 @@ fn compile_module_in(
         if !only.is_empty() && !only.contains(&func.name) {
             continue;
         }
-        let (mut mf, called) = crate::isel_fn::select_function(m, func)?;
+        let (mut mf, called) = crate::isel_fn::select_function(m, func, link.data_end)?;
         // `main` may skip saving callee-saved registers because crt0 halts after it, unless the
         // program calls `main` itself.
         if link.calls_main {
