@@ -149,12 +149,22 @@ fn cell_decision_variance_matches_the_model() {
     let sk = SecretKey::generate(&p).unwrap();
     let ek = EvalKey::generate(&sk).unwrap();
     // A pool of fresh gate outputs (bootstrapped bits) with known values.
-    let pool: Vec<(bool, vsp_tfhe::Bit)> = (0..192)
+    let pool: Vec<(bool, vsp_tfhe::Bit)> = (0..512)
         .map(|i| {
             let v = (i * 7 + i / 3) % 2 == 0;
             (v, ek.bootstrap(&sk.encrypt_bit(v)).unwrap())
         })
         .collect();
+    let pool_errs: Vec<f64> = pool
+        .iter()
+        .map(|(_, c)| err(sk.phase_lvl0(c).unwrap(), 0.125))
+        .collect();
+    let v_in = var(&pool_errs);
+    println!(
+        "gate outputs: measured {v_in:.3e}, model {:.3e} (ratio {:.3})",
+        pred.gate_out,
+        v_in / pred.gate_out
+    );
     let round = |c: &vsp_tfhe::Tlwe<u32>| {
         let words: Vec<u32> = c
             .words()
