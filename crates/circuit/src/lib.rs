@@ -78,6 +78,7 @@
 //! | [`cmux`] | CMUX memory over TFHE ([`TfheRom`], [`TfheRam`]) |
 //! | [`leveled`] | select-once MUXes: which MUXes run as CMUXes ([`MuxPlan`]) |
 //! | [`noise`] | the CMUX-memory noise model and RAM refresh policy |
+//! | [`techmap`] | technology mapping of gates into multi-input bootstrapped cells |
 //! | [`engine`] | the cycle-by-cycle evaluator ([`Engine`], [`RunOptions`]) |
 //! | [`schedule`] | the list scheduler that runs a cycle's task graph on worker threads |
 //! | [`snapshot`] | engine snapshots in the [`vsp_codec`] envelope |
@@ -106,6 +107,7 @@ pub mod plain_api;
 pub mod schedule;
 pub mod snapshot;
 pub mod stats;
+pub mod techmap;
 pub mod tfhe_backend;
 pub mod yosys;
 

@@ -104,7 +104,10 @@ impl CellSpec {
     }
     /// Σ wᵢ², the factor on the inputs' variance in the decision variance.
     pub fn sum_sq_weights(&self) -> f64 {
-        self.weights().iter().map(|&w| f64::from(w) * f64::from(w)).sum()
+        self.weights()
+            .iter()
+            .map(|&w| f64::from(w) * f64::from(w))
+            .sum()
     }
     /// The decision's noise in units of one margin-1/8 input: Σ wᵢ² (margin 1/8) or Σ wᵢ²/4 (XOR-like,
     /// margin 1/4). A two-input gate has 2.
@@ -227,9 +230,7 @@ pub fn all_cells(arity: usize) -> Vec<(u16, CellSpec)> {
 
 /// Whether the truth table of `k` inputs depends on each of them.
 pub fn depends_on_all(tt: u16, k: usize) -> bool {
-    (0..k).all(|i| {
-        (0..(1usize << k)).any(|m| ((tt >> m) & 1) != ((tt >> (m ^ (1 << i))) & 1))
-    })
+    (0..k).all(|i| (0..(1usize << k)).any(|m| ((tt >> m) & 1) != ((tt >> (m ^ (1 << i))) & 1)))
 }
 
 #[cfg(test)]
@@ -257,8 +258,8 @@ mod tests {
                     continue;
                 }
                 let even = w.iter().all(|x| x % 2 == 0);
-                let cost: f64 = w.iter().map(|&x| f64::from(x * x)).sum::<f64>()
-                    / if even { 4.0 } else { 1.0 };
+                let cost: f64 =
+                    w.iter().map(|&x| f64::from(x * x)).sum::<f64>() / if even { 4.0 } else { 1.0 };
                 for t in 0..4 {
                     for g in 0..4u8 {
                         let gq = |q: i32| {

@@ -199,7 +199,11 @@ fn cell_decision_variance_matches_the_model() {
                 assert_eq!(sk.decrypt_bit(&out).unwrap(), spec.eval(&bits), "{name}");
                 let ring = ek.cell_trlwe(&spec, &ins).unwrap();
                 let bit = ek.extract_bit(&ring, 0).unwrap();
-                assert_eq!(sk.decrypt_bit(&bit).unwrap(), spec.eval(&bits), "{name} ring");
+                assert_eq!(
+                    sk.decrypt_bit(&bit).unwrap(),
+                    spec.eval(&bits),
+                    "{name} ring"
+                );
             }
         }
         let model = noise::cell_decision_var(&p, &spec, &vec![pred.gate_out; k]);

@@ -160,7 +160,21 @@ pub struct Engine<B: Backend> {
 impl<B: Backend> Engine<B> {
     /// An engine at cycle 0: flip-flops at their initial values, inputs 0, memories all zero.
     /// Threads: all cores for encrypted backends, 1 for the plain one (change with [`Self::set_threads`]).
+    /// When the backend asks for it ([`Backend::techmap`]) the engine runs the circuit mapped into
+    /// multi-input cells ([`crate::techmap`]): same ports, flip-flops, memories and fingerprint, same
+    /// results, fewer bootstraps; [`Self::circuit`] is then the mapped circuit.
     pub fn new(backend: B, circuit: Arc<Circuit>) -> Self {
+        let circuit = match backend.techmap() {
+            Some(p) => match crate::techmap::map(&circuit, &p) {
+                Ok(m) => Arc::new(m),
+                Err(e) => {
+                    // An internal error of the mapping: run the circuit as built.
+                    debug_assert!(false, "technology mapping failed: {e}");
+                    circuit
+                }
+            },
+            None => circuit,
+        };
         let inputs = vec![backend.constant(false); circuit.input_bits()];
         let dffs = circuit
             .dffs()

@@ -306,6 +306,9 @@ fn bootstrap_depth(c: &Circuit, plan: &MuxPlan) -> Vec<u32> {
                 depth[i] = match c.nodes[i] {
                     Node::Not(a) => d(a),
                     Node::Gate(_, a, b) => 1 + d(a).max(d(b)),
+                    Node::Cell { spec, ins } => {
+                        1 + ins[..spec.arity()].iter().map(|&x| d(x)).max().unwrap_or(0)
+                    }
                     Node::Mux { s, a, b } if plan.cmux[i] => d(s).max(d(a)).max(d(b)),
                     Node::Mux { s, a, b } => 1 + d(s).max(d(a)).max(d(b)),
                     _ => 0,
