@@ -320,6 +320,15 @@ impl<B: Backend> Engine<B> {
         crate::partition::Partition::new(&self.circuit, &self.backend, &self.plan, ranks)
     }
 
+    /// The cycle's logic depth in gate bootstraps under the current plan: the most gates, cells, gate
+    /// MUXes and memory reads on one path (CMUXes, NOTs and circuit bootstraps count none).
+    pub fn bootstrap_depth(&self) -> u32 {
+        tasks::bootstrap_depth(&self.circuit, &self.plan)
+            .into_iter()
+            .max()
+            .unwrap_or(0)
+    }
+
     /// Tasks per cycle and the critical path in cost units (Gate = 10).
     pub fn schedule_info(&self) -> (usize, f64) {
         (self.graph.len(), self.graph.critical_path())

@@ -296,7 +296,7 @@ pub(crate) fn build_tasks<B: Backend>(
 
 /// Gate bootstraps on the longest path from the cycle's sources to each node (CMUXes and NOTs add
 /// none; a memory read adds one after its address).
-fn bootstrap_depth(c: &Circuit, plan: &MuxPlan) -> Vec<u32> {
+pub(super) fn bootstrap_depth(c: &Circuit, plan: &MuxPlan) -> Vec<u32> {
     let mut depth = vec![0u32; c.nodes.len()];
     for step in &c.order {
         match *step {
