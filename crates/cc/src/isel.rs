@@ -49,6 +49,8 @@ pub(crate) struct Ctx<'m> {
     pub line: usize,
     pub vals: HashMap<String, Val>,
     pub ext: HashMap<Reg, Ext>,
+    /// Registers holding an address known to be even (materialized from one; see `addr_even`).
+    pub even: HashSet<Reg>,
     pub block_ids: HashMap<String, usize>,
     /// icmp results consumed by exactly one branch/select: lowered at the consumer.
     pub fused: HashMap<String, (Pred, Operand, Operand)>,
@@ -202,6 +204,9 @@ impl<'m> Ctx<'m> {
             fi: a.fi,
         };
         let rd = self.vreg();
+        if self.addr_even(a, 0) {
+            self.even.insert(rd);
+        }
         match (base, a.fi.is_some()) {
             (Some(r), _) if off == Off::default() => return r,
             (Some(r), _) => self.emit(MInst::AluI {
@@ -219,6 +224,21 @@ impl<'m> Ctx<'m> {
             (None, false) => self.emit(MInst::Li { rd, v: off }),
         }
         rd
+    }
+
+    /// Whether `a + extra` is provably even: an even constant plus parts that are each even (a
+    /// register that holds a materialized even address, a frame object or a global aligned to 2).
+    pub fn addr_even(&self, a: &Addr, extra: i32) -> bool {
+        let reg_even = a.reg.is_none_or(|r| self.even.contains(&r));
+        let frame_even =
+            a.fi.is_none_or(|fi| self.f.frame.get(fi).is_some_and(|o| o.align >= 2));
+        let sym_even = a.sym.as_ref().is_none_or(|s| {
+            self.m
+                .globals
+                .iter()
+                .any(|g| &g.name == s && g.align.max(self.m.align_of(&g.ty).unwrap_or(1)) >= 2)
+        });
+        (a.imm + extra) % 2 == 0 && reg_even && frame_even && sym_even
     }
 
     /// A 16-bit operand in a register.
@@ -418,6 +438,7 @@ impl<'m> Ctx<'m> {
             line: func.line,
             vals: HashMap::new(),
             ext: HashMap::new(),
+            even: HashSet::new(),
             block_ids,
             fused: HashMap::new(),
             addr_only: HashSet::new(),
@@ -504,8 +525,8 @@ pub(crate) fn analyse(cx: &mut Ctx, func: &Function) {
             }
             Op::Gep(..) | Op::Alloca(..) | Op::Cast(..) => {
                 let only_addr = us.iter().all(|(u, _)| match u {
-                    Op::Load(_, p) => is(p),
-                    Op::Store(v, p) => is(p) && !is(v),
+                    Op::Load(_, p, _) => is(p),
+                    Op::Store(v, p, _) => is(p) && !is(v),
                     Op::Gep(_, base, idx) => is(base) && !idx.iter().any(is),
                     _ => false,
                 });
@@ -513,7 +534,7 @@ pub(crate) fn analyse(cx: &mut Ctx, func: &Function) {
                     cx.addr_only.insert(name.to_string());
                 }
             }
-            Op::Load(Type::Int(8), _) => {
+            Op::Load(Type::Int(8), _, _) => {
                 let signed = us.iter().any(|(u, _)| match u {
                     Op::Cast(crate::ir::CastOp::SExt, ..) => true,
                     Op::Call { callee, .. } => matches!(&callee.val, Value::Const(Const::Addr(n, _))
@@ -543,7 +564,7 @@ pub(crate) fn op_locals(op: &Op) -> Vec<String> {
         }
     };
     match op {
-        Op::Bin(_, a, b) | Op::Icmp(_, a, b) | Op::Store(a, b) => {
+        Op::Bin(_, a, b) | Op::Icmp(_, a, b) | Op::Store(a, b, _) => {
             add(a);
             add(b);
         }
@@ -559,7 +580,7 @@ pub(crate) fn op_locals(op: &Op) -> Vec<String> {
                 }
             }
         }
-        Op::Load(_, p)
+        Op::Load(_, p, _)
         | Op::Cast(_, p, _)
         | Op::VaArg(p, _)
         | Op::CondBr(p, _, _)

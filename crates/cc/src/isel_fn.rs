@@ -159,12 +159,12 @@ fn lower_inst(cx: &mut Ctx, op: &Op, result: Option<&str>, bi: usize) -> Result<
             }
             None
         }
-        Op::Load(ty, p) => {
+        Op::Load(ty, p, align) => {
             let signed = result.is_some_and(|r| cx.signed_loads.contains(r));
-            Some(cx.load(ty, p, signed)?)
+            Some(cx.load(ty, p, *align, signed)?)
         }
-        Op::Store(v, p) => {
-            cx.store(v, p)?;
+        Op::Store(v, p, align) => {
+            cx.store(v, p, *align)?;
             None
         }
         Op::Gep(ty, base, idx) => {
@@ -184,6 +184,9 @@ fn lower_inst(cx: &mut Ctx, op: &Op, result: Option<&str>, bi: usize) -> Result<
             let Ok(size) = u32::try_from(size) else {
                 return unsupported(cx.line, "alloca larger than memory");
             };
+            // Objects of two bytes or more get a 2-aligned slot even when their type needs only 1,
+            // so word accesses that clang merges into them (memset/memcpy) can be proven even.
+            let align = if size >= 2 { align.max(2) } else { align };
             let fi = cx.frame_obj(size.max(1), align as u32);
             let a = cx.frame_addr(fi);
             Some(keep_or_materialize(cx, result, a))

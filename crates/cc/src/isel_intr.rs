@@ -299,7 +299,8 @@ pub(crate) fn lower_intrinsic(
             match const_len(&n) {
                 Some(len) if len <= 8 && !set && !base.ends_with("memmove") => {
                     let (da, sa) = (cx.addr(&d)?, cx.addr(&s)?);
-                    cx.copy_inline(&da, &sa, len, false);
+                    let aligned = cx.addr_even(&da, 0) && cx.addr_even(&sa, 0);
+                    cx.copy_inline(&da, &sa, len, aligned);
                     if base.starts_with("llvm.") {
                         None
                     } else {

@@ -400,22 +400,13 @@ impl<'m> Ctx<'m> {
         }
     }
 
-    /// `load ty, p` (`signed`: sign-extend a byte).
-    pub fn load(&mut self, ty: &Type, p: &Operand, signed: bool) -> Result<Val> {
+    /// `load ty, p, align` (`signed`: sign-extend a byte).
+    pub fn load(&mut self, ty: &Type, p: &Operand, align: u64, signed: bool) -> Result<Val> {
         let a = self.addr(p)?;
         if let Some(n) = wide_words(self.m, ty) {
-            let mut regs = Vec::new();
-            for k in 0..n {
-                let (base, off) = self.mem(&a, 2 * k as i32);
-                let rd = self.vreg();
-                self.emit(MInst::Load {
-                    w: Width::Word,
-                    rd,
-                    base,
-                    off,
-                });
-                regs.push(rd);
-            }
+            let regs = (0..n)
+                .map(|k| self.load_word(&a, 2 * k as i32, align))
+                .collect();
             return Ok(Val::W(regs));
         }
         let n = pieces(self.m, ty, self.line)?;
@@ -427,9 +418,14 @@ impl<'m> Ctx<'m> {
         };
         let mut regs = Vec::new();
         for k in 0..n {
-            let (base, off) = self.mem(&a, 2 * k as i32);
-            let rd = self.vreg();
-            self.emit(MInst::Load { w, rd, base, off });
+            let rd = if w == Width::Word {
+                self.load_word(&a, 2 * k as i32, align)
+            } else {
+                let (base, off) = self.mem(&a, 2 * k as i32);
+                let rd = self.vreg();
+                self.emit(MInst::Load { w, rd, base, off });
+                rd
+            };
             regs.push(rd);
         }
         if w != Width::Word {
@@ -445,8 +441,8 @@ impl<'m> Ctx<'m> {
         })
     }
 
-    /// `store v, p`.
-    pub fn store(&mut self, v: &Operand, p: &Operand) -> Result<()> {
+    /// `store v, p, align`.
+    pub fn store(&mut self, v: &Operand, p: &Operand, align: u64) -> Result<()> {
         let a = self.addr(p)?;
         let b = bits(self.m, &v.ty);
         let byte = b <= 8 && !matches!(self.m.resolve(&v.ty), Type::Ptr);
@@ -472,11 +468,86 @@ impl<'m> Ctx<'m> {
             },
         };
         for (k, rs) in regs.into_iter().enumerate() {
-            let (base, off) = self.mem(&a, 2 * k as i32);
-            let w = if byte { Width::ByteU } else { Width::Word };
-            self.emit(MInst::Store { w, rs, base, off });
+            if byte {
+                let (base, off) = self.mem(&a, 2 * k as i32);
+                self.emit(MInst::Store {
+                    w: Width::ByteU,
+                    rs,
+                    base,
+                    off,
+                });
+            } else {
+                self.store_word(rs, &a, 2 * k as i32, align);
+            }
         }
         Ok(())
+    }
+
+    /// Whether a 16-bit access at `a + extra` is provably even: the IR's alignment `align` says
+    /// so, or the address itself does ([`Ctx::addr_even`]). CAHPv3's word loads and stores ignore
+    /// address bit 0 (docs/isa.md), so a word access at an odd address would silently touch the
+    /// wrong bytes: anything not proven even goes bytewise.
+    fn word_aligned(&self, a: &Addr, extra: i32, align: u64) -> bool {
+        align >= 2 || self.addr_even(a, extra)
+    }
+
+    /// The 16-bit word at `a + extra`: one `lw` when the address is provably even, else two byte
+    /// loads and `hi << 8 | lo` (little-endian).
+    fn load_word(&mut self, a: &Addr, extra: i32, align: u64) -> Reg {
+        if self.word_aligned(a, extra, align) {
+            let (base, off) = self.mem(a, extra);
+            let rd = self.vreg();
+            self.emit(MInst::Load {
+                w: Width::Word,
+                rd,
+                base,
+                off,
+            });
+            return rd;
+        }
+        let [lo, hi] = [0, 1].map(|k| {
+            let (base, off) = self.mem(a, extra + k);
+            let rd = self.vreg();
+            self.emit(MInst::Load {
+                w: Width::ByteU,
+                rd,
+                base,
+                off,
+            });
+            rd
+        });
+        let hi = self.alui(Alu::Lsl, hi, 8);
+        self.alu(Alu::Or, hi, lo)
+    }
+
+    /// Stores the 16-bit `rs` at `a + extra`: one `sw` when the address is provably even, else the
+    /// low byte and then `rs >> 8`.
+    fn store_word(&mut self, rs: Reg, a: &Addr, extra: i32, align: u64) {
+        if self.word_aligned(a, extra, align) {
+            let (base, off) = self.mem(a, extra);
+            self.emit(MInst::Store {
+                w: Width::Word,
+                rs,
+                base,
+                off,
+            });
+            return;
+        }
+        let (base, off) = self.mem(a, extra);
+        self.emit(MInst::Store {
+            w: Width::ByteU,
+            rs,
+            base,
+            off,
+        });
+        let hi = self.alui(Alu::Lsr, rs, 8);
+        let (base, off) = self.mem(a, extra + 1);
+        self.emit(MInst::Store {
+            w: Width::ByteU,
+            rs: hi,
+            base,
+            off,
+        });
     }
 
     /// `getelementptr ty, base, idx…` as a symbolic address.

@@ -130,10 +130,10 @@ pub enum Op {
     Select(Operand, Operand, Operand),
     /// `phi T [v, %bb], …`.
     Phi(Type, Vec<(Value, String)>),
-    /// `load T, ptr p`.
-    Load(Type, Operand),
-    /// `store v, ptr p`.
-    Store(Operand, Operand),
+    /// `load T, ptr p, align A` (A in bytes; the type's ABI alignment when the IR gives none).
+    Load(Type, Operand, u64),
+    /// `store v, ptr p, align A`.
+    Store(Operand, Operand, u64),
     /// `getelementptr T, ptr p, idx…`.
     Gep(Type, Operand, Vec<Operand>),
     /// A cast to the given type.
@@ -382,7 +382,7 @@ fn rename_value(v: &mut Value, map: &HashMap<String, String>) {
 fn rename_op(op: &mut Op, map: &HashMap<String, String>) {
     let mut o = |x: &mut Operand| rename_value(&mut x.val, map);
     match op {
-        Op::Bin(_, a, b) | Op::Icmp(_, a, b) | Op::Store(a, b) => {
+        Op::Bin(_, a, b) | Op::Icmp(_, a, b) | Op::Store(a, b, _) => {
             o(a);
             o(b);
         }
@@ -392,7 +392,7 @@ fn rename_op(op: &mut Op, map: &HashMap<String, String>) {
             o(b);
         }
         Op::Phi(_, inc) => inc.iter_mut().for_each(|(v, _)| rename_value(v, map)),
-        Op::Load(_, p)
+        Op::Load(_, p, _)
         | Op::Cast(_, p, _)
         | Op::VaArg(p, _)
         | Op::CondBr(p, _, _)

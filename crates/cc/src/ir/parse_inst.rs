@@ -165,7 +165,8 @@ fn parse_inst(toks: &[Tok], line: usize, m: &Module) -> Result<Inst> {
             let ty = parse_type(&mut c)?;
             c.expect_p(',')?;
             let p = operand(&mut c, m)?;
-            Op::Load(ty, p)
+            let align = access_align(&mut c, m, &ty)?;
+            Op::Load(ty, p, align)
         }
         "store" => {
             c.eat_word("atomic");
@@ -173,7 +174,8 @@ fn parse_inst(toks: &[Tok], line: usize, m: &Module) -> Result<Inst> {
             let v = operand(&mut c, m)?;
             c.expect_p(',')?;
             let p = operand(&mut c, m)?;
-            Op::Store(v, p)
+            let align = access_align(&mut c, m, &v.ty)?;
+            Op::Store(v, p, align)
         }
         "getelementptr" => {
             c.eat_word("inbounds");
@@ -277,6 +279,20 @@ fn parse_inst(toks: &[Tok], line: usize, m: &Module) -> Result<Inst> {
         other => return unsupported(line, format!("instruction '{other}'")),
     };
     Ok(Inst { result, op, line })
+}
+
+/// The `, align N` of a load or store (after its pointer operand); without one, LLVM takes the
+/// type's ABI alignment. The lowering trusts it: a 16-bit access below 2 is done bytewise.
+fn access_align(c: &mut Cur, m: &Module, ty: &Type) -> Result<u64> {
+    if c.is_p(',') && matches!(c.peek_at(1), Some(Tok::Word(w)) if w == "align") {
+        c.i += 2;
+        let line = c.line;
+        return match u64::try_from(c.int()?) {
+            Ok(a) if a.is_power_of_two() => Ok(a),
+            _ => parse_err(line, "alignment is not a power of two"),
+        };
+    }
+    Ok(m.align_of(ty).unwrap_or(1))
 }
 
 fn parse_call(c: &mut Cur, m: &Module) -> Result<Op> {
