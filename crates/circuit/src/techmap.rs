@@ -14,7 +14,9 @@
 //!    leaf at its worst-case variance (a gate, cell or memory-read output is a fresh bootstrap; any
 //!    other bit — a MUX result, which may come out of a CMUX chain, or a flip-flop fed by one — is taken
 //!    at the level-0 bound `v_tlwe_max` that the MUX plan keeps); a gate's own two fanins always are;
-//! 2. a depth-optimal choice gives the cycle's least bootstrap depth D (a gate MUX counts one level);
+//! 2. a depth-optimal choice gives the cycle's least bootstrap depth D (every MUX one level, or, under
+//!    a MUX plan ([`map_planned`], what the engine uses), as the cycle's tasks run: CMUX data free,
+//!    selects a circuit bootstrap, gate MUXes two);
 //! 3. area recovery under that depth: two passes by area flow, then two of exact area (the
 //!    bootstraps a choice adds, by reference counting), each choice keeping every node within its
 //!    required time, so the mapped cycle is no deeper than D (+ [`MapParams::depth_slack`]).
@@ -34,6 +36,7 @@ use vsp_tfhe::CellSpec;
 
 use crate::circuit::{Circuit, Node, NodeId, Step};
 use crate::error::CircuitError;
+use crate::leveled::MuxPlan;
 use crate::noise::NoiseModel;
 
 /// What the mapping may use.
@@ -89,6 +92,72 @@ impl MapParams {
             + self.v_ms;
         let z = NoiseModel::z_for(2f64.powf(self.log2_max_failure));
         v <= (spec.margin() / z).powi(2)
+    }
+}
+
+/// Latencies the mapping minimises, in tenths of a gate bootstrap (the scheduler's task costs).
+/// Without a MUX plan every MUX and memory read counts as one bootstrap level; with one
+/// ([`map_planned`]) they count as the cycle's tasks do: a gate MUX two bootstraps, a CMUX nothing
+/// on its data but a circuit bootstrap (5) on its select, a lifted operand one, a ROM read 5 + 1 after
+/// its address (one bit per task, as 64 MPI ranks run it), a RAM read 5 + 1.2.
+#[derive(Clone, Debug)]
+struct Delays {
+    gate_mux: u32,
+    select: u32,
+    lift: u32,
+    rom: u32,
+    ram: u32,
+    /// Per node: a MUX the plan runs as a CMUX.
+    cmux: Vec<bool>,
+    /// Per node: a bit the plan lifts to a ring.
+    lifted: Vec<bool>,
+}
+
+const GATE: u32 = 10;
+
+impl Delays {
+    fn levels(n: usize) -> Delays {
+        Delays {
+            gate_mux: GATE,
+            select: 0,
+            lift: 0,
+            rom: GATE,
+            ram: GATE,
+            cmux: vec![false; n],
+            lifted: vec![false; n],
+        }
+    }
+    fn planned(c: &Circuit, plan: &MuxPlan) -> Delays {
+        let n = c.nodes.len();
+        let flag = |v: &[bool]| (0..n).map(|i| v.get(i).copied().unwrap_or(false)).collect();
+        Delays {
+            gate_mux: 2 * GATE,
+            select: 5 * GATE,
+            lift: GATE,
+            // One data bit per read task, as on many ranks (the floor the depth is about).
+            rom: 5 * GATE + GATE,
+            ram: 5 * GATE + 12,
+            cmux: flag(&plan.cmux),
+            lifted: flag(&plan.lift),
+        }
+    }
+    /// The latency from operand `k` (0 = select) of MUX `i` to its result.
+    fn mux(&self, i: usize, k: usize, operand: NodeId) -> u32 {
+        if !self.cmux[i] {
+            self.gate_mux
+        } else if k == 0 {
+            self.select
+        } else if self.lifted[operand as usize] {
+            self.lift
+        } else {
+            0
+        }
+    }
+    fn mem(&self, c: &Circuit, m: usize) -> u32 {
+        match c.mems[m].spec.kind {
+            crate::blueprint::MemKind::Rom => self.rom,
+            crate::blueprint::MemKind::Ram => self.ram,
+        }
     }
 }
 
@@ -236,6 +305,7 @@ struct Mapper<'a> {
     refs: Vec<u32>,
     /// Per gate: every cut kept (candidates or not), for its readers' cuts.
     all_cuts: Vec<Vec<Cut>>,
+    delays: Delays,
 }
 
 impl<'a> Mapper<'a> {
@@ -259,7 +329,7 @@ impl<'a> Mapper<'a> {
     }
 
     fn arrival_of(&self, leaves: &[NodeId]) -> u32 {
-        1 + leaves
+        GATE + leaves
             .iter()
             .map(|&x| self.arrival[x as usize])
             .max()
@@ -312,7 +382,15 @@ impl<'a> Mapper<'a> {
                         Node::Not(a) => self.arrival[i] = self.arrival[a as usize],
                         Node::Gate(..) => choose(self, id),
                         Node::Mux { s, a, b } => {
-                            self.arrival[i] = self.arrival_of(&[s, a, b]);
+                            self.arrival[i] = [s, a, b]
+                                .iter()
+                                .enumerate()
+                                .map(|(k, &x)| {
+                                    let src = self.base[x as usize].0;
+                                    self.arrival[x as usize] + self.delays.mux(i, k, src)
+                                })
+                                .max()
+                                .unwrap_or(0);
                         }
                         Node::Cell { spec, ins } => {
                             self.arrival[i] = self.arrival_of(&ins[..spec.arity()]);
@@ -322,7 +400,13 @@ impl<'a> Mapper<'a> {
                 }
                 Step::MemRead(m) => {
                     let mem = &self.c.mems[m as usize];
-                    let a = self.arrival_of(&mem.addr);
+                    let a = mem
+                        .addr
+                        .iter()
+                        .map(|&x| self.arrival[x as usize])
+                        .max()
+                        .unwrap_or(0)
+                        + self.delays.mem(self.c, m as usize);
                     for &r in &mem.rdata {
                         self.arrival[r as usize] = a;
                     }
@@ -455,6 +539,7 @@ impl Mapper<'_> {
             uses,
             refs: vec![0; n],
             all_cuts: vec![Vec::new(); n],
+            delays: Delays::levels(n),
         }
     }
 }
@@ -475,13 +560,44 @@ fn sinks(c: &Circuit) -> Vec<NodeId> {
     v
 }
 
-/// Maps `c` into multi-input cells under `p`.
+/// Maps `c` into multi-input cells under `p`, every MUX and memory read counting one bootstrap
+/// level in the depth it keeps.
 pub fn map(c: &Circuit, p: &MapParams) -> Result<Circuit, CircuitError> {
+    map_with(c, p, None)
+}
+
+/// Maps `c` minimising the depth as the cycle's tasks run under `plan` (a MUX plan of `c`): CMUX
+/// data cost nothing, their selects a circuit bootstrap, gate MUXes two bootstraps (see the
+/// scheduler's task costs). What the engine uses when it plans CMUXes.
+pub fn map_planned(c: &Circuit, p: &MapParams, plan: &MuxPlan) -> Result<Circuit, CircuitError> {
+    map_with(c, p, Some(plan))
+}
+
+/// The cycle's critical path in gate bootstraps under `plan` as [`map_planned`] counts it (every MUX
+/// and memory read one level without a plan).
+pub fn critical_path(c: &Circuit, plan: Option<&MuxPlan>) -> f64 {
+    let p = MapParams::for_params(&vsp_tfhe::Params::default_128());
+    let mut mp = Mapper::new(c, &p);
+    if let Some(plan) = plan {
+        mp.delays = Delays::planned(c, plan);
+    }
+    let order = c.order.clone();
+    mp.propagate(&order, &mut |m, g| {
+        let l = m.leaves(g, &Impl::Gate);
+        m.arrival[g as usize] = m.arrival_of(&l);
+    });
+    f64::from(mp.arrival.iter().copied().max().unwrap_or(0)) / f64::from(GATE)
+}
+
+fn map_with(c: &Circuit, p: &MapParams, plan: Option<&MuxPlan>) -> Result<Circuit, CircuitError> {
     if p.max_inputs < 3 {
         return Ok(c.clone());
     }
     let n = c.nodes.len();
     let mut mp = Mapper::new(c, p);
+    if let Some(plan) = plan {
+        mp.delays = Delays::planned(c, plan);
+    }
     let vb = mp.variance_bounds();
     let order = c.order.clone();
 
@@ -491,7 +607,7 @@ pub fn map(c: &Circuit, p: &MapParams) -> Result<Circuit, CircuitError> {
         m.all_cuts[g as usize] = cuts;
         choose_depth(m, g);
     });
-    let depth = mp.arrival.iter().copied().max().unwrap_or(0) + p.depth_slack;
+    let depth = mp.arrival.iter().copied().max().unwrap_or(0) + GATE * p.depth_slack;
 
     // Area flow, then exact area, under the depth bound.
     for pass in 0..4 {
@@ -694,15 +810,22 @@ impl Mapper<'_> {
                 Step::Node(id) => {
                     let i = id as usize;
                     let r = required[i];
-                    let (ops, dec): (Vec<NodeId>, u32) = match c.nodes[i] {
-                        Node::Gate(..) if self.refs[i] > 0 => (self.leaves(id, &self.choice[i]), 1),
-                        Node::Not(a) => (vec![a], 0),
-                        Node::Mux { .. } | Node::Cell { .. } => {
-                            (c.nodes[i].operands().collect(), 1)
-                        }
+                    let ops: Vec<(NodeId, u32)> = match c.nodes[i] {
+                        Node::Gate(..) if self.refs[i] > 0 => self
+                            .leaves(id, &self.choice[i])
+                            .into_iter()
+                            .map(|x| (x, GATE))
+                            .collect(),
+                        Node::Not(a) => vec![(a, 0)],
+                        Node::Mux { s, a, b } => [s, a, b]
+                            .iter()
+                            .enumerate()
+                            .map(|(k, &x)| (x, self.delays.mux(i, k, self.base[x as usize].0)))
+                            .collect(),
+                        Node::Cell { .. } => c.nodes[i].operands().map(|x| (x, GATE)).collect(),
                         _ => continue,
                     };
-                    for x in ops {
+                    for (x, dec) in ops {
                         let t = &mut required[x as usize];
                         *t = (*t).min(r.saturating_sub(dec));
                     }
@@ -715,9 +838,10 @@ impl Mapper<'_> {
                         .map(|&x| required[x as usize])
                         .min()
                         .unwrap_or(depth);
+                    let dec = self.delays.mem(c, m as usize);
                     for &a in &mem.addr {
                         let t = &mut required[a as usize];
-                        *t = (*t).min(r.saturating_sub(1));
+                        *t = (*t).min(r.saturating_sub(dec));
                     }
                 }
             }

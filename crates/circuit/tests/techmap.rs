@@ -224,3 +224,26 @@ fn mapped_cores_keep_the_failure_bounds() {
         assert!(after.bootstraps() < before.bootstraps());
     }
 }
+
+/// Mapped under the cores' MUX plans (what the engine does), the cycle's critical path as its tasks
+/// run (CMUX data free, selects a circuit bootstrap, gate MUXes two bootstraps) gets no longer, and the
+/// result still matches the unmapped circuit.
+#[test]
+fn planned_mapping_shortens_the_cycles_critical_path() {
+    let lp = LeveledParams::for_params(&vsp_tfhe::Params::default_128()).unwrap();
+    for name in ["pearl-cmux", "ruby-cmux"] {
+        let c = core(name);
+        let plan = MuxPlan::new(&c, &lp);
+        let m = Arc::new(techmap::map_planned(&c, &params(), &plan).unwrap());
+        let mplan = MuxPlan::new(&m, &lp);
+        let (before, after) = (
+            techmap::critical_path(&c, Some(&plan)),
+            techmap::critical_path(&m, Some(&mplan)),
+        );
+        let (b, a) = (plan.counts().bootstraps(), mplan.counts().bootstraps());
+        eprintln!("{name}: planned critical path {before} -> {after}, bootstraps {b} -> {a}");
+        assert!(after <= before, "{name}: {before} -> {after}");
+        assert!(a < b, "{name}: {b} -> {a}");
+        run_both(c, m, 100, 5);
+    }
+}

@@ -165,7 +165,11 @@ impl<B: Backend> Engine<B> {
     /// results, fewer bootstraps; [`Self::circuit`] is then the mapped circuit.
     pub fn new(backend: B, circuit: Arc<Circuit>) -> Self {
         let circuit = match backend.techmap() {
-            Some(p) => match crate::techmap::map(&circuit, &p) {
+            // Minimise the depth as the cycle will run: under the MUX plan of the unmapped circuit.
+            Some(p) => match match backend.leveled() {
+                Some(lp) => crate::techmap::map_planned(&circuit, &p, &MuxPlan::new(&circuit, &lp)),
+                None => crate::techmap::map(&circuit, &p),
+            } {
                 Ok(m) => Arc::new(m),
                 Err(e) => {
                     // An internal error of the mapping: run the circuit as built.
