@@ -310,7 +310,7 @@ struct Kinds {
     /// Logic depth in bootstraps (gates, cells, gate MUXes, memory reads; CMUXes none).
     depth: u32,
     /// The task DAG's critical path as 64 MPI ranks would run it (one select per circuit-bootstrap
-    /// task), in gate-bootstrap units (a circuit bootstrap ≈ 5, ROM read 33): the floor on a cycle
+    /// task), in gate-bootstrap units (a circuit bootstrap ≈ 5, a ROM bit ≈ 1): the floor on a cycle
     /// however many machines run it.
     dag: f64,
 }
@@ -360,7 +360,7 @@ impl Kinds {
             "Core gate bootstraps per cycle by kind (plan counts; lifts predicted), without and with \
              multi-input cells; depth = bootstraps on the longest path (CMUXes count none); critical \
              path = the cycle's task DAG as 64 MPI ranks run it (one select per circuit-bootstrap \
-             task), in gate-bootstrap units (circuit bootstrap 5, ROM read 33):"
+             task), in gate-bootstrap units (circuit bootstrap 5, a ROM bit 1 after its address):"
         );
         println!();
         println!(
