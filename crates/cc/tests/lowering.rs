@@ -177,7 +177,7 @@ fn a_program_with_many_branches_and_high_data_is_reported_as_not_fitting() {
     let e = assemble_image(&asm, "t.s", MemConfig::kib1()).unwrap_err();
     let text = e.to_string();
     assert!(
-        matches!(e, CcError::DoesNotFit { limit: 1024, used } if used > 1024),
+        matches!(e, CcError::DoesNotFit { limit: 1024, used, .. } if used > 1024),
         "{text}"
     );
 }
