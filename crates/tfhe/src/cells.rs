@@ -23,7 +23,7 @@
 //! Noise: a cell's decision variance is Σ wᵢ²·Var(xᵢ) + V_ms with margin 1/8, or the same with margin
 //! 1/4 for all-2 weights ([`CellSpec::noise_weight`] gives the equivalent count of margin-1/8 inputs).
 //! With the default parameters and fresh gate outputs as inputs (2.2e-5 each) a weight-7 cell
-//! decides at 2^-71, weight 3 at 2^-154; `crates/tfhe/tests/noise.rs` measures the variance.
+//! decides at 2^-72, weight 3 at 2^-154; `crates/tfhe/tests/noise.rs` measures the variance.
 //! The output is a fresh gate bit (or, [`EvalKey::cell_trlwe`], a fresh ring for CMUX data).
 
 use crate::bootstrap::EvalKey;
