@@ -7,7 +7,11 @@
 //! against the plain gate-level run at the same cycle (and that some register was written), and prints
 //! the seconds per cycle, the split between the combinational DAG and the clock edge (flip-flops + RAM
 //! write), bootstraps, circuit bootstraps, CMUXes and key switches per cycle before and after
-//! select-once MUXes, and scheduler efficiency. `gates` runs the old all-gate MUXes for comparison.
+//! select-once MUXes, and scheduler efficiency. `gates` runs the old all-gate MUXes for comparison;
+//! `nocells` runs without the technology mapping into multi-input cells (`vsp_circuit::techmap`).
+//! Per core it also prints the gate bootstraps by cell kind and the cycle's critical path in
+//! bootstraps, without and with the cells, and it times TFHE-rs's DEFAULT NAND on one thread in the
+//! same process: `<core>_cycle_tfhe_rs_nands` = seconds per cycle × threads ÷ that NAND.
 //! The paper: 2.3 s/cycle for Ruby on a 96-vCPU c5.metal at 80-bit parameters (≈ 221 vCPU·s per
 //! cycle); our goal is ≤ 8 s/cycle on 2 vCPUs.
 
@@ -40,12 +44,16 @@ pub fn run(args: &[String]) -> Result<()> {
     };
     let cycles = num(0, "cycles", 3)?.max(1);
     let warmup = num(1, "warm-up cycles", 5)?;
-    // `gates` as the third argument evaluates every MUX as two gate bootstraps (the old engine).
-    let leveled = match args.get(2).map(String::as_str) {
-        None => true,
-        Some("gates") => false,
-        Some(other) => bail!("third argument: `gates` or nothing, got {other:?}"),
-    };
+    // `gates` evaluates every MUX as two gate bootstraps (the old engine); `nocells` keeps the
+    // netlist's two-input gates (no multi-input cells).
+    let (mut leveled, mut cells) = (true, true);
+    for a in args.iter().skip(2) {
+        match a.as_str() {
+            "gates" => leveled = false,
+            "nocells" => cells = false,
+            other => bail!("after the counts: `gates`, `nocells` or nothing, got {other:?}"),
+        }
+    }
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let prog = vsp_cahp::programs::FIB;
     let image = vsp_cahp::assemble(prog.source, prog.name)?;
@@ -62,6 +70,11 @@ pub fn run(args: &[String]) -> Result<()> {
         "keys (default parameters): {:.1} s",
         t.elapsed().as_secs_f64()
     );
+    let (nand_ms, nand_cpu_ms) = tfhe_rs_nand_ms()?;
+    println!(
+        "TFHE-rs 1.x DEFAULT_PARAMETERS NAND, one thread, this process: {nand_ms:.2} ms \
+         ({nand_cpu_ms:.2} ms CPU)"
+    );
     println!(
         "{warmup} warm-up cycles (untimed: at power-up every flip-flop is a public zero, so early \
          cycles are cheaper), then {cycles} timed cycles; registers and RAM checked against the plain run"
@@ -71,11 +84,16 @@ pub fn run(args: &[String]) -> Result<()> {
     let mut counts = Vec::new();
     let mut mems = Vec::new();
     let mut results = Vec::new();
+    let mut kinds = Vec::new();
     for core in [Core::Pearl, Core::Ruby] {
         let c = vsp_platform::core_circuit(core, Memory::Cmux)?;
         let stats = c.stats();
         let backend = TfheBackend::new(ek.clone(), Some(ck.clone()))?.with_leveled(leveled);
+        // The same plan without cells, for the counts (not run).
+        let plain_gates = Engine::new(backend.clone().with_cells(false), c.clone());
+        let backend = backend.with_cells(cells);
         let mut e = Engine::new(backend, c.clone());
+        kinds.push((core, Kinds::of(&plain_gates), Kinds::of(&e)));
         e.set_threads(threads);
         e.set_rom(
             cores::ROM,
@@ -101,6 +119,7 @@ pub fn run(args: &[String]) -> Result<()> {
         let refreshed_before = refreshes(&e)?;
         let (mut dag, mut edge, mut eff, mut lifts) = (0.0, 0.0, 0.0, 0usize);
         let t = Instant::now();
+        let cpu0 = process_cpu_seconds();
         for _ in 0..cycles {
             let s = e.step()?;
             dag += s.eval_seconds;
@@ -109,6 +128,7 @@ pub fn run(args: &[String]) -> Result<()> {
             lifts += s.lifts;
         }
         let per_cycle = t.elapsed().as_secs_f64() / cycles as f64;
+        let cpu_per_cycle = (process_cpu_seconds() - cpu0) / cycles as f64;
         let n = cycles as f64;
         let lifts = lifts as f64 / n;
         let ram_refresh = (refreshes(&e)? - refreshed_before) as f64 / n;
@@ -165,10 +185,10 @@ pub fn run(args: &[String]) -> Result<()> {
             dag / n,
             edge / n,
             stats.bootstraps_per_cycle,
-            (plan.gates + 2 * plan.gate_muxes + plan.refreshes) as f64 + lifts,
+            (plan.gates + plan.cells + 2 * plan.gate_muxes + plan.refreshes) as f64 + lifts,
             eff / n
         ));
-        results.push((core, per_cycle));
+        results.push((core, per_cycle, cpu_per_cycle));
     }
     println!(
         "Per cycle, before (every MUX two gate bootstraps) and after (select-once CMUXes); core"
@@ -184,7 +204,7 @@ pub fn run(args: &[String]) -> Result<()> {
         for (name, k, l) in [("core before", b, 0.0), ("core after", a, *lifts)] {
             println!(
                 "| {core} | {name} | {:.0} | {l:.0} | {} | {} | {} | {:.1} |",
-                (k.gates + 2 * k.gate_muxes + k.refreshes) as f64 + l,
+                (k.gates + k.cells + 2 * k.gate_muxes + k.refreshes) as f64 + l,
                 k.circuit_bootstraps,
                 k.cmuxes,
                 k.key_switches,
@@ -203,8 +223,165 @@ pub fn run(args: &[String]) -> Result<()> {
         println!("{r}");
     }
     println!();
-    for (core, s) in results {
+    Kinds::table(&kinds);
+    println!();
+    for (core, s, _) in &results {
         println!("{core}_seconds_per_cycle={s:.2}");
     }
+    for (core, s, _) in &results {
+        println!(
+            "{core}_cycle_tfhe_rs_nands={:.0}",
+            s * threads as f64 / (nand_ms / 1e3)
+        );
+    }
+    // The same in CPU time (both sides): what a cycle's work costs, whatever else the machine runs.
+    for (core, _, cpu) in &results {
+        println!(
+            "{core}_cpu_seconds_per_cycle={cpu:.2} {core}_cycle_tfhe_rs_nands_cpu={:.0}",
+            cpu / (nand_cpu_ms / 1e3)
+        );
+    }
+    for (core, b, a) in &kinds {
+        println!(
+            "{core}_core_gate_bootstraps={:.0}->{:.0} {core}_critical_path_bootstraps={:.1}->{:.1}",
+            b.bootstraps, a.bootstraps, b.dag, a.dag
+        );
+    }
     Ok(())
+}
+
+/// CPU time of this process so far (all threads, user + system; /proc/self/stat, 100 Hz ticks).
+fn process_cpu_seconds() -> f64 {
+    let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name (which ends with ')'): utime and stime are the 12th and 13th.
+    let rest = s.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<f64> = rest
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    f.iter().sum::<f64>() / 100.0
+}
+
+/// CPU time of this thread (schedstat, ns).
+fn thread_cpu_ms() -> f64 {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
+    s.split_whitespace()
+        .next()
+        .and_then(|x| x.parse::<f64>().ok())
+        .unwrap_or(0.0)
+        / 1e6
+}
+
+/// TFHE-rs's boolean NAND at DEFAULT_PARAMETERS on this thread: the medians of 31 timed calls after
+/// 3 untimed ones (wall clock, CPU time), every result decrypted.
+fn tfhe_rs_nand_ms() -> Result<(f64, f64)> {
+    use tfhe::boolean::prelude::{gen_keys, BinaryBooleanGates};
+    let (cks, sks) = gen_keys();
+    let ins = [cks.encrypt(false), cks.encrypt(true)];
+    let (mut times, mut cpu) = (Vec::new(), Vec::new());
+    for r in 0..34usize {
+        let (a, b) = (r & 1 == 1, r & 2 == 2);
+        let t = Instant::now();
+        let c0 = thread_cpu_ms();
+        let out = sks.nand(&ins[usize::from(a)], &ins[usize::from(b)]);
+        let dc = thread_cpu_ms() - c0;
+        let dt = t.elapsed().as_secs_f64() * 1e3;
+        if cks.decrypt(&out) == (a && b) {
+            bail!("TFHE-rs NAND gave a wrong result");
+        }
+        if r >= 3 {
+            times.push(dt);
+            cpu.push(dc);
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    cpu.sort_by(f64::total_cmp);
+    Ok((times[times.len() / 2], cpu[cpu.len() / 2]))
+}
+
+/// One core's bootstraps by kind under a plan, and its depth.
+struct Kinds {
+    /// Bootstraps per node kind (`AND`…, cell classes; MUXes left as gates count two each).
+    by_kind: std::collections::BTreeMap<String, f64>,
+    /// Gate bootstraps per cycle (plan: gates, cells, gate MUXes, refreshes, lifts predicted).
+    bootstraps: f64,
+    /// Logic depth in bootstraps (gates, cells, gate MUXes, memory reads; CMUXes none).
+    depth: u32,
+    /// The task DAG's critical path as 64 MPI ranks would run it (one select per circuit-bootstrap
+    /// task), in gate-bootstrap units (a circuit bootstrap ≈ 5, a ROM bit ≈ 1): the floor on a cycle
+    /// however many machines run it.
+    dag: f64,
+}
+
+impl Kinds {
+    fn of(e: &Engine<TfheBackend>) -> Kinds {
+        let k = e.plan_counts();
+        let mut by_kind: std::collections::BTreeMap<String, f64> =
+            vsp_circuit::techmap::kind_counts(e.circuit())
+                .into_iter()
+                .filter(|(name, _)| name != "MUX")
+                .map(|(name, n)| (name, n as f64))
+                .collect();
+        by_kind.insert("gate MUX".into(), 2.0 * k.gate_muxes as f64);
+        by_kind.insert("lift".into(), k.lifts as f64 + k.carried_lifts);
+        by_kind.insert("refresh".into(), k.refreshes as f64);
+        Kinds {
+            by_kind,
+            bootstraps: k.bootstraps(),
+            depth: e.bootstrap_depth(),
+            dag: e.plan_partition(64).critical_path_units / 10.0,
+        }
+    }
+
+    fn table(rows: &[(Core, Kinds, Kinds)]) {
+        let mut cols: Vec<String> = Vec::new();
+        for (_, b, a) in rows {
+            for k in b.by_kind.keys().chain(a.by_kind.keys()) {
+                if !cols.contains(k) {
+                    cols.push(k.clone());
+                }
+            }
+        }
+        let order = |k: &str| {
+            let gates = ["AND", "NAND", "OR", "NOR", "XOR", "XNOR", "ANDNOT", "ORNOT"];
+            let tail = ["gate MUX", "lift", "refresh"];
+            if let Some(i) = gates.iter().position(|g| *g == k) {
+                (0, i, String::new())
+            } else if let Some(i) = tail.iter().position(|g| *g == k) {
+                (2, i, String::new())
+            } else {
+                (1, 0, k.to_string())
+            }
+        };
+        cols.sort_by_key(|k| order(k));
+        println!(
+            "Core gate bootstraps per cycle by kind (plan counts; lifts predicted), without and with \
+             multi-input cells; depth = bootstraps on the longest path (CMUXes count none); critical \
+             path = the cycle's task DAG as 64 MPI ranks run it (one select per circuit-bootstrap \
+             task), in gate-bootstrap units (circuit bootstrap 5, a ROM bit 1 after its address):"
+        );
+        println!();
+        println!(
+            "| core | cells | {} | total | depth | critical path |",
+            cols.join(" | ")
+        );
+        println!("|---|---|{}---|---|---|", "---|".repeat(cols.len()));
+        for (core, b, a) in rows {
+            for (name, k) in [("no", b), ("yes", a)] {
+                let cells: Vec<String> = cols
+                    .iter()
+                    .map(|c| format!("{:.0}", k.by_kind.get(c).copied().unwrap_or(0.0)))
+                    .collect();
+                println!(
+                    "| {core} | {name} | {} | {:.0} | {} | {:.1} |",
+                    cells.join(" | "),
+                    k.bootstraps,
+                    k.depth,
+                    k.dag
+                );
+            }
+        }
+    }
 }

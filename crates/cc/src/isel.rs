@@ -51,6 +51,8 @@ pub(crate) struct Ctx<'m> {
     pub ext: HashMap<Reg, Ext>,
     /// Registers holding an address known to be even (materialized from one; see `addr_even`).
     pub even: HashSet<Reg>,
+    /// A bound on the program's static data addresses (0: unknown, every global in reach).
+    pub data_end: u64,
     pub block_ids: HashMap<String, usize>,
     /// icmp results consumed by exactly one branch/select: lowered at the consumer.
     pub fused: HashMap<String, (Pred, Operand, Operand)>,
@@ -194,6 +196,7 @@ impl<'m> Ctx<'m> {
 
     /// An address in a register.
     pub fn materialize(&mut self, a: &Addr) -> Reg {
+        let a = &self.in_reach(a, 0);
         let mut base = a.reg;
         if let (Some(r), Some(_)) = (base, a.fi) {
             base = Some(self.alu(Alu::Add, r, SP));
@@ -305,8 +308,48 @@ impl<'m> Ctx<'m> {
         })
     }
 
+    /// Whether `sym + imm` fits a 10-bit immediate: always for symbols that are not globals (and
+    /// when the data's extent is unknown), for globals while the static data bound allows it.
+    fn sym_in_reach(&self, sym: &str, imm: i32) -> bool {
+        if self.data_end == 0 || !self.m.globals.iter().any(|g| g.name == sym) {
+            return true;
+        }
+        imm >= -512 && self.data_end.saturating_add(imm.max(0) as u64) <= 511
+    }
+
+    /// `a` with a global out of 10-bit reach folded into its register part (`li` of the symbol's
+    /// address, added to the register): `sym+imm(reg)` cannot address static data past byte 511.
+    fn in_reach(&mut self, a: &Addr, extra: i32) -> Addr {
+        let (Some(sym), Some(r)) = (&a.sym, a.reg) else {
+            return a.clone();
+        };
+        if self.sym_in_reach(sym, a.imm + extra) {
+            return a.clone();
+        }
+        let t = self.vreg();
+        self.emit(MInst::Li {
+            rd: t,
+            v: Off {
+                imm: a.imm,
+                sym: Some(sym.clone()),
+                fi: None,
+            },
+        });
+        let b = self.alu(Alu::Add, r, t);
+        if self.addr_even(a, 0) {
+            self.even.insert(b);
+        }
+        Addr {
+            reg: Some(b),
+            sym: None,
+            fi: a.fi,
+            imm: 0,
+        }
+    }
+
     /// Base register and offset for a memory access at `a + extra`.
     pub fn mem(&mut self, a: &Addr, extra: i32) -> (Reg, Off) {
+        let a = &self.in_reach(a, extra);
         let imm = a.imm + extra;
         match (a.reg, a.fi) {
             (Some(r), None) => (
@@ -439,6 +482,7 @@ impl<'m> Ctx<'m> {
             vals: HashMap::new(),
             ext: HashMap::new(),
             even: HashSet::new(),
+            data_end: 0,
             block_ids,
             fused: HashMap::new(),
             addr_only: HashSet::new(),

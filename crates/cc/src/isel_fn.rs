@@ -7,9 +7,15 @@ use crate::isel::{analyse, pieces, Addr, Ctx, Val};
 use crate::mir::{Callee, Cond, FrameObj, MBlock, MFunc, MInst, Off, Reg, Width, A0, ARG_REGS};
 use std::collections::BTreeSet;
 
-/// Lowers `func` to machine IR; also returns the functions it calls.
-pub fn select_function(m: &Module, func: &Function) -> Result<(MFunc, BTreeSet<String>)> {
+/// Lowers `func` to machine IR; also returns the functions it calls. `data_end` bounds the
+/// program's static data addresses (globals beyond 10-bit reach are addressed with `li`).
+pub fn select_function(
+    m: &Module,
+    func: &Function,
+    data_end: u64,
+) -> Result<(MFunc, BTreeSet<String>)> {
     let mut cx = Ctx::new(m, func);
+    cx.data_end = data_end;
     analyse(&mut cx, func);
     cx.cur = 0;
     // Parameters: the first six 16-bit pieces in a0..a5, the rest in the caller's outgoing area.

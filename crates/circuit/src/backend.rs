@@ -7,6 +7,7 @@
 use crate::blueprint::MemorySpec;
 use crate::error::CircuitError;
 use crate::netlist::GateKind;
+use vsp_tfhe::CellSpec;
 
 /// Kinds of scheduler tasks, for per-type costs (priority by upward rank).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -65,6 +66,15 @@ pub trait Backend: Send + Sync {
     fn gate(&self, k: GateKind, a: &Self::Bit, b: &Self::Bit) -> Result<Self::Bit, CircuitError>;
     /// `s ? b : a`.
     fn mux(&self, s: &Self::Bit, a: &Self::Bit, b: &Self::Bit) -> Result<Self::Bit, CircuitError>;
+    /// A multi-input cell ([`crate::techmap`]; one bootstrap in TFHE).
+    fn cell(&self, spec: &CellSpec, ins: &[&Self::Bit]) -> Result<Self::Bit, CircuitError>;
+    /// A multi-input cell whose result is left in ring form (a bootstrap without extraction).
+    fn cell_ring(&self, spec: &CellSpec, ins: &[&Self::Bit]) -> Result<Self::Ring, CircuitError>;
+    /// How to technology-map circuits into multi-input cells for this backend ([`crate::techmap`]);
+    /// `None` (the default) runs the circuit as built.
+    fn techmap(&self) -> Option<crate::techmap::MapParams> {
+        None
+    }
 
     /// How to plan select-once MUXes for this backend; `None` keeps every MUX a gate.
     fn leveled(&self) -> Option<crate::leveled::LeveledParams>;

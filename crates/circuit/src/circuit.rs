@@ -4,7 +4,7 @@
 
 use crate::blueprint::{Blueprint, MemImpl, MemKind, MemorySpec};
 use crate::error::CircuitError;
-use crate::netlist::{Cell, GateKind};
+use crate::netlist::GateKind;
 use crate::stats::NetlistStats;
 
 /// Index of a node in [`Circuit::nodes`].
@@ -24,6 +24,12 @@ pub enum Node {
         a: NodeId,
         b: NodeId,
     },
+    /// A multi-input cell (one bootstrap in TFHE): `spec` over `ins[..spec.arity()]`; made by the
+    /// technology mapping ([`crate::techmap`]), never by the flattener.
+    Cell {
+        spec: vsp_tfhe::CellSpec,
+        ins: [NodeId; vsp_tfhe::cells::MAX_CELL_INPUTS],
+    },
     /// The state of flip-flop number `i` ([`Circuit::dffs`]).
     Dff(u32),
     /// Read-data bit `bit` of CMUX memory `mem`.
@@ -34,17 +40,23 @@ pub enum Node {
 }
 
 impl Node {
-    fn operands(&self) -> impl Iterator<Item = NodeId> {
+    pub(crate) fn operands(&self) -> impl Iterator<Item = NodeId> {
         let (v, n) = match *self {
-            Node::Not(a) => ([a, 0, 0], 1),
-            Node::Gate(_, a, b) => ([a, b, 0], 2),
-            Node::Mux { s, a, b } => ([s, a, b], 3),
-            _ => ([0; 3], 0),
+            Node::Not(a) => ([a, 0, 0, 0], 1),
+            Node::Gate(_, a, b) => ([a, b, 0, 0], 2),
+            Node::Mux { s, a, b } => ([s, a, b, 0], 3),
+            Node::Cell { spec, ins } => (ins, spec.arity()),
+            _ => ([0; 4], 0),
         };
         v.into_iter().take(n)
     }
     fn map_operands(&mut self, f: &mut impl FnMut(NodeId) -> NodeId) {
         match self {
+            Node::Cell { spec, ins } => {
+                for x in ins.iter_mut().take(spec.arity()) {
+                    *x = f(*x);
+                }
+            }
             Node::Not(a) => *a = f(*a),
             Node::Gate(_, a, b) => {
                 *a = f(*a);
@@ -61,7 +73,7 @@ impl Node {
     /// Bootstraps this node costs in TFHE.
     pub fn bootstraps(&self) -> u32 {
         match self {
-            Node::Gate(..) => 1,
+            Node::Gate(..) | Node::Cell { .. } => 1,
             Node::Mux { .. } => 2,
             _ => 0,
         }
@@ -182,39 +194,99 @@ impl Circuit {
     }
     /// Statistics of the whole flattened circuit (CMUX memories not included; see the memory docs).
     pub fn stats(&self) -> NetlistStats {
-        // Re-express as cells so the netlist statistics code applies.
-        let cells: Vec<Cell> = self
-            .nodes
-            .iter()
-            .map(|n| match *n {
-                Node::Input(i) => Cell::Input { port: 0, bit: i },
-                Node::Const(v) => Cell::Const(v),
-                Node::Not(a) => Cell::Not(crate::Wire(a)),
-                Node::Gate(k, a, b) => Cell::Gate(k, crate::Wire(a), crate::Wire(b)),
-                Node::Mux { s, a, b } => Cell::Mux {
-                    s: crate::Wire(s),
-                    a: crate::Wire(a),
-                    b: crate::Wire(b),
-                },
-                Node::Dff(_) => Cell::Dff {
-                    d: crate::Wire(0),
-                    init: false,
-                },
-                Node::MemOut { .. } => Cell::Input { port: 1, bit: 0 },
-            })
-            .collect();
-        let order: Vec<crate::Wire> = self
-            .order
-            .iter()
-            .filter_map(|s| match s {
-                Step::Node(n) => Some(crate::Wire(*n)),
-                Step::MemRead(_) => None,
-            })
-            .collect();
-        let mut s = NetlistStats::of_cells(&cells, &order);
+        let mut s = NetlistStats::default();
+        for n in &self.nodes {
+            match *n {
+                Node::Input(_) => s.input_bits += 1,
+                Node::MemOut { .. } => {}
+                Node::Const(_) => s.constants += 1,
+                Node::Not(_) => s.not += 1,
+                Node::Gate(k, ..) => {
+                    let i = GateKind::ALL.iter().position(|g| *g == k).unwrap_or(0);
+                    s.gates[i] += 1;
+                }
+                Node::Mux { .. } => s.mux += 1,
+                Node::Cell { .. } => s.cells += 1,
+                Node::Dff(_) => s.dff += 1,
+            }
+            s.bootstraps_per_cycle += u64::from(n.bootstraps());
+        }
+        // Memory reads start paths (as inputs do).
+        let mut depth = vec![0u64; self.nodes.len()];
+        for step in &self.order {
+            let Step::Node(id) = *step else { continue };
+            let n = &self.nodes[id as usize];
+            let d = n.operands().map(|i| depth[i as usize]).max().unwrap_or(0);
+            depth[id as usize] = d + u64::from(n.bootstraps() > 0);
+        }
+        s.critical_path = depth.into_iter().max().unwrap_or(0);
         s.input_bits = u64::from(self.n_input_bits);
         s.output_bits = self.outputs.iter().map(|p| p.bits.len() as u64).sum();
         s
+    }
+
+    /// The same circuit with its nodes replaced: `keep[i]` says whether old node `i` stays, `nodes[i]`
+    /// is what it becomes (operands in old ids, all of them kept). Ports, flip-flops and memories
+    /// are renumbered; the fingerprint stays the original's (the design the client encrypted for is
+    /// the same; see [`crate::techmap`]).
+    pub(crate) fn rebuilt(&self, nodes: &[Node], keep: &[bool]) -> Result<Circuit, CircuitError> {
+        let mut new_id = vec![UNSET; nodes.len()];
+        let mut out = Vec::new();
+        let mut names = Vec::new();
+        for (i, n) in nodes.iter().enumerate() {
+            if keep[i] {
+                new_id[i] = out.len() as NodeId;
+                out.push(*n);
+                names.push(self.names.get(i).cloned().unwrap_or_default());
+            }
+        }
+        let mut bad = None;
+        let mut map = |x: NodeId| {
+            let y = new_id[x as usize];
+            if y == UNSET {
+                bad = Some(x);
+            }
+            y
+        };
+        for n in &mut out {
+            n.map_operands(&mut map);
+        }
+        let mut dffs = self.dffs.clone();
+        for d in &mut dffs {
+            d.q = map(d.q);
+            d.d = map(d.d);
+        }
+        let (mut inputs, mut outputs) = (self.inputs.clone(), self.outputs.clone());
+        for p in inputs.iter_mut().chain(outputs.iter_mut()) {
+            p.bits.iter_mut().for_each(|b| *b = map(*b));
+        }
+        let mut mems = self.mems.clone();
+        for m in &mut mems {
+            m.addr
+                .iter_mut()
+                .chain(m.wdata.iter_mut())
+                .chain(m.rdata.iter_mut())
+                .for_each(|b| *b = map(*b));
+            m.wren = m.wren.map(&mut map);
+        }
+        if let Some(x) = bad {
+            return Err(CircuitError::Backend(format!(
+                "internal rebuild error: {} is used but dropped",
+                self.node_name(x)
+            )));
+        }
+        let order = order_steps(&out, &names, &mems)?;
+        Ok(Circuit {
+            nodes: out,
+            names,
+            inputs,
+            outputs,
+            dffs,
+            mems,
+            order,
+            n_input_bits: self.n_input_bits,
+            fingerprint: self.fingerprint,
+        })
     }
 
     /// Builds the dependency graph used by the evaluators: the predecessors of each node.

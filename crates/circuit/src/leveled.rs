@@ -117,6 +117,8 @@ impl LeveledParams {
 pub struct PlanCounts {
     /// Two-input gates (one bootstrap each).
     pub gates: usize,
+    /// Multi-input cells of a technology-mapped circuit (one bootstrap each, [`crate::techmap`]).
+    pub cells: usize,
     /// MUXes left as gates (two bootstraps each).
     pub gate_muxes: usize,
     /// MUXes evaluated as CMUXes.
@@ -141,12 +143,16 @@ pub struct PlanCounts {
     pub cost: f64,
     /// log2 of the union bound of all decisions' failure probabilities in one cycle.
     pub log2_failure: f64,
+    /// log2 of the failure probability of the cycle's worst single decision.
+    pub log2_worst_decision: f64,
 }
 
 impl PlanCounts {
-    /// Gate bootstraps per cycle (gates, 2 per gate MUX, lifts, refreshes, predicted carried lifts).
+    /// Gate bootstraps per cycle (gates, cells, 2 per gate MUX, lifts, refreshes, predicted carried
+    /// lifts).
     pub fn bootstraps(&self) -> f64 {
-        (self.gates + 2 * self.gate_muxes + self.lifts + self.refreshes) as f64 + self.carried_lifts
+        (self.gates + self.cells + 2 * self.gate_muxes + self.lifts + self.refreshes) as f64
+            + self.carried_lifts
     }
 }
 
@@ -347,6 +353,11 @@ fn evaluate(c: &Circuit, p: Option<&LeveledParams>, cmux: &[bool]) -> MuxPlan {
                     tlwe[a as usize] = true;
                     tlwe[b as usize] = true;
                 }
+                Node::Cell { spec, ins } => {
+                    for &x in &ins[..spec.arity()] {
+                        tlwe[x as usize] = true;
+                    }
+                }
                 Node::Mux { s, a, b } if is_cmux(id) => {
                     tlwe[s as usize] = true;
                     ring[a as usize] = true;
@@ -365,7 +376,11 @@ fn evaluate(c: &Circuit, p: Option<&LeveledParams>, cmux: &[bool]) -> MuxPlan {
             for (k, d) in c.dffs.iter().enumerate() {
                 let carryable = matches!(
                     c.nodes[ring_source(c, d.d) as usize],
-                    Node::Gate(..) | Node::Mux { .. } | Node::MemOut { .. } | Node::Const(_)
+                    Node::Gate(..)
+                        | Node::Cell { .. }
+                        | Node::Mux { .. }
+                        | Node::MemOut { .. }
+                        | Node::Const(_)
                 );
                 if !carry[k] && ring[d.q as usize] && carryable {
                     carry[k] = true;
@@ -582,7 +597,7 @@ fn forward(
                 tv[i] = tv[a as usize];
                 rv[i] = rv[a as usize];
             }
-            Node::Gate(..) => {
+            Node::Gate(..) | Node::Cell { .. } => {
                 tv[i] = v_gate;
                 rv[i] = p.v_br;
             }
@@ -647,8 +662,12 @@ fn count(c: &Circuit, p: Option<&LeveledParams>, plan: &MuxPlan) -> PlanCounts {
         let Step::Node(id) = *step else { continue };
         let i = id as usize;
         match c.nodes[i] {
-            Node::Gate(..) => {
-                k.gates += 1;
+            Node::Gate(..) | Node::Cell { .. } => {
+                if matches!(c.nodes[i], Node::Cell { .. }) {
+                    k.cells += 1;
+                } else {
+                    k.gates += 1;
+                }
                 if plan.ring[i] && plan.tlwe[i] {
                     k.extractions += 1;
                 }
@@ -684,21 +703,29 @@ fn count(c: &Circuit, p: Option<&LeveledParams>, plan: &MuxPlan) -> PlanCounts {
         .count();
     let (cb, cm, ks) = p.map_or((0.0, 0.0, 0.0), |p| (p.cost_cb, p.cost_cmux, p.cost_ks));
     k.carried_lifts = p.map_or(0.0, |p| carried_lifts(c, p, plan));
-    k.cost = (k.gates + 2 * k.gate_muxes + k.lifts + k.refreshes) as f64
+    k.cost = (k.gates + k.cells + 2 * k.gate_muxes + k.lifts + k.refreshes) as f64
         + k.carried_lifts
         + cb * k.circuit_bootstraps as f64
         + cm * k.cmuxes as f64
         + ks * k.extractions as f64;
-    k.log2_failure = p.map_or(f64::NEG_INFINITY, |p| failure_log2(c, p, plan));
+    (k.log2_failure, k.log2_worst_decision) = p
+        .map_or((f64::NEG_INFINITY, f64::NEG_INFINITY), |p| {
+            failure_log2(c, p, plan)
+        });
     k
 }
 
-/// The union bound over one cycle's decisions (gates, gate MUX halves, lifts, refreshes, selects).
-fn failure_log2(c: &Circuit, p: &LeveledParams, plan: &MuxPlan) -> f64 {
+/// The union bound over one cycle's decisions (gates, cells, gate MUX halves, lifts, refreshes,
+/// selects), and the worst single decision, both as log2.
+fn failure_log2(c: &Circuit, p: &LeveledParams, plan: &MuxPlan) -> (f64, f64) {
     let mut scratch = plan.clone();
     let tv = noise_pass(c, p, &mut scratch, true);
     let mut sum = 0.0f64;
-    let mut add = |l2: f64| sum += l2.exp2();
+    let mut worst = f64::NEG_INFINITY;
+    let mut add = |l2: f64| {
+        sum += l2.exp2();
+        worst = worst.max(l2);
+    };
     for step in &c.order {
         let Step::Node(id) = *step else { continue };
         let i = id as usize;
@@ -710,6 +737,15 @@ fn failure_log2(c: &Circuit, p: &LeveledParams, plan: &MuxPlan) -> f64 {
                 } else {
                     add(log2_tail(v + p.v_ms, 0.125));
                 }
+            }
+            Node::Cell { spec, ins } => {
+                let v: f64 = spec
+                    .weights()
+                    .iter()
+                    .zip(&ins)
+                    .map(|(&w, &x)| f64::from(w) * f64::from(w) * tv[x as usize])
+                    .sum();
+                add(log2_tail(v + p.v_ms, spec.margin()));
             }
             Node::Mux { s, a, b } if !plan.cmux[i] => {
                 add(log2_tail(tv[s as usize] + tv[a as usize] + p.v_ms, 0.125));
@@ -732,7 +768,7 @@ fn failure_log2(c: &Circuit, p: &LeveledParams, plan: &MuxPlan) -> f64 {
             add(log2_tail(v + p.v_ms_cb, 0.125));
         }
     }
-    sum.log2()
+    (sum.log2(), worst)
 }
 
 #[cfg(test)]

@@ -56,6 +56,9 @@
 //! CMUXes, circuit-bootstrapping each such select once per cycle ([`leveled`], planned per circuit from
 //! the noise model; [`Engine::plan_counts`] says what a cycle costs); `TfheBackend::with_leveled(false)`
 //! keeps every MUX two gate bootstraps.
+//! Cells: the TFHE backend also has the engine map the circuit's two-input gates into multi-input
+//! bootstrapped cells (majority, XOR3, x ⊕ g(y, z)…, [`techmap`]; same results, fewer bootstraps and
+//! a shallower cycle); `TfheBackend::with_cells(false)` keeps the gates.
 //! Many machines: with the `mpi` feature, `Engine::join_mpi` makes an engine one rank of an MPI job
 //! (`mpi` module, docs/mpi.md); [`partition`] is the static split of a cycle over ranks and
 //! [`costmodel`] predicts the distributed cycle time.
@@ -78,6 +81,7 @@
 //! | [`cmux`] | CMUX memory over TFHE ([`TfheRom`], [`TfheRam`]) |
 //! | [`leveled`] | select-once MUXes: which MUXes run as CMUXes ([`MuxPlan`]) |
 //! | [`noise`] | the CMUX-memory noise model and RAM refresh policy |
+//! | [`techmap`] | technology mapping of gates into multi-input bootstrapped cells |
 //! | [`engine`] | the cycle-by-cycle evaluator ([`Engine`], [`RunOptions`]) |
 //! | [`schedule`] | the list scheduler that runs a cycle's task graph on worker threads |
 //! | [`snapshot`] | engine snapshots in the [`vsp_codec`] envelope |
@@ -106,6 +110,7 @@ pub mod plain_api;
 pub mod schedule;
 pub mod snapshot;
 pub mod stats;
+pub mod techmap;
 pub mod tfhe_backend;
 pub mod yosys;
 

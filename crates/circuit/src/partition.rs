@@ -171,6 +171,14 @@ pub(crate) fn task_io(c: &Circuit, plan: &MuxPlan, batches: &[Vec<u32>], t: Task
                         w.push(bit_item(id));
                     }
                 }
+                Node::Cell { spec, ins } => {
+                    r.extend(ins[..spec.arity()].iter().map(|&x| bit_item(x)));
+                    if ring {
+                        stored(plan, id, w);
+                    } else {
+                        w.push(bit_item(id));
+                    }
+                }
                 Node::Mux { s, a, b } => {
                     r.extend([bit_item(s), bit_item(a), bit_item(b)]);
                     if ring {

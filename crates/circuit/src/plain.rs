@@ -147,6 +147,35 @@ impl Backend for PlainBackend {
     fn mux(&self, s: &u64, a: &u64, b: &u64) -> Result<u64, CircuitError> {
         Ok((s & b) | (!s & a))
     }
+    fn cell(&self, spec: &vsp_tfhe::CellSpec, ins: &[&u64]) -> Result<u64, CircuitError> {
+        if ins.len() != spec.arity() {
+            return Err(CircuitError::Backend(format!(
+                "a {}-input cell given {} inputs",
+                spec.arity(),
+                ins.len()
+            )));
+        }
+        // (Σ wᵢ·bᵢ + t) mod 4 in two bit-sliced words; the cell is 1 where it is 0 or 1 (hi clear).
+        let t = spec.offset();
+        let (mut lo, mut hi) = (
+            if t & 1 == 1 { u64::MAX } else { 0 },
+            if t & 2 == 2 { u64::MAX } else { 0 },
+        );
+        for (&w, &&b) in spec.weights().iter().zip(ins) {
+            // −1 ≡ 3 = 1 + 2 (mod 4).
+            if w == 1 || w == -1 {
+                hi ^= lo & b;
+                lo ^= b;
+            }
+            if w == 2 || w == -1 {
+                hi ^= b;
+            }
+        }
+        Ok(!hi)
+    }
+    fn cell_ring(&self, spec: &vsp_tfhe::CellSpec, ins: &[&u64]) -> Result<u64, CircuitError> {
+        self.cell(spec, ins)
+    }
     fn leveled(&self) -> Option<crate::leveled::LeveledParams> {
         None
     }

@@ -12,6 +12,8 @@ pub struct NetlistStats {
     pub gates: [u64; 8],
     pub not: u64,
     pub mux: u64,
+    /// Multi-input cells of a technology-mapped circuit ([`crate::techmap`]; one bootstrap each).
+    pub cells: u64,
     pub dff: u64,
     pub constants: u64,
     pub input_bits: u64,
@@ -57,9 +59,9 @@ impl NetlistStats {
         s
     }
 
-    /// Total two-input gates plus MUXes plus NOTs.
+    /// Total two-input gates plus MUXes plus NOTs (plus multi-input cells).
     pub fn logic_cells(&self) -> u64 {
-        self.gates.iter().sum::<u64>() + self.mux + self.not
+        self.gates.iter().sum::<u64>() + self.mux + self.not + self.cells
     }
 }
 
@@ -70,9 +72,10 @@ impl fmt::Display for NetlistStats {
         }
         write!(
             f,
-            "MUX={} NOT={} | logic={} DFF={} const={} in={} out={} | critical_path={} bootstraps/cycle={}",
+            "MUX={} NOT={} CELL={} | logic={} DFF={} const={} in={} out={} | critical_path={} bootstraps/cycle={}",
             self.mux,
             self.not,
+            self.cells,
             self.logic_cells(),
             self.dff,
             self.constants,

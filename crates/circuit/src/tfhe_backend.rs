@@ -22,6 +22,7 @@ pub struct TfheBackend {
     noise: NoiseModel,
     policy: RefreshPolicy,
     leveled: bool,
+    cells: bool,
 }
 
 impl std::fmt::Debug for TfheBackend {
@@ -49,6 +50,7 @@ impl TfheBackend {
         let noise = NoiseModel::of(ek.params());
         Ok(TfheBackend {
             leveled: ck.is_some(),
+            cells: true,
             ek,
             ck,
             noise,
@@ -60,6 +62,13 @@ impl TfheBackend {
     /// key; off evaluates every MUX as a two-bootstrap gate, as before).
     pub fn with_leveled(mut self, on: bool) -> Self {
         self.leveled = on && self.ck.is_some();
+        self
+    }
+
+    /// Turns the technology mapping into multi-input cells ([`crate::techmap`]) on or off (on by
+    /// default); results are identical either way.
+    pub fn with_cells(mut self, on: bool) -> Self {
+        self.cells = on;
         self
     }
 
@@ -272,6 +281,24 @@ impl Backend for TfheBackend {
     fn mux(&self, s: &Tlwe<u32>, a: &Tlwe<u32>, b: &Tlwe<u32>) -> Result<Tlwe<u32>, CircuitError> {
         // Netlist MUX is s ? b : a; vsp-tfhe's mux(c, x, y) is c ? x : y.
         self.ek.mux(s, b, a).map_err(tfhe_err)
+    }
+    fn cell(
+        &self,
+        spec: &vsp_tfhe::CellSpec,
+        ins: &[&Tlwe<u32>],
+    ) -> Result<Tlwe<u32>, CircuitError> {
+        self.ek.cell(spec, ins).map_err(tfhe_err)
+    }
+    fn cell_ring(
+        &self,
+        spec: &vsp_tfhe::CellSpec,
+        ins: &[&Tlwe<u32>],
+    ) -> Result<Trlwe<u32>, CircuitError> {
+        self.ek.cell_trlwe(spec, ins).map_err(tfhe_err)
+    }
+    fn techmap(&self) -> Option<crate::techmap::MapParams> {
+        self.cells
+            .then(|| crate::techmap::MapParams::for_params(self.params()))
     }
     fn leveled(&self) -> Option<LeveledParams> {
         if !self.leveled {

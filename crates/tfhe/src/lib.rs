@@ -51,6 +51,7 @@
 #![allow(clippy::needless_range_loop)] // index loops mirror the papers' formulas
 
 pub mod bootstrap;
+pub mod cells;
 pub mod circuit_bootstrap;
 pub mod error;
 pub mod fft;
@@ -69,6 +70,7 @@ pub mod trgsw;
 pub mod trlwe;
 
 pub use bootstrap::{CompressedEvalKey, EvalKey};
+pub use cells::CellSpec;
 pub use circuit_bootstrap::{CircuitKey, CompressedCircuitKey, PrivFunction};
 pub use error::Error;
 pub use gates::{Bit, Gate2};

@@ -135,6 +135,22 @@ pub fn log2_cmux_chain_failure(p: &Params, cell_var: f64, depth: usize) -> f64 {
     log2_failure(cell_var + depth as f64 * add, 0.125)
 }
 
+/// Variance of a multi-input cell's decision ([`crate::cells`]): Σ wᵢ²·Var(xᵢ) plus the modulus
+/// switch; decided with margin [`crate::CellSpec::margin`].
+pub fn cell_decision_var(p: &Params, spec: &crate::CellSpec, input_vars: &[f64]) -> f64 {
+    spec.weights()
+        .iter()
+        .zip(input_vars)
+        .map(|(&w, &v)| f64::from(w) * f64::from(w) * v)
+        .sum::<f64>()
+        + mod_switch_var(p, p.n1, 1)
+}
+
+/// log2 failure probability of a cell whose inputs have the given variances.
+pub fn log2_cell_failure(p: &Params, spec: &crate::CellSpec, input_vars: &[f64]) -> f64 {
+    log2_failure(cell_decision_var(p, spec, input_vars), spec.margin())
+}
+
 /// All predictions for `p`.
 pub fn predict(p: &Params) -> NoiseReport {
     let br = blind_rotate_var(p);

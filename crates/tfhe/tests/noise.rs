@@ -136,3 +136,81 @@ fn external_product_errors_accumulate_without_a_common_bias() {
         k as f64 * pred.cmux_add_ram,
     );
 }
+
+/// Multi-input cells (`vsp_tfhe::cells`): the decision variance of MAJ3, XOR3 and a weight-7 cell
+/// (x ⊕ MAJ3) whose inputs are fresh gate outputs, measured on the bootstrap's rounded input
+/// (modulus switch included), against `noise::cell_decision_var` with the model's gate-output
+/// variance; every cell's result decrypts to its truth table.
+#[test]
+fn cell_decision_variance_matches_the_model() {
+    use vsp_tfhe::CellSpec;
+    let p = Params::default_128();
+    let pred = predict(&p);
+    let sk = SecretKey::generate(&p).unwrap();
+    let ek = EvalKey::generate(&sk).unwrap();
+    // A pool of fresh gate outputs (bootstrapped bits) with known values.
+    let pool: Vec<(bool, vsp_tfhe::Bit)> = (0..512)
+        .map(|i| {
+            let v = (i * 7 + i / 3) % 2 == 0;
+            (v, ek.bootstrap(&sk.encrypt_bit(v)).unwrap())
+        })
+        .collect();
+    let pool_errs: Vec<f64> = pool
+        .iter()
+        .map(|(_, c)| err(sk.phase_lvl0(c).unwrap(), 0.125))
+        .collect();
+    let v_in = var(&pool_errs);
+    println!(
+        "gate outputs: measured {v_in:.3e}, model {:.3e} (ratio {:.3})",
+        pred.gate_out,
+        v_in / pred.gate_out
+    );
+    let round = |c: &vsp_tfhe::Tlwe<u32>| {
+        let words: Vec<u32> = c
+            .words()
+            .iter()
+            .map(|&x| x.wrapping_add(1 << 20) & !((1u32 << 21) - 1))
+            .collect();
+        vsp_tfhe::Tlwe::from_words(words).unwrap()
+    };
+    let specs = [
+        ("MAJ3", CellSpec::new(&[1, 1, 1], 2).unwrap()),
+        ("XOR3", CellSpec::new(&[2, 2, 2], 0).unwrap()),
+        ("x xor MAJ3", CellSpec::new(&[1, -1, 1, 2], 1).unwrap()),
+    ];
+    for (name, spec) in specs {
+        let k = spec.arity();
+        let mut errs = Vec::new();
+        for j in 0..pool.len() {
+            // Inputs j, j+1·s, j+2·s… with a stride that varies, so samples share few inputs.
+            let stride = 1 + j % 5;
+            let idx: Vec<usize> = (0..k).map(|i| (j + i * stride * 37) % pool.len()).collect();
+            let ins: Vec<&vsp_tfhe::Bit> = idx.iter().map(|&i| &pool[i].1).collect();
+            let bits: Vec<bool> = idx.iter().map(|&i| pool[i].0).collect();
+            let lin = ek.cell_input(&spec, &ins).unwrap();
+            let ph = sk.phase_lvl0(&round(&lin)).unwrap();
+            // The noiseless phase is mid-quarter (margin 1/8) or at ±1/4 (XOR-like).
+            let step = if spec.is_xor_like() { 0.5 } else { 0.25 };
+            let base = if spec.is_xor_like() { 0.25 } else { 0.125 };
+            let ideal = ((ph - base) / step).round() * step + base;
+            errs.push(ph - ideal);
+            if j % 16 == 0 {
+                let out = ek.cell(&spec, &ins).unwrap();
+                assert_eq!(sk.decrypt_bit(&out).unwrap(), spec.eval(&bits), "{name}");
+                let ring = ek.cell_trlwe(&spec, &ins).unwrap();
+                let bit = ek.extract_bit(&ring, 0).unwrap();
+                assert_eq!(
+                    sk.decrypt_bit(&bit).unwrap(),
+                    spec.eval(&bits),
+                    "{name} ring"
+                );
+            }
+        }
+        let model = noise::cell_decision_var(&p, &spec, &vec![pred.gate_out; k]);
+        check(&format!("{name} decision"), var(&errs), model);
+        println!(
+            "{name}: log2 failure {:.1} with fresh gate outputs",
+            noise::log2_cell_failure(&p, &spec, &vec![pred.gate_out; k])
+        );
+    }
+}

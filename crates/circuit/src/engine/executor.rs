@@ -150,6 +150,17 @@ impl<B: Backend> Ctx<'_, B> {
                         self.set_from_ring(id, r)?;
                     }
                     Node::Gate(k, x, y) => self.set(id, b.gate(k, self.get(x)?, self.get(y)?)?),
+                    Node::Cell { spec, ins } => {
+                        let xs = ins[..spec.arity()]
+                            .iter()
+                            .map(|&x| self.get(x))
+                            .collect::<Result<Vec<_>, _>>()?;
+                        if ring {
+                            self.set_from_ring(id, b.cell_ring(&spec, &xs)?)?;
+                        } else {
+                            self.set(id, b.cell(&spec, &xs)?);
+                        }
+                    }
                     Node::Mux { s, a, b: y } if ring && self.plan.refresh[i] => {
                         let bit = b.mux(self.get(s)?, self.get(a)?, self.get(y)?)?;
                         self.set_refreshed(id, bit)?;

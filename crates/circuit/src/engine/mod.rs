@@ -160,7 +160,25 @@ pub struct Engine<B: Backend> {
 impl<B: Backend> Engine<B> {
     /// An engine at cycle 0: flip-flops at their initial values, inputs 0, memories all zero.
     /// Threads: all cores for encrypted backends, 1 for the plain one (change with [`Self::set_threads`]).
+    /// When the backend asks for it ([`Backend::techmap`]) the engine runs the circuit mapped into
+    /// multi-input cells ([`crate::techmap`]): same ports, flip-flops, memories and fingerprint, same
+    /// results, fewer bootstraps; [`Self::circuit`] is then the mapped circuit.
     pub fn new(backend: B, circuit: Arc<Circuit>) -> Self {
+        let circuit = match backend.techmap() {
+            // Minimise the depth as the cycle will run: under the MUX plan of the unmapped circuit.
+            Some(p) => match match backend.leveled() {
+                Some(lp) => crate::techmap::map_planned(&circuit, &p, &MuxPlan::new(&circuit, &lp)),
+                None => crate::techmap::map(&circuit, &p),
+            } {
+                Ok(m) => Arc::new(m),
+                Err(e) => {
+                    // An internal error of the mapping: run the circuit as built.
+                    debug_assert!(false, "technology mapping failed: {e}");
+                    circuit
+                }
+            },
+            None => circuit,
+        };
         let inputs = vec![backend.constant(false); circuit.input_bits()];
         let dffs = circuit
             .dffs()
@@ -304,6 +322,15 @@ impl<B: Backend> Engine<B> {
     /// (what the MPI executor runs; input of the [`crate::costmodel`]).
     pub fn plan_partition(&self, ranks: usize) -> crate::partition::Partition {
         crate::partition::Partition::new(&self.circuit, &self.backend, &self.plan, ranks)
+    }
+
+    /// The cycle's logic depth in gate bootstraps under the current plan: the most gates, cells, gate
+    /// MUXes and memory reads on one path (CMUXes, NOTs and circuit bootstraps count none).
+    pub fn bootstrap_depth(&self) -> u32 {
+        tasks::bootstrap_depth(&self.circuit, &self.plan)
+            .into_iter()
+            .max()
+            .unwrap_or(0)
     }
 
     /// Tasks per cycle and the critical path in cost units (Gate = 10).

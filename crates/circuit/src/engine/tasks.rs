@@ -296,7 +296,7 @@ pub(crate) fn build_tasks<B: Backend>(
 
 /// Gate bootstraps on the longest path from the cycle's sources to each node (CMUXes and NOTs add
 /// none; a memory read adds one after its address).
-fn bootstrap_depth(c: &Circuit, plan: &MuxPlan) -> Vec<u32> {
+pub(super) fn bootstrap_depth(c: &Circuit, plan: &MuxPlan) -> Vec<u32> {
     let mut depth = vec![0u32; c.nodes.len()];
     for step in &c.order {
         match *step {
@@ -306,6 +306,9 @@ fn bootstrap_depth(c: &Circuit, plan: &MuxPlan) -> Vec<u32> {
                 depth[i] = match c.nodes[i] {
                     Node::Not(a) => d(a),
                     Node::Gate(_, a, b) => 1 + d(a).max(d(b)),
+                    Node::Cell { spec, ins } => {
+                        1 + ins[..spec.arity()].iter().map(|&x| d(x)).max().unwrap_or(0)
+                    }
                     Node::Mux { s, a, b } if plan.cmux[i] => d(s).max(d(a)).max(d(b)),
                     Node::Mux { s, a, b } => 1 + d(s).max(d(a)).max(d(b)),
                     _ => 0,
