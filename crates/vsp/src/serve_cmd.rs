@@ -58,6 +58,9 @@ enum TokenCommand {
         name: String,
         #[arg(long)]
         data: PathBuf,
+        /// Write the token to this file (created 0600) instead of printing it.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
     },
     /// Revoke every token of client NAME.
     Revoke {
@@ -74,8 +77,19 @@ enum TokenCommand {
 
 pub fn serve(s: Serve, quiet: bool) -> Result<()> {
     match s.token {
-        Some(ServeCommand::Token(TokenCommand::Add { name, data })) => {
-            println!("{}", vsp_server::token_add(&data, &name)?);
+        Some(ServeCommand::Token(TokenCommand::Add { name, data, output })) => {
+            if let Some(out) = &output {
+                vsp_platform::files::check_output(out, &[])?;
+            }
+            let token = vsp_server::token_add(&data, &name)?;
+            match &output {
+                Some(out) => vsp_platform::files::write_atomic(
+                    out,
+                    format!("{token}\n").as_bytes(),
+                    vsp_platform::files::Access::Private,
+                )?,
+                None => println!("{token}"),
+            }
             if !quiet {
                 eprintln!(
                     "token for client {name:?}: give it to the client (`vsp remote --token-file`); it is not shown again"

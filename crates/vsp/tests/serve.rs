@@ -91,7 +91,23 @@ fn a_job_killed_with_sigkill_resumes_and_ends_byte_identical_to_vsp_run() {
     );
     let token = ok(&["serve", "token", "add", "alice", "--data", "data"], d);
     assert!(token.trim().starts_with("vsp_"), "{token}");
-    std::fs::write(d.join("token"), &token).unwrap();
+    // -o writes it to a private file instead.
+    let out = ok(
+        &[
+            "-q", "serve", "token", "add", "alice", "--data", "data", "-o", "token",
+        ],
+        d,
+    );
+    assert!(out.is_empty(), "{out}");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(d.join("token"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    assert!(std::fs::read_to_string(d.join("token"))
+        .unwrap()
+        .starts_with("vsp_"));
 
     let srv = Serving::start(&data, &log);
     let out = ok(&strs(&remote(&srv.url, &["key-upload", "ek.key"])), d);
