@@ -1,4 +1,4 @@
-//! A cost model of the distributed run ([`crate::mpi`]): seconds per cycle on `P` ranks from measured
+//! A cost model of the distributed run (the MPI executor, `crate::dist::mpi`): seconds per cycle on `P` ranks from measured
 //! inputs — the time of one unit of task cost (calibrated from a measured cycle: busy seconds over
 //! the cycle's cost units, the backend's per-kind ratios being measured ones), the clock edge, the
 //! [`Partition`] (levels, per-rank work, cut, messages), ciphertext sizes and a network (bandwidth,
@@ -24,11 +24,29 @@ pub struct Network {
     pub latency: f64,
 }
 
+/// The model's network assumptions, stated: a rank's sends leave one after another on its own link
+/// at `bandwidth_bits` (no switch contention, no receive-side limit), each arriving `latency` after
+/// its last bit; a message costs nothing else (no per-message CPU time, no serialization time).
 impl Network {
-    /// 10 Gb/s Ethernet with 20 µs latency (the cluster).
+    /// 1 Gb/s Ethernet, 20 µs.
+    pub const ONE_GBE: Network = Network {
+        bandwidth_bits: 1e9,
+        latency: 20e-6,
+    };
+    /// 10 Gb/s Ethernet with 20 µs latency (the cluster; the default of the predictions).
     pub const TEN_GBE: Network = Network {
         bandwidth_bits: 10e9,
         latency: 20e-6,
+    };
+    /// 100 Gb/s (InfiniBand-class), 20 µs kept so that only the bandwidth changes.
+    pub const HUNDRED_GBE: Network = Network {
+        bandwidth_bits: 100e9,
+        latency: 20e-6,
+    };
+    /// Ranks on one machine, through Open MPI's shared-memory transport (≈ 80 Gb/s, 2 µs).
+    pub const SHARED_MEMORY: Network = Network {
+        bandwidth_bits: 80e9,
+        latency: 2e-6,
     };
 }
 
@@ -42,6 +60,20 @@ pub struct Measured {
     pub bit_bytes: usize,
     pub ring_bytes: usize,
     pub sel_bytes: usize,
+}
+
+impl Measured {
+    /// These inputs for `threads` threads in all (ranks × threads per rank) on a machine of `cores`
+    /// cores: when there are more threads than cores each runs `threads / cores` times slower (the
+    /// model has no notion of shared cores otherwise; a rank waiting for a message is counted as
+    /// busy, so this is pessimistic when ranks wait).
+    pub fn on_cores(&self, threads: usize, cores: usize) -> Measured {
+        let slow = (threads as f64 / cores.max(1) as f64).max(1.0);
+        Measured {
+            seconds_per_unit: self.seconds_per_unit * slow,
+            ..*self
+        }
+    }
 }
 
 /// A predicted cycle.
@@ -72,7 +104,7 @@ pub fn predict(part: &Partition, m: &Measured, net: &Network, threads: usize) ->
     let nl = part.levels as usize;
     let mut by_level: Vec<Vec<Vec<f64>>> = vec![vec![Vec::new(); nl]; ranks];
     for (t, &r) in part.owner.iter().enumerate() {
-        by_level[r as usize][part.level[t] as usize].push(part.cost[t] * m.seconds_per_unit);
+        by_level[r as usize][part.level[t] as usize].push(part.cost(t) * m.seconds_per_unit);
     }
     let mut sends: Vec<Vec<usize>> = vec![Vec::new(); nl + 1];
     let mut recvs: Vec<Vec<Vec<usize>>> = vec![vec![Vec::new(); nl + 1]; ranks];

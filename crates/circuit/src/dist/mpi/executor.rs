@@ -1,0 +1,490 @@
+//! The MPI [`Executor`]: a rank's share of the [`Partition`], run level by level with the messages
+//! between levels; the distributed part of a RAM's clock edge (write on the owner, refreshes spread
+//! over every rank); and the gather of the state on rank 0. Slots, latching, carried rings and
+//! statistics are the engine's (`engine::cycle`), as for the local executor.
+
+use std::cell::{Cell, OnceCell};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mpi::point_to_point::{Destination, Source};
+use mpi::topology::{Communicator, SimpleCommunicator};
+use mpi::traits::Root;
+
+use super::abort_job;
+use crate::backend::{Backend, Reader};
+use crate::circuit::NodeId;
+use crate::cmux::par_for;
+use crate::engine::ctx::{at, got, internal, Ctx};
+use crate::engine::executor::{run_tasks, DagRun, Executor, View};
+use crate::engine::tasks::{Grain, Task};
+use crate::engine::{Carried, Item, MemState, State};
+use crate::error::CircuitError;
+use crate::partition::{grain_for, refresh_share, Partition};
+use crate::schedule::TaskGraph;
+
+/// Tags of the point-to-point messages: a cycle's message from level `L` uses tag `L + 1`; the state
+/// gather uses its own tag. Levels beyond this bound are refused (the MPI standard guarantees tags up
+/// to 32767).
+const MAX_LEVELS: u32 = 32_000;
+const TAG_GATHER: i32 = 32_700;
+/// A RAM owner's cells to refresh, sent to each rank at the clock edge, and the refreshed cells back.
+const TAG_REFRESH: i32 = 32_701;
+const TAG_REFRESHED: i32 = 32_702;
+
+/// Some of a rank's tasks of one level, with their (edgeless) scheduler graph: the level's tasks are
+/// independent, the list scheduler runs the costliest first.
+#[derive(Debug, Default)]
+struct Batch {
+    tasks: Vec<Task>,
+    graph: TaskGraph,
+}
+
+/// What a rank runs and sends in a cycle (derived from the partition).
+#[derive(Debug)]
+struct RankPlan {
+    /// Its tasks, per level: those that need nothing the level's messages bring (run before
+    /// waiting for them) and those that do.
+    early: Vec<Batch>,
+    late: Vec<Batch>,
+    /// Messages it sends, per producing level + 1 (index 0: the cycle's sources).
+    sends: Vec<Vec<usize>>,
+    /// Messages it receives, per deadline (index `levels`: before the clock edge).
+    recvs: Vec<Vec<usize>>,
+    tasks: usize,
+}
+
+impl RankPlan {
+    fn new(p: &Partition, rank: usize) -> RankPlan {
+        let nl = p.levels as usize;
+        // Items this rank receives, with the level that first needs them.
+        let mut arriving: std::collections::HashMap<Item, u32> = Default::default();
+        for m in p.messages.iter().filter(|m| m.dst as usize == rank) {
+            for &i in &m.items {
+                arriving.insert(i, m.deadline);
+            }
+        }
+        let (mut early, mut late) = (vec![Vec::new(); nl], vec![Vec::new(); nl]);
+        let mut tasks = 0;
+        for (t, &o) in p.owner.iter().enumerate() {
+            if o as usize == rank {
+                let l = p.level[t];
+                let waits = p.set.facts[t]
+                    .reads
+                    .iter()
+                    .any(|i| arriving.get(i) == Some(&l));
+                let list = if waits { &mut late } else { &mut early };
+                list[l as usize].push(t);
+                tasks += 1;
+            }
+        }
+        let batch = |ts: Vec<usize>| Batch {
+            graph: TaskGraph::new(
+                &vec![Vec::new(); ts.len()],
+                &ts.iter().map(|&t| p.cost(t)).collect::<Vec<_>>(),
+            ),
+            tasks: ts.iter().map(|&t| p.set.tasks[t]).collect(),
+        };
+        let mut rp = RankPlan {
+            early: early.into_iter().map(batch).collect(),
+            late: late.into_iter().map(batch).collect(),
+            sends: vec![Vec::new(); nl + 1],
+            recvs: vec![Vec::new(); nl + 1],
+            tasks,
+        };
+        for (i, m) in p.messages.iter().enumerate() {
+            if m.src as usize == rank {
+                rp.sends[(m.level + 1) as usize].push(i);
+            }
+            if m.dst as usize == rank {
+                rp.recvs[m.deadline as usize].push(i);
+            }
+        }
+        rp
+    }
+}
+
+/// The executor of one rank of `size`.
+pub(super) struct MpiExecutor {
+    rank: usize,
+    size: usize,
+    /// The partition of the engine's current task table and this rank's part of it.
+    part: Option<(Arc<Partition>, RankPlan)>,
+}
+
+impl MpiExecutor {
+    pub(super) fn new(rank: usize, size: usize) -> MpiExecutor {
+        MpiExecutor {
+            rank,
+            size,
+            part: None,
+        }
+    }
+
+    fn part(&self) -> Result<&(Arc<Partition>, RankPlan), CircuitError> {
+        self.part
+            .as_ref()
+            .ok_or_else(|| internal("the MPI executor was not prepared"))
+    }
+    fn me(&self) -> u32 {
+        self.rank as u32
+    }
+}
+
+/// Item `i` of `ctx`'s slots, encoded by the backend.
+fn encode<B: Backend>(ctx: &Ctx<'_, B>, i: Item, out: &mut Vec<u8>) -> Result<(), CircuitError> {
+    let b = ctx.b;
+    match i {
+        Item::Bit(n) => b.encode_bit(ctx.get(n)?, out),
+        Item::Ring(n) => b.encode_ring(ctx.ring(n)?, out),
+        Item::Sel { mem, bit } => b.encode_sel(got(at(ctx.sels, mem, bit)?, "selector")?, out),
+        Item::WriteVal { mem, bit } => {
+            b.encode_write_val(got(at(ctx.wvals, mem, bit)?, "write value")?, out)
+        }
+        Item::MuxSel(_) => return Err(internal("a MUX select never leaves its rank")),
+    }
+    Ok(())
+}
+
+/// Decodes item `i` (written by [`encode`]) into its slot of `ctx`.
+fn decode<B: Backend>(ctx: &Ctx<'_, B>, i: Item, r: &mut Reader<'_>) -> Result<(), CircuitError> {
+    let b = ctx.b;
+    match i {
+        Item::Bit(n) => ctx.set(n, b.decode_bit(r)?),
+        Item::Ring(n) => ctx.set_ring(n, b.decode_ring(r)?),
+        Item::Sel { mem, bit } => {
+            let _ = at(ctx.sels, mem, bit)?.set(b.decode_sel(r)?);
+        }
+        Item::WriteVal { mem, bit } => {
+            let _ = at(ctx.wvals, mem, bit)?.set(b.decode_write_val(r)?);
+        }
+        Item::MuxSel(_) => return Err(internal("a MUX select never leaves its rank")),
+    }
+    Ok(())
+}
+
+impl<B: Backend> Executor<B> for MpiExecutor {
+    fn grain(&self) -> Grain {
+        grain_for(self.size)
+    }
+    fn tasks_changed(&mut self) {
+        self.part = None;
+    }
+    fn prepare(&mut self, v: &View<'_, B>) -> Result<(), CircuitError> {
+        if self.part.is_some() {
+            return Ok(());
+        }
+        let p = Partition::of(v.c, v.b, v.plan, v.tasks.clone(), self.size);
+        if p.levels >= MAX_LEVELS {
+            return Err(CircuitError::Mpi(format!(
+                "the circuit's task graph has {} levels, the MPI executor handles at most {MAX_LEVELS}",
+                p.levels
+            )));
+        }
+        let rp = RankPlan::new(&p, self.rank);
+        self.part = Some((Arc::new(p), rp));
+        Ok(())
+    }
+    fn is_root(&self) -> bool {
+        self.rank == 0
+    }
+    fn holds_dff(&self, k: usize) -> bool {
+        self.part
+            .as_ref()
+            .is_none_or(|(p, _)| p.dff_owner[k] == self.me())
+    }
+    fn holds_mem(&self, m: usize) -> bool {
+        self.part
+            .as_ref()
+            .is_none_or(|(p, _)| p.mem_owner[m] == self.me())
+    }
+    fn ring_exists(&self, n: NodeId) -> Option<bool> {
+        self.part.as_ref().map(|(p, _)| p.ring_exists[n as usize])
+    }
+    fn agree(&self, flag: bool) -> bool {
+        let world = SimpleCommunicator::world();
+        let mut v = u8::from(flag);
+        world.process_at_rank(0).broadcast_into(&mut v);
+        v == 1
+    }
+    fn fail(&self, e: CircuitError) -> CircuitError {
+        abort_job(self.rank, &e.to_string(), 1)
+    }
+
+    fn run_dag(
+        &mut self,
+        v: &View<'_, B>,
+        ctx: &Ctx<'_, B>,
+        tick: &mut dyn FnMut(usize),
+    ) -> Result<DagRun, CircuitError> {
+        let (part, rp) = self.part()?;
+        let world = SimpleCommunicator::world();
+        // Tasks done and seconds busy so far in this cycle.
+        let (done, busy) = (Cell::new(0usize), Cell::new(0f64));
+        let run_batch = |batch: &Batch, tick: &mut dyn FnMut(usize)| -> Result<(), CircuitError> {
+            let before = done.get();
+            let r = run_tasks(ctx, &batch.tasks, &batch.graph, v.threads, &mut |d| {
+                tick(before + d)
+            })?;
+            busy.set(busy.get() + r.busy);
+            done.set(before + batch.tasks.len());
+            Ok(())
+        };
+        let receive = |mi: usize| -> Result<(), CircuitError> {
+            let m = &part.messages[mi];
+            let (bytes, _) = world
+                .process_at_rank(m.src as i32)
+                .receive_vec_with_tag::<u8>((m.level + 1) as i32);
+            let mut r = Reader::new(&bytes);
+            for &i in &m.items {
+                decode(ctx, i, &mut r)?;
+            }
+            if r.remaining() != 0 {
+                return Err(CircuitError::Mpi(format!(
+                    "message from rank {} has {} bytes too many",
+                    m.src,
+                    r.remaining()
+                )));
+            }
+            Ok(())
+        };
+        // Send buffers outlive the request scope.
+        let bufs: Vec<OnceCell<Vec<u8>>> = part.messages.iter().map(|_| OnceCell::new()).collect();
+        let nl = part.levels as usize;
+        let mut last_tick = Instant::now();
+        mpi::request::scope(|scope| {
+            let mut pending = Vec::new();
+            let res = (|| -> Result<(), CircuitError> {
+                // Step 0 sends the cycle's sources; step s > 0 runs level s − 1 and sends what it made.
+                for step in 0..=nl {
+                    if step > 0 {
+                        // What the level's messages do not feed runs while they travel.
+                        let l = step - 1;
+                        run_batch(&rp.early[l], tick)?;
+                        for &mi in &rp.recvs[l] {
+                            receive(mi)?;
+                        }
+                        run_batch(&rp.late[l], tick)?;
+                    }
+                    for &mi in &rp.sends[step] {
+                        let m = &part.messages[mi];
+                        let mut data = Vec::new();
+                        for &i in &m.items {
+                            encode(ctx, i, &mut data)?;
+                        }
+                        let buf: &Vec<u8> = bufs[mi].get_or_init(|| data);
+                        pending.push(world.process_at_rank(m.dst as i32).immediate_send_with_tag(
+                            scope,
+                            &buf[..],
+                            (m.level + 1) as i32,
+                        ));
+                    }
+                    if last_tick.elapsed() > Duration::from_millis(500) {
+                        tick(done.get());
+                        last_tick = Instant::now();
+                    }
+                }
+                for &mi in &rp.recvs[nl] {
+                    receive(mi)?;
+                }
+                Ok(())
+            })();
+            // Pending sends may not be abandoned: a failed rank stops the job here.
+            if let Err(err) = res {
+                abort_job(self.rank, &err.to_string(), 1);
+            }
+            for r in pending {
+                r.wait();
+            }
+        });
+        Ok(DagRun {
+            busy: busy.get(),
+            threads: v.threads.max(1),
+            tasks: rp.tasks,
+        })
+    }
+
+    fn write_ram(
+        &mut self,
+        v: &View<'_, B>,
+        m: usize,
+        ram: &mut B::Ram,
+        addr: &[&B::Sel],
+        vals: &[B::WriteVal],
+    ) -> Result<(), CircuitError> {
+        let b = v.b;
+        let (part, _) = self.part()?;
+        if !part.ram_edges.iter().any(|e| e.mem as usize == m) {
+            // A RAM no task reads: written here, nothing to share.
+            return b.ram_write(ram, addr, vals, v.threads);
+        }
+        let (me, size, threads) = (self.me(), self.size, v.threads);
+        let world = SimpleCommunicator::world();
+        // The write without its refresh, then every rank refreshes its share of the listed cells.
+        let list = b.ram_write_unrefreshed(ram, addr, vals, threads)?;
+        let ram_ro: &B::Ram = ram;
+        let mut bufs = Vec::with_capacity(size);
+        for r in 0..size {
+            let share = refresh_share(list.len(), size, r);
+            let mut out = Vec::new();
+            out.extend_from_slice(&(share.len() as u64).to_le_bytes());
+            if r as u32 != me {
+                for &i in &list[share] {
+                    b.encode_ring(&b.ram_cell(ram_ro, i)?, &mut out);
+                }
+            }
+            bufs.push(out);
+        }
+        let own = refresh_share(list.len(), size, me as usize);
+        let fresh = mpi::request::scope(|scope| {
+            let reqs: Vec<_> = (0..size)
+                .filter(|&r| r as u32 != me)
+                .map(|r| {
+                    world.process_at_rank(r as i32).immediate_send_with_tag(
+                        scope,
+                        &bufs[r][..],
+                        TAG_REFRESH,
+                    )
+                })
+                .collect();
+            let fresh = par_for(own.len(), threads, |k| {
+                b.refresh_ram_cell(&b.ram_cell(ram_ro, list[own.start + k])?)
+            });
+            for q in reqs {
+                q.wait();
+            }
+            fresh
+        })?;
+        for (k, cell) in fresh.into_iter().enumerate() {
+            b.set_ram_cell(ram, list[own.start + k], cell)?;
+        }
+        for r in (0..size).filter(|&r| r as u32 != me) {
+            let share = refresh_share(list.len(), size, r);
+            let (bytes, _) = world
+                .process_at_rank(r as i32)
+                .receive_vec_with_tag::<u8>(TAG_REFRESHED);
+            let mut rd = Reader::new(&bytes);
+            for &i in &list[share] {
+                b.set_ram_cell(ram, i, b.decode_ring(&mut rd)?)?;
+            }
+            if rd.remaining() != 0 {
+                return Err(CircuitError::Mpi(format!(
+                    "refreshed cells from rank {r} have {} bytes too many",
+                    rd.remaining()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Refreshes this rank's share of the cells of RAM `m`'s owner: receives them, refreshes them on
+    /// this rank's threads and sends them back.
+    fn help_ram(&mut self, v: &View<'_, B>, m: usize) -> Result<(), CircuitError> {
+        let (part, _) = self.part()?;
+        let Some(edge) = part.ram_edges.iter().find(|e| e.mem as usize == m) else {
+            return Ok(());
+        };
+        let b = v.b;
+        let world = SimpleCommunicator::world();
+        let owner = world.process_at_rank(edge.owner as i32);
+        let (bytes, _) = owner.receive_vec_with_tag::<u8>(TAG_REFRESH);
+        let spec = &v.c.mems[m].spec;
+        let mut r = Reader::new(&bytes);
+        let n = r.count(
+            1,
+            spec.words().saturating_mul(spec.data_width),
+            "cells to refresh",
+        )?;
+        let cells = (0..n)
+            .map(|_| b.decode_ring(&mut r))
+            .collect::<Result<Vec<_>, _>>()?;
+        if r.remaining() != 0 {
+            return Err(CircuitError::Mpi(format!(
+                "cells to refresh from rank {} have {} bytes too many",
+                edge.owner,
+                r.remaining()
+            )));
+        }
+        let fresh = par_for(cells.len(), v.threads, |k| b.refresh_ram_cell(&cells[k]))?;
+        let mut out = Vec::new();
+        for x in &fresh {
+            b.encode_ring(x, &mut out);
+        }
+        owner.send_with_tag(&out[..], TAG_REFRESHED);
+        Ok(())
+    }
+
+    /// Rank 0 receives the flip-flops, carried rings and memories the other ranks hold.
+    fn gather(
+        &mut self,
+        v: &View<'_, B>,
+        state: &mut State<B>,
+        carried: &mut Carried<B>,
+    ) -> Result<(), CircuitError> {
+        let (p, _) = self.part()?;
+        let (rank, size, b) = (self.rank, self.size, v.b);
+        let world = SimpleCommunicator::world();
+        if rank != 0 {
+            let mut out = Vec::new();
+            for (k, &o) in p.dff_owner.iter().enumerate() {
+                if o as usize == rank {
+                    b.encode_bit(&state.dffs[k], &mut out);
+                    match &carried.rings[k] {
+                        Some(r) => {
+                            out.push(1);
+                            b.encode_ring(r, &mut out);
+                        }
+                        None => out.push(0),
+                    }
+                    out.extend_from_slice(&carried.vars[k].to_le_bytes());
+                }
+            }
+            for (m, &o) in p.mem_owner.iter().enumerate() {
+                if o as usize == rank {
+                    match &state.mems[m] {
+                        MemState::Rom(x) => b.encode_rom(x, &mut out),
+                        MemState::Ram(x) => b.encode_ram(x, &mut out),
+                        MemState::Cells => {}
+                    }
+                }
+            }
+            world.process_at_rank(0).send_with_tag(&out[..], TAG_GATHER);
+            return Ok(());
+        }
+        for src in 1..size {
+            let (bytes, _) = world
+                .process_at_rank(src as i32)
+                .receive_vec_with_tag::<u8>(TAG_GATHER);
+            let res = (|| -> Result<(), CircuitError> {
+                let mut r = Reader::new(&bytes);
+                for (k, &o) in p.dff_owner.iter().enumerate() {
+                    if o as usize == src {
+                        state.dffs[k] = b.decode_bit(&mut r)?;
+                        carried.rings[k] = match r.u8("ring tag")? {
+                            0 => None,
+                            _ => Some(b.decode_ring(&mut r)?),
+                        };
+                        carried.vars[k] = f64::from_bits(r.u64("ring variance")?);
+                    }
+                }
+                for (m, &o) in p.mem_owner.iter().enumerate() {
+                    if o as usize == src {
+                        match &mut state.mems[m] {
+                            MemState::Rom(x) => *x = b.decode_rom(&mut r)?,
+                            MemState::Ram(x) => *x = b.decode_ram(&mut r)?,
+                            MemState::Cells => {}
+                        }
+                    }
+                }
+                if r.remaining() != 0 {
+                    return Err(internal("trailing bytes in a gathered state"));
+                }
+                Ok(())
+            })();
+            if let Err(e) = res {
+                abort_job(rank, &format!("state from rank {src}: {e}"), 1);
+            }
+        }
+        Ok(())
+    }
+}
