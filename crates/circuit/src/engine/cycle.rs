@@ -86,7 +86,6 @@ impl<B: Backend> Engine<B> {
                     false => Ok(state.dffs[k].clone()),
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-        drop(ctx);
         // Each CMUX RAM takes its write where it is held (the same order on every place).
         for (m, mem) in state.mems.iter_mut().enumerate() {
             let MemState::Ram(ram) = mem else { continue };
