@@ -1,18 +1,22 @@
 //! A cost model of the distributed run (the MPI executor, `crate::dist::mpi`): seconds per cycle on `P` ranks from measured
 //! inputs — the time of one unit of task cost (calibrated from a measured cycle: busy seconds over
 //! the cycle's cost units, the backend's per-kind ratios being measured ones), the clock edge, the
-//! [`Partition`] (levels, per-rank work, cut, messages), ciphertext sizes and a network (bandwidth,
+//! [`Partition`] (placement, per-rank work, cut, messages), ciphertext sizes and a network (bandwidth,
 //! latency).
 //!
-//! It replays what the executor does: each rank runs its levels in order, a level's tasks on its
-//! threads (longest first), waiting before a level for the messages it needs; a message leaves when
-//! its producing level ends, queues behind the sender's earlier messages on its link and arrives
+//! It replays what the executor does, as data flows: each rank's threads take its ready tasks (those
+//! whose operands are made or have arrived) by upward rank; a message leaves when the tasks making it
+//! are done, queues behind the sender's earlier messages on its link and arrives
 //! `latency + bytes / bandwidth` later. At the clock edge ([`crate::partition::RamEdge`]) each RAM's
 //! owner writes (on its threads), sends every rank its share of the cells to refresh, refreshes its
 //! own share and waits for the others' to come back; each rank refreshes its share on its threads
-//! once it has finished its levels. The prediction is never below the critical path: the cycle's
+//! once it has finished its tasks. The prediction is never below the critical path: the cycle's
 //! DAG plus, per RAM, the write and one refresh (the floor no number of ranks can beat).
 
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+
+use crate::engine::Item;
 use crate::partition::{refresh_share, Partition};
 
 /// A network between ranks.
@@ -97,67 +101,188 @@ pub struct Prediction {
     pub bytes: usize,
 }
 
+/// One event of the replayed cycle.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Event {
+    TaskDone(u32),
+    Arrives(u32),
+}
+
+/// A time-ordered queue of events (ties in the order they were queued).
+#[derive(Default)]
+struct Events {
+    heap: BinaryHeap<Reverse<(Time, u64, Event)>>,
+    seq: u64,
+}
+
+/// An event time with a total order.
+#[derive(Clone, Copy, PartialEq)]
+struct Time(f64);
+impl Eq for Time {}
+impl PartialOrd for Time {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Time {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&o.0)
+    }
+}
+
+impl Events {
+    fn push(&mut self, at: f64, e: Event) {
+        self.seq += 1;
+        self.heap.push(Reverse((Time(at), self.seq, e)));
+    }
+    fn pop(&mut self) -> Option<(f64, Event)> {
+        self.heap.pop().map(|Reverse((t, _, e))| (t.0, e))
+    }
+}
+
+/// The cycle's DAG as the MPI executor runs it, as data flows: on each rank `threads` lanes take the
+/// ready task with the highest upward rank; a message leaves when the tasks making its items are
+/// done (the cycle's sources at once), queues behind the sender's earlier messages on its link and
+/// arrives `latency + bytes / bandwidth` later, releasing the tasks that wait for it. Returns when
+/// each rank has finished its tasks and received everything (its clock), and when each link is free.
+fn dataflow(
+    part: &Partition,
+    m: &Measured,
+    net: &Network,
+    threads: usize,
+    size: &dyn Fn(usize) -> usize,
+) -> (Vec<f64>, Vec<f64>) {
+    let (ranks, set) = (part.ranks, &part.set);
+    let n = part.owner.len();
+    let mut msg_of: HashMap<(Item, u32), u32> = HashMap::new();
+    for (i, msg) in part.messages.iter().enumerate() {
+        for &item in &msg.items {
+            msg_of.insert((item, msg.dst), i as u32);
+        }
+    }
+    // Per task: what it waits for (local predecessors and messages) and whom it releases.
+    let mut waits = vec![0u32; n];
+    let mut next: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let mut feeds: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let mut makers = vec![0u32; part.messages.len()];
+    let mut released: Vec<Vec<u32>> = vec![Vec::new(); part.messages.len()];
+    for (t, (f, &r)) in set.facts.iter().zip(&part.owner).enumerate() {
+        let mut on: Vec<(bool, u32)> = f
+            .reads
+            .iter()
+            .filter_map(|i| match set.producer.get(i) {
+                Some(&q) if part.owner[q as usize] == r => Some((false, q)),
+                _ => msg_of.get(&(*i, r)).map(|&k| (true, k)),
+            })
+            .collect();
+        on.sort_unstable();
+        on.dedup();
+        for &(is_msg, x) in &on {
+            if is_msg {
+                released[x as usize].push(t as u32);
+            } else {
+                next[x as usize].push(t as u32);
+            }
+        }
+        waits[t] = on.len() as u32;
+    }
+    for (k, msg) in part.messages.iter().enumerate() {
+        let mut q: Vec<u32> = msg
+            .items
+            .iter()
+            .filter_map(|i| set.producer.get(i).copied())
+            .collect();
+        q.sort_unstable();
+        q.dedup();
+        makers[k] = q.len() as u32;
+        for t in q {
+            feeds[t as usize].push(k as u32);
+        }
+    }
+    let mut ready: Vec<BinaryHeap<(Time, Reverse<u32>)>> = vec![BinaryHeap::new(); ranks];
+    let mut free = vec![threads; ranks];
+    let mut clock = vec![0f64; ranks];
+    let mut link = vec![0f64; ranks];
+    let mut ev = Events::default();
+    let ready_now = |t: usize, ready: &mut Vec<BinaryHeap<(Time, Reverse<u32>)>>| {
+        ready[part.owner[t] as usize].push((Time(set.graph.priority(t)), Reverse(t as u32)));
+    };
+    let post = |k: usize, at: f64, link: &mut [f64], ev: &mut Events| {
+        let src = part.messages[k].src as usize;
+        link[src] = link[src].max(at) + size(k) as f64 * 8.0 / net.bandwidth_bits;
+        ev.push(link[src] + net.latency, Event::Arrives(k as u32));
+    };
+    for k in (0..part.messages.len()).filter(|&k| makers[k] == 0) {
+        post(k, 0.0, &mut link, &mut ev);
+    }
+    for t in (0..n).filter(|&t| waits[t] == 0) {
+        ready_now(t, &mut ready);
+    }
+    let start = |r: usize,
+                 now: f64,
+                 ready: &mut Vec<BinaryHeap<_>>,
+                 free: &mut [usize],
+                 ev: &mut Events| {
+        while free[r] > 0 {
+            let Some((_, Reverse(t))) = ready[r].pop() else {
+                break;
+            };
+            free[r] -= 1;
+            ev.push(
+                now + part.cost(t as usize) * m.seconds_per_unit,
+                Event::TaskDone(t),
+            );
+        }
+    };
+    for r in 0..ranks {
+        start(r, 0.0, &mut ready, &mut free, &mut ev);
+    }
+    while let Some((now, e)) = ev.pop() {
+        let r = match e {
+            Event::TaskDone(t) => {
+                let t = t as usize;
+                let r = part.owner[t] as usize;
+                free[r] += 1;
+                for &s in &next[t] {
+                    waits[s as usize] -= 1;
+                    if waits[s as usize] == 0 {
+                        ready_now(s as usize, &mut ready);
+                    }
+                }
+                for &k in &feeds[t] {
+                    makers[k as usize] -= 1;
+                    if makers[k as usize] == 0 {
+                        post(k as usize, now, &mut link, &mut ev);
+                    }
+                }
+                r
+            }
+            Event::Arrives(k) => {
+                for &s in &released[k as usize] {
+                    waits[s as usize] -= 1;
+                    if waits[s as usize] == 0 {
+                        ready_now(s as usize, &mut ready);
+                    }
+                }
+                part.messages[k as usize].dst as usize
+            }
+        };
+        clock[r] = clock[r].max(now);
+        start(r, now, &mut ready, &mut free, &mut ev);
+    }
+    (clock, link)
+}
+
 /// Predicts one cycle of `part` with `threads` threads per rank.
 pub fn predict(part: &Partition, m: &Measured, net: &Network, threads: usize) -> Prediction {
     let ranks = part.ranks;
     let threads = threads.max(1);
-    let nl = part.levels as usize;
-    let mut by_level: Vec<Vec<Vec<f64>>> = vec![vec![Vec::new(); nl]; ranks];
-    for (t, &r) in part.owner.iter().enumerate() {
-        by_level[r as usize][part.level[t] as usize].push(part.cost(t) * m.seconds_per_unit);
-    }
-    let mut sends: Vec<Vec<usize>> = vec![Vec::new(); nl + 1];
-    let mut recvs: Vec<Vec<Vec<usize>>> = vec![vec![Vec::new(); nl + 1]; ranks];
-    for (i, msg) in part.messages.iter().enumerate() {
-        sends[(msg.level + 1) as usize].push(i);
-        recvs[msg.dst as usize][msg.deadline as usize].push(i);
-    }
     let size = |i: usize| -> usize {
         let msg = &part.messages[i];
         let (b, r) = msg.counts();
         b * m.bit_bytes + r * m.ring_bytes + msg.sels() * m.sel_bytes
     };
-    let mut arrival = vec![0f64; part.messages.len()];
-    let mut clock = vec![0f64; ranks];
-    let mut link = vec![0f64; ranks];
-    let post = |i: usize, at: f64, link: &mut [f64], arrival: &mut [f64]| {
-        let src = part.messages[i].src as usize;
-        let start = link[src].max(at);
-        link[src] = start + size(i) as f64 * 8.0 / net.bandwidth_bits;
-        arrival[i] = link[src] + net.latency;
-    };
-    for &i in &sends[0] {
-        post(i, 0.0, &mut link, &mut arrival);
-    }
-    let mut lanes = vec![0f64; threads];
-    for l in 0..nl {
-        for r in 0..ranks {
-            for &i in &recvs[r][l] {
-                clock[r] = clock[r].max(arrival[i]);
-            }
-            let ts = &mut by_level[r][l];
-            if !ts.is_empty() {
-                ts.sort_by(|a, b| b.total_cmp(a));
-                lanes.iter_mut().for_each(|x| *x = 0.0);
-                for &c in ts.iter() {
-                    let k = (0..threads)
-                        .min_by(|&a, &b| lanes[a].total_cmp(&lanes[b]))
-                        .unwrap_or(0);
-                    lanes[k] += c;
-                }
-                clock[r] += lanes.iter().copied().fold(0.0, f64::max);
-            }
-        }
-        for &i in &sends[l + 1] {
-            let src = part.messages[i].src as usize;
-            post(i, clock[src], &mut link, &mut arrival);
-        }
-    }
-    for r in 0..ranks {
-        for &i in &recvs[r][nl] {
-            clock[r] = clock[r].max(arrival[i]);
-        }
-    }
+    let (mut clock, mut link) = dataflow(part, m, net, threads, &size);
     // The clock edge, RAM by RAM.
     let spu = m.seconds_per_unit;
     let wire = |cells: usize| (cells * m.ring_bytes) as f64 * 8.0 / net.bandwidth_bits;

@@ -220,8 +220,23 @@ fn cost_model_is_consistent() {
             let p = predict(&part, &m, &free, 1);
             assert!(p.seconds >= p.critical_path_seconds - 1e-12);
             assert!(p.seconds <= one.seconds + 1e-9);
+            // A greedy dataflow schedule is not monotone in message delays (Graham's list-scheduling
+            // anomalies: a later message can reorder the ready tasks for the better), so a real
+            // network may come out a little faster than a free one; a crawling one may not.
             let slow = predict(&part, &m, &Network::TEN_GBE, 1);
-            assert!(slow.seconds >= p.seconds - 1e-12);
+            assert!(
+                slow.seconds >= 0.85 * p.seconds,
+                "{ranks}: {} < {}",
+                slow.seconds,
+                p.seconds
+            );
+            let crawl = Network {
+                bandwidth_bits: 1e6,
+                latency: 1e-3,
+            };
+            if !part.messages.is_empty() {
+                assert!(predict(&part, &m, &crawl, 1).seconds > p.seconds);
+            }
         }
     }
 }

@@ -1,13 +1,15 @@
-//! The MPI [`Executor`]: a rank's share of the [`Partition`], run level by level with the messages
-//! between levels; the distributed part of a RAM's clock edge (write on the owner, refreshes spread
-//! over every rank); and the gather of the state on rank 0. Slots, latching, carried rings and
+//! The MPI [`Executor`]: a rank's share of the [`Partition`], run as data flows (the list scheduler's
+//! workers compute while the main thread, the only one calling MPI, sends results as they appear and
+//! releases tasks as their operands arrive: [`run_pumped`]); the distributed part of a RAM's clock
+//! edge (write on the owner, refreshes spread over every rank); and the gather of the state on rank 0. Slots, latching, carried rings and
 //! statistics are the engine's (`engine::cycle`), as for the local executor.
 
-use std::cell::{Cell, OnceCell};
+use std::cell::OnceCell;
+use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use mpi::point_to_point::{Destination, Source};
+use mpi::point_to_point::{Destination, MatchedReceiveVec, Source};
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::Root;
 
@@ -16,12 +18,12 @@ use crate::backend::{Backend, Reader};
 use crate::circuit::NodeId;
 use crate::cmux::par_for;
 use crate::engine::ctx::{at, got, internal, Ctx};
-use crate::engine::executor::{run_tasks, DagRun, Executor, View};
+use crate::engine::executor::{DagRun, Executor, View};
 use crate::engine::tasks::{Grain, Task};
 use crate::engine::{Carried, Item, MemState, State};
 use crate::error::CircuitError;
 use crate::partition::{grain_for, refresh_share, Partition};
-use crate::schedule::TaskGraph;
+use crate::schedule::{run_pumped, Pump, Pumped, TaskGraph};
 
 /// Tags of the point-to-point messages: a cycle's message from level `L` uses tag `L + 1`; the state
 /// gather uses its own tag. Levels beyond this bound are refused (the MPI standard guarantees tags up
@@ -31,76 +33,94 @@ const TAG_GATHER: i32 = 32_700;
 /// A RAM owner's cells to refresh, sent to each rank at the clock edge, and the refreshed cells back.
 const TAG_REFRESH: i32 = 32_701;
 const TAG_REFRESHED: i32 = 32_702;
+/// How often a rank looks for arrived messages while its tasks run, and reports progress.
+const POLL: Duration = Duration::from_micros(500);
+const TICK: Duration = Duration::from_millis(500);
 
-/// Some of a rank's tasks of one level, with their (edgeless) scheduler graph: the level's tasks are
-/// independent, the list scheduler runs the costliest first.
-#[derive(Debug, Default)]
-struct Batch {
-    tasks: Vec<Task>,
-    graph: TaskGraph,
-}
-
-/// What a rank runs and sends in a cycle (derived from the partition).
+/// What a rank runs, sends and receives in a cycle (derived from the partition): its tasks as a
+/// graph of their own, each also waiting for the messages that bring its operands.
 #[derive(Debug)]
 struct RankPlan {
-    /// Its tasks, per level: those that need nothing the level's messages bring (run before
-    /// waiting for them) and those that do.
-    early: Vec<Batch>,
-    late: Vec<Batch>,
-    /// Messages it sends, per producing level + 1 (index 0: the cycle's sources).
-    sends: Vec<Vec<usize>>,
-    /// Messages it receives, per deadline (index `levels`: before the clock edge).
-    recvs: Vec<Vec<usize>>,
-    tasks: usize,
+    /// Its tasks, in topological order, and their graph: predecessors on this rank, priorities the
+    /// upward ranks in the whole cycle's graph (the cycle's critical path first).
+    tasks: Vec<Task>,
+    graph: TaskGraph,
+    /// Per task: the messages it waits for.
+    external: Vec<u32>,
+    /// Per message it receives (index into the partition's messages): the tasks waiting for it.
+    waiting: Vec<(usize, Vec<u32>)>,
+    /// Per task: the messages it sends (positions in `sends`) that need its results.
+    feeds: Vec<Vec<u32>>,
+    /// Messages it sends, with how many of its tasks make their items (0: the cycle's sources).
+    sends: Vec<(usize, u32)>,
 }
 
 impl RankPlan {
     fn new(p: &Partition, rank: usize) -> RankPlan {
-        let nl = p.levels as usize;
-        // Items this rank receives, with the level that first needs them.
-        let mut arriving: std::collections::HashMap<Item, u32> = Default::default();
-        for m in p.messages.iter().filter(|m| m.dst as usize == rank) {
-            for &i in &m.items {
-                arriving.insert(i, m.deadline);
-            }
-        }
-        let (mut early, mut late) = (vec![Vec::new(); nl], vec![Vec::new(); nl]);
-        let mut tasks = 0;
+        let me = rank as u32;
+        let set = &p.set;
+        let mut local = vec![u32::MAX; p.owner.len()];
+        let mut global = Vec::new();
         for (t, &o) in p.owner.iter().enumerate() {
-            if o as usize == rank {
-                let l = p.level[t];
-                let waits = p.set.facts[t]
-                    .reads
-                    .iter()
-                    .any(|i| arriving.get(i) == Some(&l));
-                let list = if waits { &mut late } else { &mut early };
-                list[l as usize].push(t);
-                tasks += 1;
+            if o == me {
+                local[t] = global.len() as u32;
+                global.push(t);
             }
         }
-        let batch = |ts: Vec<usize>| Batch {
-            graph: TaskGraph::new(
-                &vec![Vec::new(); ts.len()],
-                &ts.iter().map(|&t| p.cost(t)).collect::<Vec<_>>(),
-            ),
-            tasks: ts.iter().map(|&t| p.set.tasks[t]).collect(),
-        };
-        let mut rp = RankPlan {
-            early: early.into_iter().map(batch).collect(),
-            late: late.into_iter().map(batch).collect(),
-            sends: vec![Vec::new(); nl + 1],
-            recvs: vec![Vec::new(); nl + 1],
-            tasks,
-        };
-        for (i, m) in p.messages.iter().enumerate() {
-            if m.src as usize == rank {
-                rp.sends[(m.level + 1) as usize].push(i);
+        // The message bringing each item this rank receives.
+        let mut arriving: HashMap<Item, usize> = HashMap::new();
+        let mut waiting: Vec<(usize, Vec<u32>)> = Vec::new();
+        for (i, m) in p.messages.iter().enumerate().filter(|(_, m)| m.dst == me) {
+            for &item in &m.items {
+                arriving.insert(item, waiting.len());
             }
-            if m.dst as usize == rank {
-                rp.recvs[m.deadline as usize].push(i);
-            }
+            waiting.push((i, Vec::new()));
         }
-        rp
+        let mut preds = Vec::with_capacity(global.len());
+        let mut external = Vec::with_capacity(global.len());
+        for (lt, &t) in global.iter().enumerate() {
+            let (mut ps, mut ms) = (Vec::new(), Vec::new());
+            for i in &set.facts[t].reads {
+                match set.producer.get(i) {
+                    Some(&q) if p.owner[q as usize] == me => ps.push(local[q as usize]),
+                    _ => ms.extend(arriving.get(i).copied()),
+                }
+            }
+            ps.sort_unstable();
+            ps.dedup();
+            ms.sort_unstable();
+            ms.dedup();
+            for &w in &ms {
+                waiting[w].1.push(lt as u32);
+            }
+            external.push(ms.len() as u32);
+            preds.push(ps);
+        }
+        let mut feeds = vec![Vec::new(); global.len()];
+        let mut sends = Vec::new();
+        for (i, m) in p.messages.iter().enumerate().filter(|(_, m)| m.src == me) {
+            let mut makers: Vec<u32> = m
+                .items
+                .iter()
+                .filter_map(|item| set.producer.get(item))
+                .map(|&q| local[q as usize])
+                .collect();
+            makers.sort_unstable();
+            makers.dedup();
+            for &lt in &makers {
+                feeds[lt as usize].push(sends.len() as u32);
+            }
+            sends.push((i, makers.len() as u32));
+        }
+        let priority = global.iter().map(|&t| set.graph.priority(t)).collect();
+        RankPlan {
+            tasks: global.iter().map(|&t| set.tasks[t]).collect(),
+            graph: TaskGraph::with_priorities(&preds, priority),
+            external,
+            waiting,
+            feeds,
+            sends,
+        }
     }
 }
 
@@ -219,88 +239,103 @@ impl<B: Backend> Executor<B> for MpiExecutor {
     ) -> Result<DagRun, CircuitError> {
         let (part, rp) = self.part()?;
         let world = SimpleCommunicator::world();
-        // Tasks done and seconds busy so far in this cycle.
-        let (done, busy) = (Cell::new(0usize), Cell::new(0f64));
-        let run_batch = |batch: &Batch, tick: &mut dyn FnMut(usize)| -> Result<(), CircuitError> {
-            let before = done.get();
-            let r = run_tasks(ctx, &batch.tasks, &batch.graph, v.threads, &mut |d| {
-                tick(before + d)
-            })?;
-            busy.set(busy.get() + r.busy);
-            done.set(before + batch.tasks.len());
-            Ok(())
-        };
-        let receive = |mi: usize| -> Result<(), CircuitError> {
-            let m = &part.messages[mi];
-            let (bytes, _) = world
-                .process_at_rank(m.src as i32)
-                .receive_vec_with_tag::<u8>((m.level + 1) as i32);
-            let mut r = Reader::new(&bytes);
-            for &i in &m.items {
-                decode(ctx, i, &mut r)?;
-            }
-            if r.remaining() != 0 {
-                return Err(CircuitError::Mpi(format!(
-                    "message from rank {} has {} bytes too many",
-                    m.src,
-                    r.remaining()
-                )));
-            }
-            Ok(())
-        };
+        let exec = |t: usize| ctx.exec(rp.tasks[t]);
         // Send buffers outlive the request scope.
-        let bufs: Vec<OnceCell<Vec<u8>>> = part.messages.iter().map(|_| OnceCell::new()).collect();
-        let nl = part.levels as usize;
-        let mut last_tick = Instant::now();
-        mpi::request::scope(|scope| {
+        let bufs: Vec<OnceCell<Vec<u8>>> = rp.sends.iter().map(|_| OnceCell::new()).collect();
+        // Per message sent: its items' makers still running; per message received: whether it came.
+        let mut makers: Vec<u32> = rp.sends.iter().map(|&(_, k)| k).collect();
+        let mut arrived = vec![false; rp.waiting.len()];
+        let (mut to_send, mut to_receive) = (rp.sends.len(), rp.waiting.len());
+        let mut started = false;
+        let timing = mpi::request::scope(|scope| {
             let mut pending = Vec::new();
-            let res = (|| -> Result<(), CircuitError> {
-                // Step 0 sends the cycle's sources; step s > 0 runs level s − 1 and sends what it made.
-                for step in 0..=nl {
-                    if step > 0 {
-                        // What the level's messages do not feed runs while they travel.
-                        let l = step - 1;
-                        run_batch(&rp.early[l], tick)?;
-                        for &mi in &rp.recvs[l] {
-                            receive(mi)?;
-                        }
-                        run_batch(&rp.late[l], tick)?;
-                    }
-                    for &mi in &rp.sends[step] {
-                        let m = &part.messages[mi];
-                        let mut data = Vec::new();
-                        for &i in &m.items {
-                            encode(ctx, i, &mut data)?;
-                        }
-                        let buf: &Vec<u8> = bufs[mi].get_or_init(|| data);
-                        pending.push(world.process_at_rank(m.dst as i32).immediate_send_with_tag(
-                            scope,
-                            &buf[..],
-                            (m.level + 1) as i32,
-                        ));
-                    }
-                    if last_tick.elapsed() > Duration::from_millis(500) {
-                        tick(done.get());
-                        last_tick = Instant::now();
-                    }
+            let mut send = |k: usize| -> Result<(), CircuitError> {
+                let m = &part.messages[rp.sends[k].0];
+                let mut data = Vec::new();
+                for &i in &m.items {
+                    encode(ctx, i, &mut data)?;
                 }
-                for &mi in &rp.recvs[nl] {
-                    receive(mi)?;
-                }
+                let buf: &Vec<u8> = bufs[k].get_or_init(|| data);
+                pending.push(world.process_at_rank(m.dst as i32).immediate_send_with_tag(
+                    scope,
+                    &buf[..],
+                    (m.level + 1) as i32,
+                ));
                 Ok(())
-            })();
+            };
+            // The calling thread posts each message once its makers are done and receives what
+            // has come (probing each expected message: other ranks' clock-edge messages may be
+            // queued too), releasing the tasks that waited for it.
+            let mut poll = |finished: &[u32]| -> Result<Pumped, CircuitError> {
+                if !started {
+                    started = true;
+                    for k in (0..rp.sends.len()).filter(|&k| rp.sends[k].1 == 0) {
+                        send(k)?;
+                        to_send -= 1;
+                    }
+                }
+                for &t in finished {
+                    for &k in &rp.feeds[t as usize] {
+                        let k = k as usize;
+                        makers[k] -= 1;
+                        if makers[k] == 0 {
+                            send(k)?;
+                            to_send -= 1;
+                        }
+                    }
+                }
+                let mut released = Vec::new();
+                for (w, (mi, tasks)) in rp.waiting.iter().enumerate() {
+                    if arrived[w] {
+                        continue;
+                    }
+                    let m = &part.messages[*mi];
+                    let src = world.process_at_rank(m.src as i32);
+                    let Some(probed) = src.immediate_matched_probe_with_tag((m.level + 1) as i32)
+                    else {
+                        continue;
+                    };
+                    let (bytes, _) = probed.matched_receive_vec::<u8>();
+                    let mut r = Reader::new(&bytes);
+                    for &i in &m.items {
+                        decode(ctx, i, &mut r)?;
+                    }
+                    if r.remaining() != 0 {
+                        return Err(CircuitError::Mpi(format!(
+                            "message from rank {} has {} bytes too many",
+                            m.src,
+                            r.remaining()
+                        )));
+                    }
+                    arrived[w] = true;
+                    to_receive -= 1;
+                    released.extend_from_slice(tasks);
+                }
+                Ok(Pumped {
+                    released,
+                    idle: to_send == 0 && to_receive == 0,
+                })
+            };
+            let pump = Pump {
+                external: &rp.external,
+                every: POLL,
+                poll: &mut poll,
+            };
+            let res = run_pumped(&rp.graph, v.threads, &exec, Some(pump), TICK, tick);
             // Pending sends may not be abandoned: a failed rank stops the job here.
-            if let Err(err) = res {
-                abort_job(self.rank, &err.to_string(), 1);
-            }
+            let timing = match res {
+                Ok(t) => t,
+                Err(err) => abort_job(self.rank, &err.to_string(), 1),
+            };
             for r in pending {
                 r.wait();
             }
+            timing
         });
         Ok(DagRun {
-            busy: busy.get(),
-            threads: v.threads.max(1),
-            tasks: rp.tasks,
+            busy: timing.busy,
+            threads: timing.threads,
+            tasks: rp.tasks.len(),
         })
     }
 

@@ -8,11 +8,13 @@
 //!   of the key files). Rank 0 sets the inputs and memories (it reads the request); every rank then
 //!   calls [`Engine::join_mpi`], which gives all ranks rank 0's state, and runs the same calls
 //!   ([`Engine::run`], [`Engine::reset`], [`Engine::step`]). Each call is collective.
-//! * Within a cycle a rank runs its tasks level by level (on its own threads); after each level it posts
-//!   non-blocking sends of exactly the values other ranks read (one message per destination and level),
-//!   and before a level it receives the messages that level needs. Flip-flops and memories live on the
-//!   rank that computes them; rank 0 receives the output bits every cycle and the rest of the state at
-//!   [`Engine::gather_state`] (end of a run, snapshots).
+//! * Within a cycle a rank runs its tasks as data flows: its worker threads (the list scheduler,
+//!   cycle's critical path first) start any task whose operands are there, while its main thread posts
+//!   a non-blocking send of each message (exactly the values another rank reads, one message per
+//!   destination and producing level) as soon as the tasks making it are done, and polls for the
+//!   messages it expects, releasing the tasks that waited for them. No rank waits for a whole level.
+//!   Flip-flops and memories live on the rank that computes them; rank 0 receives the output bits
+//!   every cycle and the rest of the state at [`Engine::gather_state`] (end of a run, snapshots).
 //! * At the clock edge each CMUX RAM's owner writes it (the write without its refresh), then every
 //!   rank refreshes an even share of the cells the refresh policy picked: the owner sends each rank
 //!   its cells and stores what comes back ([`crate::partition::RamEdge`]). Memory selectors (TRGSWs)
@@ -27,7 +29,7 @@
 //! | part | what it holds |
 //! |---|---|
 //! | this module | the MPI session, the job's [`World`], [`Engine::join_mpi`] |
-//! | `executor` | the executor: a rank's plan, its cycle's levels and messages, the RAM edge, the gather |
+//! | `executor` | the executor: a rank's plan, its cycle's dataflow and messages, the RAM edge, the gather |
 
 use mpi::environment::Universe;
 use mpi::topology::{Communicator, SimpleCommunicator};
