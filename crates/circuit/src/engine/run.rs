@@ -3,10 +3,10 @@
 
 use std::time::Instant;
 
+use super::snapshot::SnapshotWrap;
 use super::{CycleStats, Engine, Progress, RunOptions, RunReport};
 use crate::backend::Backend;
 use crate::error::CircuitError;
-use crate::snapshot::SnapshotWrap;
 
 impl<B: Backend> Engine<B> {
     /// Runs one reset cycle if the circuit has a 1-bit `@reset` input: `@reset` = 1, evaluate, latch,

@@ -25,16 +25,18 @@ use crate::error::CircuitError;
 use crate::partition::{grain_for, refresh_share, Partition};
 use crate::schedule::{run_pumped, Pump, Pumped, TaskGraph};
 
-/// Tags of the point-to-point messages: a cycle's message from level `L` uses tag `L + 1`; the state
-/// gather uses its own tag. Levels beyond this bound are refused (the MPI standard guarantees tags up
-/// to 32767).
-const MAX_LEVELS: u32 = 32_000;
+/// Tags of the point-to-point messages: a cycle's message from level `L` uses tag `L + 1`, plus
+/// [`MAX_LEVELS`] in odd cycles (a rank already in the next cycle cannot be mistaken for this one's);
+/// the state gather and the clock edge use their own tags. Levels beyond this bound are refused (the
+/// MPI standard guarantees tags up to 32767).
+const MAX_LEVELS: u32 = 16_000;
 const TAG_GATHER: i32 = 32_700;
 /// A RAM owner's cells to refresh, sent to each rank at the clock edge, and the refreshed cells back.
 const TAG_REFRESH: i32 = 32_701;
 const TAG_REFRESHED: i32 = 32_702;
-/// How often a rank looks for arrived messages while its tasks run, and reports progress.
-const POLL: Duration = Duration::from_micros(500);
+/// How often a rank looks for arrived messages while its tasks run (also whenever one of its tasks
+/// finishes), and reports progress.
+const POLL: Duration = Duration::from_millis(1);
 const TICK: Duration = Duration::from_millis(500);
 
 /// What a rank runs, sends and receives in a cycle (derived from the partition): its tasks as a
@@ -128,6 +130,8 @@ impl RankPlan {
 pub(super) struct MpiExecutor {
     rank: usize,
     size: usize,
+    /// Cycles run (every rank runs the same ones): its parity picks the messages' tags.
+    cycles: u64,
     /// The partition of the engine's current task table and this rank's part of it.
     part: Option<(Arc<Partition>, RankPlan)>,
 }
@@ -137,6 +141,7 @@ impl MpiExecutor {
         MpiExecutor {
             rank,
             size,
+            cycles: 0,
             part: None,
         }
     }
@@ -162,6 +167,26 @@ fn encode<B: Backend>(ctx: &Ctx<'_, B>, i: Item, out: &mut Vec<u8>) -> Result<()
             b.encode_write_val(got(at(ctx.wvals, mem, bit)?, "write value")?, out)
         }
         Item::MuxSel(_) => return Err(internal("a MUX select never leaves its rank")),
+    }
+    Ok(())
+}
+
+/// Decodes the items of message `m` from `bytes` into their slots of `ctx`.
+fn decode_message<B: Backend>(
+    ctx: &Ctx<'_, B>,
+    m: &crate::partition::Message,
+    bytes: &[u8],
+) -> Result<(), CircuitError> {
+    let mut r = Reader::new(bytes);
+    for &i in &m.items {
+        decode(ctx, i, &mut r)?;
+    }
+    if r.remaining() != 0 {
+        return Err(CircuitError::Mpi(format!(
+            "message from rank {} has {} bytes too many",
+            m.src,
+            r.remaining()
+        )));
     }
     Ok(())
 }
@@ -237,8 +262,18 @@ impl<B: Backend> Executor<B> for MpiExecutor {
         ctx: &Ctx<'_, B>,
         tick: &mut dyn FnMut(usize),
     ) -> Result<DagRun, CircuitError> {
+        let base = if self.cycles % 2 == 1 { MAX_LEVELS } else { 0 };
+        self.cycles += 1;
         let (part, rp) = self.part()?;
         let world = SimpleCommunicator::world();
+        let tag = |k: usize| (base + (part.messages[k].level + 1) as u32) as i32;
+        // The message each (source, tag) brings this cycle (position in `rp.waiting`).
+        let expected: HashMap<(i32, i32), usize> = rp
+            .waiting
+            .iter()
+            .enumerate()
+            .map(|(w, &(k, _))| ((part.messages[k].src as i32, tag(k)), w))
+            .collect();
         let exec = |t: usize| ctx.exec(rp.tasks[t]);
         // Send buffers outlive the request scope.
         let bufs: Vec<OnceCell<Vec<u8>>> = rp.sends.iter().map(|_| OnceCell::new()).collect();
@@ -259,7 +294,7 @@ impl<B: Backend> Executor<B> for MpiExecutor {
                 pending.push(world.process_at_rank(m.dst as i32).immediate_send_with_tag(
                     scope,
                     &buf[..],
-                    (m.level + 1) as i32,
+                    tag(rp.sends[k].0),
                 ));
                 Ok(())
             };
@@ -285,31 +320,44 @@ impl<B: Backend> Executor<B> for MpiExecutor {
                     }
                 }
                 let mut released = Vec::new();
-                for (w, (mi, tasks)) in rp.waiting.iter().enumerate() {
-                    if arrived[w] {
-                        continue;
-                    }
-                    let m = &part.messages[*mi];
-                    let src = world.process_at_rank(m.src as i32);
-                    let Some(probed) = src.immediate_matched_probe_with_tag((m.level + 1) as i32)
-                    else {
-                        continue;
-                    };
-                    let (bytes, _) = probed.matched_receive_vec::<u8>();
-                    let mut r = Reader::new(&bytes);
-                    for &i in &m.items {
-                        decode(ctx, i, &mut r)?;
-                    }
-                    if r.remaining() != 0 {
-                        return Err(CircuitError::Mpi(format!(
-                            "message from rank {} has {} bytes too many",
-                            m.src,
-                            r.remaining()
-                        )));
-                    }
+                let mut take = |w: usize, bytes: Vec<u8>, arrived: &mut [bool]| {
+                    let (k, tasks) = &rp.waiting[w];
                     arrived[w] = true;
                     to_receive -= 1;
                     released.extend_from_slice(tasks);
+                    decode_message(ctx, &part.messages[*k], &bytes)
+                };
+                // Whatever has come, in arrival order, while it is this cycle's; behind anything
+                // else (another cycle's message, a clock-edge one), each expected message in turn.
+                let mut blocked = false;
+                while arrived.iter().any(|&a| !a) {
+                    let Some(st) = world.any_process().immediate_probe() else {
+                        break;
+                    };
+                    let key = (st.source_rank(), st.tag());
+                    match expected.get(&key) {
+                        Some(&w) if !arrived[w] => {
+                            let (bytes, _) = world
+                                .process_at_rank(key.0)
+                                .receive_vec_with_tag::<u8>(key.1);
+                            take(w, bytes, &mut arrived)?;
+                        }
+                        _ => {
+                            blocked = true;
+                            break;
+                        }
+                    }
+                }
+                if blocked {
+                    for (w, &(k, _)) in rp.waiting.iter().enumerate() {
+                        if arrived[w] {
+                            continue;
+                        }
+                        let src = world.process_at_rank(part.messages[k].src as i32);
+                        if let Some(probed) = src.immediate_matched_probe_with_tag(tag(k)) {
+                            take(w, probed.matched_receive_vec::<u8>().0, &mut arrived)?;
+                        }
+                    }
                 }
                 Ok(Pumped {
                     released,
