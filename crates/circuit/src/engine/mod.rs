@@ -14,7 +14,7 @@
 //! | this module | the [`Engine`] API: inputs, outputs, memories, threads, the MUX plan |
 //! | `run` | reset, step, run with progress and periodic snapshots |
 //! | `cycle` | one cycle: the slots, the DAG, then the clock edge (flip-flops, RAM writes, carried rings) |
-//! | `executor` | the [`Executor`](executor) trait (where and when tasks run) and the local executor |
+//! | `executor` | the `Executor` trait (where and when tasks run) and the local executor |
 //! | `ctx` | what each task does over the cycle's slots |
 //! | `tasks` | the task table: every task's kind, cost, reads and writes, and the scheduler graph |
 //! | [`snapshot`] | the state in a versioned, checksummed file |
