@@ -184,6 +184,16 @@ fn ms(f: impl FnOnce()) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
 
+/// Times `f` and keeps its result in `slot` (stored, and the previous one dropped, after the clock
+/// stops), so that the last result of every timed operation can be checked.
+fn keep<T>(slot: &mut Option<T>, f: impl FnOnce() -> T) -> f64 {
+    let t = Instant::now();
+    let r = black_box(f());
+    let e = t.elapsed().as_secs_f64() * 1e3;
+    *slot = Some(r);
+    e
+}
+
 /// A timed operation: runs once and returns its own time in ms (so per-run setup, such as cloning
 /// an input that the operation consumes, stays outside the measurement).
 type Op<'a> = Box<dyn FnMut() -> f64 + 'a>;
@@ -255,6 +265,12 @@ impl FheRs {
     /// A fresh public-key encryption of the plaintext.
     fn encrypt(&mut self) -> Option<fhe::bfv::Ciphertext> {
         self.pk.try_encrypt(&self.pt, &mut self.rng).ok()
+    }
+
+    /// Decrypted slots of a ciphertext.
+    fn decrypt(&self, c: &fhe::bfv::Ciphertext) -> anyhow::Result<Vec<u64>> {
+        let pt = self.sk.try_decrypt(c)?;
+        Ok(Vec::<u64>::try_decode(&pt, fhe::bfv::Encoding::simd())?)
     }
 
     /// Decrypted slots of `a · b` through the fused strategy.
@@ -339,49 +355,100 @@ pub fn run(_args: &[String]) -> anyhow::Result<()> {
         let c3 = evs[0].2.multiply(&a, &b)?;
 
         // Encrypt and decrypt do not depend on the method or thread count: ours once, beside fhe.rs.
+        // Every op keeps its last result (stored outside the timed region), checked afterwards.
         let (encrypt, decrypt, peer_ed) = {
+            let (mut ours_ct, mut peer_ct) = (None, None);
+            let (mut ours_pt, mut peer_pt) = (None, None);
             let rng = &mut rng;
             let p = &mut peer;
             let ops: Vec<Op<'_>> = vec![
-                Box::new(|| ms(|| drop(black_box(pk.encrypt(&pt, rng).ok())))),
-                Box::new(move || ms(|| drop(black_box(p.encrypt())))),
+                Box::new(|| keep(&mut ours_ct, || pk.encrypt(&pt, rng))),
+                Box::new(|| keep(&mut peer_ct, || p.encrypt())),
             ];
             let e = interleaved(reps, ops);
             let p = &peer;
             let ops: Vec<Op<'_>> = vec![
-                Box::new(|| ms(|| drop(black_box(sk.decrypt(&a).ok())))),
-                Box::new(move || ms(|| drop(black_box(p.sk.try_decrypt(&p.a).ok())))),
+                Box::new(|| keep(&mut ours_pt, || sk.decrypt(&a))),
+                Box::new(|| keep(&mut peer_pt, || p.sk.try_decrypt(&p.a))),
             ];
             let d = interleaved(reps, ops);
+            let ours_ct = ours_ct.ok_or_else(|| anyhow::anyhow!("encrypt never ran"))??;
+            anyhow::ensure!(
+                enc.decode_batch(&sk.decrypt(&ours_ct)?)? == vals,
+                "vsp encrypt: wrong ciphertext at N = {n}"
+            );
+            let peer_ct = peer_ct
+                .flatten()
+                .ok_or_else(|| anyhow::anyhow!("fhe.rs encrypt"))?;
+            anyhow::ensure!(
+                peer.decrypt(&peer_ct)? == vals,
+                "fhe.rs encrypt: wrong ciphertext at N = {n}"
+            );
+            let ours_pt = ours_pt.ok_or_else(|| anyhow::anyhow!("decrypt never ran"))??;
+            anyhow::ensure!(
+                enc.decode_batch(&ours_pt)? == vals,
+                "vsp decrypt: wrong plaintext at N = {n}"
+            );
+            let peer_pt = peer_pt.ok_or_else(|| anyhow::anyhow!("fhe.rs decrypt never ran"))??;
+            anyhow::ensure!(
+                Vec::<u64>::try_decode(&peer_pt, fhe::bfv::Encoding::simd())? == vals,
+                "fhe.rs decrypt: wrong plaintext at N = {n}"
+            );
             (e[0], d[0], (e[1], d[1]))
         };
         // Multiply, relinearize, mul+relin: fhe.rs first, then every (method, threads) of ours.
-        let timed = |op: usize| -> Vec<f64> {
-            let p = &peer;
-            let mut ops: Vec<Op<'_>> = vec![match op {
-                0 => Box::new(move || ms(|| drop(black_box(&p.a * &p.b)))),
-                1 => Box::new(move || {
-                    // relinearizes works in place: the clone stays outside the measurement.
-                    let mut c = p.c3.clone();
-                    ms(|| {
-                        black_box(p.rk.relinearizes(&mut c).ok());
-                    })
-                }),
-                _ => {
-                    Box::new(move || ms(|| drop(black_box(p.mul_relin.multiply(&p.a, &p.b).ok()))))
+        // Each op's last result is decrypted afterwards (products relinearized first, untimed).
+        let timed = |op: usize| -> anyhow::Result<Vec<f64>> {
+            let mut peer_out: Option<anyhow::Result<fhe::bfv::Ciphertext>> = None;
+            let mut ours_out: Vec<Option<vsp_bfv::Result<vsp_bfv::Ciphertext>>> =
+                evs.iter().map(|_| None).collect();
+            let times = {
+                let p = &peer;
+                let slot = &mut peer_out;
+                let mut ops: Vec<Op<'_>> = vec![match op {
+                    0 => Box::new(move || keep(slot, || Ok(&p.a * &p.b))),
+                    1 => Box::new(move || {
+                        // relinearizes works in place: the clone stays outside the measurement.
+                        let mut c = p.c3.clone();
+                        let t = ms(|| {
+                            black_box(p.rk.relinearizes(&mut c).ok());
+                        });
+                        *slot = Some(Ok(c));
+                        t
+                    }),
+                    _ => Box::new(move || keep(slot, || Ok(p.mul_relin.multiply(&p.a, &p.b)?))),
+                }];
+                for ((_, _, ev), slot) in evs.iter().zip(ours_out.iter_mut()) {
+                    let (a, b, c3, rk) = (&a, &b, &c3, &rk);
+                    ops.push(match op {
+                        0 => Box::new(move || keep(slot, || ev.multiply(a, b))),
+                        1 => Box::new(move || keep(slot, || ev.relinearize(c3, rk))),
+                        _ => Box::new(move || keep(slot, || ev.multiply_relin(a, b, rk))),
+                    });
                 }
-            }];
-            for (_, _, ev) in &evs {
-                let (a, b, c3, rk) = (&a, &b, &c3, &rk);
-                ops.push(match op {
-                    0 => Box::new(move || ms(|| drop(black_box(ev.multiply(a, b).ok())))),
-                    1 => Box::new(move || ms(|| drop(black_box(ev.relinearize(c3, rk).ok())))),
-                    _ => Box::new(move || ms(|| drop(black_box(ev.multiply_relin(a, b, rk).ok())))),
-                });
+                interleaved(reps, ops)
+            };
+            let mut c = peer_out.ok_or_else(|| anyhow::anyhow!("fhe.rs op never ran"))??;
+            if op == 0 {
+                peer.rk.relinearizes(&mut c)?;
             }
-            interleaved(reps, ops)
+            anyhow::ensure!(
+                peer.decrypt(&c)? == expect,
+                "fhe.rs op {op}: wrong result at N = {n}"
+            );
+            for ((m, th, ev), out) in evs.iter().zip(ours_out) {
+                let mut c = out.ok_or_else(|| anyhow::anyhow!("vsp op never ran"))??;
+                if op == 0 {
+                    c = ev.relinearize(&c, &rk)?;
+                }
+                anyhow::ensure!(
+                    enc.decode_batch(&sk.decrypt(&c)?)? == expect,
+                    "vsp {m:?} ({th} threads) op {op}: wrong result at N = {n}"
+                );
+            }
+            Ok(times)
         };
-        let (mul, relin, both) = (timed(0), timed(1), timed(2));
+        let (mul, relin, both) = (timed(0)?, timed(1)?, timed(2)?);
         let lq = params.log_q().to_string();
         let mut rows = vec![Row {
             label: "fhe.rs 0.1.1 (`fhe`)".into(),
@@ -532,14 +599,23 @@ pub fn run(_args: &[String]) -> anyhow::Result<()> {
             .into_iter()
             .map(|m| Evaluator::new(&params).with_method(m))
             .collect();
+        let mut outs: Vec<Option<vsp_bfv::Result<vsp_bfv::Ciphertext>>> =
+            evs.iter().map(|_| None).collect();
         let ops: Vec<Op<'_>> = evs
             .iter()
-            .map(|ev| -> Op<'_> {
+            .zip(outs.iter_mut())
+            .map(|(ev, slot)| -> Op<'_> {
                 let (a, rk) = (&a, &rk);
-                Box::new(move || ms(|| drop(black_box(ev.multiply_relin(a, a, rk).ok()))))
+                Box::new(move || keep(slot, || ev.multiply_relin(a, a, rk)))
             })
             .collect();
         let res = interleaved(3, ops);
+        let enc = Encoder::new(&params);
+        for (m, out) in ["BEHZ", "HPS"].iter().zip(outs) {
+            let c = out.ok_or_else(|| anyhow::anyhow!("{m} never ran"))??;
+            let got = enc.decode_batch(&sk.decrypt(&c)?)?;
+            anyhow::ensure!(got[..3] == [1, 4, 9], "{m} mul+relin wrong with {k} primes");
+        }
         println!(
             "| {k} | {} | {:.1} | {:.1} | {:.2} |",
             params.log_q(),

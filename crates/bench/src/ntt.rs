@@ -2,6 +2,9 @@
 //! N ∈ {4096, 16384, 65536}, a 50-bit and a 62-bit prime, one thread, one process. "vsp-math
 //! default" is `NttTable::new` as BFV and CKKS build it (kernel chosen by `Backend::best` for this
 //! CPU and prime, named in the row); the per-kernel rows pick each kernel this CPU has explicitly.
+//! Every implementation is checked before it is timed: ours against the portable kernel (forward and
+//! round trip), the peers by a negacyclic product through their own transforms. Inverse columns
+//! are equal work (all include the N⁻¹ scaling; tfhe-ntt's is `inv` + `normalize`).
 //! Ends with `ntt_ratio_vs_tfhe_ntt=<ours default / tfhe-ntt, forward, N=4096, 50-bit>`.
 
 use std::hint::black_box;
@@ -100,21 +103,57 @@ pub fn run(_args: &[String]) -> anyhow::Result<()> {
                     inv: default_inv,
                 },
             );
+            // The peers order their evaluations differently, so each is checked by what its
+            // transforms are for: the negacyclic product of `data` and `other` through its own
+            // forward, pointwise product and inverse must equal ours through the portable kernel.
+            let other: Vec<u64> = data.iter().map(|&x| (x ^ 0x5555) % p).collect();
+            let product = {
+                let t = NttTable::new(n, q)?.with_backend(Backend::Portable)?;
+                let (mut x, mut y) = (data.clone(), other.clone());
+                t.forward(&mut x)?;
+                t.forward(&mut y)?;
+                x.iter_mut().zip(&y).for_each(|(u, &v)| *u = q.mul(*u, v));
+                t.inverse(&mut x)?;
+                x
+            };
             let plan = tfhe_ntt::prime64::Plan::try_new(n, p)
                 .ok_or_else(|| anyhow!("tfhe-ntt rejects {p}"))?;
+            {
+                let (mut x, mut y) = (data.clone(), other.clone());
+                plan.fwd(&mut x);
+                plan.fwd(&mut y);
+                plan.mul_assign_normalize(&mut x, &y);
+                plan.inv(&mut x);
+                anyhow::ensure!(x == product, "tfhe-ntt product wrong (N = {n}, q = {p})");
+            }
             let mut buf = data.clone();
             let t_fwd = time_us(|| plan.fwd(black_box(&mut buf)));
-            let t_inv = time_us(|| plan.inv(black_box(&mut buf)));
+            // Equal work: our inverse (and fhe-math's) include the N⁻¹ scaling, tfhe-ntt's `inv`
+            // does not, so its column times `inv` + `normalize`.
+            let t_inv = time_us(|| {
+                plan.inv(black_box(&mut buf));
+                plan.normalize(&mut buf);
+            });
             rows.push(Row {
                 n,
                 bits,
-                name: "tfhe-ntt".into(),
+                name: "tfhe-ntt (inverse: inv + normalize)".into(),
                 fwd: t_fwd,
                 inv: t_inv,
             });
             let fm = fhe_math::zq::Modulus::new(p).map_err(|e| anyhow!("fhe-math modulus: {e}"))?;
             let op =
                 fhe_math::ntt::NttOperator::new(&fm, n).context("fhe-math rejects the prime")?;
+            {
+                let (mut x, mut y) = (data.clone(), other.clone());
+                op.forward(&mut x);
+                op.forward(&mut y);
+                x.iter_mut()
+                    .zip(&y)
+                    .for_each(|(u, &v)| *u = q.mul(*u % p, v % p));
+                op.backward(&mut x);
+                anyhow::ensure!(x == product, "fhe-math product wrong (N = {n}, q = {p})");
+            }
             let mut buf = data.clone();
             let f_fwd = time_us(|| op.forward(black_box(&mut buf)));
             let f_inv = time_us(|| op.backward(black_box(&mut buf)));

@@ -74,19 +74,25 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
             );
         }
         let (mut s1, mut s2, mut dh, mut db) = (vec![], vec![], vec![], vec![]);
+        // Every timed result is decrypted (or decoded) and compared, outside the timed region.
         for _ in 0..reps {
-            let mut out = None;
-            s1.push(ms(|| out = Some(one.multiply_relin(&ct, &ct, &rk))));
-            anyhow::ensure!(out.is_some_and(|r| r.is_ok()), "1-thread product failed");
-            let mut out = None;
-            s2.push(ms(|| out = Some(two.multiply_relin(&ct, &ct, &rk))));
-            anyhow::ensure!(out.is_some_and(|r| r.is_ok()), "2-thread product failed");
+            for (ev, times, name) in [(&one, &mut s1, "1-thread"), (&two, &mut s2, "2-thread")] {
+                let mut out = None;
+                times.push(ms(|| out = Some(ev.multiply_relin(&ct, &ct, &rk))));
+                let prod = out.ok_or_else(|| anyhow::anyhow!("{name} product never ran"))??;
+                anyhow::ensure!(
+                    enc.decode_batch(&sk.decrypt(&prod)?)? == want,
+                    "depth {depth}: {name} product wrong"
+                );
+            }
             let mut d = None;
             dh.push(ms(|| d = Some(sk.decrypt(&ct))));
-            anyhow::ensure!(d.is_some_and(|r| r.is_ok()), "HPS decryption failed");
-            let mut d = None;
-            db.push(ms(|| d = Some(behz.decrypt(&sk, &ct))));
-            anyhow::ensure!(d.is_some_and(|r| r.is_ok()), "BEHZ decryption failed");
+            let d = d.ok_or_else(|| anyhow::anyhow!("HPS decryption never ran"))??;
+            anyhow::ensure!(enc.decode_batch(&d)? == vals, "HPS decryption wrong");
+            let mut b = None;
+            db.push(ms(|| b = Some(behz.decrypt(&sk, &ct))));
+            let b = b.ok_or_else(|| anyhow::anyhow!("BEHZ decryption never ran"))??;
+            anyhow::ensure!(enc.decode_batch(&b)? == vals, "BEHZ decryption wrong");
         }
         let (t1, t2) = (median(s1), median(s2));
         let eff = t1 / (2.0 * t2);

@@ -201,8 +201,8 @@ fn split_inst(line: &str) -> Option<(&str, Vec<&str>, Option<&str>)> {
 
 /// The ROM bytes of the program with the runtime, whatever the branch distances: every branch and
 /// call target is replaced by the branch's own address (instruction sizes do not depend on
-/// targets) and the targets are kept referenced from data so that the same runtime helpers are
-/// linked. `None` when even that does not assemble.
+/// targets) and the runtime symbols they name are kept referenced from data so that the same
+/// runtime helpers are linked. `None` when even that does not assemble.
 fn code_size(text: &str, name: &str, mem: vsp_cahp::MemConfig) -> Option<usize> {
     let mut out = String::with_capacity(text.len());
     let mut targets: BTreeSet<String> = BTreeSet::new();
@@ -224,8 +224,14 @@ fn code_size(text: &str, name: &str, mem: vsp_cahp::MemConfig) -> Option<usize> 
             }
         }
     }
+    // Only the runtime's symbols (those the text does not define) need a reference: each one
+    // moves the static data up by two bytes, which an absolute `sym+imm(reg)` address must reach.
+    let defined: BTreeSet<&str> = text
+        .lines()
+        .filter_map(|l| l.trim().strip_suffix(':'))
+        .collect();
     out.push_str("\n    .data\n");
-    for t in &targets {
+    for t in targets.iter().filter(|t| !defined.contains(t.as_str())) {
         let _ = writeln!(out, "    .half {t}");
     }
     let opts = vsp_cahp::AsmOptions {

@@ -327,7 +327,12 @@ impl<'m> Ctx<'m> {
                     };
                     (vec![r], fill)
                 } else {
-                    let w = self.words(v, from_p)?;
+                    let mut w = self.words(v, from_p)?;
+                    if from_p == 2 {
+                        let (lo, hi) =
+                            self.pair_ext(v, if sign { Ext::Sign } else { Ext::Zero })?;
+                        w = vec![lo, hi];
+                    }
                     let top = w[w.len() - 1];
                     let fill = if sign {
                         self.alui(Alu::Asr, top, 15)

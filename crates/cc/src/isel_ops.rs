@@ -379,7 +379,8 @@ impl<'m> Ctx<'m> {
                         r
                     }
                 } else if from_p == 2 {
-                    return self.val(v);
+                    let (lo, hi) = self.pair_ext(v, e)?;
+                    return Ok(Val::P(lo, hi));
                 } else {
                     self.norm(v, e)?
                 };
@@ -416,9 +417,21 @@ impl<'m> Ctx<'m> {
         } else {
             Width::Word
         };
+        // A 3-byte integer (an `i24`): its third byte alone, never the byte after it.
+        let odd_tail = n == 2 && self.m.size_of(ty) == Some(3);
         let mut regs = Vec::new();
         for k in 0..n {
-            let rd = if w == Width::Word {
+            let rd = if odd_tail && k == 1 {
+                let (base, off) = self.mem(&a, 2);
+                let rd = self.vreg();
+                self.emit(MInst::Load {
+                    w: Width::ByteU,
+                    rd,
+                    base,
+                    off,
+                });
+                rd
+            } else if w == Width::Word {
                 self.load_word(&a, 2 * k as i32, align)
             } else {
                 let (base, off) = self.mem(&a, 2 * k as i32);
@@ -467,8 +480,9 @@ impl<'m> Ctx<'m> {
                 _ => return unsupported(self.line, format!("store of type {:?}", v.ty)),
             },
         };
+        let odd_tail = regs.len() == 2 && self.m.size_of(&v.ty) == Some(3);
         for (k, rs) in regs.into_iter().enumerate() {
-            if byte {
+            if byte || (odd_tail && k == 1) {
                 let (base, off) = self.mem(&a, 2 * k as i32);
                 self.emit(MInst::Store {
                     w: Width::ByteU,

@@ -4,15 +4,36 @@
 
 use crate::error::{unsupported, Result};
 use crate::ir::{BinOp, Operand, Pred};
-use crate::isel::{bits, pieces, Ctx, Val};
+use crate::isel::{bits, pieces, Ctx, Ext, Val};
 use crate::isel_ops::{const_of, helper32};
 use crate::mir::{Alu, Cond, Reg};
 
 impl<'m> Ctx<'m> {
+    /// A register-pair operand as (lo, hi); an integer of 17 to 31 bits (an `i24` that clang makes
+    /// of a packed group of bit-fields) has its high word extended from its top bit, since
+    /// arithmetic leaves the bits above it undefined and compares, right shifts, divisions and
+    /// extensions read them.
+    pub(crate) fn pair_ext(&mut self, op: &Operand, e: Ext) -> Result<(Reg, Reg)> {
+        let (lo, hi) = self.pair(op)?;
+        let b = bits(self.m, &op.ty);
+        if !(17..32).contains(&b) {
+            return Ok((lo, hi));
+        }
+        let k = (32 - b) as i32;
+        let t = self.alui(Alu::Lsl, hi, k);
+        let op = if e == Ext::Sign { Alu::Asr } else { Alu::Lsr };
+        Ok((lo, self.alui(op, t, k)))
+    }
+
     /// A 32-bit compare as an i1 register.
     pub(crate) fn cmp32(&mut self, p: Pred, a: &Operand, b: &Operand) -> Result<Reg> {
-        let (al, ah) = self.pair(a)?;
-        let (bl, bh) = self.pair(b)?;
+        let e = if matches!(p, Pred::Slt | Pred::Sle | Pred::Sgt | Pred::Sge) {
+            Ext::Sign
+        } else {
+            Ext::Zero
+        };
+        let (al, ah) = self.pair_ext(a, e)?;
+        let (bl, bh) = self.pair_ext(b, e)?;
         if matches!(p, Pred::Eq | Pred::Ne) {
             let x = self.alu(Alu::Xor, al, bl);
             let y = self.alu(Alu::Xor, ah, bh);
@@ -39,15 +60,32 @@ impl<'m> Ctx<'m> {
     }
 
     pub(crate) fn binop32(&mut self, k: BinOp, a: &Operand, b: &Operand) -> Result<Val> {
+        // The operands whose bits above a narrow type's top matter (see `pair_ext`).
+        let (ea, eb) = match k {
+            BinOp::AShr => (Some(Ext::Sign), None),
+            BinOp::LShr => (Some(Ext::Zero), None),
+            BinOp::SDiv | BinOp::SRem => (Some(Ext::Sign), Some(Ext::Sign)),
+            BinOp::UDiv | BinOp::URem => (Some(Ext::Zero), Some(Ext::Zero)),
+            _ => (None, None),
+        };
         // Constant shifts are cheap inline; everything else non-bitwise goes to the runtime.
         if let (BinOp::Shl | BinOp::LShr | BinOp::AShr, Some(c)) = (k, const_of(b)) {
-            let (lo, hi) = self.pair(a)?;
+            let (lo, hi) = match ea {
+                Some(e) => self.pair_ext(a, e)?,
+                None => self.pair(a)?,
+            };
             let c = (c & 31) as i32;
             return Ok(self.shift32(k, lo, hi, c));
         }
         if let Some(h) = helper32(k) {
-            let (al, ah) = self.pair(a)?;
-            let (bl, bh) = self.pair(b)?;
+            let (al, ah) = match ea {
+                Some(e) => self.pair_ext(a, e)?,
+                None => self.pair(a)?,
+            };
+            let (bl, bh) = match eb {
+                Some(e) => self.pair_ext(b, e)?,
+                None => self.pair(b)?,
+            };
             let r = self.call_helper(h, &[al, ah, bl, bh], 2);
             return Ok(Val::P(r[0], r[1]));
         }

@@ -148,6 +148,40 @@ fn a_program_larger_than_the_rom_is_reported_as_not_fitting() {
     assert!(text.contains("does not fit"), "{text}");
 }
 
+/// Found by the Csmith campaign (seed 5 at -O0): with many branches and a global addressed as
+/// `sym+imm(reg)` near the top of a 10-bit offset's reach, measuring the code size once moved the
+/// static data by two bytes per branch target, the global out of reach, and the program was
+/// reported as an assembler error instead of as not fitting.
+#[test]
+fn a_program_with_many_branches_and_high_data_is_reported_as_not_fitting() {
+    // 490 bytes of initialised data, then a zeroed global (.bss comes after .data).
+    let mut ir = format!(
+        "@pad = global [490 x i8] c\"\\01{}\"\n@arr = global [4 x i16] zeroinitializer\n\
+         define i16 @main(i16 %argc, i8** %argv) {{\nentry:\n  br label %b0\n",
+        "\\00".repeat(489)
+    );
+    let n = 150;
+    for k in 0..n {
+        ir.push_str(&format!(
+            "b{k}:\n  %p{k} = getelementptr [4 x i16], [4 x i16]* @arr, i16 0, i16 %argc\n  \
+             %x{k} = load volatile i16, i16* %p{k}\n  %c{k} = icmp eq i16 %x{k}, {}\n  \
+             br i1 %c{k}, label %out{k}, label %b{}\nout{k}:\n  store volatile i16 {k}, i16* %p{k}\n  \
+             br label %b{}\n",
+            1000 + k,
+            k + 1,
+            k + 1
+        ));
+    }
+    ir.push_str(&format!("b{n}:\n  ret i16 0\n}}\n"));
+    let asm = compile_ir_with(&ir, &opts()).expect("compiles");
+    let e = assemble_image(&asm, "t.s", MemConfig::kib1()).unwrap_err();
+    let text = e.to_string();
+    assert!(
+        matches!(e, CcError::DoesNotFit { limit: 1024, used } if used > 1024),
+        "{text}"
+    );
+}
+
 #[test]
 fn far_branches_take_their_long_form_when_the_program_fits() {
     let (ir, want) = big_loop(100);

@@ -370,6 +370,11 @@ mod tests {
         let out0: Vec<u32> = (0..631u32).map(|i| i.wrapping_mul(0x85eb_ca6b)).collect();
         let mut want = out0.clone();
         super::sub_scaled_core(&mut want, &key, 0xdead_beef);
+        // The reference must have changed the words (a no-op kernel would otherwise match it).
+        assert_ne!(want, out0);
+        let mut got = out0.clone();
+        super::sub_scaled(&mut got, &key, 0xdead_beef);
+        assert_eq!(got, want, "the dispatching entry point");
         #[cfg(target_arch = "x86_64")]
         for k in crate::fft::Kernel::available() {
             let mut got = out0.clone();

@@ -534,9 +534,33 @@ mod tests {
         c
     }
 
-    /// Every kernel this CPU supports (a kernel the CPU lacks is simply not in the list).
+    /// Every kernel this CPU supports, checked against the CPU's features detected here: a loop
+    /// over the vector kernels cannot run zero times on a machine that has them.
     fn kernels() -> Vec<Kernel> {
-        Kernel::available()
+        let k = Kernel::available();
+        let mut want = vec![Kernel::Portable];
+        #[cfg(target_arch = "x86_64")]
+        {
+            let avx2 =
+                std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma");
+            if avx2 {
+                want.push(Kernel::Avx2Fma);
+            }
+            if avx2 && std::is_x86_feature_detected!("avx512f") {
+                want.push(Kernel::Avx512);
+            }
+        }
+        assert_eq!(
+            k, want,
+            "Kernel::available() disagrees with the CPU's features"
+        );
+        k
+    }
+
+    #[test]
+    fn kernels_under_test_are_the_cpus() {
+        // Names what ran on this machine (the CI log shows it); `kernels` asserts it is complete.
+        println!("FFT kernels tested here: {:?}", kernels());
     }
 
     /// The vector kernels this CPU supports (compared against the portable one).

@@ -16,7 +16,16 @@ fn keys() -> &'static (SecretKey, EvalKey, CircuitKey) {
 fn cells(sk: &SecretKey, n: usize) -> Vec<(Vec<bool>, Trlwe<u32>)> {
     (0..n)
         .map(|i| {
-            let bits: Vec<bool> = (0..16).map(|j| (i * 7 + j * 3) % 5 < 2).collect();
+            // The low bits spell the index (cells differ), the rest a pattern.
+            let bits: Vec<bool> = (0..16)
+                .map(|j| {
+                    if j < 4 {
+                        (i >> j) & 1 == 1
+                    } else {
+                        (i * 7 + j * 3) % 5 < 2
+                    }
+                })
+                .collect();
             let c = sk.encrypt_trlwe_bits(&bits).unwrap();
             (bits, c)
         })
@@ -42,7 +51,11 @@ fn circuit_bootstrap_and_inverse_select() {
 fn cmux_tree_reads_every_address() {
     let (sk, ek, ck) = keys();
     let mem = cells(sk, 8);
-    for addr in [0usize, 5, 6] {
+    // The 8 cells must differ, or reading the wrong one could pass.
+    for (i, a) in mem.iter().enumerate() {
+        assert!(mem[..i].iter().all(|b| b.0 != a.0), "cells {i} repeats");
+    }
+    for addr in 0..8usize {
         let sels: Vec<_> = (0..3)
             .map(|b| {
                 ck.circuit_bootstrap_one(&sk.encrypt_bit((addr >> b) & 1 == 1))

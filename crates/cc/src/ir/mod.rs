@@ -4,6 +4,7 @@
 //! The reader is hand written (see [`parse`]) so that the compiler needs only the `clang` binary, not
 //! LLVM's development libraries; everything it does not understand is reported with its line.
 
+mod constexpr;
 mod decl;
 mod lex;
 pub mod parse;

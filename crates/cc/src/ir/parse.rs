@@ -261,9 +261,7 @@ pub(super) fn is_value_word(w: &str) -> bool {
             | "inttoptr"
             | "addrspacecast"
             | "blockaddress"
-            | "add"
-            | "sub"
-    )
+    ) || super::constexpr::is_constexpr_word(w)
 }
 
 /// Parses a value (the type has already been read).
@@ -363,6 +361,9 @@ pub(super) fn parse_value(c: &mut Cur, m: &Module) -> Result<Value> {
                 parse_type(c)?;
                 c.expect_p(')')?;
                 v
+            }
+            other if super::constexpr::is_constexpr_word(other) => {
+                return super::constexpr::parse_constexpr(other, c, m)
             }
             other => return unsupported(line, format!("constant expression '{other}'")),
         },

@@ -69,7 +69,7 @@ fn binop(w: &str) -> Option<BinOp> {
     })
 }
 
-fn pred(w: &str, line: usize) -> Result<Pred> {
+pub(super) fn pred(w: &str, line: usize) -> Result<Pred> {
     Ok(match w {
         "eq" => Pred::Eq,
         "ne" => Pred::Ne,

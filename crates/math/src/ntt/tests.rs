@@ -1,5 +1,6 @@
 //! NTT tests: evaluation order, round trips and products against a schoolbook reference, for every
-//! backend this CPU has (SIMD backends the CPU lacks are reported and skipped).
+//! backend this CPU has (a kernel the CPU has must build, one it lacks must be refused; the features
+//! are detected here, independently of the module's own checks).
 
 use super::*;
 use crate::prime::generate_ntt_primes;
@@ -30,16 +31,66 @@ fn random_poly(rng: &mut ChaCha8Rng, n: usize, q: u64) -> Vec<u64> {
     (0..n).map(|_| rng.gen_range(0..q)).collect()
 }
 
+/// What this CPU offers, detected here independently of the NTT module's own checks.
+#[cfg(target_arch = "x86_64")]
+fn cpu_has(feature: &str) -> bool {
+    match feature {
+        "avx2" => std::is_x86_feature_detected!("avx2"),
+        "fma" => std::is_x86_feature_detected!("fma"),
+        "avx512f" => std::is_x86_feature_detected!("avx512f"),
+        "avx512dq" => std::is_x86_feature_detected!("avx512dq"),
+        "avx512ifma" => std::is_x86_feature_detected!("avx512ifma"),
+        _ => false,
+    }
+}
+#[cfg(not(target_arch = "x86_64"))]
+fn cpu_has(_: &str) -> bool {
+    false
+}
+
+/// The kernels that must run for modulus q on this CPU, from the CPU's features and the kernels'
+/// documented limits (52-bit products and double precision only for q < 2^50).
+fn expected_backends(q: &Modulus) -> std::vec::Vec<Backend> {
+    let small = q.bits() <= IFMA_MAX_BITS;
+    let mut out = std::vec![Backend::Portable];
+    if cpu_has("avx2") {
+        out.push(Backend::Avx2);
+    }
+    if small && cpu_has("avx2") && cpu_has("fma") {
+        out.push(Backend::Avx2Fma);
+    }
+    if cpu_has("avx512f") && cpu_has("avx512dq") {
+        out.push(Backend::Avx512);
+    }
+    if small && cpu_has("avx512f") && cpu_has("avx512ifma") {
+        out.push(Backend::Ifma);
+    }
+    out
+}
+
+/// A table on every kernel this CPU has for q; portable first. A kernel the CPU has must build
+/// (and one it lacks must be refused), so a loop over `[1..]` never silently tests nothing on a
+/// machine with SIMD.
 fn all_backends(n: usize, q: u64) -> Vec<NttTable> {
     let m = Modulus::new(q).unwrap();
     let base = NttTable::new(n, m).unwrap();
+    let expected = expected_backends(&m);
     let mut out = Vec::new();
     for b in Backend::ALL {
-        match base.clone().with_backend(b) {
-            Ok(t) => out.push(t),
-            Err(e) => std::println!("skipping NTT backend {} for q = {q}: {e}", b.name()),
+        let built = base.clone().with_backend(b);
+        assert_eq!(
+            built.is_ok(),
+            expected.contains(&b),
+            "NTT kernel {} for q = {q}: the CPU has it iff it builds",
+            b.name()
+        );
+        if let Ok(t) = built {
+            out.push(t);
         }
     }
+    out.sort_by_key(|t| t.backend() != Backend::Portable);
+    assert_eq!(out[0].backend(), Backend::Portable);
+    assert_eq!(out.len(), expected.len());
     out
 }
 
@@ -226,10 +277,22 @@ fn default_backend_follows_the_documented_rule() {
     for bits in [20u32, 30, 49, 50, 51, 62] {
         let q = generate_ntt_primes(bits, n, 1).unwrap()[0];
         let m = Modulus::new(q).unwrap();
-        let expected = Backend::preference(&m)
+        // The documented rule (Backend::preference's doc), restated from the CPU's features.
+        let has = expected_backends(&m);
+        let rule: &[Backend] = if bits <= IFMA_MAX_BITS {
+            &[
+                Backend::Ifma,
+                Backend::Avx2Fma,
+                Backend::Avx512,
+                Backend::Avx2,
+            ]
+        } else {
+            &[Backend::Avx512, Backend::Avx2]
+        };
+        let expected = rule
             .iter()
             .copied()
-            .find(|b| b.is_available(&m))
+            .find(|b| has.contains(b))
             .unwrap_or(Backend::Portable);
         assert_eq!(Backend::best(&m), expected, "q = {q}");
         assert!(expected.is_available(&m));

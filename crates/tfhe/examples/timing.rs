@@ -1,4 +1,7 @@
-//! Rough timing printout (not a test of speed): `cargo test --release -p vsp-tfhe --test timing -- --ignored --nocapture`.
+//! Rough single-thread timings of the TFHE building blocks (a printout, not a benchmark against the
+//! peers, which is `vsp-bench tfhe`): `cargo run --release -p vsp-tfhe --example timing`.
+//! Every timed result is checked after the timed loop.
+#[path = "../tests/common/mod.rs"]
 mod common;
 use std::time::Duration;
 
@@ -13,8 +16,6 @@ fn cpu() -> Duration {
     )
 }
 
-#[test]
-#[ignore = "timing printout, not a check (run with --ignored --nocapture)"]
 fn time_gates() {
     let t = cpu();
     let (sk, ek) = common::keys();
@@ -25,14 +26,17 @@ fn time_gates() {
     );
     let (a, b) = (sk.encrypt_bit(true), sk.encrypt_bit(false));
     let t = cpu();
+    let mut out = Vec::with_capacity(20);
     for _ in 0..20 {
-        ek.nand(&a, &b).unwrap();
+        out.push(ek.nand(&a, &b).unwrap());
     }
     println!("nand {:?}", (cpu() - t) / 20);
+    assert!(
+        out.iter().all(|c| sk.decrypt_bit(c).unwrap()),
+        "NAND(1, 0) must be 1"
+    );
 }
 
-#[test]
-#[ignore = "timing printout, not a check (run with --ignored --nocapture)"]
 fn time_fft() {
     let p = vsp_tfhe::fft::plan(1024);
     let mut buf = vec![1.0f64; 1024];
@@ -54,8 +58,6 @@ fn time_fft() {
     println!("fft512 inv {:?}", (cpu() - t) / 10000);
 }
 
-#[test]
-#[ignore = "timing printout, not a check (run with --ignored --nocapture)"]
 fn time_cb_cmux() {
     let (sk, _) = common::keys();
     let t = cpu();
@@ -73,18 +75,18 @@ fn time_cb_cmux() {
     let d1 = sk.encrypt_trlwe_bits(&[false]).unwrap();
     let mut s = vsp_tfhe::ExtScratch::new(1024, g.gadget());
     let t = cpu();
+    let mut last = None;
     for _ in 0..1000 {
-        g.cmux_with(&d1, &d0, &mut s).unwrap();
+        last = Some(g.cmux_with(&d1, &d0, &mut s).unwrap());
     }
     println!("cmux {:?}", (cpu() - t) / 1000);
+    // The select is 1: the CMUX picks d1 (false).
+    let bits = sk.decrypt_trlwe_bits(&last.unwrap()).unwrap();
+    assert!(!bits[0], "CMUX(1, d1 = 0, d0 = 1) must be 0");
 }
 
-#[test]
-#[ignore = "timing printout, not a check (run with --ignored --nocapture)"]
-fn many_nands() {
-    let (sk, ek) = common::keys();
-    let (a, b) = (sk.encrypt_bit(true), sk.encrypt_bit(false));
-    for _ in 0..200 {
-        ek.nand(&a, &b).unwrap();
-    }
+fn main() {
+    time_gates();
+    time_fft();
+    time_cb_cmux();
 }
