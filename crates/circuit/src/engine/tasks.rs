@@ -180,8 +180,11 @@ pub(crate) fn facts<B: Backend>(
                     made(&mut w);
                     (TaskKind::Mux, 1.0)
                 }
-                // Sources are never tasks (the executor refuses them).
-                _ => (TaskKind::Gate, 0.0),
+                // Sources and memory outputs are never node tasks (the executor refuses them). Every
+                // kind of node is named here, so that a new one cannot go without its facts.
+                Node::Input(_) | Node::Const(_) | Node::Dff(_) | Node::MemOut { .. } => {
+                    (TaskKind::Gate, 0.0)
+                }
             }
         }
         Task::MuxSels(bt) => {
