@@ -10,6 +10,8 @@ use std::path::Path;
 use thiserror::Error;
 use vsp_codec::{Access, Format, Writer};
 
+use crate::sim::MemConfig;
+
 /// Current image format version (2: the shared [`vsp_codec`] envelope; 1 had its own header).
 pub const FORMAT_VERSION: u16 = 2;
 /// The image file format.
@@ -57,6 +59,10 @@ pub struct Image {
     pub ram: Vec<u8>,
     /// Symbols, sorted by section then address.
     pub symbols: Vec<Symbol>,
+    /// The ROM and RAM sizes of the machine the image was linked for (the assembler's
+    /// [`AsmOptions`](crate::AsmOptions)), so that the commands that run it need not be told
+    /// again; `None` for images written before the size was recorded.
+    pub memory: Option<MemConfig>,
 }
 
 /// Image file errors.
@@ -107,12 +113,20 @@ impl Image {
             w.u16(s.value);
             w.str(&s.name);
         }
-        Ok(vsp_codec::seal(&FORMAT, KIND_IMAGE, b"", w.as_bytes()))
+        let param = self.memory.map(memory_param).unwrap_or_default();
+        Ok(vsp_codec::seal(
+            &FORMAT,
+            KIND_IMAGE,
+            param.as_bytes(),
+            w.as_bytes(),
+        ))
     }
 
     /// Parses the documented format, checking the envelope, every length and every field.
     pub fn from_bytes(bytes: &[u8]) -> Result<Image, ImageError> {
-        let mut r = vsp_codec::open(&FORMAT, bytes, KIND_IMAGE)?.reader();
+        let opened = vsp_codec::open(&FORMAT, bytes, KIND_IMAGE)?;
+        let memory = parse_memory_param(opened.param)?;
+        let mut r = opened.reader();
         let rom = r.blob(MAX_MEM, "ROM")?.to_vec();
         let ram = r.blob(MAX_MEM, "RAM")?.to_vec();
         // A symbol takes at least 13 bytes: kind, flags, value and a name length.
@@ -139,7 +153,12 @@ impl Image {
             });
         }
         r.end()?;
-        Ok(Image { rom, ram, symbols })
+        Ok(Image {
+            rom,
+            ram,
+            symbols,
+            memory,
+        })
     }
 
     /// Writes the image with [`vsp_codec::write_atomic`].
@@ -153,8 +172,48 @@ impl Image {
 
     /// Reads and checks an image file.
     pub fn read(path: &Path) -> Result<Image, ImageError> {
-        Image::from_bytes(&vsp_codec::read_file(path)?)
+        Image::from_bytes(&vsp_codec::read_bounded(
+            path,
+            vsp_codec::limits::IMAGE,
+            "a program image",
+        )?)
     }
+}
+
+/// The envelope's parameter id of an image linked for `m`: `rom=<bytes>,ram=<bytes>`.
+fn memory_param(m: MemConfig) -> String {
+    format!("rom={},ram={}", m.rom_size, m.ram_size)
+}
+
+/// The memory sizes an image's parameter id records (empty: not recorded).
+fn parse_memory_param(param: &[u8]) -> Result<Option<MemConfig>, ImageError> {
+    if param.is_empty() {
+        return Ok(None);
+    }
+    let bad = || {
+        ImageError::Invalid(format!(
+            "unknown machine {:?} in the parameter id (expected rom=<bytes>,ram=<bytes>)",
+            String::from_utf8_lossy(param)
+        ))
+    };
+    let text = std::str::from_utf8(param).map_err(|_| bad())?;
+    let (rom, ram) = text
+        .strip_prefix("rom=")
+        .and_then(|t| t.split_once(",ram="))
+        .ok_or_else(bad)?;
+    let size = |t: &str| {
+        t.parse::<usize>()
+            .ok()
+            .filter(|n| n.to_string() == t)
+            .ok_or_else(bad)
+    };
+    let m = MemConfig {
+        rom_size: size(rom)?,
+        ram_size: size(ram)?,
+    };
+    m.validate()
+        .map_err(|e| ImageError::Invalid(e.to_string()))?;
+    Ok(Some(m))
 }
 
 #[cfg(test)]
@@ -179,6 +238,42 @@ mod tests {
                     global: false,
                 },
             ],
+            memory: Some(MemConfig::kib1()),
+        }
+    }
+
+    #[test]
+    fn the_memory_size_is_recorded_and_old_images_read_without_it() {
+        let img = sample();
+        let bytes = img.to_bytes().unwrap();
+        // In the envelope's parameter id, which builds before it was recorded skip.
+        let param = b"rom=1024,ram=1024";
+        assert_eq!(usize::from(bytes[12]), param.len());
+        assert_eq!(&bytes[13..13 + param.len()], param);
+        assert_eq!(Image::from_bytes(&bytes).unwrap().memory, img.memory);
+        // An image written without it (as before): the same, with no size.
+        let old = Image {
+            memory: None,
+            ..sample()
+        };
+        let bytes = old.to_bytes().unwrap();
+        assert_eq!(bytes[12], 0, "empty parameter id");
+        assert_eq!(Image::from_bytes(&bytes).unwrap(), old);
+        // A parameter id that names no machine is refused with a one-line message.
+        let mut w = Writer::with_capacity(64);
+        w.blob(&[]);
+        w.blob(&[]);
+        w.count(0);
+        for bad in [
+            &b"rom=1000,ram=512"[..],
+            b"ram=512",
+            b"rom=0512,ram=512",
+            b"\xff",
+        ] {
+            let f = vsp_codec::seal(&FORMAT, KIND_IMAGE, bad, w.as_bytes());
+            let e = Image::from_bytes(&f).unwrap_err().to_string();
+            assert!(e.starts_with("invalid image:"), "{e}");
+            assert_eq!(e.lines().count(), 1);
         }
     }
 

@@ -48,4 +48,4 @@ pub use disasm::{disassemble, listing};
 pub use image::{Image, ImageError, Section, Symbol};
 pub use isa::{Inst, IsaError, Op, Reg};
 pub use loader::{load_args, LoadError};
-pub use sim::{MemConfig, MemWrite, RegWrite, Retired, RunStats, SimError, Simulator};
+pub use sim::{MemConfig, MemWrite, RegWrite, Retired, RunStats, SimError, Simulator, StackGuard};

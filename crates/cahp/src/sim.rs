@@ -79,13 +79,31 @@ pub enum SimError {
         /// Memory size.
         size: usize,
     },
-    /// The bytes at the PC are not an instruction.
-    #[error("at pc 0x{pc:04x}: {source}")]
+    /// The bytes at the PC are not an instruction. (The decoder's error is part of this message,
+    /// not a separate source, so that a printed error chain says it once.)
+    #[error("at pc 0x{pc:04x}: {error}")]
     Illegal {
         /// Address of the bad instruction.
         pc: u16,
         /// What is wrong.
-        source: IsaError,
+        error: IsaError,
+    },
+    /// An instruction would move the stack pointer out of the stack that a [`StackGuard`] allows:
+    /// below the end of the static data (the stack overflowed into it) or above the initial SP.
+    #[error(
+        "stack overflow at pc 0x{pc:04x}: sp would become 0x{sp:04x}, outside the stack (0x{low:04x} \
+         to 0x{high:04x}: the {} bytes between the static data and the arguments)",
+        high.saturating_sub(*low)
+    )]
+    StackOverflow {
+        /// Address of the instruction.
+        pc: u16,
+        /// The value it would write to sp.
+        sp: u16,
+        /// Lowest allowed sp: the end of the static data.
+        low: u16,
+        /// Highest allowed sp: the initial one.
+        high: u16,
     },
     /// The argument loader failed.
     #[error(transparent)]
@@ -136,6 +154,35 @@ pub struct RunStats {
     pub halted: bool,
 }
 
+/// The range a C program's stack pointer stays in: from the end of its static data (`low`) up to
+/// the initial SP that the argument loader stores (`high`). A simulator with a guard stops with
+/// [`SimError::StackOverflow`] at the first instruction that would move sp outside it, instead of
+/// running on with the stack overwriting data, return addresses and finally code pointers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StackGuard {
+    /// Lowest allowed sp.
+    pub low: u16,
+    /// Highest allowed sp.
+    pub high: u16,
+}
+
+impl StackGuard {
+    /// The guard for `image` loaded into `ram` (the complete initial RAM, e.g. from
+    /// [`load_args`]) when the image starts with crt0 (its `_start` at ROM address 0: a C program,
+    /// or assembly linked with the runtime), whose stack is the RAM between the static data and
+    /// the arguments. `None` for other programs, which may use sp as they like.
+    pub fn for_image(image: &Image, ram: &[u8]) -> Option<StackGuard> {
+        let start = image.symbol("_start")?;
+        if start.section != crate::image::Section::Rom || start.value != 0 || ram.len() < 2 {
+            return None;
+        }
+        let n = ram.len();
+        let high = u16::from_le_bytes([ram[n - 2], ram[n - 1]]);
+        let low = u16::try_from(image.ram.len().next_multiple_of(2)).ok()?;
+        (low <= high).then_some(StackGuard { low, high })
+    }
+}
+
 /// The architectural state of a CAHPv3 machine plus an instruction counter.
 #[derive(Clone, Debug)]
 pub struct Simulator {
@@ -145,6 +192,7 @@ pub struct Simulator {
     pc: u16,
     halted: bool,
     count: u64,
+    guard: Option<StackGuard>,
 }
 
 impl Simulator {
@@ -171,7 +219,13 @@ impl Simulator {
             pc: 0,
             halted: false,
             count: 0,
+            guard: None,
         })
+    }
+
+    /// Checks every write to sp against `guard` from now on (`None`: no check, the default).
+    pub fn set_stack_guard(&mut self, guard: Option<StackGuard>) {
+        self.guard = guard;
     }
 
     /// Loads an image with command-line arguments (`argv = ["", args…]`, §1.7) and resets.
@@ -239,7 +293,7 @@ impl Simulator {
             self.rom[(p + 1) & m],
             self.rom[(p + 2) & m],
         ];
-        Inst::decode(&bytes).map_err(|source| SimError::Illegal { pc, source })
+        Inst::decode(&bytes).map_err(|error| SimError::Illegal { pc, error })
     }
 
     fn word_addr(&self, addr: u16) -> usize {
@@ -352,6 +406,16 @@ impl Simulator {
                 next = a; // target read before the link write (jalr ra works)
             }
             Op::Nop => {}
+        }
+        if let (Some((Reg::SP, sp)), Some(g)) = (wr, self.guard) {
+            if !(g.low..=g.high).contains(&sp) {
+                return Err(SimError::StackOverflow {
+                    pc,
+                    sp,
+                    low: g.low,
+                    high: g.high,
+                });
+            }
         }
         if let Some((reg, value)) = wr {
             self.regs[reg.index()] = value;

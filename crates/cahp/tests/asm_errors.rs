@@ -153,3 +153,51 @@ fn space_beyond_the_address_space_is_refused_before_allocating() {
         "t.s: error: RAM overflow: 602 bytes used, 510 available"
     );
 }
+
+/// Issue 25: arities said `1..=18446744073709551615 argument(s)`; a 16-bit `.word` was reported as
+/// `.half`; shift counts wrapped (`1 << 64` assembled to 1) and so did 64-bit overflow.
+#[test]
+fn arity_data_and_shift_messages() {
+    assert_eq!(
+        err(".globl"),
+        "t.s:1:1: error: syntax error: `.globl` takes at least one argument, found 0"
+    );
+    assert_eq!(
+        err(".text 3"),
+        "t.s:1:1: error: syntax error: `.text` takes no arguments, found 1"
+    );
+    assert_eq!(
+        err(".equ x"),
+        "t.s:1:1: error: syntax error: `.equ` takes 2 arguments, found 1"
+    );
+    assert_eq!(
+        err(".word 0x10000"),
+        "t.s:1:7: error: immediate 65536 out of range for `.word` (allowed -32768..=65535)"
+    );
+    assert_eq!(
+        err(".byte 256"),
+        "t.s:1:7: error: immediate 256 out of range for `.byte` (allowed -128..=255)"
+    );
+    for (src, msg) in [
+        ("li a0, 1 << 64", "shift count 64 is out of range (0 to 63)"),
+        ("li a0, 1 << -1", "shift count -1 is out of range (0 to 63)"),
+        ("li a0, 8 >> 70", "shift count 70 is out of range (0 to 63)"),
+        ("li a0, 1 << 63", "expression overflows 64-bit arithmetic"),
+        (
+            "li a0, 65536 * 65536 * 65536 * 65536",
+            "expression overflows 64-bit arithmetic",
+        ),
+        (
+            "li a0, -(65536 * 65536 * 65536 * 16384) * 2 - 1",
+            "expression overflows 64-bit arithmetic",
+        ),
+    ] {
+        assert_eq!(
+            err(src),
+            format!("t.s:1:8: error: syntax error: {msg}"),
+            "{src}"
+        );
+    }
+    // In range: still fine.
+    assemble("li a0, 1 << 15 >> 15\n.half -1 << 4, 3 << 2\nhlt\n", "t.s").unwrap();
+}

@@ -10,15 +10,31 @@ use crate::error::{CcError, Result};
 use crate::ir::{parse_module, Module};
 use crate::mir::{Callee, MFunc, MInst};
 
-/// Helpers that vsp-cahp's runtime links on demand (`vsp_cahp::runtime::HELPERS`).
-pub const CAHP_HELPERS: [&str; 5] = ["__mulhi3", "__divhi3", "__modhi3", "__udivhi3", "__umodhi3"];
+/// Helpers that vsp-cahp's runtime links on demand (`vsp_cahp::runtime::HELPERS`): the 16-bit
+/// multiply and division and all the 64-bit arithmetic (multiply, division, variable shifts),
+/// hand-written in assembly to fit the 512-byte ROM.
+pub const CAHP_HELPERS: [&str; 13] = [
+    "__mulhi3",
+    "__divhi3",
+    "__modhi3",
+    "__udivhi3",
+    "__umodhi3",
+    "__muldi3",
+    "__udivdi3",
+    "__umoddi3",
+    "__divdi3",
+    "__moddi3",
+    "__ashldi3",
+    "__lshrdi3",
+    "__ashrdi3",
+];
 
-/// This crate's C runtime (32- and 64-bit arithmetic, memcpy/memset/memmove), compiled on demand
-/// (always at `-Oz`, whatever the program's own flags).
+/// This crate's C runtime (32-bit arithmetic, 16-bit bit counts, memcpy/memset/memmove), compiled
+/// on demand (always at `-Oz`, whatever the program's own flags).
 pub const RUNTIME_C: &str = include_str!("runtime.c");
 
 /// Functions [`RUNTIME_C`] defines.
-pub const RUNTIME_FUNCS: [&str; 24] = [
+pub const RUNTIME_FUNCS: [&str; 15] = [
     "__mulsi3",
     "__udivmodsi4",
     "__udivsi3",
@@ -28,15 +44,6 @@ pub const RUNTIME_FUNCS: [&str; 24] = [
     "__ashlsi3",
     "__lshrsi3",
     "__ashrsi3",
-    "__muldi3",
-    "__udivmoddi4",
-    "__udivdi3",
-    "__umoddi3",
-    "__divdi3",
-    "__moddi3",
-    "__ashldi3",
-    "__lshrdi3",
-    "__ashrdi3",
     "__popcounthi2",
     "__clzhi2",
     "__ctzhi2",
@@ -114,13 +121,51 @@ pub fn c_to_ir(source: &str, name: &str, opts: &CcOptions, extra: &[&str]) -> Re
         let stderr = String::from_utf8_lossy(&out.stderr).replace("<stdin>", name);
         return Err(CcError::ClangFailed {
             path: name.to_string(),
-            stderr,
+            stderr: clang_failure(&stderr, out.status),
         });
     }
     String::from_utf8(out.stdout).map_err(|_| CcError::ClangFailed {
         path: name.to_string(),
         stderr: "clang wrote non-UTF-8 IR".into(),
     })
+}
+
+/// What clang's failure comes to, on one line: its first error (`file:line:col: error: …`) and how
+/// many more it reported, or the signal that killed it.
+fn clang_failure(stderr: &str, status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt as _;
+    if let Some(sig) = status.signal() {
+        // Linux's numbers (the only platform vsp builds on).
+        let name = match sig {
+            9 => " (SIGKILL: out of memory, or killed)",
+            11 => " (SIGSEGV: clang crashed)",
+            6 => " (SIGABRT: clang crashed)",
+            15 => " (SIGTERM)",
+            2 => " (SIGINT)",
+            _ => "",
+        };
+        return format!("clang was killed by signal {sig}{name}");
+    }
+    let errors: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("error: ") && !l.starts_with(' '))
+        .collect();
+    let first = match errors.first() {
+        Some(l) => l.trim(),
+        None => stderr
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or(""),
+    };
+    if first.is_empty() {
+        return format!("clang exited with {status} and no message");
+    }
+    let mut line = vsp_codec::text::cut(first, 300);
+    if errors.len() > 1 {
+        line.push_str(&format!(" (and {} more errors)", errors.len() - 1));
+    }
+    line
 }
 
 /// Compiles a C file to CAHPv3 assembly text (to be assembled with vsp-cahp's runtime).
@@ -132,7 +177,7 @@ pub fn compile_c(path: &Path, opts: &CcOptions) -> Result<String> {
 /// program image for a machine with the given ROM/RAM sizes.
 ///
 /// A program whose code (with the runtime) is larger than the ROM is reported as such
-/// ([`CcError::DoesNotFit`]), never as the branch out of range that the assembler meets first. A
+/// ([`CcError::DoesNotFit`]; [`CcError::with_opt_hint`] adds what the build options suggest), never as the branch out of range that the assembler meets first. A
 /// branch, jump or call of the compiled code whose target is out of reach in a program that does
 /// fit is rewritten in its long form until everything is in range: a conditional branch becomes
 /// `b<not cond>` over a `j`, a `j` beyond ±1 KiB becomes `li r, target; jr r` through a register
@@ -164,6 +209,7 @@ pub fn assemble_image(asm: &str, name: &str, mem: vsp_cahp::MemConfig) -> Result
                     return Err(CcError::DoesNotFit {
                         used,
                         limit: mem.rom_size,
+                        try_oz: false,
                     });
                 }
             }
@@ -304,7 +350,8 @@ pub fn compile_c_files_to_image(
         return Err(CcError::Program("no C files to compile".into()));
     };
     let asm = compile_c_files(paths, opts)?;
-    let image = assemble_image(&asm, &first.display().to_string(), mem)?;
+    let image = assemble_image(&asm, &first.display().to_string(), mem)
+        .map_err(|e| e.with_opt_hint(opts))?;
     Ok((asm, image))
 }
 
@@ -443,8 +490,28 @@ pub fn compile_modules(mut mods: Vec<(String, Module)>, opts: &CcOptions) -> Res
             needed.extend(more);
         }
     }
+    // A program that links the 64-bit division module multiplies through its loop
+    // (`__divdi3_mul`) instead of linking `__muldi3`'s own module as well: 159 bytes less for
+    // the price of a multiply that always takes the 64 rounds (docs/isa.md).
+    if needed.contains("__muldi3") && DIV64_HELPERS.iter().any(|d| needed.contains(*d)) {
+        asm = asm
+            .lines()
+            .map(|l| {
+                if l.trim() == "call __muldi3" {
+                    "    call __divdi3_mul"
+                } else {
+                    l
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        asm.push('\n');
+    }
     Ok(asm)
 }
+
+/// The entry points of vsp-cahp's 64-bit division module (`divdi3.s`).
+const DIV64_HELPERS: [&str; 4] = ["__udivdi3", "__umoddi3", "__divdi3", "__moddi3"];
 
 /// Compiles LLVM IR text to assembly text (32-bit helpers need clang; see [`compile_ir_with`]).
 pub fn compile_ir(ir: &str) -> Result<String> {

@@ -12,7 +12,7 @@ pub enum CcError {
     )]
     ClangMissing(String),
     /// clang ran but rejected the program (its diagnostics are included).
-    #[error("clang failed on {path}:\n{stderr}")]
+    #[error("clang failed on {path}: {stderr}")]
     ClangFailed {
         /// The C file.
         path: String,
@@ -50,17 +50,37 @@ pub enum CcError {
     /// The compiled program (with crt0 and the runtime helpers) is larger than the ROM.
     #[error(
         "the program does not fit in the ROM: its code takes {used} bytes, the ROM holds {limit} \
-         (try -Oz, a smaller program, or a core with a larger ROM)"
+         ({})",
+        if *try_oz { "try -Oz or a smaller program" } else { "make the program smaller" }
     )]
     DoesNotFit {
         /// Bytes of code.
         used: usize,
         /// ROM size.
         limit: usize,
+        /// Whether the program was built at an optimisation level other than `-Oz` (the one that
+        /// gives the smallest code), so that the message suggests it; see
+        /// [`CcError::with_opt_hint`].
+        try_oz: bool,
     },
     /// A program-level problem: undefined symbol, missing `main`, code too large for a branch, …
     #[error("{0}")]
     Program(String),
+}
+
+impl CcError {
+    /// The error of a program built with `opts`: a program that does not fit suggests `-Oz` only
+    /// when it was built at another level.
+    pub fn with_opt_hint(self, opts: &crate::compile::CcOptions) -> Self {
+        match self {
+            CcError::DoesNotFit { used, limit, .. } => CcError::DoesNotFit {
+                used,
+                limit,
+                try_oz: opts.opt != "-Oz",
+            },
+            e => e,
+        }
+    }
 }
 
 /// Shorthand for results of this crate.

@@ -1,9 +1,9 @@
 //! Instruction selection of integers wider than 32 bits — `long long` (i64) and the i48 that clang
 //! sometimes forms from struct copies — as one register per 16-bit word, low word first: add and
 //! sub through carry chains, bitwise operations word by word, constant shifts as word moves plus
-//! funnel pairs, compares assembled from the words, selects word by word, and the runtime
-//! helpers of [`crate::compile::RUNTIME_C`] (`__muldi3`, `__divdi3`, … and the variable shifts) for
-//! the rest.
+//! funnel pairs, compares assembled from the words, selects word by word, and vsp-cahp's
+//! assembly runtime helpers (`__muldi3`, `__divdi3`, … and the variable shifts; see
+//! [`crate::compile::CAHP_HELPERS`]) for the rest.
 
 use crate::error::{unsupported, Result};
 use crate::ir::{BinOp, CastOp, Operand, Pred, Type};

@@ -1,6 +1,6 @@
 /* vsp-cc runtime: the helpers clang's output may call beyond the 16-bit mul/div of vsp-cahp's
- * runtime — 32-bit (long) and 64-bit (long long) multiply, divide, modulo and variable shifts, and
- * memcpy/memset/memmove.
+ * runtime — 32-bit (long) multiply, divide, modulo and variable shifts, 16-bit bit counts, and
+ * memcpy/memset/memmove (the 64-bit helpers are hand-written assembly in vsp-cahp's runtime).
  * Compiled by vsp cc itself (with -ffreestanding -fno-builtin, so that no loop here is turned back
  * into a call to itself) and linked only when referenced. Only constant shifts, adds and compares
  * are used, which the back end lowers inline. */
@@ -81,98 +81,6 @@ unsigned long __lshrsi3(unsigned long a, unsigned long n) {
 
 long __ashrsi3(long a, unsigned long n) {
     for (n &= 31; n; n--)
-        a >>= 1;
-    return a;
-}
-
-/* 64-bit (long long) helpers: the operands arrive as four 16-bit words each (a0..a5, then the
- * stack), shift amounts as one word. Add, sub, compares and constant shifts are inline. */
-typedef unsigned long long __u64;
-typedef long long __i64;
-
-__u64 __muldi3(__u64 a, __u64 b) {
-    __u64 r = 0;
-    while (b) {
-        /* Testing the low word keeps the test 16-bit (no 64-bit mask and select). */
-        if ((unsigned)b & 1)
-            r += a;
-        a <<= 1;
-        b >>= 1;
-    }
-    return r;
-}
-
-__u64 __udivmoddi4(__u64 n, __u64 d, __u64 *rem) {
-    __u64 q = 0, r = 0;
-    for (int i = 0; i < 64; i++) {
-        r = (r << 1) | (n >> 63);
-        n <<= 1;
-        q <<= 1;
-        if (r >= d) {
-            r -= d;
-            q |= 1;
-        }
-    }
-    *rem = r;
-    return q;
-}
-
-__u64 __udivdi3(__u64 n, __u64 d) {
-    __u64 r;
-    return __udivmoddi4(n, d, &r);
-}
-
-__u64 __umoddi3(__u64 n, __u64 d) {
-    __u64 r;
-    __udivmoddi4(n, d, &r);
-    return r;
-}
-
-__i64 __divdi3(__i64 a, __i64 b) {
-    int neg = 0;
-    __u64 ua = a, ub = b, r;
-    if (a < 0) {
-        ua = 0 - ua;
-        neg = 1;
-    }
-    if (b < 0) {
-        ub = 0 - ub;
-        neg ^= 1;
-    }
-    __u64 q = __udivmoddi4(ua, ub, &r);
-    return (__i64)(neg ? 0 - q : q);
-}
-
-__i64 __moddi3(__i64 a, __i64 b) {
-    __u64 ua = a, ub = b, r;
-    if (a < 0)
-        ua = 0 - ua;
-    if (b < 0)
-        ub = 0 - ub;
-    __udivmoddi4(ua, ub, &r);
-    return (__i64)(a < 0 ? 0 - r : r);
-}
-
-__u64 __ashldi3(__u64 a, unsigned n) {
-    for (n &= 63; n >= 16; n -= 16)
-        a <<= 16;
-    for (; n; n--)
-        a <<= 1;
-    return a;
-}
-
-__u64 __lshrdi3(__u64 a, unsigned n) {
-    for (n &= 63; n >= 16; n -= 16)
-        a >>= 16;
-    for (; n; n--)
-        a >>= 1;
-    return a;
-}
-
-__i64 __ashrdi3(__i64 a, unsigned n) {
-    for (n &= 63; n >= 16; n -= 16)
-        a >>= 16;
-    for (; n; n--)
         a >>= 1;
     return a;
 }

@@ -142,7 +142,7 @@ fn a_program_larger_than_the_rom_is_reported_as_not_fitting() {
     let e = assemble_image(&asm, "t.s", MemConfig::default()).unwrap_err();
     let text = e.to_string();
     assert!(
-        matches!(e, CcError::DoesNotFit { limit: 512, used } if used > 512),
+        matches!(e, CcError::DoesNotFit { limit: 512, used, .. } if used > 512),
         "{text}"
     );
     assert!(text.contains("does not fit"), "{text}");
@@ -177,7 +177,7 @@ fn a_program_with_many_branches_and_high_data_is_reported_as_not_fitting() {
     let e = assemble_image(&asm, "t.s", MemConfig::kib1()).unwrap_err();
     let text = e.to_string();
     assert!(
-        matches!(e, CcError::DoesNotFit { limit: 1024, used } if used > 1024),
+        matches!(e, CcError::DoesNotFit { limit: 1024, used, .. } if used > 1024),
         "{text}"
     );
 }

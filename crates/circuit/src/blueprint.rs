@@ -212,10 +212,27 @@ pub const MAX_ADDR_WIDTH: usize = 16;
 /// Largest memory word width accepted.
 pub const MAX_DATA_WIDTH: usize = 64;
 
+/// A TOML error on one line: `bad TOML at line L, column C: message` (toml's own text spans
+/// several lines and quotes the offending line, which may be megabytes long).
+fn toml_error_line(text: &str, e: &toml::de::Error) -> String {
+    let first = e.message().lines().next().unwrap_or("").trim();
+    let message = vsp_codec::text::cut(first, 200);
+    match e.span() {
+        Some(span) => {
+            let at = span.start.min(text.len());
+            let before = text.get(..at).unwrap_or("");
+            let line = before.matches('\n').count() + 1;
+            let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            format!("bad TOML at line {line}, column {column}: {message}")
+        }
+        None => format!("bad TOML: {message}"),
+    }
+}
+
 impl Blueprint {
     /// Loads a blueprint file; `[[file]]` paths are relative to the file's directory.
     pub fn from_path(path: &Path) -> Result<Self, CircuitError> {
-        let text = std::fs::read_to_string(path).map_err(|e| CircuitError::io(path, e))?;
+        let text = vsp_codec::read_text_bounded(path, vsp_codec::limits::SOURCE, "a blueprint")?;
         let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
         Self::from_str_with_base(&text, &base).map_err(|e| match e {
             CircuitError::Blueprint(m) => {
@@ -229,7 +246,11 @@ impl Blueprint {
     pub fn from_str_with_base(text: &str, base: &Path) -> Result<Self, CircuitError> {
         Self::from_str_with_resolver(text, |p| {
             let full: PathBuf = base.join(p);
-            std::fs::read_to_string(&full).map_err(|e| CircuitError::io(&full, e))
+            Ok(vsp_codec::read_text_bounded(
+                &full,
+                vsp_codec::limits::NETLIST,
+                "a Yosys JSON netlist",
+            )?)
         })
     }
 
@@ -239,7 +260,7 @@ impl Blueprint {
         mut resolve: impl FnMut(&str) -> Result<String, CircuitError>,
     ) -> Result<Self, CircuitError> {
         let raw: RawBlueprint =
-            toml::from_str(text).map_err(|e| CircuitError::Blueprint(format!("bad TOML: {e}")))?;
+            toml::from_str(text).map_err(|e| CircuitError::Blueprint(toml_error_line(text, &e)))?;
         let mut names = HashSet::new();
         let mut netlists = Vec::new();
         for f in raw.file {

@@ -94,11 +94,4 @@ impl CircuitError {
             source: Box::new(source),
         }
     }
-
-    pub(crate) fn io(path: &std::path::Path, source: std::io::Error) -> Self {
-        CircuitError::Io {
-            path: path.display().to_string(),
-            source,
-        }
-    }
 }

@@ -41,7 +41,8 @@ pub fn parse_yosys_json(text: &str) -> Result<Netlist, CircuitError> {
 
 /// Reads and parses a Yosys JSON file.
 pub fn read_yosys_json(path: &std::path::Path) -> Result<Netlist, CircuitError> {
-    let text = std::fs::read_to_string(path).map_err(|e| CircuitError::io(path, e))?;
+    let text =
+        vsp_codec::read_text_bounded(path, vsp_codec::limits::NETLIST, "a Yosys JSON netlist")?;
     parse_yosys_json(&text).map_err(|e| e.in_netlist_file(&path.display().to_string()))
 }
 
@@ -98,11 +99,11 @@ fn hint_for(ty: &str) -> String {
     } else if ty.starts_with("$_DLATCH") || ty.starts_with("$_SR") {
         "latches are not supported; describe the state with clocked flip-flops".into()
     } else if ty.starts_with("$mem") {
-        format!("a memory: map it to flip-flops and MUXes with `memory_map` before `techmap` and `{legal}` (hw/synth/flow.ys does; docs/yosys.md), or use a blueprint builtin rom/ram")
+        "a memory: map it to flip-flops and MUXes with `memory_map`, then lower it with `techmap` before `abc` (hw/synth/flow.ys does both; docs/yosys.md), or use a blueprint builtin rom/ram".into()
     } else if ty.starts_with("$_") {
         format!("map to the supported gate set with `{legal}`")
     } else if ty.starts_with('$') {
-        format!("a word-level cell left unmapped: run `memory_map`, then `techmap`, then `{legal}` (hw/synth/flow.ys does all three; docs/yosys.md)")
+        "a word-level cell left unmapped: lower it with `techmap` right before `abc`, after the last `opt` (`opt -full` merges gates into word-level $mux cells); hw/synth/flow.ys does (docs/yosys.md)".into()
     } else {
         "a user module instance: flatten the design (`flatten` or `synth -flatten`)".into()
     }
@@ -418,6 +419,7 @@ mod tests {
 
     #[test]
     fn word_level_cells_and_memories_point_at_the_flow_and_name_the_file() {
+        // The advice matches the flow: it runs `techmap` right before `abc -genlib` (never `abc -g`).
         for (ty, what) in [("$mux", "word-level cell"), ("$mem_v2", "a memory")] {
             let t = COUNTER.replace("$_NOT_", ty);
             let e = parse_yosys_json(&t)
@@ -427,7 +429,10 @@ mod tests {
             assert!(
                 e.starts_with("Yosys JSON: design.json: cell")
                     && e.contains(what)
-                    && e.contains("memory_map")
+                    && e.contains("`techmap`")
+                    && e.contains("before `abc`")
+                    && !e.contains("abc -g")
+                    && (ty == "$mux" || e.contains("memory_map"))
                     && e.contains("hw/synth/flow.ys"),
                 "{e}"
             );

@@ -155,9 +155,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8], access: Access) -> Result<(), Err
     Ok(())
 }
 
-/// Reads a whole file; the error names the path.
+/// Reads a whole regular file of at most [`crate::limits::ANY`] bytes (a FIFO, device or directory
+/// is refused, see [`crate::read_bounded`], which callers use with the bound of their kind); the
+/// error names the path.
 pub fn read_file(path: &Path) -> Result<Vec<u8>, Error> {
-    fs::read(path).map_err(|e| Error::io("cannot read", path, e))
+    crate::read_bounded(path, crate::limits::ANY, "any vsp file")
 }
 
 /// Temporary files of `path` left by writes that were killed (their process is gone).

@@ -92,8 +92,24 @@ pub fn seal(format: &Format, kind: u16, param: &[u8], body: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Checks `bytes` as a file of `format` holding `kind` (see the module documentation).
-pub fn open<'a>(format: &Format, bytes: &'a [u8], kind: u16) -> Result<Opened<'a>, Error> {
+/// Longest header: magic (at most 8 bytes), version, kind, parameter id length and id, body length.
+pub const MAX_HEADER: usize = 8 + 2 + 2 + 1 + MAX_PARAM_ID + 8;
+
+/// The parameter id in the header at the start of a file of `format` holding `kind`: magic,
+/// version and kind checked, nothing else (`prefix` may be the file's first [`MAX_HEADER`] bytes).
+/// For a cheap check of what a large file belongs to before reading it whole; [`open`] still
+/// checks everything when the file is read.
+pub fn peek_param<'a>(format: &Format, prefix: &'a [u8], kind: u16) -> Result<&'a [u8], Error> {
+    let r = header(format, prefix, kind)?;
+    Ok(r.1)
+}
+
+/// Magic, version, kind and parameter id of `bytes`; the reader after them.
+fn header<'a>(
+    format: &Format,
+    bytes: &'a [u8],
+    kind: u16,
+) -> Result<(Reader<'a>, &'a [u8]), Error> {
     let m = format.magic.len();
     if bytes.len() < m {
         return Err(if format.magic.starts_with(bytes) {
@@ -132,6 +148,12 @@ pub fn open<'a>(format: &Format, bytes: &'a [u8], kind: u16) -> Result<Opened<'a
     }
     let plen = usize::from(r.u8("parameter id length")?);
     let param = r.take(plen, "parameter id")?;
+    Ok((r, param))
+}
+
+/// Checks `bytes` as a file of `format` holding `kind` (see the module documentation).
+pub fn open<'a>(format: &Format, bytes: &'a [u8], kind: u16) -> Result<Opened<'a>, Error> {
+    let (mut r, param) = header(format, bytes, kind)?;
     let announced = r.u64("body length")?;
     let present = (r.remaining() as u64).saturating_sub(CHECKSUM_LEN as u64);
     if announced.checked_add(CHECKSUM_LEN as u64) != Some(r.remaining() as u64) {

@@ -84,6 +84,43 @@ pub enum Error {
         /// The input path.
         input: String,
     },
+    /// An input path that is not a regular file (never opened for reading, so a FIFO cannot hang
+    /// the reader and a device cannot feed it without end).
+    #[error("cannot read {path}: it is {what}, not a regular file")]
+    NotRegularInput {
+        /// The path.
+        path: String,
+        /// What is there (a FIFO, a device, a directory, …).
+        what: &'static str,
+    },
+    /// An input larger than any file of its kind.
+    #[error("cannot read {path}: it holds {size}, more than {what} can (at most {max})")]
+    TooLarge {
+        /// The path.
+        path: String,
+        /// Its size (`more` when it grew past the bound while being read).
+        size: String,
+        /// The kind of file expected (`a secret key`).
+        what: String,
+        /// The bound.
+        max: String,
+    },
+    /// A text input that is not UTF-8.
+    #[error("cannot read {path}: it is not UTF-8 text (bad byte at offset {offset})")]
+    NotText {
+        /// The path.
+        path: String,
+        /// Offset of the first byte that is not UTF-8.
+        offset: usize,
+    },
+    /// Another process holds the output's lock.
+    #[error("refusing to write {path}: another process is writing it (it holds {lock})")]
+    Locked {
+        /// The output.
+        path: String,
+        /// Its lock file.
+        lock: String,
+    },
     /// Reading or writing failed.
     #[error("{action} {path}: {source}")]
     Io {

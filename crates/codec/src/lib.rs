@@ -10,6 +10,9 @@
 //! | [`reader`] | [`Reader`]: little-endian reads that check every length against the bytes that remain before allocating |
 //! | [`writer`] | [`Writer`]: the matching little-endian writes (count-prefixed vectors and strings) |
 //! | [`atomic`] | [`write_atomic`], [`read_file`], [`check_output`], [`exposed_mode`]: the one way a file reaches the disk |
+//! | [`input`] | [`read_bounded`], [`read_text_bounded`], [`check_input`]: inputs only from regular files, never past a bound per kind |
+//! | [`lock`] | [`lock_output`]: an exclusive claim on an output while it is produced |
+//! | [`text`] | [`text::excerpt`], [`text::escape_control`]: input echoed in messages, escaped and cut short |
 //! | [`error`] | [`Error`], the crate's typed error that every format crate wraps with `#[from]` |
 
 #![forbid(unsafe_code)]
@@ -17,11 +20,16 @@
 pub mod atomic;
 pub mod envelope;
 pub mod error;
+pub mod input;
+pub mod lock;
 pub mod reader;
+pub mod text;
 pub mod writer;
 
 pub use atomic::{check_output, exposed_mode, read_file, stale_temps, write_atomic, Access};
 pub use envelope::{open, seal, Format, Opened};
 pub use error::Error;
+pub use input::{check_input, limits, read_bounded, read_prefix, read_text_bounded};
+pub use lock::{lock_output, OutputLock};
 pub use reader::Reader;
 pub use writer::Writer;

@@ -26,15 +26,18 @@ use crate::packets::{check_ram_shape, get_cells, put_cells};
 
 /// Loads `path`: a Yosys JSON netlist when the file is JSON (it starts with `{`), else a blueprint.
 pub fn load_design(path: &Path) -> Result<Arc<Circuit>> {
-    let text = std::fs::read_to_string(path).map_err(|source| PlatformError::Read {
-        path: path.into(),
-        source,
-    })?;
-    let circuit = if text.trim_start().starts_with('{') {
+    let text =
+        vsp_codec::read_text_bounded(path, vsp_codec::limits::NETLIST, "a blueprint or netlist")?;
+    // JSON (an object, and also `null`, an array, …: never a blueprint) is read as a netlist, so
+    // its error is the netlist reader's, not "bad TOML".
+    let json = text.trim_start().starts_with('{')
+        || serde_json::from_str::<serde::de::IgnoredAny>(&text).is_ok();
+    let circuit = if json {
         netlist_circuit(&text).in_file(path)?
     } else {
         let base = path.parent().unwrap_or(Path::new("."));
-        Circuit::compile(&Blueprint::from_str_with_base(&text, base)?).in_file(path)?
+        let bp = Blueprint::from_str_with_base(&text, base).in_file(path)?;
+        Circuit::compile(&bp).in_file(path)?
     };
     Ok(Arc::new(circuit))
 }
@@ -64,7 +67,7 @@ pub fn netlist_blueprint(netlist_json: &str) -> Result<String> {
     Ok(bp)
 }
 
-fn netlist_circuit(text: &str) -> Result<Circuit> {
+pub(crate) fn netlist_circuit(text: &str) -> Result<Circuit> {
     let bp = netlist_blueprint(text)?;
     let bp = Blueprint::from_str_with_resolver(&bp, |_| Ok(text.to_string()))?;
     Ok(Circuit::compile(&bp)?)
@@ -232,14 +235,89 @@ mod tests {
 }
 
 /// The inputs file of `vsp circuit` (docs/circuit.md): input values held for the whole run and
-/// memory words from address 0.
-#[derive(serde::Deserialize, Default, Clone, Debug)]
-#[serde(deny_unknown_fields)]
+/// memory words from address 0. Read strictly: a JSON object with the keys `inputs` and
+/// `memories` only (both optional), each a map in which a name appears once (a duplicate used to
+/// be accepted, the last one winning), never an array standing for the object.
+#[derive(Default, Clone, Debug)]
 pub struct CircuitInputs {
-    #[serde(default)]
     pub inputs: BTreeMap<String, u64>,
-    #[serde(default)]
     pub memories: BTreeMap<String, Vec<u64>>,
+}
+
+/// A JSON object read into a map, refusing a name that appears twice.
+struct StrictMap<T>(BTreeMap<String, T>);
+
+impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for StrictMap<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: serde::Deserialize<'de>> serde::de::Visitor<'de> for V<T> {
+            type Value = StrictMap<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object of names")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> std::result::Result<Self::Value, A::Error> {
+                let mut out = BTreeMap::new();
+                while let Some(k) = m.next_key::<String>()? {
+                    if out.contains_key(&k) {
+                        return Err(serde::de::Error::custom(format!(
+                            "{:?} is named twice",
+                            vsp_codec::text::excerpt(&k)
+                        )));
+                    }
+                    let v = m.next_value()?;
+                    out.insert(k, v);
+                }
+                Ok(StrictMap(out))
+            }
+        }
+        d.deserialize_map(V(std::marker::PhantomData))
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for CircuitInputs {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = CircuitInputs;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(r#"an object {"inputs": {…}, "memories": {…}}"#)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> std::result::Result<CircuitInputs, A::Error> {
+                use serde::de::Error as _;
+                let (mut inputs, mut memories) = (None, None);
+                while let Some(k) = m.next_key::<String>()? {
+                    match k.as_str() {
+                        "inputs" if inputs.is_none() => {
+                            inputs = Some(m.next_value::<StrictMap<u64>>()?.0);
+                        }
+                        "memories" if memories.is_none() => {
+                            memories = Some(m.next_value::<StrictMap<Vec<u64>>>()?.0);
+                        }
+                        "inputs" | "memories" => {
+                            return Err(A::Error::custom(format!("{k:?} is given twice")));
+                        }
+                        _ => {
+                            return Err(A::Error::custom(format!(
+                                "unknown key {:?} (the keys are \"inputs\" and \"memories\")",
+                                vsp_codec::text::excerpt(&k)
+                            )));
+                        }
+                    }
+                }
+                Ok(CircuitInputs {
+                    inputs: inputs.unwrap_or_default(),
+                    memories: memories.unwrap_or_default(),
+                })
+            }
+        }
+        d.deserialize_map(V)
+    }
 }
 
 /// A circuit's final state in plain: what a result decrypts to.
@@ -272,13 +350,70 @@ pub struct CircuitRequest {
 impl CircuitInputs {
     /// Reads an inputs file.
     pub fn read(path: &Path) -> Result<CircuitInputs> {
-        let text = std::fs::read_to_string(path).map_err(|source| PlatformError::Read {
-            path: path.into(),
-            source,
-        })?;
+        let text = vsp_codec::read_text_bounded(path, vsp_codec::limits::SOURCE, "an inputs file")?;
         serde_json::from_str(&text).map_err(|e| {
-            PlatformError::format(format!("{}: malformed inputs JSON: {e}", path.display()))
+            let msg = e.to_string();
+            let at = format!(" at line {} column {}", e.line(), e.column());
+            PlatformError::format(format!(
+                "{}:{}:{}: malformed inputs JSON: {}",
+                path.display(),
+                e.line(),
+                e.column(),
+                msg.strip_suffix(&at).unwrap_or(&msg)
+            ))
         })
+    }
+
+    /// Checks every name against `circuit`: an unknown input or memory is refused with the file
+    /// `path` and the names the circuit has, as the inputs file writes them.
+    pub fn check_names(&self, circuit: &Circuit, path: &Path) -> Result<()> {
+        let list = |names: Vec<&str>| -> String {
+            if names.is_empty() {
+                return "none".into();
+            }
+            let shown: Vec<String> = names.iter().take(40).map(|n| format!("{n:?}")).collect();
+            let more = names.len().saturating_sub(40);
+            if more > 0 {
+                format!("{} and {more} more", shown.join(", "))
+            } else {
+                shown.join(", ")
+            }
+        };
+        for (name, &v) in &self.inputs {
+            if let Some(p) = circuit.input(name) {
+                let width = p.bits.len();
+                if width < 64 && v >> width != 0 {
+                    return Err(PlatformError::usage(format!(
+                        "{}: value {v} does not fit the {width}-bit input {name:?}",
+                        path.display()
+                    )));
+                }
+            } else {
+                let valid = circuit.inputs().iter().map(|p| p.name.as_str()).collect();
+                return Err(PlatformError::usage(format!(
+                    "{}: the circuit has no input {:?} (its inputs: {})",
+                    path.display(),
+                    vsp_codec::text::excerpt(name),
+                    list(valid)
+                )));
+            }
+        }
+        for name in self.memories.keys() {
+            if circuit.memory(name).is_none() {
+                let valid = circuit
+                    .memories()
+                    .iter()
+                    .map(|m| m.spec.name.as_str())
+                    .collect();
+                return Err(PlatformError::usage(format!(
+                    "{}: the circuit has no memory {:?} (its memories: {})",
+                    path.display(),
+                    vsp_codec::text::excerpt(name),
+                    list(valid)
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// Whether nothing would be encrypted (an encrypted run would compute on public values only).
@@ -660,6 +795,60 @@ impl CircuitMachine {
         snapshot_wrap(self.stamp.clone(), CIRCUIT_SNAPSHOT)
     }
 
+    /// [`CircuitMachine::run`], recording every cycle's encrypted outputs in `trace` (numbered as
+    /// [`Trace`] numbers them: the engine's cycle, so a resumed run continues the count). The
+    /// cycles run one engine run each, with a snapshot after every `snapshots.every`-th and after
+    /// the last, as one run would write them.
+    pub fn run_traced(
+        &mut self,
+        cycles: u64,
+        reset: bool,
+        snapshots: Option<&Snapshots>,
+        trace: &mut EncryptedTrace,
+        progress: &mut dyn FnMut(&RunProgress<'_>),
+    ) -> Result<()> {
+        crate::machine::target_cycle(self.engine.cycle(), cycles)?;
+        if reset {
+            self.engine.reset()?;
+        }
+        let names: Vec<String> = self
+            .engine
+            .circuit()
+            .outputs()
+            .iter()
+            .map(|p| p.name.clone())
+            .collect();
+        let root = self.engine.mpi_rank().is_none_or(|r| r == 0);
+        let t0 = std::time::Instant::now();
+        for done in 0..cycles {
+            let every = snapshots.map_or(1, |s| s.every.max(1));
+            let write = snapshots.filter(|_| (done + 1) % every == 0 || done + 1 == cycles);
+            let one = vsp_circuit::RunOptions {
+                max_cycles: 1,
+                snapshot: write.map(|s| s.path.clone()),
+                snapshot_wrap: Some(self.snapshot_wrap()),
+                ..Default::default()
+            };
+            let cycle = self.engine.cycle();
+            self.engine.run(&one, &mut |p| {
+                progress(&RunProgress {
+                    done: done + p.cycles_done,
+                    total: cycles,
+                    elapsed: t0.elapsed().as_secs_f64(),
+                    engine: p,
+                })
+            })?;
+            if root {
+                let outputs = names
+                    .iter()
+                    .map(|n| self.engine.output(n))
+                    .collect::<std::result::Result<Vec<_>, _>>()?;
+                trace.record(cycle, outputs)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Runs `cycles` cycles (after one reset cycle when asked) with snapshots and progress as
     /// [`crate::Machine::run`] does.
     pub fn run(
@@ -803,4 +992,136 @@ pub fn decrypt_circuit_result(
         outputs,
         memories,
     })
+}
+
+/// Every cycle's encrypted outputs of a circuit run on the server (`vsp circuit exec --trace`),
+/// which the client decrypts into the [`Trace`] a plain run writes ([`decrypt_circuit_trace`]).
+/// Held in memory until written: one TLWE per output bit per cycle.
+pub struct EncryptedTrace {
+    stamp: Stamp,
+    fingerprint: [u8; 32],
+    signals: Vec<(String, usize)>,
+    first: Option<u64>,
+    cycles: Vec<Vec<Vec<Tlwe<u32>>>>,
+}
+
+/// Most cycles one encrypted trace holds.
+pub const MAX_TRACE_CYCLES: u64 = 1 << 24;
+
+impl EncryptedTrace {
+    /// An empty trace of `machine`'s outputs.
+    pub fn new(machine: &CircuitMachine) -> EncryptedTrace {
+        let c = machine.engine.circuit();
+        EncryptedTrace {
+            stamp: machine.stamp.clone(),
+            fingerprint: c.fingerprint(),
+            signals: c
+                .outputs()
+                .iter()
+                .map(|p| (p.name.clone(), p.bits.len()))
+                .collect(),
+            first: None,
+            cycles: Vec::new(),
+        }
+    }
+
+    /// Records the outputs of engine cycle `cycle` (consecutive from the first recorded).
+    fn record(&mut self, cycle: u64, outputs: Vec<Vec<Tlwe<u32>>>) -> Result<()> {
+        let first = *self.first.get_or_insert(cycle);
+        if cycle != first + self.cycles.len() as u64 || self.cycles.len() as u64 >= MAX_TRACE_CYCLES
+        {
+            return Err(PlatformError::usage(format!(
+                "an encrypted trace holds consecutive cycles, at most {MAX_TRACE_CYCLES}"
+            )));
+        }
+        self.cycles.push(outputs);
+        Ok(())
+    }
+
+    /// The trace as a file: fingerprint ‖ first cycle u64 ‖ cycle count u64 ‖ outputs (u32 count ‖
+    /// name blob ‖ width u32) ‖ per cycle, per output, its cells.
+    pub fn to_envelope(&self, params: &Params) -> Envelope {
+        let mut w = Writer::default();
+        w.bytes(&self.fingerprint);
+        w.u64(self.first.unwrap_or(0));
+        w.u64(self.cycles.len() as u64);
+        w.u32(self.signals.len() as u32);
+        for (name, width) in &self.signals {
+            w.blob(name.as_bytes());
+            w.u32(*width as u32);
+        }
+        for outputs in &self.cycles {
+            for bits in outputs {
+                put_cells(&mut w, bits, params);
+            }
+        }
+        Envelope {
+            kind: Kind::Trace,
+            params: self.stamp.params_name.clone(),
+            key_id: self.stamp.key_id,
+            body: Zeroizing::new(w.into_bytes()),
+        }
+    }
+}
+
+/// Decrypts an encrypted trace of `circuit` (from `vsp circuit exec --trace`) into the trace a
+/// plain run writes: the same JSON lines and VCD, the same cycle numbers.
+pub fn decrypt_circuit_trace(key: &ClientKey, env: &Envelope, circuit: &Circuit) -> Result<Trace> {
+    check_same_key(
+        "the trace",
+        env.key_id,
+        &env.params,
+        key.key_id,
+        &key.params_name,
+    )?;
+    let corrupt = |m: String| PlatformError::format(format!("corrupt encrypted trace: {m}"));
+    let params = key.sk.params();
+    let mut r = Reader::new(&env.body);
+    let fingerprint: [u8; 32] = r.array()?;
+    if fingerprint != circuit.fingerprint() {
+        return Err(PlatformError::KeyMismatch(
+            "the trace is of another circuit (its fingerprint differs)".into(),
+        ));
+    }
+    let first = r.u64()?;
+    let n = r.u64()?;
+    if n > MAX_TRACE_CYCLES || first.checked_add(n).is_none() {
+        return Err(corrupt(format!("{n} cycles from cycle {first}")));
+    }
+    let count = r.u32()? as usize;
+    if count != circuit.outputs().len() {
+        return Err(corrupt(format!(
+            "{count} outputs, the circuit has {}",
+            circuit.outputs().len()
+        )));
+    }
+    let mut signals = Vec::with_capacity(count);
+    for p in circuit.outputs() {
+        let name = name_of(&mut r)?;
+        let width = r.u32()? as usize;
+        if name != p.name || width != p.bits.len() {
+            return Err(corrupt(format!(
+                "output {:?} of {width} bits where {:?} of {} was expected",
+                crate::files::text::excerpt(&name),
+                p.name,
+                p.bits.len()
+            )));
+        }
+        signals.push((name, width));
+    }
+    let mut trace = Trace::new(signals.clone());
+    for cycle in first..first + n {
+        let values = signals
+            .iter()
+            .map(|(_, w)| {
+                Ok(client::decrypt_value(
+                    &key.sk,
+                    &get_cells(&mut r, *w, params)?,
+                )?)
+            })
+            .collect::<Result<Vec<u64>>>()?;
+        trace.record(cycle, &values);
+    }
+    r.end()?;
+    Ok(trace)
 }

@@ -30,6 +30,7 @@ pub const FORMAT: Format = Format {
         (Kind::Request as u16, "encrypted request"),
         (Kind::Result as u16, "encrypted result"),
         (Kind::Snapshot as u16, "run snapshot"),
+        (Kind::Trace as u16, "encrypted trace"),
     ],
 };
 
@@ -42,6 +43,8 @@ pub enum Kind {
     Request = 3,
     Result = 4,
     Snapshot = 5,
+    /// Every cycle's encrypted outputs of a circuit run (`vsp circuit exec --trace`).
+    Trace = 6,
 }
 
 impl fmt::Display for Kind {
@@ -52,6 +55,7 @@ impl fmt::Display for Kind {
             Kind::Request => "encrypted request",
             Kind::Result => "encrypted result",
             Kind::Snapshot => "run snapshot",
+            Kind::Trace => "encrypted trace",
         })
     }
 }
@@ -59,14 +63,6 @@ impl fmt::Display for Kind {
 /// Identifier of a secret key, copied into every file derived from it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KeyId(pub [u8; 16]);
-
-impl KeyId {
-    pub fn random() -> KeyId {
-        let mut id = [0u8; 16];
-        rand::Rng::fill(&mut rand::rngs::OsRng, &mut id);
-        KeyId(id)
-    }
-}
 
 impl fmt::Display for KeyId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -128,8 +124,36 @@ impl Envelope {
         Ok(bytes.len() as u64)
     }
 
+    /// The key id and parameter-set name in the header of the file `path` of kind `expected`, from
+    /// its first few hundred bytes (magic, version and kind checked; the rest is checked when the
+    /// file is read whole): what a large file belongs to, known before it is loaded.
+    pub fn read_header(path: &Path, expected: Kind) -> Result<(KeyId, String)> {
+        let prefix = vsp_codec::read_prefix(
+            path,
+            vsp_codec::envelope::MAX_HEADER as u64,
+            vsp_codec::limits::ANY,
+            "any vsp file",
+        )?;
+        let header = || -> Result<(KeyId, String)> {
+            let param = vsp_codec::envelope::peek_param(&FORMAT, &prefix, expected as u16)?;
+            let mut r = vsp_codec::Reader::new(param);
+            let key_id = KeyId(r.array("key id")?);
+            let params = std::str::from_utf8(r.take(r.remaining(), "parameter-set name")?)
+                .map_err(|_| {
+                    PlatformError::format("corrupt header: parameter-set name is not text")
+                })?
+                .to_string();
+            Ok((key_id, params))
+        };
+        header().map_err(|e| e.in_file(path))
+    }
+
     pub fn read(path: &Path, expected: Kind) -> Result<Envelope> {
-        let bytes = Zeroizing::new(vsp_codec::read_file(path)?);
+        let (max, what) = match expected {
+            Kind::SecretKey => (vsp_codec::limits::SECRET_KEY, "a secret key"),
+            _ => (vsp_codec::limits::ANY, "any vsp file"),
+        };
+        let bytes = Zeroizing::new(vsp_codec::read_bounded(path, max, what)?);
         Envelope::from_bytes(&bytes, expected).map_err(|e| e.in_file(path))
     }
 }

@@ -8,7 +8,10 @@ use std::path::Path;
 
 use crate::error::Result;
 
-pub use vsp_codec::Access;
+pub use vsp_codec::text;
+pub use vsp_codec::{
+    check_input, limits, lock_output, read_bounded, read_text_bounded, Access, OutputLock,
+};
 
 /// Writes `bytes` to `path` atomically, then warns about temporary files of `path` left by runs
 /// that were killed.

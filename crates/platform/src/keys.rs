@@ -2,7 +2,9 @@
 //! (`vsp genbkey`).
 //!
 //! The secret key file holds vsp-tfhe's secret-key encoding (a 32-byte seed from which every key
-//! component is derived) inside an envelope with a fresh random key id. The evaluation key file holds
+//! component is derived) inside an envelope whose key id is derived from that encoding
+//! ([`key_id_of`]) and checked on load: a key whose material was changed and whose envelope was
+//! sealed again is refused, instead of decrypting silently wrong under the old id. The evaluation key file holds
 //! the compressed gate key (bootstrapping key level 0→1 + key switching 1→0) and the compressed
 //! circuit key (level 0→2 bootstrapping key + private key switching 2→1); masks are regenerated from
 //! seeds on load, which is why the file is a fraction of the in-memory size.
@@ -88,11 +90,26 @@ pub struct ServerKeys {
 
 pub fn generate_secret(params_name: &str, params: &Params) -> Result<ClientKey> {
     let sk = SecretKey::generate(params)?;
+    let key_id = key_id_of(&sk.to_bytes());
     Ok(ClientKey {
         sk,
         params_name: params_name.to_string(),
-        key_id: KeyId::random(),
+        key_id,
     })
+}
+
+/// The key id of a secret key: the first 16 bytes of SHA3-256 over a domain label and the key's
+/// encoding (which names its parameter set). Public: it reveals nothing of the key (a preimage
+/// would be the key), and every file made under the key carries it.
+pub fn key_id_of(secret_key_bytes: &[u8]) -> KeyId {
+    use sha3::{Digest, Sha3_256};
+    let mut h = Sha3_256::new();
+    h.update(b"vsp secret key id v1\0");
+    h.update(secret_key_bytes);
+    let d = h.finalize();
+    let mut id = [0u8; 16];
+    id.copy_from_slice(&d[..16]);
+    KeyId(id)
 }
 
 impl ClientKey {
@@ -118,6 +135,16 @@ impl ClientKey {
             PlatformError::from(e).context(format!("{}: corrupt secret key", path.display()))
         })?;
         check_label(path, "secret key", &env.params, sk.params())?;
+        let derived = key_id_of(&sk.to_bytes());
+        if derived != env.key_id {
+            return Err(PlatformError::KeyMismatch(format!(
+                "{}: the secret key's id {} is not the id of the key inside ({derived}): the key was \
+                 modified, or made by a build before key ids were derived from keys (make a new one \
+                 with `vsp genkey`)",
+                path.display(),
+                env.key_id
+            )));
+        }
         Ok(ClientKey {
             sk,
             params_name: env.params,
@@ -147,6 +174,28 @@ impl ServerKeys {
     /// Checks that `what` (a request, a snapshot) was made under this key and parameter set.
     pub fn check_key_of(&self, what: &str, key_id: KeyId, params_name: &str) -> Result<()> {
         crate::envelope::check_same_key(what, key_id, params_name, self.key_id, &self.params_name)
+    }
+
+    /// Checks, from the evaluation key file's header alone (before the key is read and
+    /// decompressed, which takes seconds), that `what` — made under `key_id`/`params_name` — can run
+    /// with it: a request under another key is refused at once.
+    pub fn check_header(path: &Path, what: &str, key_id: KeyId, params_name: &str) -> Result<()> {
+        let (ek_id, ek_params) = Envelope::read_header(path, Kind::EvalKey)?;
+        if params_name != ek_params {
+            return Err(PlatformError::KeyMismatch(format!(
+                "{what} was made with parameter set {params_name:?}, the evaluation key {} uses \
+                 {ek_params:?}",
+                path.display()
+            )));
+        }
+        if key_id != ek_id {
+            return Err(PlatformError::KeyMismatch(format!(
+                "{what} was encrypted under another key than the evaluation key {} (key id \
+                 {key_id}, the evaluation key's is {ek_id})",
+                path.display()
+            )));
+        }
+        Ok(())
     }
 
     /// Loads and decompresses an evaluation key file (regenerating the masks from their seeds).
@@ -198,4 +247,36 @@ impl ServerKeys {
 /// "`path`: corrupt evaluation key" around a vsp-tfhe error.
 fn corrupt(path: &Path) -> impl Fn(vsp_tfhe::Error) -> PlatformError + '_ {
     move |e| PlatformError::from(e).context(format!("{}: corrupt evaluation key", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 25: a secret key whose seed was changed and whose envelope was sealed again used to
+    /// load (and decrypt silently wrong); the id is now the key's own and checked.
+    #[test]
+    fn a_modified_and_resealed_secret_key_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sk");
+        let key = generate_secret("default", &Params::default_128()).unwrap();
+        key.save(&path).unwrap();
+        let loaded = ClientKey::load(&path).unwrap();
+        assert_eq!(loaded.key_id, key.key_id);
+        assert_eq!(key.key_id, key_id_of(&key.sk.to_bytes()));
+        // Other key material (inner encoding sealed again, as a tamperer would) under the old id.
+        let other = generate_secret("default", &Params::default_128()).unwrap();
+        let mut env = Envelope::read(&path, Kind::SecretKey).unwrap();
+        env.body = Zeroizing::new(other.sk.to_bytes().to_vec());
+        env.write(&path).unwrap();
+        let e = ClientKey::load(&path).err().unwrap().to_string();
+        assert!(e.contains("is not the id of the key inside"), "{e}");
+        // The key's own material under another id (a key passing as someone else's): refused too.
+        let mut env = Envelope::read(&path, Kind::SecretKey).unwrap();
+        env.body = Zeroizing::new(key.sk.to_bytes().to_vec());
+        env.key_id = KeyId([9; 16]);
+        env.write(&path).unwrap();
+        let e = ClientKey::load(&path).err().unwrap().to_string();
+        assert!(e.contains("is not the id of the key inside"), "{e}");
+    }
 }

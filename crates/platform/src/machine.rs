@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use vsp_cahp::cores::{self, Core, MemSize, Memory};
-use vsp_cahp::{Image, Simulator};
+use vsp_cahp::{Image, SimError, Simulator, StackGuard};
 use vsp_circuit::{
     Backend, Blueprint, Circuit, CircuitError, Engine, MemState, PlainBackend, Progress,
     RunOptions, SnapshotWrap, TfheBackend,
@@ -473,8 +473,17 @@ pub struct EmuResult {
     pub result: u16,
     /// Instructions the ISA simulator retired for the same program.
     pub instructions: u64,
-    /// Whether the gate-level registers agree with the ISA simulator's.
-    pub agrees_with_isa: bool,
+    /// Whether the ISA simulator halted (within four times the cycle limit).
+    pub isa_halted: bool,
+    /// Whether the gate-level run and the ISA simulator end in the same state (both halted, the
+    /// same registers); `None` when there is nothing to compare: the gate-level run stopped at
+    /// the cycle limit before the program halted (the two stop at different points), or the ISA
+    /// simulator stopped with [`EmuResult::isa_error`].
+    pub agrees_with_isa: Option<bool>,
+    /// Why the ISA simulator stopped the program: a stack overflow (for programs that start with
+    /// crt0, every write to sp is checked against the stack between the static data and the
+    /// arguments, and the message says how to get more), or an illegal instruction.
+    pub isa_error: Option<String>,
     pub seconds: f64,
 }
 
@@ -489,14 +498,28 @@ pub fn emulate(
     max_cycles: u64,
 ) -> Result<EmuResult> {
     let request = PlainRequest::new_sized(image, args, memory, size)?;
-    let mut m = Machine::plain(core, &request)?;
-    let t0 = Instant::now();
-    let (cycles, finished) = m.run_until_finished(max_cycles)?;
-    let seconds = t0.elapsed().as_secs_f64();
-    let regs = m.regs()?;
+    // The ISA simulator first: it is cheap, and where it stops the program (a stack overflow)
+    // the gate-level run need not go on to the cycle limit.
     let ram = crate::program::initial_ram(image, args, size)?;
     let mut sim = Simulator::new(&image.rom, &ram, size.mem_config())?;
-    let stats = sim.run(max_cycles.saturating_mul(4))?;
+    sim.set_stack_guard(StackGuard::for_image(image, &ram));
+    let (isa_halted, isa_error) = match sim.run(max_cycles.saturating_mul(4)) {
+        Ok(stats) => (stats.halted, None),
+        Err(e) => (false, Some(isa_error_message(&e, size))),
+    };
+    // A pipelined core takes more cycles than instructions: twice as many and a few for the
+    // pipeline reach the same point.
+    let limit = match isa_error {
+        Some(_) => max_cycles.min(sim.instret().saturating_mul(2).saturating_add(16)),
+        None => max_cycles,
+    };
+    let mut m = Machine::plain(core, &request)?;
+    let t0 = Instant::now();
+    let (cycles, finished) = m.run_until_finished(limit)?;
+    let seconds = t0.elapsed().as_secs_f64();
+    let regs = m.regs()?;
+    let agrees_with_isa =
+        (finished && isa_error.is_none()).then(|| isa_halted && sim.regs()[..] == regs[..]);
     Ok(EmuResult {
         core: core.name().to_string(),
         memory: crate::program::memory_name(memory).to_string(),
@@ -504,11 +527,36 @@ pub fn emulate(
         finished,
         cycles,
         result: regs[8],
-        agrees_with_isa: stats.halted == finished && sim.regs()[..] == regs[..],
+        agrees_with_isa,
+        isa_error,
+        isa_halted,
         regs,
         instructions: sim.instret(),
         seconds,
     })
+}
+
+/// The ISA simulator's error as the user reads it: a stack overflow says how to get more stack.
+pub fn isa_error_message(e: &SimError, size: MemSize) -> String {
+    match e {
+        SimError::StackOverflow { .. } => {
+            let larger = MemSize::ALL
+                .into_iter()
+                .find(|s| s.bytes() > size.bytes())
+                .map(|s| {
+                    format!(
+                        "--memory-size {} gives the stack {} bytes more, or ",
+                        s.bytes(),
+                        s.bytes() - size.bytes()
+                    )
+                })
+                .unwrap_or_default();
+            format!(
+                "{e}; {larger}make the program use less stack (smaller local arrays, less recursion)"
+            )
+        }
+        e => e.to_string(),
+    }
 }
 
 /// The plain state after exactly `cycles` cycles: (finish flag, x0..x15, RAM bytes).
@@ -567,7 +615,7 @@ mod tests {
         let b512 = MemSize::B512;
         let cmux = emulate(&image, &args, Core::Pearl, Memory::Cmux, b512, 5000).unwrap();
         let mux = emulate(&image, &args, Core::Pearl, Memory::Mux, b512, 5000).unwrap();
-        assert!(cmux.finished && mux.finished && mux.agrees_with_isa);
+        assert!(cmux.finished && mux.finished && mux.agrees_with_isa == Some(true));
         assert_eq!((mux.cycles, &mux.regs), (cmux.cycles, &cmux.regs));
         assert_eq!(mux.result, p.expected);
     }

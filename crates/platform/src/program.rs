@@ -28,12 +28,61 @@ pub fn load_program(path: &Path, runtime: bool, size: MemSize) -> Result<Image> 
     }
 }
 
+/// Reads a program like [`load_program`] and chooses the machine to run it on: the size an image
+/// records (`vsp asm`/`vsp cc --memory-size` write it), else `requested`, else 512 bytes. An image
+/// built for one size and asked to run on another (an explicit `--memory-size`) is refused with a
+/// message saying both.
+pub fn load_program_sized(
+    path: &Path,
+    runtime: bool,
+    requested: Option<MemSize>,
+) -> Result<(Image, MemSize)> {
+    if matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("s" | "S" | "asm" | "c")
+    ) {
+        let size = requested.unwrap_or_default();
+        return Ok((load_program(path, runtime, size)?, size));
+    }
+    let image = load_program(path, runtime, requested.unwrap_or_default())?;
+    let size = image_size(&image, requested, path)?;
+    Ok((image, size))
+}
+
+/// The machine for `image` (read from `path`): what it records, checked against `requested`.
+pub fn image_size(image: &Image, requested: Option<MemSize>, path: &Path) -> Result<MemSize> {
+    let Some(m) = image.memory else {
+        return Ok(requested.unwrap_or_default());
+    };
+    let recorded = MemSize::ALL
+        .into_iter()
+        .find(|s| s.mem_config() == m)
+        .ok_or_else(|| {
+            PlatformError::usage(format!(
+                "{} was built for a {}-byte ROM and a {}-byte RAM, which no core has \
+                 (rebuild it with --memory-size 512 or 1024)",
+                path.display(),
+                m.rom_size,
+                m.ram_size
+            ))
+        })?;
+    match requested {
+        Some(r) if r != recorded => Err(PlatformError::usage(format!(
+            "{} was built for {} ROM and RAM (--memory-size {}), not for --memory-size {}: \
+             leave the option out, or rebuild the program with --memory-size {}",
+            path.display(),
+            recorded,
+            recorded.bytes(),
+            r.bytes(),
+            r.bytes()
+        ))),
+        _ => Ok(recorded),
+    }
+}
+
 /// Assembles `path` (optionally linking crt0 and the runtime helpers) for `size` ROM and RAM.
 pub fn assemble_file(path: &Path, runtime: bool, size: MemSize) -> Result<Image> {
-    let text = std::fs::read_to_string(path).map_err(|source| PlatformError::Read {
-        path: path.into(),
-        source,
-    })?;
+    let text = vsp_codec::read_text_bounded(path, vsp_codec::limits::SOURCE, "an assembly source")?;
     let name = path.display().to_string();
     assemble(
         &[Source {
@@ -66,15 +115,40 @@ pub fn compile_c(
     opts: &vsp_cc::CcOptions,
     size: MemSize,
 ) -> Result<(String, Image)> {
-    let Some(first) = paths.first() else {
-        return Err(vsp_cc::CcError::Program("no C files to compile".into()).into());
-    };
-    let asm = vsp_cc::compile_c_files(paths, opts)?;
-    let name = first.display().to_string();
-    let image = fitting(size, |s| {
-        Ok(vsp_cc::assemble_image(&asm, &name, s.mem_config())?)
-    })?;
+    let asm = compile_c_asm(paths, opts)?;
+    let image = assemble_c(&asm, paths, opts, size)?;
     Ok((asm, image))
+}
+
+/// The first half of [`compile_c`]: the program's assembly text, with the runtime functions
+/// written in C that it needs (what `vsp cc --emit-asm` writes, whether or not the program fits).
+pub fn compile_c_asm(paths: &[PathBuf], opts: &vsp_cc::CcOptions) -> Result<String> {
+    if paths.is_empty() {
+        return Err(vsp_cc::CcError::Program("no C files to compile".into()).into());
+    }
+    // Checked here (vsp-cc reads them itself): a FIFO would block it, a device would feed it forever.
+    for p in paths {
+        vsp_codec::check_input(p, vsp_codec::limits::SOURCE, "a C source")?;
+    }
+    Ok(vsp_cc::compile_c_files(paths, opts)?)
+}
+
+/// The second half of [`compile_c`]: assembles `asm` (compiled from `paths` with `opts`) with the
+/// runtime into an image that fits `size` ROM and RAM. A program too large for the ROM is told to
+/// try `-Oz` only when it was built otherwise.
+pub fn assemble_c(
+    asm: &str,
+    paths: &[PathBuf],
+    opts: &vsp_cc::CcOptions,
+    size: MemSize,
+) -> Result<Image> {
+    let name = paths
+        .first()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    fitting(size, |s| {
+        vsp_cc::assemble_image(asm, &name, s.mem_config()).map_err(|e| e.with_opt_hint(opts).into())
+    })
 }
 
 /// `place(size)`, or, when that fails and `place` succeeds with a larger size, an error saying that
@@ -177,7 +251,8 @@ fn memory_words(image: &Image, args: &[String], size: MemSize) -> Result<(Vec<u6
     Ok((rom, ram))
 }
 
-/// One retired instruction of the ISA-level trace, as `vsp emu --trace` prints it.
+/// One retired instruction of the ISA-level trace, as `vsp emu --trace` prints it, and a last
+/// `stopped: …` line when the simulator stops the program (a stack overflow, an illegal instruction).
 pub fn trace_lines(
     image: &Image,
     args: &[String],
@@ -188,9 +263,20 @@ pub fn trace_lines(
     fitting(size, |s| memory_words(image, args, s))?;
     let ram = initial_ram(image, args, size)?;
     let mut sim = Simulator::new(&image.rom, &ram, size.mem_config())?;
+    sim.set_stack_guard(vsp_cahp::StackGuard::for_image(image, &ram));
     let mut lines = Vec::new();
     for step in sim.trace(max_steps) {
-        let r = step?;
+        // The instructions up to an error are the trace's point; the error ends it.
+        let r = match step {
+            Ok(r) => r,
+            Err(e) => {
+                lines.push(format!(
+                    "stopped: {}",
+                    crate::machine::isa_error_message(&e, size)
+                ));
+                break;
+            }
+        };
         let mut line = format!("{:04x}: {:<28}", r.pc, r.inst.to_string());
         if let Some(w) = r.reg_write {
             line.push_str(&format!(" {:?} <- 0x{:04x}", w.reg, w.value));

@@ -15,15 +15,20 @@ use clap::Subcommand;
 use vsp_circuit::{client, Circuit, Engine, PlainBackend, TfheBackend};
 
 use vsp_platform::design::{
-    decrypt_circuit_result, load_design, plain_outputs, run_design, CircuitInputs, CircuitMachine,
-    CircuitOutputs, CircuitRequest, DesignRun, Trace,
+    decrypt_circuit_result, decrypt_circuit_trace, load_design, plain_outputs, run_design,
+    CircuitInputs, CircuitMachine, CircuitOutputs, CircuitRequest, DesignRun, EncryptedTrace,
+    Trace,
 };
 use vsp_platform::envelope::check_same_key;
 use vsp_platform::files::{write_atomic, Access};
-use vsp_platform::keys::{ClientKey, ServerKeys};
+use vsp_platform::keys::ServerKeys;
 use vsp_platform::{Envelope, Kind, PlatformError, Snapshots};
 
 use crate::progress::Bar;
+
+/// The inputs file, as `-h` shows it.
+const INPUTS_SHORT: &str =
+    "JSON file of input values and memory contents (--help shows its format)";
 
 /// The inputs file, as `--help` shows it.
 const INPUTS_HELP: &str = "JSON file with input values and memory contents:
@@ -41,6 +46,7 @@ pub enum CircuitCommand {
         /// Blueprint (TOML) or bare Yosys JSON netlist.
         #[arg(long, visible_alias = "netlist")]
         blueprint: PathBuf,
+        /// Print the statistics as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -49,9 +55,9 @@ pub enum CircuitCommand {
         /// Blueprint (TOML) or bare Yosys JSON netlist (its ports become the external ports).
         #[arg(long, visible_alias = "netlist")]
         blueprint: PathBuf,
-        #[arg(long, long_help = INPUTS_HELP)]
+        #[arg(long, help = INPUTS_SHORT, long_help = INPUTS_HELP)]
         inputs: Option<PathBuf>,
-        /// Cycles to run.
+        /// Cycles to run (after the reset cycle, which is not counted).
         #[arg(long)]
         cycles: u64,
         /// Plain only: stop after the first cycle in which this 1-bit output is 1.
@@ -75,6 +81,7 @@ pub enum CircuitCommand {
         /// Write every cycle's outputs here as a VCD (Value Change Dump; GTKWave opens it).
         #[arg(long)]
         vcd: Option<PathBuf>,
+        /// Worker threads (default: all cores).
         #[arg(short, long, value_parser = crate::parse_threads)]
         threads: Option<usize>,
     },
@@ -83,30 +90,42 @@ pub enum CircuitCommand {
         /// Blueprint (TOML) or bare Yosys JSON netlist: the request runs only on this circuit.
         #[arg(long, visible_alias = "netlist")]
         blueprint: PathBuf,
+        /// Secret key (from `vsp genkey`) to encrypt the inputs and memories with.
         #[arg(short, long)]
         key: PathBuf,
-        #[arg(long, long_help = INPUTS_HELP)]
+        #[arg(long, help = INPUTS_SHORT, long_help = INPUTS_HELP)]
         inputs: Option<PathBuf>,
+        /// Write the encrypted request here (for `vsp circuit exec`).
         #[arg(short, long)]
         output: PathBuf,
     },
-    /// Server: run an encrypted circuit request (needs only the evaluation key); snapshots as
-    /// `vsp run` writes them (default OUTPUT.snapshot).
+    /// Server: run an encrypted circuit request for some cycles (needs only the evaluation key);
+    /// writes the encrypted result and a snapshot (default OUTPUT.snapshot) that `vsp circuit
+    /// resume` continues from.
     Exec {
+        /// Blueprint (TOML) or bare Yosys JSON netlist: the one the request was made for.
         #[arg(long, visible_alias = "netlist")]
         blueprint: PathBuf,
+        /// Evaluation key (from `vsp genbkey`) of the key the request was encrypted under.
         #[arg(short, long)]
         eval_key: PathBuf,
         /// The request from `vsp circuit enc`.
         #[arg(short, long)]
         input: PathBuf,
+        /// Write the encrypted result here (`vsp circuit dec` decrypts it).
         #[arg(short, long)]
         output: PathBuf,
+        /// Cycles to run (after the reset cycle, which is not counted).
         #[arg(long)]
         cycles: u64,
         /// Apply one (public) reset cycle first (when the circuit has a 1-bit `@reset` input).
         #[arg(long)]
         reset: bool,
+        /// Write every cycle's encrypted outputs here (`vsp circuit dec --trace` decrypts them
+        /// into the JSON lines and VCD of `vsp circuit run --trace`).
+        #[arg(long)]
+        trace: Option<PathBuf>,
+        /// Worker threads (default: all cores).
         #[arg(short, long, value_parser = crate::parse_threads)]
         threads: Option<usize>,
         #[command(flatten)]
@@ -117,27 +136,52 @@ pub enum CircuitCommand {
         /// The snapshot to continue from (its own argument id: `--snapshot` names the new one).
         #[arg(id = "from", value_name = "SNAPSHOT")]
         snapshot: PathBuf,
+        /// Blueprint (TOML) or bare Yosys JSON netlist: the one the run was started on.
         #[arg(long, visible_alias = "netlist")]
         blueprint: PathBuf,
+        /// Evaluation key the run was started with.
         #[arg(short, long)]
         eval_key: PathBuf,
+        /// Write the encrypted result here (`vsp circuit dec` decrypts it).
         #[arg(short, long)]
         output: PathBuf,
+        /// Cycles to run on top of the snapshot's.
         #[arg(long)]
         cycles: u64,
+        /// Write every cycle's encrypted outputs here (numbered on from the snapshot's cycle;
+        /// `vsp circuit dec --trace` decrypts them).
+        #[arg(long)]
+        trace: Option<PathBuf>,
+        /// Worker threads (default: all cores).
         #[arg(short, long, value_parser = crate::parse_threads)]
         threads: Option<usize>,
         #[command(flatten)]
         snapshots: crate::SnapshotArgs,
     },
-    /// Client: decrypt a circuit result into the outputs JSON.
+    /// Client: decrypt a circuit result into the outputs JSON (or, with --trace, an encrypted
+    /// trace into JSON lines).
     Dec {
+        /// Blueprint (TOML) or bare Yosys JSON netlist the result is of.
         #[arg(long, visible_alias = "netlist")]
         blueprint: PathBuf,
+        /// Secret key the request was encrypted with.
         #[arg(short, long)]
         key: PathBuf,
-        #[arg(short, long)]
-        input: PathBuf,
+        /// Encrypted result (from `vsp circuit exec` or `resume`).
+        #[arg(
+            short,
+            long,
+            required_unless_present = "trace",
+            conflicts_with = "trace"
+        )]
+        input: Option<PathBuf>,
+        /// Decrypt this encrypted trace (from `exec`/`resume --trace`) instead: prints one JSON
+        /// object per cycle, {"cycle":0,"outputs":{"count":0}}, as `vsp circuit run --trace` writes.
+        #[arg(long)]
+        trace: Option<PathBuf>,
+        /// With --trace: also write the trace as a VCD (Value Change Dump) here.
+        #[arg(long, requires = "trace")]
+        vcd: Option<PathBuf>,
     },
 }
 
@@ -182,16 +226,18 @@ pub fn run(cmd: CircuitCommand, quiet: bool) -> Result<()> {
                     read.push((what, p.as_path()));
                 }
             }
+            let mut _locks = Vec::new();
             for (what, p) in [("output", &output), ("trace", &trace), ("VCD", &vcd)] {
                 if let Some(p) = p {
-                    vsp_platform::files::check_output(p, &read)?;
+                    _locks.extend(crate::claim(p, &read)?);
                     read.push((what, p.as_path()));
                 }
             }
             let circuit = load_design(&blueprint)?;
+            check_reset(&circuit, reset)?;
             // Under MPI only rank 0 reads the inputs (and the secret key) and writes the outputs.
             let root = crate::mpi_job::is_root();
-            let inputs = read_inputs(inputs.as_deref().filter(|_| root))?;
+            let inputs = read_inputs(inputs.as_deref().filter(|_| root), &circuit)?;
             let signals = circuit
                 .outputs()
                 .iter()
@@ -248,9 +294,9 @@ fn split(cmd: CircuitCommand, quiet: bool) -> Result<()> {
             if let Some(p) = &inputs {
                 read.push(("inputs", p));
             }
-            vsp_platform::files::check_output(&output, &read)?;
+            let _lock = crate::claim(&output, &read)?;
             let circuit = load_design(&blueprint)?;
-            let inputs = read_inputs(inputs.as_deref())?;
+            let inputs = read_inputs(inputs.as_deref(), &circuit)?;
             warn_if_public(&inputs, false);
             let key = crate::load_client_key(&key)?;
             let env = inputs.encrypt(&key, &circuit)?.to_envelope(key.sk.params());
@@ -270,6 +316,7 @@ fn split(cmd: CircuitCommand, quiet: bool) -> Result<()> {
             output,
             cycles,
             reset,
+            trace,
             threads,
             snapshots,
         } => {
@@ -278,10 +325,31 @@ fn split(cmd: CircuitCommand, quiet: bool) -> Result<()> {
                 ("evaluation key", &eval_key),
                 ("request", &input),
             ];
-            let (snapshots, circuit, keys) =
-                server(&blueprint, &eval_key, &output, &snapshots, &read, quiet)?;
-            let mut m = if crate::mpi_job::is_root() {
+            let (snapshots, mut _locks) = snapshots.resolve(&output, &read)?;
+            _locks.extend(claim_trace(
+                trace.as_deref(),
+                &read,
+                &output,
+                snapshots.as_ref(),
+            )?);
+            let circuit = load_design(&blueprint)?;
+            check_reset(&circuit, reset)?;
+            // The request is read next: its key is checked against the evaluation key's header
+            // before that key is loaded.
+            let env = if crate::mpi_job::is_root() {
                 let env = Envelope::read(&input, Kind::Request)?;
+                ServerKeys::check_header(
+                    &eval_key,
+                    &format!("the request {}", input.display()),
+                    env.key_id,
+                    &env.params,
+                )?;
+                Some(env)
+            } else {
+                None
+            };
+            let keys = crate::load_server_keys(&eval_key, quiet)?;
+            let mut m = if let Some(env) = env {
                 let request = CircuitRequest::from_envelope(&env, &circuit, keys.ek.params())
                     .map_err(|e| e.in_file(&input))?;
                 drop(env);
@@ -294,7 +362,14 @@ fn split(cmd: CircuitCommand, quiet: bool) -> Result<()> {
                 CircuitMachine::follower(&keys, circuit, threads)?
             };
             crate::mpi_job::join(&mut m.engine)?;
-            exec(&mut m, cycles, reset, snapshots.as_ref(), &output, quiet)?;
+            let plan = ExecPlan {
+                cycles,
+                reset,
+                snapshots: snapshots.as_ref(),
+                output: &output,
+                trace: trace.as_deref(),
+            };
+            exec(&mut m, &plan, quiet)?;
         }
         CircuitCommand::Resume {
             snapshot,
@@ -302,6 +377,7 @@ fn split(cmd: CircuitCommand, quiet: bool) -> Result<()> {
             eval_key,
             output,
             cycles,
+            trace,
             threads,
             snapshots,
         } => {
@@ -310,8 +386,17 @@ fn split(cmd: CircuitCommand, quiet: bool) -> Result<()> {
                 ("blueprint", &blueprint),
                 ("evaluation key", &eval_key),
             ];
-            let (snapshots, circuit, keys) =
-                server(&blueprint, &eval_key, &output, &snapshots, &read, quiet)?;
+            let (snapshots, mut _locks) = snapshots.resolve(&output, &read)?;
+            _locks.extend(claim_trace(
+                trace.as_deref(),
+                &read,
+                &output,
+                snapshots.as_ref(),
+            )?);
+            if crate::mpi_job::is_root() {
+                crate::check_snapshot_header(&snapshot, &eval_key)?;
+            }
+            let (circuit, keys) = server(&blueprint, &eval_key, quiet)?;
             let mut m = if crate::mpi_job::is_root() {
                 CircuitMachine::resume(&keys, circuit, &snapshot, threads)?
             } else {
@@ -321,55 +406,115 @@ fn split(cmd: CircuitCommand, quiet: bool) -> Result<()> {
             if !quiet {
                 eprintln!("resuming at cycle {}", m.engine.cycle());
             }
-            exec(&mut m, cycles, false, snapshots.as_ref(), &output, quiet)?;
+            let plan = ExecPlan {
+                cycles,
+                reset: false,
+                snapshots: snapshots.as_ref(),
+                output: &output,
+                trace: trace.as_deref(),
+            };
+            exec(&mut m, &plan, quiet)?;
         }
         CircuitCommand::Dec {
             blueprint,
             key,
             input,
+            trace,
+            vcd,
         } => {
+            let mut read = vec![("blueprint", blueprint.as_path()), ("secret key", &key)];
+            read.extend(input.as_deref().map(|p| ("result", p)));
+            read.extend(trace.as_deref().map(|p| ("trace", p)));
+            let _lock = vcd.as_deref().map(|p| crate::claim(p, &read)).transpose()?;
             let circuit = load_design(&blueprint)?;
             let key = crate::load_client_key(&key)?;
-            let env = Envelope::read(&input, Kind::Result)?;
-            let out =
-                decrypt_circuit_result(&key, &env, &circuit).map_err(|e| e.in_file(&input))?;
-            println!("{}", serde_json::to_string_pretty(&out)?);
+            if let Some(t) = trace {
+                let env = Envelope::read(&t, Kind::Trace)?;
+                let trace =
+                    decrypt_circuit_trace(&key, &env, &circuit).map_err(|e| e.in_file(&t))?;
+                if let Some(p) = &vcd {
+                    write_atomic(p, trace.vcd().as_bytes(), Access::Public)?;
+                }
+                print!("{}", trace.json_lines());
+            } else if let Some(input) = input {
+                let env = Envelope::read(&input, Kind::Result)?;
+                let out =
+                    decrypt_circuit_result(&key, &env, &circuit).map_err(|e| e.in_file(&input))?;
+                println!("{}", serde_json::to_string_pretty(&out)?);
+            }
         }
         _ => unreachable!("split() takes the client/server subcommands"),
     }
     Ok(())
 }
 
-/// What the server's commands share: the snapshot plan (its path checked against `read` and
-/// `output`), the circuit and the evaluation key.
+/// Refuses `--reset` on a circuit without a 1-bit `@reset` input (the reset cycle was silently
+/// skipped), before any work.
+fn check_reset(circuit: &Circuit, reset: bool) -> Result<()> {
+    if reset && circuit.input("reset").is_none_or(|p| p.bits.len() != 1) {
+        bail!("--reset needs a 1-bit input @reset; the circuit has none");
+    }
+    Ok(())
+}
+
+/// What `circuit resume` needs: the circuit and the evaluation key.
 fn server(
     blueprint: &Path,
     eval_key: &Path,
-    output: &Path,
-    snapshots: &crate::SnapshotArgs,
-    read: &[(&str, &Path)],
     quiet: bool,
-) -> Result<(Option<Snapshots>, Arc<Circuit>, Arc<ServerKeys>)> {
-    let snapshots = snapshots.resolve(output, read)?;
+) -> Result<(Arc<Circuit>, Arc<ServerKeys>)> {
     let circuit = load_design(blueprint)?;
     let keys = crate::load_server_keys(eval_key, quiet)?;
-    Ok((snapshots, circuit, keys))
+    Ok((circuit, keys))
 }
 
-/// Runs the server's half and writes the encrypted result.
-fn exec(
-    m: &mut CircuitMachine,
+/// Checks and claims the path of an encrypted trace against the command's inputs and outputs.
+fn claim_trace(
+    trace: Option<&Path>,
+    read: &[(&str, &Path)],
+    output: &Path,
+    snapshots: Option<&Snapshots>,
+) -> Result<Option<vsp_platform::files::OutputLock>> {
+    let Some(t) = trace else {
+        return Ok(None);
+    };
+    let mut all = read.to_vec();
+    all.push(("output", output));
+    all.extend(snapshots.map(|s| ("snapshot", s.path.as_path())));
+    crate::claim(t, &all)
+}
+
+/// What the server's half runs and writes.
+struct ExecPlan<'a> {
     cycles: u64,
     reset: bool,
-    snapshots: Option<&Snapshots>,
-    output: &Path,
-    quiet: bool,
-) -> Result<()> {
+    snapshots: Option<&'a Snapshots>,
+    output: &'a Path,
+    trace: Option<&'a Path>,
+}
+
+/// Runs the server's half and writes the encrypted result (and trace).
+fn exec(m: &mut CircuitMachine, plan: &ExecPlan<'_>, quiet: bool) -> Result<()> {
+    let (cycles, output) = (plan.cycles, plan.output);
     let bar = Bar::cycles(quiet, cycles);
-    m.run(cycles, reset, snapshots, &mut |p| bar.cycle(p))?;
+    let mut trace = plan.trace.map(|_| EncryptedTrace::new(m));
+    match &mut trace {
+        Some(t) => m.run_traced(cycles, plan.reset, plan.snapshots, t, &mut |p| bar.cycle(p))?,
+        None => m.run(cycles, plan.reset, plan.snapshots, &mut |p| bar.cycle(p))?,
+    }
     bar.finish();
     if !crate::mpi_job::is_root() {
         return Ok(());
+    }
+    if let (Some(t), Some(path)) = (&trace, plan.trace) {
+        let size = t.to_envelope(m.engine.backend().params()).write(path)?;
+        if !quiet {
+            eprintln!(
+                "wrote encrypted trace {} ({})",
+                path.display(),
+                crate::progress::fmt_bytes(size)
+            );
+        }
     }
     let size = m.result()?.write(output)?;
     if !quiet {
@@ -382,9 +527,14 @@ fn exec(
     Ok(())
 }
 
-fn read_inputs(path: Option<&Path>) -> Result<CircuitInputs> {
+/// Reads the inputs file (if any), its names checked against `circuit`.
+fn read_inputs(path: Option<&Path>, circuit: &Circuit) -> Result<CircuitInputs> {
     Ok(match path {
-        Some(p) => CircuitInputs::read(p)?,
+        Some(p) => {
+            let inputs = CircuitInputs::read(p)?;
+            inputs.check_names(circuit, p)?;
+            inputs
+        }
         None => CircuitInputs::default(),
     })
 }
@@ -472,14 +622,13 @@ fn run_encrypted(
     threads: Option<usize>,
     quiet: bool,
 ) -> Result<Option<CircuitOutputs>> {
-    let keys = ServerKeys::load(eval_key)?;
     // Under MPI rank 0 encrypts the inputs; the other ranks take its state and compute.
     let secret = if crate::mpi_job::is_root() {
-        let ck = ClientKey::load(key)?;
-        check_same_key(
-            "the evaluation key",
-            keys.key_id,
-            &keys.params_name,
+        let ck = crate::load_client_key(key)?;
+        // From the header, before the evaluation key is loaded and decompressed.
+        ServerKeys::check_header(
+            eval_key,
+            &format!("the secret key {}", key.display()),
             ck.key_id,
             &ck.params_name,
         )?;
@@ -488,6 +637,16 @@ fn run_encrypted(
     } else {
         None
     };
+    let keys = ServerKeys::load(eval_key)?;
+    if let Some(ck) = &secret {
+        check_same_key(
+            "the evaluation key",
+            keys.key_id,
+            &keys.params_name,
+            ck.key_id,
+            &ck.params_name,
+        )?;
+    }
     let mut m = match &secret {
         Some(ck) => {
             let request = inputs.encrypt(ck, &circuit)?;

@@ -17,10 +17,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Parser, Subcommand};
 
-use vsp_platform::files::{check_output, write_atomic, Access};
+use vsp_platform::files::{check_output, lock_output, write_atomic, Access, OutputLock};
 use vsp_platform::keys::{self, ClientKey, ServerKeys};
 use vsp_platform::program::{self, PlainRequest};
 use vsp_platform::{Envelope, Kind, Machine, MemSize, Request, Snapshots};
@@ -45,6 +45,7 @@ struct Cli {
 enum Command {
     /// Generate a secret key (Alice).
     Genkey {
+        /// Write the secret key here (created 0600).
         #[arg(short, long)]
         output: PathBuf,
         /// Parameter set: default (≥128-bit), vsp2021 or cggi16 (both need --insecure).
@@ -56,20 +57,25 @@ enum Command {
     },
     /// Derive the evaluation key (gate + circuit bootstrapping keys, compressed) from a secret key.
     Genbkey {
+        /// Secret key (from `vsp genkey`).
         #[arg(short, long)]
         key: PathBuf,
+        /// Write the evaluation key here (for the server: `vsp run`, `vsp circuit exec`).
         #[arg(short, long)]
         output: PathBuf,
     },
     /// Encrypt a program image and its arguments into a request for the server (the request
     /// records the memory kind and size; `vsp run` builds the core for them).
     Enc {
+        /// Secret key (from `vsp genkey`) to encrypt with.
         #[arg(short, long)]
         key: PathBuf,
         /// Program image (or a .s / .c source, compiled on the fly).
         program: PathBuf,
-        /// Arguments passed to main (argv[1..]).
+        /// Arguments passed to main (argv[1..]); negative numbers need no `--`.
+        #[arg(allow_negative_numbers = true)]
         args: Vec<String>,
+        /// Write the encrypted request here (for `vsp run`).
         #[arg(short, long)]
         output: PathBuf,
         /// cmux (CMUX ROM/RAM: cheap per cycle) or mux (Iyokan's MUX memory: ROM/RAM as flip-flops
@@ -77,15 +83,18 @@ enum Command {
         #[arg(long, default_value = "cmux")]
         memory: String,
         #[command(flatten)]
-        memory_size: MemorySize,
+        memory_size: MachineSize,
     },
     /// Run an encrypted request for a number of cycles (Bob: needs only the evaluation key), on
     /// the core with the request's memory size (512 B or 1 KiB ROM and RAM).
     Run {
+        /// Evaluation key (from `vsp genbkey`) of the key the request was encrypted under.
         #[arg(short, long)]
         eval_key: PathBuf,
+        /// The encrypted request (from `vsp enc`).
         #[arg(short, long)]
         input: PathBuf,
+        /// Write the encrypted result here (`vsp dec` decrypts it).
         #[arg(short, long)]
         output: PathBuf,
         /// Cycles to run (`vsp emu` tells how many the program needs).
@@ -109,12 +118,16 @@ enum Command {
         /// The snapshot to continue from (its own argument id: `--snapshot` names the new one).
         #[arg(id = "from", value_name = "SNAPSHOT")]
         snapshot: PathBuf,
+        /// Cycles to run on top of the snapshot's.
         #[arg(short, long)]
         cycles: u64,
+        /// Evaluation key the run was started with.
         #[arg(short, long)]
         eval_key: PathBuf,
+        /// Write the encrypted result here (`vsp dec` decrypts it).
         #[arg(short, long)]
         output: PathBuf,
+        /// Worker threads (default: all cores).
         #[arg(short, long, value_parser = parse_threads)]
         threads: Option<usize>,
         #[command(flatten)]
@@ -122,13 +135,16 @@ enum Command {
     },
     /// Decrypt a result (Alice): finish flag, x0–x15, the return value, optionally the RAM.
     Dec {
+        /// Secret key the request was encrypted with.
         #[arg(short, long)]
         key: PathBuf,
+        /// The encrypted result (from `vsp run` or `vsp resume`).
         #[arg(short, long)]
         input: PathBuf,
         /// Also print a hex dump of the RAM.
         #[arg(long)]
         ram: bool,
+        /// Print the result as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -144,6 +160,7 @@ enum Command {
         /// Benchmark program: fib, hamming or bf.
         #[arg(long, default_value = "fib")]
         program: String,
+        /// Worker threads (default: all cores).
         #[arg(short, long, value_parser = parse_threads)]
         threads: Option<usize>,
         /// Keep the key, request and result files in this directory (default: a temporary one).
@@ -203,7 +220,8 @@ enum Command {
     Emu {
         /// Program image (or a .s / .c source, compiled on the fly).
         program: PathBuf,
-        /// Arguments passed to main (argv[1..]).
+        /// Arguments passed to main (argv[1..]); negative numbers need no `--`.
+        #[arg(allow_negative_numbers = true)]
         args: Vec<String>,
         /// pearl (single-cycle: fewest bootstraps per instruction, fastest on a few cores) or ruby
         /// (5-stage pipeline: shorter critical path per cycle, pays off with many cores).
@@ -213,7 +231,7 @@ enum Command {
         #[arg(long, default_value = "cmux")]
         memory: String,
         #[command(flatten)]
-        memory_size: MemorySize,
+        memory_size: MachineSize,
         /// Print every retired instruction (ISA simulator trace with disassembly).
         #[arg(long)]
         trace: bool,
@@ -233,6 +251,17 @@ struct MemorySize {
     /// appendix C, for programs whose code or data need more).
     #[arg(long = "memory-size", default_value = "512", value_name = "BYTES", value_parser = parse_memory_size)]
     size: MemSize,
+}
+
+/// `--memory-size` of the commands that run a program: an image records the size it was built
+/// for, so the option is needed only for sources and for images from before it was recorded.
+#[derive(clap::Args, Clone, Copy)]
+struct MachineSize {
+    /// Bytes of ROM and of RAM: 512 or 1024 (the 1 KiB cores of seed 000's appendix C). Default:
+    /// the size the image was built for (`vsp asm`/`vsp cc --memory-size`), else 512; an image
+    /// built for the other size is refused.
+    #[arg(long = "memory-size", value_name = "BYTES", value_parser = parse_memory_size)]
+    size: Option<MemSize>,
 }
 
 /// `--memory-size`: 512 or 1024.
@@ -266,9 +295,30 @@ fn main() {
     let session = mpi_job::start();
     if let Err(e) = session.and_then(|s| run(cli).map(|()| s)) {
         mpi_job::fail(&e);
-        eprintln!("error: {e:#}");
+        eprintln!("error: {}", one_line(&e));
         std::process::exit(1);
     }
+}
+
+/// Longest error line printed, in characters (a message quoting a huge input is cut).
+const MAX_ERROR_CHARS: usize = 1000;
+
+/// The error and its causes on one line: each cause once (a message that already quotes its cause,
+/// as `cannot read F: No such file or directory (os error 2)` does, is not followed by it again),
+/// control characters escaped, cut to [`MAX_ERROR_CHARS`].
+pub(crate) fn one_line(e: &anyhow::Error) -> String {
+    let mut msg = String::new();
+    for cause in e.chain() {
+        let s = cause.to_string();
+        if s.is_empty() || msg.contains(&s) {
+            continue;
+        }
+        if !msg.is_empty() {
+            msg.push_str(": ");
+        }
+        msg.push_str(&s);
+    }
+    vsp_platform::files::text::cut(&msg, MAX_ERROR_CHARS)
 }
 
 fn run(cli: Cli) -> Result<()> {
@@ -299,7 +349,7 @@ fn run(cli: Cli) -> Result<()> {
             params,
             insecure,
         } => {
-            check_output(&output, &[])?;
+            let _lock = claim(&output, &[])?;
             let p = keys::params_by_name(&params, insecure)?;
             if keys::is_insecure(&params) {
                 eprintln!(
@@ -318,7 +368,7 @@ fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Genbkey { key, output } => {
-            check_output(&output, &[("secret key", &key)])?;
+            let _lock = claim(&output, &[("secret key", &key)])?;
             let key = load_client_key(&key)?;
             let t = Instant::now();
             let bar = Bar::spinner(
@@ -342,12 +392,12 @@ fn run(cli: Cli) -> Result<()> {
             args,
             output,
             memory,
-            memory_size: MemorySize { size: memory_size },
+            memory_size: MachineSize { size: requested },
         } => {
-            check_output(&output, &[("secret key", &key), ("program", &program)])?;
+            let _lock = claim(&output, &[("secret key", &key), ("program", &program)])?;
             let memory = program::parse_memory(&memory)?;
             let key = load_client_key(&key)?;
-            let image = program::load_program(&program, false, memory_size)?;
+            let (image, memory_size) = program::load_program_sized(&program, false, requested)?;
             let plain = PlainRequest::new_sized(&image, &args, memory, memory_size)?;
             let bar = Bar::spinner(quiet, "encrypting ROM and RAM");
             let request = plain.encrypt(&key)?;
@@ -374,7 +424,7 @@ fn run(cli: Cli) -> Result<()> {
             snapshots,
         } => {
             let inputs = [("evaluation key", eval_key.as_path()), ("request", &input)];
-            let snapshots = snapshots.resolve(&output, &inputs)?;
+            let (snapshots, _locks) = snapshots.resolve(&output, &inputs)?;
             let core = program::parse_core(&core)?;
             let memory = memory.as_deref().map(program::parse_memory).transpose()?;
             if !mpi_job::is_root() {
@@ -387,6 +437,13 @@ fn run(cli: Cli) -> Result<()> {
                 return advance(&mut machine, cycles, snapshots.as_ref(), &output, quiet);
             }
             let envelope = Envelope::read(&input, Kind::Request)?;
+            // From the headers, before the evaluation key is loaded and decompressed (seconds).
+            ServerKeys::check_header(
+                &eval_key,
+                &format!("the request {}", input.display()),
+                envelope.key_id,
+                &envelope.params,
+            )?;
             // The request names its memory and size; the machine is built for them.
             let (has, size) =
                 vsp_platform::packets::request_memory(&envelope).map_err(|e| e.in_file(&input))?;
@@ -422,7 +479,10 @@ fn run(cli: Cli) -> Result<()> {
                 ("snapshot", snapshot.as_path()),
                 ("evaluation key", &eval_key),
             ];
-            let snapshots = snapshots.resolve(&output, &inputs)?;
+            let (snapshots, _locks) = snapshots.resolve(&output, &inputs)?;
+            if mpi_job::is_root() {
+                check_snapshot_header(&snapshot, &eval_key)?;
+            }
             let keys = load_server_keys(&eval_key, quiet)?;
             // Under MPI only rank 0 reads the snapshot; it tells the others the core and memory.
             let mut machine = if mpi_job::is_root() {
@@ -496,12 +556,15 @@ fn run(cli: Cli) -> Result<()> {
         } => {
             let named: Vec<(&str, &std::path::Path)> =
                 sources.iter().map(|p| ("source", p.as_path())).collect();
-            check_output(&output, &named)?;
+            let _lock = claim(&output, &named)?;
             let texts = sources
                 .iter()
                 .map(|p| {
-                    std::fs::read_to_string(p)
-                        .with_context(|| format!("cannot read {}", p.display()))
+                    Ok(vsp_platform::files::read_text_bounded(
+                        p,
+                        vsp_platform::files::limits::SOURCE,
+                        "an assembly source",
+                    )?)
                 })
                 .collect::<Result<Vec<_>>>()?;
             let names: Vec<String> = sources.iter().map(|p| p.display().to_string()).collect();
@@ -537,11 +600,9 @@ fn run(cli: Cli) -> Result<()> {
         } => {
             let mut inputs: Vec<(&str, &Path)> =
                 sources.iter().map(|s| ("source", s.as_path())).collect();
-            check_output(&output, &inputs)?;
-            if let Some(p) = &emit_asm {
-                inputs.push(("output image", &output));
-                check_output(p, &inputs)?;
-            }
+            let _lock = claim(&output, &inputs)?;
+            inputs.push(("output image", &output));
+            let _asm_lock = emit_asm.as_deref().map(|p| claim(p, &inputs)).transpose()?;
             let mut clang_args = Vec::new();
             clang_args.extend(define.iter().map(|d| format!("-D{d}")));
             clang_args.extend(undefine.iter().map(|u| format!("-U{u}")));
@@ -554,10 +615,12 @@ fn run(cli: Cli) -> Result<()> {
                 clang_args,
                 ..Default::default()
             };
-            let (asm, image) = program::compile_c(&sources, &opts, memory_size)?;
+            let asm = program::compile_c_asm(&sources, &opts)?;
+            // Written before the size check, so that a program that does not fit can be looked at.
             if let Some(p) = emit_asm {
                 write_atomic(&p, asm.as_bytes(), Access::Public)?;
             }
+            let image = program::assemble_c(&asm, &sources, &opts, memory_size)?;
             write_image(&image, &output)?;
             if !cli.quiet {
                 eprintln!(
@@ -573,14 +636,14 @@ fn run(cli: Cli) -> Result<()> {
             args,
             core,
             memory,
-            memory_size: MemorySize { size: memory_size },
+            memory_size: MachineSize { size: requested },
             trace,
             json,
             max_cycles,
         } => {
             let core = program::parse_core(&core)?;
             let memory = program::parse_memory(&memory)?;
-            let image = program::load_program(&program, false, memory_size)?;
+            let (image, memory_size) = program::load_program_sized(&program, false, requested)?;
             if trace {
                 for line in program::trace_lines(&image, &args, memory_size, max_cycles)? {
                     println!("{line}");
@@ -595,24 +658,50 @@ fn run(cli: Cli) -> Result<()> {
                     r.core, r.memory, memory_size
                 );
                 println!("finished:   {}", if r.finished { "yes" } else { "no" });
-                println!(
-                    "cycles:     {}   (pass --cycles {} to `vsp run`)",
-                    r.cycles, r.cycles
-                );
+                if r.finished {
+                    println!(
+                        "cycles:     {}   (pass --cycles {} to `vsp run`)",
+                        r.cycles, r.cycles
+                    );
+                } else if r.isa_error.is_some() {
+                    println!(
+                        "cycles:     {}   (stopped where the ISA simulator stopped the program)",
+                        r.cycles
+                    );
+                } else {
+                    println!(
+                        "cycles:     {}   (stopped at --max-cycles {max_cycles}: the program had not halted)",
+                        r.cycles
+                    );
+                }
                 println!("result a0:  {} (0x{:04x})", r.result, r.result);
+                let check = match r.agrees_with_isa {
+                    Some(true) => "agrees".to_string(),
+                    Some(false) => "DISAGREES".to_string(),
+                    None if r.isa_error.is_some() => "stopped the program (below)".to_string(),
+                    None => "not made (the gate-level run stopped before the halt)".to_string(),
+                };
                 println!(
-                    "ISA check:  {} ({} instructions retired)",
-                    if r.agrees_with_isa {
-                        "agrees"
-                    } else {
-                        "DISAGREES"
-                    },
+                    "ISA check:  {check} ({} instructions retired)",
                     r.instructions
                 );
                 print!("{}", regs_table(&r.regs));
             }
+            if let Some(e) = &r.isa_error {
+                anyhow::bail!("{e}");
+            }
             if !r.finished {
-                anyhow::bail!("the program did not halt within {max_cycles} cycles");
+                let hint = if r.isa_halted {
+                    format!(
+                        "; the ISA simulator halts it after {} instructions: raise --max-cycles",
+                        r.instructions
+                    )
+                } else {
+                    String::new()
+                };
+                anyhow::bail!(
+                    "the program did not halt within --max-cycles {max_cycles} cycles{hint}"
+                );
             }
         }
     }
@@ -627,10 +716,37 @@ fn write_image(image: &vsp_cahp::Image, path: &std::path::Path) -> Result<()> {
 
 /// Loads a secret key, warning when its file is readable by others.
 pub(crate) fn load_client_key(path: &Path) -> Result<ClientKey> {
+    // Loaded first: the warning is for a real key file, not a FIFO or device refused as one.
+    let key = ClientKey::load(path)?;
     if let Some(w) = vsp_platform::files::exposure_warning(path) {
         eprintln!("{w}");
     }
-    Ok(ClientKey::load(path)?)
+    Ok(key)
+}
+
+/// Checks an output path (regular or absent, not one of `inputs`: [`check_output`]) and claims it
+/// for this process until the lock is dropped: a second `vsp` writing the same file is refused at
+/// once instead of both finishing and the last rename winning. Under MPI only rank 0 writes, so
+/// only rank 0 claims.
+pub(crate) fn claim(output: &Path, inputs: &[(&str, &Path)]) -> Result<Option<OutputLock>> {
+    check_output(output, inputs)?;
+    if !mpi_job::is_root() {
+        return Ok(None);
+    }
+    Ok(Some(lock_output(output)?))
+}
+
+/// Checks from the headers alone that the snapshot was made under the evaluation key (before the
+/// key is loaded and decompressed).
+pub(crate) fn check_snapshot_header(snapshot: &Path, eval_key: &Path) -> Result<()> {
+    let (id, params) = Envelope::read_header(snapshot, Kind::Snapshot)?;
+    ServerKeys::check_header(
+        eval_key,
+        &format!("the snapshot {}", snapshot.display()),
+        id,
+        &params,
+    )?;
+    Ok(())
 }
 
 pub(crate) fn load_server_keys(path: &Path, quiet: bool) -> Result<Arc<ServerKeys>> {
@@ -654,10 +770,11 @@ pub(crate) fn load_server_keys(path: &Path, quiet: bool) -> Result<Arc<ServerKey
 #[derive(clap::Args)]
 pub(crate) struct SnapshotArgs {
     /// Write the machine state here after the run and every --snapshot-every cycles (default:
-    /// OUTPUT.snapshot; `vsp resume` continues from it).
+    /// OUTPUT.snapshot; the matching `resume` command continues from it).
     #[arg(long)]
     snapshot: Option<PathBuf>,
-    #[arg(long, default_value_t = 1)]
+    /// Write the snapshot every this many cycles (at least 1; the run's end always writes one).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     snapshot_every: u64,
     /// Write no snapshot.
     #[arg(long, conflicts_with = "snapshot")]
@@ -666,12 +783,13 @@ pub(crate) struct SnapshotArgs {
 
 impl SnapshotArgs {
     /// The snapshot plan, its path checked against the command's inputs and `output` (a resumed run
-    /// writes a new snapshot: never the one it resumes from).
+    /// writes a new snapshot: never the one it resumes from), and the claims on both outputs
+    /// ([`claim`]), held until the run is written.
     pub(crate) fn resolve(
         &self,
         output: &Path,
         inputs: &[(&str, &Path)],
-    ) -> Result<Option<Snapshots>> {
+    ) -> Result<(Option<Snapshots>, Vec<OutputLock>)> {
         let snapshot = match (&self.snapshot, self.no_snapshot) {
             (_, true) => None,
             (Some(p), false) => Some(p.clone()),
@@ -682,15 +800,17 @@ impl SnapshotArgs {
             }
         };
         let mut read = inputs.to_vec();
+        let mut locks = Vec::new();
         if let Some(s) = &snapshot {
-            check_output(s, &read)?;
+            locks.extend(claim(s, &read)?);
             read.push(("snapshot", s));
         }
-        check_output(output, &read)?;
-        Ok(snapshot.map(|path| Snapshots {
+        locks.extend(claim(output, &read)?);
+        let plan = snapshot.map(|path| Snapshots {
             path,
             every: self.snapshot_every,
-        }))
+        });
+        Ok((plan, locks))
     }
 }
 
@@ -765,6 +885,29 @@ mod tests {
 
     /// `resume`'s positional snapshot and `--snapshot`/`--no-snapshot` (the new one) are different
     /// arguments: `--no-snapshot` conflicted with the positional when they shared an id.
+    /// Issue 25: every flag of every command says what it is (`circuit exec`/`resume` had six
+    /// without a word).
+    #[test]
+    fn every_flag_has_help() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for a in cmd.get_arguments() {
+                let id = a.get_id().as_str();
+                if id == "help" || id == "version" {
+                    continue;
+                }
+                if a.get_help().is_none() && a.get_long_help().is_none() {
+                    missing.push(format!("{path} {id}"));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&super::Cli::command(), "vsp", &mut missing);
+        assert!(missing.is_empty(), "flags without help: {missing:?}");
+    }
+
     #[test]
     fn resume_takes_no_snapshot_and_a_new_snapshot_path() {
         for extra in [&["--no-snapshot"][..], &["--snapshot", "new.snap"]] {

@@ -52,7 +52,7 @@ pub fn is_root() -> bool {
 pub fn fail(e: &anyhow::Error) {
     #[cfg(feature = "mpi")]
     if let Some(w) = WORLD.get().filter(|w| w.size() > 1) {
-        w.abort(&format!("{e:#}"), 1);
+        w.abort(&crate::one_line(e), 1);
     }
     let _ = e;
 }

@@ -67,9 +67,19 @@ fn memory_size_1024_selects_the_1k_cores_and_512_refuses_larger_programs() {
         &["-q", "asm", far, "--memory-size", "1024", "-o", "far.img"],
         d,
     );
+    let err = fails(&["emu", far], d);
+    assert!(err.contains(hint), "{far}: {err}");
+    // The image records the size it was built for: emu and enc take it from there, and refuse
+    // an explicit other size.
+    let conflict = "far.img was built for 1 KiB ROM and RAM (--memory-size 1024), not for \
+                    --memory-size 512: leave the option out, or rebuild the program with \
+                    --memory-size 512";
+    let err = fails(&["emu", "--memory-size", "512", "far.img"], d);
+    assert!(err.contains(conflict), "{err}");
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&["emu", "--json", "far.img"], d)).unwrap();
+    assert_eq!(json["memory_size"], 1024, "{json}");
     for prog in [far, "far.img"] {
-        let err = fails(&["emu", prog], d);
-        assert!(err.contains(hint), "{prog}: {err}");
         let json: serde_json::Value =
             serde_json::from_str(&ok(&["emu", "--json", "--memory-size", "1024", prog], d))
                 .unwrap();
@@ -90,9 +100,28 @@ fn memory_size_1024_selects_the_1k_cores_and_512_refuses_larger_programs() {
     assert!(out.contains("1 KiB ROM and RAM"), "{out}");
 
     ok(&["-q", "genkey", "-o", "sk.key"], d);
-    let err = fails(&["-q", "enc", "-k", "sk.key", "far.img", "-o", "r.enc"], d);
+    let err = fails(&["-q", "enc", "-k", "sk.key", far, "-o", "r.enc"], d);
     assert!(err.contains(hint), "{err}");
+    let err = fails(
+        &[
+            "-q",
+            "enc",
+            "-k",
+            "sk.key",
+            "far.img",
+            "--memory-size",
+            "512",
+            "-o",
+            "r.enc",
+        ],
+        d,
+    );
+    assert!(err.contains(conflict), "{err}");
     assert!(!d.join("r.enc").exists(), "nothing written on error");
+    let out = vsp(&["enc", "-k", "sk.key", "far.img", "-o", "r.enc"], d);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("1 KiB ROM and RAM"), "{stderr}");
     ok(
         &[
             "-q",
@@ -103,11 +132,10 @@ fn memory_size_1024_selects_the_1k_cores_and_512_refuses_larger_programs() {
             "--memory-size",
             "1024",
             "-o",
-            "r.enc",
+            "r2.enc",
         ],
         d,
     );
-    assert!(d.join("r.enc").exists());
 
     // One spelling: bytes, 512 or 1024.
     for bad in ["1k", "1KiB", "2048"] {
@@ -504,7 +532,7 @@ fn cc_programs_too_large_for_512_bytes_run_on_the_1k_cores() {
     require_clang();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let cases: [(&str, &[&str]); 7] = [
+    let cases: [(&str, &[&str]); 8] = [
         ("interp", &["10", "3"]),
         ("parser", &["3+4*(2-1)"]),
         ("life", &["42", "0"]),
@@ -512,6 +540,8 @@ fn cc_programs_too_large_for_512_bytes_run_on_the_1k_cores() {
         ("gcd", &["-30000", "123"]),
         ("bits", &["1234", "-77"]),
         ("maze", &["5", "1"]),
+        // Signed 64-bit division and modulo, multiply and shifts (the assembly helpers).
+        ("arith64", &["123", "-4567", "-89", "13"]),
     ];
     for (name, args) in cases {
         let (full, want) = diff_program(name, args, d);

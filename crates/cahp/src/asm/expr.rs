@@ -68,16 +68,16 @@ impl Expr {
             Expr::Sym(s, c) => {
                 sym(s).ok_or_else(|| (*c, AsmErrorKind::UndefinedSymbol(s.clone())))?
             }
-            Expr::Neg(e) => e.eval(sym, here)?.wrapping_neg(),
+            Expr::Neg(e) => e.eval(sym, here)?.checked_neg().ok_or_else(overflow)?,
             Expr::Not(e) => !e.eval(sym, here)?,
             Expr::Hi(e) => hi6(e.eval(sym, here)?),
             Expr::Lo(e) => lo10(e.eval(sym, here)?),
             Expr::Bin(op, a, b) => {
                 let (x, y) = (a.eval(sym, here)?, b.eval(sym, here)?);
                 match op {
-                    Tok::Plus => x.wrapping_add(y),
-                    Tok::Minus => x.wrapping_sub(y),
-                    Tok::Star => x.wrapping_mul(y),
+                    Tok::Plus => x.checked_add(y).ok_or_else(overflow)?,
+                    Tok::Minus => x.checked_sub(y).ok_or_else(overflow)?,
+                    Tok::Star => x.checked_mul(y).ok_or_else(overflow)?,
                     Tok::Slash => {
                         if y == 0 {
                             return Err((
@@ -85,10 +85,25 @@ impl Expr {
                                 AsmErrorKind::Syntax("division by zero in expression".into()),
                             ));
                         }
-                        x.wrapping_div(y)
+                        x.checked_div(y).ok_or_else(overflow)?
                     }
-                    Tok::Shl => x.wrapping_shl((y & 63) as u32),
-                    Tok::Shr => x.wrapping_shr((y & 63) as u32),
+                    Tok::Shl | Tok::Shr => {
+                        let Some(n) = u32::try_from(y).ok().filter(|&n| n < 64) else {
+                            return Err((
+                                0,
+                                AsmErrorKind::Syntax(format!(
+                                    "shift count {y} is out of range (0 to 63)"
+                                )),
+                            ));
+                        };
+                        if *op == Tok::Shr {
+                            x >> n
+                        } else if (x << n) >> n == x {
+                            x << n
+                        } else {
+                            return Err(overflow());
+                        }
+                    }
                     Tok::Amp => x & y,
                     Tok::Pipe => x | y,
                     _ => x ^ y,
@@ -96,6 +111,14 @@ impl Expr {
             }
         })
     }
+}
+
+/// An expression whose value does not fit 64 bits (it used to wrap silently).
+fn overflow() -> (u32, AsmErrorKind) {
+    (
+        0,
+        AsmErrorKind::Syntax("expression overflows 64-bit arithmetic".into()),
+    )
 }
 
 /// Recursive-descent parser over a token slice.

@@ -228,7 +228,11 @@ pub(crate) fn link(prog: &Program, opts: &AsmOptions) -> Result<Image, AsmError>
                     }
                 }
                 ItemKind::Bytes(b) => out.extend_from_slice(b),
-                ItemKind::Data { width, expr } => {
+                ItemKind::Data {
+                    width,
+                    expr,
+                    directive,
+                } => {
                     let v = expr
                         .eval(&|n| lookup(prog, &st, n), a)
                         .map_err(|(c, kind)| err(item.pos, c, kind))?;
@@ -238,7 +242,7 @@ pub(crate) fn link(prog: &Program, opts: &AsmOptions) -> Result<Image, AsmError>
                         (-32768, 65535)
                     };
                     if !(min..=max).contains(&v) {
-                        let mnemonic = if *width == 1 { ".byte" } else { ".half" }.to_string();
+                        let mnemonic = (*directive).to_string();
                         return Err(err(
                             item.pos,
                             item.pos.col,
@@ -317,5 +321,15 @@ pub(crate) fn link(prog: &Program, opts: &AsmOptions) -> Result<Image, AsmError>
             s.value,
         )
     });
-    Ok(Image { rom, ram, symbols })
+    // The machine it was linked for travels with the image (sizes no machine has are not recorded).
+    let machine = crate::MemConfig {
+        rom_size: opts.rom_size,
+        ram_size: opts.ram_size,
+    };
+    Ok(Image {
+        rom,
+        ram,
+        symbols,
+        memory: machine.validate().is_ok().then_some(machine),
+    })
 }

@@ -26,6 +26,8 @@ pub(crate) enum ItemKind {
     Data {
         width: u8,
         expr: Expr,
+        /// The directive as written (`.word`, `.half`, …), for messages.
+        directive: &'static str,
     },
     /// Pad with `fill` to a multiple of `align`.
     Align {
@@ -332,13 +334,18 @@ impl Program {
             if n.contains(&count) {
                 Ok(())
             } else {
+                let (lo, hi) = (*n.start(), *n.end());
+                let takes = match (lo, hi) {
+                    (0, 0) => "no arguments".to_string(),
+                    (1, 1) => "one argument".to_string(),
+                    (l, h) if l == h => format!("{l} arguments"),
+                    (1, usize::MAX) => "at least one argument".to_string(),
+                    (l, usize::MAX) => format!("at least {l} arguments"),
+                    (l, h) => format!("{l} to {h} arguments"),
+                };
                 Err((
                     col,
-                    AsmErrorKind::Syntax(format!(
-                        "`{word}` takes {}..={} argument(s), found {count}",
-                        n.start(),
-                        n.end()
-                    )),
+                    AsmErrorKind::Syntax(format!("`{word}` takes {takes}, found {count}")),
                 ))
             }
         };
@@ -371,7 +378,16 @@ impl Program {
                 let width = if d == ".byte" { 1 } else { 2 };
                 for a in &args {
                     let expr = p(a)?;
-                    self.push(st, ItemKind::Data { width, expr }, at(arg_col(a)))?;
+                    let directive = data_directive(&d);
+                    self.push(
+                        st,
+                        ItemKind::Data {
+                            width,
+                            expr,
+                            directive,
+                        },
+                        at(arg_col(a)),
+                    )?;
                 }
             }
             ".ascii" | ".string" | ".asciz" => {
@@ -612,4 +628,16 @@ fn full_expr(toks: &[Token], eol: u32) -> LResult<Expr> {
         ));
     }
     Ok(e)
+}
+
+/// The data directive `d` (lower-cased) as a static name, for messages.
+fn data_directive(d: &str) -> &'static str {
+    match d {
+        ".byte" => ".byte",
+        ".short" => ".short",
+        ".word" => ".word",
+        ".2byte" => ".2byte",
+        ".hword" => ".hword",
+        _ => ".half",
+    }
 }
