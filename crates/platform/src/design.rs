@@ -818,7 +818,7 @@ impl CircuitMachine {
             .iter()
             .map(|p| p.name.clone())
             .collect();
-        let root = self.engine.mpi_rank().is_none_or(|r| r == 0);
+        let root = self.engine.is_root();
         let t0 = std::time::Instant::now();
         for done in 0..cycles {
             let every = snapshots.map_or(1, |s| s.every.max(1));
