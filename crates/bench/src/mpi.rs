@@ -4,7 +4,8 @@
 //! cycles (default 2) in this process and snapshots the state; then, from that snapshot, `cycles`
 //! timed cycles (default 2) in this process on 2 threads and — launching `mpirun --oversubscribe -np
 //! P` on this binary — on 2 and on 3 ranks of 1 thread each (each rank loads the evaluation key from
-//! a file; 3 ranks oversubscribe a 2-core machine). The final states must be bit-identical. It prints
+//! a file; 3 ranks oversubscribe a 2-core machine). The final states must be bit-identical, and the
+//! single process's registers and RAM decrypt to the plain gate-level run's. It prints
 //! the seconds per cycle of each and the efficiency `t(1 process × 2 threads) / t(2 ranks × 1
 //! thread)`; then the cost model ([`vsp_circuit::costmodel`]) calibrated on the measured cycle: its
 //! error against each measured run (told this machine's cores and shared-memory transport), and its
@@ -147,6 +148,10 @@ fn measure(dir: &Path, cycles: u64, warmup: u64) -> Result<()> {
     let n = cycles as f64;
     let single = t.elapsed().as_secs_f64() / n;
     let single_state = e.snapshot_bytes();
+    // The single process against the plain run (the ranks' states must then equal its bytes).
+    let args: Vec<String> = prog.args.iter().map(|s| s.to_string()).collect();
+    let plain = vsp_platform::PlainRequest::new(&image, &args, Memory::Cmux)?;
+    crate::vsp::check_against_plain(Core::Pearl, &sk, &e, &plain, warmup + cycles)?;
     println!(
         "Pearl, fib, {warmup} warm-up cycles, then {cycles} timed cycles from the same snapshot:"
     );
