@@ -460,6 +460,12 @@ async fn job_submit(
             None => drop(Request::from_envelope(&env, &params).map_err(bad)?),
             Some(d) => {
                 let circuit = load_design(&sh2.store().design_path(&client, d)).map_err(bad)?;
+                if sub.reset && circuit.input("reset").is_none_or(|p| p.bits.len() != 1) {
+                    return Err(err(
+                        StatusCode::BAD_REQUEST,
+                        "reset=true needs a 1-bit @reset input, which this netlist does not have",
+                    ));
+                }
                 CircuitRequest::from_envelope(&env, &circuit, &params).map_err(bad)?;
             }
         }

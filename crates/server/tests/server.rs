@@ -550,6 +550,11 @@ fn a_circuit_job_runs_on_its_uploaded_netlist_like_the_plain_run() {
     // The request is for the counter: on another netlist it is refused.
     let (status, msg) = refused(c.submit_circuit(req, &testdata.join("lfsr.json"), 1, false));
     assert!(status == 400 && msg.contains("another circuit"), "{msg}");
+    let (status, msg) = refused(c.submit_circuit(req, &testdata.join("lfsr.json"), 1, true));
+    assert!(
+        status == 400 && msg.contains("needs a 1-bit @reset input"),
+        "{msg}"
+    );
     // A netlist that does not compile, or not under its hash, is refused and not kept.
     let bad = b"{\"modules\": 7}";
     let hash: String = {
