@@ -185,16 +185,24 @@ pub struct CompressedEvalKey {
 impl CompressedEvalKey {
     /// Generates the compressed evaluation key (multi-threaded with rayon).
     pub fn generate(sk: &SecretKey) -> CompressedEvalKey {
+        Self::generate_from_seeds(sk, fresh_seed(), &fresh_seed())
+    }
+
+    /// The compressed evaluation key whose masks come from `mask_seed` and noise from `noise_seed`
+    /// (deterministic: the same seeds give the same key bytes).
+    pub(crate) fn generate_from_seeds(
+        sk: &SecretKey,
+        mask_seed: Seed,
+        noise_seed: &Seed,
+    ) -> CompressedEvalKey {
         let p = sk.params;
-        let mask_seed = fresh_seed();
-        let noise_seed = fresh_seed();
         let plan1 = plan(p.n1);
         let l2 = 2 * p.bk1.levels as usize;
         let bk_bodies: Vec<u32> = (0..p.n0)
             .into_par_iter()
             .flat_map_iter(|i| {
                 let mut mr = stream(&mask_seed, Domain::Bk1, i as u64);
-                let mut nr = stream(&noise_seed, Domain::Bk1, i as u64);
+                let mut nr = stream(noise_seed, Domain::Bk1, i as u64);
                 let mu = sk.s0[i] as i64;
                 let mut out = Vec::with_capacity(l2 * p.n1);
                 for r in 0..l2 {
@@ -211,7 +219,7 @@ impl CompressedEvalKey {
             .into_par_iter()
             .flat_map_iter(|i| {
                 let mut mr = stream(&mask_seed, Domain::Ks, i as u64);
-                let mut nr = stream(&noise_seed, Domain::Ks, i as u64);
+                let mut nr = stream(noise_seed, Domain::Ks, i as u64);
                 (0..t)
                     .map(|j| {
                         let m = p.ks.g::<u32>(j).mul_i64(sk.s1[i] as i64);

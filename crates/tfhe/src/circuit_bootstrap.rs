@@ -58,9 +58,17 @@ pub struct CompressedCircuitKey {
 impl CompressedCircuitKey {
     /// Generates the compressed circuit key (multi-threaded).
     pub fn generate(sk: &SecretKey) -> CompressedCircuitKey {
+        Self::generate_from_seeds(sk, fresh_seed(), &fresh_seed())
+    }
+
+    /// The compressed circuit key whose masks come from `mask_seed` and noise from `noise_seed`
+    /// (deterministic: the same seeds give the same key bytes).
+    pub(crate) fn generate_from_seeds(
+        sk: &SecretKey,
+        mask_seed: Seed,
+        noise_seed: &Seed,
+    ) -> CompressedCircuitKey {
         let p = sk.params;
-        let mask_seed = fresh_seed();
-        let noise_seed = fresh_seed();
         let plan1 = plan(p.n1);
         let plan2 = plan(p.n2);
         let l2 = 2 * p.bk2.levels as usize;
@@ -68,7 +76,7 @@ impl CompressedCircuitKey {
             .into_par_iter()
             .flat_map_iter(|i| {
                 let mut mr = stream(&mask_seed, Domain::Bk2, i as u64);
-                let mut nr = stream(&noise_seed, Domain::Bk2, i as u64);
+                let mut nr = stream(noise_seed, Domain::Bk2, i as u64);
                 let mu = sk.s0[i] as i64;
                 let mut out = Vec::with_capacity(l2 * p.n2);
                 for r in 0..l2 {
@@ -87,7 +95,7 @@ impl CompressedCircuitKey {
             .flat_map_iter(|idx| {
                 let (f, u) = (idx / inputs, idx % inputs);
                 let mut mr = stream(&mask_seed, Domain::PrivKs, idx as u64);
-                let mut nr = stream(&noise_seed, Domain::PrivKs, idx as u64);
+                let mut nr = stream(noise_seed, Domain::PrivKs, idx as u64);
                 let s2u = if u < p.n2 { sk.s2[u] as i64 } else { -1 };
                 let mut out = Vec::with_capacity(t * p.n1);
                 for j in 0..t {

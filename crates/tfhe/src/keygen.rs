@@ -59,3 +59,54 @@ pub(crate) fn tlwe_from_seed<T: Torus, R: RngCore>(
     }
     out.push(body);
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::bootstrap::CompressedEvalKey;
+    use crate::circuit_bootstrap::CompressedCircuitKey;
+    use crate::params::Params;
+    use crate::rng::Seed;
+    use crate::secret_key::SecretKey;
+    use sha3::{Digest, Sha3_256};
+
+    fn hex_digest<T: Copy, const W: usize>(parts: &[&[T]], le: impl Fn(T) -> [u8; W]) -> String {
+        let mut h = Sha3_256::new();
+        for part in parts {
+            for &x in *part {
+                h.update(le(x));
+            }
+        }
+        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// Key generation is deterministic in its seeds, and its bytes are pinned: the digests below were
+    /// taken before bk1 and bk2 shared one generator, so a change to either key's bytes fails here.
+    #[test]
+    fn seeded_keys_are_pinned() {
+        let p = Params {
+            n0: 8,
+            n1: 64,
+            n2: 128,
+            ..Params::default_128()
+        };
+        let sk = SecretKey::from_seed(&p, Seed::from_bytes([1; 32])).unwrap();
+        let (mask, noise) = (Seed::from_bytes([2; 32]), Seed::from_bytes([3; 32]));
+        let ek = CompressedEvalKey::generate_from_seeds(&sk, mask.clone(), &noise);
+        let ck = CompressedCircuitKey::generate_from_seeds(&sk, mask, &noise);
+        let ek_digest = hex_digest(&[&ek.bk_bodies, &ek.ks_bodies], u32::to_le_bytes);
+        let bk2_digest = hex_digest(&[&ck.bk2_bodies], u64::to_le_bytes);
+        let privks_digest = hex_digest(&[&ck.privks_bodies], u32::to_le_bytes);
+        assert_eq!(
+            ek_digest,
+            "6e2e8a18f54904c78d338c9a30c588ac46428cf788c87205b20bc08b5405ef68"
+        );
+        assert_eq!(
+            bk2_digest,
+            "7be041518a1a7902c4bb60c77224a22aa1d0ca93ce5ca5dc837022d5b2ed5c05"
+        );
+        assert_eq!(
+            privks_digest,
+            "4e8cb62d53dc79c4673732e306172da6e79bbf2963b0d7ede33af70751c9a7c3"
+        );
+    }
+}
