@@ -138,10 +138,10 @@ impl BehzTools {
         let msk = *bsk
             .moduli()
             .last()
-            .ok_or_else(|| Error::Math("empty Bsk".into()))?;
+            .ok_or(Error::Precondition("empty Bsk"))?;
         let q_to_bsk_mtilde = FastConv::new(q, 1 << M_TILDE_BITS, bsk.moduli(), true)?;
         let fast = |from: &RnsBasis, to: &vsp_math::RnsBasis| {
-            vsp_math::BaseConverter::new(from.math(), to).map_err(|e| Error::Math(e.to_string()))
+            vsp_math::BaseConverter::new(from.math(), to).map_err(Error::from)
         };
         let q_to_bsk = fast(q, bsk.math())?;
         let b_to_q = fast(&b, q.math())?;
@@ -161,17 +161,17 @@ impl BehzTools {
             q_mod_bsk.push(qm);
             let im = m
                 .inv(1 << M_TILDE_BITS)
-                .ok_or_else(|| Error::Math("m̃ not invertible".into()))?;
+                .ok_or(Error::Precondition("m̃ not invertible"))?;
             inv_mtilde_bsk.push((im, m.shoup(im)));
             let iq = m
                 .inv(qm)
-                .ok_or_else(|| Error::Math("q not invertible mod Bsk".into()))?;
+                .ok_or(Error::Precondition("q not invertible mod Bsk"))?;
             inv_q_bsk.push((iq, m.shoup(iq)));
         }
         let b_prod = primes[..b_len].iter().fold(BigUint::one(), |a, &p| a * p);
         let inv_b_msk = msk
             .inv(big_mod(&b_prod, msk.value()))
-            .ok_or_else(|| Error::Math("B not invertible".into()))?;
+            .ok_or(Error::Precondition("B not invertible"))?;
         let b_mod_q = q
             .moduli()
             .iter()
@@ -235,11 +235,8 @@ impl BehzTools {
                 .iter_mut()
                 .for_each(|v| *v = m.mul_shoup(*v, tm, ts));
         }
-        let math = |e: vsp_math::MathError| Error::Math(e.to_string());
         let mut conv = vec![0u64; l * n];
-        self.q_to_bsk
-            .fast_convert(&x[..k * n], &mut conv, n)
-            .map_err(math)?;
+        self.q_to_bsk.fast_convert(&x[..k * n], &mut conv, n)?;
         let mut floor = vec![0u64; l * n];
         for (j, m) in self.bsk.moduli().iter().enumerate() {
             let (iq, iqs) = self.inv_q_bsk[j];
@@ -251,12 +248,10 @@ impl BehzTools {
         // Shenoy–Kumaresan: the m_sk residue reveals the overflow of the conversion from B.
         let mut out = vec![0u64; k * n];
         self.b_to_q
-            .fast_convert(&floor[..self.b_len * n], &mut out, n)
-            .map_err(math)?;
+            .fast_convert(&floor[..self.b_len * n], &mut out, n)?;
         let mut in_msk = vec![0u64; n];
         self.b_to_msk
-            .fast_convert(&floor[..self.b_len * n], &mut in_msk, n)
-            .map_err(math)?;
+            .fast_convert(&floor[..self.b_len * n], &mut in_msk, n)?;
         let msk = self.bsk.moduli()[self.b_len];
         let x_msk = &floor[self.b_len * n..];
         for c in 0..n {
@@ -305,7 +300,7 @@ impl BehzTools {
         let mut it = prods.into_iter();
         match (it.next(), it.next(), it.next()) {
             (Some(e0), Some(e1), Some(e2)) => Ok([e0?, e1?, e2?]),
-            _ => Err(Error::Math("tensor product lost a component".into())),
+            _ => Err(Error::Precondition("tensor product lost a component")),
         }
     }
 }
@@ -342,7 +337,7 @@ impl BehzDecryptor {
         exclude.push(t_val);
         let gamma_val = *ntt_primes(61, n, 1, &exclude)?
             .first()
-            .ok_or_else(|| Error::Math("no γ prime".into()))?;
+            .ok_or(Error::Precondition("no γ prime"))?;
         let gamma = Modulus::new(gamma_val)?;
         let t = Modulus::new(t_val)?;
         let t_gamma_mod_q = q
@@ -363,7 +358,7 @@ impl BehzDecryptor {
         };
         let inv_gamma_t = t
             .inv(t.reduce(gamma_val))
-            .ok_or_else(|| Error::Math("γ not invertible mod t".into()))?;
+            .ok_or(Error::Precondition("γ not invertible mod t"))?;
         Ok(Self {
             params: params.clone(),
             n,

@@ -26,10 +26,6 @@ pub struct HpsTools {
     qp_mod: Vec<Modulus>,
 }
 
-fn math(e: vsp_math::MathError) -> Error {
-    Error::Math(e.to_string())
-}
-
 impl HpsTools {
     /// Chooses P with log P ≥ log Q + log N + log t + 3, so that the tensor product (|x| ≤ N·Q²/2)
     /// is exact in Q·P and t·x/Q (|·| ≤ t·N·Q/2) is exact in P.
@@ -69,7 +65,7 @@ impl HpsTools {
         exec.try_per_coeff_range(n, l, &mut out[k * n..], |s, e, blk, stride| {
             self.q_to_p
                 .exact_convert_range(c, n, s, e, blk, stride)
-                .map_err(math)
+                .map_err(Error::from)
         })?;
         poly::forward(&self.qp_ntt, &mut out, n, exec);
         Ok(out)
@@ -84,13 +80,13 @@ impl HpsTools {
         exec.try_per_coeff_range(n, l, &mut in_p, |s, end, blk, stride| {
             self.scaler
                 .scale_range(eq, ep, n, s, end, blk, stride)
-                .map_err(math)
+                .map_err(Error::from)
         })?;
         let mut in_q = vec![0u64; k * n];
         exec.try_per_coeff_range(n, k, &mut in_q, |s, end, blk, stride| {
             self.p_to_q
                 .exact_convert_range(&in_p, n, s, end, blk, stride)
-                .map_err(math)
+                .map_err(Error::from)
         })?;
         poly::give(in_p);
         Ok(in_q)
@@ -125,7 +121,7 @@ impl HpsTools {
         let mut it = out.into_iter();
         match (it.next(), it.next(), it.next()) {
             (Some(e0), Some(e1), Some(e2)) => Ok([e0, e1, e2]),
-            _ => Err(Error::Math("tensor product lost a component".into())),
+            _ => Err(Error::Precondition("tensor product lost a component")),
         }
     }
 }
