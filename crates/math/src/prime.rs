@@ -5,6 +5,7 @@
 //! and the root chosen by [`minimal_primitive_root`] is the smallest one, as SEAL chooses it, so that
 //! transforms agree with SEAL's bit for bit (needed by the SEAL-compatible CKKS encryptor, seed 003).
 
+#[cfg(feature = "alloc")]
 use alloc::vec::Vec;
 
 use crate::error::{MathError, Result};
@@ -73,6 +74,7 @@ pub fn check_degree(n: usize) -> Result<()> {
 /// `count` distinct primes of exactly `bits` bits with q ≡ 1 (mod 2n), largest first.
 ///
 /// `bits` must be in [2 + log2(2n), 62]: smaller sizes cannot hold a prime of the right shape.
+#[cfg(feature = "alloc")]
 pub fn generate_ntt_primes(bits: u32, n: usize, count: usize) -> Result<Vec<u64>> {
     check_degree(n)?;
     let two_n = 2 * n as u64;
