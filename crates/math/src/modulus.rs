@@ -307,13 +307,16 @@ impl Modulus32 {
 
     /// a mod q for a 64-bit a (Barrett, as SEAL-Embedded's `modulo.h`). The ratio R = ⌊(2^64−1)/q⌋
     /// is at least 2^64/q − 1, so the estimate q̂ = ⌊a·R/2^64⌋ exceeds a/q − 2 and a − q̂·q < 2q: one
-    /// subtraction finishes.
+    /// subtraction finishes, and as 2q < 2^32 it works in 32-bit words.
     #[inline(always)]
     pub fn reduce_u64(&self, a: u64) -> u32 {
         let qhat = ((a as u128 * self.ratio as u128) >> 64) as u64;
-        let r = a.wrapping_sub(qhat.wrapping_mul(self.value as u64));
-        let q = self.value as u64;
-        (if r >= q { r - q } else { r }) as u32
+        let r = a.wrapping_sub(qhat.wrapping_mul(self.value as u64)) as u32;
+        if r >= self.value {
+            r - self.value
+        } else {
+            r
+        }
     }
 
     /// A signed integer reduced into [0, q).
@@ -338,7 +341,8 @@ impl Modulus32 {
     #[inline(always)]
     pub fn mul_shoup_lazy(&self, x: u32, w: u32, w_shoup: u32) -> u32 {
         let qhat = ((x as u64 * w_shoup as u64) >> 32) as u32;
-        x.wrapping_mul(w).wrapping_sub(qhat.wrapping_mul(self.value))
+        x.wrapping_mul(w)
+            .wrapping_sub(qhat.wrapping_mul(self.value))
     }
 
     /// a·b mod q.
@@ -489,7 +493,10 @@ mod tests {
             for x in [0, u64::MAX, u64::MAX - 1, q as u64 * q as u64 - 1] {
                 assert_eq!(m.reduce_u64(x) as u64, x % q as u64);
             }
-            assert_eq!(m.reduce_i64(i64::MIN) as i128, (i64::MIN as i128).rem_euclid(q as i128));
+            assert_eq!(
+                m.reduce_i64(i64::MIN) as i128,
+                (i64::MIN as i128).rem_euclid(q as i128)
+            );
             if q > 2 {
                 assert_eq!(m.mul(m.inv(3).unwrap(), 3), 1);
                 assert_eq!(m.pow(5, q as u64 - 1), 1);
