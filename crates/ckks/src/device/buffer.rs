@@ -498,6 +498,37 @@ impl<'a> Core<'a> {
     }
 }
 
+/// The methods every device encryptor has over its pipeline [`Core`] (the owned
+/// `DeviceEncryptor` and the allocation-free [`BufferEncryptor`]), written once and expanded in
+/// both `impl` blocks so that they stay inherent methods; the type provides `fn core(&mut self)`.
+macro_rules! core_encryptor_methods {
+    () => {
+        /// Symmetric encryption with a key from storage, held as [`DeviceConfig::secret_key`] says
+        /// (streamed per prime, loaded per encryption, or loaded once and kept); `seeded` sends the
+        /// seed instead of c1.
+        ///
+        /// [`DeviceConfig::secret_key`]: crate::DeviceConfig::secret_key
+        pub fn encrypt_symmetric_stored<V: $crate::device::config::SlotValues + ?Sized>(
+            &mut self,
+            values: &V,
+            store: &dyn $crate::device::config::SecretKeyStore,
+            seeds: &$crate::device::buffer::EncryptionSeeds,
+            seeded: bool,
+            sink: &mut (impl $crate::device::config::Sink + ?Sized),
+        ) -> $crate::error::Result<()> {
+            let key = $crate::device::buffer::KeySource::Store(store);
+            self.core().symmetric(values, &key, seeds, !seeded, sink)
+        }
+
+        /// Wipes a persistent secret key from the key slot.
+        pub fn forget_secret_key(&mut self) {
+            self.core().forget_key();
+        }
+    };
+}
+#[cfg(feature = "alloc")]
+pub(crate) use core_encryptor_methods;
+
 /// Caller memory for a [`BufferEncryptor`]: working buffers (written) and tables (read).
 /// Lengths must equal [`DeviceConfig::buffer_sizes`]; unused ones are empty slices.
 pub struct DeviceMemory<'a> {
@@ -617,19 +648,7 @@ impl<'a> BufferEncryptor<'a> {
             .symmetric(values, &KeySource::Ram(*sk), seeds, false, sink)
     }
 
-    /// Symmetric encryption with a key from storage, held as [`DeviceConfig::secret_key`] says;
-    /// `seeded` sends the seed instead of c1.
-    pub fn encrypt_symmetric_stored<V: SlotValues + ?Sized>(
-        &mut self,
-        values: &V,
-        store: &dyn SecretKeyStore,
-        seeds: &EncryptionSeeds,
-        seeded: bool,
-        sink: &mut (impl Sink + ?Sized),
-    ) -> Result<()> {
-        self.core()
-            .symmetric(values, &KeySource::Store(store), seeds, !seeded, sink)
-    }
+    core_encryptor_methods!();
 
     /// Public-key encryption: sends c0 and c1 for each prime.
     pub fn encrypt_asymmetric<V: SlotValues + ?Sized>(
@@ -640,11 +659,6 @@ impl<'a> BufferEncryptor<'a> {
         sink: &mut (impl Sink + ?Sized),
     ) -> Result<()> {
         self.core().asymmetric(values, pk, seeds, sink)
-    }
-
-    /// Wipes a persistent secret key from the key slot.
-    pub fn forget_secret_key(&mut self) {
-        self.core().forget_key();
     }
 }
 
