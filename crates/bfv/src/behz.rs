@@ -177,8 +177,7 @@ impl BehzTools {
             .iter()
             .map(|m| big_mod(&b_prod, m.value()))
             .collect();
-        let qb_ntt = q.ntt().iter().chain(bsk.ntt()).cloned().collect();
-        let qb_mod = q.moduli().iter().chain(bsk.moduli()).copied().collect();
+        let (qb_ntt, qb_mod) = q.joined_with(&bsk);
         Ok(Self {
             bsk,
             b_len,
@@ -287,21 +286,16 @@ impl BehzTools {
         };
         exec.per_item(&mut ext, |_, c| *c = self.lift_ntt(c, k, n));
         let m = &self.qb_mod;
-        let mut prods: Vec<Result<Vec<u64>>> = poly::tensor(m, &ext, n, &Exec::sequential())
-            .into_iter()
-            .map(Ok)
-            .collect();
+        let mut prods: [Result<Vec<u64>>; 3] =
+            poly::tensor(m, &ext, n, &Exec::sequential()).map(Ok);
         exec.per_item(&mut prods, |_, e| {
             if let Ok(x) = e {
                 poly::inverse(&self.qb_ntt, x, n, &Exec::sequential());
                 *e = self.floor_and_convert(x, k, n, t);
             }
         });
-        let mut it = prods.into_iter();
-        match (it.next(), it.next(), it.next()) {
-            (Some(e0), Some(e1), Some(e2)) => Ok([e0?, e1?, e2?]),
-            _ => Err(Error::Precondition("tensor product lost a component")),
-        }
+        let [e0, e1, e2] = prods;
+        Ok([e0?, e1?, e2?])
     }
 }
 

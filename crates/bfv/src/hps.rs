@@ -44,8 +44,7 @@ impl HpsTools {
         let q_to_p = exact_converter(q, &p)?;
         let p_to_q = exact_converter(&p, q)?;
         let scaler = scale_round(q, p.math(), t, true)?;
-        let qp_ntt = q.ntt().iter().chain(p.ntt()).cloned().collect();
-        let qp_mod = q.moduli().iter().chain(p.moduli()).copied().collect();
+        let (qp_ntt, qp_mod) = q.joined_with(&p);
         Ok(Self {
             p,
             q_to_p,
@@ -113,16 +112,12 @@ impl HpsTools {
             .collect::<Result<Vec<_>>>()?;
         let prods = poly::tensor(&self.qp_mod, &ext, n, exec);
         ext.into_iter().for_each(poly::give);
-        let mut out = Vec::with_capacity(3);
-        for mut e in prods {
-            out.push(self.scale_down(&mut e, k, n, exec)?);
+        let mut out: [Vec<u64>; 3] = Default::default();
+        for (o, mut e) in out.iter_mut().zip(prods) {
+            *o = self.scale_down(&mut e, k, n, exec)?;
             poly::give(e);
         }
-        let mut it = out.into_iter();
-        match (it.next(), it.next(), it.next()) {
-            (Some(e0), Some(e1), Some(e2)) => Ok([e0, e1, e2]),
-            _ => Err(Error::Precondition("tensor product lost a component")),
-        }
+        Ok(out)
     }
 }
 

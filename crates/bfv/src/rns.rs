@@ -84,6 +84,14 @@ impl RnsBasis {
     pub fn ntt(&self) -> &[NttTable] {
         &self.ntt
     }
+    /// The NTT tables and moduli of the limbs of this basis followed by those of `other`: the
+    /// extended basis Q∪P (HPS) or Q∪Bsk (BEHZ) that tensor products are computed in.
+    pub(crate) fn joined_with(&self, other: &RnsBasis) -> (Vec<NttTable>, Vec<Modulus>) {
+        (
+            self.ntt.iter().chain(&other.ntt).cloned().collect(),
+            self.moduli.iter().chain(&other.moduli).copied().collect(),
+        )
+    }
     /// The product of the moduli.
     pub fn product(&self) -> &BigUint {
         self.basis.product()
