@@ -221,17 +221,8 @@ impl Modulus {
     }
 
     /// a^e mod q by square-and-multiply.
-    pub fn pow(&self, a: u64, mut e: u64) -> u64 {
-        let mut base = self.reduce(a);
-        let mut acc = self.reduce(1);
-        while e > 0 {
-            if e & 1 == 1 {
-                acc = self.mul(acc, base);
-            }
-            base = self.mul(base, base);
-            e >>= 1;
-        }
-        acc
+    pub fn pow(&self, a: u64, e: u64) -> u64 {
+        square_and_multiply(self.reduce(1), self.reduce(a), e, |x, y| self.mul(x, y))
     }
 
     /// a^{-1} mod q by the extended Euclidean algorithm (works for any q coprime to a).
@@ -274,6 +265,26 @@ fn ext_gcd_inverse(a: u64, m: u64) -> (u64, u64) {
     }
     let inv = t0.rem_euclid(m as i128) as u64;
     (r0 as u64, inv)
+}
+
+/// base^e by square-and-multiply under the ring product `mul`, from the ring's `one` (the powers of
+/// [`Modulus`], [`Modulus32`] and [`crate::Montgomery`], each in its own representation).
+#[inline]
+pub(crate) fn square_and_multiply<T: Copy>(
+    one: T,
+    mut base: T,
+    mut e: u64,
+    mul: impl Fn(T, T) -> T,
+) -> T {
+    let mut acc = one;
+    while e > 0 {
+        if e & 1 == 1 {
+            acc = mul(acc, base);
+        }
+        base = mul(base, base);
+        e >>= 1;
+    }
+    acc
 }
 
 /// A modulus q with 2 ≤ q < 2^31 for 32-bit words (SEAL-Embedded's word size).
@@ -373,17 +384,10 @@ impl Modulus32 {
     }
 
     /// a^e mod q.
-    pub fn pow(&self, a: u32, mut e: u64) -> u32 {
-        let mut base = self.reduce_u64(a as u64);
-        let mut acc = self.reduce_u64(1);
-        while e > 0 {
-            if e & 1 == 1 {
-                acc = self.mul(acc, base);
-            }
-            base = self.mul(base, base);
-            e >>= 1;
-        }
-        acc
+    pub fn pow(&self, a: u32, e: u64) -> u32 {
+        square_and_multiply(self.reduce_u64(1), self.reduce_u64(a as u64), e, |x, y| {
+            self.mul(x, y)
+        })
     }
 
     /// a^{-1} mod q by extended Euclid.
