@@ -268,7 +268,8 @@ fn ext_gcd_inverse(a: u64, m: u64) -> (u64, u64) {
 }
 
 /// base^e by square-and-multiply under the ring product `mul`, from the ring's `one` (the powers of
-/// [`Modulus`], [`Modulus32`] and [`crate::Montgomery`], each in its own representation).
+/// [`Modulus`], [`Modulus32`] and [`crate::Montgomery`], each in its own representation, and
+/// Miller–Rabin's).
 #[inline]
 pub(crate) fn square_and_multiply<T: Copy>(
     one: T,
