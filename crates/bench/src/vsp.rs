@@ -150,36 +150,7 @@ pub fn run(args: &[String]) -> Result<()> {
         mems.push((core, mem, lifts));
 
         // The plain oracle at the same cycle.
-        let mut machine = Machine::plain(core, &plain)?;
-        let p = machine.engine_mut();
-        p.run(
-            &RunOptions {
-                max_cycles: warmup + cycles,
-                ..Default::default()
-            },
-            &mut |_| {},
-        )?;
-        let mut written = 0;
-        for r in cores::REGS {
-            let enc = client::decrypt_value(&sk, &e.output(r)?)?;
-            let want = p.output_value(r, 0)?;
-            if enc != want {
-                bail!("{core}: encrypted {r} = {enc} disagrees with the plain run ({want})");
-            }
-            written += usize::from(want != 0);
-        }
-        let MemState::Ram(ram) = e.memory(cores::RAM)? else {
-            bail!("{core}: RAM is not a CMUX RAM");
-        };
-        if client::decrypt_ram(&sk, ram)? != p.memory_words(cores::RAM, 0)? {
-            bail!("{core}: encrypted RAM disagrees with the plain run");
-        }
-        if written == 0 {
-            bail!(
-                "{core}: no register was written after {} cycles; the check compares zeros",
-                warmup + cycles
-            );
-        }
+        check_against_plain(core, &sk, &e, &plain, warmup + cycles)?;
         rows.push(format!(
             "| {core} | {warmup} + {cycles} | {threads} | {per_cycle:.1} | {:.1} | {:.1} | {} | {:.0} | {:.2} |",
             dag / n,
@@ -384,4 +355,44 @@ impl Kinds {
             }
         }
     }
+}
+
+/// Checks the encrypted engine `e` of `core` after `cycles` cycles against the plain gate-level run
+/// of the same request: every register and the RAM decrypted, and some register written (else the
+/// check would compare power-up zeros).
+pub(crate) fn check_against_plain(
+    core: Core,
+    sk: &SecretKey,
+    e: &Engine<TfheBackend>,
+    plain: &PlainRequest,
+    cycles: u64,
+) -> Result<()> {
+    let mut machine = Machine::plain(core, plain)?;
+    let p = machine.engine_mut();
+    p.run(
+        &RunOptions {
+            max_cycles: cycles,
+            ..Default::default()
+        },
+        &mut |_| {},
+    )?;
+    let mut written = 0;
+    for r in cores::REGS {
+        let enc = client::decrypt_value(sk, &e.output(r)?)?;
+        let want = p.output_value(r, 0)?;
+        if enc != want {
+            bail!("{core}: encrypted {r} = {enc} disagrees with the plain run ({want})");
+        }
+        written += usize::from(want != 0);
+    }
+    let MemState::Ram(ram) = e.memory(cores::RAM)? else {
+        bail!("{core}: RAM is not a CMUX RAM");
+    };
+    if client::decrypt_ram(sk, ram)? != p.memory_words(cores::RAM, 0)? {
+        bail!("{core}: encrypted RAM disagrees with the plain run");
+    }
+    if written == 0 {
+        bail!("{core}: no register was written after {cycles} cycles; the check compares zeros");
+    }
+    Ok(())
 }

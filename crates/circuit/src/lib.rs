@@ -59,9 +59,10 @@
 //! Cells: the TFHE backend also has the engine map the circuit's two-input gates into multi-input
 //! bootstrapped cells (majority, XOR3, x ⊕ g(y, z)…, [`techmap`]; same results, fewer bootstraps and
 //! a shallower cycle); `TfheBackend::with_cells(false)` keeps the gates.
-//! Many machines: with the `mpi` feature, `Engine::join_mpi` makes an engine one rank of an MPI job
-//! (`mpi` module, docs/mpi.md); [`partition`] is the static split of a cycle over ranks and
-//! [`costmodel`] predicts the distributed cycle time.
+//! Many machines: the engine runs its cycles through an executor (by default this process's
+//! threads); with the `mpi` feature, `Engine::join_mpi` hands them to the MPI executor, one rank of
+//! an MPI job (`mpi`, docs/mpi.md); [`partition`] is the static split of a cycle over ranks and
+//! [`costmodel`] predicts the distributed cycle time ([`dist`] holds the three).
 //! CMUX RAM refresh: [`RefreshPolicy`] and [`NoiseModel`] (noise-budget refresh instead of Iyokan's
 //! every-cell-every-cycle refresh; ≤ 2^-40 failures per cycle).
 
@@ -82,9 +83,10 @@
 //! | [`leveled`] | select-once MUXes: which MUXes run as CMUXes ([`MuxPlan`]) |
 //! | [`noise`] | the CMUX-memory noise model and RAM refresh policy |
 //! | [`techmap`] | technology mapping of gates into multi-input bootstrapped cells |
-//! | [`engine`] | the cycle-by-cycle evaluator ([`Engine`], [`RunOptions`]) |
+//! | [`engine`] | the cycle-by-cycle evaluator ([`Engine`], [`RunOptions`]): state, a cycle's meaning, the task table, the executor interface and the local executor |
 //! | [`schedule`] | the list scheduler that runs a cycle's task graph on worker threads |
-//! | [`snapshot`] | engine snapshots in the [`vsp_codec`] envelope |
+//! | [`snapshot`] | engine snapshots in the [`vsp_codec`] envelope (`engine::snapshot`) |
+//! | [`dist`] | many processes: [`partition`], [`costmodel`], and the MPI executor (`mpi`, feature `mpi`) |
 //! | [`client`] | client-side encryption and decryption of inputs and memory images |
 //! | [`error`] | [`CircuitError`], wrapping the lower crates' errors |
 
@@ -95,20 +97,16 @@ pub mod blueprint;
 pub mod circuit;
 pub mod client;
 pub mod cmux;
-pub mod costmodel;
+pub mod dist;
 pub mod engine;
 pub mod error;
 mod flatten;
 pub mod leveled;
-#[cfg(feature = "mpi")]
-pub mod mpi;
 pub mod netlist;
 pub mod noise;
-pub mod partition;
 pub mod plain;
 pub mod plain_api;
 pub mod schedule;
-pub mod snapshot;
 pub mod stats;
 pub mod techmap;
 pub mod tfhe_backend;
@@ -118,7 +116,11 @@ pub use backend::{Backend, Reader, TaskKind};
 pub use blueprint::{Blueprint, MemImpl, MemKind, MemorySpec, PortRef};
 pub use circuit::{Circuit, Dff, ExtPort, MemBlock, Node, NodeId, Step};
 pub use cmux::{TfheRam, TfheRom};
-pub use engine::{CycleStats, Engine, MemState, Progress, RunOptions, RunReport, State};
+#[cfg(feature = "mpi")]
+pub use dist::mpi;
+pub use dist::{costmodel, partition};
+pub use engine::snapshot;
+pub use engine::{CycleStats, Engine, Item, MemState, Progress, RunOptions, RunReport, State};
 pub use error::CircuitError;
 pub use leveled::{LeveledParams, MuxPlan, PlanCounts};
 pub use netlist::{Cell, GateKind, Netlist, NetlistBuilder, Port, Wire};

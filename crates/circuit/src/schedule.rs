@@ -3,6 +3,10 @@
 //! critical path moves first — Iyokan's `--sched ranku`, VSP paper seed 000). Dependents are released by
 //! atomic counters; idle workers sleep on a condition variable (no busy waiting). A panicking task stops
 //! the run and is reported as an error instead of deadlocking the other workers.
+//!
+//! Tasks may also wait for events from outside the graph ([`run_pumped`]): the calling thread pumps
+//! them (the MPI executor's messages: it posts sends as results appear and releases the tasks whose
+//! operands arrived) while the workers compute.
 
 use std::collections::BinaryHeap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -25,7 +29,27 @@ impl TaskGraph {
     /// Builds the graph from each task's predecessor list and cost. Predecessors must be listed
     /// before use (the caller guarantees acyclicity; tasks are given in a topological order).
     pub fn new(preds: &[Vec<u32>], cost: &[f64]) -> Self {
+        let mut g = Self::with_priorities(preds, Vec::new());
+        // Upward rank, computed in reverse topological order (tasks are topologically ordered).
         let n = preds.len();
+        let mut priority = vec![0f64; n];
+        for t in (0..n).rev() {
+            let best = g
+                .successors(t)
+                .iter()
+                .map(|&s| priority[s as usize])
+                .fold(0.0, f64::max);
+            priority[t] = cost.get(t).copied().unwrap_or(0.0) + best;
+        }
+        g.priority = priority;
+        g
+    }
+
+    /// Builds the graph from each task's predecessor list with the given priorities (e.g. the
+    /// upward ranks in a larger graph this one is part of); missing ones are 0.
+    pub fn with_priorities(preds: &[Vec<u32>], mut priority: Vec<f64>) -> Self {
+        let n = preds.len();
+        priority.resize(n, 0.0);
         let mut succ_start = vec![0u32; n + 1];
         for ps in preds {
             for &p in ps {
@@ -42,15 +66,6 @@ impl TaskGraph {
                 succ[fill[p as usize] as usize] = t as u32;
                 fill[p as usize] += 1;
             }
-        }
-        // Upward rank, computed in reverse topological order (tasks are topologically ordered).
-        let mut priority = vec![0f64; n];
-        for t in (0..n).rev() {
-            let best = succ[succ_start[t] as usize..succ_start[t + 1] as usize]
-                .iter()
-                .map(|&s| priority[s as usize])
-                .fold(0.0, f64::max);
-            priority[t] = cost.get(t).copied().unwrap_or(0.0) + best;
         }
         TaskGraph {
             preds: preds.iter().map(|p| p.len() as u32).collect(),
@@ -128,23 +143,59 @@ pub fn run(
     tick_every: Duration,
     tick: &mut dyn FnMut(usize),
 ) -> Result<RunTiming, CircuitError> {
+    run_pumped(g, threads, exec, None, tick_every, tick)
+}
+
+/// What a [`Pump`] did in one call.
+pub(crate) struct Pumped {
+    /// Tasks one of whose outside events happened (a task listed k times had k of them).
+    pub(crate) released: Vec<u32>,
+    /// True when nothing is outstanding: it will release nothing more and has nothing left to do.
+    pub(crate) idle: bool,
+}
+
+/// Events from outside the graph, pumped by the calling thread of [`run_pumped`].
+pub(crate) struct Pump<'a> {
+    /// Per task: the outside events it waits for besides its predecessors.
+    pub(crate) external: &'a [u32],
+    /// How long the calling thread sleeps at most between two calls of `poll`.
+    pub(crate) every: Duration,
+    /// Called with the tasks finished since the last call (first with none, before any task runs).
+    pub(crate) poll: &'a mut dyn FnMut(&[u32]) -> Result<Pumped, CircuitError>,
+}
+
+/// [`run`], where tasks may also wait for outside events: the calling thread calls the pump's `poll`
+/// at the start, after tasks finish and at least every `pump.every`, releases the tasks it reports,
+/// and returns once every task is done and the pump is idle.
+pub(crate) fn run_pumped(
+    g: &TaskGraph,
+    threads: usize,
+    exec: &(dyn Fn(usize) -> Result<(), CircuitError> + Sync),
+    mut pump: Option<Pump<'_>>,
+    tick_every: Duration,
+    tick: &mut dyn FnMut(usize),
+) -> Result<RunTiming, CircuitError> {
     let n = g.len();
     let start = Instant::now();
     let threads = threads.max(1);
-    if n == 0 {
-        return Ok(RunTiming {
-            wall: 0.0,
-            busy: 0.0,
-            threads,
-        });
-    }
-    let remaining: Vec<AtomicU32> = g.preds.iter().map(|&p| AtomicU32::new(p)).collect();
+    let external = |t: usize| {
+        pump.as_ref()
+            .and_then(|p| p.external.get(t))
+            .copied()
+            .unwrap_or(0)
+    };
+    let remaining: Vec<AtomicU32> = (0..n)
+        .map(|t| AtomicU32::new(g.preds[t] + external(t)))
+        .collect();
     let heap: Mutex<BinaryHeap<Ready>> = Mutex::new(
         (0..n)
-            .filter(|&t| g.preds[t] == 0)
+            .filter(|&t| g.preds[t] + external(t) == 0)
             .map(|t| Ready(g.priority[t], t as u32))
             .collect(),
     );
+    let pumping = pump.is_some();
+    // Tasks finished since the pump's last call.
+    let finished: Mutex<Vec<u32>> = Mutex::new(Vec::new());
     let cv = Condvar::new();
     // The calling thread waits on its own condition variable so that it never steals a worker wake-up.
     let cv_done = Condvar::new();
@@ -184,42 +235,92 @@ pub fn run(
                 return;
             }
             busy_ns.fetch_add(t0.elapsed().as_nanos() as usize, Ordering::Relaxed);
+            if pumping {
+                lock(&finished).push(task as u32);
+            }
             ready.clear();
             for &s in g.successors(task) {
                 if remaining[s as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
                     ready.push(Ready(g.priority[s as usize], s));
                 }
             }
-            let finished = done.fetch_add(1, Ordering::AcqRel) + 1;
-            if !ready.is_empty() || finished == n {
+            let now_done = done.fetch_add(1, Ordering::AcqRel) + 1;
+            if !ready.is_empty() || now_done == n || pumping {
                 let mut h = lock(&heap);
                 let k = ready.len();
                 h.extend(ready.drain(..));
-                if finished == n {
+                if now_done == n {
                     cv.notify_all();
                     cv_done.notify_all();
-                } else if k > 1 {
-                    cv.notify_all();
                 } else {
-                    cv.notify_one();
+                    if k > 1 {
+                        cv.notify_all();
+                    } else if k == 1 {
+                        cv.notify_one();
+                    }
+                    if pumping {
+                        cv_done.notify_all();
+                    }
                 }
             }
         }
     };
+    let fail = |e: CircuitError| {
+        lock(&first_error).get_or_insert(e);
+        failed.store(true, Ordering::Release);
+        let _h = lock(&heap);
+        cv.notify_all();
+    };
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads).map(|_| s.spawn(worker)).collect();
-        // The calling thread only reports progress; it sleeps between reports.
-        let mut h = lock(&heap);
-        while done.load(Ordering::Acquire) < n && !failed.load(Ordering::Acquire) {
-            let (g2, _) = cv_done
-                .wait_timeout(h, tick_every)
-                .unwrap_or_else(|e| e.into_inner());
-            h = g2;
-            drop(h);
-            tick(done.load(Ordering::Acquire));
-            h = lock(&heap);
+        // The calling thread pumps outside events (if any) and reports progress; it sleeps between.
+        let wait = pump
+            .as_ref()
+            .map_or(tick_every, |p| p.every.min(tick_every));
+        let mut last_tick = Instant::now();
+        let mut batch = Vec::new();
+        loop {
+            let mut idle = true;
+            if let Some(p) = pump.as_mut() {
+                std::mem::swap(&mut *lock(&finished), &mut batch);
+                match (p.poll)(&batch) {
+                    Ok(out) => {
+                        idle = out.idle;
+                        let mut h = lock(&heap);
+                        let mut woke = 0;
+                        for t in out.released {
+                            let left = remaining
+                                .get(t as usize)
+                                .map(|r| r.fetch_sub(1, Ordering::AcqRel));
+                            if left == Some(1) {
+                                h.push(Ready(g.priority[t as usize], t));
+                                woke += 1;
+                            }
+                        }
+                        if woke > 0 {
+                            cv.notify_all();
+                        }
+                    }
+                    Err(e) => fail(e),
+                }
+                batch.clear();
+            }
+            let all_done = done.load(Ordering::Acquire) == n;
+            if failed.load(Ordering::Acquire) || (all_done && idle) {
+                break;
+            }
+            let h = lock(&heap);
+            // Finished tasks not pumped yet are handled at once; else sleep until a task finishes.
+            if !pumping || lock(&finished).is_empty() {
+                let _ = cv_done
+                    .wait_timeout(h, wait)
+                    .unwrap_or_else(|e| e.into_inner());
+            }
+            if last_tick.elapsed() >= tick_every {
+                tick(done.load(Ordering::Acquire));
+                last_tick = Instant::now();
+            }
         }
-        drop(h);
         for h in handles {
             let _ = h.join();
         }
@@ -271,6 +372,57 @@ mod tests {
                 // Highest rank first: 0 (7), then 1 (6) before 2 (2) and before the chain 4 (2).
                 assert_eq!(&log[..2], &[0, 1]);
             }
+        }
+    }
+
+    /// A task waiting for an outside event runs only after the pump releases it, and the run lasts
+    /// until the pump is idle, even after the last task.
+    #[test]
+    fn outside_events_release_tasks_and_the_pump_ends_the_run() {
+        // 0 -> 1, and 2 waits for one outside event, which the pump reports once 1 has finished.
+        let g = TaskGraph::new(&[vec![], vec![0], vec![]], &[1.0, 1.0, 5.0]);
+        for threads in [1, 2] {
+            let log = M::new(Vec::new());
+            let exec = |t: usize| {
+                log.lock().unwrap().push(t);
+                Ok(())
+            };
+            let (mut seen, mut released, mut after) = (Vec::new(), false, 0);
+            let mut poll = |fin: &[u32]| -> Result<Pumped, CircuitError> {
+                seen.extend_from_slice(fin);
+                let mut out = Vec::new();
+                if !released && seen.contains(&1) {
+                    released = true;
+                    out.push(2);
+                }
+                if seen.len() == 3 {
+                    after += 1;
+                }
+                Ok(Pumped {
+                    released: out,
+                    idle: after >= 3,
+                })
+            };
+            let pump = Pump {
+                external: &[0, 0, 1],
+                every: Duration::from_millis(1),
+                poll: &mut poll,
+            };
+            run_pumped(
+                &g,
+                threads,
+                &exec,
+                Some(pump),
+                Duration::from_millis(50),
+                &mut |_| {},
+            )
+            .unwrap();
+            assert_eq!(
+                log.into_inner().unwrap(),
+                vec![0, 1, 2],
+                "2 waits for its event"
+            );
+            assert_eq!(after, 3, "the run waits for the pump to be idle");
         }
     }
 

@@ -618,9 +618,9 @@ pub struct DesignRun {
 }
 
 /// Runs `plan` on `engine` one cycle at a time, recording each cycle's outputs in `plan.trace`
-/// (`value` reads an output: directly in plain, by decrypting in an encrypted run). Under MPI only
-/// rank 0 reads outputs, and the engine stops every rank on rank 0's decision. Returns the cycles
-/// run.
+/// (`value` reads an output: directly in plain, by decrypting in an encrypted run). In a distributed
+/// run only the root engine ([`Engine::is_root`]) reads outputs, and the engine stops every rank on
+/// the root's decision. Returns the cycles run.
 pub fn run_design<B: vsp_circuit::Backend>(
     engine: &mut Engine<B>,
     plan: &mut DesignRun,
@@ -657,7 +657,7 @@ pub fn run_design<B: vsp_circuit::Backend>(
         stop_when: plan.until.clone(),
         ..Default::default()
     };
-    let root = engine.mpi_rank().is_none_or(|r| r == 0);
+    let root = engine.is_root();
     let t0 = std::time::Instant::now();
     let mut done = 0;
     while done < plan.cycles {
@@ -737,8 +737,8 @@ impl CircuitMachine {
         Ok(m)
     }
 
-    /// A run on `circuit` with no request loaded: an MPI rank other than 0, which takes rank 0's
-    /// state over MPI instead of reading the request (docs/mpi.md).
+    /// A run on `circuit` with no request loaded: a rank of a distributed run other than the root,
+    /// which takes the root's state from it instead of reading the request (docs/mpi.md).
     pub fn follower(
         keys: &ServerKeys,
         circuit: Arc<Circuit>,
@@ -818,7 +818,7 @@ impl CircuitMachine {
             .iter()
             .map(|p| p.name.clone())
             .collect();
-        let root = self.engine.mpi_rank().is_none_or(|r| r == 0);
+        let root = self.engine.is_root();
         let t0 = std::time::Instant::now();
         for done in 0..cycles {
             let every = snapshots.map_or(1, |s| s.every.max(1));

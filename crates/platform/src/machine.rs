@@ -341,14 +341,14 @@ pub(crate) fn snapshot_wrap(stamp: Stamp, tag: u8) -> SnapshotWrap {
     }))
 }
 
-/// Writes `engine`'s snapshot to `path` through `wrap`; returns the file's size (0 on an MPI rank
-/// other than 0, which does not hold the whole state and writes nothing).
+/// Writes `engine`'s snapshot to `path` through `wrap`; returns the file's size (0 on an engine that
+/// is not its executor's root — another rank of a distributed run — which writes nothing).
 pub(crate) fn save_engine<B: Backend>(
     engine: &Engine<B>,
     path: &Path,
     wrap: &SnapshotWrap,
 ) -> Result<u64> {
-    if engine.mpi_rank().is_some_and(|r| r != 0) {
+    if !engine.is_root() {
         return Ok(0);
     }
     let size = engine.write_snapshot(path, Some(wrap))?;
@@ -388,7 +388,7 @@ pub(crate) fn run_engine<B: Backend>(
             engine: p,
         })
     })?;
-    if let Some(s) = snapshots.filter(|_| engine.mpi_rank().is_none_or(|r| r == 0)) {
+    if let Some(s) = snapshots.filter(|_| engine.is_root()) {
         crate::files::warn_stale_temps(&s.path);
     }
     Ok(())

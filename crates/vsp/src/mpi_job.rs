@@ -82,8 +82,7 @@ pub fn broadcast(bytes: Option<Vec<u8>>) -> Vec<u8> {
 pub fn join<B: vsp_circuit::Backend>(engine: &mut vsp_circuit::Engine<B>) -> Result<()> {
     #[cfg(feature = "mpi")]
     if let Some(w) = WORLD.get().filter(|w| w.size() > 1) {
-        engine.join_mpi(*w);
-        engine.share_state()?;
+        engine.join_mpi(*w)?;
     }
     let _ = engine;
     Ok(())

@@ -136,7 +136,7 @@ fn encrypted_runs_on_two_and_three_ranks_bit_identical() {
             "req.enc",
             "--reset",
             "--cycles",
-            "3",
+            "5",
             "-t",
             "1",
             "-o",
@@ -159,7 +159,7 @@ fn encrypted_runs_on_two_and_three_ranks_bit_identical() {
             "-e",
             "ek.key",
             "--cycles",
-            "1",
+            "2",
             "-o",
             out,
         ]
@@ -188,10 +188,21 @@ fn encrypted_runs_on_two_and_three_ranks_bit_identical() {
         "in.json",
         "--reset",
         "--cycles",
-        "4",
+        "7",
     ];
     let plain_out: serde_json::Value = serde_json::from_str(&ok(&plain, dir)).unwrap();
+    // After reset and 6 cycles memuser has read back a written word into @acc and written three
+    // RAM words: registers and RAM are compared, and neither is the power-up zero.
+    assert_ne!(
+        plain_out["outputs"]["acc"], 0,
+        "the check would compare zeros"
+    );
+    let ram = plain_out["memories"]["ram"]
+        .as_array()
+        .expect("the plain run's RAM");
+    assert!(ram.iter().filter(|w| **w != 0).count() >= 3, "{ram:?}");
     assert_eq!(enc_out["outputs"], plain_out["outputs"]);
+    assert_eq!(enc_out["memories"], plain_out["memories"]);
 }
 
 /// Waits for `child` at most `limit`; kills it and fails the test if it hangs.

@@ -1,128 +1,158 @@
-//! One cycle: the combinational DAG (its tasks run by the [`super::executor`]), then the clock edge —
-//! flip-flops latch their D inputs, RAMs take their writes (read-before-write), and the rings of the
-//! flip-flops the MUX plan carries are kept while within their noise budget.
+//! One cycle, whatever the executor: the slots filled from the state, the combinational DAG (run
+//! where and when the [`super::executor`] says), then the clock edge — flip-flops latch their D
+//! inputs, RAMs take their writes (read-before-write), and the rings of the flip-flops the MUX plan
+//! carries are kept while within their noise budget.
 
 use std::sync::atomic::AtomicUsize;
 use std::sync::OnceLock;
 use std::time::Instant;
 
-use super::executor::{self, internal, Ctx};
-use super::{CycleStats, Engine, MemState, State};
+use super::ctx::{got, internal, Ctx};
+use super::executor::{Executor, View};
+use super::{Carried, CycleStats, Engine, MemState, State};
 use crate::backend::Backend;
 use crate::blueprint::MemImpl;
 use crate::circuit::{Circuit, MemBlock, Node};
 use crate::error::CircuitError;
 use crate::leveled::MuxPlan;
 
+/// Ring variance of every node this cycle, from the flip-flop rings carried into it (a lifted
+/// flip-flop starts at V_br); empty when the plan carries no flip-flop.
+fn carried_ring_vars<B: Backend>(c: &Circuit, plan: &MuxPlan, carried: &Carried<B>) -> Vec<f64> {
+    if !plan.carry.iter().any(|&x| x) {
+        return Vec::new();
+    }
+    let v_lift = plan.params.map_or(0.0, |p| p.v_br);
+    let start: Vec<f64> = carried
+        .rings
+        .iter()
+        .zip(&carried.vars)
+        .map(|(r, &v)| if r.is_some() { v } else { v_lift })
+        .collect();
+    plan.ring_vars(c, &start)
+}
+
 impl<B: Backend> Engine<B> {
-    /// Ring variance of every node this cycle, from the flip-flop rings carried into it (a lifted
-    /// flip-flop starts at V_br); empty when the plan carries no flip-flop.
-    pub(crate) fn carried_ring_vars(&self) -> Vec<f64> {
-        if !self.plan.carry.iter().any(|&x| x) {
-            return Vec::new();
-        }
-        let v_lift = self.plan.params.map_or(0.0, |p| p.v_br);
-        let start: Vec<f64> = self
-            .dff_rings
-            .iter()
-            .zip(&self.dff_ring_var)
-            .map(|(r, &v)| if r.is_some() { v } else { v_lift })
-            .collect();
-        self.plan.ring_vars(&self.circuit, &start)
+    /// Evaluates the DAG and latches, without touching the cycle counter; an error goes through the
+    /// executor's [`Executor::fail`].
+    pub(super) fn cycle_inner(&mut self, tick: &mut dyn FnMut(usize)) -> Result<(), CircuitError> {
+        self.cycle_body(tick).map_err(|e| self.exec.fail(e))
     }
 
-    /// Evaluates the DAG and latches, without touching the cycle counter.
-    pub(super) fn cycle_inner(&mut self, tick: &mut dyn FnMut(usize)) -> Result<(), CircuitError> {
-        #[cfg(feature = "mpi")]
-        if self.dist.is_some() {
-            return crate::mpi::cycle(self, tick);
-        }
-        let t0 = Instant::now();
-        let slots = Slots::new(&self.circuit, &self.backend, &self.plan, &self.state);
-        let ctx = Ctx {
-            c: &self.circuit,
-            b: &self.backend,
-            plan: &self.plan,
-            values: &slots.values,
-            rings: &slots.rings,
-            dff_rings: &self.dff_rings,
-            lifts: &slots.lifts,
-            sels: &slots.sels,
-            msels: &slots.msels,
-            batches: &self.batches,
-            wvals: &slots.wvals,
-            mems: &self.state.mems,
+    fn cycle_body(&mut self, tick: &mut dyn FnMut(usize)) -> Result<(), CircuitError> {
+        let Engine {
+            backend,
+            circuit,
+            threads,
+            state,
+            tasks,
+            plan,
+            carried,
+            last,
+            exec,
+        } = self;
+        let v = View {
+            c: circuit,
+            b: backend,
+            plan,
+            tasks,
+            threads: *threads,
         };
-        let (busy, threads) =
-            executor::run_tasks(&ctx, &self.tasks, &self.graph, self.threads, tick)?;
+        let exec: &mut dyn Executor<B> = &mut **exec;
+        exec.prepare(&v)?;
+        let t0 = Instant::now();
+        let mut slots = Slots::new(&v, state, |k| exec.holds_dff(k));
+        let ctx = slots.ctx(&v, carried, &state.mems);
+        let run = exec.run_dag(&v, &ctx, tick)?;
         let eval_seconds = t0.elapsed().as_secs_f64();
         let t1 = Instant::now();
-        let mut outputs = Vec::new();
-        for p in self.circuit.outputs() {
-            for &n in &p.bits {
-                outputs.push(ctx.get(n)?.clone());
+        let outputs = if exec.is_root() {
+            let mut o = Vec::new();
+            for p in v.c.outputs() {
+                for &n in &p.bits {
+                    o.push(ctx.get(n)?.clone());
+                }
             }
+            Some(o)
+        } else {
+            None
+        };
+        let dffs =
+            v.c.dffs()
+                .iter()
+                .enumerate()
+                .map(|(k, d)| match exec.holds_dff(k) {
+                    true => ctx.get(d.d).cloned(),
+                    false => Ok(state.dffs[k].clone()),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+        // Each CMUX RAM takes its write where it is held (the same order on every place).
+        for (m, mem) in state.mems.iter_mut().enumerate() {
+            let MemState::Ram(ram) = mem else { continue };
+            if !exec.holds_mem(m) {
+                exec.help_ram(&v, m)?;
+                continue;
+            }
+            let addr = slots.sels[m]
+                .iter()
+                .map(|s| got(s, "address selector"))
+                .collect::<Result<Vec<_>, _>>()?;
+            let vals = std::mem::take(&mut slots.wvals[m])
+                .into_iter()
+                .map(|w| {
+                    w.into_inner()
+                        .ok_or_else(|| internal("RAM write value missing"))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            exec.write_ram(&v, m, ram, &addr, &vals)?;
         }
-        let dffs = self
-            .circuit
-            .dffs()
-            .iter()
-            .map(|d| ctx.get(d.d).cloned())
-            .collect::<Result<Vec<_>, _>>()?;
-        let lifts = self.clock_edge(slots, dffs)?;
-        self.state.outputs = Some(outputs);
-        self.last = CycleStats {
-            cycle: self.state.cycle,
+        *carried = carry_rings(&v, exec, &slots, carried)?;
+        state.dffs = dffs;
+        state.outputs = outputs;
+        *last = CycleStats {
+            cycle: state.cycle,
             eval_seconds,
             latch_seconds: t1.elapsed().as_secs_f64(),
-            busy_seconds: busy,
-            threads,
-            tasks: self.tasks.len(),
-            lifts,
+            busy_seconds: run.busy,
+            threads: run.threads,
+            tasks: run.tasks,
+            lifts: slots.lifts.into_inner(),
         };
         Ok(())
     }
+}
 
-    /// The clock edge: the flip-flops take `dffs` (their D inputs), each CMUX RAM takes its write,
-    /// and the D rings within their budget are carried into the next cycle. Returns the cycle's lifts.
-    fn clock_edge(&mut self, slots: Slots<B>, dffs: Vec<B::Bit>) -> Result<usize, CircuitError> {
-        let c = &*self.circuit;
-        for (m, (sel, wv)) in slots.sels.iter().zip(slots.wvals).enumerate() {
-            if let MemState::Ram(ram) = &mut self.state.mems[m] {
-                let addr = sel
-                    .iter()
-                    .map(|s| s.get().ok_or_else(|| internal("address selector missing")))
-                    .collect::<Result<Vec<_>, _>>()?;
-                let vals = wv
-                    .into_iter()
-                    .map(|w| {
-                        w.into_inner()
-                            .ok_or_else(|| internal("RAM write value missing"))
-                    })
-                    .collect::<Result<Vec<_>, _>>()?;
-                self.backend.ram_write(ram, &addr, &vals, self.threads)?;
-            }
-        }
-        // Carry each D ring whose variance (tracked from this cycle's actual lifts and carries) is
-        // within its flip-flop's budget; the others are lifted next cycle.
-        let rv = self.carried_ring_vars();
-        let mut dff_rings = Vec::with_capacity(c.dffs().len());
-        let mut dff_ring_var = Vec::with_capacity(c.dffs().len());
-        for (k, d) in c.dffs().iter().enumerate() {
-            let v = rv.get(d.d as usize).copied().unwrap_or(f64::INFINITY);
-            let ring = self
-                .plan
-                .within_budget(k, v)
-                .then(|| slots.rings[d.d as usize].get().cloned())
-                .flatten();
-            dff_ring_var.push(if ring.is_some() { v } else { 0.0 });
-            dff_rings.push(ring);
-        }
-        self.state.dffs = dffs;
-        self.dff_rings = dff_rings;
-        self.dff_ring_var = dff_ring_var;
-        Ok(slots.lifts.into_inner())
+/// The D rings carried into the next cycle: each whose variance (tracked from this cycle's actual
+/// lifts and carries) is within its flip-flop's budget; the others are lifted next cycle. Decided the
+/// same on every place (variances and which rings exist are known everywhere); a place keeps the
+/// rings of the flip-flops it holds and a placeholder for the others'.
+fn carry_rings<B: Backend>(
+    v: &View<'_, B>,
+    exec: &dyn Executor<B>,
+    slots: &Slots<B>,
+    carried: &Carried<B>,
+) -> Result<Carried<B>, CircuitError> {
+    let rv = carried_ring_vars(v.c, v.plan, carried);
+    let n = v.c.dffs().len();
+    let mut next = Carried {
+        rings: Vec::with_capacity(n),
+        vars: Vec::with_capacity(n),
+    };
+    for (k, d) in v.c.dffs().iter().enumerate() {
+        let slot = &slots.rings[d.d as usize];
+        let var = rv.get(d.d as usize).copied().unwrap_or(f64::INFINITY);
+        let exists = exec.ring_exists(d.d).unwrap_or(slot.get().is_some());
+        let ring = if !(exists && v.plan.within_budget(k, var)) {
+            None
+        } else if exec.holds_dff(k) {
+            Some(got(slot, "carried ring")?.clone())
+        } else {
+            Some(v.b.ring_constant(false))
+        };
+        next.vars.push(if ring.is_some() { var } else { 0.0 });
+        next.rings.push(ring);
     }
+    Ok(next)
 }
 
 /// The slots one cycle's tasks fill, each written once by the task that produces it: every node's
@@ -138,9 +168,10 @@ struct Slots<B: Backend> {
 }
 
 impl<B: Backend> Slots<B> {
-    /// Empty slots with the sources filled in: inputs, constants, flip-flops, and the rings of the
-    /// constants the plan uses as rings.
-    fn new(c: &Circuit, b: &B, plan: &MuxPlan, state: &State<B>) -> Self {
+    /// Empty slots with the sources filled in: inputs, constants, the flip-flops this place holds
+    /// (the others' values arrive, if needed), and the rings of the constants the plan uses as rings.
+    fn new(v: &View<'_, B>, state: &State<B>, holds_dff: impl Fn(usize) -> bool) -> Self {
+        let (c, b, plan) = (v.c, v.b, v.plan);
         let values: Vec<OnceLock<B::Bit>> = (0..c.nodes.len()).map(|_| OnceLock::new()).collect();
         let rings: Vec<OnceLock<B::Ring>> = (0..c.nodes.len()).map(|_| OnceLock::new()).collect();
         for (i, n) in c.nodes.iter().enumerate() {
@@ -152,7 +183,7 @@ impl<B: Backend> Slots<B> {
                     }
                     b.constant(*v)
                 }
-                Node::Dff(k) => state.dffs[*k as usize].clone(),
+                Node::Dff(k) if holds_dff(*k as usize) => state.dffs[*k as usize].clone(),
                 _ => continue,
             };
             let _ = values[i].set(v);
@@ -164,6 +195,29 @@ impl<B: Backend> Slots<B> {
             values,
             rings,
             lifts: AtomicUsize::new(0),
+        }
+    }
+
+    /// The tasks' view of these slots.
+    fn ctx<'a>(
+        &'a self,
+        v: &View<'a, B>,
+        carried: &'a Carried<B>,
+        mems: &'a [MemState<B>],
+    ) -> Ctx<'a, B> {
+        Ctx {
+            c: v.c,
+            b: v.b,
+            plan: v.plan,
+            values: &self.values,
+            rings: &self.rings,
+            dff_rings: &carried.rings,
+            lifts: &self.lifts,
+            sels: &self.sels,
+            msels: &self.msels,
+            batches: &v.tasks.batches,
+            wvals: &self.wvals,
+            mems,
         }
     }
 }

@@ -1,301 +1,145 @@
-//! The executor: what each task of a cycle does ([`Ctx::exec`]), and running a cycle's tasks —
-//! in topological order on one thread, or on the list scheduler's worker pool ([`crate::schedule`]).
+//! Executors: where and when a cycle's tasks run. The engine owns the circuit, the state and what a
+//! cycle means (`cycle`: slots, the DAG, then the clock edge); an [`Executor`] answers the questions
+//! that depend on where work runs — which flip-flops and memories this place holds, who runs which
+//! task and how values travel, who writes a RAM, who reads the outputs and writes files.
+//!
+//! [`Local`] is the default: every task on this process's threads, in topological order on one
+//! thread or on the list scheduler ([`crate::schedule`]). The MPI executor (`crate::dist::mpi`,
+//! feature `mpi`) is another implementation; the engine does not know it.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use super::tasks::span;
-use super::{MemState, Task};
+use super::ctx::Ctx;
+use super::tasks::{Grain, Task, TaskSet, ENGINE_GRAIN};
+use super::{Carried, State};
 use crate::backend::Backend;
-use crate::blueprint::MemKind;
-use crate::circuit::{Circuit, Node, NodeId};
+use crate::circuit::{Circuit, NodeId};
 use crate::error::CircuitError;
 use crate::leveled::MuxPlan;
 use crate::schedule::{self, TaskGraph};
 
-/// An internal error of the evaluator (a value the task order guarantees is missing): a bug, never
-/// the input's fault.
-pub(crate) fn internal(what: &str) -> CircuitError {
-    CircuitError::Backend(format!("internal evaluation error: {what}"))
-}
-
-/// Shared read-only view used by the task executor.
-pub(crate) struct Ctx<'a, B: Backend> {
+/// What an executor sees of the engine: the circuit, the backend, the MUX plan, the cycle's task
+/// table and the threads a place may use.
+pub(crate) struct View<'a, B: Backend> {
     pub(crate) c: &'a Circuit,
     pub(crate) b: &'a B,
     pub(crate) plan: &'a MuxPlan,
-    pub(crate) values: &'a [OnceLock<B::Bit>],
-    pub(crate) rings: &'a [OnceLock<B::Ring>],
-    pub(crate) dff_rings: &'a [Option<B::Ring>],
-    pub(crate) lifts: &'a AtomicUsize,
-    pub(crate) sels: &'a [Vec<OnceLock<B::Sel>>],
-    pub(crate) msels: &'a [OnceLock<B::Sel>],
-    pub(crate) batches: &'a [Vec<u32>],
-    pub(crate) wvals: &'a [Vec<OnceLock<B::WriteVal>>],
-    pub(crate) mems: &'a [MemState<B>],
+    pub(crate) tasks: &'a std::sync::Arc<TaskSet>,
+    pub(crate) threads: usize,
 }
 
-impl<B: Backend> Ctx<'_, B> {
-    /// Node `id`'s bit (an internal error before its task ran).
-    pub(crate) fn get(&self, id: NodeId) -> Result<&B::Bit, CircuitError> {
-        self.slot(self.values, id, "value")
+/// What running a cycle's DAG took on this place.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct DagRun {
+    /// Seconds workers spent inside tasks.
+    pub(crate) busy: f64,
+    pub(crate) threads: usize,
+    /// Tasks this place ran.
+    pub(crate) tasks: usize,
+}
+
+/// Where and when a cycle's tasks run (see the module doc). Every method but
+/// [`Executor::run_dag`] has the single-place answer as its default.
+pub(crate) trait Executor<B: Backend>: Send + Sync {
+    /// How finely the engine cuts a cycle into tasks for this executor.
+    fn grain(&self) -> Grain {
+        ENGINE_GRAIN
     }
-    /// Stores node `id`'s bit (the first value stored stays).
-    pub(crate) fn set(&self, id: NodeId, v: B::Bit) {
-        fill(self.values, id, v);
-    }
-    /// Node `id`'s ring (an internal error before its task ran).
-    pub(crate) fn ring(&self, id: NodeId) -> Result<&B::Ring, CircuitError> {
-        self.slot(self.rings, id, "ring")
-    }
-    /// Stores node `id`'s ring (the first ring stored stays).
-    pub(crate) fn set_ring(&self, id: NodeId, r: B::Ring) {
-        fill(self.rings, id, r);
-    }
-    fn slot<'s, T>(
-        &self,
-        slots: &'s [OnceLock<T>],
-        id: NodeId,
-        what: &str,
-    ) -> Result<&'s T, CircuitError> {
-        slots
-            .get(id as usize)
-            .and_then(OnceLock::get)
-            .ok_or_else(|| internal(&format!("{what} of {} missing", self.c.node_name(id))))
-    }
-    /// Stores a result produced in ring form: the ring if planned, its extraction if the bit is needed.
-    fn set_from_ring(&self, id: NodeId, r: B::Ring) -> Result<(), CircuitError> {
-        let i = id as usize;
-        if self.plan.tlwe[i] {
-            self.set(id, self.b.extract(&r)?);
-        }
-        if self.plan.ring[i] {
-            self.set_ring(id, r);
-        }
+    /// The engine's task table changed (a new MUX plan): forget what was derived from it.
+    fn tasks_changed(&mut self) {}
+    /// Prepares for a cycle (or a gather) over `v`'s tasks; called before each.
+    fn prepare(&mut self, _v: &View<'_, B>) -> Result<(), CircuitError> {
         Ok(())
     }
-    /// Stores a bit whose ring is made fresh by a bootstrap (a refresh).
-    fn set_refreshed(&self, id: NodeId, bit: B::Bit) -> Result<(), CircuitError> {
-        let i = id as usize;
-        if self.plan.ring[i] {
-            self.set_ring(id, self.b.lift(&bit)?);
-        }
-        if self.plan.tlwe[i] {
-            self.set(id, bit);
-        }
+    /// Whether this place reads the outputs, decides for all and writes files.
+    fn is_root(&self) -> bool {
+        true
+    }
+    /// Whether this place holds flip-flop `k` (computes its D input, keeps its state and ring).
+    fn holds_dff(&self, _k: usize) -> bool {
+        true
+    }
+    /// Whether this place holds CMUX memory `m` (its reads, its clock-edge write).
+    fn holds_mem(&self, _m: usize) -> bool {
+        true
+    }
+    /// Whether node `n`'s ring is made anywhere in a cycle, where this place cannot see it in its
+    /// own slots (`None`: look at the slots).
+    fn ring_exists(&self, _n: NodeId) -> Option<bool> {
+        None
+    }
+    /// Runs this place's share of the cycle's tasks through `ctx`, receiving and sending what other
+    /// places need; `tick` hears the tasks done now and then.
+    fn run_dag(
+        &mut self,
+        v: &View<'_, B>,
+        ctx: &Ctx<'_, B>,
+        tick: &mut dyn FnMut(usize),
+    ) -> Result<DagRun, CircuitError>;
+    /// The clock-edge write of CMUX RAM `m`, held here, at `addr` with `vals`.
+    fn write_ram(
+        &mut self,
+        v: &View<'_, B>,
+        _m: usize,
+        ram: &mut B::Ram,
+        addr: &[&B::Sel],
+        vals: &[B::WriteVal],
+    ) -> Result<(), CircuitError> {
+        v.b.ram_write(ram, addr, vals, v.threads)
+    }
+    /// This place's part in the clock edge of CMUX RAM `m`, held elsewhere.
+    fn help_ram(&mut self, _v: &View<'_, B>, _m: usize) -> Result<(), CircuitError> {
         Ok(())
     }
-    /// Memory `mem`'s selector of address bit `bit` (sent between MPI ranks).
-    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
-    pub(crate) fn sel(&self, mem: u32, bit: u32) -> Result<&B::Sel, CircuitError> {
-        self.sels
-            .get(mem as usize)
-            .and_then(|v| v.get(bit as usize))
-            .and_then(OnceLock::get)
-            .ok_or_else(|| internal("selector missing"))
+    /// The root's `flag`, on every place.
+    fn agree(&self, flag: bool) -> bool {
+        flag
     }
-    /// Memory `mem`'s write value of data bit `bit` (sent between MPI ranks).
-    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
-    pub(crate) fn wval(&self, mem: u32, bit: u32) -> Result<&B::WriteVal, CircuitError> {
-        self.wvals
-            .get(mem as usize)
-            .and_then(|v| v.get(bit as usize))
-            .and_then(OnceLock::get)
-            .ok_or_else(|| internal("write value missing"))
-    }
-    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
-    pub(crate) fn set_wval(&self, mem: u32, bit: u32, v: B::WriteVal) -> Result<(), CircuitError> {
-        let slot = self
-            .wvals
-            .get(mem as usize)
-            .and_then(|x| x.get(bit as usize))
-            .ok_or_else(|| internal("write value out of range"))?;
-        let _ = slot.set(v);
+    /// Brings to the root the flip-flops, rings and memories held elsewhere, so that its state is
+    /// whole (before a snapshot, at the end of a run).
+    fn gather(
+        &mut self,
+        _v: &View<'_, B>,
+        _state: &mut State<B>,
+        _carried: &mut Carried<B>,
+    ) -> Result<(), CircuitError> {
         Ok(())
     }
-    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
-    pub(crate) fn set_sel(&self, mem: u32, bit: u32, s: B::Sel) -> Result<(), CircuitError> {
-        let slot = self
-            .sels
-            .get(mem as usize)
-            .and_then(|v| v.get(bit as usize))
-            .ok_or_else(|| internal("selector out of range"))?;
-        let _ = slot.set(s);
-        Ok(())
-    }
-    fn addr(&self, mem: usize) -> Result<Vec<&B::Sel>, CircuitError> {
-        self.sels[mem]
-            .iter()
-            .map(|s| s.get().ok_or_else(|| internal("selector missing")))
-            .collect()
-    }
-    pub(crate) fn exec(&self, t: Task) -> Result<(), CircuitError> {
-        let b = self.b;
-        match t {
-            Task::Node(id) => {
-                let i = id as usize;
-                let (tlwe, ring) = (self.plan.tlwe[i], self.plan.ring[i]);
-                match self.c.nodes[i] {
-                    Node::Not(a) => {
-                        if tlwe {
-                            self.set(id, b.not(self.get(a)?)?);
-                        }
-                        if ring {
-                            self.set_ring(id, b.ring_not(self.ring(a)?));
-                        }
-                    }
-                    Node::Gate(k, x, y) if ring => {
-                        let r = b.gate_ring(k, self.get(x)?, self.get(y)?)?;
-                        self.set_from_ring(id, r)?;
-                    }
-                    Node::Gate(k, x, y) => self.set(id, b.gate(k, self.get(x)?, self.get(y)?)?),
-                    Node::Cell { spec, ins } => {
-                        let xs = ins[..spec.arity()]
-                            .iter()
-                            .map(|&x| self.get(x))
-                            .collect::<Result<Vec<_>, _>>()?;
-                        if ring {
-                            self.set_from_ring(id, b.cell_ring(&spec, &xs)?)?;
-                        } else {
-                            self.set(id, b.cell(&spec, &xs)?);
-                        }
-                    }
-                    Node::Mux { s, a, b: y } if ring && self.plan.refresh[i] => {
-                        let bit = b.mux(self.get(s)?, self.get(a)?, self.get(y)?)?;
-                        self.set_refreshed(id, bit)?;
-                    }
-                    Node::Mux { s, a, b: y } if ring => {
-                        let r = b.mux_ring(self.get(s)?, self.get(a)?, self.get(y)?)?;
-                        self.set_from_ring(id, r)?;
-                    }
-                    Node::Mux { s, a, b: y } => {
-                        self.set(id, b.mux(self.get(s)?, self.get(a)?, self.get(y)?)?)
-                    }
-                    _ => return Err(internal("source node scheduled")),
-                }
-            }
-            Task::MuxSels(batch) => {
-                let slots = self
-                    .batches
-                    .get(batch as usize)
-                    .ok_or_else(|| internal("select batch missing"))?;
-                let bits = slots
-                    .iter()
-                    .map(|&s| self.get(self.plan.sel_nodes[s as usize]))
-                    .collect::<Result<Vec<_>, _>>()?;
-                for (&s, sel) in slots.iter().zip(b.select_batch(&bits)?) {
-                    let _ = self.msels[s as usize].set(sel);
-                }
-            }
-            Task::Cmux(id) => {
-                let Node::Mux { s, a, b: y } = self.c.nodes[id as usize] else {
-                    return Err(internal("CMUX task on a non-MUX node"));
-                };
-                let slot = self.plan.sel_slot[s as usize];
-                let sel = self
-                    .msels
-                    .get(slot as usize)
-                    .and_then(OnceLock::get)
-                    .ok_or_else(|| internal("MUX select missing"))?;
-                let r = b.cmux(sel, self.ring(a)?, self.ring(y)?)?;
-                if self.plan.refresh[id as usize] {
-                    self.set_refreshed(id, b.extract(&r)?)?;
-                } else {
-                    self.set_from_ring(id, r)?;
-                }
-            }
-            Task::Lift(id) => {
-                let carried = match self.c.nodes[id as usize] {
-                    Node::Dff(k) => self.dff_rings.get(k as usize).and_then(Option::as_ref),
-                    _ => None,
-                };
-                let r = match carried {
-                    Some(r) => r.clone(),
-                    None => {
-                        self.lifts.fetch_add(1, Ordering::Relaxed);
-                        b.lift(self.get(id)?)?
-                    }
-                };
-                self.set_ring(id, r);
-            }
-            Task::Select { mem, first, count } => {
-                let range = span(first, count);
-                let m = &self.c.mems[mem as usize];
-                let bits = m
-                    .addr
-                    .get(range.clone())
-                    .ok_or_else(|| internal("address bits out of range"))?
-                    .iter()
-                    .map(|&a| self.get(a))
-                    .collect::<Result<Vec<_>, _>>()?;
-                let sels = match m.spec.kind {
-                    MemKind::Ram => b.ram_select_batch(&bits)?,
-                    MemKind::Rom => b.select_batch(&bits)?,
-                };
-                let slots = self.sels[mem as usize]
-                    .get(range)
-                    .ok_or_else(|| internal("selectors out of range"))?;
-                for (slot, sel) in slots.iter().zip(sels) {
-                    let _ = slot.set(sel);
-                }
-            }
-            Task::RomRead { mem, first, count } => {
-                let MemState::Rom(rom) = &self.mems[mem as usize] else {
-                    return Err(internal("ROM state missing"));
-                };
-                let range = span(first, count);
-                let nodes = self.c.mems[mem as usize]
-                    .rdata
-                    .get(range.clone())
-                    .ok_or_else(|| internal("ROM bits out of range"))?;
-                let out = b.rom_read_bits(rom, &self.addr(mem as usize)?, range)?;
-                for (&node, r) in nodes.iter().zip(out) {
-                    self.set_from_ring(node, r)?;
-                }
-            }
-            Task::RamRead { mem, bit } => {
-                let MemState::Ram(ram) = &self.mems[mem as usize] else {
-                    return Err(internal("RAM state missing"));
-                };
-                let v = b.ram_read(ram, &self.addr(mem as usize)?, bit as usize)?;
-                self.set_from_ring(self.c.mems[mem as usize].rdata[bit as usize], v)?;
-            }
-            Task::WriteVal { mem, bit } => {
-                let m = &self.c.mems[mem as usize];
-                let we = m.wren.ok_or_else(|| internal("RAM without wren"))?;
-                let v = b.ram_write_value(
-                    self.get(we)?,
-                    self.get(m.wdata[bit as usize])?,
-                    self.get(m.rdata[bit as usize])?,
-                )?;
-                let _ = self.wvals[mem as usize][bit as usize].set(v);
-            }
-        }
-        Ok(())
+    /// What an error inside a cycle becomes (an executor whose places would wait forever for a
+    /// failed one stops them all here).
+    fn fail(&self, e: CircuitError) -> CircuitError {
+        e
     }
 }
 
-/// Stores `v` in slot `id` unless it holds a value already.
-fn fill<T>(slots: &[OnceLock<T>], id: NodeId, v: T) {
-    if let Some(slot) = slots.get(id as usize) {
-        let _ = slot.set(v);
+/// The default executor: every task on this process's threads.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Local;
+
+impl<B: Backend> Executor<B> for Local {
+    fn run_dag(
+        &mut self,
+        v: &View<'_, B>,
+        ctx: &Ctx<'_, B>,
+        tick: &mut dyn FnMut(usize),
+    ) -> Result<DagRun, CircuitError> {
+        run_tasks(ctx, &v.tasks.tasks, &v.tasks.graph, v.threads, tick)
     }
 }
 
 /// How often a long cycle reports its task progress.
 const TICK: Duration = Duration::from_millis(500);
 
-/// Runs every task of a cycle through `ctx`: in topological order with one thread, else on the list
-/// scheduler with `threads` workers; `tick` hears the tasks done about every [`TICK`]. Returns the
-/// seconds workers spent in tasks and the threads used.
-pub(super) fn run_tasks<B: Backend>(
+/// Runs `tasks` (in topological order; `graph` is theirs) through `ctx`: in order with one thread,
+/// else on the list scheduler with `threads` workers; `tick` hears the tasks done about every
+/// [`TICK`]. Every executor runs its tasks with this.
+pub(crate) fn run_tasks<B: Backend>(
     ctx: &Ctx<'_, B>,
     tasks: &[Task],
     graph: &TaskGraph,
     threads: usize,
     tick: &mut dyn FnMut(usize),
-) -> Result<(f64, usize), CircuitError> {
+) -> Result<DagRun, CircuitError> {
     let exec = |t: usize| ctx.exec(tasks[t]);
     if threads <= 1 {
         let t0 = Instant::now();
@@ -307,9 +151,17 @@ pub(super) fn run_tasks<B: Backend>(
                 last_tick = Instant::now();
             }
         }
-        Ok((t0.elapsed().as_secs_f64(), 1))
+        Ok(DagRun {
+            busy: t0.elapsed().as_secs_f64(),
+            threads: 1,
+            tasks: tasks.len(),
+        })
     } else {
         let timing = schedule::run(graph, threads, &exec, TICK, tick)?;
-        Ok((timing.busy, timing.threads))
+        Ok(DagRun {
+            busy: timing.busy,
+            threads: timing.threads,
+            tasks: tasks.len(),
+        })
     }
 }

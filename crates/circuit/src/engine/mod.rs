@@ -4,36 +4,42 @@
 //! DAG is evaluated from the current inputs, flip-flop states and memory contents (memory reads are
 //! combinational: `rdata` shows the word at this cycle's `addr`); the `@` outputs are captured; then the
 //! clock edge latches every flip-flop's D input and performs RAM writes (read-before-write: a word written
-//! in cycle c is visible from cycle c+1). With one thread the DAG runs in topological order; with more it
-//! runs on the list scheduler ([`crate::schedule`]).
+//! in cycle c is visible from cycle c+1). Where and when the DAG's tasks run is an executor's choice
+//! (`executor`): by default on this process's threads — in topological order with one thread, on the
+//! list scheduler ([`crate::schedule`]) with more; the MPI executor ([`crate::dist`], feature `mpi`)
+//! plugs in from outside, and this module knows nothing of it.
 //!
 //! | part | what it does |
 //! |---|---|
-//! | this module | the run loop: the [`Engine`] API (inputs, outputs, memories, reset, step, run with progress and periodic snapshots) |
-//! | `cycle` | one cycle: the DAG, then the clock edge (flip-flops, RAM writes, carried rings) |
-//! | `executor` | runs one cycle's tasks: in order on one thread or on the list scheduler |
-//! | `tasks` | builds the task list and the scheduler graph from the circuit and the MUX plan |
+//! | this module | the [`Engine`] API: inputs, outputs, memories, threads, the MUX plan |
+//! | `run` | reset, step, run with progress and periodic snapshots |
+//! | `cycle` | one cycle: the slots, the DAG, then the clock edge (flip-flops, RAM writes, carried rings) |
+//! | `executor` | the `Executor` trait (where and when tasks run) and the local executor |
+//! | `ctx` | what each task does over the cycle's slots |
+//! | `tasks` | the task table: every task's kind, cost, reads and writes, and the scheduler graph |
+//! | [`snapshot`] | the state in a versioned, checksummed file |
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use crate::backend::Backend;
 use crate::blueprint::{MemImpl, MemKind};
 use crate::circuit::{Circuit, Node};
 use crate::error::CircuitError;
 use crate::leveled::{LeveledParams, MuxPlan, PlanCounts};
-use crate::schedule::{self, TaskGraph};
-use crate::snapshot::SnapshotWrap;
+use crate::schedule;
 
+// `ctx`, `executor` and `tasks` are what other executors (`crate::dist`) build on.
+pub(crate) mod ctx;
 mod cycle;
-mod executor;
-mod tasks;
+pub(crate) mod executor;
+mod run;
+pub mod snapshot;
+pub(crate) mod tasks;
 
-// The MPI executor (`crate::mpi`) runs the same tasks with the same executor.
-#[cfg(feature = "mpi")]
-pub(crate) use executor::{internal, Ctx};
-pub(crate) use tasks::Task;
-pub(crate) use tasks::{build_tasks, Grain, ENGINE_GRAIN, SELECT_BATCH};
+use executor::{Executor, Local, View};
+pub use snapshot::SnapshotWrap;
+pub use tasks::Item;
+use tasks::{build_tasks, TaskSet, ENGINE_GRAIN};
 
 /// The contents of one memory as the engine holds them.
 #[derive(Clone)]
@@ -136,25 +142,26 @@ pub struct RunReport {
     pub last: CycleStats,
 }
 
+/// Rings of flip-flops, kept across the clock edge for those the plan carries while within their
+/// noise budget (`None`: lift it), and the variance bound of each kept ring.
+pub(crate) struct Carried<B: Backend> {
+    pub(crate) rings: Vec<Option<B::Ring>>,
+    pub(crate) vars: Vec<f64>,
+}
+
 /// The evaluator for one circuit on one backend.
 pub struct Engine<B: Backend> {
     pub(crate) backend: B,
     pub(crate) circuit: Arc<Circuit>,
     pub(crate) threads: usize,
     pub(crate) state: State<B>,
-    pub(crate) tasks: Vec<Task>,
-    pub(crate) graph: TaskGraph,
-    /// Batches of MUX-plan select slots circuit-bootstrapped together ([`Task::MuxSels`]).
-    pub(crate) batches: Vec<Vec<u32>>,
+    /// The cycle's task table, cut as the executor asks.
+    pub(crate) tasks: Arc<TaskSet>,
     pub(crate) plan: MuxPlan,
-    /// Rings of flip-flops, kept across the clock edge for those the plan carries while within their
-    /// noise budget (`None`: lift it), and the variance bound of each kept ring.
-    pub(crate) dff_rings: Vec<Option<B::Ring>>,
-    pub(crate) dff_ring_var: Vec<f64>,
+    pub(crate) carried: Carried<B>,
     pub(crate) last: CycleStats,
-    /// The MPI executor's state when this engine is one rank of a job ([`crate::mpi`]).
-    #[cfg(feature = "mpi")]
-    pub(crate) dist: Option<crate::mpi::Dist>,
+    /// Where and when tasks run.
+    pub(crate) exec: Box<dyn Executor<B>>,
 }
 
 impl<B: Backend> Engine<B> {
@@ -198,7 +205,7 @@ impl<B: Backend> Engine<B> {
             Some(p) => MuxPlan::new(&circuit, &p),
             None => MuxPlan::gates_only(&circuit),
         };
-        let (tasks, graph, batches) = build_tasks(&circuit, &backend, &plan, ENGINE_GRAIN);
+        let tasks = Arc::new(build_tasks(&circuit, &backend, &plan, ENGINE_GRAIN));
         let threads = if backend.reveal(&backend.constant(false)).is_some() {
             1
         } else {
@@ -219,14 +226,13 @@ impl<B: Backend> Engine<B> {
             threads,
             state,
             tasks,
-            graph,
-            batches,
-            dff_rings: Vec::new(),
-            dff_ring_var: Vec::new(),
+            carried: Carried {
+                rings: Vec::new(),
+                vars: Vec::new(),
+            },
             plan,
             last: CycleStats::default(),
-            #[cfg(feature = "mpi")]
-            dist: None,
+            exec: Box::new(Local),
         }
         .with_power_up_rings()
     }
@@ -240,7 +246,7 @@ impl<B: Backend> Engine<B> {
     /// Rings consistent with the flip-flops' initial values, or none (a lift) after any other change.
     fn reset_dff_rings(&mut self) {
         let b = &self.backend;
-        self.dff_rings = if self.state.cycle == 0 && self.state.outputs.is_none() {
+        self.carried.rings = if self.state.cycle == 0 && self.state.outputs.is_none() {
             self.circuit
                 .dffs()
                 .iter()
@@ -249,7 +255,7 @@ impl<B: Backend> Engine<B> {
         } else {
             vec![None; self.circuit.dffs().len()]
         };
-        self.dff_ring_var = vec![0.0; self.circuit.dffs().len()];
+        self.carried.vars = vec![0.0; self.circuit.dffs().len()];
     }
 
     /// Replans the MUXes: `Some` evaluates MUXes with well-shared selects as CMUXes ([`crate::leveled`]),
@@ -260,14 +266,36 @@ impl<B: Backend> Engine<B> {
             Some(p) => MuxPlan::new(&self.circuit, &p),
             None => MuxPlan::gates_only(&self.circuit),
         };
-        (self.tasks, self.graph, self.batches) =
-            build_tasks(&self.circuit, &self.backend, &self.plan, ENGINE_GRAIN);
-        #[cfg(feature = "mpi")]
-        if let Some(d) = &mut self.dist {
-            d.invalidate();
-        }
+        self.rebuild_tasks();
         // A carried ring may be noisier than the new plan assumes: lift next cycle.
-        self.dff_rings.iter_mut().for_each(|r| *r = None);
+        self.carried.rings.iter_mut().for_each(|r| *r = None);
+    }
+
+    /// Rebuilds the task table for the current plan, cut as the executor asks (call it after
+    /// replacing the executor).
+    pub(crate) fn rebuild_tasks(&mut self) {
+        let grain = self.exec.grain();
+        self.tasks = Arc::new(build_tasks(&self.circuit, &self.backend, &self.plan, grain));
+        self.exec.tasks_changed();
+    }
+
+    /// The executor and what it sees of the engine, borrowed apart from the state it may change.
+    pub(crate) fn parts(
+        &mut self,
+    ) -> (
+        View<'_, B>,
+        &mut dyn Executor<B>,
+        &mut State<B>,
+        &mut Carried<B>,
+    ) {
+        let v = View {
+            c: &self.circuit,
+            b: &self.backend,
+            plan: &self.plan,
+            tasks: &self.tasks,
+            threads: self.threads,
+        };
+        (v, &mut *self.exec, &mut self.state, &mut self.carried)
     }
 
     /// What one cycle of the core logic costs under the current MUX plan.
@@ -301,27 +329,27 @@ impl<B: Backend> Engine<B> {
     }
     pub(crate) fn state_mut(&mut self) -> &mut State<B> {
         // Whoever changes the state directly may change flip-flops: carried rings no longer match.
-        self.dff_rings.iter_mut().for_each(|r| *r = None);
+        self.carried.rings.iter_mut().for_each(|r| *r = None);
         &mut self.state
     }
     /// Statistics of the last cycle.
     pub fn last_cycle_stats(&self) -> &CycleStats {
         &self.last
     }
-    /// This engine's rank when it is one rank of an MPI job of several (`mpi` feature); `None` for a
-    /// single-process engine. Only rank 0 holds the whole state after a run and writes files.
-    pub fn mpi_rank(&self) -> Option<usize> {
-        #[cfg(feature = "mpi")]
-        if let Some(d) = &self.dist {
-            return Some(d.rank);
-        }
-        None
+    /// Whether this engine is the root of its executor: true for a single-process engine; of the
+    /// engines of an MPI job, only rank 0's, which alone holds the whole state after a run, reads
+    /// the outputs and writes files.
+    pub fn is_root(&self) -> bool {
+        self.exec.is_root()
     }
 
-    /// The static partition of this engine's cycle over `ranks` MPI ranks under the current MUX plan
-    /// (what the MPI executor runs; input of the [`crate::costmodel`]).
-    pub fn plan_partition(&self, ranks: usize) -> crate::partition::Partition {
-        crate::partition::Partition::new(&self.circuit, &self.backend, &self.plan, ranks)
+    /// Collective under a distributed executor: brings the flip-flops, rings and memories held
+    /// elsewhere to the root, so that its [`Engine::state`] is whole ([`Engine::run`] does this at
+    /// its end and before each snapshot). Nothing to do for a single-process engine.
+    pub fn gather_state(&mut self) -> Result<(), CircuitError> {
+        let (v, exec, state, carried) = self.parts();
+        exec.prepare(&v)?;
+        exec.gather(&v, state, carried)
     }
 
     /// The cycle's logic depth in gate bootstraps under the current plan: the most gates, cells, gate
@@ -335,7 +363,7 @@ impl<B: Backend> Engine<B> {
 
     /// Tasks per cycle and the critical path in cost units (Gate = 10).
     pub fn schedule_info(&self) -> (usize, f64) {
-        (self.graph.len(), self.graph.critical_path())
+        (self.tasks.len(), self.tasks.graph.critical_path())
     }
 
     /// Sets external input `name` (LSB first); it keeps this value until set again.
@@ -477,7 +505,7 @@ impl<B: Backend> Engine<B> {
         }
         for (&d, b) in m.cells.iter().zip(bits) {
             self.state.dffs[d as usize] = b;
-            self.dff_rings[d as usize] = None;
+            self.carried.rings[d as usize] = None;
         }
         Ok(())
     }
@@ -490,164 +518,4 @@ impl<B: Backend> Engine<B> {
             .map(|&d| self.state.dffs[d as usize].clone())
             .collect())
     }
-
-    /// Runs one reset cycle if the circuit has a 1-bit `@reset` input: `@reset` = 1, evaluate, latch,
-    /// then `@reset` = 0. The cycle counter does not advance. Returns whether a reset input exists.
-    pub fn reset(&mut self) -> Result<bool, CircuitError> {
-        match self.circuit.input("reset") {
-            Some(p) if p.bits.len() == 1 => {
-                let one = self.backend.constant(true);
-                self.set_input("reset", vec![one])?;
-                self.cycle_inner(&mut |_| {})?;
-                let zero = self.backend.constant(false);
-                self.set_input("reset", vec![zero])?;
-                Ok(true)
-            }
-            _ => Ok(false),
-        }
-    }
-
-    /// Evaluates one cycle and latches; returns its statistics.
-    pub fn step(&mut self) -> Result<CycleStats, CircuitError> {
-        let next = next_cycle(self.state.cycle)?;
-        self.cycle_inner(&mut |_| {})?;
-        self.last.cycle = self.state.cycle;
-        self.state.cycle = next;
-        Ok(self.last.clone())
-    }
-
-    /// Runs cycles as `opts` says, reporting progress to `progress`.
-    pub fn run(
-        &mut self,
-        opts: &RunOptions,
-        progress: &mut dyn FnMut(&Progress),
-    ) -> Result<RunReport, CircuitError> {
-        let stop_range = match &opts.stop_when {
-            Some(name) => {
-                let (start, w) = self.output_range(name)?;
-                if w != 1 {
-                    return Err(CircuitError::Usage(format!(
-                        "stop output @{name} must be 1 bit wide"
-                    )));
-                }
-                if self.backend.reveal(&self.backend.constant(true)).is_none() {
-                    return Err(CircuitError::Usage(
-                        "stopping on an output needs a plain backend; encrypted runs need a cycle count"
-                            .into(),
-                    ));
-                }
-                Some(start)
-            }
-            None => None,
-        };
-        let t0 = Instant::now();
-        let mut report = RunReport::default();
-        // Cycles of this run when the last periodic snapshot was written.
-        let mut saved_at = None;
-        while report.cycles < opts.max_cycles {
-            let done = report.cycles;
-            let cycle = self.state.cycle;
-            let started = Instant::now();
-            let total = self.tasks.len();
-            let mut tick = |d: usize| {
-                let el = t0.elapsed().as_secs_f64();
-                let mean = (done > 0).then(|| el / done as f64);
-                progress(&Progress {
-                    cycle,
-                    cycles_in_run: opts.max_cycles,
-                    cycles_done: done,
-                    tasks_done: d,
-                    tasks_total: total,
-                    cycle_seconds: started.elapsed().as_secs_f64(),
-                    mean_cycle_seconds: mean,
-                    eta_seconds: mean.map(|m| m * (opts.max_cycles - done) as f64),
-                    cycle_finished: false,
-                })
-            };
-            let next = next_cycle(cycle)?;
-            self.cycle_inner(&mut tick)?;
-            self.state.cycle = next;
-            self.last.cycle = cycle;
-            report.cycles += 1;
-            let mean = t0.elapsed().as_secs_f64() / report.cycles as f64;
-            progress(&Progress {
-                cycle,
-                cycles_in_run: opts.max_cycles,
-                cycles_done: report.cycles,
-                tasks_done: total,
-                tasks_total: total,
-                cycle_seconds: started.elapsed().as_secs_f64(),
-                mean_cycle_seconds: Some(mean),
-                eta_seconds: Some(mean * (opts.max_cycles - report.cycles) as f64),
-                cycle_finished: true,
-            });
-            if let (Some(every), Some(path)) = (opts.snapshot_every, &opts.snapshot) {
-                if every > 0 && report.cycles % every == 0 {
-                    self.save_run_snapshot(path, opts.snapshot_wrap.as_ref())?;
-                    saved_at = Some(report.cycles);
-                }
-            }
-            if let Some(i) = stop_range {
-                if self.stop_now(i)? {
-                    report.stopped = true;
-                    break;
-                }
-            }
-        }
-        if let Some(path) = &opts.snapshot {
-            // The last cycle's periodic snapshot is already the final one.
-            if saved_at != Some(report.cycles) {
-                self.save_run_snapshot(path, opts.snapshot_wrap.as_ref())?;
-            }
-        } else {
-            // Under MPI rank 0 gathers the state the other ranks own, so that outputs, memories and
-            // snapshots read there are whole.
-            #[cfg(feature = "mpi")]
-            if self.dist.is_some() {
-                self.gather_state()?;
-            }
-        }
-        report.seconds = t0.elapsed().as_secs_f64();
-        report.last = self.last.clone();
-        Ok(report)
-    }
-
-    /// Writes a snapshot during or after [`Self::run`] (under MPI: gathers the state on rank 0, which
-    /// writes it).
-    fn save_run_snapshot(
-        &mut self,
-        path: &std::path::Path,
-        wrap: Option<&SnapshotWrap>,
-    ) -> Result<(), CircuitError> {
-        #[cfg(feature = "mpi")]
-        if let Some(d) = &self.dist {
-            let root = d.rank == 0;
-            self.gather_state()?;
-            if !root {
-                return Ok(());
-            }
-        }
-        self.write_snapshot(path, wrap).map(|_| ())
-    }
-
-    /// Whether 1-bit output number `i` is 1 in every lane (under MPI: rank 0 decides for all).
-    fn stop_now(&self, i: usize) -> Result<bool, CircuitError> {
-        let local = self
-            .state
-            .outputs
-            .as_ref()
-            .and_then(|o| o.get(i))
-            .is_some_and(|b| self.backend.reveal(b) == Some(u64::MAX));
-        #[cfg(feature = "mpi")]
-        if self.dist.is_some() {
-            return Ok(crate::mpi::root_decides(local));
-        }
-        Ok(local)
-    }
-}
-
-/// The cycle counter after one more cycle (a counter at its limit is an error, never a wrap).
-pub(crate) fn next_cycle(c: u64) -> Result<u64, CircuitError> {
-    c.checked_add(1)
-        .ok_or_else(|| CircuitError::Usage("the cycle counter is at its limit".into()))
 }

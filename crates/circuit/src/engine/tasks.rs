@@ -1,6 +1,12 @@
-//! Task building: one cycle of a circuit under a MUX plan as a list of tasks in topological order,
-//! the scheduler's graph (predecessors, costs, upward-rank priorities) and the batches of MUX
-//! selects circuit-bootstrapped together.
+//! The task table: one cycle of a circuit under a MUX plan as a list of tasks in topological order,
+//! with every task's facts — its kind, its cost, the values it reads and the values it writes
+//! ([`Facts`]) — from one function ([`facts`]) that the list scheduler's graph, the MPI partition and
+//! the cost model all read; and the batches of MUX selects circuit-bootstrapped together.
+//!
+//! What a task *does* is in `ctx` ([`super::Ctx::exec`]); adding a kind of task (or of gate) means
+//! one arm there and one arm in [`facts`].
+
+use std::collections::HashMap;
 
 use crate::backend::{Backend, TaskKind};
 use crate::blueprint::{MemImpl, MemKind};
@@ -12,7 +18,7 @@ use crate::schedule::TaskGraph;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Task {
     Node(NodeId),
-    /// Circuit-bootstraps the MUX plan's selects of batch number `b` ([`Engine`]'s `batches`).
+    /// Circuit-bootstraps the MUX plan's selects of batch number `b` ([`TaskSet::batches`]).
     MuxSels(u32),
     /// A MUX evaluated as a CMUX (with its extraction and refresh as planned).
     Cmux(NodeId),
@@ -40,11 +46,37 @@ pub(crate) enum Task {
     },
 }
 
+/// A value of one cycle that a task writes (once) and others read: what fills the cycle's slots
+/// (`cycle::Slots`) and what crosses MPI ranks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Item {
+    /// A node's level-0 bit.
+    Bit(NodeId),
+    /// A node's ring (see [`crate::leveled`]).
+    Ring(NodeId),
+    /// The selector of address bit `bit` of memory `mem` (a TRGSW in TFHE).
+    Sel { mem: u32, bit: u32 },
+    /// The clock-edge write value of data bit `bit` of RAM `mem`.
+    WriteVal { mem: u32, bit: u32 },
+    /// The circuit-bootstrapped select of MUX-plan slot `n` (made and used on one MPI rank).
+    MuxSel(u32),
+}
+
+/// The facts of one task.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Facts {
+    pub(crate) kind: TaskKind,
+    /// `task_cost(kind)` times the task's share of that kind (a batch of selects, part of a ROM word).
+    pub(crate) cost: f64,
+    /// What it reads and writes, ascending, without repeats.
+    pub(crate) reads: Vec<Item>,
+    pub(crate) writes: Vec<Item>,
+}
+
 /// Most selects circuit-bootstrapped in one task: a batch streams the private key-switching key once.
 pub(crate) const SELECT_BATCH: usize = 8;
 
-/// How finely a cycle is cut into tasks (the MPI executor cuts finer on many ranks,
-/// [`crate::partition::grain_for`]).
+/// How finely a cycle is cut into tasks (an executor may cut finer, e.g. the MPI one on many ranks).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Grain {
     /// MUX selects per circuit-bootstrapping batch.
@@ -63,10 +95,167 @@ pub(crate) const ENGINE_GRAIN: Grain = Grain {
     rom_bits: usize::MAX,
 };
 
+/// One cycle's tasks with their facts, the scheduler graph built from those facts and the MUX select
+/// batches.
+#[derive(Clone, Debug)]
+pub(crate) struct TaskSet {
+    pub(crate) grain: Grain,
+    /// In topological order.
+    pub(crate) tasks: Vec<Task>,
+    pub(crate) facts: Vec<Facts>,
+    /// Predecessors: the writer of every item a task reads; priorities: upward ranks over the costs.
+    pub(crate) graph: TaskGraph,
+    /// MUX-plan select slots circuit-bootstrapped together ([`Task::MuxSels`]).
+    pub(crate) batches: Vec<Vec<u32>>,
+    /// The task writing each item.
+    pub(crate) producer: HashMap<Item, u32>,
+}
+
+impl TaskSet {
+    /// Number of tasks.
+    pub(crate) fn len(&self) -> usize {
+        self.tasks.len()
+    }
+}
+
 /// `first..first + count` as indices.
-pub(super) fn span(first: u32, count: u32) -> std::ops::Range<usize> {
+pub(crate) fn span(first: u32, count: u32) -> std::ops::Range<usize> {
     let f = first as usize;
     f..f.saturating_add(count as usize)
+}
+
+/// The items a result made in ring form (or refreshed) becomes: its bit and its ring, as planned.
+fn stored(plan: &MuxPlan, id: NodeId, w: &mut Vec<Item>) {
+    if plan.tlwe[id as usize] {
+        w.push(Item::Bit(id));
+    }
+    if plan.ring[id as usize] {
+        w.push(Item::Ring(id));
+    }
+}
+
+/// The kind, cost and items of task `t` (of `c` under `plan`, with select `batches`): the one
+/// statement of what each kind of task needs and makes ([`super::Ctx::exec`] does it).
+pub(crate) fn facts<B: Backend>(
+    c: &Circuit,
+    b: &B,
+    plan: &MuxPlan,
+    batches: &[Vec<u32>],
+    t: Task,
+) -> Facts {
+    let (mut r, mut w) = (Vec::new(), Vec::new());
+    let sels = |mem: u32| {
+        (0..c.mems[mem as usize].addr.len() as u32).map(move |bit| Item::Sel { mem, bit })
+    };
+    let (kind, share) = match t {
+        Task::Node(id) => {
+            let i = id as usize;
+            let (tlwe, ring) = (plan.tlwe[i], plan.ring[i]);
+            let made = |w: &mut Vec<Item>| {
+                if ring {
+                    stored(plan, id, w)
+                } else {
+                    w.push(Item::Bit(id))
+                }
+            };
+            match c.nodes[i] {
+                Node::Not(a) => {
+                    if tlwe {
+                        r.push(Item::Bit(a));
+                        w.push(Item::Bit(id));
+                    }
+                    if ring {
+                        r.push(Item::Ring(a));
+                        w.push(Item::Ring(id));
+                    }
+                    (TaskKind::Not, 1.0)
+                }
+                Node::Gate(_, x, y) => {
+                    r.extend([Item::Bit(x), Item::Bit(y)]);
+                    made(&mut w);
+                    (TaskKind::Gate, 1.0)
+                }
+                // A multi-input cell is one bootstrap, like a gate.
+                Node::Cell { spec, ins } => {
+                    r.extend(ins[..spec.arity()].iter().map(|&x| Item::Bit(x)));
+                    made(&mut w);
+                    (TaskKind::Gate, 1.0)
+                }
+                Node::Mux { s, a, b } => {
+                    r.extend([Item::Bit(s), Item::Bit(a), Item::Bit(b)]);
+                    made(&mut w);
+                    (TaskKind::Mux, 1.0)
+                }
+                // Sources and memory outputs are never node tasks (the executor refuses them). Every
+                // kind of node is named here, so that a new one cannot go without its facts.
+                Node::Input(_) | Node::Const(_) | Node::Dff(_) | Node::MemOut { .. } => {
+                    (TaskKind::Gate, 0.0)
+                }
+            }
+        }
+        Task::MuxSels(bt) => {
+            let slots = batches.get(bt as usize).map_or(&[][..], Vec::as_slice);
+            r.extend(slots.iter().map(|&s| Item::Bit(plan.sel_nodes[s as usize])));
+            w.extend(slots.iter().map(|&s| Item::MuxSel(s)));
+            (TaskKind::Select, slots.len() as f64)
+        }
+        Task::Cmux(id) => {
+            if let Node::Mux { s, a, b } = c.nodes[id as usize] {
+                r.extend([Item::Ring(a), Item::Ring(b)]);
+                let slot = plan.sel_slot[s as usize];
+                if slot != NO_SLOT {
+                    r.push(Item::MuxSel(slot));
+                }
+            }
+            stored(plan, id, &mut w);
+            (TaskKind::Cmux, 1.0)
+        }
+        Task::Lift(id) => {
+            r.push(Item::Bit(id));
+            w.push(Item::Ring(id));
+            (TaskKind::Lift, 1.0)
+        }
+        Task::Select { mem, first, count } => {
+            let addr = &c.mems[mem as usize].addr;
+            r.extend(addr[span(first, count)].iter().map(|&a| Item::Bit(a)));
+            w.extend((first..first + count).map(|bit| Item::Sel { mem, bit }));
+            (TaskKind::Select, f64::from(count))
+        }
+        Task::RomRead { mem, first, count } => {
+            r.extend(sels(mem));
+            let m = &c.mems[mem as usize];
+            for &n in &m.rdata[span(first, count)] {
+                stored(plan, n, &mut w);
+            }
+            (
+                TaskKind::RomRead,
+                f64::from(count) / m.rdata.len().max(1) as f64,
+            )
+        }
+        Task::RamRead { mem, bit } => {
+            r.extend(sels(mem));
+            stored(plan, c.mems[mem as usize].rdata[bit as usize], &mut w);
+            (TaskKind::RamRead, 1.0)
+        }
+        Task::WriteVal { mem, bit } => {
+            let m = &c.mems[mem as usize];
+            let i = bit as usize;
+            r.extend(m.wren.map(Item::Bit));
+            r.extend([Item::Bit(m.wdata[i]), Item::Bit(m.rdata[i])]);
+            w.push(Item::WriteVal { mem, bit });
+            (TaskKind::WriteValue, 1.0)
+        }
+    };
+    for v in [&mut r, &mut w] {
+        v.sort_unstable();
+        v.dedup();
+    }
+    Facts {
+        kind,
+        cost: b.task_cost(kind) * share,
+        reads: r,
+        writes: w,
+    }
 }
 
 /// `(first, count)` chunks of at most `per` covering `0..n` (one empty chunk when `n` is 0).
@@ -81,43 +270,54 @@ fn chunks(n: usize, per: usize) -> Vec<(u32, u32)> {
         .collect()
 }
 
-/// Builds the task list (in topological order), the scheduler graph with upward-rank priorities, and
-/// the batches of MUX selects, cut as `grain` says.
-pub(crate) fn build_tasks<B: Backend>(
-    c: &Circuit,
-    b: &B,
-    plan: &MuxPlan,
-    grain: Grain,
-) -> (Vec<Task>, TaskGraph, Vec<Vec<u32>>) {
+/// Builds one cycle's [`TaskSet`], cut as `grain` says.
+pub(crate) fn build_tasks<B: Backend>(c: &Circuit, b: &B, plan: &MuxPlan, grain: Grain) -> TaskSet {
+    let (tasks, batches) = task_list(c, plan, grain);
+    let facts: Vec<Facts> = tasks
+        .iter()
+        .map(|&t| facts(c, b, plan, &batches, t))
+        .collect();
+    let mut producer = HashMap::new();
+    let mut preds = Vec::with_capacity(tasks.len());
+    for (t, f) in facts.iter().enumerate() {
+        let mut p: Vec<u32> = f
+            .reads
+            .iter()
+            .filter_map(|i| producer.get(i).copied())
+            .collect();
+        p.sort_unstable();
+        p.dedup();
+        preds.push(p);
+        for &i in &f.writes {
+            producer.insert(i, t as u32);
+        }
+    }
+    let cost: Vec<f64> = facts.iter().map(|f| f.cost).collect();
+    TaskSet {
+        grain,
+        graph: TaskGraph::new(&preds, &cost),
+        tasks,
+        facts,
+        batches,
+        producer,
+    }
+}
+
+/// The task list in topological order and the batches of MUX selects.
+fn task_list(c: &Circuit, plan: &MuxPlan, grain: Grain) -> (Vec<Task>, Vec<Vec<u32>>) {
     let mut tasks = Vec::new();
-    let mut preds: Vec<Vec<u32>> = Vec::new();
-    let mut cost = Vec::new();
-    // The task producing each node's level-0 value and its ring (None for sources).
-    let mut producer: Vec<Option<u32>> = vec![None; c.nodes.len()];
-    let mut ring_producer: Vec<Option<u32>> = vec![None; c.nodes.len()];
-    // The task circuit-bootstrapping each MUX select.
-    let mut sel_task: Vec<Option<u32>> = vec![None; plan.sel_nodes.len()];
+    // Nodes whose value exists by now (sources, or their task is listed) and sources lifted.
+    let mut made: Vec<bool> = c
+        .nodes
+        .iter()
+        .map(|n| matches!(n, Node::Input(_) | Node::Const(_) | Node::Dff(_)))
+        .collect();
+    let mut lifted = vec![false; c.nodes.len()];
+    // Whether each MUX select is in a batch yet.
+    let mut batched = vec![false; plan.sel_nodes.len()];
     let mut batches: Vec<Vec<u32>> = Vec::new();
     // Bootstraps on the longest path to each node: selects of about the same depth are batched.
     let depth = bootstrap_depth(c, plan);
-    let available = |n: NodeId, producer: &[Option<u32>]| {
-        matches!(
-            c.nodes[n as usize],
-            Node::Input(_) | Node::Const(_) | Node::Dff(_)
-        ) || producer[n as usize].is_some()
-    };
-    let mut push = |t: Task, p: Vec<u32>, k: TaskKind, weight: f64, tasks: &mut Vec<Task>| -> u32 {
-        tasks.push(t);
-        preds.push(p);
-        cost.push(b.task_cost(k) * weight);
-        (tasks.len() - 1) as u32
-    };
-    let deps = |ids: &mut dyn Iterator<Item = NodeId>, producer: &[Option<u32>]| -> Vec<u32> {
-        let mut v: Vec<u32> = ids.filter_map(|i| producer[i as usize]).collect();
-        v.sort_unstable();
-        v.dedup();
-        v
-    };
     for step in &c.order {
         match *step {
             Step::Node(id) => {
@@ -125,173 +325,84 @@ pub(crate) fn build_tasks<B: Backend>(
                 // Sources used as rings are lifted once, right before their first ring consumer.
                 for x in c.operands(id) {
                     let x = x as usize;
-                    if plan.lift[x] && ring_producer[x].is_none() {
-                        let p = deps(&mut std::iter::once(x as NodeId), &producer);
-                        ring_producer[x] = Some(push(
-                            Task::Lift(x as NodeId),
-                            p,
-                            TaskKind::Lift,
-                            1.0,
-                            &mut tasks,
-                        ));
+                    if plan.lift[x] && !lifted[x] {
+                        lifted[x] = true;
+                        tasks.push(Task::Lift(x as NodeId));
                     }
                 }
-                let t = match c.nodes[i] {
-                    Node::Mux { s, a, b: y } if plan.cmux[i] => {
+                match c.nodes[i] {
+                    Node::Mux { s, .. } if plan.cmux[i] => {
                         let slot = plan.sel_slot[s as usize];
                         debug_assert_ne!(slot, NO_SLOT);
-                        let st = match sel_task[slot as usize] {
-                            Some(t) => t,
-                            None => {
-                                // One batch: this select and up to select_batch − 1 others not yet
-                                // batched whose values exist by now and are no deeper (so none
-                                // delays this one), deepest first.
-                                let d = depth[s as usize];
-                                let mut others: Vec<(u32, u32)> = (0..plan.sel_nodes.len() as u32)
-                                    .filter(|&u| u != slot && sel_task[u as usize].is_none())
-                                    .map(|u| (depth[plan.sel_nodes[u as usize] as usize], u))
-                                    .filter(|&(du, u)| {
-                                        du <= d && available(plan.sel_nodes[u as usize], &producer)
-                                    })
-                                    .collect();
-                                others.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
-                                let mut members = vec![slot];
-                                members.extend(
-                                    others
-                                        .into_iter()
-                                        .take(grain.select_batch.max(1) - 1)
-                                        .map(|(_, u)| u),
-                                );
-                                let p = deps(
-                                    &mut members.iter().map(|&u| plan.sel_nodes[u as usize]),
-                                    &producer,
-                                );
-                                let t = push(
-                                    Task::MuxSels(batches.len() as u32),
-                                    p,
-                                    TaskKind::Select,
-                                    members.len() as f64,
-                                    &mut tasks,
-                                );
-                                for &u in &members {
-                                    sel_task[u as usize] = Some(t);
-                                }
-                                batches.push(members);
-                                t
+                        if !batched[slot as usize] {
+                            // One batch: this select and up to select_batch − 1 others not yet
+                            // batched whose values exist by now and are no deeper (so none delays
+                            // this one), deepest first.
+                            let d = depth[s as usize];
+                            let mut others: Vec<(u32, u32)> = (0..plan.sel_nodes.len() as u32)
+                                .filter(|&u| u != slot && !batched[u as usize])
+                                .map(|u| (depth[plan.sel_nodes[u as usize] as usize], u))
+                                .filter(|&(du, u)| {
+                                    du <= d && made[plan.sel_nodes[u as usize] as usize]
+                                })
+                                .collect();
+                            others.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
+                            let mut members = vec![slot];
+                            members.extend(
+                                others
+                                    .into_iter()
+                                    .take(grain.select_batch.max(1) - 1)
+                                    .map(|(_, u)| u),
+                            );
+                            for &u in &members {
+                                batched[u as usize] = true;
                             }
-                        };
-                        let mut p = deps(&mut [a, y].into_iter(), &ring_producer);
-                        p.push(st);
-                        p.sort_unstable();
-                        p.dedup();
-                        push(Task::Cmux(id), p, TaskKind::Cmux, 1.0, &mut tasks)
-                    }
-                    Node::Not(a) => {
-                        let mut p = Vec::new();
-                        if plan.tlwe[i] {
-                            p.extend(producer[a as usize]);
+                            tasks.push(Task::MuxSels(batches.len() as u32));
+                            batches.push(members);
                         }
-                        if plan.ring[i] {
-                            p.extend(ring_producer[a as usize]);
-                        }
-                        p.sort_unstable();
-                        p.dedup();
-                        push(Task::Node(id), p, TaskKind::Not, 1.0, &mut tasks)
+                        tasks.push(Task::Cmux(id));
                     }
-                    Node::Mux { .. } => {
-                        let p = deps(&mut c.operands(id), &producer);
-                        push(Task::Node(id), p, TaskKind::Mux, 1.0, &mut tasks)
-                    }
-                    _ => {
-                        let p = deps(&mut c.operands(id), &producer);
-                        push(Task::Node(id), p, TaskKind::Gate, 1.0, &mut tasks)
-                    }
-                };
-                producer[i] = Some(t);
-                ring_producer[i] = Some(t);
+                    _ => tasks.push(Task::Node(id)),
+                }
+                made[i] = true;
             }
             Step::MemRead(m) => {
                 let mem = &c.mems[m as usize];
-                let sel: Vec<u32> = chunks(mem.addr.len(), grain.mem_select)
-                    .into_iter()
-                    .map(|(first, count)| {
-                        let bits = &mem.addr[span(first, count)];
-                        let p = deps(&mut bits.iter().copied(), &producer);
-                        push(
-                            Task::Select {
+                for (first, count) in chunks(mem.addr.len(), grain.mem_select) {
+                    tasks.push(Task::Select {
+                        mem: m,
+                        first,
+                        count,
+                    });
+                }
+                match mem.spec.kind {
+                    MemKind::Rom => {
+                        for (first, count) in chunks(mem.rdata.len(), grain.rom_bits) {
+                            tasks.push(Task::RomRead {
                                 mem: m,
                                 first,
                                 count,
-                            },
-                            p,
-                            TaskKind::Select,
-                            f64::from(count),
-                            &mut tasks,
-                        )
-                    })
-                    .collect();
-                match mem.spec.kind {
-                    MemKind::Rom => {
-                        let width = mem.rdata.len().max(1) as f64;
-                        for (first, count) in chunks(mem.rdata.len(), grain.rom_bits) {
-                            let t = push(
-                                Task::RomRead {
-                                    mem: m,
-                                    first,
-                                    count,
-                                },
-                                sel.clone(),
-                                TaskKind::RomRead,
-                                f64::from(count) / width,
-                                &mut tasks,
-                            );
-                            for &r in &mem.rdata[span(first, count)] {
-                                producer[r as usize] = Some(t);
-                                ring_producer[r as usize] = Some(t);
-                            }
+                            });
                         }
                     }
-                    MemKind::Ram => {
-                        for (i, &r) in mem.rdata.iter().enumerate() {
-                            let t = push(
-                                Task::RamRead {
-                                    mem: m,
-                                    bit: i as u32,
-                                },
-                                sel.clone(),
-                                TaskKind::RamRead,
-                                1.0,
-                                &mut tasks,
-                            );
-                            producer[r as usize] = Some(t);
-                            ring_producer[r as usize] = Some(t);
-                        }
-                    }
+                    MemKind::Ram => tasks.extend(
+                        (0..mem.rdata.len() as u32).map(|bit| Task::RamRead { mem: m, bit }),
+                    ),
+                }
+                for &r in &mem.rdata {
+                    made[r as usize] = true;
                 }
             }
         }
     }
     for (m, mem) in c.mems.iter().enumerate() {
-        if mem.spec.imp != MemImpl::Cmux || mem.spec.kind != MemKind::Ram {
-            continue;
-        }
-        for i in 0..mem.wdata.len() {
-            let ids = [mem.wren.unwrap_or(0), mem.wdata[i], mem.rdata[i]];
-            let p = deps(&mut ids.into_iter(), &producer);
-            push(
-                Task::WriteVal {
-                    mem: m as u32,
-                    bit: i as u32,
-                },
-                p,
-                TaskKind::WriteValue,
-                1.0,
-                &mut tasks,
+        if mem.spec.imp == MemImpl::Cmux && mem.spec.kind == MemKind::Ram {
+            tasks.extend(
+                (0..mem.wdata.len() as u32).map(|bit| Task::WriteVal { mem: m as u32, bit }),
             );
         }
     }
-    let g = TaskGraph::new(&preds, &cost);
-    (tasks, g, batches)
+    (tasks, batches)
 }
 
 /// Gate bootstraps on the longest path from the cycle's sources to each node (CMUXes and NOTs add

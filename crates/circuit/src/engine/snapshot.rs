@@ -14,8 +14,8 @@ use std::sync::Arc;
 use sha3::{Digest, Sha3_256};
 use vsp_codec::{Access, Format};
 
+use super::{Engine, MemState};
 use crate::backend::{Backend, Reader};
-use crate::engine::{Engine, MemState};
 use crate::error::CircuitError;
 
 /// The snapshot format version this crate writes and reads (2: the shared [`vsp_codec`] envelope).

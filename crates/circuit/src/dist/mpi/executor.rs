@@ -1,0 +1,573 @@
+//! The MPI [`Executor`]: a rank's share of the [`Partition`], run as data flows (the list scheduler's
+//! workers compute while the main thread, the only one calling MPI, sends results as they appear and
+//! releases tasks as their operands arrive: [`run_pumped`]); the distributed part of a RAM's clock
+//! edge (write on the owner, refreshes spread over every rank); and the gather of the state on rank 0. Slots, latching, carried rings and
+//! statistics are the engine's (`engine::cycle`), as for the local executor.
+
+use std::cell::OnceCell;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mpi::point_to_point::{Destination, MatchedReceiveVec, Source};
+use mpi::topology::{Communicator, SimpleCommunicator};
+use mpi::traits::Root;
+
+use super::abort_job;
+use crate::backend::{Backend, Reader};
+use crate::circuit::NodeId;
+use crate::cmux::par_for;
+use crate::engine::ctx::{at, got, internal, Ctx};
+use crate::engine::executor::{DagRun, Executor, View};
+use crate::engine::tasks::{Grain, Task};
+use crate::engine::{Carried, Item, MemState, State};
+use crate::error::CircuitError;
+use crate::partition::{grain_for, refresh_share, Partition};
+use crate::schedule::{run_pumped, Pump, Pumped, TaskGraph};
+
+/// Tags of the point-to-point messages: a cycle's message from level `L` uses tag `L + 1`, plus
+/// [`MAX_LEVELS`] in odd cycles (a rank already in the next cycle cannot be mistaken for this one's);
+/// the state gather and the clock edge use their own tags. Levels beyond this bound are refused (the
+/// MPI standard guarantees tags up to 32767).
+const MAX_LEVELS: u32 = 16_000;
+const TAG_GATHER: i32 = 32_700;
+/// A RAM owner's cells to refresh, sent to each rank at the clock edge, and the refreshed cells back.
+const TAG_REFRESH: i32 = 32_701;
+const TAG_REFRESHED: i32 = 32_702;
+/// How often a rank looks for arrived messages while its tasks run (also whenever one of its tasks
+/// finishes), and reports progress.
+const POLL: Duration = Duration::from_millis(1);
+const TICK: Duration = Duration::from_millis(500);
+
+/// What a rank runs, sends and receives in a cycle (derived from the partition): its tasks as a
+/// graph of their own, each also waiting for the messages that bring its operands.
+#[derive(Debug)]
+struct RankPlan {
+    /// Its tasks, in topological order, and their graph: predecessors on this rank, priorities the
+    /// upward ranks in the whole cycle's graph (the cycle's critical path first).
+    tasks: Vec<Task>,
+    graph: TaskGraph,
+    /// Per task: the messages it waits for.
+    external: Vec<u32>,
+    /// Per message it receives (index into the partition's messages): the tasks waiting for it.
+    waiting: Vec<(usize, Vec<u32>)>,
+    /// Per task: the messages it sends (positions in `sends`) that need its results.
+    feeds: Vec<Vec<u32>>,
+    /// Messages it sends, with how many of its tasks make their items (0: the cycle's sources).
+    sends: Vec<(usize, u32)>,
+}
+
+impl RankPlan {
+    fn new(p: &Partition, rank: usize) -> RankPlan {
+        let me = rank as u32;
+        let set = &p.set;
+        let mut local = vec![u32::MAX; p.owner.len()];
+        let mut global = Vec::new();
+        for (t, &o) in p.owner.iter().enumerate() {
+            if o == me {
+                local[t] = global.len() as u32;
+                global.push(t);
+            }
+        }
+        // The message bringing each item this rank receives.
+        let mut arriving: HashMap<Item, usize> = HashMap::new();
+        let mut waiting: Vec<(usize, Vec<u32>)> = Vec::new();
+        for (i, m) in p.messages.iter().enumerate().filter(|(_, m)| m.dst == me) {
+            for &item in &m.items {
+                arriving.insert(item, waiting.len());
+            }
+            waiting.push((i, Vec::new()));
+        }
+        let mut preds = Vec::with_capacity(global.len());
+        let mut external = Vec::with_capacity(global.len());
+        for (lt, &t) in global.iter().enumerate() {
+            let (mut ps, mut ms) = (Vec::new(), Vec::new());
+            for i in &set.facts[t].reads {
+                match set.producer.get(i) {
+                    Some(&q) if p.owner[q as usize] == me => ps.push(local[q as usize]),
+                    _ => ms.extend(arriving.get(i).copied()),
+                }
+            }
+            ps.sort_unstable();
+            ps.dedup();
+            ms.sort_unstable();
+            ms.dedup();
+            for &w in &ms {
+                waiting[w].1.push(lt as u32);
+            }
+            external.push(ms.len() as u32);
+            preds.push(ps);
+        }
+        let mut feeds = vec![Vec::new(); global.len()];
+        let mut sends = Vec::new();
+        for (i, m) in p.messages.iter().enumerate().filter(|(_, m)| m.src == me) {
+            let mut makers: Vec<u32> = m
+                .items
+                .iter()
+                .filter_map(|item| set.producer.get(item))
+                .map(|&q| local[q as usize])
+                .collect();
+            makers.sort_unstable();
+            makers.dedup();
+            for &lt in &makers {
+                feeds[lt as usize].push(sends.len() as u32);
+            }
+            sends.push((i, makers.len() as u32));
+        }
+        let priority = global.iter().map(|&t| set.graph.priority(t)).collect();
+        RankPlan {
+            tasks: global.iter().map(|&t| set.tasks[t]).collect(),
+            graph: TaskGraph::with_priorities(&preds, priority),
+            external,
+            waiting,
+            feeds,
+            sends,
+        }
+    }
+}
+
+/// The executor of one rank of `size`.
+pub(super) struct MpiExecutor {
+    rank: usize,
+    size: usize,
+    /// Cycles run (every rank runs the same ones): its parity picks the messages' tags.
+    cycles: u64,
+    /// The partition of the engine's current task table and this rank's part of it.
+    part: Option<(Arc<Partition>, RankPlan)>,
+}
+
+impl MpiExecutor {
+    pub(super) fn new(rank: usize, size: usize) -> MpiExecutor {
+        MpiExecutor {
+            rank,
+            size,
+            cycles: 0,
+            part: None,
+        }
+    }
+
+    fn part(&self) -> Result<&(Arc<Partition>, RankPlan), CircuitError> {
+        self.part
+            .as_ref()
+            .ok_or_else(|| internal("the MPI executor was not prepared"))
+    }
+    fn me(&self) -> u32 {
+        self.rank as u32
+    }
+}
+
+/// Item `i` of `ctx`'s slots, encoded by the backend.
+fn encode<B: Backend>(ctx: &Ctx<'_, B>, i: Item, out: &mut Vec<u8>) -> Result<(), CircuitError> {
+    let b = ctx.b;
+    match i {
+        Item::Bit(n) => b.encode_bit(ctx.get(n)?, out),
+        Item::Ring(n) => b.encode_ring(ctx.ring(n)?, out),
+        Item::Sel { mem, bit } => b.encode_sel(got(at(ctx.sels, mem, bit)?, "selector")?, out),
+        Item::WriteVal { mem, bit } => {
+            b.encode_write_val(got(at(ctx.wvals, mem, bit)?, "write value")?, out)
+        }
+        Item::MuxSel(_) => return Err(internal("a MUX select never leaves its rank")),
+    }
+    Ok(())
+}
+
+/// Decodes the items of message `m` from `bytes` into their slots of `ctx`.
+fn decode_message<B: Backend>(
+    ctx: &Ctx<'_, B>,
+    m: &crate::partition::Message,
+    bytes: &[u8],
+) -> Result<(), CircuitError> {
+    let mut r = Reader::new(bytes);
+    for &i in &m.items {
+        decode(ctx, i, &mut r)?;
+    }
+    if r.remaining() != 0 {
+        return Err(CircuitError::Mpi(format!(
+            "message from rank {} has {} bytes too many",
+            m.src,
+            r.remaining()
+        )));
+    }
+    Ok(())
+}
+
+/// Decodes item `i` (written by [`encode`]) into its slot of `ctx`.
+fn decode<B: Backend>(ctx: &Ctx<'_, B>, i: Item, r: &mut Reader<'_>) -> Result<(), CircuitError> {
+    let b = ctx.b;
+    match i {
+        Item::Bit(n) => ctx.set(n, b.decode_bit(r)?),
+        Item::Ring(n) => ctx.set_ring(n, b.decode_ring(r)?),
+        Item::Sel { mem, bit } => {
+            let _ = at(ctx.sels, mem, bit)?.set(b.decode_sel(r)?);
+        }
+        Item::WriteVal { mem, bit } => {
+            let _ = at(ctx.wvals, mem, bit)?.set(b.decode_write_val(r)?);
+        }
+        Item::MuxSel(_) => return Err(internal("a MUX select never leaves its rank")),
+    }
+    Ok(())
+}
+
+impl<B: Backend> Executor<B> for MpiExecutor {
+    fn grain(&self) -> Grain {
+        grain_for(self.size)
+    }
+    fn tasks_changed(&mut self) {
+        self.part = None;
+    }
+    fn prepare(&mut self, v: &View<'_, B>) -> Result<(), CircuitError> {
+        if self.part.is_some() {
+            return Ok(());
+        }
+        let p = Partition::of(v.c, v.b, v.plan, v.tasks.clone(), self.size);
+        if p.levels >= MAX_LEVELS {
+            return Err(CircuitError::Mpi(format!(
+                "the circuit's task graph has {} levels, the MPI executor handles at most {MAX_LEVELS}",
+                p.levels
+            )));
+        }
+        let rp = RankPlan::new(&p, self.rank);
+        self.part = Some((Arc::new(p), rp));
+        Ok(())
+    }
+    fn is_root(&self) -> bool {
+        self.rank == 0
+    }
+    fn holds_dff(&self, k: usize) -> bool {
+        self.part
+            .as_ref()
+            .is_none_or(|(p, _)| p.dff_owner[k] == self.me())
+    }
+    fn holds_mem(&self, m: usize) -> bool {
+        self.part
+            .as_ref()
+            .is_none_or(|(p, _)| p.mem_owner[m] == self.me())
+    }
+    fn ring_exists(&self, n: NodeId) -> Option<bool> {
+        self.part.as_ref().map(|(p, _)| p.ring_exists[n as usize])
+    }
+    fn agree(&self, flag: bool) -> bool {
+        let world = SimpleCommunicator::world();
+        let mut v = u8::from(flag);
+        world.process_at_rank(0).broadcast_into(&mut v);
+        v == 1
+    }
+    fn fail(&self, e: CircuitError) -> CircuitError {
+        abort_job(self.rank, &e.to_string(), 1)
+    }
+
+    fn run_dag(
+        &mut self,
+        v: &View<'_, B>,
+        ctx: &Ctx<'_, B>,
+        tick: &mut dyn FnMut(usize),
+    ) -> Result<DagRun, CircuitError> {
+        let base = if self.cycles % 2 == 1 { MAX_LEVELS } else { 0 };
+        self.cycles += 1;
+        let (part, rp) = self.part()?;
+        let world = SimpleCommunicator::world();
+        let tag = |k: usize| (base + (part.messages[k].level + 1) as u32) as i32;
+        // The message each (source, tag) brings this cycle (position in `rp.waiting`).
+        let expected: HashMap<(i32, i32), usize> = rp
+            .waiting
+            .iter()
+            .enumerate()
+            .map(|(w, &(k, _))| ((part.messages[k].src as i32, tag(k)), w))
+            .collect();
+        let exec = |t: usize| ctx.exec(rp.tasks[t]);
+        // Send buffers outlive the request scope.
+        let bufs: Vec<OnceCell<Vec<u8>>> = rp.sends.iter().map(|_| OnceCell::new()).collect();
+        // Per message sent: its items' makers still running; per message received: whether it came.
+        let mut makers: Vec<u32> = rp.sends.iter().map(|&(_, k)| k).collect();
+        let mut arrived = vec![false; rp.waiting.len()];
+        let (mut to_send, mut to_receive) = (rp.sends.len(), rp.waiting.len());
+        let mut started = false;
+        let timing = mpi::request::scope(|scope| {
+            let mut pending = Vec::new();
+            let mut send = |k: usize| -> Result<(), CircuitError> {
+                let m = &part.messages[rp.sends[k].0];
+                let mut data = Vec::new();
+                for &i in &m.items {
+                    encode(ctx, i, &mut data)?;
+                }
+                let buf: &Vec<u8> = bufs[k].get_or_init(|| data);
+                pending.push(world.process_at_rank(m.dst as i32).immediate_send_with_tag(
+                    scope,
+                    &buf[..],
+                    tag(rp.sends[k].0),
+                ));
+                Ok(())
+            };
+            // The calling thread posts each message once its makers are done and receives what
+            // has come (probing each expected message: other ranks' clock-edge messages may be
+            // queued too), releasing the tasks that waited for it.
+            let mut poll = |finished: &[u32]| -> Result<Pumped, CircuitError> {
+                if !started {
+                    started = true;
+                    for k in (0..rp.sends.len()).filter(|&k| rp.sends[k].1 == 0) {
+                        send(k)?;
+                        to_send -= 1;
+                    }
+                }
+                for &t in finished {
+                    for &k in &rp.feeds[t as usize] {
+                        let k = k as usize;
+                        makers[k] -= 1;
+                        if makers[k] == 0 {
+                            send(k)?;
+                            to_send -= 1;
+                        }
+                    }
+                }
+                let mut released = Vec::new();
+                let mut take = |w: usize, bytes: Vec<u8>, arrived: &mut [bool]| {
+                    let (k, tasks) = &rp.waiting[w];
+                    arrived[w] = true;
+                    to_receive -= 1;
+                    released.extend_from_slice(tasks);
+                    decode_message(ctx, &part.messages[*k], &bytes)
+                };
+                // Whatever has come, in arrival order, while it is this cycle's; behind anything
+                // else (another cycle's message, a clock-edge one), each expected message in turn.
+                let mut blocked = false;
+                while arrived.iter().any(|&a| !a) {
+                    let Some(st) = world.any_process().immediate_probe() else {
+                        break;
+                    };
+                    let key = (st.source_rank(), st.tag());
+                    match expected.get(&key) {
+                        Some(&w) if !arrived[w] => {
+                            let (bytes, _) = world
+                                .process_at_rank(key.0)
+                                .receive_vec_with_tag::<u8>(key.1);
+                            take(w, bytes, &mut arrived)?;
+                        }
+                        _ => {
+                            blocked = true;
+                            break;
+                        }
+                    }
+                }
+                if blocked {
+                    for (w, &(k, _)) in rp.waiting.iter().enumerate() {
+                        if arrived[w] {
+                            continue;
+                        }
+                        let src = world.process_at_rank(part.messages[k].src as i32);
+                        if let Some(probed) = src.immediate_matched_probe_with_tag(tag(k)) {
+                            take(w, probed.matched_receive_vec::<u8>().0, &mut arrived)?;
+                        }
+                    }
+                }
+                Ok(Pumped {
+                    released,
+                    idle: to_send == 0 && to_receive == 0,
+                })
+            };
+            let pump = Pump {
+                external: &rp.external,
+                every: POLL,
+                poll: &mut poll,
+            };
+            let res = run_pumped(&rp.graph, v.threads, &exec, Some(pump), TICK, tick);
+            // Pending sends may not be abandoned: a failed rank stops the job here.
+            let timing = match res {
+                Ok(t) => t,
+                Err(err) => abort_job(self.rank, &err.to_string(), 1),
+            };
+            for r in pending {
+                r.wait();
+            }
+            timing
+        });
+        Ok(DagRun {
+            busy: timing.busy,
+            threads: timing.threads,
+            tasks: rp.tasks.len(),
+        })
+    }
+
+    fn write_ram(
+        &mut self,
+        v: &View<'_, B>,
+        m: usize,
+        ram: &mut B::Ram,
+        addr: &[&B::Sel],
+        vals: &[B::WriteVal],
+    ) -> Result<(), CircuitError> {
+        let b = v.b;
+        let (part, _) = self.part()?;
+        if !part.ram_edges.iter().any(|e| e.mem as usize == m) {
+            // A RAM no task reads: written here, nothing to share.
+            return b.ram_write(ram, addr, vals, v.threads);
+        }
+        let (me, size, threads) = (self.me(), self.size, v.threads);
+        let world = SimpleCommunicator::world();
+        // The write without its refresh, then every rank refreshes its share of the listed cells.
+        let list = b.ram_write_unrefreshed(ram, addr, vals, threads)?;
+        let ram_ro: &B::Ram = ram;
+        let mut bufs = Vec::with_capacity(size);
+        for r in 0..size {
+            let share = refresh_share(list.len(), size, r);
+            let mut out = Vec::new();
+            out.extend_from_slice(&(share.len() as u64).to_le_bytes());
+            if r as u32 != me {
+                for &i in &list[share] {
+                    b.encode_ring(&b.ram_cell(ram_ro, i)?, &mut out);
+                }
+            }
+            bufs.push(out);
+        }
+        let own = refresh_share(list.len(), size, me as usize);
+        let fresh = mpi::request::scope(|scope| {
+            let reqs: Vec<_> = (0..size)
+                .filter(|&r| r as u32 != me)
+                .map(|r| {
+                    world.process_at_rank(r as i32).immediate_send_with_tag(
+                        scope,
+                        &bufs[r][..],
+                        TAG_REFRESH,
+                    )
+                })
+                .collect();
+            let fresh = par_for(own.len(), threads, |k| {
+                b.refresh_ram_cell(&b.ram_cell(ram_ro, list[own.start + k])?)
+            });
+            for q in reqs {
+                q.wait();
+            }
+            fresh
+        })?;
+        for (k, cell) in fresh.into_iter().enumerate() {
+            b.set_ram_cell(ram, list[own.start + k], cell)?;
+        }
+        for r in (0..size).filter(|&r| r as u32 != me) {
+            let share = refresh_share(list.len(), size, r);
+            let (bytes, _) = world
+                .process_at_rank(r as i32)
+                .receive_vec_with_tag::<u8>(TAG_REFRESHED);
+            let mut rd = Reader::new(&bytes);
+            for &i in &list[share] {
+                b.set_ram_cell(ram, i, b.decode_ring(&mut rd)?)?;
+            }
+            if rd.remaining() != 0 {
+                return Err(CircuitError::Mpi(format!(
+                    "refreshed cells from rank {r} have {} bytes too many",
+                    rd.remaining()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Refreshes this rank's share of the cells of RAM `m`'s owner: receives them, refreshes them on
+    /// this rank's threads and sends them back.
+    fn help_ram(&mut self, v: &View<'_, B>, m: usize) -> Result<(), CircuitError> {
+        let (part, _) = self.part()?;
+        let Some(edge) = part.ram_edges.iter().find(|e| e.mem as usize == m) else {
+            return Ok(());
+        };
+        let b = v.b;
+        let world = SimpleCommunicator::world();
+        let owner = world.process_at_rank(edge.owner as i32);
+        let (bytes, _) = owner.receive_vec_with_tag::<u8>(TAG_REFRESH);
+        let spec = &v.c.mems[m].spec;
+        let mut r = Reader::new(&bytes);
+        let n = r.count(
+            1,
+            spec.words().saturating_mul(spec.data_width),
+            "cells to refresh",
+        )?;
+        let cells = (0..n)
+            .map(|_| b.decode_ring(&mut r))
+            .collect::<Result<Vec<_>, _>>()?;
+        if r.remaining() != 0 {
+            return Err(CircuitError::Mpi(format!(
+                "cells to refresh from rank {} have {} bytes too many",
+                edge.owner,
+                r.remaining()
+            )));
+        }
+        let fresh = par_for(cells.len(), v.threads, |k| b.refresh_ram_cell(&cells[k]))?;
+        let mut out = Vec::new();
+        for x in &fresh {
+            b.encode_ring(x, &mut out);
+        }
+        owner.send_with_tag(&out[..], TAG_REFRESHED);
+        Ok(())
+    }
+
+    /// Rank 0 receives the flip-flops, carried rings and memories the other ranks hold.
+    fn gather(
+        &mut self,
+        v: &View<'_, B>,
+        state: &mut State<B>,
+        carried: &mut Carried<B>,
+    ) -> Result<(), CircuitError> {
+        let (p, _) = self.part()?;
+        let (rank, size, b) = (self.rank, self.size, v.b);
+        let world = SimpleCommunicator::world();
+        if rank != 0 {
+            let mut out = Vec::new();
+            for (k, &o) in p.dff_owner.iter().enumerate() {
+                if o as usize == rank {
+                    b.encode_bit(&state.dffs[k], &mut out);
+                    match &carried.rings[k] {
+                        Some(r) => {
+                            out.push(1);
+                            b.encode_ring(r, &mut out);
+                        }
+                        None => out.push(0),
+                    }
+                    out.extend_from_slice(&carried.vars[k].to_le_bytes());
+                }
+            }
+            for (m, &o) in p.mem_owner.iter().enumerate() {
+                if o as usize == rank {
+                    match &state.mems[m] {
+                        MemState::Rom(x) => b.encode_rom(x, &mut out),
+                        MemState::Ram(x) => b.encode_ram(x, &mut out),
+                        MemState::Cells => {}
+                    }
+                }
+            }
+            world.process_at_rank(0).send_with_tag(&out[..], TAG_GATHER);
+            return Ok(());
+        }
+        for src in 1..size {
+            let (bytes, _) = world
+                .process_at_rank(src as i32)
+                .receive_vec_with_tag::<u8>(TAG_GATHER);
+            let res = (|| -> Result<(), CircuitError> {
+                let mut r = Reader::new(&bytes);
+                for (k, &o) in p.dff_owner.iter().enumerate() {
+                    if o as usize == src {
+                        state.dffs[k] = b.decode_bit(&mut r)?;
+                        carried.rings[k] = match r.u8("ring tag")? {
+                            0 => None,
+                            _ => Some(b.decode_ring(&mut r)?),
+                        };
+                        carried.vars[k] = f64::from_bits(r.u64("ring variance")?);
+                    }
+                }
+                for (m, &o) in p.mem_owner.iter().enumerate() {
+                    if o as usize == src {
+                        match &mut state.mems[m] {
+                            MemState::Rom(x) => *x = b.decode_rom(&mut r)?,
+                            MemState::Ram(x) => *x = b.decode_ram(&mut r)?,
+                            MemState::Cells => {}
+                        }
+                    }
+                }
+                if r.remaining() != 0 {
+                    return Err(internal("trailing bytes in a gathered state"));
+                }
+                Ok(())
+            })();
+            if let Err(e) = res {
+                abort_job(rank, &format!("state from rank {src}: {e}"), 1);
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,583 @@
+//! A static partition of one cycle's task table over `P` ranks, computed once per circuit and MUX
+//! plan: what the MPI executor (`crate::dist::mpi`) runs and what the cost model
+//! ([`crate::costmodel`]) prices. It reads every task's kind, cost and items from the engine's task
+//! table (`engine::tasks`), restating none of them; it decides placement and messages, nothing else.
+//!
+//! * Tasks are levelled by their longest path from the cycle's sources (a task at level `L` reads only
+//!   values made at levels below `L`).
+//! * Work that shares state is placed as one unit: a RAM's reads and its clock-edge write (its cells
+//!   live on one rank); a batch of circuit-bootstrapped MUX selects with every CMUX it drives (that
+//!   select never travels); a flip-flop's lift with the task that computes its D input (a carried
+//!   ring stays where it was made). A memory's address selectors (TRGSWs) and a RAM's write values
+//!   travel, so the tasks making them go anywhere, and so do ROM reads (every rank holds the ROM).
+//! * On more than 2 ranks big tasks are cut up ([`select_batch_for`]): smaller MUX select batches, a
+//!   memory's address bits and a ROM word's bits in several tasks.
+//! * A CMUX RAM's clock edge has two parts ([`RamEdge`]): the write (external products over cells
+//!   the owner holds) runs on the memory's rank, the refresh of the cycle's cells (a bootstrap each,
+//!   most of the edge) is split evenly over every rank ([`refresh_share`]).
+//! * Units are placed largest first on the least-loaded rank; the remaining tasks level by level,
+//!   largest first, each on the rank that already holds most of its operands among those whose load at
+//!   that level stays within the level's fair share, else on the least-loaded one. That balances the
+//!   bootstrap work of every level and keeps operands where they are used.
+//! * A value ([`Item`]) crosses ranks only when a task, the outputs (rank 0) or a flip-flop's owner
+//!   on another rank reads it: the partition lists those messages, one per (producing level, source
+//!   rank, destination rank), with the level at which the receiver first needs it.
+
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Range;
+use std::sync::Arc;
+
+use crate::backend::{Backend, TaskKind};
+use crate::blueprint::{MemImpl, MemKind};
+use crate::circuit::{Circuit, Node};
+use crate::engine::tasks::{build_tasks, Grain, Task, TaskSet, ENGINE_GRAIN, SELECT_BATCH};
+use crate::engine::{Engine, Item};
+use crate::leveled::MuxPlan;
+
+/// Selects circuit-bootstrapped per batch on `ranks` ranks: the single-process engine's batch up to
+/// 2 ranks, then smaller ones (down to 1), so that the select work of a level can spread.
+pub fn select_batch_for(ranks: usize) -> usize {
+    grain_for(ranks).select_batch
+}
+
+/// How a cycle is cut into tasks on `ranks` ranks: as the single-process engine up to 2 ranks; on
+/// more, smaller select batches and a memory's address bits and a ROM word's bits in several tasks
+/// (one each from 64 ranks on), so that no big task sits alone on the critical path.
+pub(crate) fn grain_for(ranks: usize) -> Grain {
+    if ranks <= 2 {
+        return ENGINE_GRAIN;
+    }
+    Grain {
+        select_batch: (SELECT_BATCH * 2 / ranks).max(1),
+        mem_select: (SELECT_BATCH / ranks).max(1),
+        rom_bits: (32 / ranks).max(1),
+    }
+}
+
+/// The refreshed cells (positions in a RAM edge's list of `cells`) rank `r` of `ranks` refreshes:
+/// contiguous, as even as can be.
+pub fn refresh_share(cells: usize, ranks: usize, r: usize) -> Range<usize> {
+    let ranks = ranks.max(1);
+    let at = |r: usize| (cells as u128 * r as u128 / ranks as u128) as usize;
+    at(r)..at(r + 1)
+}
+
+/// The clock edge of one CMUX RAM: the write runs on the memory's rank, then the cycle's refreshes
+/// are split over every rank ([`refresh_share`]), in memory order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RamEdge {
+    pub mem: u32,
+    /// The rank holding the memory (and doing the write).
+    pub owner: u32,
+    /// Cost units of the write.
+    pub write_units: f64,
+    /// Cells refreshed per cycle (about: the policy's round-robin share) and the units of one.
+    pub refresh_cells: usize,
+    pub refresh_units: f64,
+}
+
+/// A message of one cycle: the items `src` made at `level` (−1: the cycle's sources, i.e. flip-flop
+/// states) that `dst` reads, needed by `dst` before its tasks of level `deadline` (`levels`: at the
+/// clock edge).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Message {
+    pub level: i64,
+    pub src: u32,
+    pub dst: u32,
+    pub deadline: u32,
+    /// Items in ascending order.
+    pub items: Vec<Item>,
+}
+
+impl Message {
+    /// (level-0 bits, rings) the message carries (RAM write values are rings).
+    pub fn counts(&self) -> (usize, usize) {
+        let rings = self
+            .items
+            .iter()
+            .filter(|i| matches!(i, Item::Ring(_) | Item::WriteVal { .. }))
+            .count();
+        (self.items.len() - rings - self.sels(), rings)
+    }
+    /// Memory address selectors (TRGSWs in TFHE) the message carries.
+    pub fn sels(&self) -> usize {
+        self.items
+            .iter()
+            .filter(|i| matches!(i, Item::Sel { .. }))
+            .count()
+    }
+}
+
+/// Who holds a source item (no task makes it).
+const EVERYWHERE: u32 = u32::MAX;
+
+/// The partition of one cycle over `ranks` ranks.
+#[derive(Clone, Debug)]
+pub struct Partition {
+    pub ranks: usize,
+    /// The task table this partition places (cut for `ranks`: [`select_batch_for`]).
+    pub(crate) set: Arc<TaskSet>,
+    /// Selects per batch.
+    pub select_batch: usize,
+    /// The critical path of the cycle's task DAG, in cost units.
+    pub critical_path_units: f64,
+    /// The clock edge of every CMUX RAM.
+    pub ram_edges: Vec<RamEdge>,
+    /// Per task: the rank that runs it.
+    pub owner: Vec<u32>,
+    /// Per task: its level (longest path from the sources, in tasks).
+    pub level: Vec<u32>,
+    /// Number of levels.
+    pub levels: u32,
+    /// Per flip-flop: the rank holding its state (where its D input is computed).
+    pub dff_owner: Vec<u32>,
+    /// Per memory: the rank holding its contents (CMUX memories; MUX memories are flip-flops).
+    pub mem_owner: Vec<u32>,
+    /// Per node: whether its ring exists in a cycle (some task makes it, or a planned constant).
+    pub ring_exists: Vec<bool>,
+    /// Every message of a cycle, sorted by (level, src, dst).
+    pub messages: Vec<Message>,
+}
+
+impl<B: Backend> Engine<B> {
+    /// The static partition of this engine's cycle over `ranks` MPI ranks under the current MUX plan
+    /// (what the MPI executor runs; input of the [`crate::costmodel`]).
+    pub fn plan_partition(&self, ranks: usize) -> Partition {
+        Partition::new(&self.circuit, &self.backend, &self.plan, ranks)
+    }
+}
+
+/// Disjoint sets over task indices (placement units).
+struct Units {
+    parent: Vec<u32>,
+}
+impl Units {
+    fn find(&mut self, mut x: u32) -> u32 {
+        while self.parent[x as usize] != x {
+            let p = self.parent[x as usize];
+            self.parent[x as usize] = self.parent[p as usize];
+            x = p;
+        }
+        x
+    }
+    fn union(&mut self, a: u32, b: u32) {
+        let (a, b) = (self.find(a), self.find(b));
+        if a != b {
+            let (lo, hi) = (a.min(b), a.max(b));
+            self.parent[hi as usize] = lo;
+        }
+    }
+}
+
+/// The units of placement: the disjoint sets, each memory's first read task (`u32::MAX`: none),
+/// and the rank a unit must go to (a lift of a flip-flop whose D input no task makes: rank 0).
+struct Grouping {
+    units: Units,
+    mem_first: Vec<u32>,
+    forced: Vec<Option<u32>>,
+}
+
+fn grouping(c: &Circuit, set: &TaskSet) -> Grouping {
+    let n = set.len();
+    let mut g = Grouping {
+        units: Units {
+            parent: (0..n as u32).collect(),
+        },
+        mem_first: vec![u32::MAX; c.mems.len()],
+        forced: vec![None; n],
+    };
+    for (t, &task) in set.tasks.iter().enumerate() {
+        let t = t as u32;
+        match task {
+            // A CMUX stays with the batch circuit-bootstrapping its select (selects never travel).
+            Task::Cmux(_) => {
+                for i in &set.facts[t as usize].reads {
+                    if let (Item::MuxSel(_), Some(&p)) = (i, set.producer.get(i)) {
+                        g.units.union(t, p);
+                    }
+                }
+            }
+            // A RAM's reads stay with its cells; selects, write values and ROM reads (every rank
+            // holds the ROM) go anywhere, their selectors and write values travel.
+            Task::RamRead { mem, .. } => match g.mem_first[mem as usize] {
+                u32::MAX => g.mem_first[mem as usize] = t,
+                first => g.units.union(t, first),
+            },
+            Task::RomRead { mem, .. } => {
+                if g.mem_first[mem as usize] == u32::MAX {
+                    g.mem_first[mem as usize] = t;
+                }
+            }
+            Task::Lift(id) => {
+                if let Node::Dff(k) = c.nodes[id as usize] {
+                    let d = c.dffs[k as usize].d;
+                    match set.producer.get(&Item::Bit(d)) {
+                        Some(&p) => g.units.union(t, p),
+                        None => g.forced[t as usize] = Some(0),
+                    }
+                }
+            }
+            Task::Node(_) | Task::MuxSels(_) | Task::Select { .. } | Task::WriteVal { .. } => {}
+        }
+    }
+    g
+}
+
+/// Each task's level: one more than the deepest producer of what it reads.
+fn levels(set: &TaskSet) -> Vec<u32> {
+    let mut level = vec![0u32; set.len()];
+    for t in 0..set.len() {
+        level[t] = set.facts[t]
+            .reads
+            .iter()
+            .filter_map(|i| set.producer.get(i))
+            .filter(|&&p| (p as usize) < t)
+            .map(|&p| level[p as usize] + 1)
+            .max()
+            .unwrap_or(0);
+    }
+    level
+}
+
+fn argmin(v: &[f64]) -> usize {
+    let mut q = 0;
+    for (i, &x) in v.iter().enumerate() {
+        if x < v[q] {
+            q = i;
+        }
+    }
+    q
+}
+
+/// How much holding an operand draws a task: by size (a ring ≈ 3 bits, a selector ≈ 16 rings).
+fn affinity(i: &Item) -> f64 {
+    match i {
+        Item::Bit(_) => 1.0,
+        Item::Ring(_) | Item::WriteVal { .. } => 3.0,
+        Item::Sel { .. } => 48.0,
+        Item::MuxSel(_) => 0.0,
+    }
+}
+
+impl Partition {
+    /// Partitions the tasks of `c` under `plan` over `ranks` ranks (1 gives everything to rank 0),
+    /// cut as [`grain_for`] says.
+    pub(crate) fn new<B: Backend>(c: &Circuit, b: &B, plan: &MuxPlan, ranks: usize) -> Partition {
+        let ranks = ranks.max(1);
+        let set = Arc::new(build_tasks(c, b, plan, grain_for(ranks)));
+        Partition::of(c, b, plan, set, ranks)
+    }
+
+    /// Partitions the task table `set` (of `c` under `plan`) over `ranks` ranks.
+    pub(crate) fn of<B: Backend>(
+        c: &Circuit,
+        b: &B,
+        plan: &MuxPlan,
+        set: Arc<TaskSet>,
+        ranks: usize,
+    ) -> Partition {
+        let ranks = ranks.max(1);
+        let mut ring_exists: Vec<bool> = c
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, node)| matches!(node, Node::Const(_)) && plan.ring[i])
+            .collect();
+        for i in set.producer.keys() {
+            if let Item::Ring(node) = i {
+                ring_exists[*node as usize] = true;
+            }
+        }
+        let Grouping {
+            mut units,
+            mem_first,
+            forced,
+        } = grouping(c, &set);
+        let level = levels(&set);
+        let levels = level.iter().map(|&l| l + 1).max().unwrap_or(0);
+        let is_cmux_ram = |m: usize| {
+            let spec = &c.mems[m].spec;
+            mem_first[m] != u32::MAX && spec.kind == MemKind::Ram && spec.imp == MemImpl::Cmux
+        };
+        let write_units = |m: usize| {
+            let spec = &c.mems[m].spec;
+            (spec.words() * spec.data_width) as f64 * b.task_cost(TaskKind::RamWriteCell)
+        };
+        // A memory's unit also carries its clock-edge RAM write (work outside the DAG; the refresh
+        // is spread over every rank, the same share for each).
+        let mut edge_of_root: HashMap<u32, f64> = HashMap::new();
+        for (m, &first) in mem_first.iter().enumerate() {
+            if is_cmux_ram(m) {
+                *edge_of_root.entry(units.find(first)).or_default() += write_units(m);
+            }
+        }
+        let owner = place(
+            &set,
+            &level,
+            levels,
+            ranks,
+            &mut units,
+            &forced,
+            &edge_of_root,
+        );
+        let holder_of =
+            |i: &Item| -> Option<u32> { set.producer.get(i).map(|&p| owner[p as usize]) };
+        // Owners of state.
+        let dff_owner: Vec<u32> = c
+            .dffs
+            .iter()
+            .map(|d| holder_of(&Item::Bit(d.d)).unwrap_or(0))
+            .collect();
+        let mem_owner: Vec<u32> = mem_first
+            .iter()
+            .map(|&t| if t == u32::MAX { 0 } else { owner[t as usize] })
+            .collect();
+        // Who holds each item: a task's owner, a flip-flop's owner, or every rank (inputs, constants).
+        let holder = |i: &Item| -> u32 {
+            if let Some(h) = holder_of(i) {
+                return h;
+            }
+            match i {
+                Item::Bit(n) | Item::Ring(n) => match c.nodes[*n as usize] {
+                    Node::Dff(k) => dff_owner[k as usize],
+                    _ => EVERYWHERE,
+                },
+                Item::Sel { .. } | Item::WriteVal { .. } | Item::MuxSel(_) => EVERYWHERE,
+            }
+        };
+        // Needs: (item, dst) → earliest level.
+        let mut need: BTreeMap<(Item, u32), u32> = BTreeMap::new();
+        let mut add = |i: Item, dst: u32, deadline: u32| {
+            let h = holder(&i);
+            if h != EVERYWHERE && h != dst {
+                let e = need.entry((i, dst)).or_insert(deadline);
+                *e = (*e).min(deadline);
+            }
+        };
+        for (t, f) in set.facts.iter().enumerate() {
+            for &r in &f.reads {
+                add(r, owner[t], level[t]);
+            }
+        }
+        for p in &c.outputs {
+            for &bit in &p.bits {
+                add(Item::Bit(bit), 0, levels);
+            }
+        }
+        for (m, &o) in mem_owner.iter().enumerate() {
+            if is_cmux_ram(m) {
+                for bit in 0..c.mems[m].addr.len() as u32 {
+                    add(Item::Sel { mem: m as u32, bit }, o, levels);
+                }
+                for bit in 0..c.mems[m].wdata.len() as u32 {
+                    add(Item::WriteVal { mem: m as u32, bit }, o, levels);
+                }
+            }
+        }
+        for (k, d) in c.dffs.iter().enumerate() {
+            add(Item::Bit(d.d), dff_owner[k], levels);
+            if plan.carry.get(k).copied().unwrap_or(false) && ring_exists[d.d as usize] {
+                add(Item::Ring(d.d), dff_owner[k], levels);
+            }
+        }
+        let mut grouped: BTreeMap<(i64, u32, u32), (u32, Vec<Item>)> = BTreeMap::new();
+        for ((i, dst), deadline) in need {
+            let lvl = set
+                .producer
+                .get(&i)
+                .map_or(-1, |&p| i64::from(level[p as usize]));
+            let e = grouped
+                .entry((lvl, holder(&i), dst))
+                .or_insert((deadline, Vec::new()));
+            e.0 = e.0.min(deadline);
+            e.1.push(i);
+        }
+        let ram_edges = (0..c.mems.len())
+            .filter(|&m| is_cmux_ram(m))
+            .map(|m| RamEdge {
+                mem: m as u32,
+                owner: mem_owner[m],
+                write_units: write_units(m),
+                refresh_cells: b.ram_refreshes_per_cycle(&c.mems[m].spec),
+                refresh_units: b.task_cost(TaskKind::RamRefreshCell),
+            })
+            .collect();
+        let messages = grouped
+            .into_iter()
+            .map(|((level, src, dst), (deadline, items))| Message {
+                level,
+                src,
+                dst,
+                deadline,
+                items,
+            })
+            .collect();
+        Partition {
+            ranks,
+            select_batch: set.grain.select_batch,
+            critical_path_units: set.graph.critical_path(),
+            set,
+            ram_edges,
+            owner,
+            level,
+            levels,
+            dff_owner,
+            mem_owner,
+            ring_exists,
+            messages,
+        }
+    }
+
+    /// Tasks of a cycle.
+    pub fn tasks(&self) -> usize {
+        self.set.len()
+    }
+    /// Task `t`'s cost in the backend's units (from the task table).
+    pub fn cost(&self, t: usize) -> f64 {
+        self.set.facts[t].cost
+    }
+    /// Task `t`'s kind (from the task table).
+    pub fn kind(&self, t: usize) -> TaskKind {
+        self.set.facts[t].kind
+    }
+
+    /// Bootstrap work (cost units) of each rank.
+    pub fn work(&self) -> Vec<f64> {
+        let mut w = vec![0.0; self.ranks];
+        for (t, &r) in self.owner.iter().enumerate() {
+            w[r as usize] += self.cost(t);
+        }
+        w
+    }
+
+    /// (level-0 bits, rings) crossing ranks per cycle.
+    pub fn crossing(&self) -> (usize, usize) {
+        self.messages.iter().fold((0, 0), |(b, r), m| {
+            let (x, y) = m.counts();
+            (b + x, r + y)
+        })
+    }
+    /// Memory selectors crossing ranks per cycle.
+    pub fn crossing_sels(&self) -> usize {
+        self.messages.iter().map(Message::sels).sum()
+    }
+}
+
+/// Places every task on a rank: the units (with their clock-edge work `edge_of_root`) largest first
+/// on the least-loaded rank, then the other tasks level by level, largest first, each on the rank
+/// holding most of its operands among those within the level's fair share, else on the one
+/// furthest below it.
+fn place(
+    set: &TaskSet,
+    level: &[u32],
+    levels: u32,
+    ranks: usize,
+    units: &mut Units,
+    forced: &[Option<u32>],
+    edge_of_root: &HashMap<u32, f64>,
+) -> Vec<u32> {
+    let n = set.len();
+    let nl = levels as usize;
+    let cost = |t: u32| set.facts[t as usize].cost;
+    let mut owner = vec![u32::MAX; n];
+    let mut level_load = vec![0f64; nl * ranks];
+    let mut total = vec![0f64; ranks];
+    let mut members: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for t in 0..n as u32 {
+        let root = units.find(t);
+        members.entry(root).or_default().push(t);
+    }
+    let mut multi: Vec<(f64, u32, Option<u32>)> = members
+        .iter()
+        .filter(|(_, m)| m.len() > 1 || m.iter().any(|&t| forced[t as usize].is_some()))
+        .map(|(&root, m)| {
+            let w: f64 = m.iter().map(|&t| cost(t)).sum();
+            let f = m.iter().find_map(|&t| forced[t as usize]);
+            (w + edge_of_root.get(&root).copied().unwrap_or(0.0), root, f)
+        })
+        .collect();
+    multi.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
+    let mut edge = vec![0f64; ranks];
+    for (w, root, f) in multi {
+        let r = f.map_or_else(|| argmin(&total), |r| r as usize);
+        edge[r] += edge_of_root.get(&root).copied().unwrap_or(0.0);
+        total[r] += w;
+        for &t in &members[&root] {
+            owner[t as usize] = r as u32;
+            level_load[level[t as usize] as usize * ranks + r] += cost(t);
+        }
+    }
+    let mut by_level: Vec<Vec<u32>> = vec![Vec::new(); nl];
+    let mut level_total = vec![0f64; nl];
+    for t in 0..n {
+        if owner[t] == u32::MAX {
+            by_level[level[t] as usize].push(t as u32);
+        }
+        level_total[level[t] as usize] += cost(t as u32);
+    }
+    // Each rank's share of every level: equal, less the clock edge a rank does after its levels
+    // (so the ranks of the RAMs take less DAG work and all finish together).
+    let dag: f64 = set.facts.iter().map(|f| f.cost).sum();
+    let edges: f64 = edge.iter().sum();
+    let raw: Vec<f64> = edge
+        .iter()
+        .map(|&e| ((dag + edges) / ranks as f64 - e).max(0.0))
+        .collect();
+    let sum: f64 = raw.iter().sum();
+    let share: Vec<f64> = if dag > 0.0 && sum > 0.0 {
+        raw.iter().map(|&x| x / sum).collect()
+    } else {
+        vec![1.0 / ranks as f64; ranks]
+    };
+    let mut aff = vec![0f64; ranks];
+    for (l, ts) in by_level.iter_mut().enumerate() {
+        ts.sort_by(|&x, &y| cost(y).total_cmp(&cost(x)).then(x.cmp(&y)));
+        for &t in ts.iter() {
+            let ct = cost(t);
+            aff.iter_mut().for_each(|a| *a = 0.0);
+            for r in &set.facts[t as usize].reads {
+                let h = set.producer.get(r).map(|&p| owner[p as usize]);
+                if let Some(h) = h.filter(|&h| h != u32::MAX) {
+                    aff[h as usize] += affinity(r);
+                }
+            }
+            let loads = &level_load[l * ranks..(l + 1) * ranks];
+            let mut best: Option<usize> = None;
+            for r in 0..ranks {
+                let cap = (level_total[l] * share[r]).max(ct) * 1.1 + 1e-9;
+                if loads[r] + ct > cap {
+                    continue;
+                }
+                best = match best {
+                    None => Some(r),
+                    Some(q) => {
+                        let better = aff[r] > aff[q]
+                            || (aff[r] == aff[q]
+                                && (loads[r] < loads[q]
+                                    || (loads[r] == loads[q] && total[r] < total[q])));
+                        Some(if better { r } else { q })
+                    }
+                };
+            }
+            let r = best.unwrap_or_else(|| {
+                // The rank furthest below its share of this level.
+                let rel = |r: usize| (loads[r] + ct) / share[r].max(1e-9);
+                let mut q = 0;
+                for r in 1..ranks {
+                    if rel(r) < rel(q) || (rel(r) == rel(q) && total[r] < total[q]) {
+                        q = r;
+                    }
+                }
+                q
+            });
+            owner[t as usize] = r as u32;
+            level_load[l * ranks + r] += ct;
+            total[r] += ct;
+        }
+    }
+    owner
+}
+
+#[cfg(test)]
+#[path = "partition_tests.rs"]
+mod tests;

@@ -1,0 +1,292 @@
+//! Tests of the partition (`super`): every read is served in time, shares are even, and the cost
+//! model built on it is consistent.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use super::*;
+use crate::costmodel::{predict, Measured, Network};
+use crate::{Blueprint, Engine, GateKind, LeveledParams, NetlistBuilder, PlainBackend};
+
+/// A random circuit with flip-flops, NOTs and MUXes whose selects drive several MUXes (so the
+/// TFHE plan makes CMUXes, select batches and lifts).
+fn random_circuit(seed: u64) -> Arc<Circuit> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut next = move |n: usize| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % n as u64) as usize
+    };
+    let mut b = NetlistBuilder::new();
+    let mut w = b.input("x", 8);
+    let dffs: Vec<_> = (0..12).map(|i| b.dff(i % 3 == 0)).collect();
+    w.extend(&dffs);
+    let sels: Vec<_> = w[..4].to_vec();
+    for i in 0..150 {
+        let (a, c) = (w[next(w.len())], w[next(w.len())]);
+        let v = match i % 5 {
+            0 => b.not(a),
+            1 | 2 => b.mux(sels[next(sels.len())], a, c),
+            _ => b.gate(GateKind::ALL[next(GateKind::ALL.len())], a, c),
+        };
+        w.push(v);
+    }
+    for (k, &q) in dffs.iter().enumerate() {
+        b.connect_dff(q, w[w.len() - 1 - k]).unwrap();
+    }
+    let outs = w[w.len() - 8..].to_vec();
+    b.output("y", &outs);
+    let bp = Blueprint::single("core", b.build().unwrap());
+    Arc::new(Circuit::compile(&bp).unwrap())
+}
+
+fn memuser() -> Arc<Circuit> {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/memuser.toml");
+    Arc::new(Circuit::from_blueprint_path(&p).unwrap())
+}
+
+fn engines() -> Vec<Engine<PlainBackend>> {
+    let lp = LeveledParams::for_params(&vsp_tfhe::Params::default_128()).unwrap();
+    let mut v = Vec::new();
+    for c in [memuser(), random_circuit(1), random_circuit(7)] {
+        let mut e = Engine::new(PlainBackend, c.clone());
+        v.push(Engine::new(PlainBackend, c));
+        e.set_leveled(Some(lp));
+        v.push(e);
+    }
+    v
+}
+
+/// Every value a rank reads at level L is made there earlier, held there, or arrives in a
+/// message from a lower level due by L; outputs reach rank 0 and D inputs their flip-flop's rank.
+#[test]
+fn every_read_is_local_or_received_in_time() {
+    let mut cmuxes = 0;
+    for e in engines() {
+        let c = &*e.circuit;
+        for ranks in [1, 2, 3, 7] {
+            let p = e.plan_partition(ranks);
+            cmuxes += p
+                .set
+                .tasks
+                .iter()
+                .filter(|t| matches!(t, Task::Cmux(_)))
+                .count();
+            assert_eq!(p.owner.len(), p.tasks());
+            assert!(p.set.batches.iter().all(|b| b.len() <= p.select_batch));
+            assert!(p.owner.iter().all(|&r| (r as usize) < ranks));
+            if ranks == 1 {
+                assert!(p.messages.is_empty());
+                assert_eq!(
+                    p.set.tasks, e.tasks.tasks,
+                    "one rank runs the engine's own tasks"
+                );
+            }
+            let mut made: HashMap<Item, usize> = HashMap::new();
+            let io = &p.set.facts;
+            for (t, x) in io.iter().enumerate() {
+                for &w in &x.writes {
+                    assert!(made.insert(w, t).is_none(), "one writer per item");
+                }
+            }
+            let mut got: HashMap<(Item, u32), (i64, u32)> = HashMap::new();
+            for m in &p.messages {
+                assert_ne!(m.src, m.dst);
+                assert!(m.deadline as i64 > m.level);
+                for &i in &m.items {
+                    assert!(got.insert((i, m.dst), (m.level, m.deadline)).is_none());
+                    if let Some(&t) = made.get(&i) {
+                        assert_eq!(p.owner[t], m.src);
+                        assert_eq!(i64::from(p.level[t]), m.level);
+                    }
+                }
+            }
+            let has = |i: Item, r: u32, at: u32| -> bool {
+                match made.get(&i) {
+                    Some(&t) if p.owner[t] == r => p.level[t] < at,
+                    Some(_) => got.get(&(i, r)).is_some_and(|&(_, d)| d <= at),
+                    // Only sources have no task: inputs and constants everywhere, flip-flops
+                    // on their owner.
+                    None => match i {
+                        Item::Bit(n) | Item::Ring(n) => match c.nodes[n as usize] {
+                            Node::Dff(k) => {
+                                p.dff_owner[k as usize] == r
+                                    || got.get(&(i, r)).is_some_and(|&(_, d)| d <= at)
+                            }
+                            Node::Input(_) | Node::Const(_) => true,
+                            _ => false,
+                        },
+                        Item::Sel { .. } | Item::WriteVal { .. } | Item::MuxSel(_) => false,
+                    },
+                }
+            };
+            for (t, x) in io.iter().enumerate() {
+                for &i in &x.reads {
+                    assert!(has(i, p.owner[t], p.level[t]), "task {t} misses item {i:?}");
+                }
+            }
+            for port in &c.outputs {
+                for &n in &port.bits {
+                    assert!(has(Item::Bit(n), 0, p.levels));
+                }
+            }
+            for (k, d) in c.dffs.iter().enumerate() {
+                assert!(has(Item::Bit(d.d), p.dff_owner[k], p.levels));
+            }
+            for edge in &p.ram_edges {
+                assert_eq!(edge.owner, p.mem_owner[edge.mem as usize]);
+                let mem = edge.mem;
+                for bit in 0..c.mems[mem as usize].addr.len() as u32 {
+                    let s = Item::Sel { mem, bit };
+                    assert!(has(s, edge.owner, p.levels), "the RAM write's selectors");
+                }
+                for bit in 0..c.mems[mem as usize].wdata.len() as u32 {
+                    let v = Item::WriteVal { mem, bit };
+                    assert!(has(v, edge.owner, p.levels), "the RAM write's values");
+                }
+            }
+            if ranks == 7 && c.mems.len() > 1 {
+                let parts = p
+                    .set
+                    .tasks
+                    .iter()
+                    .filter(|t| matches!(t, Task::Select { .. } | Task::RomRead { .. }))
+                    .count();
+                assert!(parts > 2 * c.mems.len(), "selects and ROM reads are cut up");
+            }
+            let total: f64 = p.work().iter().sum();
+            let cost: f64 = (0..p.tasks()).map(|t| p.cost(t)).sum();
+            assert!((total - cost).abs() <= 1e-9 * cost.max(1.0));
+            let owners: HashSet<u32> = p.owner.iter().copied().collect();
+            if ranks > 1 && p.tasks() > 50 {
+                assert!(owners.len() > 1, "work is spread");
+            }
+        }
+    }
+    assert!(cmuxes > 0, "the plans exercise CMUXes");
+}
+
+/// Refresh shares cover every cell once, in order, as evenly as possible.
+#[test]
+fn refresh_shares_split_evenly() {
+    for cells in [0, 1, 7, 304, 4096] {
+        for ranks in [1, 2, 3, 64, 256] {
+            let shares: Vec<_> = (0..ranks).map(|r| refresh_share(cells, ranks, r)).collect();
+            assert_eq!(shares[0].start, 0);
+            assert_eq!(shares[ranks - 1].end, cells);
+            for w in shares.windows(2) {
+                assert_eq!(w[0].end, w[1].start);
+            }
+            let (lo, hi) = shares.iter().fold((usize::MAX, 0), |(lo, hi), s| {
+                (lo.min(s.len()), hi.max(s.len()))
+            });
+            assert!(hi - lo <= 1, "{cells} cells on {ranks} ranks");
+        }
+    }
+    assert_eq!(select_batch_for(1), SELECT_BATCH);
+    assert_eq!(select_batch_for(2), SELECT_BATCH);
+    assert!(select_batch_for(4) < SELECT_BATCH);
+    assert_eq!(select_batch_for(64), 1);
+}
+
+/// The model on one rank is the work plus the clock edge; more ranks over a free network are
+/// never slower than the critical path allows and not slower than one rank.
+#[test]
+fn cost_model_is_consistent() {
+    for e in engines() {
+        let m = Measured {
+            seconds_per_unit: 1e-3,
+            bit_bytes: 2528,
+            ring_bytes: 16400,
+            sel_bytes: 131_080,
+        };
+        let free = Network {
+            bandwidth_bits: f64::INFINITY,
+            latency: 0.0,
+        };
+        let p1 = e.plan_partition(1);
+        let one = predict(&p1, &m, &free, 1);
+        let edge: f64 = p1
+            .ram_edges
+            .iter()
+            .map(|x| x.write_units + x.refresh_cells as f64 * x.refresh_units)
+            .sum();
+        let dag: f64 = (0..p1.tasks()).map(|t| p1.cost(t)).sum();
+        let work: f64 = (dag + edge) * 1e-3;
+        assert!((one.seconds - work.max(one.critical_path_seconds)).abs() < 1e-9);
+        for ranks in [2, 4, 64] {
+            let part = e.plan_partition(ranks);
+            let p = predict(&part, &m, &free, 1);
+            assert!(p.seconds >= p.critical_path_seconds - 1e-12);
+            assert!(p.seconds <= one.seconds + 1e-9);
+            // A greedy dataflow schedule is not monotone in message delays (Graham's list-scheduling
+            // anomalies: a later message can reorder the ready tasks for the better), so a real
+            // network may come out a little faster than a free one; a crawling one may not.
+            let slow = predict(&part, &m, &Network::TEN_GBE, 1);
+            assert!(
+                slow.seconds >= 0.85 * p.seconds,
+                "{ranks}: {} < {}",
+                slow.seconds,
+                p.seconds
+            );
+            let crawl = Network {
+                bandwidth_bits: 1e6,
+                latency: 1e-3,
+            };
+            if !part.messages.is_empty() {
+                assert!(predict(&part, &m, &crawl, 1).seconds > p.seconds);
+            }
+        }
+    }
+}
+
+/// A RAM's clock edge: the write on its rank, the refresh cells split over every rank, and the
+/// model charges them so (TFHE costs, plain circuit: no key needed to plan).
+#[test]
+fn ram_refresh_is_spread_over_ranks() {
+    let c = memuser();
+    let params = vsp_tfhe::Params::default_128();
+    let noise = crate::noise::NoiseModel::of(&params);
+    let spec = &c
+        .mems
+        .iter()
+        .find(|m| m.spec.kind == crate::blueprint::MemKind::Ram)
+        .unwrap()
+        .spec;
+    let cells = crate::cmux::refreshes_per_cycle(
+        &noise,
+        crate::noise::RefreshPolicy::default(),
+        spec.addr_width,
+        spec.data_width,
+    );
+    assert!(cells >= spec.data_width, "at least a word a cycle");
+    let m = Measured {
+        seconds_per_unit: 1e-3,
+        bit_bytes: 2528,
+        ring_bytes: 16400,
+        sel_bytes: 131_080,
+    };
+    // The same partitions with the RAM refreshing `cells` cells of 10 units each, or none.
+    let e = Engine::new(PlainBackend, c.clone());
+    let with_refresh = |ranks: usize, cells: usize| {
+        let mut p = e.plan_partition(ranks);
+        assert_eq!(p.ram_edges.len(), 1);
+        for x in &mut p.ram_edges {
+            x.refresh_cells = cells;
+            x.refresh_units = 10.0;
+        }
+        p
+    };
+    let free = Network {
+        bandwidth_bits: f64::INFINITY,
+        latency: 0.0,
+    };
+    let unit = 10.0 * 1e-3;
+    let t = |ranks: usize, cells: usize| predict(&with_refresh(ranks, cells), &m, &free, 1).seconds;
+    // One rank does every refresh; on four each does at most a quarter after its levels.
+    assert!((t(1, cells) - t(1, 0) - cells as f64 * unit).abs() < 1e-9);
+    let four = t(4, cells) - t(4, 0);
+    assert!(four > 0.0);
+    assert!(four <= cells.div_ceil(4) as f64 * unit + 1e-9, "{four}");
+}

@@ -1,0 +1,266 @@
+//! What each task of a cycle does ([`Ctx::exec`]) over the cycle's slots. Where and when a task runs
+//! is the executor's business ([`super::executor`]); what it reads and writes is stated once in the
+//! task table ([`super::tasks::facts`]).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+
+use super::tasks::{span, Task};
+use super::MemState;
+use crate::backend::Backend;
+use crate::blueprint::MemKind;
+use crate::circuit::{Circuit, Node, NodeId};
+use crate::error::CircuitError;
+use crate::leveled::MuxPlan;
+
+/// An internal error of the evaluator (a value the task order guarantees is missing): a bug, never
+/// the input's fault.
+pub(crate) fn internal(what: &str) -> CircuitError {
+    CircuitError::Backend(format!("internal evaluation error: {what}"))
+}
+
+/// The slots of one cycle and what the tasks need to fill them (shared by every worker thread).
+pub(crate) struct Ctx<'a, B: Backend> {
+    pub(crate) c: &'a Circuit,
+    pub(crate) b: &'a B,
+    pub(crate) plan: &'a MuxPlan,
+    pub(crate) values: &'a [OnceLock<B::Bit>],
+    pub(crate) rings: &'a [OnceLock<B::Ring>],
+    pub(crate) dff_rings: &'a [Option<B::Ring>],
+    pub(crate) lifts: &'a AtomicUsize,
+    pub(crate) sels: &'a [Vec<OnceLock<B::Sel>>],
+    pub(crate) msels: &'a [OnceLock<B::Sel>],
+    pub(crate) batches: &'a [Vec<u32>],
+    pub(crate) wvals: &'a [Vec<OnceLock<B::WriteVal>>],
+    pub(crate) mems: &'a [MemState<B>],
+}
+
+impl<B: Backend> Ctx<'_, B> {
+    /// Node `id`'s bit (an internal error before its task ran).
+    pub(crate) fn get(&self, id: NodeId) -> Result<&B::Bit, CircuitError> {
+        self.slot(self.values, id, "value")
+    }
+    /// Stores node `id`'s bit (the first value stored stays).
+    pub(crate) fn set(&self, id: NodeId, v: B::Bit) {
+        fill(self.values, id, v);
+    }
+    /// Node `id`'s ring (an internal error before its task ran).
+    pub(crate) fn ring(&self, id: NodeId) -> Result<&B::Ring, CircuitError> {
+        self.slot(self.rings, id, "ring")
+    }
+    /// Stores node `id`'s ring (the first ring stored stays).
+    pub(crate) fn set_ring(&self, id: NodeId, r: B::Ring) {
+        fill(self.rings, id, r);
+    }
+    fn slot<'s, T>(
+        &self,
+        slots: &'s [OnceLock<T>],
+        id: NodeId,
+        what: &str,
+    ) -> Result<&'s T, CircuitError> {
+        slots
+            .get(id as usize)
+            .and_then(OnceLock::get)
+            .ok_or_else(|| internal(&format!("{what} of {} missing", self.c.node_name(id))))
+    }
+    /// Stores a result produced in ring form: the ring if planned, its extraction if the bit is needed.
+    fn set_from_ring(&self, id: NodeId, r: B::Ring) -> Result<(), CircuitError> {
+        let i = id as usize;
+        if self.plan.tlwe[i] {
+            self.set(id, self.b.extract(&r)?);
+        }
+        if self.plan.ring[i] {
+            self.set_ring(id, r);
+        }
+        Ok(())
+    }
+    /// Stores a bit whose ring is made fresh by a bootstrap (a refresh).
+    fn set_refreshed(&self, id: NodeId, bit: B::Bit) -> Result<(), CircuitError> {
+        let i = id as usize;
+        if self.plan.ring[i] {
+            self.set_ring(id, self.b.lift(&bit)?);
+        }
+        if self.plan.tlwe[i] {
+            self.set(id, bit);
+        }
+        Ok(())
+    }
+    /// Memory `mem`'s address selectors (an internal error before they are made).
+    pub(crate) fn addr(&self, mem: usize) -> Result<Vec<&B::Sel>, CircuitError> {
+        self.sels
+            .get(mem)
+            .ok_or_else(|| internal("memory out of range"))?
+            .iter()
+            .map(|s| got(s, "address selector"))
+            .collect()
+    }
+    pub(crate) fn exec(&self, t: Task) -> Result<(), CircuitError> {
+        let b = self.b;
+        match t {
+            Task::Node(id) => {
+                let i = id as usize;
+                let (tlwe, ring) = (self.plan.tlwe[i], self.plan.ring[i]);
+                match self.c.nodes[i] {
+                    Node::Not(a) => {
+                        if tlwe {
+                            self.set(id, b.not(self.get(a)?)?);
+                        }
+                        if ring {
+                            self.set_ring(id, b.ring_not(self.ring(a)?));
+                        }
+                    }
+                    Node::Gate(k, x, y) if ring => {
+                        let r = b.gate_ring(k, self.get(x)?, self.get(y)?)?;
+                        self.set_from_ring(id, r)?;
+                    }
+                    Node::Gate(k, x, y) => self.set(id, b.gate(k, self.get(x)?, self.get(y)?)?),
+                    Node::Cell { spec, ins } => {
+                        let xs = ins[..spec.arity()]
+                            .iter()
+                            .map(|&x| self.get(x))
+                            .collect::<Result<Vec<_>, _>>()?;
+                        if ring {
+                            self.set_from_ring(id, b.cell_ring(&spec, &xs)?)?;
+                        } else {
+                            self.set(id, b.cell(&spec, &xs)?);
+                        }
+                    }
+                    Node::Mux { s, a, b: y } if ring && self.plan.refresh[i] => {
+                        let bit = b.mux(self.get(s)?, self.get(a)?, self.get(y)?)?;
+                        self.set_refreshed(id, bit)?;
+                    }
+                    Node::Mux { s, a, b: y } if ring => {
+                        let r = b.mux_ring(self.get(s)?, self.get(a)?, self.get(y)?)?;
+                        self.set_from_ring(id, r)?;
+                    }
+                    Node::Mux { s, a, b: y } => {
+                        self.set(id, b.mux(self.get(s)?, self.get(a)?, self.get(y)?)?)
+                    }
+                    _ => return Err(internal("source node scheduled")),
+                }
+            }
+            Task::MuxSels(batch) => {
+                let slots = self
+                    .batches
+                    .get(batch as usize)
+                    .ok_or_else(|| internal("select batch missing"))?;
+                let bits = slots
+                    .iter()
+                    .map(|&s| self.get(self.plan.sel_nodes[s as usize]))
+                    .collect::<Result<Vec<_>, _>>()?;
+                for (&s, sel) in slots.iter().zip(b.select_batch(&bits)?) {
+                    let _ = self.msels[s as usize].set(sel);
+                }
+            }
+            Task::Cmux(id) => {
+                let Node::Mux { s, a, b: y } = self.c.nodes[id as usize] else {
+                    return Err(internal("CMUX task on a non-MUX node"));
+                };
+                let slot = self.plan.sel_slot[s as usize];
+                let sel = self
+                    .msels
+                    .get(slot as usize)
+                    .and_then(OnceLock::get)
+                    .ok_or_else(|| internal("MUX select missing"))?;
+                let r = b.cmux(sel, self.ring(a)?, self.ring(y)?)?;
+                if self.plan.refresh[id as usize] {
+                    self.set_refreshed(id, b.extract(&r)?)?;
+                } else {
+                    self.set_from_ring(id, r)?;
+                }
+            }
+            Task::Lift(id) => {
+                let carried = match self.c.nodes[id as usize] {
+                    Node::Dff(k) => self.dff_rings.get(k as usize).and_then(Option::as_ref),
+                    _ => None,
+                };
+                let r = match carried {
+                    Some(r) => r.clone(),
+                    None => {
+                        self.lifts.fetch_add(1, Ordering::Relaxed);
+                        b.lift(self.get(id)?)?
+                    }
+                };
+                self.set_ring(id, r);
+            }
+            Task::Select { mem, first, count } => {
+                let range = span(first, count);
+                let m = &self.c.mems[mem as usize];
+                let bits = m
+                    .addr
+                    .get(range.clone())
+                    .ok_or_else(|| internal("address bits out of range"))?
+                    .iter()
+                    .map(|&a| self.get(a))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let sels = match m.spec.kind {
+                    MemKind::Ram => b.ram_select_batch(&bits)?,
+                    MemKind::Rom => b.select_batch(&bits)?,
+                };
+                let slots = self.sels[mem as usize]
+                    .get(range)
+                    .ok_or_else(|| internal("selectors out of range"))?;
+                for (slot, sel) in slots.iter().zip(sels) {
+                    let _ = slot.set(sel);
+                }
+            }
+            Task::RomRead { mem, first, count } => {
+                let MemState::Rom(rom) = &self.mems[mem as usize] else {
+                    return Err(internal("ROM state missing"));
+                };
+                let range = span(first, count);
+                let nodes = self.c.mems[mem as usize]
+                    .rdata
+                    .get(range.clone())
+                    .ok_or_else(|| internal("ROM bits out of range"))?;
+                let out = b.rom_read_bits(rom, &self.addr(mem as usize)?, range)?;
+                for (&node, r) in nodes.iter().zip(out) {
+                    self.set_from_ring(node, r)?;
+                }
+            }
+            Task::RamRead { mem, bit } => {
+                let MemState::Ram(ram) = &self.mems[mem as usize] else {
+                    return Err(internal("RAM state missing"));
+                };
+                let v = b.ram_read(ram, &self.addr(mem as usize)?, bit as usize)?;
+                self.set_from_ring(self.c.mems[mem as usize].rdata[bit as usize], v)?;
+            }
+            Task::WriteVal { mem, bit } => {
+                let m = &self.c.mems[mem as usize];
+                let we = m.wren.ok_or_else(|| internal("RAM without wren"))?;
+                let v = b.ram_write_value(
+                    self.get(we)?,
+                    self.get(m.wdata[bit as usize])?,
+                    self.get(m.rdata[bit as usize])?,
+                )?;
+                let _ = at(self.wvals, mem, bit)?.set(v);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Stores `v` in slot `id` unless it holds a value already.
+fn fill<T>(slots: &[OnceLock<T>], id: NodeId, v: T) {
+    if let Some(slot) = slots.get(id as usize) {
+        let _ = slot.set(v);
+    }
+}
+
+/// The slot of a memory's value `bit` (a selector, a write value).
+pub(crate) fn at<T>(
+    slots: &[Vec<OnceLock<T>>],
+    mem: u32,
+    bit: u32,
+) -> Result<&OnceLock<T>, CircuitError> {
+    slots
+        .get(mem as usize)
+        .and_then(|v| v.get(bit as usize))
+        .ok_or_else(|| internal("memory value out of range"))
+}
+
+/// The value in `slot` (an internal error when its task has not run).
+pub(crate) fn got<'s, T>(slot: &'s OnceLock<T>, what: &str) -> Result<&'s T, CircuitError> {
+    slot.get()
+        .ok_or_else(|| internal(&format!("{what} missing")))
+}
