@@ -7,10 +7,6 @@
 use crate::error::{Error, Result};
 use vsp_math::ShoupConst;
 
-fn math(e: vsp_math::MathError) -> Error {
-    Error::Arithmetic(e)
-}
-
 /// A prime modulus q < 2^62 (vsp-math's [`vsp_math::Modulus`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Modulus(vsp_math::Modulus);
@@ -18,7 +14,7 @@ pub struct Modulus(vsp_math::Modulus);
 impl Modulus {
     /// Builds the modulus; q must be in [2, 2^62).
     pub fn new(q: u64) -> Result<Self> {
-        vsp_math::Modulus::new(q).map(Self).map_err(math)
+        Ok(Self(vsp_math::Modulus::new(q)?))
     }
     /// The modulus value.
     #[inline(always)]
@@ -93,17 +89,17 @@ pub fn is_prime(n: u64) -> bool {
 
 /// `count` distinct primes of exactly `bits` bits, ≡ 1 mod 2n, largest first, skipping `exclude`.
 pub fn ntt_primes(bits: u32, n: usize, count: usize, exclude: &[u64]) -> Result<Vec<u64>> {
-    let all = vsp_math::generate_ntt_primes(bits, n, count + exclude.len()).map_err(math)?;
+    let all = vsp_math::generate_ntt_primes(bits, n, count + exclude.len())?;
     let out: Vec<u64> = all
         .into_iter()
         .filter(|p| !exclude.contains(p))
         .take(count)
         .collect();
     if out.len() < count {
-        return Err(Error::Math(format!(
-            "not enough {bits}-bit primes ≡ 1 mod {}",
-            2 * n
-        )));
+        return Err(Error::NotEnoughPrimes {
+            bits,
+            modulus: 2 * n,
+        });
     }
     Ok(out)
 }
@@ -119,7 +115,7 @@ impl NttTable {
     /// Tables for degree n modulo q.
     pub fn new(m: Modulus, n: usize) -> Result<Self> {
         Ok(Self {
-            inner: vsp_math::NttTable::new(n, m.0).map_err(math)?,
+            inner: vsp_math::NttTable::new(n, m.0)?,
             n,
         })
     }

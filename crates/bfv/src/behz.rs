@@ -138,10 +138,10 @@ impl BehzTools {
         let msk = *bsk
             .moduli()
             .last()
-            .ok_or_else(|| Error::Math("empty Bsk".into()))?;
+            .ok_or(Error::Precondition("empty Bsk"))?;
         let q_to_bsk_mtilde = FastConv::new(q, 1 << M_TILDE_BITS, bsk.moduli(), true)?;
         let fast = |from: &RnsBasis, to: &vsp_math::RnsBasis| {
-            vsp_math::BaseConverter::new(from.math(), to).map_err(|e| Error::Math(e.to_string()))
+            vsp_math::BaseConverter::new(from.math(), to).map_err(Error::from)
         };
         let q_to_bsk = fast(q, bsk.math())?;
         let b_to_q = fast(&b, q.math())?;
@@ -161,24 +161,23 @@ impl BehzTools {
             q_mod_bsk.push(qm);
             let im = m
                 .inv(1 << M_TILDE_BITS)
-                .ok_or_else(|| Error::Math("m̃ not invertible".into()))?;
+                .ok_or(Error::Precondition("m̃ not invertible"))?;
             inv_mtilde_bsk.push((im, m.shoup(im)));
             let iq = m
                 .inv(qm)
-                .ok_or_else(|| Error::Math("q not invertible mod Bsk".into()))?;
+                .ok_or(Error::Precondition("q not invertible mod Bsk"))?;
             inv_q_bsk.push((iq, m.shoup(iq)));
         }
         let b_prod = primes[..b_len].iter().fold(BigUint::one(), |a, &p| a * p);
         let inv_b_msk = msk
             .inv(big_mod(&b_prod, msk.value()))
-            .ok_or_else(|| Error::Math("B not invertible".into()))?;
+            .ok_or(Error::Precondition("B not invertible"))?;
         let b_mod_q = q
             .moduli()
             .iter()
             .map(|m| big_mod(&b_prod, m.value()))
             .collect();
-        let qb_ntt = q.ntt().iter().chain(bsk.ntt()).cloned().collect();
-        let qb_mod = q.moduli().iter().chain(bsk.moduli()).copied().collect();
+        let (qb_ntt, qb_mod) = q.joined_with(&bsk);
         Ok(Self {
             bsk,
             b_len,
@@ -235,11 +234,8 @@ impl BehzTools {
                 .iter_mut()
                 .for_each(|v| *v = m.mul_shoup(*v, tm, ts));
         }
-        let math = |e: vsp_math::MathError| Error::Math(e.to_string());
         let mut conv = vec![0u64; l * n];
-        self.q_to_bsk
-            .fast_convert(&x[..k * n], &mut conv, n)
-            .map_err(math)?;
+        self.q_to_bsk.fast_convert(&x[..k * n], &mut conv, n)?;
         let mut floor = vec![0u64; l * n];
         for (j, m) in self.bsk.moduli().iter().enumerate() {
             let (iq, iqs) = self.inv_q_bsk[j];
@@ -251,12 +247,10 @@ impl BehzTools {
         // Shenoy–Kumaresan: the m_sk residue reveals the overflow of the conversion from B.
         let mut out = vec![0u64; k * n];
         self.b_to_q
-            .fast_convert(&floor[..self.b_len * n], &mut out, n)
-            .map_err(math)?;
+            .fast_convert(&floor[..self.b_len * n], &mut out, n)?;
         let mut in_msk = vec![0u64; n];
         self.b_to_msk
-            .fast_convert(&floor[..self.b_len * n], &mut in_msk, n)
-            .map_err(math)?;
+            .fast_convert(&floor[..self.b_len * n], &mut in_msk, n)?;
         let msk = self.bsk.moduli()[self.b_len];
         let x_msk = &floor[self.b_len * n..];
         for c in 0..n {
@@ -292,21 +286,16 @@ impl BehzTools {
         };
         exec.per_item(&mut ext, |_, c| *c = self.lift_ntt(c, k, n));
         let m = &self.qb_mod;
-        let mut prods: Vec<Result<Vec<u64>>> = poly::tensor(m, &ext, n, &Exec::sequential())
-            .into_iter()
-            .map(Ok)
-            .collect();
+        let mut prods: [Result<Vec<u64>>; 3] =
+            poly::tensor(m, &ext, n, &Exec::sequential()).map(Ok);
         exec.per_item(&mut prods, |_, e| {
             if let Ok(x) = e {
                 poly::inverse(&self.qb_ntt, x, n, &Exec::sequential());
                 *e = self.floor_and_convert(x, k, n, t);
             }
         });
-        let mut it = prods.into_iter();
-        match (it.next(), it.next(), it.next()) {
-            (Some(e0), Some(e1), Some(e2)) => Ok([e0?, e1?, e2?]),
-            _ => Err(Error::Math("tensor product lost a component".into())),
-        }
+        let [e0, e1, e2] = prods;
+        Ok([e0?, e1?, e2?])
     }
 }
 
@@ -342,7 +331,7 @@ impl BehzDecryptor {
         exclude.push(t_val);
         let gamma_val = *ntt_primes(61, n, 1, &exclude)?
             .first()
-            .ok_or_else(|| Error::Math("no γ prime".into()))?;
+            .ok_or(Error::Precondition("no γ prime"))?;
         let gamma = Modulus::new(gamma_val)?;
         let t = Modulus::new(t_val)?;
         let t_gamma_mod_q = q
@@ -363,7 +352,7 @@ impl BehzDecryptor {
         };
         let inv_gamma_t = t
             .inv(t.reduce(gamma_val))
-            .ok_or_else(|| Error::Math("γ not invertible mod t".into()))?;
+            .ok_or(Error::Precondition("γ not invertible mod t"))?;
         Ok(Self {
             params: params.clone(),
             n,

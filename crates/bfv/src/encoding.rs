@@ -57,7 +57,7 @@ impl BatchTables {
         for (k, v) in x.iter().enumerate() {
             let e = *log
                 .get(v)
-                .ok_or_else(|| Error::Math("batching root not found".into()))?;
+                .ok_or(Error::Precondition("batching root not found"))?;
             exp_to_index[e] = k;
         }
         let half = n / 2;
@@ -69,7 +69,7 @@ impl BatchTables {
             g = g * 3 % two_n;
         }
         if slot_to_index.contains(&usize::MAX) {
-            return Err(Error::Math("batching index map incomplete".into()));
+            return Err(Error::Precondition("batching index map incomplete"));
         }
         Ok(Self { ntt, slot_to_index })
     }

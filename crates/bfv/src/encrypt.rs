@@ -133,8 +133,7 @@ impl SecretKey {
         let n = p.degree();
         let mut out = vec![0u64; n];
         p.decrypt_rounder
-            .scale_range(&x, &[], n, 0, n, &mut out, n)
-            .map_err(|e| Error::Math(e.to_string()))?;
+            .scale_range(&x, &[], n, 0, n, &mut out, n)?;
         Ok(Plaintext {
             params_id: p.id(),
             coeffs: out,

@@ -47,7 +47,15 @@ pub enum Error {
     Arithmetic(#[from] vsp_math::MathError),
     /// An arithmetic precondition of the scheme failed (a batching root, an inverse in a base).
     #[error("arithmetic: {0}")]
-    Math(String),
+    Precondition(&'static str),
+    /// Fewer NTT-friendly primes of the size exist than the parameters ask for.
+    #[error("arithmetic: not enough {bits}-bit primes ≡ 1 mod {modulus}")]
+    NotEnoughPrimes {
+        /// The primes' bit size.
+        bits: u32,
+        /// The modulus the primes must be ≡ 1 to (2N).
+        modulus: usize,
+    },
     /// Thread-pool creation failed.
     #[error("thread pool: {0}")]
     ThreadPool(#[from] rayon::ThreadPoolBuildError),

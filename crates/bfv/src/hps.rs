@@ -26,10 +26,6 @@ pub struct HpsTools {
     qp_mod: Vec<Modulus>,
 }
 
-fn math(e: vsp_math::MathError) -> Error {
-    Error::Math(e.to_string())
-}
-
 impl HpsTools {
     /// Chooses P with log P ≥ log Q + log N + log t + 3, so that the tensor product (|x| ≤ N·Q²/2)
     /// is exact in Q·P and t·x/Q (|·| ≤ t·N·Q/2) is exact in P.
@@ -48,8 +44,7 @@ impl HpsTools {
         let q_to_p = exact_converter(q, &p)?;
         let p_to_q = exact_converter(&p, q)?;
         let scaler = scale_round(q, p.math(), t, true)?;
-        let qp_ntt = q.ntt().iter().chain(p.ntt()).cloned().collect();
-        let qp_mod = q.moduli().iter().chain(p.moduli()).copied().collect();
+        let (qp_ntt, qp_mod) = q.joined_with(&p);
         Ok(Self {
             p,
             q_to_p,
@@ -69,7 +64,7 @@ impl HpsTools {
         exec.try_per_coeff_range(n, l, &mut out[k * n..], |s, e, blk, stride| {
             self.q_to_p
                 .exact_convert_range(c, n, s, e, blk, stride)
-                .map_err(math)
+                .map_err(Error::from)
         })?;
         poly::forward(&self.qp_ntt, &mut out, n, exec);
         Ok(out)
@@ -84,13 +79,13 @@ impl HpsTools {
         exec.try_per_coeff_range(n, l, &mut in_p, |s, end, blk, stride| {
             self.scaler
                 .scale_range(eq, ep, n, s, end, blk, stride)
-                .map_err(math)
+                .map_err(Error::from)
         })?;
         let mut in_q = vec![0u64; k * n];
         exec.try_per_coeff_range(n, k, &mut in_q, |s, end, blk, stride| {
             self.p_to_q
                 .exact_convert_range(&in_p, n, s, end, blk, stride)
-                .map_err(math)
+                .map_err(Error::from)
         })?;
         poly::give(in_p);
         Ok(in_q)
@@ -117,16 +112,12 @@ impl HpsTools {
             .collect::<Result<Vec<_>>>()?;
         let prods = poly::tensor(&self.qp_mod, &ext, n, exec);
         ext.into_iter().for_each(poly::give);
-        let mut out = Vec::with_capacity(3);
-        for mut e in prods {
-            out.push(self.scale_down(&mut e, k, n, exec)?);
+        let mut out: [Vec<u64>; 3] = Default::default();
+        for (o, mut e) in out.iter_mut().zip(prods) {
+            *o = self.scale_down(&mut e, k, n, exec)?;
             poly::give(e);
         }
-        let mut it = out.into_iter();
-        match (it.next(), it.next(), it.next()) {
-            (Some(e0), Some(e1), Some(e2)) => Ok([e0, e1, e2]),
-            _ => Err(Error::Math("tensor product lost a component".into())),
-        }
+        Ok(out)
     }
 }
 

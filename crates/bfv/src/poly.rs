@@ -108,7 +108,7 @@ pub fn mul_add_assign(m: &[Modulus], acc: &mut [u64], a: &[u64], b: &[u64], n: u
 /// `[a0·b0, a0·b1 + a1·b0, a1·b1]`; for `c = [a0, a1]` (squaring) `[a0², 2·a0·a1, a1²]`. The cross
 /// term is reduced once from its 128-bit sum (three reductions for four products); with two threads
 /// the cross term runs beside the two squares.
-pub fn tensor(m: &[Modulus], c: &[Vec<u64>], n: usize, exec: &Exec) -> Vec<Vec<u64>> {
+pub fn tensor(m: &[Modulus], c: &[Vec<u64>], n: usize, exec: &Exec) -> [Vec<u64>; 3] {
     let (a0, a1) = (&c[0], &c[1]);
     let (b0, b1) = if c.len() == 4 {
         (&c[2], &c[3])
@@ -117,7 +117,7 @@ pub fn tensor(m: &[Modulus], c: &[Vec<u64>], n: usize, exec: &Exec) -> Vec<Vec<u
     };
     // Buffers come from the calling thread's pool (the workers of `exec` only fill them).
     let len = a0.len();
-    let mut out = vec![take_empty(len), take_empty(len), take_empty(len)];
+    let mut out = [take_empty(len), take_empty(len), take_empty(len)];
     exec.per_item(&mut out, |idx, o| match idx {
         0 | 2 => {
             let (x, y) = if idx == 0 { (a0, b0) } else { (a1, b1) };

@@ -11,10 +11,6 @@ use crate::error::{Error, Result};
 use num_bigint::BigUint;
 use num_traits::ToPrimitive;
 
-fn math(e: vsp_math::MathError) -> Error {
-    Error::Math(e.to_string())
-}
-
 /// A set of pairwise coprime NTT-friendly primes for one ring degree.
 #[derive(Clone, Debug)]
 pub struct RnsBasis {
@@ -52,7 +48,7 @@ impl RnsBasis {
             ntt.push(NttTable::new(m, n)?);
             moduli.push(m);
         }
-        let basis = vsp_math::RnsBasis::new(primes).map_err(math)?;
+        let basis = vsp_math::RnsBasis::new(primes)?;
         let qhat_inv = (0..primes.len())
             .map(|i| {
                 let w = basis.inv_punctured_product(i).unwrap_or_default();
@@ -88,6 +84,14 @@ impl RnsBasis {
     pub fn ntt(&self) -> &[NttTable] {
         &self.ntt
     }
+    /// The NTT tables and moduli of the limbs of this basis followed by those of `other`: the
+    /// extended basis Q∪P (HPS) or Q∪Bsk (BEHZ) that tensor products are computed in.
+    pub(crate) fn joined_with(&self, other: &RnsBasis) -> (Vec<NttTable>, Vec<Modulus>) {
+        (
+            self.ntt.iter().chain(&other.ntt).cloned().collect(),
+            self.moduli.iter().chain(&other.moduli).copied().collect(),
+        )
+    }
     /// The product of the moduli.
     pub fn product(&self) -> &BigUint {
         self.basis.product()
@@ -111,7 +115,7 @@ impl RnsBasis {
 
 /// Exact (HPS) conversion of centered values between two bases of one degree (vsp-math's).
 pub(crate) fn exact_converter(from: &RnsBasis, to: &RnsBasis) -> Result<vsp_math::BaseConverter> {
-    vsp_math::BaseConverter::new(from.math(), to.math()).map_err(math)
+    vsp_math::BaseConverter::new(from.math(), to.math()).map_err(Error::from)
 }
 
 /// round(num·x/Q) into `to` (vsp-math's [`vsp_math::ScaleRound`]).
@@ -121,10 +125,22 @@ pub(crate) fn scale_round(
     num: u64,
     target_in_source: bool,
 ) -> Result<vsp_math::ScaleRound> {
-    vsp_math::ScaleRound::new(q.math(), to, num, target_in_source).map_err(math)
+    vsp_math::ScaleRound::new(q.math(), to, num, target_in_source).map_err(Error::from)
 }
 
 /// vsp-math's basis of one word modulus.
 pub(crate) fn single(m: u64) -> Result<vsp_math::RnsBasis> {
-    vsp_math::RnsBasis::new(&[m]).map_err(math)
+    vsp_math::RnsBasis::new(&[m]).map_err(Error::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// vsp-math's refusal reaches the caller typed, not as a string.
+    #[test]
+    fn math_errors_stay_typed() {
+        // 7 is prime but not ≡ 1 mod 2n = 16: vsp-math has no NTT for it.
+        assert!(matches!(RnsBasis::new(8, &[7]), Err(Error::Arithmetic(_))));
+    }
 }

@@ -1,8 +1,8 @@
 //! Versioned binary serialization of parameters, keys, plaintexts and ciphertexts.
 //!
-//! Layout (little endian): magic `VBFV`, format version (u16, currently 1), kind (u8), reserved (u8),
-//! the 32-byte parameter id, body length (u64), body, and a SHA3-256 checksum of everything before
-//! it. Polynomial limbs are bit-packed at the bit width of their prime. Seeded objects (fresh
+//! Layout ([`vsp_codec`]'s envelope, little endian): magic `VBFV`, format version (u16, currently 2:
+//! [`FORMAT_VERSION`]), kind (u16), parameter-id length (u8) and the 32-byte parameter id, body
+//! length (u64), body, and a SHA3-256 checksum of everything before it. Polynomial limbs are bit-packed at the bit width of their prime. Seeded objects (fresh
 //! secret-key ciphertexts, public keys, key-switching keys) store the 32-byte seed instead of their
 //! uniform half. Readers check every length before allocating, every residue against its modulus,
 //! the kind, version, parameter id and checksum, and refuse trailing bytes.

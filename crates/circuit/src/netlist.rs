@@ -23,66 +23,9 @@ impl Wire {
     }
 }
 
-/// The two-input gates; semantics as in Yosys' internal cell library (`ANDNOT = A & !B`, `ORNOT = A | !B`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum GateKind {
-    And,
-    Nand,
-    Or,
-    Nor,
-    Xor,
-    Xnor,
-    AndNot,
-    OrNot,
-}
-
-impl GateKind {
-    /// All two-input gate kinds, in a fixed order (used for statistics tables).
-    pub const ALL: [GateKind; 8] = [
-        GateKind::And,
-        GateKind::Nand,
-        GateKind::Or,
-        GateKind::Nor,
-        GateKind::Xor,
-        GateKind::Xnor,
-        GateKind::AndNot,
-        GateKind::OrNot,
-    ];
-
-    /// XOR and XNOR (their bootstrap input is 2a + 2b, margin 1/4).
-    pub fn is_xor_like(self) -> bool {
-        matches!(self, GateKind::Xor | GateKind::Xnor)
-    }
-
-    /// Evaluates the gate on 64 bit-sliced lanes at once.
-    #[inline]
-    pub fn eval_u64(self, a: u64, b: u64) -> u64 {
-        match self {
-            GateKind::And => a & b,
-            GateKind::Nand => !(a & b),
-            GateKind::Or => a | b,
-            GateKind::Nor => !(a | b),
-            GateKind::Xor => a ^ b,
-            GateKind::Xnor => !(a ^ b),
-            GateKind::AndNot => a & !b,
-            GateKind::OrNot => a | !b,
-        }
-    }
-
-    /// The upper-case name used in statistics and in Yosys cell names (`$_AND_` …).
-    pub fn name(self) -> &'static str {
-        match self {
-            GateKind::And => "AND",
-            GateKind::Nand => "NAND",
-            GateKind::Or => "OR",
-            GateKind::Nor => "NOR",
-            GateKind::Xor => "XOR",
-            GateKind::Xnor => "XNOR",
-            GateKind::AndNot => "ANDNOT",
-            GateKind::OrNot => "ORNOT",
-        }
-    }
-}
+/// The two-input gates: vsp-tfhe's [`vsp_tfhe::Gate2`], one list for the netlist and the
+/// bootstrapped gates (semantics, names and the plain bit-sliced evaluation live there).
+pub use vsp_tfhe::Gate2 as GateKind;
 
 /// One cell; its output is the wire with the cell's index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use vsp_tfhe::{CircuitKey, EvalKey, Gate2, Params, Tlwe, TrgswFft, Trlwe};
+use vsp_tfhe::{CircuitKey, EvalKey, Params, Tlwe, TrgswFft, Trlwe};
 
 use crate::backend::{Backend, Reader, TaskKind};
 use crate::blueprint::MemorySpec;
@@ -93,19 +93,6 @@ impl TfheBackend {
     /// The evaluation key.
     pub fn eval_key(&self) -> &Arc<EvalKey> {
         &self.ek
-    }
-}
-
-fn gate2(k: GateKind) -> Gate2 {
-    match k {
-        GateKind::And => Gate2::And,
-        GateKind::Nand => Gate2::Nand,
-        GateKind::Or => Gate2::Or,
-        GateKind::Nor => Gate2::Nor,
-        GateKind::Xor => Gate2::Xor,
-        GateKind::Xnor => Gate2::Xnor,
-        GateKind::AndNot => Gate2::AndNot,
-        GateKind::OrNot => Gate2::OrNot,
     }
 }
 
@@ -276,7 +263,7 @@ impl Backend for TfheBackend {
         self.ek.not(a).map_err(tfhe_err)
     }
     fn gate(&self, k: GateKind, a: &Tlwe<u32>, b: &Tlwe<u32>) -> Result<Tlwe<u32>, CircuitError> {
-        self.ek.gate2(gate2(k), a, b).map_err(tfhe_err)
+        self.ek.gate2(k, a, b).map_err(tfhe_err)
     }
     fn mux(&self, s: &Tlwe<u32>, a: &Tlwe<u32>, b: &Tlwe<u32>) -> Result<Tlwe<u32>, CircuitError> {
         // Netlist MUX is s ? b : a; vsp-tfhe's mux(c, x, y) is c ? x : y.
@@ -325,7 +312,7 @@ impl Backend for TfheBackend {
         a: &Tlwe<u32>,
         b: &Tlwe<u32>,
     ) -> Result<Trlwe<u32>, CircuitError> {
-        self.ek.gate2_trlwe(gate2(k), a, b).map_err(tfhe_err)
+        self.ek.gate2_trlwe(k, a, b).map_err(tfhe_err)
     }
     fn mux_ring(
         &self,

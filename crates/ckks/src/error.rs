@@ -44,7 +44,6 @@ pub enum CkksError {
     #[error("the secret-key store failed")]
     KeyStoreFailed,
     /// An arithmetic-core error (vsp-math).
-    #[cfg(feature = "alloc")]
     #[error("arithmetic: {0}")]
     Math(#[from] vsp_math::MathError),
     /// Serialized input is malformed, truncated, or does not match the parameters.

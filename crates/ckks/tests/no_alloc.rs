@@ -65,7 +65,7 @@ fn ntt_of(params: &CkksParams, s: &[i8]) -> Vec<Vec<u32>> {
         .iter()
         .map(|&q| {
             let psi = minimal_primitive_root(2 * n as u64, q).unwrap();
-            let p = NttPrime::new(q as u32, psi as u32, params.log_n());
+            let p = NttPrime::new(q as u32, psi as u32, params.log_n()).unwrap();
             let mut v: Vec<u32> = s
                 .iter()
                 .map(|&c| (c as i64).rem_euclid(q as i64) as u32)
@@ -83,7 +83,7 @@ fn phase(params: &CkksParams, c0: &[Vec<u32>], c1: &[Vec<u32>], s_ntt: &[Vec<u32
     let mut out: Option<Vec<i64>> = None;
     for (j, &q) in params.data_primes().iter().enumerate() {
         let psi = minimal_primitive_root(2 * n as u64, q).unwrap();
-        let p = NttPrime::new(q as u32, psi as u32, params.log_n());
+        let p = NttPrime::new(q as u32, psi as u32, params.log_n()).unwrap();
         let mut x: Vec<u32> = (0..n)
             .map(|i| {
                 ((c0[j][i] as u64 + mul_mod(c1[j][i] as u64, s_ntt[j][i] as u64, q)) % q) as u32
@@ -150,7 +150,7 @@ fn buffer_encryptor_encrypts_without_allocating_in_every_mode() {
         .collect();
     for (j, &q) in params.data_primes().iter().enumerate() {
         let psi = minimal_primitive_root(2 * n as u64, q).unwrap();
-        let p = NttPrime::new(q as u32, psi as u32, params.log_n());
+        let p = NttPrime::new(q as u32, psi as u32, params.log_n()).unwrap();
         let mut e: Vec<u32> = e_int
             .iter()
             .map(|&x| x.rem_euclid(q as i64) as u32)

@@ -7,7 +7,8 @@
 //! on-the-fly roots, in SEAL's bit-reversed order) and seed 004 (the Gaussian PRNG), in software.
 //!
 //! Without the default `std` feature the crate is `no_std` + `alloc` (everything except
-//! OS-seeded randomness), for the embedded CKKS encryptor.
+//! OS-seeded randomness); without `alloc` as well it is the allocation-free core (`modulus`,
+//! `montgomery`, `prime` but for prime generation), for the embedded CKKS encryptor.
 
 //!
 //! # Modules
@@ -26,6 +27,7 @@
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+#[cfg(feature = "alloc")]
 extern crate alloc;
 #[cfg(test)]
 extern crate std;
@@ -37,26 +39,34 @@ pub mod modulus;
 /// Montgomery multiplication for chains of products by varying operands.
 pub mod montgomery;
 /// Negacyclic NTT tables, run-time selected SIMD backends and the on-the-fly variant.
+#[cfg(feature = "alloc")]
 pub mod ntt;
 /// Miller–Rabin, NTT-friendly prime generation, primitive roots.
 pub mod prime;
 /// OS-seeded ChaCha20 CSPRNG and domain-separated ChaCha20 / SHAKE256 seed streams.
+#[cfg(feature = "alloc")]
 pub mod prng;
 /// RNS bases, CRT reconstruction, fast/HPS/Shenoy–Kumaresan base conversion, HPS scale-and-round,
 /// RNS polynomials.
+#[cfg(feature = "alloc")]
 pub mod rns;
 /// Uniform, binary, ternary, centered-binomial and discrete-Gaussian samplers.
+#[cfg(feature = "alloc")]
 pub mod sampler;
 
 pub use error::{MathError, Result};
 pub use modulus::{Modulus, Modulus32, ShoupConst, MAX_MODULUS_BITS};
 pub use montgomery::Montgomery;
+#[cfg(feature = "alloc")]
 pub use ntt::{Backend, NttOnTheFly, NttTable};
-pub use prime::{
-    generate_ntt_primes, is_prime, minimal_primitive_root, previous_ntt_prime, primitive_root,
-};
+#[cfg(feature = "alloc")]
+pub use prime::generate_ntt_primes;
+pub use prime::{is_prime, minimal_primitive_root, previous_ntt_prime, primitive_root};
+#[cfg(feature = "alloc")]
 pub use prng::{ChaCha20, Seed, SeededStream, StreamKind, SEED_BYTES};
+#[cfg(feature = "alloc")]
 pub use rns::{
     BaseConverter, Representation, RnsBasis, RnsContext, RnsPoly, ScaleRound, ShenoyKumaresan,
 };
+#[cfg(feature = "alloc")]
 pub use sampler::{CdtSampler, ZigguratSampler};

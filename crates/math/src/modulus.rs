@@ -221,17 +221,8 @@ impl Modulus {
     }
 
     /// a^e mod q by square-and-multiply.
-    pub fn pow(&self, a: u64, mut e: u64) -> u64 {
-        let mut base = self.reduce(a);
-        let mut acc = self.reduce(1);
-        while e > 0 {
-            if e & 1 == 1 {
-                acc = self.mul(acc, base);
-            }
-            base = self.mul(base, base);
-            e >>= 1;
-        }
-        acc
+    pub fn pow(&self, a: u64, e: u64) -> u64 {
+        square_and_multiply(self.reduce(1), self.reduce(a), e, |x, y| self.mul(x, y))
     }
 
     /// a^{-1} mod q by the extended Euclidean algorithm (works for any q coprime to a).
@@ -276,6 +267,27 @@ fn ext_gcd_inverse(a: u64, m: u64) -> (u64, u64) {
     (r0 as u64, inv)
 }
 
+/// base^e by square-and-multiply under the ring product `mul`, from the ring's `one` (the powers of
+/// [`Modulus`], [`Modulus32`] and [`crate::Montgomery`], each in its own representation, and
+/// Miller–Rabin's).
+#[inline]
+pub(crate) fn square_and_multiply<T: Copy>(
+    one: T,
+    mut base: T,
+    mut e: u64,
+    mul: impl Fn(T, T) -> T,
+) -> T {
+    let mut acc = one;
+    while e > 0 {
+        if e & 1 == 1 {
+            acc = mul(acc, base);
+        }
+        base = mul(base, base);
+        e >>= 1;
+    }
+    acc
+}
+
 /// A modulus q with 2 ≤ q < 2^31 for 32-bit words (SEAL-Embedded's word size).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Modulus32 {
@@ -305,15 +317,44 @@ impl Modulus32 {
         self.value
     }
 
-    /// a mod q for a 64-bit a (Barrett; result < 2q before the final subtraction).
+    /// a mod q for a 64-bit a (Barrett, as SEAL-Embedded's `modulo.h`). The ratio R = ⌊(2^64−1)/q⌋
+    /// is at least 2^64/q − 1, so the estimate q̂ = ⌊a·R/2^64⌋ exceeds a/q − 2 and a − q̂·q < 2q: one
+    /// subtraction finishes, and as 2q < 2^32 it works in 32-bit words.
     #[inline(always)]
     pub fn reduce_u64(&self, a: u64) -> u32 {
         let qhat = ((a as u128 * self.ratio as u128) >> 64) as u64;
-        let mut r = a.wrapping_sub(qhat.wrapping_mul(self.value as u64));
-        while r >= self.value as u64 {
-            r -= self.value as u64;
+        let r = a.wrapping_sub(qhat.wrapping_mul(self.value as u64)) as u32;
+        if r >= self.value {
+            r - self.value
+        } else {
+            r
         }
-        r as u32
+    }
+
+    /// A signed integer reduced into [0, q).
+    #[inline(always)]
+    pub fn reduce_i64(&self, a: i64) -> u32 {
+        let r = self.reduce_u64(a.unsigned_abs());
+        if a < 0 && r != 0 {
+            self.value - r
+        } else {
+            r
+        }
+    }
+
+    /// Shoup constant ⌊w·2^32/q⌋ of a reduced w, for [`Modulus32::mul_shoup_lazy`].
+    #[inline(always)]
+    pub fn shoup(&self, w: u32) -> u32 {
+        (((w as u64) << 32) / self.value as u64) as u32
+    }
+
+    /// x·w mod q lazily in [0, 2q), for any x < 2^32, given `w_shoup` = [`Modulus32::shoup`]`(w)`
+    /// (Harvey's butterflies in 32-bit words; the result fits a word for q < 2^31).
+    #[inline(always)]
+    pub fn mul_shoup_lazy(&self, x: u32, w: u32, w_shoup: u32) -> u32 {
+        let qhat = ((x as u64 * w_shoup as u64) >> 32) as u32;
+        x.wrapping_mul(w)
+            .wrapping_sub(qhat.wrapping_mul(self.value))
     }
 
     /// a·b mod q.
@@ -344,17 +385,10 @@ impl Modulus32 {
     }
 
     /// a^e mod q.
-    pub fn pow(&self, a: u32, mut e: u64) -> u32 {
-        let mut base = self.reduce_u64(a as u64);
-        let mut acc = self.reduce_u64(1);
-        while e > 0 {
-            if e & 1 == 1 {
-                acc = self.mul(acc, base);
-            }
-            base = self.mul(base, base);
-            e >>= 1;
-        }
-        acc
+    pub fn pow(&self, a: u32, e: u64) -> u32 {
+        square_and_multiply(self.reduce_u64(1), self.reduce_u64(a as u64), e, |x, y| {
+            self.mul(x, y)
+        })
     }
 
     /// a^{-1} mod q by extended Euclid.
@@ -454,7 +488,20 @@ mod tests {
                 assert_eq!(m.reduce_u64(x) as u64, x % q as u64);
                 assert_eq!(m.add(a, b) as u64, (a as u64 + b as u64) % q as u64);
                 assert_eq!(m.add(m.sub(a, b), b), a);
+                let xs = x as i64;
+                assert_eq!(m.reduce_i64(xs) as i128, (xs as i128).rem_euclid(q as i128));
+                let y = x as u32;
+                let lazy = m.mul_shoup_lazy(y, a, m.shoup(a));
+                assert!(lazy < 2 * q);
+                assert_eq!(lazy as u64 % q as u64, y as u64 * a as u64 % q as u64);
             }
+            for x in [0, u64::MAX, u64::MAX - 1, q as u64 * q as u64 - 1] {
+                assert_eq!(m.reduce_u64(x) as u64, x % q as u64);
+            }
+            assert_eq!(
+                m.reduce_i64(i64::MIN) as i128,
+                (i64::MIN as i128).rem_euclid(q as i128)
+            );
             if q > 2 {
                 assert_eq!(m.mul(m.inv(3).unwrap(), 3), 1);
                 assert_eq!(m.pow(5, q as u64 - 1), 1);

@@ -75,17 +75,8 @@ impl Montgomery {
     }
 
     /// a^e for a in Montgomery form; result in Montgomery form.
-    pub fn pow(&self, a: u64, mut e: u64) -> u64 {
-        let mut acc = self.to_montgomery(1);
-        let mut base = a;
-        while e > 0 {
-            if e & 1 == 1 {
-                acc = self.mul(acc, base);
-            }
-            base = self.mul(base, base);
-            e >>= 1;
-        }
-        acc
+    pub fn pow(&self, a: u64, e: u64) -> u64 {
+        crate::modulus::square_and_multiply(self.to_montgomery(1), a, e, |x, y| self.mul(x, y))
     }
 }
 

@@ -5,10 +5,11 @@
 //! and the root chosen by [`minimal_primitive_root`] is the smallest one, as SEAL chooses it, so that
 //! transforms agree with SEAL's bit for bit (needed by the SEAL-compatible CKKS encryptor, seed 003).
 
+#[cfg(feature = "alloc")]
 use alloc::vec::Vec;
 
 use crate::error::{MathError, Result};
-use crate::modulus::{Modulus, MAX_MODULUS_BITS};
+use crate::modulus::{square_and_multiply, Modulus, MAX_MODULUS_BITS};
 
 /// Deterministic Miller–Rabin for all 64-bit integers (the first 12 primes are a witness set that
 /// is exact below 3.3·10^24).
@@ -26,17 +27,7 @@ pub fn is_prime(n: u64) -> bool {
     let s = d.trailing_zeros();
     d >>= s;
     let mulmod = |a: u64, b: u64| (a as u128 * b as u128 % n as u128) as u64;
-    let powmod = |mut b: u64, mut e: u64| {
-        let mut acc = 1u64;
-        while e > 0 {
-            if e & 1 == 1 {
-                acc = mulmod(acc, b);
-            }
-            b = mulmod(b, b);
-            e >>= 1;
-        }
-        acc
-    };
+    let powmod = |b: u64, e: u64| square_and_multiply(1, b, e, mulmod);
     'witness: for &a in &WITNESSES {
         let mut x = powmod(a, d);
         if x == 1 || x == n - 1 {
@@ -73,6 +64,7 @@ pub fn check_degree(n: usize) -> Result<()> {
 /// `count` distinct primes of exactly `bits` bits with q ≡ 1 (mod 2n), largest first.
 ///
 /// `bits` must be in [2 + log2(2n), 62]: smaller sizes cannot hold a prime of the right shape.
+#[cfg(feature = "alloc")]
 pub fn generate_ntt_primes(bits: u32, n: usize, count: usize) -> Result<Vec<u64>> {
     check_degree(n)?;
     let two_n = 2 * n as u64;

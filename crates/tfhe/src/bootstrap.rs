@@ -8,7 +8,7 @@
 //! and `Send + Sync`; each call allocates its own small scratch, so one key serves any number of threads.
 
 use crate::fft::{plan, FftPlan};
-use crate::keygen::{tlwe_body, tlwe_from_seed, trlwe_body, trlwe_from_seed};
+use crate::keygen::{bk_bodies, bk_from_bodies, tlwe_body, tlwe_from_seed, BkLevel};
 use crate::params::Params;
 use crate::rng::{fresh_seed, stream, Domain, Seed};
 use crate::secret_key::SecretKey;
@@ -185,33 +185,31 @@ pub struct CompressedEvalKey {
 impl CompressedEvalKey {
     /// Generates the compressed evaluation key (multi-threaded with rayon).
     pub fn generate(sk: &SecretKey) -> CompressedEvalKey {
+        Self::generate_from_seeds(sk, fresh_seed(), &fresh_seed())
+    }
+
+    /// The compressed evaluation key whose masks come from `mask_seed` and noise from `noise_seed`
+    /// (deterministic: the same seeds give the same key bytes).
+    pub(crate) fn generate_from_seeds(
+        sk: &SecretKey,
+        mask_seed: Seed,
+        noise_seed: &Seed,
+    ) -> CompressedEvalKey {
         let p = sk.params;
-        let mask_seed = fresh_seed();
-        let noise_seed = fresh_seed();
         let plan1 = plan(p.n1);
-        let l2 = 2 * p.bk1.levels as usize;
-        let bk_bodies: Vec<u32> = (0..p.n0)
-            .into_par_iter()
-            .flat_map_iter(|i| {
-                let mut mr = stream(&mask_seed, Domain::Bk1, i as u64);
-                let mut nr = stream(&noise_seed, Domain::Bk1, i as u64);
-                let mu = sk.s0[i] as i64;
-                let mut out = Vec::with_capacity(l2 * p.n1);
-                for r in 0..l2 {
-                    let m = gadget_row_message::<u32>(p.bk1, r, mu, &sk.s1);
-                    out.extend(trlwe_body(
-                        &plan1, &sk.s1_fft, &m, p.sigma1, &mut mr, &mut nr,
-                    ));
-                }
-                out
-            })
-            .collect();
+        let bk_bodies = bk_bodies::<u32>(
+            &bk1_level(&p, &plan1),
+            &sk.s0,
+            (&sk.s1, &sk.s1_fft),
+            &mask_seed,
+            noise_seed,
+        );
         let t = p.ks.levels as usize;
         let ks_bodies: Vec<u32> = (0..p.n1)
             .into_par_iter()
             .flat_map_iter(|i| {
                 let mut mr = stream(&mask_seed, Domain::Ks, i as u64);
-                let mut nr = stream(&noise_seed, Domain::Ks, i as u64);
+                let mut nr = stream(noise_seed, Domain::Ks, i as u64);
                 (0..t)
                     .map(|j| {
                         let m = p.ks.g::<u32>(j).mul_i64(sk.s1[i] as i64);
@@ -245,19 +243,7 @@ impl CompressedEvalKey {
             ));
         }
         let plan1 = plan(p.n1);
-        let bk: Vec<TrgswFft<u32>> = (0..p.n0)
-            .into_par_iter()
-            .map(|i| {
-                let mut mr = stream(&self.mask_seed, Domain::Bk1, i as u64);
-                let rows: Vec<Trlwe<u32>> = (0..l2)
-                    .map(|r| {
-                        let off = (i * l2 + r) * p.n1;
-                        trlwe_from_seed(&mut mr, &self.bk_bodies[off..off + p.n1])
-                    })
-                    .collect();
-                TrgswFft::from_rows(&plan1, p.bk1, &rows)
-            })
-            .collect();
+        let bk = bk_from_bodies(&bk1_level(&p, &plan1), &self.mask_seed, &self.bk_bodies);
         let ks: Vec<u32> = (0..p.n1)
             .into_par_iter()
             .flat_map_iter(|i| {
@@ -278,19 +264,14 @@ impl CompressedEvalKey {
     }
 }
 
-/// Message of TRGSW row r for the constant μ: −μ·g·s for mask rows, μ·g (constant) for body rows.
-pub(crate) fn gadget_row_message<T: Torus>(g: Gadget, r: usize, mu: i64, key: &[i32]) -> Vec<T> {
-    let l = g.levels as usize;
-    let gv = g.g::<T>(r % l).mul_i64(mu);
-    let mut m = vec![T::zero(); key.len()];
-    if r < l {
-        m.iter_mut()
-            .zip(key)
-            .for_each(|(x, &s)| *x = gv.mul_i64(-(s as i64)));
-    } else {
-        m[0] = gv;
+/// BK1's level: level 1 under the `bk1` gadget.
+fn bk1_level<'a>(p: &Params, plan1: &'a FftPlan) -> BkLevel<'a> {
+    BkLevel {
+        plan: plan1,
+        gadget: p.bk1,
+        sigma: p.sigma1,
+        domain: Domain::Bk1,
     }
-    m
 }
 
 impl EvalKey {

@@ -11,9 +11,9 @@
 //!    so the keys are t/2^(b−1) times smaller than TFHEpp's per-digit-value tables.
 //! 3. FFT the rows. TRGSW(1 − m) is the gadget matrix minus TRGSW(m), computed in the Fourier domain.
 
-use crate::bootstrap::{blind_rotate, gadget_row_message, sub_scaled};
+use crate::bootstrap::{blind_rotate, sub_scaled};
 use crate::fft::{plan, FftPlan};
-use crate::keygen::{trlwe_body, trlwe_from_seed};
+use crate::keygen::{bk_bodies, bk_from_bodies, trlwe_body, trlwe_from_seed, BkLevel};
 use crate::params::Params;
 use crate::rng::{fresh_seed, stream, Domain, Seed};
 use crate::secret_key::SecretKey;
@@ -58,28 +58,26 @@ pub struct CompressedCircuitKey {
 impl CompressedCircuitKey {
     /// Generates the compressed circuit key (multi-threaded).
     pub fn generate(sk: &SecretKey) -> CompressedCircuitKey {
+        Self::generate_from_seeds(sk, fresh_seed(), &fresh_seed())
+    }
+
+    /// The compressed circuit key whose masks come from `mask_seed` and noise from `noise_seed`
+    /// (deterministic: the same seeds give the same key bytes).
+    pub(crate) fn generate_from_seeds(
+        sk: &SecretKey,
+        mask_seed: Seed,
+        noise_seed: &Seed,
+    ) -> CompressedCircuitKey {
         let p = sk.params;
-        let mask_seed = fresh_seed();
-        let noise_seed = fresh_seed();
         let plan1 = plan(p.n1);
         let plan2 = plan(p.n2);
-        let l2 = 2 * p.bk2.levels as usize;
-        let bk2_bodies: Vec<u64> = (0..p.n0)
-            .into_par_iter()
-            .flat_map_iter(|i| {
-                let mut mr = stream(&mask_seed, Domain::Bk2, i as u64);
-                let mut nr = stream(&noise_seed, Domain::Bk2, i as u64);
-                let mu = sk.s0[i] as i64;
-                let mut out = Vec::with_capacity(l2 * p.n2);
-                for r in 0..l2 {
-                    let m = gadget_row_message::<u64>(p.bk2, r, mu, &sk.s2);
-                    out.extend(trlwe_body(
-                        &plan2, &sk.s2_fft, &m, p.sigma2, &mut mr, &mut nr,
-                    ));
-                }
-                out
-            })
-            .collect();
+        let bk2_bodies = bk_bodies::<u64>(
+            &bk2_level(&p, &plan2),
+            &sk.s0,
+            (&sk.s2, &sk.s2_fft),
+            &mask_seed,
+            noise_seed,
+        );
         let t = p.privks.levels as usize;
         let inputs = p.n2 + 1;
         let privks_bodies: Vec<u32> = (0..2 * inputs)
@@ -87,7 +85,7 @@ impl CompressedCircuitKey {
             .flat_map_iter(|idx| {
                 let (f, u) = (idx / inputs, idx % inputs);
                 let mut mr = stream(&mask_seed, Domain::PrivKs, idx as u64);
-                let mut nr = stream(&noise_seed, Domain::PrivKs, idx as u64);
+                let mut nr = stream(noise_seed, Domain::PrivKs, idx as u64);
                 let s2u = if u < p.n2 { sk.s2[u] as i64 } else { -1 };
                 let mut out = Vec::with_capacity(t * p.n1);
                 for j in 0..t {
@@ -135,19 +133,7 @@ impl CompressedCircuitKey {
         }
         let plan1 = plan(p.n1);
         let plan2 = plan(p.n2);
-        let bk2: Vec<TrgswFft<u64>> = (0..p.n0)
-            .into_par_iter()
-            .map(|i| {
-                let mut mr = stream(&self.mask_seed, Domain::Bk2, i as u64);
-                let rows: Vec<Trlwe<u64>> = (0..l2)
-                    .map(|r| {
-                        let off = (i * l2 + r) * p.n2;
-                        trlwe_from_seed(&mut mr, &self.bk2_bodies[off..off + p.n2])
-                    })
-                    .collect();
-                TrgswFft::from_rows(&plan2, p.bk2, &rows)
-            })
-            .collect();
+        let bk2 = bk_from_bodies(&bk2_level(&p, &plan2), &self.mask_seed, &self.bk2_bodies);
         let expand = |f: usize| -> Vec<u32> {
             (0..inputs)
                 .into_par_iter()
@@ -173,6 +159,16 @@ impl CompressedCircuitKey {
             bk2,
             privks,
         })
+    }
+}
+
+/// BK2's level: level 2 under the `bk2` gadget.
+fn bk2_level<'a>(p: &Params, plan2: &'a FftPlan) -> BkLevel<'a> {
+    BkLevel {
+        plan: plan2,
+        gadget: p.bk2,
+        sigma: p.sigma2,
+        domain: Domain::Bk2,
     }
 }
 

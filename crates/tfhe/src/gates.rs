@@ -16,11 +16,12 @@ const QUARTER: u32 = 1 << 30; // 1/4
 /// A level-0 gate ciphertext.
 pub type Bit = Tlwe<u32>;
 
-/// The two-input bootstrapped gates.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// The two-input gates, bootstrapped here and listed in vsp-circuit's netlists (as `GateKind`);
+/// semantics as in Yosys' internal cell library (`ANDNOT = A & !B`, `ORNOT = A | !B`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Gate2 {
-    Nand,
     And,
+    Nand,
     Or,
     Nor,
     Xor,
@@ -30,6 +31,52 @@ pub enum Gate2 {
 }
 
 impl Gate2 {
+    /// All two-input gate kinds, in a fixed order (used for statistics tables).
+    pub const ALL: [Gate2; 8] = [
+        Gate2::And,
+        Gate2::Nand,
+        Gate2::Or,
+        Gate2::Nor,
+        Gate2::Xor,
+        Gate2::Xnor,
+        Gate2::AndNot,
+        Gate2::OrNot,
+    ];
+
+    /// XOR and XNOR (their bootstrap input is 2a + 2b, margin 1/4).
+    pub fn is_xor_like(self) -> bool {
+        matches!(self, Gate2::Xor | Gate2::Xnor)
+    }
+
+    /// Evaluates the gate on 64 bit-sliced plaintext lanes at once.
+    #[inline]
+    pub fn eval_u64(self, a: u64, b: u64) -> u64 {
+        match self {
+            Gate2::And => a & b,
+            Gate2::Nand => !(a & b),
+            Gate2::Or => a | b,
+            Gate2::Nor => !(a | b),
+            Gate2::Xor => a ^ b,
+            Gate2::Xnor => !(a ^ b),
+            Gate2::AndNot => a & !b,
+            Gate2::OrNot => a | !b,
+        }
+    }
+
+    /// The upper-case name used in statistics and in Yosys cell names (`$_AND_` …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Gate2::And => "AND",
+            Gate2::Nand => "NAND",
+            Gate2::Or => "OR",
+            Gate2::Nor => "NOR",
+            Gate2::Xor => "XOR",
+            Gate2::Xnor => "XNOR",
+            Gate2::AndNot => "ANDNOT",
+            Gate2::OrNot => "ORNOT",
+        }
+    }
+
     /// The gate as `ca·a + cb·b + k` before the bootstrap (inputs ±1/8; the sign decides).
     fn linear(self) -> ((i64, i64), u32) {
         match self {

@@ -244,7 +244,7 @@ impl<T: Torus> TrgswFft<T> {
         let (mask_rng, noise_rng) = rngs;
         let rows: Vec<Trlwe<T>> = (0..2 * gadget.levels as usize)
             .map(|r| {
-                let m = crate::bootstrap::gadget_row_message::<T>(gadget, r, mu, key.0);
+                let m = crate::keygen::gadget_row_message::<T>(gadget, r, mu, key.0);
                 crate::trlwe::encrypt(plan, key.1, &m, sigma, mask_rng, noise_rng)
             })
             .collect();

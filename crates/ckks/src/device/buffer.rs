@@ -82,7 +82,7 @@ pub fn fill_tables(
         let psi = prime_roots(cfg)?;
         let per = sizes.ntt_tables / cfg.params.data_primes().len();
         for (j, t) in ntt_tables.chunks_exact_mut(per).enumerate() {
-            let p = nttp(cfg, &psi, j);
+            let p = nttp(cfg, &psi, j)?;
             ntt::fill_loaded(
                 &p,
                 cfg.ntt_roots == NttRoots::Loaded,
@@ -102,7 +102,7 @@ fn check_len(got: usize, expected: usize) -> Result<()> {
     }
 }
 
-fn nttp(cfg: &DeviceConfig, psi: &[u32; MAX_DATA_PRIMES], j: usize) -> NttPrime {
+fn nttp(cfg: &DeviceConfig, psi: &[u32; MAX_DATA_PRIMES], j: usize) -> Result<NttPrime> {
     let p = &cfg.params;
     NttPrime::new(p.data_primes()[j] as u32, psi[j], p.log_n())
 }
@@ -130,7 +130,7 @@ pub(crate) struct Core<'a> {
 }
 
 impl<'a> Core<'a> {
-    fn prime(&self, j: usize) -> NttPrime {
+    fn prime(&self, j: usize) -> Result<NttPrime> {
         nttp(self.cfg, self.psi, j)
     }
 
@@ -149,8 +149,8 @@ impl<'a> Core<'a> {
         )
     }
 
-    fn forward(&mut self, j: usize, second: bool) {
-        let p = self.prime(j);
+    fn forward(&mut self, j: usize, second: bool) -> Result<()> {
+        let p = self.prime(j)?;
         let mode = self.cfg.ntt_roots;
         let t = self.tables(j);
         let buf: &mut [u32] = if second { &mut *self.b } else { &mut *self.a };
@@ -163,10 +163,11 @@ impl<'a> Core<'a> {
             }
             _ => ntt::forward_otf(buf, &p),
         }
+        Ok(())
     }
 
-    fn inverse_a(&mut self, j: usize) {
-        let p = self.prime(j);
+    fn inverse_a(&mut self, j: usize) -> Result<()> {
+        let p = self.prime(j)?;
         let t = self.tables(j);
         match (self.cfg.ntt_roots, t) {
             (NttRoots::Loaded, Some(t)) => ntt::inverse_loaded(self.a, &p, &t),
@@ -179,6 +180,7 @@ impl<'a> Core<'a> {
             }
             _ => ntt::inverse_otf(self.a, &p),
         }
+        Ok(())
     }
 
     /// Clears every buffer that held message, noise, NTT(s) or NTT(u); the key slot too unless the
@@ -215,11 +217,11 @@ impl<'a> Core<'a> {
 
     /// A = s mod q_j (coefficient domain) from wherever the key is.
     fn secret_into_a(&mut self, j: usize, src: &KeySource<'_>) -> Result<()> {
-        let m = self.prime(j).m;
+        let m = self.prime(j)?.m;
         match src {
             KeySource::Ram(k) => {
                 for (i, a) in self.a.iter_mut().enumerate() {
-                    *a = m.from_i64(k.get(i) as i64);
+                    *a = m.reduce_i64(k.get(i) as i64);
                 }
             }
             KeySource::Store(store) if self.cfg.secret_key == SecretKeyForm::NotPersistent => {
@@ -232,7 +234,7 @@ impl<'a> Core<'a> {
                         .map_err(|_| CkksError::KeyStoreFailed)?;
                     ok &= packed_is_valid(&piece[..bytes]);
                     for (i, a) in out.iter_mut().enumerate() {
-                        *a = m.from_i64(packed_coeff(&piece, i) as i64);
+                        *a = m.reduce_i64(packed_coeff(&piece, i) as i64);
                     }
                 }
                 piece.zeroize();
@@ -244,7 +246,7 @@ impl<'a> Core<'a> {
             }
             KeySource::Store(_) => {
                 for (i, a) in self.a.iter_mut().enumerate() {
-                    *a = m.from_i64(packed_coeff(self.key, i) as i64);
+                    *a = m.reduce_i64(packed_coeff(self.key, i) as i64);
                 }
             }
         }
@@ -301,16 +303,16 @@ impl<'a> Core<'a> {
         let l = self.cfg.params.data_primes().len();
         let mut rejections = 0u64;
         for j in 0..l {
-            let m = self.prime(j).m;
-            let q = m.q as u64;
+            let m = self.prime(j)?.m;
+            let q = m.value() as u64;
             // A = NTT(s) mod q_j.
             self.secret_into_a(j, src)?;
-            self.forward(j, false);
+            self.forward(j, false)?;
             let rej_before = rejections;
             match self.cfg.memory {
                 MemoryMode::Fast => {
-                    self.load_msg_into_b(j);
-                    self.forward(j, true);
+                    self.load_msg_into_b(j)?;
+                    self.forward(j, true)?;
                     let (a_buf, b_buf) = (&*self.a, &mut *self.b);
                     sample_uniform_limb(&seeds.shareable, n, l, j, q, &mut rejections, |i, a| {
                         b_buf[i] = m.sub(b_buf[i], m.mul(a as u32, a_buf[i]));
@@ -327,13 +329,13 @@ impl<'a> Core<'a> {
                     sample_uniform_limb(&seeds.shareable, n, l, j, q, &mut rejections, |i, a| {
                         a_buf[i] = m.mul(a as u32, a_buf[i]);
                     });
-                    self.inverse_a(j);
+                    self.inverse_a(j)?;
                     // A = (m + e) − a·s in the coefficient domain, then back to NTT form.
                     for a in self.a.iter_mut() {
                         *a = m.sub(0, *a);
                     }
-                    self.add_msg_to_a(j);
-                    self.forward(j, false);
+                    self.add_msg_to_a(j)?;
+                    self.forward(j, false)?;
                     sink.send(Part::Limb {
                         poly: 0,
                         prime: j,
@@ -383,18 +385,18 @@ impl<'a> Core<'a> {
         }
         self.encode_with_error(values, &seeds.private, b"e0")?;
         for j in 0..self.cfg.params.data_primes().len() {
-            let m = self.prime(j).m;
+            let m = self.prime(j)?.m;
             match self.cfg.memory {
                 MemoryMode::Fast => {
-                    self.load_ternary_into_a(&seeds.private, b"u", j);
-                    self.forward(j, false);
+                    self.load_ternary_into_a(&seeds.private, b"u", j)?;
+                    self.forward(j, false)?;
                     for poly in 0..2 {
                         if poly == 0 {
-                            self.load_msg_into_b(j);
+                            self.load_msg_into_b(j)?;
                         } else {
-                            self.load_cbd_into_b(&seeds.private, b"e1", j);
+                            self.load_cbd_into_b(&seeds.private, b"e1", j)?;
                         }
-                        self.forward(j, true);
+                        self.forward(j, true)?;
                         let pkl = pk.limb(poly, j);
                         for ((b, &a), &k) in self.b.iter_mut().zip(self.a.iter()).zip(pkl) {
                             *b = m.add(*b, m.mul(a, k));
@@ -409,21 +411,21 @@ impl<'a> Core<'a> {
                 }
                 MemoryMode::Low => {
                     for poly in 0..2 {
-                        self.load_ternary_into_a(&seeds.private, b"u", j);
-                        self.forward(j, false);
+                        self.load_ternary_into_a(&seeds.private, b"u", j)?;
+                        self.forward(j, false)?;
                         for (a, &k) in self.a.iter_mut().zip(pk.limb(poly, j)) {
                             *a = m.mul(*a, k);
                         }
-                        self.inverse_a(j);
+                        self.inverse_a(j)?;
                         if poly == 0 {
-                            self.add_msg_to_a(j);
+                            self.add_msg_to_a(j)?;
                         } else {
                             let mut x = Cbd21::new(&seeds.private, b"e1");
                             for a in self.a.iter_mut() {
-                                *a = m.add(*a, m.from_i64(x.sample()));
+                                *a = m.add(*a, m.reduce_i64(x.sample()));
                             }
                         }
-                        self.forward(j, false);
+                        self.forward(j, false)?;
                         sink.send(Part::Limb {
                             poly,
                             prime: j,
@@ -454,43 +456,78 @@ impl<'a> Core<'a> {
         Ok(())
     }
 
-    fn add_msg_to_a(&mut self, j: usize) {
-        let m = self.prime(j).m;
+    fn add_msg_to_a(&mut self, j: usize) -> Result<()> {
+        let m = self.prime(j)?.m;
         let half = self.a.len() / 2;
         let (lo, hi) = self.a.split_at_mut(half);
         for k in 0..half {
-            lo[k] = m.add(lo[k], m.from_i64(self.msg[2 * k] as i64));
-            hi[k] = m.add(hi[k], m.from_i64(self.msg[2 * k + 1] as i64));
+            lo[k] = m.add(lo[k], m.reduce_i64(self.msg[2 * k] as i64));
+            hi[k] = m.add(hi[k], m.reduce_i64(self.msg[2 * k + 1] as i64));
         }
+        Ok(())
     }
 
-    fn load_msg_into_b(&mut self, j: usize) {
-        let m = self.prime(j).m;
+    fn load_msg_into_b(&mut self, j: usize) -> Result<()> {
+        let m = self.prime(j)?.m;
         let half = self.b.len() / 2;
         let (lo, hi) = self.b.split_at_mut(half);
         for k in 0..half {
-            lo[k] = m.from_i64(self.msg[2 * k] as i64);
-            hi[k] = m.from_i64(self.msg[2 * k + 1] as i64);
+            lo[k] = m.reduce_i64(self.msg[2 * k] as i64);
+            hi[k] = m.reduce_i64(self.msg[2 * k + 1] as i64);
         }
+        Ok(())
     }
 
-    fn load_cbd_into_b(&mut self, private: &[u8; 32], label: &[u8], j: usize) {
-        let m = self.prime(j).m;
+    fn load_cbd_into_b(&mut self, private: &[u8; 32], label: &[u8], j: usize) -> Result<()> {
+        let m = self.prime(j)?.m;
         let mut x = Cbd21::new(private, label);
         for b in self.b.iter_mut() {
-            *b = m.from_i64(x.sample());
+            *b = m.reduce_i64(x.sample());
         }
+        Ok(())
     }
 
-    fn load_ternary_into_a(&mut self, private: &[u8; 32], label: &[u8], j: usize) {
-        let m = self.prime(j).m;
+    fn load_ternary_into_a(&mut self, private: &[u8; 32], label: &[u8], j: usize) -> Result<()> {
+        let m = self.prime(j)?.m;
         let buf = &mut *self.a;
         let n = buf.len();
         ternary(&mut Xof::new(private, label), n, |i, t| {
-            buf[i] = m.from_i64(t as i64)
+            buf[i] = m.reduce_i64(t as i64)
         });
+        Ok(())
     }
 }
+
+/// The methods every device encryptor has over its pipeline [`Core`] (the owned
+/// `DeviceEncryptor` and the allocation-free [`BufferEncryptor`]), written once and expanded in
+/// both `impl` blocks so that they stay inherent methods; the type provides `fn core(&mut self)`.
+macro_rules! core_encryptor_methods {
+    () => {
+        /// Symmetric encryption with a key from storage, held as [`DeviceConfig::secret_key`] says
+        /// (streamed per prime, loaded per encryption, or loaded once and kept); `seeded` sends the
+        /// seed instead of c1.
+        ///
+        /// [`DeviceConfig::secret_key`]: crate::DeviceConfig::secret_key
+        pub fn encrypt_symmetric_stored<V: $crate::device::config::SlotValues + ?Sized>(
+            &mut self,
+            values: &V,
+            store: &dyn $crate::device::config::SecretKeyStore,
+            seeds: &$crate::device::buffer::EncryptionSeeds,
+            seeded: bool,
+            sink: &mut (impl $crate::device::config::Sink + ?Sized),
+        ) -> $crate::error::Result<()> {
+            let key = $crate::device::buffer::KeySource::Store(store);
+            self.core().symmetric(values, &key, seeds, !seeded, sink)
+        }
+
+        /// Wipes a persistent secret key from the key slot.
+        pub fn forget_secret_key(&mut self) {
+            self.core().forget_key();
+        }
+    };
+}
+#[cfg(feature = "alloc")]
+pub(crate) use core_encryptor_methods;
 
 /// Caller memory for a [`BufferEncryptor`]: working buffers (written) and tables (read).
 /// Lengths must equal [`DeviceConfig::buffer_sizes`]; unused ones are empty slices.
@@ -552,7 +589,7 @@ impl<'a> BufferEncryptor<'a> {
         if s.ntt_tables > 0 {
             let per = s.ntt_tables / cfg.params.data_primes().len();
             for (j, t) in mem.ntt_tables.chunks_exact(per).enumerate() {
-                let p = nttp(&cfg, &psi, j);
+                let p = nttp(&cfg, &psi, j)?;
                 if !ntt::check_loaded(
                     &p,
                     cfg.ntt_roots == NttRoots::Loaded,
@@ -611,19 +648,7 @@ impl<'a> BufferEncryptor<'a> {
             .symmetric(values, &KeySource::Ram(*sk), seeds, false, sink)
     }
 
-    /// Symmetric encryption with a key from storage, held as [`DeviceConfig::secret_key`] says;
-    /// `seeded` sends the seed instead of c1.
-    pub fn encrypt_symmetric_stored<V: SlotValues + ?Sized>(
-        &mut self,
-        values: &V,
-        store: &dyn SecretKeyStore,
-        seeds: &EncryptionSeeds,
-        seeded: bool,
-        sink: &mut (impl Sink + ?Sized),
-    ) -> Result<()> {
-        self.core()
-            .symmetric(values, &KeySource::Store(store), seeds, !seeded, sink)
-    }
+    core_encryptor_methods!();
 
     /// Public-key encryption: sends c0 and c1 for each prime.
     pub fn encrypt_asymmetric<V: SlotValues + ?Sized>(
@@ -634,11 +659,6 @@ impl<'a> BufferEncryptor<'a> {
         sink: &mut (impl Sink + ?Sized),
     ) -> Result<()> {
         self.core().asymmetric(values, pk, seeds, sink)
-    }
-
-    /// Wipes a persistent secret key from the key slot.
-    pub fn forget_secret_key(&mut self) {
-        self.core().forget_key();
     }
 }
 

@@ -17,7 +17,7 @@ use alloc::vec::Vec;
 use rand_core::{CryptoRng, RngCore};
 
 pub use super::buffer::EncryptionSeeds;
-use super::buffer::{fill_tables, prime_roots, Core, KeySource};
+use super::buffer::{core_encryptor_methods, fill_tables, prime_roots, Core, KeySource};
 pub use super::config::{
     DeviceConfig, EncryptionKind, MemoryMode, NttRoots, Part, SecretKeyForm, SecretKeyStore, Sink,
     SinkError, SlotValues,
@@ -157,20 +157,7 @@ impl DeviceEncryptor {
         self.encrypt_symmetric_seeded(values, sk, &seeds, sink)
     }
 
-    /// Symmetric encryption with a key from storage, held as [`DeviceConfig::secret_key`] says
-    /// (streamed per prime, loaded per encryption, or loaded once and kept); `seeded` sends the
-    /// seed instead of c1.
-    pub fn encrypt_symmetric_stored<V: SlotValues + ?Sized>(
-        &mut self,
-        values: &V,
-        store: &dyn SecretKeyStore,
-        seeds: &EncryptionSeeds,
-        seeded: bool,
-        sink: &mut (impl Sink + ?Sized),
-    ) -> Result<()> {
-        self.core()
-            .symmetric(values, &KeySource::Store(store), seeds, !seeded, sink)
-    }
+    core_encryptor_methods!();
 
     /// Public-key encryption: sends c0 and c1 for each prime.
     pub fn encrypt_asymmetric<V: SlotValues + ?Sized>(
@@ -181,11 +168,6 @@ impl DeviceEncryptor {
         sink: &mut (impl Sink + ?Sized),
     ) -> Result<()> {
         self.core().asymmetric(values, &pk.view(), seeds, sink)
-    }
-
-    /// Wipes a persistent secret key from the key slot.
-    pub fn forget_secret_key(&mut self) {
-        self.core().forget_key();
     }
 }
 

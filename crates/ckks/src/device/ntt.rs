@@ -11,13 +11,15 @@
 //!
 //! Every variant ends fully reduced, so all modes give bit-identical results.
 
-use crate::arith::{bit_reverse, inv_mod, pow_mod, Mod32};
+use crate::arith::{bit_reverse, inv_mod, pow_mod};
+use crate::error::Result;
+use vsp_math::Modulus32;
 
 /// Per-prime constants of the transform.
 #[derive(Clone, Copy, Debug)]
 pub struct NttPrime {
     /// The modulus.
-    pub m: Mod32,
+    pub m: Modulus32,
     /// SEAL's minimal primitive 2N-th root ψ.
     pub psi: u32,
     /// ψ^{-1}.
@@ -30,17 +32,18 @@ pub struct NttPrime {
 
 impl NttPrime {
     /// Constants for prime `q` (< 2^30, ≡ 1 mod 2N) and degree 2^log_n; `psi` is SEAL's root.
-    pub fn new(q: u32, psi: u32, log_n: u32) -> Self {
-        let m = Mod32::new(q);
+    /// Fails (vsp-math's error) for q outside [2, 2^31).
+    pub fn new(q: u32, psi: u32, log_n: u32) -> Result<Self> {
+        let m = Modulus32::new(q)?;
         let psi_inv = inv_mod(psi as u64, q as u64) as u32;
         let n_inv = inv_mod(1u64 << log_n, q as u64) as u32;
-        Self {
+        Ok(Self {
             m,
             psi,
             psi_inv,
             n_inv,
             log_n,
-        }
+        })
     }
 
     /// Fills `out[k] = ψ^{±bitrev(k)}` for k < N (SEAL's table layout).
@@ -177,7 +180,7 @@ fn stages_otf(a: &mut [u32], p: &NttPrime, psi: u32, inverse: bool) {
         let groups = 1usize << s;
         let t = n >> (s + 1);
         // Root of group i is psi^{bitrev_logn(groups + i)} = b · (b²)^{bitrev_s(i)}.
-        let b = pow_mod(psi as u64, 1u64 << (log_n - 1 - s), m.q as u64) as u32;
+        let b = pow_mod(psi as u64, 1u64 << (log_n - 1 - s), m.value() as u64) as u32;
         let b2 = m.mul(b, b);
         let mut w = b;
         for r in 0..groups {
@@ -207,7 +210,7 @@ fn scale_n_inv(a: &mut [u32], p: &NttPrime) {
     let s = p.m.shoup(p.n_inv);
     for x in a.iter_mut() {
         let r = p.m.mul_shoup_lazy(*x, p.n_inv, s);
-        *x = if r >= p.m.q { r - p.m.q } else { r };
+        *x = if r >= p.m.value() { r - p.m.value() } else { r };
     }
 }
 
@@ -258,7 +261,7 @@ pub fn inverse_table(a: &mut [u32], p: &NttPrime, roots: &[u32]) {
 /// Forward NTT with loaded lazy Shoup roots (Harvey butterflies, values kept below 4q).
 pub fn forward_loaded(a: &mut [u32], p: &NttPrime, r: &LoadedTables<'_>) {
     let n = a.len();
-    let q = p.m.q;
+    let q = p.m.value();
     let two_q = 2 * q;
     let mut groups = 1;
     let mut t = n >> 1;
@@ -299,7 +302,7 @@ pub fn inverse_loaded(a: &mut [u32], p: &NttPrime, r: &LoadedTables<'_>) {
         return;
     }
     let n = a.len();
-    let two_q = 2 * p.m.q;
+    let two_q = 2 * p.m.value();
     let mut t = 1;
     let mut h = n >> 1;
     while h >= 1 {
@@ -331,7 +334,7 @@ mod tests {
 
     fn naive_ntt(a: &[u32], p: &NttPrime) -> Vec<u32> {
         let n = a.len();
-        let q = p.m.q as u64;
+        let q = p.m.value() as u64;
         (0..n)
             .map(|j| {
                 let x = pow_mod(p.psi as u64, 2 * bit_reverse(j, p.log_n) as u64 + 1, q);
@@ -349,7 +352,7 @@ mod tests {
         let log_n = 6;
         let q = 1053818881u32;
         let psi = minimal_primitive_root(128, q as u64).unwrap() as u32;
-        let p = NttPrime::new(q, psi, log_n);
+        let p = NttPrime::new(q, psi, log_n).unwrap();
         let a: Vec<u32> = (0..64u64)
             .map(|i| ((i * 2654435761) % q as u64) as u32)
             .collect();

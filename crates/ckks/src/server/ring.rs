@@ -51,7 +51,7 @@ mod tests {
         let psi = minimal_primitive_root(2 * n as u64, q).unwrap() as u32;
         assert_eq!(psi as u64, t.psi());
         let mut y: Vec<u32> = a.iter().map(|&v| v as u32).collect();
-        forward_otf(&mut y, &NttPrime::new(q as u32, psi, 8));
+        forward_otf(&mut y, &NttPrime::new(q as u32, psi, 8).unwrap());
         assert!(x.iter().zip(&y).all(|(&u, &v)| u == v as u64));
     }
 }

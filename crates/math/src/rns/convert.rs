@@ -36,6 +36,32 @@ pub struct BaseConverter {
 /// Products summed in u128 before a reduction: y_i·c < 2^124, so 15 of them stay below 2^128.
 const LAZY_TERMS: usize = 15;
 
+/// out[c] = (acc[c] + Σ_i column(i)[c]·row[i]) mod p, the inner product of every base conversion
+/// and of scale-and-round: products are summed in u128 and reduced every [`LAZY_TERMS`] terms.
+/// `acc` may come in holding `preloaded` terms (each below 2^124), which count toward the first
+/// batch.
+#[inline]
+pub(crate) fn lazy_dot<'a>(
+    acc: &mut [u128],
+    preloaded: usize,
+    row: &[u64],
+    column: impl Fn(usize) -> &'a [u64],
+    p: &Modulus,
+    out: &mut [u64],
+) {
+    for (i, &r) in row.iter().enumerate() {
+        for (a, &x) in acc.iter_mut().zip(column(i)) {
+            *a += x as u128 * r as u128;
+        }
+        if (i + 1 + preloaded).is_multiple_of(LAZY_TERMS) {
+            acc.iter_mut().for_each(|a| *a = p.reduce_u128(*a) as u128);
+        }
+    }
+    for (o, &a) in out.iter_mut().zip(acc.iter()) {
+        *o = p.reduce_u128(a);
+    }
+}
+
 /// Coefficients per block of the range conversions: a block's scaled residues stay in L1.
 pub(crate) const BLOCK: usize = 128;
 
@@ -175,17 +201,7 @@ impl BaseConverter {
         for (j, (out, p)) in output.chunks_exact_mut(n).zip(self.to.moduli()).enumerate() {
             acc.iter_mut().for_each(|a| *a = 0);
             let row = &self.punctured_mod_to[j * k..(j + 1) * k];
-            for (i, (y_i, &c)) in y.chunks_exact(n).zip(row).enumerate() {
-                for (a, &v) in acc.iter_mut().zip(y_i) {
-                    *a += v as u128 * c as u128;
-                }
-                if (i + 1) % LAZY_TERMS == 0 {
-                    acc.iter_mut().for_each(|a| *a = p.reduce_u128(*a) as u128);
-                }
-            }
-            for (o, &a) in out.iter_mut().zip(&acc) {
-                *o = p.reduce_u128(a);
-            }
+            lazy_dot(&mut acc, 0, row, |i| &y[i * n..(i + 1) * n], p, out);
         }
     }
 
@@ -262,21 +278,9 @@ impl BaseConverter {
                 for (a, &vc) in acc[..w].iter_mut().zip(&v[..w]) {
                     *a = vc as u128 * neg_q;
                 }
-                for (i, &r) in row.iter().enumerate() {
-                    let yi = &y[i * BLOCK..i * BLOCK + w];
-                    for (a, &yv) in acc[..w].iter_mut().zip(yi) {
-                        *a += yv as u128 * r as u128;
-                    }
-                    if (i + 2) % LAZY_TERMS == 0 {
-                        acc[..w]
-                            .iter_mut()
-                            .for_each(|a| *a = p.reduce_u128(*a) as u128);
-                    }
-                }
                 let dst = &mut out[j * stride + b0 - start..j * stride + b0 - start + w];
-                for (o, &a) in dst.iter_mut().zip(&acc[..w]) {
-                    *o = p.reduce_u128(a);
-                }
+                let column = |i: usize| &y[i * BLOCK..i * BLOCK + w];
+                lazy_dot(&mut acc[..w], 1, row, column, p, dst);
             }
             b0 += w;
         }

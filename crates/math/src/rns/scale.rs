@@ -12,10 +12,9 @@ use num_traits::ToPrimitive;
 use crate::error::{MathError, Result};
 use crate::modulus::{Modulus, ShoupConst};
 use crate::rns::basis::RnsBasis;
-use crate::rns::convert::{check_range, fixed_mul_acc, fixed_point_fraction, fixed_round, BLOCK};
-
-/// Products summed in u128 before a reduction (each < 2^124; the first slot holds a reduced value).
-const LAZY_TERMS: usize = 15;
+use crate::rns::convert::{
+    check_range, fixed_mul_acc, fixed_point_fraction, fixed_round, lazy_dot, BLOCK,
+};
 
 /// Precomputed round(num·x/Q) from basis Q (optionally Q ∪ T) into basis T.
 #[derive(Clone, Debug, PartialEq)]
@@ -144,21 +143,10 @@ impl ScaleRound {
                         *a += tj.mul_shoup(x, f) as u128;
                     }
                 }
-                for (i, &ri) in row.iter().enumerate() {
-                    let src = &xq[i * n + b0..i * n + b0 + w];
-                    for (a, &x) in acc[..w].iter_mut().zip(src) {
-                        *a += x as u128 * ri as u128;
-                    }
-                    if (i + 2) % LAZY_TERMS == 0 {
-                        acc[..w]
-                            .iter_mut()
-                            .for_each(|a| *a = tj.reduce_u128(*a) as u128);
-                    }
-                }
+                // acc holds the reduced r (and the target's own term): below 2^63 together.
                 let dst = &mut out[j * stride + b0 - start..j * stride + b0 - start + w];
-                for (o, &a) in dst.iter_mut().zip(&acc[..w]) {
-                    *o = tj.reduce_u128(a);
-                }
+                let column = |i: usize| &xq[i * n + b0..i * n + b0 + w];
+                lazy_dot(&mut acc[..w], 1, row, column, tj, dst);
             }
             b0 += w;
         }
