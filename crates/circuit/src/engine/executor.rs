@@ -4,8 +4,8 @@
 //! task and how values travel, who writes a RAM, who reads the outputs and writes files.
 //!
 //! [`Local`] is the default: every task on this process's threads, in topological order on one
-//! thread or on the list scheduler ([`crate::schedule`]). The MPI executor (`crate::dist::mpi`,
-//! feature `mpi`) is another implementation; the engine does not know it.
+//! thread or on the list scheduler ([`crate::schedule`]). Executors over many processes
+//! ([`crate::dist`]) are other implementations; the engine does not know them.
 
 use std::time::{Duration, Instant};
 

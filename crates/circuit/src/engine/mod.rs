@@ -6,8 +6,8 @@
 //! clock edge latches every flip-flop's D input and performs RAM writes (read-before-write: a word written
 //! in cycle c is visible from cycle c+1). Where and when the DAG's tasks run is an executor's choice
 //! (`executor`): by default on this process's threads — in topological order with one thread, on the
-//! list scheduler ([`crate::schedule`]) with more; the MPI executor ([`crate::dist`], feature `mpi`)
-//! plugs in from outside, and this module knows nothing of it.
+//! list scheduler ([`crate::schedule`]) with more; executors over many processes ([`crate::dist`])
+//! plug in from outside, and this module knows nothing of them.
 //!
 //! | part | what it does |
 //! |---|---|
