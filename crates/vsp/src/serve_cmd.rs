@@ -55,7 +55,9 @@ enum ServeCommand {
 enum TokenCommand {
     /// Make a token for client NAME and print it (only its hash is stored).
     Add {
+        /// The client's name.
         name: String,
+        /// The server's data folder (as given to `vsp serve --data`).
         #[arg(long)]
         data: PathBuf,
         /// Write the token to this file (created 0600) instead of printing it.
@@ -64,12 +66,15 @@ enum TokenCommand {
     },
     /// Revoke every token of client NAME.
     Revoke {
+        /// The client's name.
         name: String,
+        /// The server's data folder (as given to `vsp serve --data`).
         #[arg(long)]
         data: PathBuf,
     },
     /// List the clients that have tokens.
     List {
+        /// The server's data folder (as given to `vsp serve --data`).
         #[arg(long)]
         data: PathBuf,
     },
@@ -152,10 +157,15 @@ pub struct Remote {
 #[derive(Subcommand)]
 enum RemoteCommand {
     /// Upload the evaluation key (once: the server names it by its key id).
-    KeyUpload { key: PathBuf },
+    KeyUpload {
+        /// The evaluation key file (`vsp genbkey`).
+        key: PathBuf,
+    },
     /// Submit a request (`vsp enc`) for a number of cycles; prints the job id.
     Submit {
+        /// The request file (`vsp enc`, or `vsp circuit enc` with --netlist).
         request: PathBuf,
+        /// Cycles to run (the first budget with --until-finished).
         #[arg(short, long)]
         cycles: u64,
         /// pearl or ruby.
@@ -188,29 +198,43 @@ enum RemoteCommand {
     },
     /// Give a done job more cycles (it continues from where it ended).
     Extend {
+        /// The job id (`vsp remote submit` prints it).
         id: String,
+        /// Cycles to add.
         #[arg(short, long)]
         cycles: u64,
     },
     /// A job's status (all of this client's jobs without an id).
     Status {
+        /// The job id (all of this client's jobs without one).
         id: Option<String>,
         /// Print JSON.
         #[arg(long)]
         json: bool,
     },
     /// Follow a job's progress until it ends.
-    Watch { id: String },
+    Watch {
+        /// The job id (`vsp remote submit` prints it).
+        id: String,
+    },
     /// Fetch a done job's result.
     Fetch {
+        /// The job id (`vsp remote submit` prints it).
         id: String,
+        /// Where to write the result file.
         #[arg(short, long)]
         output: PathBuf,
     },
     /// Cancel a queued or running job.
-    Cancel { id: String },
+    Cancel {
+        /// The job id (`vsp remote submit` prints it).
+        id: String,
+    },
     /// Delete a job and its files on the server.
-    Delete { id: String },
+    Delete {
+        /// The job id (`vsp remote submit` prints it).
+        id: String,
+    },
 }
 
 fn line(s: &JobStatus) -> String {
