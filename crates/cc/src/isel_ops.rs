@@ -422,22 +422,11 @@ impl<'m> Ctx<'m> {
         let mut regs = Vec::new();
         for k in 0..n {
             let rd = if odd_tail && k == 1 {
-                let (base, off) = self.mem(&a, 2);
-                let rd = self.vreg();
-                self.emit(MInst::Load {
-                    w: Width::ByteU,
-                    rd,
-                    base,
-                    off,
-                });
-                rd
+                self.load_at(Width::ByteU, &a, 2)
             } else if w == Width::Word {
                 self.load_word(&a, 2 * k as i32, align)
             } else {
-                let (base, off) = self.mem(&a, 2 * k as i32);
-                let rd = self.vreg();
-                self.emit(MInst::Load { w, rd, base, off });
-                rd
+                self.load_at(w, &a, 2 * k as i32)
             };
             regs.push(rd);
         }
@@ -483,13 +472,7 @@ impl<'m> Ctx<'m> {
         let odd_tail = regs.len() == 2 && self.m.size_of(&v.ty) == Some(3);
         for (k, rs) in regs.into_iter().enumerate() {
             if byte || (odd_tail && k == 1) {
-                let (base, off) = self.mem(&a, 2 * k as i32);
-                self.emit(MInst::Store {
-                    w: Width::ByteU,
-                    rs,
-                    base,
-                    off,
-                });
+                self.store_at(Width::ByteU, rs, &a, 2 * k as i32);
             } else {
                 self.store_word(rs, &a, 2 * k as i32, align);
             }
@@ -509,27 +492,10 @@ impl<'m> Ctx<'m> {
     /// loads and `hi << 8 | lo` (little-endian).
     fn load_word(&mut self, a: &Addr, extra: i32, align: u64) -> Reg {
         if self.word_aligned(a, extra, align) {
-            let (base, off) = self.mem(a, extra);
-            let rd = self.vreg();
-            self.emit(MInst::Load {
-                w: Width::Word,
-                rd,
-                base,
-                off,
-            });
-            return rd;
+            return self.load_at(Width::Word, a, extra);
         }
-        let [lo, hi] = [0, 1].map(|k| {
-            let (base, off) = self.mem(a, extra + k);
-            let rd = self.vreg();
-            self.emit(MInst::Load {
-                w: Width::ByteU,
-                rd,
-                base,
-                off,
-            });
-            rd
-        });
+        let lo = self.load_at(Width::ByteU, a, extra);
+        let hi = self.load_at(Width::ByteU, a, extra + 1);
         let hi = self.alui(Alu::Lsl, hi, 8);
         self.alu(Alu::Or, hi, lo)
     }
@@ -538,30 +504,25 @@ impl<'m> Ctx<'m> {
     /// low byte and then `rs >> 8`.
     fn store_word(&mut self, rs: Reg, a: &Addr, extra: i32, align: u64) {
         if self.word_aligned(a, extra, align) {
-            let (base, off) = self.mem(a, extra);
-            self.emit(MInst::Store {
-                w: Width::Word,
-                rs,
-                base,
-                off,
-            });
-            return;
+            return self.store_at(Width::Word, rs, a, extra);
         }
-        let (base, off) = self.mem(a, extra);
-        self.emit(MInst::Store {
-            w: Width::ByteU,
-            rs,
-            base,
-            off,
-        });
+        self.store_at(Width::ByteU, rs, a, extra);
         let hi = self.alui(Alu::Lsr, rs, 8);
-        let (base, off) = self.mem(a, extra + 1);
-        self.emit(MInst::Store {
-            w: Width::ByteU,
-            rs: hi,
-            base,
-            off,
-        });
+        self.store_at(Width::ByteU, hi, a, extra + 1);
+    }
+
+    /// One load of width `w` from `a + extra` into a new register.
+    fn load_at(&mut self, w: Width, a: &Addr, extra: i32) -> Reg {
+        let (base, off) = self.mem(a, extra);
+        let rd = self.vreg();
+        self.emit(MInst::Load { w, rd, base, off });
+        rd
+    }
+
+    /// One store of width `w` of `rs` at `a + extra`.
+    fn store_at(&mut self, w: Width, rs: Reg, a: &Addr, extra: i32) {
+        let (base, off) = self.mem(a, extra);
+        self.emit(MInst::Store { w, rs, base, off });
     }
 
     /// `getelementptr ty, base, idx…` as a symbolic address.
@@ -636,21 +597,8 @@ impl<'m> Ctx<'m> {
             } else {
                 Width::ByteU
             };
-            let (sb, so) = self.mem(src, k as i32);
-            let rd = self.vreg();
-            self.emit(MInst::Load {
-                w,
-                rd,
-                base: sb,
-                off: so,
-            });
-            let (db, dof) = self.mem(dst, k as i32);
-            self.emit(MInst::Store {
-                w,
-                rs: rd,
-                base: db,
-                off: dof,
-            });
+            let rd = self.load_at(w, src, k as i32);
+            self.store_at(w, rd, dst, k as i32);
             k += if w == Width::Word { 2 } else { 1 };
         }
     }
