@@ -111,7 +111,7 @@ pub fn emit_global(m: &Module, g: &Global, out: &mut String) -> Result<()> {
     } else {
         ".data"
     };
-    let align = g.align.max(m.align_of(&g.ty).unwrap_or(1));
+    let align = m.global_align(g);
     let _ = writeln!(out, "\n    {section}");
     if align > 1 {
         let _ = writeln!(out, "    .balign {align}");

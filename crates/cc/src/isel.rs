@@ -53,6 +53,8 @@ pub(crate) struct Ctx<'m> {
     pub even: HashSet<Reg>,
     /// A bound on the program's static data addresses (0: unknown, every global in reach).
     pub data_end: u64,
+    /// The module's globals and their placement alignment (looked up on every memory access).
+    pub global_align: HashMap<&'m str, u64>,
     pub block_ids: HashMap<String, usize>,
     /// icmp results consumed by exactly one branch/select: lowered at the consumer.
     pub fused: HashMap<String, (Pred, Operand, Operand)>,
@@ -235,12 +237,10 @@ impl<'m> Ctx<'m> {
         let reg_even = a.reg.is_none_or(|r| self.even.contains(&r));
         let frame_even =
             a.fi.is_none_or(|fi| self.f.frame.get(fi).is_some_and(|o| o.align >= 2));
-        let sym_even = a.sym.as_ref().is_none_or(|s| {
-            self.m
-                .globals
-                .iter()
-                .any(|g| &g.name == s && g.align.max(self.m.align_of(&g.ty).unwrap_or(1)) >= 2)
-        });
+        let sym_even = a
+            .sym
+            .as_ref()
+            .is_none_or(|s| self.global_align.get(s.as_str()).is_some_and(|&al| al >= 2));
         (a.imm + extra) % 2 == 0 && reg_even && frame_even && sym_even
     }
 
@@ -311,7 +311,7 @@ impl<'m> Ctx<'m> {
     /// Whether `sym + imm` fits a 10-bit immediate: always for symbols that are not globals (and
     /// when the data's extent is unknown), for globals while the static data bound allows it.
     fn sym_in_reach(&self, sym: &str, imm: i32) -> bool {
-        if self.data_end == 0 || !self.m.globals.iter().any(|g| g.name == sym) {
+        if self.data_end == 0 || !self.global_align.contains_key(sym) {
             return true;
         }
         imm >= -512 && self.data_end.saturating_add(imm.max(0) as u64) <= 511
@@ -483,6 +483,11 @@ impl<'m> Ctx<'m> {
             ext: HashMap::new(),
             even: HashSet::new(),
             data_end: 0,
+            global_align: m
+                .globals
+                .iter()
+                .map(|g| (g.name.as_str(), m.global_align(g)))
+                .collect(),
             block_ids,
             fused: HashMap::new(),
             addr_only: HashSet::new(),

@@ -291,6 +291,11 @@ impl Module {
         })
     }
 
+    /// Where global `g` is placed: its own alignment or its type's, whichever is larger.
+    pub fn global_align(&self, g: &Global) -> u64 {
+        g.align.max(self.align_of(&g.ty).unwrap_or(1))
+    }
+
     /// ABI alignment in bytes (never more than 2 on this target).
     pub fn align_of(&self, ty: &Type) -> Option<u64> {
         Some(match self.resolve(ty) {
