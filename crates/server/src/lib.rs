@@ -20,6 +20,7 @@
 pub mod api;
 pub mod client;
 pub mod error;
+pub mod mpirun;
 mod page;
 pub mod store;
 pub mod worker;
@@ -31,6 +32,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use error::{Result, ServerError};
+pub use mpirun::MpiLaunch;
 pub use store::{JobState, JobStatus};
 
 /// Largest evaluation key accepted by default (the default parameters' key is 216 MiB).
@@ -60,6 +62,8 @@ pub struct Config {
     pub max_request_bytes: u64,
     /// Uploads checked at once (each is held in memory until it is verified).
     pub upload_slots: usize,
+    /// Run every job under `mpirun` on several ranks instead of in this process.
+    pub mpi: Option<MpiLaunch>,
 }
 
 impl Config {
@@ -75,6 +79,7 @@ impl Config {
             max_key_bytes: DEFAULT_MAX_KEY_BYTES,
             max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
             upload_slots: 2,
+            mpi: None,
         }
     }
 }

@@ -196,7 +196,7 @@ impl Runner for CircuitMachine {
 }
 
 /// How a runner's job ended.
-enum Outcome {
+pub(crate) enum Outcome {
     Done {
         cycles: u64,
         spc: Option<f64>,
@@ -235,15 +235,18 @@ pub fn run(sh: Arc<Shared>) {
                 ..Live::default()
             },
         );
-        let r = std::panic::catch_unwind(AssertUnwindSafe(|| run_job(&sh, &job, &cancel)))
-            .unwrap_or_else(|p| {
-                let msg = p
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_else(|| "unknown".into());
-                Err(ServerError::Job(format!("internal error: {msg}")))
-            });
+        let r = std::panic::catch_unwind(AssertUnwindSafe(|| match &sh.cfg.mpi {
+            Some(launch) => crate::mpirun::run_job(&sh, launch, &job, &cancel),
+            None => run_job(&sh, &job, &cancel),
+        }))
+        .unwrap_or_else(|p| {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown".into());
+            Err(ServerError::Job(format!("internal error: {msg}")))
+        });
         lock(&sh.live).remove(&job.id);
         if let Err(e) = record(&sh, &job, r) {
             eprintln!("error: job {}: {}", job.id, e.chain());
@@ -279,10 +282,9 @@ fn record(sh: &Shared, job: &Job, r: Result<Outcome>) -> Result<()> {
     Ok(())
 }
 
-/// Whether `path` holds a complete, checked result.
 /// Whether `path` holds a complete, checked result of `cycles` cycles (an extended job's older
 /// result does not count).
-fn has_result(path: &Path, cycles: u64, circuit: bool) -> bool {
+pub(crate) fn has_result(path: &Path, cycles: u64, circuit: bool) -> bool {
     // A circuit result starts with the circuit's fingerprint, then the cycles.
     let at = if circuit { 32 } else { 0 };
     path.exists()
@@ -305,13 +307,16 @@ fn run_job(sh: &Shared, job: &Job, cancel: &AtomicBool) -> Result<Outcome> {
             spc: None,
         });
     }
-    let snapshot = dir.join("snapshot");
+    // Snapshots are written to the first slot; the newest complete one of both slots (a job once
+    // run under `mpirun` may have written the second) is where the job resumes.
+    let snapshot = dir.join(crate::mpirun::SLOTS[0]);
+    let latest = crate::mpirun::latest_snapshot(&dir).map(|(p, _)| p);
     let keys = sh.keys_for(&job.client, &job.key_id)?;
     let threads = sh.cfg.threads;
-    let resumed = snapshot.exists();
-    let mut m: Box<dyn Runner> = match &job.design {
-        None if resumed => Box::new(Machine::resume(&keys, &snapshot, threads)?),
-        None => {
+    let resumed = latest.is_some();
+    let mut m: Box<dyn Runner> = match (&job.design, &latest) {
+        (None, Some(from)) => Box::new(Machine::resume(&keys, from, threads)?),
+        (None, None) => {
             let path = dir.join("request.enc");
             let env = Envelope::read(&path, Kind::Request)?;
             let request =
@@ -320,10 +325,10 @@ fn run_job(sh: &Shared, job: &Job, cancel: &AtomicBool) -> Result<Outcome> {
             let core = program::parse_core(&job.core)?;
             Box::new(Machine::start(&keys, &request, core, threads)?)
         }
-        Some(d) => {
+        (Some(d), _) => {
             let circuit = load_design(&sh.store().design_path(&job.client, d))?;
-            if resumed {
-                Box::new(CircuitMachine::resume(&keys, circuit, &snapshot, threads)?)
+            if let Some(from) = &latest {
+                Box::new(CircuitMachine::resume(&keys, circuit, from, threads)?)
             } else {
                 let path = dir.join("request.enc");
                 let env = Envelope::read(&path, Kind::Request)?;
@@ -412,7 +417,7 @@ fn run_job(sh: &Shared, job: &Job, cancel: &AtomicBool) -> Result<Outcome> {
     })
 }
 
-fn update_live(sh: &Shared, id: &str, f: &mut dyn FnMut(&mut Live)) {
+pub(crate) fn update_live(sh: &Shared, id: &str, f: &mut dyn FnMut(&mut Live)) {
     if let Some(l) = lock(&sh.live).get_mut(id) {
         f(l);
     }

@@ -30,7 +30,20 @@ pub fn start() -> Result<Session> {
         Ok(Session { _inner: None })
     }
     #[cfg(not(feature = "mpi"))]
-    Ok(Session {})
+    {
+        // Started as one of several ranks, this build would run the whole job on each of them,
+        // every rank writing the same files.
+        let ranks = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE"]
+            .iter()
+            .filter_map(|v| std::env::var(v).ok()?.trim().parse::<u64>().ok())
+            .max();
+        if let Some(n) = ranks.filter(|&n| n > 1) {
+            anyhow::bail!(
+                "started by mpirun on {n} ranks, but this vsp was built without MPI: rebuild it with `cargo build --release -p vsp --features mpi` (docs/mpi.md)"
+            );
+        }
+        Ok(Session {})
+    }
 }
 
 /// `(rank, ranks)` when this process is one of several ranks of an MPI job.

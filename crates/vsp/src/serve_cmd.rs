@@ -42,6 +42,64 @@ pub struct Serve {
     /// Largest request accepted (bytes).
     #[arg(long, default_value_t = vsp_server::DEFAULT_MAX_REQUEST_BYTES)]
     max_request_bytes: u64,
+    #[command(flatten)]
+    mpi: MpiArgs,
+}
+
+/// `vsp serve --mpi-ranks P …`: every job under `mpirun` (docs/server.md, docs/mpi.md).
+#[derive(Args)]
+struct MpiArgs {
+    /// Run every job under mpirun on this many ranks (needs a vsp built with --features mpi;
+    /// --threads is then per rank).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    mpi_ranks: Option<u32>,
+    /// Open MPI hostfile of the jobs' machines (keys, netlists and this vsp at the same paths on
+    /// every machine: docs/mpi.md).
+    #[arg(long, requires = "mpi_ranks")]
+    mpi_hostfile: Option<PathBuf>,
+    /// The MPI launcher [default: mpirun].
+    #[arg(long, requires = "mpi_ranks")]
+    mpirun: Option<PathBuf>,
+    /// One more launcher argument, given before the program (repeatable), e.g.
+    /// --mpi-arg=--oversubscribe.
+    #[arg(
+        long = "mpi-arg",
+        value_name = "ARG",
+        requires = "mpi_ranks",
+        allow_hyphen_values = true
+    )]
+    mpi_args: Vec<String>,
+    /// A job under mpirun writes a snapshot every this many cycles.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..))]
+    mpi_snapshot_every: u64,
+}
+
+impl MpiArgs {
+    fn launch(self) -> Result<Option<vsp_server::MpiLaunch>> {
+        let Some(ranks) = self.mpi_ranks else {
+            return Ok(None);
+        };
+        if !cfg!(feature = "mpi") {
+            anyhow::bail!(
+                "--mpi-ranks needs a vsp built with --features mpi (docs/mpi.md): this one would run the whole job on every rank"
+            );
+        }
+        if let Some(h) = &self.mpi_hostfile {
+            if !h.is_file() {
+                anyhow::bail!("--mpi-hostfile {}: no such file", h.display());
+            }
+        }
+        let program = std::env::current_exe()
+            .map_err(|e| anyhow::anyhow!("cannot find this program's path for mpirun: {e}"))?;
+        Ok(Some(vsp_server::MpiLaunch {
+            mpirun: self.mpirun.unwrap_or_else(|| "mpirun".into()),
+            ranks,
+            hostfile: self.mpi_hostfile,
+            launcher_args: self.mpi_args,
+            program,
+            snapshot_every: self.mpi_snapshot_every,
+        }))
+    }
 }
 
 #[derive(Subcommand)]
@@ -126,6 +184,8 @@ pub fn serve(s: Serve, quiet: bool) -> Result<()> {
     cfg.snapshot_secs = s.snapshot_secs;
     cfg.max_key_bytes = s.max_key_bytes;
     cfg.max_request_bytes = s.max_request_bytes;
+    cfg.mpi = s.mpi.launch()?;
+    let ranks = cfg.mpi.as_ref().map(|m| m.ranks);
     let data = cfg.data.clone();
     let server = Server::start(cfg)?;
     // The address goes to stdout (a script that asked for port 0 reads it there).
@@ -136,6 +196,9 @@ pub fn serve(s: Serve, quiet: bool) -> Result<()> {
             data.display(),
             s.jobs
         );
+        if let Some(r) = ranks {
+            eprintln!("every job runs under mpirun on {r} ranks");
+        }
     }
     server.run_until_signal()?;
     Ok(())

@@ -324,3 +324,144 @@ fn ranks_with_different_commands_stop_with_an_error() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("run on several MPI ranks"));
     assert!(!dir.join("k.key").exists());
 }
+
+#[allow(dead_code)]
+#[path = "common/serving.rs"]
+mod serving;
+
+/// `vsp serve --mpi-ranks 2`: a job runs under `mpirun` (every rank a process of its own); the server
+/// killed with SIGKILL mid-job leaves the launcher running; the next start stops it, resumes the job
+/// from its newest snapshot on 2 ranks again, and the result is byte-identical to `vsp run` to that
+/// cycle then `vsp resume` in one process, and decrypts to the emulator's registers.
+#[test]
+#[ignore = "needs mpirun (openmpi-bin)"]
+fn a_served_job_runs_under_mpirun_and_resumes_after_the_server_is_killed() {
+    use serving::{remote, status_json, strs, Serving};
+    const CYCLES: u64 = 5;
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let data = d.join("data");
+    let log = d.join("server.log");
+    let fib = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cahp/asm/programs/fib.s");
+    ok(&["-q", "asm", fib.to_str().unwrap(), "-o", "fib.img"], d);
+    ok(&["-q", "genkey", "-o", "sk.key"], d);
+    ok(&["-q", "genbkey", "-k", "sk.key", "-o", "ek.key"], d);
+    ok(
+        &["-q", "enc", "-k", "sk.key", "fib.img", "5", "-o", "req.enc"],
+        d,
+    );
+    ok(
+        &[
+            "-q", "serve", "token", "add", "alice", "--data", "data", "-o", "token",
+        ],
+        d,
+    );
+    let mpi = [
+        "--mpi-ranks",
+        "2",
+        "--mpi-arg=--oversubscribe",
+        "--mpi-snapshot-every",
+        "1",
+    ];
+    let envs = [
+        ("OMPI_ALLOW_RUN_AS_ROOT", "1"),
+        ("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"),
+        ("OMPI_MCA_rmaps_base_oversubscribe", "1"),
+    ];
+    let srv = Serving::start_with(&data, &log, &mpi, &envs);
+    ok(&strs(&remote(&srv.url, &["key-upload", "ek.key"])), d);
+    let id = ok(
+        &strs(&remote(
+            &srv.url,
+            &["submit", "req.enc", "--cycles", &CYCLES.to_string()],
+        )),
+        d,
+    );
+    let id = id.trim().to_string();
+
+    // Killed once the launched job wrote its first snapshot; its launcher lives on.
+    let job = data.join("jobs").join(&id);
+    let t = Instant::now();
+    while !job.join("snapshot").exists() {
+        assert!(t.elapsed() < Duration::from_secs(900), "no snapshot");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let pid: u32 = std::fs::read_to_string(job.join("launcher.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(children(pid).len(), 2, "mpirun runs 2 ranks");
+    srv.kill();
+
+    let srv = Serving::start_with(&data, &log, &mpi, &envs);
+    let out = ok(&strs(&remote(&srv.url, &["watch", &id])), d);
+    assert!(
+        out.contains("done") && out.contains(&format!("cycle {CYCLES}/{CYCLES}")),
+        "{out}"
+    );
+    ok(
+        &strs(&remote(&srv.url, &["fetch", &id, "-o", "service.enc"])),
+        d,
+    );
+    drop(srv);
+    assert!(
+        !Path::new(&format!("/proc/{pid}")).exists(),
+        "the first launcher still runs"
+    );
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        logged.contains("every job runs under mpirun on 2 ranks"),
+        "{logged}"
+    );
+    let at: u64 = logged
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("job {id}: resuming from its snapshot at cycle ")))
+        .unwrap_or_else(|| panic!("no resume line in {logged}"))
+        .trim()
+        .parse()
+        .unwrap();
+    assert!((1..CYCLES).contains(&at), "resumed at cycle {at}");
+    let threads = ["--threads", "2"];
+    ok(
+        &[
+            &[
+                "-q", "run", "-e", "ek.key", "-i", "req.enc", "-o", "pre.enc",
+            ][..],
+            &["--cycles", &at.to_string()],
+            &threads,
+        ]
+        .concat(),
+        d,
+    );
+    ok(
+        &[
+            &[
+                "-q",
+                "resume",
+                "pre.enc.snapshot",
+                "-e",
+                "ek.key",
+                "-o",
+                "direct.enc",
+            ][..],
+            &["--cycles", &(CYCLES - at).to_string(), "--no-snapshot"],
+            &threads,
+        ]
+        .concat(),
+        d,
+    );
+    same_file(d, "service.enc", "direct.enc");
+    let dec: serde_json::Value = serde_json::from_str(&ok(
+        &["dec", "-k", "sk.key", "-i", "service.enc", "--json"],
+        d,
+    ))
+    .unwrap();
+    let cycles = CYCLES.to_string();
+    let emu = common::vsp(
+        &["emu", "--json", "--max-cycles", &cycles, "fib.img", "5"],
+        d,
+    );
+    let emu: serde_json::Value = serde_json::from_slice(&emu.stdout).unwrap();
+    assert_eq!(dec["regs"], emu["regs"], "{dec} vs {emu}");
+}

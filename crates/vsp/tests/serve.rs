@@ -3,76 +3,14 @@
 //! finished job survives another restart untouched; every refusal is a one-line error.
 
 mod common;
+#[path = "common/serving.rs"]
+mod serving;
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{fails, ok};
-
-/// A `vsp serve` process on 127.0.0.1 with an OS-assigned port; killed (SIGKILL) when dropped.
-struct Serving {
-    child: Child,
-    url: String,
-}
-
-impl Serving {
-    fn start(data: &Path, log: &Path) -> Serving {
-        let err = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(log)
-            .unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_vsp"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--snapshot-secs", "0"])
-            .args(["--threads", "2", "--data"])
-            .arg(data)
-            .stdout(Stdio::piped())
-            .stderr(err)
-            .spawn()
-            .expect("vsp serve starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-            .to_string();
-        Serving { child, url }
-    }
-
-    /// SIGKILL, as a crash would.
-    fn kill(mut self) {
-        self.child.kill().unwrap();
-        self.child.wait().unwrap();
-    }
-}
-
-impl Drop for Serving {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn remote(url: &str, args: &[&str]) -> Vec<String> {
-    let mut v = vec!["remote".to_string(), "--server".into(), url.into()];
-    v.extend(["--token-file".into(), "token".into()]);
-    v.extend(args.iter().map(|s| s.to_string()));
-    v
-}
-
-fn strs(v: &[String]) -> Vec<&str> {
-    v.iter().map(String::as_str).collect()
-}
-
-fn status_json(url: &str, id: &str, d: &Path) -> serde_json::Value {
-    let out = ok(&strs(&remote(url, &["status", id, "--json"])), d);
-    serde_json::from_str::<serde_json::Value>(&out).unwrap()[0].clone()
-}
+use serving::{remote, status_json, strs, Serving};
 
 #[test]
 fn a_job_killed_with_sigkill_resumes_and_ends_byte_identical_to_vsp_run() {

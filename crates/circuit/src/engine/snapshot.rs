@@ -34,6 +34,21 @@ const MAX_ITEMS: usize = 1 << 28;
 /// take 146 years), and far enough from 2^64 that running on can never wrap the counter.
 pub const MAX_SNAPSHOT_CYCLE: u64 = 1 << 62;
 
+/// The cycle an engine snapshot ([`Engine::snapshot_bytes`]) was taken at, without restoring it
+/// (checksum and format checked; what it belongs to is checked by [`Engine::restore_snapshot`]).
+pub fn snapshot_cycle(bytes: &[u8]) -> Result<u64, CircuitError> {
+    let o = vsp_codec::open(&FORMAT, bytes, KIND_SNAPSHOT)?;
+    let mut r = o.reader();
+    r.take(32, "circuit fingerprint")?;
+    let cycle = r.u64("cycle counter")?;
+    if cycle > MAX_SNAPSHOT_CYCLE {
+        return Err(CircuitError::Snapshot(format!(
+            "cycle counter {cycle} is beyond any run (at most {MAX_SNAPSHOT_CYCLE}): corrupt snapshot"
+        )));
+    }
+    Ok(cycle)
+}
+
 /// Turns an engine snapshot ([`Engine::snapshot_bytes`]) into the bytes of a snapshot file: how a
 /// platform writes its own envelope (key id, machine) around the engine's state while the engine's
 /// run writes the periodic snapshots ([`crate::RunOptions::snapshot_wrap`]).
