@@ -336,8 +336,8 @@ mod serving;
 #[test]
 #[ignore = "needs mpirun (openmpi-bin)"]
 fn a_served_job_runs_under_mpirun_and_resumes_after_the_server_is_killed() {
-    use serving::{remote, status_json, strs, Serving};
-    const CYCLES: u64 = 5;
+    use serving::{remote, strs, Serving};
+    const CYCLES: u64 = 3;
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     let data = d.join("data");
