@@ -87,13 +87,29 @@ pub(crate) struct Grain {
     pub(crate) rom_bits: usize,
 }
 
-/// The single-process engine's tasks: batches of [`SELECT_BATCH`], a memory's address and a ROM
-/// read each one task.
+/// The single-process engine's tasks on one thread: batches of [`SELECT_BATCH`], a memory's address
+/// and a ROM read each one task ([`Grain::on_threads`] for more threads).
 pub(crate) const ENGINE_GRAIN: Grain = Grain {
     select_batch: SELECT_BATCH,
     mem_select: usize::MAX,
     rom_bits: usize::MAX,
 };
+
+impl Grain {
+    /// This grain for a place running `threads` worker threads: a memory's address bits in about
+    /// `threads` tasks of at least `SELECT_BATCH / threads` bits (its circuit bootstraps would
+    /// otherwise sit on one thread, ahead of every read of the memory; a batch shares one pass over
+    /// the private key-switching key, so the tasks are no smaller than needed).
+    pub(crate) fn on_threads(self, threads: usize) -> Grain {
+        if threads <= 1 {
+            return self;
+        }
+        Grain {
+            mem_select: self.mem_select.min((SELECT_BATCH / threads).max(1)),
+            ..self
+        }
+    }
+}
 
 /// One cycle's tasks with their facts, the scheduler graph built from those facts and the MUX select
 /// batches.
