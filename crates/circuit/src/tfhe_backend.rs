@@ -480,8 +480,9 @@ impl Backend for TfheBackend {
             TaskKind::WriteValue => 20.0,
             TaskKind::Cmux => 0.02,
             TaskKind::Lift => 10.0,
-            // The demultiplexed write: two external products per cell (the read tree and the
-            // demultiplexer), each about a CMUX.
+            // The demultiplexed write on an MPI rank: two external products per cell (the read tree
+            // and the demultiplexer), each about a CMUX. (Where the write values are made next to
+            // the RAM's reads, as in one process, the write reuses the read's tree: one per cell.)
             TaskKind::RamWriteCell => 2.0 * 0.02,
             // Extraction, key switch and bootstrap: a gate bootstrap's work. (Pearl's 256 × 16 RAM
             // refreshes 304 cells a cycle: 3,040 + 164 units, 4.4 s at 1.36 ms per unit against

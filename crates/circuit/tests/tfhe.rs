@@ -99,6 +99,8 @@ fn cmux_ram_read_after_write_matches_mux_ram_and_noise_stays_bounded() {
     let plain = compile(&ram_blueprint("mux-ram", 3, 2));
     let init: Vec<u64> = (0..8).map(|i| (i * 3) & 3).collect();
     let mut e = Engine::new(backend(), enc);
+    // On 4 workers the 3 address bits are circuit-bootstrapped by two tasks (2 + 1 bits).
+    e.set_threads(4);
     e.set_ram("ram", encrypt_ram(sk, 3, 2, &init).unwrap())
         .unwrap();
     let mut p = Engine::new(PlainBackend, plain);
