@@ -134,8 +134,8 @@ pub fn run(args: &[String]) -> Result<()> {
         let ram_refresh = (refreshes(&e)? - refreshed_before) as f64 / n;
         // Memory work per cycle: ROM read (CMUX tree + rotation, one bootstrap per bit), RAM read
         // (a CMUX tree and one bootstrap per bit), RAM write (two rotations per write-value bit; per
-        // data bit the read tree again and the demultiplexer tree, 2·(words − 1) external products),
-        // the round-robin refresh; one CB per address bit.
+        // data bit the demultiplexer tree, words − 1 external products: δ = v − r takes r from the
+        // read's tree), the round-robin refresh; one CB per address bit.
         let (words, width, abits) = (
             1usize << cores::RAM_ADDR_WIDTH,
             cores::RAM_DATA_WIDTH,
@@ -144,7 +144,7 @@ pub fn run(args: &[String]) -> Result<()> {
         let mem = MemCounts {
             bootstraps: cores::ROM_DATA_WIDTH as f64 + (3 * width) as f64 + ram_refresh,
             circuit_bootstraps: cores::ROM_ADDR_WIDTH + abits,
-            cmuxes: cores::ROM_ADDR_WIDTH + 3 * width * (words - 1),
+            cmuxes: cores::ROM_ADDR_WIDTH + 2 * width * (words - 1),
             refresh: ram_refresh,
         };
         mems.push((core, mem, lifts));

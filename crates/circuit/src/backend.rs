@@ -148,6 +148,17 @@ pub trait Backend: Send + Sync {
         addr: &[&Self::Sel],
         bit: usize,
     ) -> Result<Self::Ring, CircuitError>;
+    /// [`Self::ram_read`] that also returns what the clock-edge write at the same address may reuse
+    /// ([`Self::ram_write_value_keep`]; TFHE: the CMUX tree's output before extraction, so that the
+    /// write does not run the tree again). The default keeps nothing.
+    fn ram_read_keep(
+        &self,
+        ram: &Self::Ram,
+        addr: &[&Self::Sel],
+        bit: usize,
+    ) -> Result<(Self::Ring, Option<Self::Ring>), CircuitError> {
+        Ok((self.ram_read(ram, addr, bit)?, None))
+    }
     /// The value stored by a write of `wdata` with enable `wren`, given the old value `rdata`.
     fn ram_write_value(
         &self,
@@ -155,6 +166,19 @@ pub trait Backend: Send + Sync {
         wdata: &Self::Bit,
         rdata: &Self::Bit,
     ) -> Result<Self::WriteVal, CircuitError>;
+    /// [`Self::ram_write_value`] given what [`Self::ram_read_keep`] kept from this cycle's read of the
+    /// same bit (the RAM unchanged since, the write at the same address selectors): the same write,
+    /// cheaper. The default ignores it.
+    fn ram_write_value_keep(
+        &self,
+        wren: &Self::Bit,
+        wdata: &Self::Bit,
+        rdata: &Self::Bit,
+        kept: Option<&Self::Ring>,
+    ) -> Result<Self::WriteVal, CircuitError> {
+        let _ = kept;
+        self.ram_write_value(wren, wdata, rdata)
+    }
     /// Stores `vals` (one per data bit) into the word at `addr`; runs on up to `threads` threads.
     fn ram_write(
         &self,

@@ -7,8 +7,8 @@
 //!   sample-extracts and key-switches each bit and gate-bootstraps it into a fresh gate bit.
 //! * RAM: one TRLWE per stored bit (coefficient 0 = ±1/4). Read: a CMUX tree per data bit, extraction, key
 //!   switch, gate bootstrapping. Write: the value wren ? wdata : rdata as a TRLWE (HomMUX without SE and
-//!   IKS); its difference from the stored bit is demultiplexed by the address (a tree of external
-//!   products) and added to every cell — 4× fewer external products than Iyokan's chain of `a` CMUXes
+//!   IKS); its difference from the stored bit (the read's CMUX tree output, kept from the cycle's read)
+//!   is demultiplexed by the address (a tree of external products) and added to every cell — 4× fewer external products than Iyokan's chain of `a` CMUXes
 //!   per cell at a = 8, for the same noise. Unlike Iyokan, cells are not all refreshed every cycle: the noise bound of every
 //!   word is tracked ([`crate::noise`]) and words are refreshed round-robin, as few per cycle as the
 //!   failure budget allows; the bounds are stored in snapshots.
@@ -223,6 +223,29 @@ pub(crate) fn ram_read(
     addr: &[&TrgswFft<u32>],
     bit: usize,
 ) -> Result<Trlwe<u32>, CircuitError> {
+    Ok(ram_read_keep(ek, ram, addr, bit)?.0)
+}
+
+/// [`ram_read`] that also returns the CMUX tree's output before extraction: the stored bit `r` at
+/// ±1/4 that the clock-edge write at the same address needs for its change δ = v − r
+/// ([`write_change`]), so that the write does not run the tree again.
+pub(crate) fn ram_read_keep(
+    ek: &EvalKey,
+    ram: &TfheRam,
+    addr: &[&TrgswFft<u32>],
+    bit: usize,
+) -> Result<(Trlwe<u32>, Trlwe<u32>), CircuitError> {
+    let tree = ram_tree(ram, addr, bit)?;
+    Ok((extract_fresh(ek, &tree, 0)?, tree))
+}
+
+/// The read's CMUX tree for data bit `bit` at `addr` (the stored bit at ±1/4 plus `a` external
+/// products' errors).
+fn ram_tree(
+    ram: &TfheRam,
+    addr: &[&TrgswFft<u32>],
+    bit: usize,
+) -> Result<Trlwe<u32>, CircuitError> {
     if addr.len() != ram.addr_width || bit >= ram.data_width {
         return Err(CircuitError::Usage("RAM read of the wrong shape".into()));
     }
@@ -230,7 +253,28 @@ pub(crate) fn ram_read(
     let leaves = (0..1usize << ram.addr_width)
         .map(|j| &ram.cells[j * w + bit])
         .collect();
-    extract_fresh(ek, &cmux_tree(addr, leaves)?, 0)
+    cmux_tree(addr, leaves)
+}
+
+/// What a RAM write stores into one data bit of the addressed word (the TFHE backend's write value).
+#[derive(Clone, Debug, PartialEq)]
+pub enum WriteValue {
+    /// The value to store, at ±1/4: the write reads the stored bit `r` through the CMUX tree to
+    /// get the change δ = v − r that it demultiplexes.
+    Value(Trlwe<u32>),
+    /// The change δ = v − r itself, with `r` the output of this cycle's read of the same bit at the
+    /// same address before extraction ([`ram_read_keep`]): exactly what the write would compute,
+    /// so it skips its own CMUX tree ((2^a − 1) external products per data bit).
+    Change(Trlwe<u32>),
+}
+
+impl WriteValue {
+    /// The ring it carries (a value or a change).
+    pub fn ring(&self) -> &Trlwe<u32> {
+        match self {
+            WriteValue::Value(r) | WriteValue::Change(r) => r,
+        }
+    }
 }
 
 /// The value a write stores, at ±1/4: wren ? wdata : rdata as a level-1 TRLWE (HomMUX without SE and
@@ -251,25 +295,45 @@ pub(crate) fn write_value(
     Ok(w)
 }
 
+/// The write value of one data bit given what the read kept: the change δ = v − r when the read's
+/// CMUX tree output `r` is at hand (the addressed cell then becomes v with the tree's and the
+/// demultiplexer's errors, exactly as when the write runs the tree itself), else the value v.
+pub(crate) fn write_change(
+    ek: &EvalKey,
+    wren: &Tlwe<u32>,
+    wdata: &Tlwe<u32>,
+    rdata: &Tlwe<u32>,
+    read: Option<&Trlwe<u32>>,
+) -> Result<WriteValue, CircuitError> {
+    let mut v = write_value(ek, wren, wdata, rdata)?;
+    Ok(match read {
+        Some(r) => {
+            v.sub_assign(r).map_err(tfhe_err)?;
+            WriteValue::Change(v)
+        }
+        None => WriteValue::Value(v),
+    })
+}
+
 /// Writes `vals` (one per data bit) into the word at `addr`, then refreshes words as the policy says.
 ///
 /// A demultiplexer instead of Iyokan's per-cell chain (RAMwriteBar: `a` CMUXes for every cell, so
 /// 2^a·w·a external products per write): for each data bit, the change δ = v − r (the value to store
-/// minus the stored value r, read by a CMUX tree) is routed down a binary tree of external products —
-/// a node x splits into x − sel⊡x and sel⊡x — so the addressed cell receives δ and every other cell an
-/// encryption of 0, which is added to every cell. That is (2^a − 1)·w external products for the tree
-/// and as many for the read: 2·w·2^a instead of a·w·2^a (4× fewer for a = 8). Noise: every cell gains
-/// `a` external-product errors; the written cell becomes v minus the read tree's errors plus the
-/// demultiplexer's, i.e. Var(v) + 2a·V_ext (V_ext of the RAM gadget, [`NoiseModel::v_ext_ram`]), so it is
-/// reset rather than accumulated
-/// ([`NoiseModel::after_write`]).
+/// minus the stored value r, read by the CMUX tree — the cycle's read already ran it and hands δ over,
+/// [`WriteValue::Change`]) is routed down a binary tree of external products — a node x splits into
+/// x − sel⊡x and sel⊡x — so the addressed cell receives δ and every other cell an encryption of 0,
+/// which is added to every cell. That is (2^a − 1)·w external products for the tree (as many again
+/// when the write must read r itself, [`WriteValue::Value`]), against a·w·2^a. Noise: every cell
+/// gains `a` external-product errors; the written cell becomes v minus the read tree's errors plus
+/// the demultiplexer's, i.e. Var(v) + 2a·V_ext (V_ext of the RAM gadget, [`NoiseModel::v_ext_ram`]),
+/// so it is reset rather than accumulated ([`NoiseModel::after_write`]).
 pub(crate) fn ram_write(
     ek: &EvalKey,
     noise: &NoiseModel,
     policy: RefreshPolicy,
     ram: &mut TfheRam,
     addr: &[&TrgswFft<u32>],
-    vals: &[Trlwe<u32>],
+    vals: &[WriteValue],
     threads: usize,
 ) -> Result<(), CircuitError> {
     let list = ram_write_unrefreshed(noise, policy, ram, addr, vals, threads)?;
@@ -290,7 +354,7 @@ pub(crate) fn ram_write_unrefreshed(
     policy: RefreshPolicy,
     ram: &mut TfheRam,
     addr: &[&TrgswFft<u32>],
-    vals: &[Trlwe<u32>],
+    vals: &[WriteValue],
     threads: usize,
 ) -> Result<Vec<usize>, CircuitError> {
     let (a, w) = (ram.addr_width, ram.data_width);
@@ -298,26 +362,30 @@ pub(crate) fn ram_write_unrefreshed(
         return Err(CircuitError::Usage("RAM write of the wrong shape".into()));
     }
     let words = 1usize << a;
-    let cells = &ram.cells;
-    // One task per (data bit, subtree under the top `split` address bits), enough for every thread.
+    // δ = v − r for every data bit (r by the read's CMUX tree, unless the read handed δ over).
+    let deltas: Vec<Trlwe<u32>> = {
+        let ram: &TfheRam = ram;
+        par_for(w, threads, |i| match &vals[i] {
+            WriteValue::Change(d) => Ok(d.clone()),
+            WriteValue::Value(v) => {
+                let mut d = v.clone();
+                d.sub_assign(&ram_tree(ram, addr, i)?).map_err(tfhe_err)?;
+                Ok(d)
+            }
+        })?
+    };
+    // One task per (data bit, subtree under the top `split` address bits), enough for every thread;
+    // a task routes δ down the top `split` levels itself (the branches it drops are other tasks').
     let split = (threads.max(1) * 4 / w.max(1))
         .max(1)
         .next_power_of_two()
         .trailing_zeros()
         .min(a as u32) as usize;
     let subtrees = 1usize << split;
-    let deltas = par_for(w * subtrees, threads, |t| {
+    let parts = par_for(w * subtrees, threads, |t| {
         let (i, top) = (t / subtrees, t % subtrees);
         let mut sc = vsp_tfhe::ExtScratch::new(addr[0].degree(), addr[0].gadget());
-        // δ = v − r with r the stored bit (the read's CMUX tree, before extraction).
-        let leaves = (0..words).map(|j| &cells[j * w + i]).collect();
-        let mut delta = vals[i].clone();
-        delta
-            .sub_assign(&cmux_tree(addr, leaves)?)
-            .map_err(tfhe_err)?;
-        // Route δ along the top `split` address bits to subtree `top` (the discarded branches are
-        // other tasks' subtrees), then demultiplex the rest of the way.
-        let mut node = delta;
+        let mut node = deltas[i].clone();
         for k in (a - split..a).rev() {
             let p = addr[k]
                 .external_product_with(&node, &mut sc)
@@ -345,7 +413,7 @@ pub(crate) fn ram_write_unrefreshed(
     })?;
     // Task (i, top) holds, in order, the changes of words top·2^(a−split) + m for bit i.
     let per = words / subtrees;
-    for (t, part) in deltas.into_iter().enumerate() {
+    for (t, part) in parts.into_iter().enumerate() {
         let (i, top) = (t / subtrees, t % subtrees);
         for (m, d) in part.iter().enumerate() {
             ram.cells[(top * per + m) * w + i]

@@ -115,7 +115,7 @@ pub mod yosys;
 pub use backend::{Backend, Reader, TaskKind};
 pub use blueprint::{Blueprint, MemImpl, MemKind, MemorySpec, PortRef};
 pub use circuit::{Circuit, Dff, ExtPort, MemBlock, Node, NodeId, Step};
-pub use cmux::{TfheRam, TfheRom};
+pub use cmux::{TfheRam, TfheRom, WriteValue};
 #[cfg(feature = "mpi")]
 pub use dist::mpi;
 pub use dist::{costmodel, partition};

@@ -8,7 +8,7 @@ use vsp_tfhe::{CircuitKey, EvalKey, Params, Tlwe, TrgswFft, Trlwe};
 
 use crate::backend::{Backend, Reader, TaskKind};
 use crate::blueprint::MemorySpec;
-use crate::cmux::{self, tfhe_err, TfheRam, TfheRom};
+use crate::cmux::{self, tfhe_err, TfheRam, TfheRom, WriteValue};
 use crate::error::CircuitError;
 use crate::leveled::LeveledParams;
 use crate::netlist::GateKind;
@@ -243,7 +243,7 @@ impl Backend for TfheBackend {
     type Sel = TrgswFft<u32>;
     type Rom = TfheRom;
     type Ram = TfheRam;
-    type WriteVal = Trlwe<u32>;
+    type WriteVal = WriteValue;
     type Ring = Trlwe<u32>;
 
     fn kind(&self) -> &'static str {
@@ -357,19 +357,37 @@ impl Backend for TfheBackend {
     ) -> Result<Trlwe<u32>, CircuitError> {
         cmux::ram_read(&self.ek, ram, addr, bit)
     }
+    fn ram_read_keep(
+        &self,
+        ram: &TfheRam,
+        addr: &[&TrgswFft<u32>],
+        bit: usize,
+    ) -> Result<(Trlwe<u32>, Option<Trlwe<u32>>), CircuitError> {
+        let (bit, tree) = cmux::ram_read_keep(&self.ek, ram, addr, bit)?;
+        Ok((bit, Some(tree)))
+    }
     fn ram_write_value(
         &self,
         wren: &Tlwe<u32>,
         wdata: &Tlwe<u32>,
         rdata: &Tlwe<u32>,
-    ) -> Result<Trlwe<u32>, CircuitError> {
-        cmux::write_value(&self.ek, wren, wdata, rdata)
+    ) -> Result<WriteValue, CircuitError> {
+        cmux::write_change(&self.ek, wren, wdata, rdata, None)
+    }
+    fn ram_write_value_keep(
+        &self,
+        wren: &Tlwe<u32>,
+        wdata: &Tlwe<u32>,
+        rdata: &Tlwe<u32>,
+        kept: Option<&Trlwe<u32>>,
+    ) -> Result<WriteValue, CircuitError> {
+        cmux::write_change(&self.ek, wren, wdata, rdata, kept)
     }
     fn ram_write(
         &self,
         ram: &mut TfheRam,
         addr: &[&TrgswFft<u32>],
-        vals: &[Trlwe<u32>],
+        vals: &[WriteValue],
         threads: usize,
     ) -> Result<(), CircuitError> {
         cmux::ram_write(&self.ek, &self.noise, self.policy, ram, addr, vals, threads)
@@ -378,7 +396,7 @@ impl Backend for TfheBackend {
         &self,
         ram: &mut TfheRam,
         addr: &[&TrgswFft<u32>],
-        vals: &[Trlwe<u32>],
+        vals: &[WriteValue],
         threads: usize,
     ) -> Result<Vec<usize>, CircuitError> {
         cmux::ram_write_unrefreshed(&self.noise, self.policy, ram, addr, vals, threads)
@@ -462,8 +480,9 @@ impl Backend for TfheBackend {
             TaskKind::WriteValue => 20.0,
             TaskKind::Cmux => 0.02,
             TaskKind::Lift => 10.0,
-            // The demultiplexed write: two external products per cell (the read tree and the
-            // demultiplexer), each about a CMUX.
+            // The demultiplexed write on an MPI rank: two external products per cell (the read tree
+            // and the demultiplexer), each about a CMUX. (Where the write values are made next to
+            // the RAM's reads, as in one process, the write reuses the read's tree: one per cell.)
             TaskKind::RamWriteCell => 2.0 * 0.02,
             // Extraction, key switch and bootstrap: a gate bootstrap's work. (Pearl's 256 × 16 RAM
             // refreshes 304 cells a cycle: 3,040 + 164 units, 4.4 s at 1.36 ms per unit against
@@ -484,11 +503,21 @@ impl Backend for TfheBackend {
     fn decode_ring(&self, r: &mut Reader<'_>) -> Result<Trlwe<u32>, CircuitError> {
         get_trlwe(r, self.params().n1)
     }
-    fn encode_write_val(&self, v: &Trlwe<u32>, out: &mut Vec<u8>) {
-        put_trlwe(v, out);
+    fn encode_write_val(&self, v: &WriteValue, out: &mut Vec<u8>) {
+        // A tag (0: the value, 1: the change from the read's tree) and the ring.
+        out.push(u8::from(matches!(v, WriteValue::Change(_))));
+        put_trlwe(v.ring(), out);
     }
-    fn decode_write_val(&self, r: &mut Reader<'_>) -> Result<Trlwe<u32>, CircuitError> {
-        get_trlwe(r, self.params().n1)
+    fn decode_write_val(&self, r: &mut Reader<'_>) -> Result<WriteValue, CircuitError> {
+        let tag = r.u8("RAM write value tag")?;
+        let ring = get_trlwe(r, self.params().n1)?;
+        match tag {
+            0 => Ok(WriteValue::Value(ring)),
+            1 => Ok(WriteValue::Change(ring)),
+            t => Err(CircuitError::Backend(format!(
+                "a RAM write value with tag {t}, not 0 (value) or 1 (change)"
+            ))),
+        }
     }
     fn encode_sel(&self, s: &TrgswFft<u32>, out: &mut Vec<u8>) {
         // The gadget says which (ROM selects use `cb`, RAM selects `cb_ram`).

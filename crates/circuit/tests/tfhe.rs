@@ -99,6 +99,8 @@ fn cmux_ram_read_after_write_matches_mux_ram_and_noise_stays_bounded() {
     let plain = compile(&ram_blueprint("mux-ram", 3, 2));
     let init: Vec<u64> = (0..8).map(|i| (i * 3) & 3).collect();
     let mut e = Engine::new(backend(), enc);
+    // On 4 workers the 3 address bits are circuit-bootstrapped by two tasks (2 + 1 bits).
+    e.set_threads(4);
     e.set_ram("ram", encrypt_ram(sk, 3, 2, &init).unwrap())
         .unwrap();
     let mut p = Engine::new(PlainBackend, plain);
@@ -221,6 +223,9 @@ fn write_value_truth_table() {
                 &sk.encrypt_bit(rd),
             )
             .unwrap();
+        let WriteValue::Value(d) = d else {
+            panic!("without the read's tree the write value is the value to store")
+        };
         let ph = sk.phase_trlwe(&d).unwrap()[0] as i32 as f64 / 2f64.powi(32);
         let want = if (we && wd) || (!we && rd) {
             0.25
@@ -320,6 +325,40 @@ fn split_ram_write_and_rom_read_and_selector_encoding_match_the_whole() {
         .collect();
     let mut whole = ram.clone();
     b.ram_write(&mut whole, &addr, &vals, 2).unwrap();
+    // The read keeps its CMUX tree's output, the write value becomes the change δ = v − r, and the
+    // write, skipping its own tree, gives exactly the same RAM.
+    let mut changes = Vec::new();
+    for (i, v) in vals.iter().enumerate() {
+        let (fresh, kept) = b.ram_read_keep(&ram, &addr, i).unwrap();
+        let kept = kept.expect("the TFHE backend keeps the read's tree");
+        assert_eq!(
+            decrypt_value(sk, &[b.extract(&fresh).unwrap()]).unwrap(),
+            (words[5] >> i) & 1,
+            "bit {i} of the read"
+        );
+        let d = if i % 2 == 0 { &one[0] } else { &zero[0] };
+        let c = b
+            .ram_write_value_keep(&one[0], d, &zero[0], Some(&kept))
+            .unwrap();
+        let (WriteValue::Change(delta), WriteValue::Value(value)) = (&c, v) else {
+            panic!("a kept tree gives a change, none a value")
+        };
+        assert_ne!(delta, value);
+        // A write value crosses MPI ranks: both kinds survive their encoding, a bad tag is refused.
+        for x in [&c, v] {
+            let mut bytes = Vec::new();
+            b.encode_write_val(x, &mut bytes);
+            let mut r = Reader::new(&bytes);
+            assert_eq!(&b.decode_write_val(&mut r).unwrap(), x);
+            assert_eq!(r.remaining(), 0);
+            bytes[0] = 2;
+            assert!(b.decode_write_val(&mut Reader::new(&bytes)).is_err());
+        }
+        changes.push(c);
+    }
+    let mut reused = ram.clone();
+    b.ram_write(&mut reused, &addr, &changes, 1).unwrap();
+    assert_eq!(reused, whole, "the write with the read's tree is the write");
     let mut split = ram.clone();
     let list = b
         .ram_write_unrefreshed(&mut split, &addr, &vals, 1)

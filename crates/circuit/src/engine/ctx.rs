@@ -32,6 +32,10 @@ pub(crate) struct Ctx<'a, B: Backend> {
     pub(crate) msels: &'a [OnceLock<B::Sel>],
     pub(crate) batches: &'a [Vec<u32>],
     pub(crate) wvals: &'a [Vec<OnceLock<B::WriteVal>>],
+    /// Per CMUX RAM and data bit, what its read keeps for the write ([`Backend::ram_read_keep`]):
+    /// set by the read task before the bit it reads, so a write-value task, which reads that bit,
+    /// finds it when they run in one place (elsewhere it finds none and the write reads again).
+    pub(crate) kept: &'a [Vec<OnceLock<B::Ring>>],
     pub(crate) mems: &'a [MemState<B>],
 }
 
@@ -222,16 +226,20 @@ impl<B: Backend> Ctx<'_, B> {
                 let MemState::Ram(ram) = &self.mems[mem as usize] else {
                     return Err(internal("RAM state missing"));
                 };
-                let v = b.ram_read(ram, &self.addr(mem as usize)?, bit as usize)?;
+                let (v, kept) = b.ram_read_keep(ram, &self.addr(mem as usize)?, bit as usize)?;
+                if let (Some(k), Ok(slot)) = (kept, at(self.kept, mem, bit)) {
+                    let _ = slot.set(k);
+                }
                 self.set_from_ring(self.c.mems[mem as usize].rdata[bit as usize], v)?;
             }
             Task::WriteVal { mem, bit } => {
                 let m = &self.c.mems[mem as usize];
                 let we = m.wren.ok_or_else(|| internal("RAM without wren"))?;
-                let v = b.ram_write_value(
+                let v = b.ram_write_value_keep(
                     self.get(we)?,
                     self.get(m.wdata[bit as usize])?,
                     self.get(m.rdata[bit as usize])?,
+                    at(self.kept, mem, bit).ok().and_then(OnceLock::get),
                 )?;
                 let _ = at(self.wvals, mem, bit)?.set(v);
             }

@@ -164,6 +164,7 @@ struct Slots<B: Backend> {
     sels: Vec<Vec<OnceLock<B::Sel>>>,
     msels: Vec<OnceLock<B::Sel>>,
     wvals: Vec<Vec<OnceLock<B::WriteVal>>>,
+    kept: Vec<Vec<OnceLock<B::Ring>>>,
     lifts: AtomicUsize,
 }
 
@@ -191,6 +192,7 @@ impl<B: Backend> Slots<B> {
         Slots {
             sels: per_cmux_memory(c, |m| m.addr.len()),
             wvals: per_cmux_memory(c, |m| m.wdata.len()),
+            kept: per_cmux_memory(c, |m| m.rdata.len()),
             msels: plan.sel_nodes.iter().map(|_| OnceLock::new()).collect(),
             values,
             rings,
@@ -217,6 +219,7 @@ impl<B: Backend> Slots<B> {
             msels: &self.msels,
             batches: &v.tasks.batches,
             wvals: &self.wvals,
+            kept: &self.kept,
             mems,
         }
     }

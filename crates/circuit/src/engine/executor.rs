@@ -45,6 +45,11 @@ pub(crate) trait Executor<B: Backend>: Send + Sync {
     fn grain(&self) -> Grain {
         ENGINE_GRAIN
     }
+    /// How finely to cut a cycle when this place runs `threads` worker threads (by default as
+    /// [`Executor::grain`], whatever the threads).
+    fn grain_on(&self, _threads: usize) -> Grain {
+        self.grain()
+    }
     /// The engine's task table changed (a new MUX plan): forget what was derived from it.
     fn tasks_changed(&mut self) {}
     /// Prepares for a cycle (or a gather) over `v`'s tasks; called before each.
@@ -117,6 +122,9 @@ pub(crate) trait Executor<B: Backend>: Send + Sync {
 pub(crate) struct Local;
 
 impl<B: Backend> Executor<B> for Local {
+    fn grain_on(&self, threads: usize) -> Grain {
+        ENGINE_GRAIN.on_threads(threads)
+    }
     fn run_dag(
         &mut self,
         v: &View<'_, B>,

@@ -39,7 +39,7 @@ pub(crate) mod tasks;
 use executor::{Executor, Local, View};
 pub use snapshot::SnapshotWrap;
 pub use tasks::Item;
-use tasks::{build_tasks, TaskSet, ENGINE_GRAIN};
+use tasks::{build_tasks, TaskSet};
 
 /// The contents of one memory as the engine holds them.
 #[derive(Clone)]
@@ -205,7 +205,6 @@ impl<B: Backend> Engine<B> {
             Some(p) => MuxPlan::new(&circuit, &p),
             None => MuxPlan::gates_only(&circuit),
         };
-        let tasks = Arc::new(build_tasks(&circuit, &backend, &plan, ENGINE_GRAIN));
         let threads = if backend.reveal(&backend.constant(false)).is_some() {
             1
         } else {
@@ -213,6 +212,8 @@ impl<B: Backend> Engine<B> {
                 .map(|n| n.get())
                 .unwrap_or(1)
         };
+        let grain = <Local as Executor<B>>::grain_on(&Local, threads);
+        let tasks = Arc::new(build_tasks(&circuit, &backend, &plan, grain));
         let state = State {
             cycle: 0,
             inputs,
@@ -274,7 +275,7 @@ impl<B: Backend> Engine<B> {
     /// Rebuilds the task table for the current plan, cut as the executor asks (call it after
     /// replacing the executor).
     pub(crate) fn rebuild_tasks(&mut self) {
-        let grain = self.exec.grain();
+        let grain = self.exec.grain_on(self.threads);
         self.tasks = Arc::new(build_tasks(&self.circuit, &self.backend, &self.plan, grain));
         self.exec.tasks_changed();
     }
@@ -313,7 +314,14 @@ impl<B: Backend> Engine<B> {
     }
     /// Worker threads used per cycle (1 = sequential topological evaluation).
     pub fn set_threads(&mut self, threads: usize) {
-        self.threads = threads.max(1);
+        let threads = threads.max(1);
+        if threads != self.threads {
+            self.threads = threads;
+            // The task table may be cut by the thread count (a memory's address selects).
+            if self.exec.grain_on(threads) != self.tasks.grain {
+                self.rebuild_tasks();
+            }
+        }
     }
     /// Worker threads used per cycle.
     pub fn threads(&self) -> usize {

@@ -87,13 +87,29 @@ pub(crate) struct Grain {
     pub(crate) rom_bits: usize,
 }
 
-/// The single-process engine's tasks: batches of [`SELECT_BATCH`], a memory's address and a ROM
-/// read each one task.
+/// The single-process engine's tasks on one thread: batches of [`SELECT_BATCH`], a memory's address
+/// and a ROM read each one task ([`Grain::on_threads`] for more threads).
 pub(crate) const ENGINE_GRAIN: Grain = Grain {
     select_batch: SELECT_BATCH,
     mem_select: usize::MAX,
     rom_bits: usize::MAX,
 };
+
+impl Grain {
+    /// This grain for a place running `threads` worker threads: a memory's address bits in about
+    /// `threads` tasks of at least `SELECT_BATCH / threads` bits (its circuit bootstraps would
+    /// otherwise sit on one thread, ahead of every read of the memory; a batch shares one pass over
+    /// the private key-switching key, so the tasks are no smaller than needed).
+    pub(crate) fn on_threads(self, threads: usize) -> Grain {
+        if threads <= 1 {
+            return self;
+        }
+        Grain {
+            mem_select: self.mem_select.min((SELECT_BATCH / threads).max(1)),
+            ..self
+        }
+    }
+}
 
 /// One cycle's tasks with their facts, the scheduler graph built from those facts and the MUX select
 /// batches.
@@ -440,4 +456,93 @@ pub(super) fn bootstrap_depth(c: &Circuit, plan: &MuxPlan) -> Vec<u32> {
         }
     }
     depth
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Blueprint, CircuitError, Engine, PlainBackend};
+
+    /// A 256 × 16 CMUX RAM wired to the ports.
+    fn ram() -> Circuit {
+        let text = "[[builtin]]\ntype = \"ram\"\nname = \"ram\"\nin_addr_width = 8\n\
+                    in_wdata_width = 16\nout_rdata_width = 16\n[connect]\n\"ram/addr\" = \"@addr\"\n\
+                    \"ram/wren\" = \"@wren\"\n\"ram/wdata\" = \"@wdata\"\n\"@rdata\" = \"ram/rdata\"\n";
+        let bp = Blueprint::from_str_with_resolver(text, |p| {
+            Err(CircuitError::Usage(format!("no file {p}")))
+        })
+        .unwrap();
+        Circuit::compile(&bp).unwrap()
+    }
+
+    /// On more threads a memory's address bits are circuit-bootstrapped by several tasks, each read
+    /// waits for all of them, and the cycle computes the same.
+    #[test]
+    fn address_selects_are_cut_by_threads() {
+        let c = ram();
+        let plan = MuxPlan::gates_only(&c);
+        for (threads, want) in [
+            (1, vec![8]),
+            (2, vec![4, 4]),
+            (3, vec![2; 4]),
+            (8, vec![1; 8]),
+        ] {
+            let set = build_tasks(&c, &PlainBackend, &plan, ENGINE_GRAIN.on_threads(threads));
+            let selects: Vec<u32> = set
+                .tasks
+                .iter()
+                .filter_map(|t| match *t {
+                    Task::Select { count, .. } => Some(count),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(selects, want, "{threads} threads");
+            let sel_tasks: Vec<u32> = (0..set.len() as u32)
+                .filter(|&t| matches!(set.tasks[t as usize], Task::Select { .. }))
+                .collect();
+            let reads = (0..set.len())
+                .filter(|&t| matches!(set.tasks[t], Task::RamRead { .. }))
+                .collect::<Vec<_>>();
+            assert_eq!(reads.len(), 16);
+            for t in reads {
+                let producers: Vec<u32> = set.facts[t]
+                    .reads
+                    .iter()
+                    .filter_map(|i| set.producer.get(i).copied())
+                    .collect();
+                assert!(
+                    sel_tasks.iter().all(|s| producers.contains(s)),
+                    "a read must wait for every address select task"
+                );
+            }
+            // The select tasks' cost is the whole address's, however cut.
+            let cost: f64 = sel_tasks.iter().map(|&t| set.facts[t as usize].cost).sum();
+            assert_eq!(cost, 8.0 * PlainBackend.task_cost(TaskKind::Select));
+        }
+        // The engine cuts its table for its threads, and the cycles agree.
+        let c = std::sync::Arc::new(c);
+        let mut outs = Vec::new();
+        for threads in [1, 4] {
+            let mut e = Engine::new(PlainBackend, c.clone());
+            e.set_threads(threads);
+            let selects = e
+                .tasks
+                .tasks
+                .iter()
+                .filter(|t| matches!(t, Task::Select { .. }))
+                .count();
+            assert_eq!(selects, if threads == 1 { 1 } else { 4 });
+            let mut o = Vec::new();
+            for (addr, wren, wdata) in [(5, 1, 0xBEEF), (9, 1, 0x1234), (5, 0, 7), (9, 0, 0)] {
+                e.set_input_value("addr", addr).unwrap();
+                e.set_input_value("wren", wren).unwrap();
+                e.set_input_value("wdata", wdata).unwrap();
+                e.step().unwrap();
+                o.push(e.output_value("rdata", 0).unwrap());
+            }
+            outs.push(o);
+        }
+        assert_eq!(outs[0], vec![0, 0, 0xBEEF, 0x1234]);
+        assert_eq!(outs[0], outs[1]);
+    }
 }
