@@ -275,6 +275,35 @@ impl FftPlan {
         }
     }
 
+    /// One blind-rotation step's input transforms in one fused pass where this plan's kernel has it
+    /// (AVX-512, N = 1024-like shapes, u32 torus: `fft_avx512::rot_dec_forward`): the forward
+    /// transforms of the `g` digit polynomials of X^k·src − src into `out` (ℓ·N values), prefetching
+    /// `key` meanwhile. Returns false, doing nothing, where there is no fused kernel for this shape;
+    /// the caller then rotates, decomposes and transforms step by step (the same values, bit for bit).
+    pub(crate) fn rot_dec_forward(
+        &self,
+        g: crate::torus::Gadget,
+        src: &[u32],
+        k: usize,
+        out: &mut [f64],
+        key: &[f64],
+    ) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if self.kernel == Kernel::Avx512
+            && src.len() == self.n
+            && k < 2 * self.n
+            && out.len() >= g.levels as usize * self.n
+            && crate::fft_avx512::rot_dec_forward_fits(self.n, g.levels as usize)
+        {
+            // SAFETY: Kernel::Avx512 is only selected after is_x86_feature_detected!("avx512f"); the
+            // shape conditions of rot_dec_forward are checked just above.
+            unsafe { crate::fft_avx512::rot_dec_forward(self, g, src, k, out, key) };
+            return true;
+        }
+        let _ = (g, src, k, out, key);
+        false
+    }
+
     /// Inverse transform; the result (integer-valued f64, re = low half) stays in `f`.
     ///
     /// # Panics
