@@ -42,7 +42,7 @@ pub(crate) fn blind_rotate<T: Torus>(
     let mut s = ExtScratch::new(n, gadget);
     for (key, &a) in bk.iter().zip(c.a()) {
         let abar = ms(a);
-        if abar == 0 {
+        if abar == 0 || key.rotate_step_fused(plan, &mut acc, abar, &mut s) {
             continue;
         }
         mul_monomial_minus_one(&mut tmp.a, &acc.a, abar);
@@ -53,9 +53,56 @@ pub(crate) fn blind_rotate<T: Torus>(
     acc
 }
 
-/// Identity key switching of a level-1 TLWE (dimension N) to level 0 with the key `ks`
-/// (entries TLWE_s0(s1_i·g_j), each n0+1 words).
-pub(crate) fn key_switch(p: &Params, ks: &[u32], c: &Tlwe<u32>) -> Tlwe<u32> {
+/// The identity key-switching key level 1 → 0 in memory: entries TLWE_s0(s1_i·g_j), each n0 + 1 words,
+/// rounded to their top 24 bits and stored as 3 bytes (little-endian bits 8..32 of the word).
+///
+/// The key switch streams the whole key once per gate (16.5 MB as u32 for `default_128`), which makes
+/// it memory-bound; 3 bytes a word cut that traffic by a quarter. Rounding public LWE samples is public
+/// post-processing, so security is unchanged; the rounding adds (1 + n0·E[s0²])·2^-48/12 to each
+/// entry's error, i.e. +0.3% of the key switch's variance for `default_128` (in
+/// [`crate::noise::key_switch_var`]). The key file is unaffected (it holds the unrounded bodies).
+#[derive(Debug)]
+pub(crate) struct KsKey {
+    /// Words per entry (n0 + 1).
+    width: usize,
+    /// 3·width bytes per entry, then [`KS_PAD`] zero bytes (vector loops may read past the last word).
+    bytes: Vec<u8>,
+}
+
+/// Bits of a key-switching key word kept in memory.
+pub(crate) const KS_KEPT_BITS: u32 = 24;
+
+/// Zero bytes after the packed key-switching key: the vector decoders read up to 16 bytes past the last
+/// word they use.
+const KS_PAD: usize = 64;
+
+impl KsKey {
+    /// Packs entries of `width` words each (rounding every word to its top 24 bits).
+    pub(crate) fn pack(words: &[u32], width: usize) -> KsKey {
+        let mut bytes = Vec::with_capacity(words.len() * 3 + KS_PAD);
+        for &w in words {
+            let r = w.wrapping_add(1 << 7) >> 8;
+            bytes.extend_from_slice(&r.to_le_bytes()[..3]);
+        }
+        bytes.resize(words.len() * 3 + KS_PAD, 0);
+        KsKey { width, bytes }
+    }
+
+    /// Bytes in memory.
+    pub(crate) fn size_bytes(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Entry `e` (3·width bytes, followed in memory by at least KS_PAD readable bytes).
+    #[inline]
+    fn entry(&self, e: usize) -> &[u8] {
+        let w3 = 3 * self.width;
+        &self.bytes[e * w3..(e + 1) * w3 + KS_PAD]
+    }
+}
+
+/// Identity key switching of a level-1 TLWE (dimension N) to level 0 with the key `ks`.
+pub(crate) fn key_switch(p: &Params, ks: &KsKey, c: &Tlwe<u32>) -> Tlwe<u32> {
     let n0 = p.n0;
     let t = p.ks.levels as usize;
     let mut out = vec![0u32; n0 + 1];
@@ -65,28 +112,158 @@ pub(crate) fn key_switch(p: &Params, ks: &[u32], c: &Tlwe<u32>) -> Tlwe<u32> {
         p.ks.decompose(a, &mut d);
         for (j, &dj) in d.iter().enumerate() {
             if dj != 0 {
-                let off = (i * t + j) * (n0 + 1);
-                sub_scaled(&mut out, &ks[off..off + n0 + 1], dj as u32);
+                sub_scaled(&mut out, ks.entry(i * t + j), dj as u32);
             }
         }
     }
     Tlwe { data: out }
 }
 
+/// Word i of a packed entry (its top 24 bits; the low byte is zero).
 #[inline(always)]
-fn sub_scaled_core(out: &mut [u32], key: &[u32], d: u32) {
+fn packed_word(key: &[u8], i: usize) -> u32 {
+    u32::from_le_bytes([0, key[3 * i], key[3 * i + 1], key[3 * i + 2]])
+}
+
+/// out −= d·key on u32 words, the key packed 3 bytes a word (portable).
+#[inline(always)]
+fn sub_scaled_core(out: &mut [u32], key: &[u8], d: u32) {
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = o.wrapping_sub(packed_word(key, i).wrapping_mul(d));
+    }
+}
+
+/// Byte shuffle that widens four packed 3-byte words (12 bytes at the start of a 128-bit lane) to four
+/// u32 lanes with a zero low byte (−1 = 0x80: the byte is zeroed).
+#[cfg(target_arch = "x86_64")]
+const WIDEN: [i8; 16] = [-1, 0, 1, 2, -1, 3, 4, 5, -1, 6, 7, 8, -1, 9, 10, 11];
+
+/// [`sub_scaled_core`] with AVX2 (8 lanes): 24 key bytes per step, spread over the two 128-bit lanes
+/// (dwords 0–2 and 3–5) and widened with a byte shuffle.
+///
+/// # Safety
+/// The CPU must support AVX2; `key` must hold 3·out.len() + 8 bytes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn sub_scaled_avx2(out: &mut [u32], key: &[u8], d: u32) {
+    use std::arch::x86_64::*;
+    let n = out.len();
+    assert!(key.len() >= 3 * n + 8);
+    let dv = _mm256_set1_epi32(d as i32);
+    let spread = _mm256_setr_epi32(0, 1, 2, 0, 3, 4, 5, 0);
+    let w = WIDEN;
+    let widen = _mm256_setr_epi8(
+        w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9], w[10], w[11], w[12], w[13],
+        w[14], w[15], w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9], w[10], w[11],
+        w[12], w[13], w[14], w[15],
+    );
+    let (op, kp) = (out.as_mut_ptr(), key.as_ptr());
+    let mut i = 0;
+    // SAFETY: i + 8 ≤ n, so the 32-byte key load at 3i ends at 3i + 32 ≤ 3n + 8 ≤ key.len(), and the
+    // out accesses are within [0, n); the prefetch address is formed with wrapping_add and prefetches
+    // never fault.
+    unsafe {
+        while i + 8 <= n {
+            _mm_prefetch::<_MM_HINT_T0>(kp.wrapping_add(3 * i + KS_PREFETCH_BYTES) as *const i8);
+            let raw = _mm256_loadu_si256(kp.add(3 * i) as *const __m256i);
+            let k = _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(raw, spread), widen);
+            let o = _mm256_loadu_si256(op.add(i) as *const __m256i);
+            let r = _mm256_sub_epi32(o, _mm256_mullo_epi32(k, dv));
+            _mm256_storeu_si256(op.add(i) as *mut __m256i, r);
+            i += 8;
+        }
+    }
+    sub_scaled_core(&mut out[i..], &key[3 * i..], d)
+}
+
+/// How far ahead (in bytes) the vector [`sub_scaled`] loops prefetch the key-switching key, which the key
+/// switch streams from DRAM once per gate (12.4 MB packed for `default_128`): 3 KiB (the 4 KiB of
+/// u32 words this was measured at on the AVX-512 EPYC: ~33% fewer perf samples in the key-switch loop
+/// than without it).
+#[cfg(target_arch = "x86_64")]
+const KS_PREFETCH_BYTES: usize = 3072;
+
+/// [`sub_scaled_core`] with AVX-512F/BW (16 lanes): 48 key bytes per step, each 128-bit lane given its
+/// 12 bytes by a dword permutation, then widened with a byte shuffle; a software prefetch
+/// [`KS_PREFETCH_BYTES`] ahead (the entries are contiguous, so this runs into the next ones).
+///
+/// # Safety
+/// The CPU must support AVX-512F and AVX-512BW; `key` must hold 3·out.len() + 16 bytes.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe fn sub_scaled_avx512(out: &mut [u32], key: &[u8], d: u32) {
+    use std::arch::x86_64::*;
+    let n = out.len();
+    assert!(key.len() >= 3 * n + 16);
+    let dv = _mm512_set1_epi32(d as i32);
+    let spread = _mm512_setr_epi32(0, 1, 2, 0, 3, 4, 5, 0, 6, 7, 8, 0, 9, 10, 11, 0);
+    let w = WIDEN;
+    let lane = _mm_setr_epi8(
+        w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9], w[10], w[11], w[12], w[13],
+        w[14], w[15],
+    );
+    let widen = _mm512_broadcast_i32x4(lane);
+    let (op, kp) = (out.as_mut_ptr(), key.as_ptr());
+    let mut i = 0;
+    // SAFETY: i + 16 ≤ n, so the 64-byte key load at 3i ends at 3i + 64 ≤ 3n + 16 ≤ key.len(), and the
+    // out accesses are within [0, n); the prefetch address is formed with wrapping_add and prefetches
+    // never fault.
+    unsafe {
+        while i + 16 <= n {
+            _mm_prefetch::<_MM_HINT_T0>(kp.wrapping_add(3 * i + KS_PREFETCH_BYTES) as *const i8);
+            let raw = _mm512_loadu_si512(kp.add(3 * i) as *const __m512i);
+            let k = _mm512_shuffle_epi8(_mm512_permutexvar_epi32(spread, raw), widen);
+            let o = _mm512_loadu_si512(op.add(i) as *const __m512i);
+            let r = _mm512_sub_epi32(o, _mm512_mullo_epi32(k, dv));
+            _mm512_storeu_si512(op.add(i) as *mut __m512i, r);
+            i += 16;
+        }
+    }
+    sub_scaled_core(&mut out[i..], &key[3 * i..], d)
+}
+
+/// Whether the CPU has AVX-512BW besides the AVX-512F the Avx512 kernel implies (cached).
+#[cfg(target_arch = "x86_64")]
+fn has_avx512bw() -> bool {
+    static BW: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *BW.get_or_init(|| std::is_x86_feature_detected!("avx512bw"))
+}
+
+/// out −= d·key on u32 words with a packed key of at least 3·out.len() + [`KS_PAD`] bytes (key
+/// switching inner loop; AVX-512 or AVX2 when present).
+#[inline]
+pub(crate) fn sub_scaled(out: &mut [u32], key: &[u8], d: u32) {
+    assert!(key.len() >= 3 * out.len() + KS_PAD);
+    #[cfg(target_arch = "x86_64")]
+    if crate::fft::Kernel::detect().has_avx512() && has_avx512bw() {
+        // SAFETY: Kernel::Avx512 is only detected when the CPU supports AVX-512F, and AVX-512BW was
+        // just checked; the key length is asserted above.
+        unsafe { sub_scaled_avx512(out, key, d) };
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if crate::fft::Kernel::detect().has_avx2() {
+        // SAFETY: Avx2Fma and Avx512 are only detected when the CPU supports AVX2; key length above.
+        unsafe { sub_scaled_avx2(out, key, d) };
+        return;
+    }
+    sub_scaled_core(out, key, d)
+}
+
+#[inline(always)]
+fn sub_scaled_words_core(out: &mut [u32], key: &[u32], d: u32) {
     for (o, &k) in out.iter_mut().zip(key) {
         *o = o.wrapping_sub(k.wrapping_mul(d));
     }
 }
 
-/// [`sub_scaled_core`] with AVX2 (8 lanes) and the same key prefetch as [`sub_scaled_avx512`].
+/// [`sub_scaled_words_core`] with AVX2 (8 lanes) and the same key prefetch as [`sub_scaled_words_avx512`].
 ///
 /// # Safety
 /// The CPU must support AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn sub_scaled_avx2(out: &mut [u32], key: &[u32], d: u32) {
+unsafe fn sub_scaled_words_avx2(out: &mut [u32], key: &[u32], d: u32) {
     use std::arch::x86_64::*;
     let n = out.len().min(key.len());
     let dv = _mm256_set1_epi32(d as i32);
@@ -96,7 +273,7 @@ unsafe fn sub_scaled_avx2(out: &mut [u32], key: &[u32], d: u32) {
     // and prefetches never fault.
     unsafe {
         while i + 16 <= n {
-            _mm_prefetch::<_MM_HINT_T0>(kp.wrapping_add(i + KS_PREFETCH_WORDS) as *const i8);
+            _mm_prefetch::<_MM_HINT_T0>(kp.wrapping_add(i + PKS_PREFETCH_WORDS) as *const i8);
             for h in [i, i + 8] {
                 let k = _mm256_loadu_si256(kp.add(h) as *const __m256i);
                 let o = _mm256_loadu_si256(op.add(h) as *const __m256i);
@@ -106,23 +283,23 @@ unsafe fn sub_scaled_avx2(out: &mut [u32], key: &[u32], d: u32) {
             i += 16;
         }
     }
-    sub_scaled_core(&mut out[i..n], &key[i..n], d)
+    sub_scaled_words_core(&mut out[i..n], &key[i..n], d)
 }
 
-/// How far ahead (in u32 words) the vector [`sub_scaled`] loops prefetch the key-switching key, which the
-/// key switch streams from DRAM once per gate (16.5 MB for `default_128`): 4 KiB. Measured on the AVX-512
-/// EPYC (perf samples of 200 NANDs): the key-switch loop took ~33% fewer samples than without it.
+/// How far ahead (in u32 words) the vector [`sub_scaled_words`] loops prefetch the private key-switching
+/// key: 4 KiB (measured on the AVX-512 EPYC for the gate key switch when its key was u32 words: ~33%
+/// fewer perf samples in that loop than without the prefetch).
 #[cfg(target_arch = "x86_64")]
-const KS_PREFETCH_WORDS: usize = 1024;
+const PKS_PREFETCH_WORDS: usize = 1024;
 
-/// [`sub_scaled_core`] with AVX-512F (16 lanes) and a software prefetch of the key
-/// [`KS_PREFETCH_WORDS`] ahead: the rows are contiguous, so this runs into the next rows.
+/// [`sub_scaled_words_core`] with AVX-512F (16 lanes) and a software prefetch of the key
+/// [`PKS_PREFETCH_WORDS`] ahead: the rows are contiguous, so this runs into the next rows.
 ///
 /// # Safety
 /// The CPU must support AVX-512F.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn sub_scaled_avx512(out: &mut [u32], key: &[u32], d: u32) {
+unsafe fn sub_scaled_words_avx512(out: &mut [u32], key: &[u32], d: u32) {
     use std::arch::x86_64::*;
     let n = out.len().min(key.len());
     let dv = _mm512_set1_epi32(d as i32);
@@ -132,7 +309,7 @@ unsafe fn sub_scaled_avx512(out: &mut [u32], key: &[u32], d: u32) {
     // and prefetches never fault.
     unsafe {
         while i + 16 <= n {
-            _mm_prefetch::<_MM_HINT_T0>(kp.wrapping_add(i + KS_PREFETCH_WORDS) as *const i8);
+            _mm_prefetch::<_MM_HINT_T0>(kp.wrapping_add(i + PKS_PREFETCH_WORDS) as *const i8);
             let k = _mm512_loadu_si512(kp.add(i) as *const __m512i);
             let o = _mm512_loadu_si512(op.add(i) as *const __m512i);
             let r = _mm512_sub_epi32(o, _mm512_mullo_epi32(k, dv));
@@ -140,25 +317,25 @@ unsafe fn sub_scaled_avx512(out: &mut [u32], key: &[u32], d: u32) {
             i += 16;
         }
     }
-    sub_scaled_core(&mut out[i..n], &key[i..n], d)
+    sub_scaled_words_core(&mut out[i..n], &key[i..n], d)
 }
 
-/// out −= d·key on u32 words (key switching inner loop; AVX-512F or AVX2 when present).
+/// out −= d·key on u32 words (the private key switch's inner loop; AVX-512F or AVX2 when present).
 #[inline]
-pub(crate) fn sub_scaled(out: &mut [u32], key: &[u32], d: u32) {
+pub(crate) fn sub_scaled_words(out: &mut [u32], key: &[u32], d: u32) {
     #[cfg(target_arch = "x86_64")]
     if crate::fft::Kernel::detect().has_avx512() {
         // SAFETY: Kernel::Avx512 is only detected when the CPU supports AVX-512F.
-        unsafe { sub_scaled_avx512(out, key, d) };
+        unsafe { sub_scaled_words_avx512(out, key, d) };
         return;
     }
     #[cfg(target_arch = "x86_64")]
     if crate::fft::Kernel::detect().has_avx2() {
         // SAFETY: Avx2Fma and Avx512 are only detected when the CPU supports AVX2.
-        unsafe { sub_scaled_avx2(out, key, d) };
+        unsafe { sub_scaled_words_avx2(out, key, d) };
         return;
     }
-    sub_scaled_core(out, key, d)
+    sub_scaled_words_core(out, key, d)
 }
 
 /// The evaluation (cloud) key for gates: bootstrapping key level 0 → 1 in Fourier form and the identity
@@ -168,7 +345,7 @@ pub struct EvalKey {
     pub(crate) params: Params,
     pub(crate) plan1: Arc<FftPlan>,
     pub(crate) bk: Vec<TrgswFft<u32>>,
-    pub(crate) ks: Vec<u32>,
+    pub(crate) ks: KsKey,
 }
 
 /// The evaluation key with masks replaced by a seed (≈ 4× smaller; [`CompressedEvalKey::decompress`]).
@@ -259,7 +436,7 @@ impl CompressedEvalKey {
             params: p,
             plan1,
             bk,
-            ks,
+            ks: KsKey::pack(&ks, p.n0 + 1),
         })
     }
 }
@@ -287,7 +464,7 @@ impl EvalKey {
 
     /// Size of the key in memory (bytes).
     pub fn size_bytes(&self) -> usize {
-        self.bk.iter().map(|k| k.data.len() * 8).sum::<usize>() + self.ks.len() * 4
+        self.bk.iter().map(|k| k.data.len() * 8).sum::<usize>() + self.ks.size_bytes()
     }
 
     pub(crate) fn check0(&self, c: &Tlwe<u32>) -> Result<(), Error> {
@@ -342,33 +519,51 @@ impl EvalKey {
 
 #[cfg(test)]
 mod tests {
-    /// The AVX2 and AVX-512 key-switching loops equal the portable one (where the CPU has them).
+    use super::KsKey;
+
+    /// The AVX2 and AVX-512 key-switching loops equal the portable one (where the CPU has them), on a
+    /// packed key whose words are the rounded top 24 bits of the originals.
     #[test]
     fn sub_scaled_kernels_match_portable() {
-        let key: Vec<u32> = (0..631u32)
+        let words: Vec<u32> = (0..631u32)
             .map(|i| i.wrapping_mul(0x9e37_79b9) ^ 0x5bd1_e995)
             .collect();
+        let key = KsKey::pack(&words, words.len());
+        // Packing rounds each word to a multiple of 2^8: within 2^7 of the original.
+        for (i, &w) in words.iter().enumerate() {
+            let p = super::packed_word(key.entry(0), i);
+            assert_eq!(p & 0xff, 0);
+            assert!(
+                (p.wrapping_sub(w) as i32).abs() <= 128,
+                "word {i}: {w:#x} packed as {p:#x}"
+            );
+        }
         let out0: Vec<u32> = (0..631u32).map(|i| i.wrapping_mul(0x85eb_ca6b)).collect();
         let mut want = out0.clone();
-        super::sub_scaled_core(&mut want, &key, 0xdead_beef);
-        // The reference must have changed the words (a no-op kernel would otherwise match it).
+        for (o, &w) in want.iter_mut().zip(&words) {
+            *o = o.wrapping_sub(((w.wrapping_add(128)) & !0xff).wrapping_mul(0xdead_beef));
+        }
+        let mut port = out0.clone();
+        super::sub_scaled_core(&mut port, key.entry(0), 0xdead_beef);
+        assert_eq!(port, want, "portable loop against the unpacked formula");
         assert_ne!(want, out0);
         let mut got = out0.clone();
-        super::sub_scaled(&mut got, &key, 0xdead_beef);
+        super::sub_scaled(&mut got, key.entry(0), 0xdead_beef);
         assert_eq!(got, want, "the dispatching entry point");
         #[cfg(target_arch = "x86_64")]
         for k in crate::fft::Kernel::available() {
             let mut got = out0.clone();
             match k {
-                // SAFETY: the kernel is in Kernel::available(), so the CPU has AVX2.
+                // SAFETY: the kernel is in Kernel::available(), so the CPU has AVX2; the entry has
+                // KS_PAD bytes after its words.
                 crate::fft::Kernel::Avx2Fma => unsafe {
-                    super::sub_scaled_avx2(&mut got, &key, 0xdead_beef)
+                    super::sub_scaled_avx2(&mut got, key.entry(0), 0xdead_beef)
                 },
-                // SAFETY: the kernel is in Kernel::available(), so the CPU has AVX-512F.
-                crate::fft::Kernel::Avx512 => unsafe {
-                    super::sub_scaled_avx512(&mut got, &key, 0xdead_beef)
+                // SAFETY: the kernel is in Kernel::available(), so the CPU has AVX-512F; BW checked.
+                crate::fft::Kernel::Avx512 if super::has_avx512bw() => unsafe {
+                    super::sub_scaled_avx512(&mut got, key.entry(0), 0xdead_beef)
                 },
-                crate::fft::Kernel::Portable => super::sub_scaled(&mut got, &key, 0xdead_beef),
+                _ => super::sub_scaled(&mut got, key.entry(0), 0xdead_beef),
             }
             assert_eq!(got, want, "{k:?}");
         }

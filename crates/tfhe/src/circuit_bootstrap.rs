@@ -11,7 +11,7 @@
 //!    so the keys are t/2^(b−1) times smaller than TFHEpp's per-digit-value tables.
 //! 3. FFT the rows. TRGSW(1 − m) is the gadget matrix minus TRGSW(m), computed in the Fourier domain.
 
-use crate::bootstrap::{blind_rotate, sub_scaled};
+use crate::bootstrap::{blind_rotate, sub_scaled_words};
 use crate::fft::{plan, FftPlan};
 use crate::keygen::{bk_bodies, bk_from_bodies, trlwe_body, trlwe_from_seed, BkLevel};
 use crate::params::Params;
@@ -223,7 +223,7 @@ impl CircuitKey {
             let entry = &key[e * 2 * n1..(e + 1) * 2 * n1];
             for (out, d) in outs.iter_mut().zip(&digits) {
                 if d[e] != 0 {
-                    sub_scaled(out, entry, d[e] as u32);
+                    sub_scaled_words(out, entry, d[e] as u32);
                 }
             }
         }

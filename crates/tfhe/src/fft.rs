@@ -13,6 +13,9 @@
 //! that LLVM vectorizes it, hand-written AVX2+FMA kernels (`fft_avx2`, 4 lanes, radix-2) and AVX-512F
 //! kernels (`fft_avx512`, 8 lanes, radix-4 passes and a 64-point in-register tail). All compute the same
 //! stages in the same order, so their outputs agree up to f64 rounding (checked in the tests below).
+//! The AVX-512 kernel also has the blind rotation's step input fused ([`FftPlan`]'s `rot_dec_forward`:
+//! X^k·acc − acc, its gadget digits and the first forward pass in one loop, bit-identical to doing them
+//! one after the other; `trgsw::tests`).
 //!
 //! # Precision (why f64 suffices)
 //! The error of an FFT convolution is about ε·log2(N/2)·‖a‖₂·‖b‖₂ with ε = 2^-53.
@@ -273,6 +276,35 @@ impl FftPlan {
             }
             _ => self.forward_in_place(re, im),
         }
+    }
+
+    /// One blind-rotation step's input transforms in one fused pass where this plan's kernel has it
+    /// (AVX-512, N = 1024-like shapes, u32 torus: `fft_avx512::rot_dec_forward`): the forward
+    /// transforms of the `g` digit polynomials of X^k·src − src into `out` (ℓ·N values), prefetching
+    /// `key` meanwhile. Returns false, doing nothing, where there is no fused kernel for this shape;
+    /// the caller then rotates, decomposes and transforms step by step (the same values, bit for bit).
+    pub(crate) fn rot_dec_forward(
+        &self,
+        g: crate::torus::Gadget,
+        src: &[u32],
+        k: usize,
+        out: &mut [f64],
+        key: &[f64],
+    ) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if self.kernel == Kernel::Avx512
+            && src.len() == self.n
+            && k < 2 * self.n
+            && out.len() >= g.levels as usize * self.n
+            && crate::fft_avx512::rot_dec_forward_fits(self.n, g.levels as usize)
+        {
+            // SAFETY: Kernel::Avx512 is only selected after is_x86_feature_detected!("avx512f"); the
+            // shape conditions of rot_dec_forward are checked just above.
+            unsafe { crate::fft_avx512::rot_dec_forward(self, g, src, k, out, key) };
+            return true;
+        }
+        let _ = (g, src, k, out, key);
+        false
     }
 
     /// Inverse transform; the result (integer-valued f64, re = low half) stays in `f`.

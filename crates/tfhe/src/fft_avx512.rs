@@ -219,6 +219,33 @@ pub(crate) unsafe fn forward(p: &FftPlan, re: &mut [f64], im: &mut [f64], ahead:
             radix4_dif::<true>(rp, ip, m, h, (tr, ti), (wr, wi), ahead);
             h /= 4;
         }
+        forward_rest(p, rp, ip, m, h, ahead);
+    }
+}
+
+/// The forward stages after the first pass: radix-4 passes from half-size `h` down to the register
+/// tail, then the tail (see [`forward`]).
+///
+/// # Safety
+/// AVX-512F; `rp`/`ip` point to m doubles (m = N/2 of the plan, ≥ 16); `h` is the half-size of the next
+/// stage of [`forward`]'s schedule (so h/tail is a power of 4).
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn forward_rest(
+    p: &FftPlan,
+    rp: *mut f64,
+    ip: *mut f64,
+    m: usize,
+    h: usize,
+    ahead: &mut Ahead,
+) {
+    let (tr, ti) = p.twist();
+    let (twr, twi) = p.stage_tables();
+    let (tr, ti, wr, wi) = (tr.as_ptr(), ti.as_ptr(), twr.as_ptr(), twi.as_ptr());
+    let tail: usize = if m >= 64 { 64 } else { 16 };
+    let mut h = h;
+    // SAFETY: as in `forward` (the caller's contract).
+    unsafe {
         while h >= tail {
             radix4_dif::<false>(rp, ip, m, h, (tr, ti), (wr, wi), ahead);
             h /= 4;
@@ -227,6 +254,169 @@ pub(crate) unsafe fn forward(p: &FftPlan, re: &mut [f64], im: &mut [f64], ahead:
             tail_dif::<8>(rp, ip, m, twr, twi, ahead);
         } else {
             tail_dif::<2>(rp, ip, m, twr, twi, ahead);
+        }
+    }
+}
+
+/// Whether [`rot_dec_forward`] handles a plan of degree `n` with `levels` gadget levels: the first
+/// forward pass must be the radix-2 one fused with the twist (an odd number of stages above the
+/// 64-point register tail, e.g. N = 1024), and at most 8 levels.
+pub(crate) fn rot_dec_forward_fits(n: usize, levels: usize) -> bool {
+    let m = n / 2;
+    m >= 128
+        && m.is_power_of_two()
+        && (m.trailing_zeros() - 6) % 2 == 1
+        && (1..=8).contains(&levels)
+}
+
+/// Eight words of t = X^k·src − src from coefficient `c` on (negacyclic, k in [0, 2N)).
+///
+/// # Safety
+/// AVX-512F (for the AVX2 instructions used here too); `c + 8 ≤ n = src.len()`, n a power of two ≥ 8;
+/// k < 2n.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn rot_minus_one8(src: &[u32], k: usize, c: usize) -> __m256i {
+    let n = src.len();
+    let wrap = 2 * n - 1;
+    // Coefficient c of X^k·src is src[idx] for idx = c − k mod 2N below N, −src[idx − N] above
+    // (N a power of two: the mask is the reduction mod 2N).
+    let idx = (c + 2 * n - k) & wrap;
+    let (base, neg) = if idx < n {
+        (idx, false)
+    } else {
+        (idx - n, true)
+    };
+    // SAFETY: base + 8 ≤ n in the first branch; c + 8 ≤ n by the caller's contract.
+    unsafe {
+        let rot = if base + 8 <= n {
+            let v = _mm256_loadu_si256(src.as_ptr().add(base) as *const __m256i);
+            if neg {
+                _mm256_sub_epi32(_mm256_setzero_si256(), v)
+            } else {
+                v
+            }
+        } else {
+            // The block straddles the wrap (at most two blocks per polynomial): word by word.
+            let mut w = [0u32; 8];
+            for (t, x) in w.iter_mut().enumerate() {
+                let id = (idx + t) & wrap;
+                *x = if id < n {
+                    src[id]
+                } else {
+                    src[id - n].wrapping_neg()
+                };
+            }
+            _mm256_loadu_si256(w.as_ptr() as *const __m256i)
+        };
+        _mm256_sub_epi32(
+            rot,
+            _mm256_loadu_si256(src.as_ptr().add(c) as *const __m256i),
+        )
+    }
+}
+
+/// The digit extraction's per-word part (see `Gadget::decompose_poly_core`): p = x & 1 and
+/// v = x + off − p·step, for eight words.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn digit_prep(x: __m256i, off: __m256i, step: __m256i) -> (__m256i, __m256i) {
+    let p = _mm256_and_si256(x, _mm256_set1_epi32(1));
+    let ps = _mm256_and_si256(_mm256_sub_epi32(_mm256_setzero_si256(), p), step);
+    (_mm256_sub_epi32(_mm256_add_epi32(x, off), ps), p)
+}
+
+/// One level's digits of eight prepared words, as f64: ((v >> shift) & mask) − Bg/2 + p.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn digit_f64((v, p): (__m256i, __m256i), shift: __m128i, mask: __m256i, half: __m256i) -> __m512d {
+    let d = _mm256_and_si256(_mm256_srl_epi32(v, shift), mask);
+    _mm512_cvtepi32_pd(_mm256_add_epi32(_mm256_sub_epi32(d, half), p))
+}
+
+/// One blind-rotation step's input transforms, fused: the rotation t = X^k·src − src, its balanced
+/// gadget decomposition (the zero-mean digits of [`crate::torus::Gadget::decompose_poly_f64`]) and the
+/// forward transforms of the `levels` digit polynomials, written to `out[i·N .. (i + 1)·N]` (split
+/// layout). The digits never go through memory: the first forward pass (radix-2, fused with the twist)
+/// reads the four coefficients j, j + N/4, j + N/2, j + 3N/4 it needs straight from the rotation, for
+/// every level at once. The same arithmetic in the same order as the unfused path, so the output is
+/// bit-identical to it (tested in `trgsw::tests`). `key` is prefetched over the transforms (a share per
+/// level, as [`crate::fft::FftPlan::forward_in_place_ahead`] does).
+///
+/// # Safety
+/// AVX-512F; [`rot_dec_forward_fits`]`(src.len(), g.levels)`; src.len() = the plan's N; out.len() ≥
+/// levels·N; k < 2N.
+#[target_feature(enable = "avx512f")]
+pub(crate) unsafe fn rot_dec_forward(
+    p: &FftPlan,
+    g: crate::torus::Gadget,
+    src: &[u32],
+    k: usize,
+    out: &mut [f64],
+    key: &[f64],
+) {
+    let n = src.len();
+    let (m, l) = (n / 2, g.levels as usize);
+    assert!(
+        n == p.n() && rot_dec_forward_fits(n, l) && out.len() >= l * n && k < 2 * n,
+        "rot_dec_forward: bad shape"
+    );
+    let h = m / 2;
+    let (off, step, mask, half) = g.digit_constants_u32();
+    let (tr, ti) = p.twist();
+    let (twr, twi) = p.stage_tables();
+    let (tr, ti, wr, wi) = (tr.as_ptr(), ti.as_ptr(), twr.as_ptr(), twi.as_ptr());
+    let share = key.len().div_ceil(l).max(1);
+    let mut aheads: [Ahead; 8] = std::array::from_fn(|_| Ahead::none());
+    for (a, chunk) in aheads.iter_mut().zip(key.chunks(share)) {
+        *a = Ahead::new(chunk, n / 16);
+    }
+    let op = out.as_mut_ptr();
+    let offv = _mm256_set1_epi32(off as i32);
+    let stepv = _mm256_set1_epi32(step as i32);
+    let maskv = _mm256_set1_epi32(mask as i32);
+    let halfv = _mm256_set1_epi32(half);
+    // SAFETY: j + 8 ≤ h and the four coefficients j, j + h, j + m, j + m + h are < n; out holds l·n
+    // doubles, so level i's re/im halves [i·n, i·n + m) and [i·n + m, (i + 1)·n) are in bounds; twist
+    // and stage tables hold m entries and are read at j + h + 8 ≤ m and h + j + 8 ≤ 2h = m.
+    unsafe {
+        let mut j = 0;
+        while j < h {
+            let xa = digit_prep(rot_minus_one8(src, k, j), offv, stepv);
+            let xb = digit_prep(rot_minus_one8(src, k, j + h), offv, stepv);
+            let xc = digit_prep(rot_minus_one8(src, k, j + m), offv, stepv);
+            let xd = digit_prep(rot_minus_one8(src, k, j + m + h), offv, stepv);
+            let (t0r, t0i) = (ld(tr, j), ld(ti, j));
+            let (t1r, t1i) = (ld(tr, j + h), ld(ti, j + h));
+            let (w1r, w1i) = (ld(wr, h + j), ld(wi, h + j));
+            for (i, ahead) in aheads.iter_mut().enumerate().take(l) {
+                let shift = _mm_cvtsi32_si128((32 - (i as u32 + 1) * g.base_bits) as i32);
+                let (rp, ip) = (op.add(i * n), op.add(i * n + m));
+                // re[j] = coefficient j, im[j] = coefficient j + m (the fold); then the twist and the
+                // radix-2 stage of half-size h, as in `forward`.
+                let (ur, ui) = cmul(
+                    digit_f64(xa, shift, maskv, halfv),
+                    digit_f64(xc, shift, maskv, halfv),
+                    t0r,
+                    t0i,
+                );
+                let (vr, vi) = cmul(
+                    digit_f64(xb, shift, maskv, halfv),
+                    digit_f64(xd, shift, maskv, halfv),
+                    t1r,
+                    t1i,
+                );
+                st(rp, j, _mm512_add_pd(ur, vr));
+                st(ip, j, _mm512_add_pd(ui, vi));
+                let (r, im) = cmul(_mm512_sub_pd(ur, vr), _mm512_sub_pd(ui, vi), w1r, w1i);
+                st(rp, j + h, r);
+                st(ip, j + h, im);
+                ahead.step();
+            }
+            j += 8;
+        }
+        for (i, ahead) in aheads.iter_mut().enumerate().take(l) {
+            forward_rest(p, op.add(i * n), op.add(i * n + m), m, h / 2, ahead);
         }
     }
 }

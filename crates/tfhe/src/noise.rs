@@ -4,7 +4,8 @@
 //! [−B/2, B/2), so E[d²] = (B²+2)/12; the gadget rounding error is uniform, variance 2^(−2ℓb)/12.
 //! * blind rotation: n·(2ℓN·E[d²]·σ1² + ½(1 + N·E[s1²])·ε²) (½: a CMUX's rounding error only counts when
 //!   the key bit is 1);
-//! * identity key switch: N·t·E[d²]·σ0² + N·E[s1²]·ε_ks²;
+//! * identity key switch: N·t·E[d²]·(σ0² + (1 + n·E[s0²])·2^-48/12) + N·E[s1²]·ε_ks² (the second
+//!   term of the key entries' variance: their rounding to 24 bits in memory);
 //! * modulus switch before a blind rotation: (1 + n·E[s0²])·(stride/2N)²/12;
 //! * private key switch: (N2+1)·t·E[d²]·σ1² + (1 + N2·E[s2²])·ε_pks², plus the level-2 rotation's noise;
 //! * CMUX with a TRGSW of noise V: 2ℓN·E[d²]·V + (1 + N·E[s1²])·ε_cb².
@@ -92,11 +93,13 @@ pub fn blind_rotate_var(p: &Params) -> f64 {
             + 0.5 * (1.0 + n * key_sq(p.key1)) * round_var(&p.bk1))
 }
 
-/// Variance added by the identity key switch level 1 → 0.
+/// Variance added by the identity key switch level 1 → 0. The key's entries are kept rounded to 24
+/// bits in memory (`bootstrap::KsKey`), which adds (1 + n0/2)·2^-48/12 to each entry's error variance.
 pub fn key_switch_var(p: &Params) -> f64 {
     let n = p.n1 as f64;
-    n * p.ks.levels as f64 * digit_var(&p.ks) * p.sigma0 * p.sigma0
-        + n * key_sq(p.key1) * round_var(&p.ks)
+    let kept = 2f64.powi(-2 * crate::bootstrap::KS_KEPT_BITS as i32) / 12.0;
+    let entry = p.sigma0 * p.sigma0 + (1.0 + 0.5 * p.n0 as f64) * kept;
+    n * p.ks.levels as f64 * digit_var(&p.ks) * entry + n * key_sq(p.key1) * round_var(&p.ks)
 }
 
 /// Modulus-switch variance for a rotation of degree `big_n` with the given stride.

@@ -32,6 +32,20 @@ pub trait Torus:
             .for_each(|(o, &v)| *o = Self::from_f64_mod(v));
     }
 
+    /// out += [`Torus::from_f64_slice`] of x (the same rounding, without a temporary).
+    #[inline(always)]
+    fn add_f64_slice(out: &mut [Self], x: &[f64]) {
+        out.iter_mut()
+            .zip(x)
+            .for_each(|(o, &v)| *o = o.add(Self::from_f64_mod(v)));
+    }
+
+    /// The words as u32 when this is the 32-bit torus (for kernels written for it), else `None`.
+    #[inline(always)]
+    fn as_u32_slice(_s: &[Self]) -> Option<&[u32]> {
+        None
+    }
+
     #[inline(always)]
     fn zero() -> Self {
         Self::default()
@@ -117,6 +131,18 @@ impl Torus for u32 {
         for (o, &v) in out.iter_mut().zip(x) {
             *o = (v + MAGIC).to_bits() as u32;
         }
+    }
+    #[inline(always)]
+    fn add_f64_slice(out: &mut [Self], x: &[f64]) {
+        // The same rounding as from_f64_slice.
+        const MAGIC: f64 = 6755399441055744.0;
+        for (o, &v) in out.iter_mut().zip(x) {
+            *o = o.wrapping_add((v + MAGIC).to_bits() as u32);
+        }
+    }
+    #[inline(always)]
+    fn as_u32_slice(s: &[Self]) -> Option<&[u32]> {
+        Some(s)
     }
     #[inline(always)]
     fn add(self, o: Self) -> Self {
@@ -243,6 +269,21 @@ impl Gadget {
     #[target_feature(enable = "avx2")]
     unsafe fn decompose_poly_avx2<T: Torus>(&self, poly: &[T], out: &mut [f64]) {
         self.decompose_poly_core(poly, out)
+    }
+
+    /// The u32 digit-extraction constants of [`Gadget::decompose_poly_f64`] (offset, range step, digit
+    /// mask, Bg/2), for kernels that fuse it (`fft_avx512::rot_dec_forward`).
+    #[cfg(target_arch = "x86_64")]
+    pub(crate) fn digit_constants_u32(&self) -> (u32, u32, u32, i32) {
+        let step = (1..=self.levels).fold(0u64, |a, i| {
+            a.wrapping_add(1u64 << (32 - i * self.base_bits))
+        });
+        (
+            self.offset::<u32>() as u32,
+            step as u32,
+            ((1u64 << self.base_bits) - 1) as u32,
+            1i32 << (self.base_bits - 1),
+        )
     }
 
     /// Portable body of [`Gadget::decompose_poly_f64`]. Digits are masked to `base_bits` < 32 bits before
