@@ -22,7 +22,9 @@ use anyhow::{bail, Context, Result};
 use vsp_cahp::cores::{self, Core, Memory};
 use vsp_circuit::costmodel::{predict, Measured, Network};
 use vsp_circuit::partition::Placement;
-use vsp_circuit::{client, Backend, Blueprint, Circuit, CircuitError, Engine, TfheBackend};
+use vsp_circuit::{
+    client, Backend, Blueprint, Circuit, CircuitError, Engine, TaskKind, TfheBackend,
+};
 use vsp_tfhe::{CompressedCircuitKey, CompressedEvalKey, Params, SecretKey};
 
 fn circuit(core: Core) -> Result<Arc<Circuit>> {
@@ -289,7 +291,48 @@ fn predictions(backend: &TfheBackend, m: &Measured) -> Result<(f64, f64)> {
             predict(&part, m, &Network::TEN_GBE, 1).seconds
         );
     }
-    println!("  chosen: {:?}", pe.plan_partition(64).placement);
+    let chosen = pe.plan_partition(64);
+    println!("  chosen: {:?}", chosen.placement);
+    // What would move the 64-rank cycle: the model with one change at a time (same placement).
+    println!();
+    println!("What-ifs for Pearl on 64 ranks at 10 Gb/s (the model, same placement):");
+    println!("| change | s/cycle | critical path s |");
+    println!("|---|---|---|");
+    let spread = |p: &vsp_circuit::Partition| {
+        let mut p = p.clone();
+        for e in &mut p.ram_edges {
+            e.write_units /= 64.0;
+        }
+        p
+    };
+    let cb4 = chosen.with_kind_scaled(TaskKind::Select, 0.25);
+    let gate2 = chosen.with_kind_scaled(TaskKind::Gate, 0.5);
+    for (what, part) in [
+        ("as built", chosen.clone()),
+        (
+            "RAM write spread over the 64 ranks (each writing its 1/64)",
+            spread(&chosen),
+        ),
+        (
+            "circuit bootstraps (Select) at 1/4 of their latency",
+            cb4.clone(),
+        ),
+        ("gate bootstraps at 1/2 of their latency", gate2),
+        (
+            "RAM write spread and circuit bootstraps at 1/4",
+            spread(&cb4),
+        ),
+        (
+            "all three",
+            spread(&cb4.with_kind_scaled(TaskKind::Gate, 0.5)),
+        ),
+    ] {
+        let pr = predict(&part, m, &Network::TEN_GBE, 1);
+        println!(
+            "| {what} | {:.3} | {:.3} |",
+            pr.seconds, pr.critical_path_seconds
+        );
+    }
     println!();
     println!("Pearl's critical path (the DAG's longest chain of tasks, cost units; the clock edge's floor comes on top):");
     println!("| ranks | units | by kind: tasks x kind = units |");

@@ -34,6 +34,7 @@ use crate::costmodel::{predict, Measured, Network};
 use crate::engine::tasks::{build_tasks, Grain, Task, TaskSet, ENGINE_GRAIN, SELECT_BATCH};
 use crate::engine::{Engine, Item};
 use crate::leveled::MuxPlan;
+use crate::schedule::TaskGraph;
 
 /// Selects circuit-bootstrapped per batch on `ranks` ranks: the single-process engine's batch up to
 /// 2 ranks, then smaller ones (down to 1), so that the select work of a level can spread.
@@ -537,6 +538,39 @@ impl Partition {
             (b + x, r + y)
         })
     }
+    /// A what-if for the cost model: this partition (the same placement and messages) with every
+    /// task of `kind` costing `factor` times as much — a lower-latency version of that kind of task,
+    /// say — and the priorities and critical path recomputed.
+    pub fn with_kind_scaled(&self, kind: TaskKind, factor: f64) -> Partition {
+        let mut set = (*self.set).clone();
+        for f in set.facts.iter_mut().filter(|f| f.kind == kind) {
+            f.cost *= factor;
+        }
+        let preds: Vec<Vec<u32>> = set
+            .facts
+            .iter()
+            .enumerate()
+            .map(|(t, f)| {
+                let mut p: Vec<u32> = f
+                    .reads
+                    .iter()
+                    .filter_map(|i| set.producer.get(i).copied())
+                    .filter(|&q| (q as usize) < t)
+                    .collect();
+                p.sort_unstable();
+                p.dedup();
+                p
+            })
+            .collect();
+        let cost: Vec<f64> = set.facts.iter().map(|f| f.cost).collect();
+        set.graph = TaskGraph::new(&preds, &cost);
+        Partition {
+            critical_path_units: set.graph.critical_path(),
+            set: Arc::new(set),
+            ..self.clone()
+        }
+    }
+
     /// The tasks on the cycle's critical path (the DAG's longest path in cost units), in order:
     /// from a task with the largest upward rank, each time to the successor carrying the rest.
     pub fn critical_tasks(&self) -> Vec<usize> {
