@@ -30,6 +30,8 @@ fn main() -> anyhow::Result<()> {
         "mpi" => mpi::run(rest),
         #[cfg(feature = "mpi")]
         "mpi-worker" => mpi::worker(rest),
+        #[cfg(feature = "mpi")]
+        "mpi-model" => mpi::model(rest),
         #[cfg(not(feature = "mpi"))]
         "mpi" => anyhow::bail!("the mpi suite needs `--features mpi` (and Open MPI installed)"),
         "tfhe" => tfhe::run(rest),

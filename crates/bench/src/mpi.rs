@@ -21,7 +21,10 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use vsp_cahp::cores::{self, Core, Memory};
 use vsp_circuit::costmodel::{predict, Measured, Network};
-use vsp_circuit::{client, Backend, Blueprint, Circuit, CircuitError, Engine, TfheBackend};
+use vsp_circuit::partition::Placement;
+use vsp_circuit::{
+    client, Backend, Blueprint, Circuit, CircuitError, Engine, TaskKind, TfheBackend,
+};
 use vsp_tfhe::{CompressedCircuitKey, CompressedEvalKey, Params, SecretKey};
 
 fn circuit(core: Core) -> Result<Arc<Circuit>> {
@@ -169,22 +172,7 @@ fn measure(dir: &Path, cycles: u64, warmup: u64) -> Result<()> {
     let one = e.plan_partition(1);
     let units: f64 = one.work().iter().sum();
     let spu = busy / n / units;
-    let mut bit = Vec::new();
-    backend.encode_bit(&backend.constant(false), &mut bit);
-    let mut ring = Vec::new();
-    backend.encode_ring(&backend.ring_constant(false), &mut ring);
-    // A RAM's selector (its gadget has more levels than a ROM's): the larger of the two.
-    let mut sel = Vec::new();
-    let zero = backend.constant(false);
-    for s in backend.ram_select_batch(&[&zero])? {
-        backend.encode_sel(&s, &mut sel);
-    }
-    let m = Measured {
-        seconds_per_unit: spu,
-        bit_bytes: bit.len(),
-        ring_bytes: ring.len(),
-        sel_bytes: sel.len(),
-    };
+    let m = measured(&backend, spu)?;
     let p1 = predict(&one, &m, &Network::TEN_GBE, 1);
     println!();
     println!(
@@ -233,6 +221,25 @@ fn measure(dir: &Path, cycles: u64, warmup: u64) -> Result<()> {
             e_1x2 * 100.0
         );
     }
+    let (pearl1, pearl64) = predictions(&backend, &m)?;
+    println!();
+    println!("pearl_seconds_per_cycle_1x2_threads={single:.2}");
+    println!("pearl_seconds_per_cycle_2x1_ranks={:.2}", two.seconds);
+    println!("pearl_seconds_per_cycle_3x1_ranks={:.2}", three.seconds);
+    println!("model_error_1x2_threads={:+.3}", errors[0]);
+    println!("model_error_2_ranks={:+.3}", errors[1]);
+    println!("model_error_3_ranks={:+.3}", errors[2]);
+    println!("mpi_efficiency_2_ranks={efficiency:.3}");
+    // Both in the model's calibrated units (10 Gb/s, 20 µs), so the ratio is the machine's own.
+    println!("predicted_pearl_speedup_64_ranks={:.2}", pearl1 / pearl64);
+    println!("predicted_pearl_seconds_per_cycle_64_ranks={pearl64:.3}");
+    Ok(())
+}
+
+/// The model's predictions for 1–256 ranks (1 thread each) at 1, 10 and 100 Gb/s for Pearl and
+/// Ruby, and what lies on Pearl's critical path; returns Pearl's predicted seconds per cycle on 1 and
+/// on 64 ranks at 10 Gb/s.
+fn predictions(backend: &TfheBackend, m: &Measured) -> Result<(f64, f64)> {
     let nets = [Network::ONE_GBE, Network::TEN_GBE, Network::HUNDRED_GBE];
     println!();
     println!(
@@ -242,14 +249,14 @@ fn measure(dir: &Path, cycles: u64, warmup: u64) -> Result<()> {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    println!("| core | ranks | selects per batch | s/cycle 1 Gb/s | s/cycle 10 Gb/s | s/cycle 100 Gb/s | critical path s | busiest rank s | bits crossing | rings crossing | selectors crossing | messages | MB/cycle |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| core | ranks | placement | selects per batch | s/cycle 1 Gb/s | s/cycle 10 Gb/s | s/cycle 100 Gb/s | critical path s | busiest rank s | bits crossing | rings crossing | selectors crossing | messages | MB/cycle |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let (mut pearl1, mut pearl64) = (f64::NAN, f64::NAN);
     for core in [Core::Pearl, Core::Ruby] {
         let ce = Engine::new(backend.clone(), circuit(core)?);
         for p in [1usize, 2, 3, 4, 8, 16, 32, 64, 128, 256] {
             let part = ce.plan_partition(p);
-            let pr: Vec<_> = nets.iter().map(|x| predict(&part, &m, x, 1)).collect();
+            let pr: Vec<_> = nets.iter().map(|x| predict(&part, m, x, 1)).collect();
             let ten = &pr[1];
             if core == Core::Pearl && p == 1 {
                 pearl1 = ten.seconds;
@@ -258,7 +265,8 @@ fn measure(dir: &Path, cycles: u64, warmup: u64) -> Result<()> {
                 pearl64 = ten.seconds;
             }
             println!(
-                "| {core} | {p} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {} | {} | {} | {:.1} |",
+                "| {core} | {p} | {:?} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {} | {} | {} | {:.1} |",
+                part.placement,
                 part.select_batch,
                 pr[0].seconds,
                 ten.seconds,
@@ -274,17 +282,111 @@ fn measure(dir: &Path, cycles: u64, warmup: u64) -> Result<()> {
         }
     }
     println!();
-    println!("pearl_seconds_per_cycle_1x2_threads={single:.2}");
-    println!("pearl_seconds_per_cycle_2x1_ranks={:.2}", two.seconds);
-    println!("pearl_seconds_per_cycle_3x1_ranks={:.2}", three.seconds);
-    println!("model_error_1x2_threads={:+.3}", errors[0]);
-    println!("model_error_2_ranks={:+.3}", errors[1]);
-    println!("model_error_3_ranks={:+.3}", errors[2]);
-    println!("mpi_efficiency_2_ranks={efficiency:.3}");
-    // Both in the model's calibrated units (10 Gb/s, 20 µs), so the ratio is the machine's own.
-    println!("predicted_pearl_speedup_64_ranks={:.2}", pearl1 / pearl64);
-    println!("predicted_pearl_seconds_per_cycle_64_ranks={pearl64:.3}");
+    println!("Pearl on 64 ranks at 10 Gb/s by placement (the partition takes the faster):");
+    let pe = Engine::new(backend.clone(), circuit(Core::Pearl)?);
+    for how in [Placement::Balanced, Placement::Earliest] {
+        let part = pe.plan_partition_with(64, how);
+        println!(
+            "  {how:?}: {:.3} s/cycle",
+            predict(&part, m, &Network::TEN_GBE, 1).seconds
+        );
+    }
+    let chosen = pe.plan_partition(64);
+    println!("  chosen: {:?}", chosen.placement);
+    // What would move the 64-rank cycle: the model with one change at a time (same placement).
+    println!();
+    println!("What-ifs for Pearl on 64 ranks at 10 Gb/s (the model, same placement):");
+    println!("| change | s/cycle | critical path s |");
+    println!("|---|---|---|");
+    let spread = |p: &vsp_circuit::Partition| {
+        let mut p = p.clone();
+        for e in &mut p.ram_edges {
+            e.write_units /= 64.0;
+        }
+        p
+    };
+    let cb4 = chosen.with_kind_scaled(TaskKind::Select, 0.25);
+    let gate2 = chosen.with_kind_scaled(TaskKind::Gate, 0.5);
+    for (what, part) in [
+        ("as built", chosen.clone()),
+        (
+            "RAM write spread over the 64 ranks (each writing its 1/64)",
+            spread(&chosen),
+        ),
+        (
+            "circuit bootstraps (Select) at 1/4 of their latency",
+            cb4.clone(),
+        ),
+        ("gate bootstraps at 1/2 of their latency", gate2),
+        (
+            "RAM write spread and circuit bootstraps at 1/4",
+            spread(&cb4),
+        ),
+        (
+            "all three",
+            spread(&cb4.with_kind_scaled(TaskKind::Gate, 0.5)),
+        ),
+    ] {
+        let pr = predict(&part, m, &Network::TEN_GBE, 1);
+        println!(
+            "| {what} | {:.3} | {:.3} |",
+            pr.seconds, pr.critical_path_seconds
+        );
+    }
+    println!();
+    println!("Pearl's critical path (the DAG's longest chain of tasks, cost units; the clock edge's floor comes on top):");
+    println!("| ranks | units | by kind: tasks x kind = units |");
+    println!("|---|---|---|");
+    for p in [1usize, 16, 64] {
+        let part = pe.plan_partition(p);
+        let kinds = part
+            .critical_kinds()
+            .iter()
+            .map(|(k, n, u)| format!("{n} x {k:?} = {u:.0}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        println!("| {p} | {:.0} | {kinds} |", part.critical_path_units);
+    }
+    Ok((pearl1, pearl64))
+}
+
+/// `vsp-bench mpi-model [ms-per-unit]`: the cost model alone (no measurement, no MPI run): Pearl's
+/// and Ruby's predictions and Pearl's critical path at `ms-per-unit` milliseconds per cost unit
+/// (default 1.66, the calibration of BENCHMARKS.md's run).
+pub fn model(args: &[String]) -> Result<()> {
+    let ms: f64 = match args.first() {
+        Some(a) => a.parse().context("ms-per-unit must be a number")?,
+        None => 1.66,
+    };
+    let sk = SecretKey::generate(&Params::default_128())?;
+    let ek = CompressedEvalKey::generate(&sk).decompress()?;
+    let ck = CompressedCircuitKey::generate(&sk).decompress()?;
+    let backend = TfheBackend::new(Arc::new(ek), Some(Arc::new(ck)))?;
+    let m = measured(&backend, ms * 1e-3)?;
+    let (one, sixty_four) = predictions(&backend, &m)?;
+    println!("predicted_pearl_speedup_64_ranks={:.2}", one / sixty_four);
+    println!("predicted_pearl_seconds_per_cycle_64_ranks={sixty_four:.3}");
     Ok(())
+}
+
+/// The model's inputs: `seconds_per_unit` and the backend's ciphertext sizes.
+fn measured(backend: &TfheBackend, seconds_per_unit: f64) -> Result<Measured> {
+    let mut bit = Vec::new();
+    backend.encode_bit(&backend.constant(false), &mut bit);
+    let mut ring = Vec::new();
+    backend.encode_ring(&backend.ring_constant(false), &mut ring);
+    // A RAM's selector (its gadget has more levels than a ROM's): the larger of the two.
+    let mut sel = Vec::new();
+    let zero = backend.constant(false);
+    for s in backend.ram_select_batch(&[&zero])? {
+        backend.encode_sel(&s, &mut sel);
+    }
+    Ok(Measured {
+        seconds_per_unit,
+        bit_bytes: bit.len(),
+        ring_bytes: ring.len(),
+        sel_bytes: sel.len(),
+    })
 }
 
 /// A measured MPI run: seconds per cycle and clock-edge seconds (the slowest rank's).

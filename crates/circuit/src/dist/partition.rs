@@ -30,9 +30,11 @@ use std::sync::Arc;
 use crate::backend::{Backend, TaskKind};
 use crate::blueprint::{MemImpl, MemKind};
 use crate::circuit::{Circuit, Node};
+use crate::costmodel::{predict, Measured, Network};
 use crate::engine::tasks::{build_tasks, Grain, Task, TaskSet, ENGINE_GRAIN, SELECT_BATCH};
 use crate::engine::{Engine, Item};
 use crate::leveled::MuxPlan;
+use crate::schedule::TaskGraph;
 
 /// Selects circuit-bootstrapped per batch on `ranks` ranks: the single-process engine's batch up to
 /// 2 ranks, then smaller ones (down to 1), so that the select work of a level can spread.
@@ -137,13 +139,37 @@ pub struct Partition {
     pub ring_exists: Vec<bool>,
     /// Every message of a cycle, sorted by (level, src, dst).
     pub messages: Vec<Message>,
+    /// How its tasks were placed.
+    pub placement: Placement,
+}
+
+/// How a partition places tasks on ranks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// Units first, then level by level, balancing each level's work and keeping operands local.
+    Balanced,
+    /// Each task where it would finish earliest, communication priced in ([`PLACEMENT_PRICE`]).
+    Earliest,
+    /// The one of the two the cost model predicts faster at [`PLACEMENT_PRICE`] (the default).
+    Best,
 }
 
 impl<B: Backend> Engine<B> {
     /// The static partition of this engine's cycle over `ranks` MPI ranks under the current MUX plan
     /// (what the MPI executor runs; input of the [`crate::costmodel`]).
     pub fn plan_partition(&self, ranks: usize) -> Partition {
-        Partition::new(&self.circuit, &self.backend, &self.plan, ranks)
+        self.plan_partition_with(ranks, Placement::Best)
+    }
+    /// [`Self::plan_partition`] placed as `how` says.
+    pub fn plan_partition_with(&self, ranks: usize, how: Placement) -> Partition {
+        let ranks = ranks.max(1);
+        let set = Arc::new(build_tasks(
+            &self.circuit,
+            &self.backend,
+            &self.plan,
+            grain_for(ranks),
+        ));
+        Partition::of(&self.circuit, &self.backend, &self.plan, set, ranks, how)
     }
 }
 
@@ -260,34 +286,17 @@ fn affinity(i: &Item) -> f64 {
 }
 
 impl Partition {
-    /// Partitions the tasks of `c` under `plan` over `ranks` ranks (1 gives everything to rank 0),
-    /// cut as [`grain_for`] says.
-    pub(crate) fn new<B: Backend>(c: &Circuit, b: &B, plan: &MuxPlan, ranks: usize) -> Partition {
-        let ranks = ranks.max(1);
-        let set = Arc::new(build_tasks(c, b, plan, grain_for(ranks)));
-        Partition::of(c, b, plan, set, ranks)
-    }
-
-    /// Partitions the task table `set` (of `c` under `plan`) over `ranks` ranks.
+    /// Partitions the task table `set` (of `c` under `plan`, cut as [`grain_for`] says for `ranks`)
+    /// over `ranks` ranks (1 gives everything to rank 0), placed as `how` says.
     pub(crate) fn of<B: Backend>(
         c: &Circuit,
         b: &B,
         plan: &MuxPlan,
         set: Arc<TaskSet>,
         ranks: usize,
+        how: Placement,
     ) -> Partition {
         let ranks = ranks.max(1);
-        let mut ring_exists: Vec<bool> = c
-            .nodes
-            .iter()
-            .enumerate()
-            .map(|(i, node)| matches!(node, Node::Const(_)) && plan.ring[i])
-            .collect();
-        for i in set.producer.keys() {
-            if let Item::Ring(node) = i {
-                ring_exists[*node as usize] = true;
-            }
-        }
         let Grouping {
             mut units,
             mem_first,
@@ -311,7 +320,7 @@ impl Partition {
                 *edge_of_root.entry(units.find(first)).or_default() += write_units(m);
             }
         }
-        let owner = place(
+        let balanced = place(
             &set,
             &level,
             levels,
@@ -320,6 +329,77 @@ impl Partition {
             &forced,
             &edge_of_root,
         );
+        let earliest = place_earliest(&set, ranks, &mut units, &forced, &PLACEMENT_PRICE);
+        let finish = |owner: Vec<u32>, how: Placement| {
+            Partition::finish(
+                c,
+                b,
+                plan,
+                set.clone(),
+                ranks,
+                owner,
+                &mem_first,
+                &level,
+                how,
+            )
+        };
+        match how {
+            Placement::Balanced => finish(balanced, Placement::Balanced),
+            Placement::Earliest => finish(earliest, Placement::Earliest),
+            // Work placement from the cost model: the placement it predicts faster
+            // (communication priced in), the level-balanced one on a tie.
+            Placement::Best => {
+                let pb = finish(balanced, Placement::Balanced);
+                if ranks == 1 {
+                    return pb;
+                }
+                let pe = finish(earliest, Placement::Earliest);
+                let time = |p: &Partition| {
+                    predict(p, &PLACEMENT_PRICE.measured, &PLACEMENT_PRICE.network, 1).seconds
+                };
+                if time(&pe) < time(&pb) {
+                    pe
+                } else {
+                    pb
+                }
+            }
+        }
+    }
+
+    /// The partition of `set` with tasks placed on `owner`: the owners of state, the messages and
+    /// the clock edges.
+    #[allow(clippy::too_many_arguments)]
+    fn finish<B: Backend>(
+        c: &Circuit,
+        b: &B,
+        plan: &MuxPlan,
+        set: Arc<TaskSet>,
+        ranks: usize,
+        owner: Vec<u32>,
+        mem_first: &[u32],
+        level: &[u32],
+        placement: Placement,
+    ) -> Partition {
+        let levels = level.iter().map(|&l| l + 1).max().unwrap_or(0);
+        let is_cmux_ram = |m: usize| {
+            let spec = &c.mems[m].spec;
+            mem_first[m] != u32::MAX && spec.kind == MemKind::Ram && spec.imp == MemImpl::Cmux
+        };
+        let write_units = |m: usize| {
+            let spec = &c.mems[m].spec;
+            (spec.words() * spec.data_width) as f64 * b.task_cost(TaskKind::RamWriteCell)
+        };
+        let mut ring_exists: Vec<bool> = c
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, node)| matches!(node, Node::Const(_)) && plan.ring[i])
+            .collect();
+        for i in set.producer.keys() {
+            if let Item::Ring(node) = i {
+                ring_exists[*node as usize] = true;
+            }
+        }
         let holder_of =
             |i: &Item| -> Option<u32> { set.producer.get(i).map(|&p| owner[p as usize]) };
         // Owners of state.
@@ -419,12 +499,13 @@ impl Partition {
             set,
             ram_edges,
             owner,
-            level,
             levels,
             dff_owner,
             mem_owner,
             ring_exists,
             messages,
+            level: level.to_vec(),
+            placement,
         }
     }
 
@@ -456,6 +537,82 @@ impl Partition {
             let (x, y) = m.counts();
             (b + x, r + y)
         })
+    }
+    /// A what-if for the cost model: this partition (the same placement and messages) with every
+    /// task of `kind` costing `factor` times as much — a lower-latency version of that kind of task,
+    /// say — and the priorities and critical path recomputed.
+    pub fn with_kind_scaled(&self, kind: TaskKind, factor: f64) -> Partition {
+        let mut set = (*self.set).clone();
+        for f in set.facts.iter_mut().filter(|f| f.kind == kind) {
+            f.cost *= factor;
+        }
+        let preds: Vec<Vec<u32>> = set
+            .facts
+            .iter()
+            .enumerate()
+            .map(|(t, f)| {
+                let mut p: Vec<u32> = f
+                    .reads
+                    .iter()
+                    .filter_map(|i| set.producer.get(i).copied())
+                    .filter(|&q| (q as usize) < t)
+                    .collect();
+                p.sort_unstable();
+                p.dedup();
+                p
+            })
+            .collect();
+        let cost: Vec<f64> = set.facts.iter().map(|f| f.cost).collect();
+        set.graph = TaskGraph::new(&preds, &cost);
+        Partition {
+            critical_path_units: set.graph.critical_path(),
+            set: Arc::new(set),
+            ..self.clone()
+        }
+    }
+
+    /// The tasks on the cycle's critical path (the DAG's longest path in cost units), in order:
+    /// from a task with the largest upward rank, each time to the successor carrying the rest.
+    pub fn critical_tasks(&self) -> Vec<usize> {
+        let set = &self.set;
+        let n = set.len();
+        let mut succ: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (t, f) in set.facts.iter().enumerate() {
+            for i in &f.reads {
+                if let Some(&p) = set.producer.get(i) {
+                    succ[p as usize].push(t as u32);
+                }
+            }
+        }
+        let pr = |t: usize| set.graph.priority(t);
+        let Some(mut t) = (0..n).max_by(|&a, &b| pr(a).total_cmp(&pr(b)).then(b.cmp(&a))) else {
+            return Vec::new();
+        };
+        let mut path = vec![t];
+        while let Some(&s) = succ[t]
+            .iter()
+            .max_by(|&&a, &&b| pr(a as usize).total_cmp(&pr(b as usize)).then(b.cmp(&a)))
+        {
+            t = s as usize;
+            path.push(t);
+        }
+        path
+    }
+    /// The critical path by kind of task: (kind, tasks, cost units), largest first.
+    pub fn critical_kinds(&self) -> Vec<(TaskKind, usize, f64)> {
+        let mut by: Vec<(TaskKind, usize, f64)> = Vec::new();
+        for t in self.critical_tasks() {
+            let k = self.kind(t);
+            match by.iter_mut().find(|x| x.0 == k) {
+                Some(x) => {
+                    x.1 += 1;
+                    x.2 += self.cost(t);
+                }
+                None => by.push((k, 1, self.cost(t))),
+            }
+        }
+        by.sort_by(|a, b| b.2.total_cmp(&a.2));
+        by
     }
     /// Memory selectors crossing ranks per cycle.
     pub fn crossing_sels(&self) -> usize {
@@ -574,6 +731,119 @@ fn place(
             level_load[l * ranks + r] += ct;
             total[r] += ct;
         }
+    }
+    owner
+}
+
+/// What the partition assumes when it prices placements: the cost model's inputs at the default
+/// parameters (a quiet machine's 1.36 ms per cost unit; 3,232 B per level-0 bit, 8,208 B per ring,
+/// 229,392 B per RAM selector) on the cluster network (10 Gb/s, 20 µs).
+pub struct Pricing {
+    pub measured: Measured,
+    pub network: Network,
+}
+
+/// The pricing the partition places work with ([`Pricing`]).
+pub const PLACEMENT_PRICE: Pricing = Pricing {
+    measured: Measured {
+        seconds_per_unit: 1.36e-3,
+        bit_bytes: 3232,
+        ring_bytes: 8208,
+        sel_bytes: 229_392,
+    },
+    network: Network::TEN_GBE,
+};
+
+/// Places every task where it would finish earliest (list scheduling with communication priced
+/// in, HEFT with insertion into a rank's idle gaps): tasks in order of upward rank (the critical path first), each on
+/// the rank where `max(rank free, operands there) + cost` is least, an operand made elsewhere
+/// arriving `latency + bytes / bandwidth` after its maker finished. A task of a unit that is
+/// already placed (or forced) goes with it; the cycle's sources are everywhere at time 0.
+fn place_earliest(
+    set: &TaskSet,
+    ranks: usize,
+    units: &mut Units,
+    forced: &[Option<u32>],
+    price: &Pricing,
+) -> Vec<u32> {
+    let n = set.len();
+    let m = &price.measured;
+    let wire = |i: &Item| -> f64 {
+        let bytes = match i {
+            Item::Bit(_) => m.bit_bytes,
+            Item::Ring(_) | Item::WriteVal { .. } => m.ring_bytes,
+            Item::Sel { .. } => m.sel_bytes,
+            Item::MuxSel(_) => 0,
+        };
+        (price.network.latency + bytes as f64 * 8.0 / price.network.bandwidth_bits)
+            / m.seconds_per_unit
+    };
+    let mut unit_rank: HashMap<u32, u32> = HashMap::new();
+    for (t, f) in forced.iter().enumerate() {
+        if let Some(r) = f {
+            unit_rank.insert(units.find(t as u32), *r);
+        }
+    }
+    let pr = |t: u32| set.graph.priority(t as usize);
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    order.sort_by(|&a, &b| pr(b).total_cmp(&pr(a)).then(a.cmp(&b)));
+    let mut owner = vec![u32::MAX; n];
+    let mut finish = vec![0f64; n];
+    // Per rank: its busy intervals, in time order (a task may go into an earlier gap).
+    let mut busy: Vec<Vec<(f64, f64)>> = vec![Vec::new(); ranks];
+    let mut load = vec![0f64; ranks];
+    let mut ready = vec![0f64; ranks];
+    // The earliest start at or after `at` on rank `r` for `cost`, and where it goes in the list.
+    let slot = |iv: &[(f64, f64)], at: f64, cost: f64| -> (f64, usize) {
+        let mut start = at;
+        for (k, &(s, e)) in iv.iter().enumerate() {
+            if start + cost <= s {
+                return (start, k);
+            }
+            start = start.max(e);
+        }
+        (start, iv.len())
+    };
+    for t in order {
+        let f = &set.facts[t as usize];
+        ready.iter_mut().for_each(|x| *x = 0.0);
+        for i in &f.reads {
+            let Some(&p) = set.producer.get(i) else {
+                continue;
+            };
+            let (o, done) = (owner[p as usize], finish[p as usize]);
+            if o == u32::MAX {
+                continue;
+            }
+            let far = done + wire(i);
+            for (r, x) in ready.iter_mut().enumerate() {
+                *x = x.max(if r as u32 == o { done } else { far });
+            }
+        }
+        let root = units.find(t);
+        let (r, (start, k)) = match unit_rank.get(&root) {
+            Some(&r) => (
+                r as usize,
+                slot(&busy[r as usize], ready[r as usize], f.cost),
+            ),
+            None => {
+                let mut best = (0, slot(&busy[0], ready[0], f.cost));
+                for r in 1..ranks {
+                    let s = slot(&busy[r], ready[r], f.cost);
+                    if s.0 < best.1 .0 || (s.0 == best.1 .0 && load[r] < load[best.0]) {
+                        best = (r, s);
+                    }
+                }
+                unit_rank.insert(root, best.0 as u32);
+                best
+            }
+        };
+        owner[t as usize] = r as u32;
+        finish[t as usize] = start + f.cost;
+        if f.cost > 0.0 {
+            busy[r].insert(k, (start, start + f.cost));
+        }
+        load[r] += f.cost;
     }
     owner
 }

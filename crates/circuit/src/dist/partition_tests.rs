@@ -290,3 +290,48 @@ fn ram_refresh_is_spread_over_ranks() {
     assert!(four > 0.0);
     assert!(four <= cells.div_ceil(4) as f64 * unit + 1e-9, "{four}");
 }
+
+/// Both placements keep what must stay together (a CMUX with the batch making its select, a RAM's
+/// reads with its cells) and cover every task; the default takes the one the model prices faster.
+#[test]
+fn placements_keep_units_and_best_is_fastest() {
+    for e in engines() {
+        for ranks in [2, 5] {
+            let time = |p: &Partition| {
+                predict(p, &PLACEMENT_PRICE.measured, &PLACEMENT_PRICE.network, 1).seconds
+            };
+            let (pb, pe) = (
+                e.plan_partition_with(ranks, Placement::Balanced),
+                e.plan_partition_with(ranks, Placement::Earliest),
+            );
+            for p in [&pb, &pe] {
+                assert!(p.owner.iter().all(|&r| (r as usize) < ranks));
+                for (t, task) in p.set.tasks.iter().enumerate() {
+                    match task {
+                        Task::Cmux(_) => {
+                            for i in &p.set.facts[t].reads {
+                                if let (Item::MuxSel(_), Some(&q)) = (i, p.set.producer.get(i)) {
+                                    assert_eq!(p.owner[t], p.owner[q as usize]);
+                                }
+                            }
+                        }
+                        Task::RamRead { mem, .. } => {
+                            assert_eq!(p.owner[t], p.mem_owner[*mem as usize]);
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            let best = e.plan_partition(ranks);
+            assert!(time(&best) <= time(&pb).min(time(&pe)) + 1e-12);
+            assert_eq!(
+                best.placement,
+                if time(&pe) < time(&pb) {
+                    Placement::Earliest
+                } else {
+                    Placement::Balanced
+                }
+            );
+        }
+    }
+}

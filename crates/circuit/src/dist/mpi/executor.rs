@@ -22,7 +22,7 @@ use crate::engine::executor::{DagRun, Executor, View};
 use crate::engine::tasks::{Grain, Task};
 use crate::engine::{Carried, Item, MemState, State};
 use crate::error::CircuitError;
-use crate::partition::{grain_for, refresh_share, Partition};
+use crate::partition::{grain_for, refresh_share, Partition, Placement};
 use crate::schedule::{run_pumped, Pump, Pumped, TaskGraph};
 
 /// Tags of the point-to-point messages: a cycle's message from level `L` uses tag `L + 1`, plus
@@ -219,7 +219,14 @@ impl<B: Backend> Executor<B> for MpiExecutor {
         if self.part.is_some() {
             return Ok(());
         }
-        let p = Partition::of(v.c, v.b, v.plan, v.tasks.clone(), self.size);
+        let p = Partition::of(
+            v.c,
+            v.b,
+            v.plan,
+            v.tasks.clone(),
+            self.size,
+            Placement::Best,
+        );
         if p.levels >= MAX_LEVELS {
             return Err(CircuitError::Mpi(format!(
                 "the circuit's task graph has {} levels, the MPI executor handles at most {MAX_LEVELS}",
