@@ -9,6 +9,8 @@
 //! write), bootstraps, circuit bootstraps, CMUXes and key switches per cycle before and after
 //! select-once MUXes, and scheduler efficiency. `gates` runs the old all-gate MUXes for comparison;
 //! `nocells` runs without the technology mapping into multi-input cells (`vsp_circuit::techmap`).
+//! `memory=SIZE` runs the cores with other ROM/RAM sizes (`vsp --memory-size` syntax: `memory=2048`,
+//! `memory=rom=8192,ram=512`; default 512 bytes each), and `pearl` or `ruby` runs one core only.
 //! Per core it also prints the gate bootstraps by cell kind and the cycle's critical path in
 //! bootstraps, without and with the cells, and it times TFHE-rs's DEFAULT NAND on one thread in the
 //! same process: `<core>_cycle_tfhe_rs_nands` = seconds per cycle × threads ÷ that NAND.
@@ -21,7 +23,7 @@ use std::time::Instant;
 use anyhow::{bail, Result};
 use vsp_cahp::cores::{self, Core, Memory};
 use vsp_circuit::{client, Engine, LeveledParams, MemState, MuxPlan, RunOptions, TfheBackend};
-use vsp_platform::{Machine, PlainRequest};
+use vsp_platform::{CoreBuild, Machine, MemSize, PlainRequest};
 use vsp_tfhe::{CircuitKey, EvalKey, Params, SecretKey};
 
 /// Memory work per cycle (ROM + RAM).
@@ -47,18 +49,26 @@ pub fn run(args: &[String]) -> Result<()> {
     // `gates` evaluates every MUX as two gate bootstraps (the old engine); `nocells` keeps the
     // netlist's two-input gates (no multi-input cells).
     let (mut leveled, mut cells) = (true, true);
+    let (mut size, mut only) = (MemSize::B512, None);
     for a in args.iter().skip(2) {
         match a.as_str() {
             "gates" => leveled = false,
             "nocells" => cells = false,
-            other => bail!("after the counts: `gates`, `nocells` or nothing, got {other:?}"),
+            "pearl" | "ruby" => only = Core::from_name(a),
+            other => match other.strip_prefix("memory=") {
+                Some(spec) => size = vsp_platform::program::parse_memory_size(spec)?,
+                None => bail!(
+                    "after the counts: `gates`, `nocells`, `memory=SIZE`, `pearl`, `ruby` or \
+                     nothing, got {other:?}"
+                ),
+            },
         }
     }
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let prog = vsp_cahp::programs::FIB;
     let image = vsp_cahp::assemble(prog.source, prog.name)?;
     let args: Vec<String> = prog.args.iter().map(|s| s.to_string()).collect();
-    let plain = PlainRequest::new(&image, &args, Memory::Cmux)?;
+    let plain = PlainRequest::new_sized(&image, &args, Memory::Cmux, size)?;
     let (rom_w, ram_w) = (&plain.rom, &plain.ram);
 
     let params = Params::default_128();
@@ -79,14 +89,23 @@ pub fn run(args: &[String]) -> Result<()> {
         "{warmup} warm-up cycles (untimed: at power-up every flip-flop is a public zero, so early \
          cycles are cheaper), then {cycles} timed cycles; registers and RAM checked against the plain run"
     );
+    println!(
+        "memories: {size} (ROM {} x 32-bit words, RAM {} x 16-bit words)",
+        1usize << size.rom_addr_width(),
+        1usize << size.ram_addr_width()
+    );
     println!();
     let mut rows = Vec::new();
     let mut counts = Vec::new();
     let mut mems = Vec::new();
     let mut results = Vec::new();
     let mut kinds = Vec::new();
-    for core in [Core::Pearl, Core::Ruby] {
-        let c = vsp_platform::core_circuit(core, Memory::Cmux)?;
+    for core in Core::ALL.into_iter().filter(|&c| only.is_none_or(|o| o == c)) {
+        let build = CoreBuild {
+            size,
+            ..CoreBuild::default()
+        };
+        let c = vsp_platform::core_circuit_with(core, Memory::Cmux, build)?;
         let stats = c.stats();
         let backend = TfheBackend::new(ek.clone(), Some(ck.clone()))?.with_leveled(leveled);
         // The same plan without cells, for the counts (not run).
@@ -97,11 +116,11 @@ pub fn run(args: &[String]) -> Result<()> {
         e.set_threads(threads);
         e.set_rom(
             cores::ROM,
-            client::encrypt_rom(&sk, cores::ROM_ADDR_WIDTH, cores::ROM_DATA_WIDTH, rom_w)?,
+            client::encrypt_rom(&sk, size.rom_addr_width(), cores::ROM_DATA_WIDTH, rom_w)?,
         )?;
         e.set_ram(
             cores::RAM,
-            client::encrypt_ram(&sk, cores::RAM_ADDR_WIDTH, cores::RAM_DATA_WIDTH, ram_w)?,
+            client::encrypt_ram(&sk, size.ram_addr_width(), cores::RAM_DATA_WIDTH, ram_w)?,
         )?;
         let plan = e.plan_counts();
         let lp = LeveledParams::for_params(&params)
@@ -137,14 +156,14 @@ pub fn run(args: &[String]) -> Result<()> {
         // data bit the read tree again and the demultiplexer tree, 2·(words − 1) external products),
         // the round-robin refresh; one CB per address bit.
         let (words, width, abits) = (
-            1usize << cores::RAM_ADDR_WIDTH,
+            1usize << size.ram_addr_width(),
             cores::RAM_DATA_WIDTH,
-            cores::RAM_ADDR_WIDTH,
+            size.ram_addr_width(),
         );
         let mem = MemCounts {
             bootstraps: cores::ROM_DATA_WIDTH as f64 + (3 * width) as f64 + ram_refresh,
-            circuit_bootstraps: cores::ROM_ADDR_WIDTH + abits,
-            cmuxes: cores::ROM_ADDR_WIDTH + 3 * width * (words - 1),
+            circuit_bootstraps: size.rom_addr_width() + abits,
+            cmuxes: size.rom_addr_width() + 3 * width * (words - 1),
             refresh: ram_refresh,
         };
         mems.push((core, mem, lifts));
