@@ -233,18 +233,48 @@ pub mod core_ports {
 /// The committed netlists, one per core and ROM size (512 B, 1, 2, 4, 8 KiB: PC widths 9 to 13).
 const NETLISTS: [[(&str, &str); 5]; 2] = [
     [
-        ("../netlist/pearl.json", include_str!("../../../hw/netlist/pearl.json")),
-        ("../netlist/pearl-1k.json", include_str!("../../../hw/netlist/pearl-1k.json")),
-        ("../netlist/pearl-2k.json", include_str!("../../../hw/netlist/pearl-2k.json")),
-        ("../netlist/pearl-4k.json", include_str!("../../../hw/netlist/pearl-4k.json")),
-        ("../netlist/pearl-8k.json", include_str!("../../../hw/netlist/pearl-8k.json")),
+        (
+            "../netlist/pearl.json",
+            include_str!("../../../hw/netlist/pearl.json"),
+        ),
+        (
+            "../netlist/pearl-1k.json",
+            include_str!("../../../hw/netlist/pearl-1k.json"),
+        ),
+        (
+            "../netlist/pearl-2k.json",
+            include_str!("../../../hw/netlist/pearl-2k.json"),
+        ),
+        (
+            "../netlist/pearl-4k.json",
+            include_str!("../../../hw/netlist/pearl-4k.json"),
+        ),
+        (
+            "../netlist/pearl-8k.json",
+            include_str!("../../../hw/netlist/pearl-8k.json"),
+        ),
     ],
     [
-        ("../netlist/ruby.json", include_str!("../../../hw/netlist/ruby.json")),
-        ("../netlist/ruby-1k.json", include_str!("../../../hw/netlist/ruby-1k.json")),
-        ("../netlist/ruby-2k.json", include_str!("../../../hw/netlist/ruby-2k.json")),
-        ("../netlist/ruby-4k.json", include_str!("../../../hw/netlist/ruby-4k.json")),
-        ("../netlist/ruby-8k.json", include_str!("../../../hw/netlist/ruby-8k.json")),
+        (
+            "../netlist/ruby.json",
+            include_str!("../../../hw/netlist/ruby.json"),
+        ),
+        (
+            "../netlist/ruby-1k.json",
+            include_str!("../../../hw/netlist/ruby-1k.json"),
+        ),
+        (
+            "../netlist/ruby-2k.json",
+            include_str!("../../../hw/netlist/ruby-2k.json"),
+        ),
+        (
+            "../netlist/ruby-4k.json",
+            include_str!("../../../hw/netlist/ruby-4k.json"),
+        ),
+        (
+            "../netlist/ruby-8k.json",
+            include_str!("../../../hw/netlist/ruby-8k.json"),
+        ),
     ],
 ];
 const PEARL_CMUX: &str = include_str!("../../../hw/blueprint/pearl-cmux.toml");
@@ -517,7 +547,10 @@ mod tests {
             .windows(2)
             .all(|w| (w[0].ram_log2, w[0].rom_log2) < (w[1].ram_log2, w[1].rom_log2)));
         for size in MemSize::ALL {
-            assert_eq!(MemSize::from_log2(size.rom_log2(), size.ram_log2()), Some(size));
+            assert_eq!(
+                MemSize::from_log2(size.rom_log2(), size.ram_log2()),
+                Some(size)
+            );
             assert_eq!(MemSize::from_mem_config(size.mem_config()), Some(size));
         }
         for core in Core::ALL {
@@ -567,7 +600,10 @@ mod tests {
                     let committed = std::fs::read_to_string(&path).expect("read blueprint");
                     assert_eq!(committed, text, "{}", path.display());
                 }
-                assert_eq!(core.blueprint(mem), core.blueprint_sized(mem, MemSize::B512));
+                assert_eq!(
+                    core.blueprint(mem),
+                    core.blueprint_sized(mem, MemSize::B512)
+                );
             }
         }
     }

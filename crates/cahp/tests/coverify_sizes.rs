@@ -16,10 +16,16 @@ use vsp_cahp::{assemble_sources, load_args, programs, AsmOptions, Source};
 
 /// The machines checked here: every new ROM size, with RAMs smaller, equal and larger than it.
 fn sizes() -> Vec<MemSize> {
-    [(2048, 512), (4096, 2048), (8192, 1024), (1024, 4096), (8192, 8192)]
-        .into_iter()
-        .map(|(rom, ram)| MemSize::new(rom, ram).expect("a machine"))
-        .collect()
+    [
+        (2048, 512),
+        (4096, 2048),
+        (8192, 1024),
+        (1024, 4096),
+        (8192, 8192),
+    ]
+    .into_iter()
+    .map(|(rom, ram)| MemSize::new(rom, ram).expect("a machine"))
+    .collect()
 }
 
 /// A jump into the top quarter of the ROM, a `call` from there back down (beyond ±1 KiB it goes
@@ -145,7 +151,11 @@ fn the_far_program_needs_its_memories() {
             "{size}: ra = {} should lie in the top quarter of the ROM",
             last[10]
         );
-        assert!(usize::from(last[1]) > ram * 3 / 4, "{size}: sp = {}", last[1]);
+        assert!(
+            usize::from(last[1]) > ram * 3 / 4,
+            "{size}: sp = {}",
+            last[1]
+        );
         assert_eq!(last[11], 1, "{size}: argc read from the top of the RAM");
         let top = ram - ram / 4;
         assert_eq!(
@@ -188,7 +198,12 @@ fn larger_rtl_under_iverilog_matches_the_simulator() {
             for (name, lane, _) in &lanes {
                 let sim = simulate_sized(lane, 100_000, size);
                 let (steps, fin) = tb.run(lane, 20_000);
-                check_iverilog(&format!("{core} {size} {name} (iverilog)"), &sim, &steps, fin);
+                check_iverilog(
+                    &format!("{core} {size} {name} (iverilog)"),
+                    &sim,
+                    &steps,
+                    fin,
+                );
             }
         }
     }

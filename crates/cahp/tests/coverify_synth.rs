@@ -48,7 +48,9 @@ fn committed_netlists_are_what_the_rtl_synthesizes_to() {
             512 => core.name().to_string(),
             b => format!("{}-{}k", core.name(), b / 1024),
         };
-        assert!(core.netlist_path_sized(size).ends_with(&format!("/{stem}.json")));
+        assert!(core
+            .netlist_path_sized(size)
+            .ends_with(&format!("/{stem}.json")));
         let out = Command::new("yosys")
             .args(["-q", "-s", &format!("synth/{stem}.ys")])
             .current_dir(scratch.path())

@@ -634,7 +634,7 @@ mod tests {
             let mut body = vec![8, bad[0], bad[1]];
             body.extend_from_slice(&0u64.to_le_bytes());
             let e = parse_snapshot(&body).err().unwrap().to_string();
-            assert!(e.contains("unknown memory size"), "{bad:?}: {e}");
+            assert!(e.contains("corrupt snapshot"), "{bad:?}: {e}");
         }
         assert!(parse_snapshot(&[8, 9]).is_err());
     }

@@ -473,13 +473,13 @@ pub(crate) mod tests {
                 good,
                 k1_ram,
                 b512,
-                "the RAM is 2^9 words of 16 bits, a 512 B result's is 2^8",
+                "the RAM is 2^9 words of 16 bits, a 512 B ROM and RAM result's is 2^8",
             ),
             (
                 good,
                 core_ram,
                 MemSize::K1,
-                "the RAM is 2^8 words of 16 bits, a 1 KiB result's is 2^9",
+                "the RAM is 2^8 words of 16 bits, a 1 KiB ROM and RAM result's is 2^9",
             ),
         ] {
             let e = decrypt_result(key, &result_with(key, bits, ram, size))
@@ -566,7 +566,7 @@ pub(crate) mod tests {
             );
             let e = anyhow_chain(parse_request(&body, p).err().unwrap());
             let want = match memory {
-                Memory::Cmux => "the ROM is 2^8 words of 32 bits, a 512 B request's is 2^7",
+                Memory::Cmux => "the ROM is 2^8 words of 32 bits, a 512 B ROM and RAM request's is 2^7",
                 Memory::Mux => "8192 memory cells, the core's memory has 4096",
             };
             assert!(e.contains(want), "{memory:?}: {e}");
@@ -583,7 +583,7 @@ pub(crate) mod tests {
         body[0] |= 2;
         let e = anyhow_chain(parse_request(&body, p).err().unwrap());
         assert!(
-            e.contains("the ROM is 2^7 words of 32 bits, a 1 KiB request's is 2^8"),
+            e.contains("the ROM is 2^7 words of 32 bits, a 1 KiB ROM and RAM request's is 2^8"),
             "{e}"
         );
         // Bits beyond kind and size are not a memory byte; sizes only with bit 2, and only sizes

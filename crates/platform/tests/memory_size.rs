@@ -138,8 +138,22 @@ fn memory_sizes_are_512_to_8192_bytes_each() {
     }
     let long = "9".repeat(10_000);
     for bad in [
-        "1k", "1KiB", "0", "", "-512", "256", "16384", "rom=16384", "ram=256", "rom=512,rom=512",
-        "rom=512,", "rom", "=512", "rom=+512", "rom=1e3", &long,
+        "1k",
+        "1KiB",
+        "0",
+        "",
+        "-512",
+        "256",
+        "16384",
+        "rom=16384",
+        "ram=256",
+        "rom=512,rom=512",
+        "rom=512,",
+        "rom",
+        "=512",
+        "rom=+512",
+        "rom=1e3",
+        &long,
     ] {
         let e = program::parse_memory_size(bad).unwrap_err().to_string();
         assert!(
@@ -172,7 +186,13 @@ fn larger_roms_hold_larger_programs_and_the_hint_names_the_cheapest() {
     for core in Core::ALL {
         let r = emulate(&image, &[], core, Memory::Cmux, size, 100).unwrap();
         assert_eq!(
-            (r.result, r.agrees_with_isa, r.rom_size, r.ram_size, r.memory_size),
+            (
+                r.result,
+                r.agrees_with_isa,
+                r.rom_size,
+                r.ram_size,
+                r.memory_size
+            ),
             (7, Some(true), 4096, 512, 0),
             "{core}"
         );

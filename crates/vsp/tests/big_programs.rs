@@ -41,7 +41,16 @@ fn host_results(src: &Path, dir: &Path, arg_sets: &[[&str; 2]]) -> Vec<u64> {
         );
     };
     let src = src.to_str().unwrap();
-    run(&["-O1", "-w", "-fwrapv", "-Dmain=vsp_main", "-c", src, "-o", "prog.o"]);
+    run(&[
+        "-O1",
+        "-w",
+        "-fwrapv",
+        "-Dmain=vsp_main",
+        "-c",
+        src,
+        "-o",
+        "prog.o",
+    ]);
     run(&["-O1", "-w", "-c", "driver.c", "-o", "driver.o"]);
     run(&["prog.o", "driver.o", "-o", "host"]);
     arg_sets
@@ -72,7 +81,16 @@ fn a_c_program_over_1_kib_runs_on_a_larger_rom_on_both_cores() {
         );
         assert!(!d.join("big.img").exists());
         ok(
-            &["-q", "cc", level, "--memory-size", size, src, "-o", "big.img"],
+            &[
+                "-q",
+                "cc",
+                level,
+                "--memory-size",
+                size,
+                src,
+                "-o",
+                "big.img",
+            ],
             d,
         );
         let image = vsp_cahp::Image::read(&d.join("big.img")).unwrap();
@@ -89,10 +107,7 @@ fn a_c_program_over_1_kib_runs_on_a_larger_rom_on_both_cores() {
             }
         }
         // The image refuses another explicit size, naming the one it was built for.
-        let err = fails(
-            &["emu", "--memory-size", "8192", "big.img", "1", "2"],
-            d,
-        );
+        let err = fails(&["emu", "--memory-size", "8192", "big.img", "1", "2"], d);
         assert!(err.contains(&format!("--memory-size {size}")), "{err}");
     }
 }
@@ -128,7 +143,15 @@ fn sizes_no_core_has_are_refused_in_one_line() {
     }
     // Every supported pair is accepted, and recorded in the image.
     ok(
-        &["-q", "asm", "--memory-size", "rom=8192,ram=2048", "p.s", "-o", "p.img"],
+        &[
+            "-q",
+            "asm",
+            "--memory-size",
+            "rom=8192,ram=2048",
+            "p.s",
+            "-o",
+            "p.img",
+        ],
         d,
     );
     let image = vsp_cahp::Image::read(&d.join("p.img")).unwrap();

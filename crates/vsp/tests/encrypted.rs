@@ -467,7 +467,11 @@ fn a_1k_request_runs_encrypted_on_the_1k_core() {
     let far = Path::new(env!("CARGO_MANIFEST_DIR")).join("../platform/tests/data/far-4k.s");
     let size = ["--memory-size", "rom=4096,ram=512"];
     ok(
-        &[&["-q", "asm", far.to_str().unwrap(), "-o", "far.img"][..], &size].concat(),
+        &[
+            &["-q", "asm", far.to_str().unwrap(), "-o", "far.img"][..],
+            &size,
+        ]
+        .concat(),
         d,
     );
     ok(
@@ -476,7 +480,15 @@ fn a_1k_request_runs_encrypted_on_the_1k_core() {
     );
     let out = vsp(
         &[
-            "run", "-e", "ek.key", "-i", "far.enc", "-o", "far.res", "--cycles", "4",
+            "run",
+            "-e",
+            "ek.key",
+            "-i",
+            "far.enc",
+            "-o",
+            "far.res",
+            "--cycles",
+            "4",
             "--no-snapshot",
         ],
         d,
@@ -489,15 +501,18 @@ fn a_1k_request_runs_encrypted_on_the_1k_core() {
     let image = vsp_cahp::Image::read(&d.join("far.img")).unwrap();
     assert!(image.rom.len() > 3072, "{}", image.rom.len());
     let size = vsp_platform::MemSize::new(4096, 512).unwrap();
-    let req =
-        vsp_platform::PlainRequest::new_sized(&image, &[], vsp_platform::Memory::Cmux, size)
-            .unwrap();
+    let req = vsp_platform::PlainRequest::new_sized(&image, &[], vsp_platform::Memory::Cmux, size)
+        .unwrap();
     let (finished, regs, ram) =
         vsp_platform::plain_state_after(&req, vsp_platform::Core::Pearl, 4).unwrap();
     // The compared state holds the instruction past 3 KiB's result.
     assert_eq!(regs[8], 77, "a0 after 4 plain cycles: {regs:?}");
     assert_eq!(r["finished"], finished);
-    assert_eq!(r["regs"], serde_json::json!(regs), "registers after 4 cycles");
+    assert_eq!(
+        r["regs"],
+        serde_json::json!(regs),
+        "registers after 4 cycles"
+    );
     assert_eq!(r["ram"], serde_json::json!(ram), "RAM after 4 cycles");
 }
 

@@ -31,7 +31,7 @@ fn a_stack_overflow_is_named_with_the_stack_size_and_how_to_get_more() {
             "{err}"
         );
         assert!(
-            err.contains("--memory-size 1024 gives the stack 512 bytes more"),
+            err.contains("--memory-size rom=512,ram=1024 gives the stack 512 bytes more"),
             "{err}"
         );
         assert!(!err.contains("illegal instruction"), "{err}");
