@@ -566,7 +566,9 @@ pub(crate) mod tests {
             );
             let e = anyhow_chain(parse_request(&body, p).err().unwrap());
             let want = match memory {
-                Memory::Cmux => "the ROM is 2^8 words of 32 bits, a 512 B ROM and RAM request's is 2^7",
+                Memory::Cmux => {
+                    "the ROM is 2^8 words of 32 bits, a 512 B ROM and RAM request's is 2^7"
+                }
                 Memory::Mux => "8192 memory cells, the core's memory has 4096",
             };
             assert!(e.contains(want), "{memory:?}: {e}");
