@@ -77,7 +77,9 @@ module cahp_decode #(
     wire [15:0] luiImm = {inst[7:6], inst[15:12], 10'b0};
     wire [15:0] imm16 = cM ? (f[1] ? (f[2] ? simm6 : uimm7) : luiImm) : simm6;
     assign imm = is24 ? simm10 : imm16;
-    assign pcOff = is24 ? simm10[PW-1:0] : inst[PW+4:5];
+    // js/jsal: simm11 in bits 15:5, sign-extended for a PC wider than 11 bits (ROM over 2 KiB).
+    wire [15:0] simm11 = {{5{inst[15]}}, inst[15:5]};
+    assign pcOff = is24 ? simm10[PW-1:0] : simm11[PW-1:0];
 
     // ALU function: R and I classes share the op code in bits 5:3; memory ops add, branches subtract.
     wire [2:0] op = (cR | cI) ? f : {2'b00, cJ};

@@ -14,13 +14,16 @@
 module ruby #(
     // Byte-address width of ROM and RAM: 9 for the standard 512-byte memories, 10 for the 1 KiB
     // variant (seed 000, appendix C). The PC has AW bits; ROM words are 32 bits, RAM words 16.
-    parameter AW = 9
+    parameter AW = 9,
+    // Byte-address width of RAM (9 to 16); io_ramAddr has RW-1 bits (RAM word address). The
+    // committed netlists drive all 15 (RW = 16) and a blueprint wires the low ones to its RAM.
+    parameter RW = AW
 ) (
     input  wire          clock,
     input  wire          reset,
     output wire [AW-3:0] io_romAddr,
     input  wire [31:0]   io_romData,
-    output wire [AW-2:0] io_ramAddr,
+    output wire [RW-2:0] io_ramAddr,
     output wire [15:0] io_ramWriteData,
     output wire        io_ramWriteEnable,
     input  wire [15:0] io_ramReadData,
@@ -89,7 +92,7 @@ module ruby #(
     wire taken = exIsBranch & (condOk ^ exPred);
 
     // ---------------------------------------------------------------- MEM / WB
-    assign io_ramAddr = memResult[AW-1:1];
+    assign io_ramAddr = memResult[RW-1:1];
     assign io_ramWriteEnable = memIsStore & ~reset;
     cahp_store st (
         .rdata(io_ramReadData), .data(memData), .isByte(memIsByte), .addr0(memResult[0]),

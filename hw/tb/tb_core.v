@@ -1,5 +1,5 @@
 // Testbench shared by both cores: ROM (128 x 32) and RAM (256 x 16) as the blueprint wires them
-// (with -DAW=10 the 1 KiB variant: ROM 256 x 32, RAM 512 x 16),
+// (-DAW=N: a 2^N-byte ROM and PC of N bits, 9..13; -DRW=M: a 2^M-byte RAM, default M = N),
 // one reset cycle, then one line per retired instruction with the registers and the RAM write.
 //
 // With GATE_LEVEL defined (a synthesized netlist has no internal probe) every cycle prints an R line.
@@ -15,19 +15,22 @@
 `ifndef AW
 `define AW 9
 `endif
+`ifndef RW
+`define RW `AW
+`endif
 module tb;
     reg clock = 1'b0;
     reg reset = 1'b1;
     localparam ROMW = 1 << (`AW - 2);
-    localparam RAMW = 1 << (`AW - 1);
+    localparam RAMW = 1 << (`RW - 1);
     reg [31:0] rom [0:ROMW-1];
     reg [15:0] ram [0:RAMW-1];
     wire [`AW-3:0] romAddr;
-    wire [`AW-2:0] ramAddr;
+    wire [`RW-2:0] ramAddr;
     wire [15:0] ramWdata;
     wire ramWe, fin;
     wire [15:0] x [0:15];
-    `CORE #(.AW(`AW)) dut (
+    `CORE #(.AW(`AW), .RW(`RW)) dut (
         .clock(clock), .reset(reset), .io_romAddr(romAddr), .io_romData(rom[romAddr]),
         .io_ramAddr(ramAddr), .io_ramWriteData(ramWdata), .io_ramWriteEnable(ramWe),
         .io_ramReadData(ram[ramAddr]), .io_finishFlag(fin),

@@ -9,6 +9,10 @@
 //! write), bootstraps, circuit bootstraps, CMUXes and key switches per cycle before and after
 //! select-once MUXes, and scheduler efficiency. `gates` runs the old all-gate MUXes for comparison;
 //! `nocells` runs without the technology mapping into multi-input cells (`vsp_circuit::techmap`).
+//! `memory=SIZE` runs the cores with other ROM/RAM sizes (`vsp --memory-size` syntax: `memory=2048`,
+//! `memory=rom=8192,ram=512`; default 512 bytes each; repeat it to run several sizes with the same
+//! keys, one after the other; rows and keys are then labelled `pearl_rom8192_ram512`), and `pearl`
+//! or `ruby` runs one core only.
 //! Per core it also prints the gate bootstraps by cell kind and the cycle's critical path in
 //! bootstraps, without and with the cells, and it times TFHE-rs's DEFAULT NAND on one thread in the
 //! same process: `<core>_cycle_tfhe_rs_nands` = seconds per cycle × threads ÷ that NAND.
@@ -21,7 +25,7 @@ use std::time::Instant;
 use anyhow::{bail, Result};
 use vsp_cahp::cores::{self, Core, Memory};
 use vsp_circuit::{client, Engine, LeveledParams, MemState, MuxPlan, RunOptions, TfheBackend};
-use vsp_platform::{Machine, PlainRequest};
+use vsp_platform::{CoreBuild, Machine, MemSize, PlainRequest};
 use vsp_tfhe::{CircuitKey, EvalKey, Params, SecretKey};
 
 /// Memory work per cycle (ROM + RAM).
@@ -47,19 +51,28 @@ pub fn run(args: &[String]) -> Result<()> {
     // `gates` evaluates every MUX as two gate bootstraps (the old engine); `nocells` keeps the
     // netlist's two-input gates (no multi-input cells).
     let (mut leveled, mut cells) = (true, true);
+    let (mut sizes, mut only) = (Vec::new(), None);
     for a in args.iter().skip(2) {
         match a.as_str() {
             "gates" => leveled = false,
             "nocells" => cells = false,
-            other => bail!("after the counts: `gates`, `nocells` or nothing, got {other:?}"),
+            "pearl" | "ruby" => only = Core::from_name(a),
+            other => match other.strip_prefix("memory=") {
+                Some(spec) => sizes.push(vsp_platform::program::parse_memory_size(spec)?),
+                None => bail!(
+                    "after the counts: `gates`, `nocells`, `memory=SIZE`, `pearl`, `ruby` or \
+                     nothing, got {other:?}"
+                ),
+            },
         }
     }
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let prog = vsp_cahp::programs::FIB;
     let image = vsp_cahp::assemble(prog.source, prog.name)?;
     let args: Vec<String> = prog.args.iter().map(|s| s.to_string()).collect();
-    let plain = PlainRequest::new(&image, &args, Memory::Cmux)?;
-    let (rom_w, ram_w) = (&plain.rom, &plain.ram);
+    if sizes.is_empty() {
+        sizes.push(MemSize::B512);
+    }
 
     let params = Params::default_128();
     let t = Instant::now();
@@ -85,28 +98,54 @@ pub fn run(args: &[String]) -> Result<()> {
     let mut mems = Vec::new();
     let mut results = Vec::new();
     let mut kinds = Vec::new();
-    for core in [Core::Pearl, Core::Ruby] {
-        let c = vsp_platform::core_circuit(core, Memory::Cmux)?;
+    let runs = sizes.iter().flat_map(|&size| {
+        Core::ALL
+            .into_iter()
+            .filter(move |&c| only.is_none_or(|o| o == c))
+            .map(move |c| (size, c))
+    });
+    for (size, core) in runs {
+        let plain = PlainRequest::new_sized(&image, &args, Memory::Cmux, size)?;
+        let (rom_w, ram_w) = (&plain.rom, &plain.ram);
+        let label = if size == MemSize::B512 {
+            core.name().to_string()
+        } else {
+            format!("{core}_rom{}_ram{}", size.rom_bytes(), size.ram_bytes())
+        };
+        println!(
+            "{label}: {size} (ROM {} x 32-bit words, RAM {} x 16-bit words)",
+            1usize << size.rom_addr_width(),
+            1usize << size.ram_addr_width()
+        );
+        let build = CoreBuild {
+            size,
+            ..CoreBuild::default()
+        };
+        let c = vsp_platform::core_circuit_with(core, Memory::Cmux, build)?;
         let stats = c.stats();
         let backend = TfheBackend::new(ek.clone(), Some(ck.clone()))?.with_leveled(leveled);
         // The same plan without cells, for the counts (not run).
         let plain_gates = Engine::new(backend.clone().with_cells(false), c.clone());
         let backend = backend.with_cells(cells);
         let mut e = Engine::new(backend, c.clone());
-        kinds.push((core, Kinds::of(&plain_gates), Kinds::of(&e)));
+        kinds.push((label.clone(), Kinds::of(&plain_gates), Kinds::of(&e)));
         e.set_threads(threads);
         e.set_rom(
             cores::ROM,
-            client::encrypt_rom(&sk, cores::ROM_ADDR_WIDTH, cores::ROM_DATA_WIDTH, rom_w)?,
+            client::encrypt_rom(&sk, size.rom_addr_width(), cores::ROM_DATA_WIDTH, rom_w)?,
         )?;
         e.set_ram(
             cores::RAM,
-            client::encrypt_ram(&sk, cores::RAM_ADDR_WIDTH, cores::RAM_DATA_WIDTH, ram_w)?,
+            client::encrypt_ram(&sk, size.ram_addr_width(), cores::RAM_DATA_WIDTH, ram_w)?,
         )?;
         let plan = e.plan_counts();
         let lp = LeveledParams::for_params(&params)
             .ok_or_else(|| anyhow::anyhow!("no CMUX plan for these parameters"))?;
-        counts.push((core, MuxPlan::gates_only_under(&c, &lp).counts(), plan));
+        counts.push((
+            label.clone(),
+            MuxPlan::gates_only_under(&c, &lp).counts(),
+            plan,
+        ));
         for _ in 0..warmup {
             e.step()?;
         }
@@ -137,29 +176,29 @@ pub fn run(args: &[String]) -> Result<()> {
         // data bit the demultiplexer tree, words − 1 external products: δ = v − r takes r from the
         // read's tree), the round-robin refresh; one CB per address bit.
         let (words, width, abits) = (
-            1usize << cores::RAM_ADDR_WIDTH,
+            1usize << size.ram_addr_width(),
             cores::RAM_DATA_WIDTH,
-            cores::RAM_ADDR_WIDTH,
+            size.ram_addr_width(),
         );
         let mem = MemCounts {
             bootstraps: cores::ROM_DATA_WIDTH as f64 + (3 * width) as f64 + ram_refresh,
-            circuit_bootstraps: cores::ROM_ADDR_WIDTH + abits,
-            cmuxes: cores::ROM_ADDR_WIDTH + 2 * width * (words - 1),
+            circuit_bootstraps: size.rom_addr_width() + abits,
+            cmuxes: size.rom_addr_width() + 2 * width * (words - 1),
             refresh: ram_refresh,
         };
-        mems.push((core, mem, lifts));
+        mems.push((label.clone(), mem, lifts));
 
         // The plain oracle at the same cycle.
         check_against_plain(core, &sk, &e, &plain, warmup + cycles)?;
         rows.push(format!(
-            "| {core} | {warmup} + {cycles} | {threads} | {per_cycle:.1} | {:.1} | {:.1} | {} | {:.0} | {:.2} |",
+            "| {label} | {warmup} + {cycles} | {threads} | {per_cycle:.1} | {:.1} | {:.1} | {} | {:.0} | {:.2} |",
             dag / n,
             edge / n,
             stats.bootstraps_per_cycle,
             (plan.gates + plan.cells + 2 * plan.gate_muxes + plan.refreshes) as f64 + lifts,
             eff / n
         ));
-        results.push((core, per_cycle, cpu_per_cycle));
+        results.push((label, per_cycle, cpu_per_cycle));
     }
     println!(
         "Per cycle, before (every MUX two gate bootstraps) and after (select-once CMUXes); core"
@@ -306,7 +345,7 @@ impl Kinds {
         }
     }
 
-    fn table(rows: &[(Core, Kinds, Kinds)]) {
+    fn table(rows: &[(String, Kinds, Kinds)]) {
         let mut cols: Vec<String> = Vec::new();
         for (_, b, a) in rows {
             for k in b.by_kind.keys().chain(a.by_kind.keys()) {

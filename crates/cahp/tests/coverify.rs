@@ -127,8 +127,8 @@ fn cores_are_smaller_than_the_originals() {
         );
         assert_eq!(
             (s.input_bits, s.output_bits),
-            (49, 289),
-            "{core}: port bits as the originals"
+            (49, 296),
+            "{core}: port bits as the originals, the RAM word address 15 bits instead of 8"
         );
     }
 }

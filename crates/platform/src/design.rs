@@ -792,7 +792,7 @@ impl CircuitMachine {
     }
 
     fn snapshot_wrap(&self) -> vsp_circuit::SnapshotWrap {
-        snapshot_wrap(self.stamp.clone(), CIRCUIT_SNAPSHOT)
+        snapshot_wrap(self.stamp.clone(), vec![CIRCUIT_SNAPSHOT])
     }
 
     /// [`CircuitMachine::run`], recording every cycle's encrypted outputs in `trace` (numbered as

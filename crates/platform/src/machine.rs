@@ -324,10 +324,12 @@ impl Machine<TfheBackend> {
 /// The platform's snapshot file around an engine snapshot: an envelope of kind snapshot stamped with
 /// the key, whose body is `tag` (which machine: a core and its memory, or a user circuit) and the
 /// engine's snapshot as a blob. The engine's run writes it ([`vsp_circuit::RunOptions::snapshot_wrap`]).
-pub(crate) fn snapshot_wrap(stamp: Stamp, tag: u8) -> SnapshotWrap {
+pub(crate) fn snapshot_wrap(stamp: Stamp, tag: Vec<u8>) -> SnapshotWrap {
     SnapshotWrap(Arc::new(move |state: &[u8]| {
         let mut w = Writer::default();
-        w.u8(tag);
+        for &b in &tag {
+            w.u8(b);
+        }
         w.blob(state);
         let mut bytes = Envelope {
             kind: Kind::Snapshot,
@@ -394,9 +396,11 @@ pub(crate) fn run_engine<B: Backend>(
     Ok(())
 }
 
-/// Snapshot byte: core (bit 0: Ruby), memory (bit 1: MUX) and size (bit 2: 1 KiB ROM and RAM).
-/// Snapshots from before MUX memory (0 Pearl, 1 Ruby) and before the 1 KiB variant read the same.
-fn machine_tag(core: Core, memory: Memory, size: MemSize) -> u8 {
+/// Snapshot tag: a byte with core (bit 0: Ruby), memory (bit 1: MUX) and size (bit 2: 1 KiB ROM and
+/// RAM; bit 3: the sizes follow as two bytes, log2 of the ROM's and of the RAM's bytes, bit 2 then
+/// clear). Snapshots from before MUX memory (0 Pearl, 1 Ruby) and before the 1 KiB variant read the
+/// same, and the two standard sizes keep the one-byte form.
+fn machine_tag(core: Core, memory: Memory, size: MemSize) -> Vec<u8> {
     let c = match core {
         Core::Pearl => 0,
         Core::Ruby => 1,
@@ -405,11 +409,13 @@ fn machine_tag(core: Core, memory: Memory, size: MemSize) -> u8 {
         Memory::Cmux => 0,
         Memory::Mux => 2,
     };
-    let s = match size {
-        MemSize::B512 => 0,
-        MemSize::K1 => 4,
-    };
-    c | m | s
+    if size == MemSize::B512 {
+        vec![c | m]
+    } else if size == MemSize::K1 {
+        vec![c | m | 4]
+    } else {
+        vec![c | m | 8, size.rom_log2(), size.ram_log2()]
+    }
 }
 
 /// The core, memory, memory size and engine state of a snapshot's body.
@@ -421,7 +427,7 @@ pub fn parse_snapshot(body: &[u8]) -> Result<(Core, Memory, MemSize, &[u8])> {
             "a circuit snapshot: continue it with `vsp circuit resume`",
         ));
     }
-    if tag > 7 {
+    if tag > 11 {
         return Err(PlatformError::format(format!(
             "corrupt snapshot: unknown core {tag}"
         )));
@@ -436,10 +442,18 @@ pub fn parse_snapshot(body: &[u8]) -> Result<(Core, Memory, MemSize, &[u8])> {
     } else {
         Memory::Mux
     };
-    let size = if tag & 4 == 0 {
-        MemSize::B512
-    } else {
-        MemSize::K1
+    let size = match tag & 12 {
+        0 => MemSize::B512,
+        4 => MemSize::K1,
+        8 => {
+            let (rom, ram) = (r.u8()?, r.u8()?);
+            crate::packets::size_from_log2(rom, ram).context(|| "corrupt snapshot".into())?
+        }
+        _ => {
+            return Err(PlatformError::format(format!(
+                "corrupt snapshot: unknown core {tag}"
+            )))
+        }
     };
     let state = r.blob()?;
     r.end()?;
@@ -461,8 +475,13 @@ pub(crate) fn target_cycle(start: u64, cycles: u64) -> Result<u64> {
 pub struct EmuResult {
     pub core: String,
     pub memory: String,
-    /// Bytes of ROM and of RAM (512 or 1024).
+    /// Bytes of ROM and of RAM when they have the same size (512 … 8192), else 0: `rom_size` and
+    /// `ram_size` say each.
     pub memory_size: usize,
+    /// Bytes of ROM.
+    pub rom_size: usize,
+    /// Bytes of RAM.
+    pub ram_size: usize,
     /// Whether the finish flag rose within the cycle limit.
     pub finished: bool,
     /// Cycles until (and including) the one in which the finish flag rose: pass this to `vsp run`.
@@ -523,7 +542,13 @@ pub fn emulate(
     Ok(EmuResult {
         core: core.name().to_string(),
         memory: crate::program::memory_name(memory).to_string(),
-        memory_size: size.bytes(),
+        memory_size: if size.rom_bytes() == size.ram_bytes() {
+            size.rom_bytes()
+        } else {
+            0
+        },
+        rom_size: size.rom_bytes(),
+        ram_size: size.ram_bytes(),
         finished,
         cycles,
         result: regs[8],
@@ -540,14 +565,12 @@ pub fn emulate(
 pub fn isa_error_message(e: &SimError, size: MemSize) -> String {
     match e {
         SimError::StackOverflow { .. } => {
-            let larger = MemSize::ALL
-                .into_iter()
-                .find(|s| s.bytes() > size.bytes())
+            let larger = MemSize::new(size.rom_bytes(), 2 * size.ram_bytes())
                 .map(|s| {
                     format!(
                         "--memory-size {} gives the stack {} bytes more, or ",
-                        s.bytes(),
-                        s.bytes() - size.bytes()
+                        s.option(),
+                        s.ram_bytes() - size.ram_bytes()
                     )
                 })
                 .unwrap_or_default();
@@ -589,8 +612,8 @@ mod tests {
         for core in Core::ALL {
             for memory in [Memory::Cmux, Memory::Mux] {
                 for size in MemSize::ALL {
-                    let mut body = vec![machine_tag(core, memory, size)];
-                    tags.insert(body[0]);
+                    let mut body = machine_tag(core, memory, size);
+                    tags.insert(body.clone());
                     body.extend_from_slice(&1u64.to_le_bytes());
                     body.push(9);
                     let (c, m, z, s) = parse_snapshot(&body).unwrap();
@@ -598,12 +621,22 @@ mod tests {
                 }
             }
         }
-        assert_eq!(tags.len(), 8);
+        assert_eq!(tags.len(), 2 * 2 * MemSize::ALL.len());
         // Snapshots from before the 1 KiB variant (tags 0..=3) are 512-byte machines.
         assert!((0..4)
             .all(|t| parse_snapshot(&[t, 0, 0, 0, 0, 0, 0, 0, 0]).unwrap().2 == MemSize::B512));
-        let e = parse_snapshot(&[8, 0, 0, 0, 0, 0, 0, 0, 0]).err().unwrap();
-        assert!(e.to_string().contains("unknown core 8"), "{e}");
+        for t in [12u8, 13, 15, 16, 0x7f] {
+            let e = parse_snapshot(&[t, 0, 0, 0, 0, 0, 0, 0, 0]).err().unwrap();
+            assert!(e.to_string().contains(&format!("unknown core {t}")), "{e}");
+        }
+        // Sizes no core has, and a body that ends inside the size bytes.
+        for bad in [[8u8, 9], [9, 14], [0, 0], [255, 255]] {
+            let mut body = vec![8, bad[0], bad[1]];
+            body.extend_from_slice(&0u64.to_le_bytes());
+            let e = parse_snapshot(&body).err().unwrap().to_string();
+            assert!(e.contains("corrupt snapshot"), "{bad:?}: {e}");
+        }
+        assert!(parse_snapshot(&[8, 9]).is_err());
     }
 
     /// MUX memory (Iyokan's gates-and-flip-flops ROM/RAM) computes what CMUX memory does.

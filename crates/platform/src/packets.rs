@@ -7,18 +7,22 @@
 //!   (Iyokan's flip-flops + MUX trees) both are one TLWE per bit. Which core runs it is the server's
 //!   choice; the request does not depend on it.
 //! * A result holds the cycle count, the encrypted finish flag, x0–x15 and the RAM.
-//! * Both name the memory kind and the size of ROM and RAM (512 bytes each, or 1 KiB each): a request
-//!   runs on the circuit of its size, and every memory read from a file must have that size's shape.
+//! * Both name the memory kind and the sizes of ROM and RAM (512 B to 8 KiB each, [`MemSize`]): a
+//!   request runs on the circuit of its size, and every memory read from a file must have that size's
+//!   shape.
 //!
 //! Body layouts (little-endian; `blob` = u64 length ‖ bytes; `cells` = u64 count ‖ count blobs):
 //!
 //! | packet | body |
 //! |---|---|
-//! | request | memory u8 ‖ ROM ‖ RAM (CMUX: blob of the TfheRom/TfheRam encoding; MUX: cells) |
-//! | result | cycles u64 ‖ memory u8 ‖ 17 × (bits u32 ‖ bits × TLWE blob) ‖ RAM (as in a request) |
+//! | request | memory ‖ ROM ‖ RAM (CMUX: blob of the TfheRom/TfheRam encoding; MUX: cells) |
+//! | result | cycles u64 ‖ memory ‖ 17 × (bits u32 ‖ bits × TLWE blob) ‖ RAM (as in a request) |
 //!
-//! The memory byte: bit 0 MUX memory (clear: CMUX), bit 1 1 KiB ROM and RAM (clear: 512 bytes);
-//! other bits are refused. Files from before the 1 KiB variant (0 or 1) read as 512 bytes, as they were.
+//! The memory field: a byte with bit 0 MUX memory (clear: CMUX), bit 1 1 KiB ROM and RAM (clear: 512
+//! bytes), bit 2 "sizes follow": then two more bytes, log2 of the ROM's and of the RAM's size in
+//! bytes (9..=13; bit 1 must then be clear). Other bits are refused, and so are sizes no core has.
+//! The two standard machines are written in the one-byte form, so their files are unchanged, and
+//! files from before the 1 KiB variant (0 or 1) read as 512 bytes, as they were.
 
 use vsp_cahp::cores::{self, MemSize, Memory};
 use vsp_circuit::{client, TfheRam, TfheRom};
@@ -93,7 +97,7 @@ impl Request {
     /// The request as a file.
     pub fn to_envelope(&self, params: &Params) -> Envelope {
         let mut w = Writer::default();
-        w.u8(memory_tag(self.memories.memory(), self.size));
+        put_memory(&mut w, self.memories.memory(), self.size);
         match &self.memories {
             EncryptedMemories::Cmux { rom, ram } => {
                 w.blob(&rom.to_bytes());
@@ -128,13 +132,13 @@ impl Request {
 /// before the slow parse, so that a mismatch is refused before any work).
 pub fn request_memory(env: &Envelope) -> Result<(Memory, MemSize)> {
     let mut r = Reader::new(&env.body);
-    memory_from_tag(r.u8()?).context(|| "corrupt request".into())
+    get_memory(&mut r).context(|| "corrupt request".into())
 }
 
 /// The size and the memories of a request's body; each memory must have the size's shape.
 pub fn parse_request(body: &[u8], params: &Params) -> Result<(MemSize, EncryptedMemories)> {
     let mut r = Reader::new(body);
-    let (memory, size) = memory_from_tag(r.u8()?).context(|| "corrupt request".into())?;
+    let (memory, size) = get_memory(&mut r).context(|| "corrupt request".into())?;
     let corrupt = |what: &str, e: PlatformError| e.context(format!("corrupt request: {what}"));
     let want = format!("a {size} request's");
     let (ra, aa) = (size.rom_addr_width(), size.ram_addr_width());
@@ -182,7 +186,7 @@ pub fn result_envelope(
         EncryptedRam::Cmux(_) => Memory::Cmux,
         EncryptedRam::Mux(_) => Memory::Mux,
     };
-    w.u8(memory_tag(memory, size));
+    put_memory(&mut w, memory, size);
     for bits in outputs {
         w.u32(bits.len() as u32);
         for b in bits {
@@ -225,7 +229,7 @@ pub fn decrypt_result(key: &ClientKey, env: &Envelope) -> Result<Decrypted> {
     let params: &Params = key.sk.params();
     let mut r = Reader::new(&env.body);
     let cycles = r.u64()?;
-    let (memory, size) = memory_from_tag(r.u8()?).context(|| "corrupt result".into())?;
+    let (memory, size) = get_memory(&mut r).context(|| "corrupt result".into())?;
     let mut values = Vec::with_capacity(17);
     // The shape must be the core's: a 1-bit finish flag, 16-bit registers, the core's RAM.
     let widths = std::iter::once((cores::FINISH, 1)).chain(cores::REGS.map(|r| (r, REG_BITS)));
@@ -288,22 +292,45 @@ fn ram_bits(size: MemSize) -> usize {
     (1 << size.ram_addr_width()) * cores::RAM_DATA_WIDTH
 }
 
-/// The memory byte of requests and results: bit 0 MUX memory, bit 1 1 KiB ROM and RAM.
-pub(crate) fn memory_tag(m: Memory, size: MemSize) -> u8 {
+/// The memory byte of requests and results: bit 0 MUX memory, bit 1 1 KiB ROM and RAM, bit 2 the
+/// sizes follow (`None`: the byte says it all, `Some` the two log2 bytes after it).
+pub(crate) fn memory_tag(m: Memory, size: MemSize) -> (u8, Option<[u8; 2]>) {
     let kind = match m {
         Memory::Cmux => 0,
         Memory::Mux => 1,
     };
-    let size = match size {
-        MemSize::B512 => 0,
-        MemSize::K1 => 2,
-    };
-    kind | size
+    if size == MemSize::B512 {
+        (kind, None)
+    } else if size == MemSize::K1 {
+        (kind | 2, None)
+    } else {
+        (kind | 4, Some([size.rom_log2(), size.ram_log2()]))
+    }
 }
 
-/// Inverse of [`memory_tag`]; any other bit set is refused.
-pub(crate) fn memory_from_tag(t: u8) -> Result<(Memory, MemSize)> {
-    if t > 3 {
+/// Writes the memory field of a request or result.
+fn put_memory(w: &mut Writer, m: Memory, size: MemSize) {
+    let (tag, sizes) = memory_tag(m, size);
+    w.u8(tag);
+    for b in sizes.into_iter().flatten() {
+        w.u8(b);
+    }
+}
+
+/// Reads the memory field of a request or result ([`memory_tag`]).
+fn get_memory(r: &mut Reader) -> Result<(Memory, MemSize)> {
+    let tag = r.u8()?;
+    let sizes = if tag & 4 != 0 {
+        Some([r.u8()?, r.u8()?])
+    } else {
+        None
+    };
+    memory_from_tag(tag, sizes)
+}
+
+/// Inverse of [`memory_tag`]; any other bit set, or a size no core has, is refused.
+pub(crate) fn memory_from_tag(t: u8, sizes: Option<[u8; 2]>) -> Result<(Memory, MemSize)> {
+    if t > 5 || t & 6 == 6 || (t & 4 != 0) != sizes.is_some() {
         return Err(PlatformError::format(format!("unknown memory kind {t}")));
     }
     let memory = if t & 1 == 0 {
@@ -311,12 +338,27 @@ pub(crate) fn memory_from_tag(t: u8) -> Result<(Memory, MemSize)> {
     } else {
         Memory::Mux
     };
-    let size = if t & 2 == 0 {
-        MemSize::B512
-    } else {
-        MemSize::K1
+    let size = match sizes {
+        Some([rom, ram]) => size_from_log2(rom, ram)?,
+        None if t & 2 == 0 => MemSize::B512,
+        None => MemSize::K1,
     };
     Ok((memory, size))
+}
+
+/// The machine of a file's two size bytes (log2 of ROM and RAM bytes), refusing sizes no core has.
+pub(crate) fn size_from_log2(rom: u8, ram: u8) -> Result<MemSize> {
+    MemSize::from_log2(rom, ram).ok_or_else(|| {
+        let show = |l: u8| match 1u64.checked_shl(u32::from(l)) {
+            Some(b) if l < 64 => format!("{b}-byte"),
+            _ => format!("2^{l}-byte"),
+        };
+        PlatformError::format(format!(
+            "unknown memory size: a {} ROM and a {} RAM (the cores have 512 B to 8 KiB of each)",
+            show(rom),
+            show(ram)
+        ))
+    })
 }
 
 pub(crate) fn put_cells(w: &mut Writer, cells: &[Tlwe<u32>], params: &Params) {
@@ -431,13 +473,13 @@ pub(crate) mod tests {
                 good,
                 k1_ram,
                 b512,
-                "the RAM is 2^9 words of 16 bits, a 512 B result's is 2^8",
+                "the RAM is 2^9 words of 16 bits, a 512 B ROM and RAM result's is 2^8",
             ),
             (
                 good,
                 core_ram,
                 MemSize::K1,
-                "the RAM is 2^8 words of 16 bits, a 1 KiB result's is 2^9",
+                "the RAM is 2^8 words of 16 bits, a 1 KiB ROM and RAM result's is 2^9",
             ),
         ] {
             let e = decrypt_result(key, &result_with(key, bits, ram, size))
@@ -518,10 +560,15 @@ pub(crate) mod tests {
             // The same memories announced as 512 B: refused by their shape, before decoding.
             let mut body = env.body.to_vec();
             body[0] &= !2;
-            assert_eq!(memory_from_tag(body[0]).unwrap(), (memory, MemSize::B512));
+            assert_eq!(
+                memory_from_tag(body[0], None).unwrap(),
+                (memory, MemSize::B512)
+            );
             let e = anyhow_chain(parse_request(&body, p).err().unwrap());
             let want = match memory {
-                Memory::Cmux => "the ROM is 2^8 words of 32 bits, a 512 B request's is 2^7",
+                Memory::Cmux => {
+                    "the ROM is 2^8 words of 32 bits, a 512 B ROM and RAM request's is 2^7"
+                }
                 Memory::Mux => "8192 memory cells, the core's memory has 4096",
             };
             assert!(e.contains(want), "{memory:?}: {e}");
@@ -538,11 +585,30 @@ pub(crate) mod tests {
         body[0] |= 2;
         let e = anyhow_chain(parse_request(&body, p).err().unwrap());
         assert!(
-            e.contains("the ROM is 2^7 words of 32 bits, a 1 KiB request's is 2^8"),
+            e.contains("the ROM is 2^7 words of 32 bits, a 1 KiB ROM and RAM request's is 2^8"),
             "{e}"
         );
-        // Bits beyond kind and size are not a memory byte.
-        assert!(memory_from_tag(4).is_err() && memory_from_tag(0x82).is_err());
+        // Bits beyond kind and size are not a memory byte; sizes only with bit 2, and only sizes
+        // that a core has.
+        for t in [4, 6, 7, 8, 0x82, 0xff] {
+            assert!(memory_from_tag(t, None).is_err(), "{t}");
+        }
+        assert!(memory_from_tag(0, Some([9, 9])).is_err());
+        assert!(memory_from_tag(6, Some([9, 9])).is_err());
+        assert_eq!(
+            memory_from_tag(5, Some([13, 9])).unwrap(),
+            (Memory::Mux, MemSize::new(8192, 512).unwrap())
+        );
+        for bad in [[8, 9], [9, 14], [14, 14], [255, 9], [9, 0], [63, 64]] {
+            let e = memory_from_tag(4, Some(bad)).unwrap_err().to_string();
+            assert!(e.contains("unknown memory size"), "{bad:?}: {e}");
+        }
+        let e = size_from_log2(16, 255).unwrap_err().to_string();
+        assert!(e.contains("a 65536-byte ROM and a 2^255-byte RAM"), "{e}");
+        // A request body that ends inside the size bytes is refused, not read past.
+        for body in [&[4u8][..], &[4, 10][..]] {
+            assert!(parse_request(body, p).is_err());
+        }
     }
 
     /// The error and its causes on one line, as the command prints it.

@@ -2,10 +2,10 @@
 //! initial memories of a run (static data plus argv), and the ISA-level trace `vsp emu --trace`
 //! prints.
 //!
-//! Every function that places a program takes the size of the machine's ROM and RAM ([`MemSize`]:
-//! 512 bytes each, the default, or 1 KiB each). A program that does not fit the size asked for but
+//! Every function that places a program takes the sizes of the machine's ROM and RAM ([`MemSize`]:
+//! 512 bytes each, the default, up to 8 KiB each). A program that does not fit the size asked for but
 //! would fit a larger one is refused with a message naming the option that selects it
-//! (`use --memory-size 1024`).
+//! (`use --memory-size 1024`, `use --memory-size rom=4096,ram=512`).
 
 use std::path::{Path, PathBuf};
 
@@ -54,27 +54,24 @@ pub fn image_size(image: &Image, requested: Option<MemSize>, path: &Path) -> Res
     let Some(m) = image.memory else {
         return Ok(requested.unwrap_or_default());
     };
-    let recorded = MemSize::ALL
-        .into_iter()
-        .find(|s| s.mem_config() == m)
-        .ok_or_else(|| {
-            PlatformError::usage(format!(
-                "{} was built for a {}-byte ROM and a {}-byte RAM, which no core has \
-                 (rebuild it with --memory-size 512 or 1024)",
-                path.display(),
-                m.rom_size,
-                m.ram_size
-            ))
-        })?;
+    let recorded = MemSize::from_mem_config(m).ok_or_else(|| {
+        PlatformError::usage(format!(
+            "{} was built for a {}-byte ROM and a {}-byte RAM, which no core has \
+             (rebuild it with a --memory-size of 512 to 8192 bytes each)",
+            path.display(),
+            m.rom_size,
+            m.ram_size
+        ))
+    })?;
     match requested {
         Some(r) if r != recorded => Err(PlatformError::usage(format!(
-            "{} was built for {} ROM and RAM (--memory-size {}), not for --memory-size {}: \
+            "{} was built for {} (--memory-size {}), not for --memory-size {}: \
              leave the option out, or rebuild the program with --memory-size {}",
             path.display(),
             recorded,
-            recorded.bytes(),
-            r.bytes(),
-            r.bytes()
+            recorded.option(),
+            r.option(),
+            r.option()
         ))),
         _ => Ok(recorded),
     }
@@ -100,8 +97,8 @@ pub fn assemble(sources: &[Source<'_>], runtime: bool, size: MemSize) -> Result<
     fitting(size, |s| {
         let opts = AsmOptions {
             runtime,
-            rom_size: s.bytes(),
-            ram_size: s.bytes(),
+            rom_size: s.rom_bytes(),
+            ram_size: s.ram_bytes(),
             ..AsmOptions::default()
         };
         Ok(vsp_cahp::assemble_sources(sources, &opts)?)
@@ -158,39 +155,66 @@ fn fitting<T>(size: MemSize, place: impl Fn(MemSize) -> Result<T>) -> Result<T> 
         Ok(t) => return Ok(t),
         Err(e) => e,
     };
+    // The cheapest larger machine (smallest RAM, then smallest ROM) that holds the program.
     match MemSize::ALL
         .into_iter()
-        .filter(|s| s.bytes() > size.bytes())
+        .filter(|&s| s != size && s.covers(size))
         .find(|&s| place(s).is_ok())
     {
-        Some(larger) => Err(err.context(format!(
-            "the program does not fit in the {}-byte ROM and RAM; use --memory-size {}",
-            size.bytes(),
-            larger.bytes()
-        ))),
+        Some(larger) => {
+            let machine = if size.rom_bytes() == size.ram_bytes() {
+                format!("{}-byte ROM and RAM", size.rom_bytes())
+            } else {
+                format!(
+                    "{}-byte ROM and {}-byte RAM",
+                    size.rom_bytes(),
+                    size.ram_bytes()
+                )
+            };
+            Err(err.context(format!(
+                "the program does not fit in the {machine}; use --memory-size {}",
+                larger.option()
+            )))
+        }
         None => Err(err),
     }
 }
 
-/// Parses `--memory-size`: `512` (512-byte ROM and RAM, the default) or `1024` (1 KiB each, seed
-/// 000's appendix C), in bytes.
+/// Parses `--memory-size`: bytes of ROM and of RAM, `512` (the default) … `8192`, or the two sizes
+/// apart, `rom=4096,ram=512` (either may be left out: 512).
 pub fn parse_memory_size(text: &str) -> Result<MemSize> {
-    text.trim()
-        .parse::<usize>()
-        .ok()
-        .and_then(MemSize::from_bytes)
-        .ok_or_else(|| {
-            PlatformError::usage(format!(
-                "unknown memory size {text:?}: choose 512 or 1024 (bytes of ROM and of RAM)"
-            ))
-        })
+    let bad = || {
+        PlatformError::usage(format!(
+            "unknown memory size {:?}: give the bytes of ROM and of RAM (512, 1024, 2048, 4096 or \
+             8192), or each apart as rom=BYTES,ram=BYTES",
+            vsp_codec::text::cut(text, 60)
+        ))
+    };
+    let text = text.trim();
+    if let Ok(n) = text.parse::<usize>() {
+        return MemSize::from_bytes(n).ok_or_else(bad);
+    }
+    let (mut rom, mut ram) = (None, None);
+    for part in text.split(',') {
+        let (key, value) = part.split_once('=').ok_or_else(bad)?;
+        let slot = match key.trim() {
+            "rom" => &mut rom,
+            "ram" => &mut ram,
+            _ => return Err(bad()),
+        };
+        if slot.is_some() {
+            return Err(bad());
+        }
+        *slot = Some(value.trim().parse::<usize>().map_err(|_| bad())?);
+    }
+    MemSize::new(rom.unwrap_or(512), ram.unwrap_or(512)).ok_or_else(bad)
 }
 
 /// The initial RAM of a run on a machine with `size` RAM: the image's static data with
 /// `argv = ["", args…]` at the top.
 pub fn initial_ram(image: &Image, args: &[String], size: MemSize) -> Result<Vec<u8>> {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    vsp_cahp::load_args(&image.ram, &args, size.bytes())
+    vsp_cahp::load_args(&image.ram, &args, size.ram_bytes())
         .context(|| "cannot place the arguments in RAM".into())
 }
 
@@ -214,7 +238,7 @@ impl PlainRequest {
         PlainRequest::new_sized(image, args, memory, MemSize::B512)
     }
 
-    /// The memories (of `size` bytes each) of `image` run with `args`.
+    /// The memories (of `size`) of `image` run with `args`.
     pub fn new_sized(
         image: &Image,
         args: &[String],
@@ -237,7 +261,7 @@ fn memory_words(image: &Image, args: &[String], size: MemSize) -> Result<(Vec<u6
         PlatformError::usage(format!(
             "the program's code is {} bytes, the ROM holds {}",
             image.rom.len(),
-            size.bytes()
+            size.rom_bytes()
         ))
     })?;
     let ram = initial_ram(image, args, size)?;
@@ -245,7 +269,7 @@ fn memory_words(image: &Image, args: &[String], size: MemSize) -> Result<(Vec<u6
         PlatformError::usage(format!(
             "RAM image is {} bytes, the RAM holds {}",
             ram.len(),
-            size.bytes()
+            size.ram_bytes()
         ))
     })?;
     Ok((rom, ram))

@@ -26,21 +26,23 @@ fn chain(e: &dyn std::error::Error) -> String {
     out
 }
 
-const HINT: &str = "does not fit in the 512-byte ROM and RAM; use --memory-size 1024";
+/// What a program too large for 512 bytes is told: the cheapest machine that holds it.
+const HINT: &str = "does not fit in the 512-byte ROM and RAM; use --memory-size";
 
-/// (file, arguments, expected a0, what needs the 1 KiB memories)
-const BIG: [(&str, &[&str], u16, &str); 2] = [
-    ("far-code.s", &[], 586, "code"),
-    ("big-data.s", &["7"], 655, "data"),
+/// (file, arguments, expected a0, what needs the 1 KiB memories, the machine suggested)
+const BIG: [(&str, &[&str], u16, &str, &str); 2] = [
+    ("far-code.s", &[], 586, "code", "rom=1024,ram=512"),
+    ("big-data.s", &["7"], 655, "data", "rom=512,ram=1024"),
 ];
 
 #[test]
 fn programs_larger_than_512_bytes_run_on_the_1k_cores_and_are_refused_on_512() {
-    for (file, args, expected, what) in BIG {
+    for (file, args, expected, what, suggested) in BIG {
+        let hint = format!("{HINT} {suggested}:");
         let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
         // Assembling for 512 bytes fails, naming the option; for 1 KiB it succeeds.
         let e = program::load_program(&data(file), false, MemSize::B512).unwrap_err();
-        assert!(chain(&e).contains(HINT), "{file}: {}", chain(&e));
+        assert!(chain(&e).contains(&hint), "{file}: {}", chain(&e));
         let image = program::load_program(&data(file), false, MemSize::K1).unwrap();
         match what {
             "code" => assert!(image.rom.len() > 512, "{file}: ROM {}", image.rom.len()),
@@ -48,7 +50,7 @@ fn programs_larger_than_512_bytes_run_on_the_1k_cores_and_are_refused_on_512() {
         }
         // The image itself (as `vsp enc`/`vsp emu` read it from a file) is refused on 512 bytes.
         let e = PlainRequest::new(&image, &args, Memory::Cmux).unwrap_err();
-        assert!(chain(&e).contains(HINT), "{file}: {}", chain(&e));
+        assert!(chain(&e).contains(&hint), "{file}: {}", chain(&e));
         let e = emulate(
             &image,
             &args,
@@ -58,7 +60,7 @@ fn programs_larger_than_512_bytes_run_on_the_1k_cores_and_are_refused_on_512() {
             1000,
         )
         .unwrap_err();
-        assert!(chain(&e).contains(HINT), "{file}: {}", chain(&e));
+        assert!(chain(&e).contains(&hint), "{file}: {}", chain(&e));
         // On the 1 KiB cores: the expected result, agreeing with the 1 KiB ISA simulator.
         for (core, memory) in [
             (Core::Pearl, Memory::Cmux),
@@ -116,11 +118,83 @@ fn programs_that_fit_512_bytes_run_the_same_on_1k() {
 }
 
 #[test]
-fn memory_sizes_are_512_or_1024_bytes() {
+fn memory_sizes_are_512_to_8192_bytes_each() {
     assert_eq!(program::parse_memory_size("512").unwrap(), MemSize::B512);
     assert_eq!(program::parse_memory_size("1024").unwrap(), MemSize::K1);
-    for bad in ["1k", "1KiB", "2048", "0", "", "-512"] {
+    assert_eq!(
+        program::parse_memory_size(" rom=8192, ram=1024 ").unwrap(),
+        MemSize::new(8192, 1024).unwrap()
+    );
+    assert_eq!(
+        program::parse_memory_size("ram=2048,rom=4096").unwrap(),
+        MemSize::new(4096, 2048).unwrap()
+    );
+    assert_eq!(
+        program::parse_memory_size("rom=2048").unwrap(),
+        MemSize::new(2048, 512).unwrap()
+    );
+    for size in MemSize::ALL {
+        assert_eq!(program::parse_memory_size(&size.option()).unwrap(), size);
+    }
+    let long = "9".repeat(10_000);
+    for bad in [
+        "1k",
+        "1KiB",
+        "0",
+        "",
+        "-512",
+        "256",
+        "16384",
+        "rom=16384",
+        "ram=256",
+        "rom=512,rom=512",
+        "rom=512,",
+        "rom",
+        "=512",
+        "rom=+512",
+        "rom=1e3",
+        &long,
+    ] {
         let e = program::parse_memory_size(bad).unwrap_err().to_string();
-        assert!(e.contains("choose 512 or 1024"), "{bad:?}: {e}");
+        assert!(
+            e.contains("unknown memory size") && e.contains("rom=BYTES,ram=BYTES") && e.len() < 300,
+            "{bad:?}: {e}"
+        );
+    }
+}
+
+/// A program too large for the ROM asked for is told the cheapest machine that holds it, and one
+/// whose code needs more than 1 KiB runs on the larger ROM with a small RAM.
+#[test]
+fn larger_roms_hold_larger_programs_and_the_hint_names_the_cheapest() {
+    let text = "_start:\n    li a0, 5\n    li a5, far\n    jr a5\n    .space 3000\nfar:\n    addi a0, a0, 2\n    hlt\n";
+    let src = vsp_cahp::Source {
+        name: "big.s",
+        text,
+    };
+    let small = MemSize::new(2048, 512).unwrap();
+    let e = program::assemble(&[src], false, small).unwrap_err();
+    assert!(
+        chain(&e).contains(
+            "does not fit in the 2048-byte ROM and 512-byte RAM; use --memory-size rom=4096,ram=512:"
+        ),
+        "{}",
+        chain(&e)
+    );
+    let size = MemSize::new(4096, 512).unwrap();
+    let image = program::assemble(&[src], false, size).unwrap();
+    for core in Core::ALL {
+        let r = emulate(&image, &[], core, Memory::Cmux, size, 100).unwrap();
+        assert_eq!(
+            (
+                r.result,
+                r.agrees_with_isa,
+                r.rom_size,
+                r.ram_size,
+                r.memory_size
+            ),
+            (7, Some(true), 4096, 512, 0),
+            "{core}"
+        );
     }
 }

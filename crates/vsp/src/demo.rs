@@ -20,7 +20,7 @@ pub struct DemoOptions {
     pub threads: Option<usize>,
     pub dir: Option<PathBuf>,
     pub max_cycles: Option<u64>,
-    /// ROM and RAM size of the core (512 B or 1 KiB).
+    /// ROM and RAM sizes of the core (512 B to 8 KiB each).
     pub size: MemSize,
     pub quiet: bool,
 }
@@ -37,7 +37,7 @@ pub fn run(o: &DemoOptions) -> Result<()> {
     let args: Vec<String> = prog.args.iter().map(|s| s.to_string()).collect();
     let total = Instant::now();
     println!(
-        "VSP demo: {} {} on the {core} core with {} ROM and RAM, encrypted with the default (>=128-bit) parameters",
+        "VSP demo: {} {} on the {core} core with {}, encrypted with the default (>=128-bit) parameters",
         prog.name,
         args.join(" "),
         o.size

@@ -87,7 +87,7 @@ enum Command {
         memory_size: MachineSize,
     },
     /// Run an encrypted request for a number of cycles (Bob: needs only the evaluation key), on
-    /// the core with the request's memory size (512 B or 1 KiB ROM and RAM).
+    /// the core with the request's memory size (512 B to 8 KiB of ROM and of RAM).
     Run {
         /// Evaluation key (from `vsp genbkey`) of the key the request was encrypted under.
         #[arg(short, long)]
@@ -253,8 +253,9 @@ enum Command {
 /// `--memory-size`, shared by the commands that place a program.
 #[derive(clap::Args, Clone, Copy)]
 struct MemorySize {
-    /// Bytes of ROM and of RAM: 512 (the default) or 1024 (the 1 KiB cores of seed 000's
-    /// appendix C, for programs whose code or data need more).
+    /// Bytes of ROM and of RAM: 512 (the default), 1024, 2048, 4096 or 8192, or each apart as
+    /// rom=BYTES,ram=BYTES (e.g. rom=4096,ram=512: a larger ROM costs little per encrypted cycle,
+    /// a larger RAM more).
     #[arg(long = "memory-size", default_value = "512", value_name = "BYTES", value_parser = parse_memory_size)]
     size: MemSize,
 }
@@ -263,14 +264,14 @@ struct MemorySize {
 /// for, so the option is needed only for sources and for images from before it was recorded.
 #[derive(clap::Args, Clone, Copy)]
 struct MachineSize {
-    /// Bytes of ROM and of RAM: 512 or 1024 (the 1 KiB cores of seed 000's appendix C). Default:
-    /// the size the image was built for (`vsp asm`/`vsp cc --memory-size`), else 512; an image
-    /// built for the other size is refused.
+    /// Bytes of ROM and of RAM (512 … 8192), or each apart as rom=BYTES,ram=BYTES. Default: the
+    /// size the image was built for (`vsp asm`/`vsp cc --memory-size`), else 512; an image built
+    /// for another size is refused.
     #[arg(long = "memory-size", value_name = "BYTES", value_parser = parse_memory_size)]
     size: Option<MemSize>,
 }
 
-/// `--memory-size`: 512 or 1024.
+/// `--memory-size`: 512 … 8192, or rom=BYTES,ram=BYTES.
 fn parse_memory_size(s: &str) -> std::result::Result<MemSize, String> {
     program::parse_memory_size(s).map_err(|e| e.to_string())
 }
@@ -411,7 +412,7 @@ fn run(cli: Cli) -> Result<()> {
             bar.finish();
             if !quiet {
                 eprintln!(
-                    "wrote request {} ({}, {} memory, {} ROM and RAM)",
+                    "wrote request {} ({}, {} memory, {})",
                     output.display(),
                     fmt_bytes(size),
                     program::memory_name(memory),
@@ -506,7 +507,7 @@ fn run(cli: Cli) -> Result<()> {
             mpi_job::join(machine.engine_mut())?;
             if !quiet {
                 eprintln!(
-                    "resuming {} ({} memory, {} ROM and RAM) at cycle {}",
+                    "resuming {} ({} memory, {}) at cycle {}",
                     machine.core(),
                     program::memory_name(machine.memory()),
                     machine.size(),
@@ -662,7 +663,7 @@ fn run(cli: Cli) -> Result<()> {
                 println!("{}", serde_json::to_string_pretty(&r)?);
             } else {
                 println!(
-                    "core:       {} ({} memory, {} ROM and RAM)",
+                    "core:       {} ({} memory, {})",
                     r.core, r.memory, memory_size
                 );
                 println!("finished:   {}", if r.finished { "yes" } else { "no" });
@@ -840,7 +841,7 @@ fn advance(
     if !quiet {
         let secs = t.elapsed().as_secs_f64();
         eprintln!(
-            "ran {cycles} cycles on {} ({} ROM and RAM) with {} threads in {} ({:.2} s/cycle); wrote result {} ({}){}",
+            "ran {cycles} cycles on {} ({}) with {} threads in {} ({:.2} s/cycle); wrote result {} ({}){}",
             machine.core(),
             machine.size(),
             machine.engine().threads(),

@@ -132,14 +132,10 @@ pub fn memory_from_root(memory: Option<vsp_cahp::cores::Memory>) -> vsp_cahp::co
 /// Rank 0's memory size (rank 0 passes `Some`) on every rank.
 pub fn size_from_root(size: Option<vsp_cahp::cores::MemSize>) -> vsp_cahp::cores::MemSize {
     use vsp_cahp::cores::MemSize;
-    let tag = size.map(|s| match s {
-        MemSize::B512 => 0u8,
-        MemSize::K1 => 1,
-    });
-    match broadcast(tag.map(|t| vec![t])).first() {
-        Some(1) => MemSize::K1,
-        Some(_) => MemSize::B512,
-        None => size.unwrap_or_default(),
+    let tag = size.map(|s| vec![s.rom_log2(), s.ram_log2()]);
+    match broadcast(tag)[..] {
+        [rom, ram] => MemSize::from_log2(rom, ram).unwrap_or_default(),
+        _ => size.unwrap_or_default(),
     }
 }
 

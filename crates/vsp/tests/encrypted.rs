@@ -377,7 +377,9 @@ fn encrypted_runs_match_the_plain_run_and_resume_continues_exactly() {
 /// `vsp run` and `vsp resume` build the 1 KiB Pearl from the request and from the snapshot (no flag),
 /// and the decrypted registers and 1 KiB RAM equal the plain 1 KiB run's. The program stores the
 /// initial SP (past 512 on this RAM) just below itself in its second cycle; two encrypted cycles, the
-/// second one resumed, are the smallest run that writes RAM past 512.
+/// second one resumed, are the smallest run that writes RAM past 512. Then, with the same keys, four
+/// cycles of a 4 KiB ROM with a 512-byte RAM (`--memory-size rom=4096,ram=512`) whose fourth
+/// instruction lies past 3 KiB.
 #[test]
 fn a_1k_request_runs_encrypted_on_the_1k_core() {
     let dir = tempfile::tempdir().unwrap();
@@ -460,6 +462,58 @@ fn a_1k_request_runs_encrypted_on_the_1k_core() {
         usize::from(u16::from_le_bytes([ram[sp - 2], ram[sp - 1]])),
         sp
     );
+
+    // A 4 KiB ROM with the 512-byte RAM (the sizes apart), with the same keys: code past 3 KiB.
+    let far = Path::new(env!("CARGO_MANIFEST_DIR")).join("../platform/tests/data/far-4k.s");
+    let size = ["--memory-size", "rom=4096,ram=512"];
+    ok(
+        &[
+            &["-q", "asm", far.to_str().unwrap(), "-o", "far.img"][..],
+            &size,
+        ]
+        .concat(),
+        d,
+    );
+    ok(
+        &["-q", "enc", "-k", "sk.key", "far.img", "-o", "far.enc"],
+        d,
+    );
+    let out = vsp(
+        &[
+            "run",
+            "-e",
+            "ek.key",
+            "-i",
+            "far.enc",
+            "-o",
+            "far.res",
+            "--cycles",
+            "4",
+            "--no-snapshot",
+        ],
+        d,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("4 KiB ROM and 512 B RAM"), "{err}");
+    let r: serde_json::Value =
+        serde_json::from_str(&ok(&["dec", "--json", "-k", "sk.key", "-i", "far.res"], d)).unwrap();
+    let image = vsp_cahp::Image::read(&d.join("far.img")).unwrap();
+    assert!(image.rom.len() > 3072, "{}", image.rom.len());
+    let size = vsp_platform::MemSize::new(4096, 512).unwrap();
+    let req = vsp_platform::PlainRequest::new_sized(&image, &[], vsp_platform::Memory::Cmux, size)
+        .unwrap();
+    let (finished, regs, ram) =
+        vsp_platform::plain_state_after(&req, vsp_platform::Core::Pearl, 4).unwrap();
+    // The compared state holds the instruction past 3 KiB's result.
+    assert_eq!(regs[8], 77, "a0 after 4 plain cycles: {regs:?}");
+    assert_eq!(r["finished"], finished);
+    assert_eq!(
+        r["regs"],
+        serde_json::json!(regs),
+        "registers after 4 cycles"
+    );
+    assert_eq!(r["ram"], serde_json::json!(ram), "RAM after 4 cycles");
 }
 
 /// True when some number in a JSON value is not zero.

@@ -35,7 +35,9 @@ fn images_from_before_the_size_was_recorded_still_run() {
     image.write_atomic(&d.join("old.img")).unwrap();
     let err = fails(&["emu", "old.img"], d);
     assert!(
-        err.contains("does not fit in the 512-byte ROM and RAM; use --memory-size 1024"),
+        err.contains(
+            "does not fit in the 512-byte ROM and RAM; use --memory-size rom=1024,ram=512"
+        ),
         "{err}"
     );
     for img in ["old.img", "new.img"] {

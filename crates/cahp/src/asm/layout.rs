@@ -220,7 +220,7 @@ pub(crate) fn link(prog: &Program, opts: &AsmOptions) -> Result<Image, AsmError>
                     if !form.fits(v) {
                         return Err(err(item.pos, it.expr_col, range_error(it, v)));
                     }
-                    for inst in form.emit(v) {
+                    for inst in form.emit(v, a) {
                         let bytes = inst.to_bytes().map_err(|e| {
                             err(item.pos, it.expr_col, AsmErrorKind::Syntax(e.to_string()))
                         })?;

@@ -22,14 +22,20 @@ pub(crate) enum Form {
     },
     /// `lui rd, hi(v)` alone (lo(v) = 0).
     LuiOnly { rd: Reg },
+    /// `call` beyond the ±1 KiB of `jsal` (a ROM over 2 KiB): `lui t0, hi(t); addi t0, t0, lo(t);
+    /// jalr t0` with the absolute target `t` (the operand is pc-relative, so `emit` adds the pc).
+    FarCall,
 }
+
+/// The register a far `call` goes through: t0, caller-saved and no argument register.
+const FAR_CALL_REG: Reg = Reg(14);
 
 impl Form {
     pub fn const_only(&self) -> bool {
         match self {
             Form::One { const_only, .. } | Form::LuiAddi { const_only, .. } => *const_only,
             Form::LuiOnly { .. } => true,
-            Form::Fixed(_) => false,
+            Form::Fixed(_) | Form::FarCall => false,
         }
     }
 
@@ -45,6 +51,7 @@ impl Form {
                 }
             }
             Form::LuiOnly { .. } => 2,
+            Form::FarCall => 7,
         }
     }
 
@@ -53,15 +60,27 @@ impl Form {
             Form::One { inst, .. } => {
                 i32::try_from(v).is_ok_and(|v| inst.with_imm(v).check().is_ok())
             }
-            Form::Fixed(_) => true,
+            Form::Fixed(_) | Form::FarCall => true,
             Form::LuiAddi { short, .. } => !*short || (-32..=31).contains(&lo10(v)),
             Form::LuiOnly { .. } => lo10(v) == 0,
         }
     }
 
-    /// The instructions for value `v` (which `fits`).
-    pub fn emit(&self, v: i64) -> Vec<Inst> {
+    /// The instructions for value `v` (which `fits`) of the instruction at `pc`.
+    pub fn emit(&self, v: i64, pc: i64) -> Vec<Inst> {
         match self {
+            Form::FarCall => {
+                let t = v + pc;
+                let rd = FAR_CALL_REG;
+                vec![
+                    Inst::bare(Op::Lui).with_rd(rd).with_imm(hi6(t) as i32),
+                    Inst::bare(Op::Addi)
+                        .with_rd(rd)
+                        .with_rs1(rd)
+                        .with_imm(lo10(t) as i32),
+                    Inst::bare(Op::Jalr).with_rs1(rd),
+                ]
+            }
             Form::One { inst, .. } => vec![inst.with_imm(v as i32)],
             Form::Fixed(v) => v.clone(),
             Form::LuiAddi { rd, short, .. } => {
@@ -385,6 +404,10 @@ pub(crate) fn select(
                 Op::Jsal
             };
             item.forms = vec![one(b(op))];
+            if m == "call" {
+                // Beyond ±1 KiB (only in a ROM over 2 KiB) through t0: a call clobbers it anyway.
+                item.forms.push(Form::FarCall);
+            }
             (item.expr, item.expr_col, item.pcrel) = (Some(e), c, true);
         }
         "jr" | "jalr" => {

@@ -57,7 +57,7 @@ pub fn simulate(lane: &Lane, max_steps: usize) -> SimTrace {
 /// [`simulate`] with memories of the given size.
 pub fn simulate_sized(lane: &Lane, max_steps: usize, size: MemSize) -> SimTrace {
     let mut sim = Simulator::new(&lane.rom, &lane.ram, size.mem_config()).expect("simulator");
-    let pc_mod = size.bytes() as u16;
+    let pc_mod = size.rom_bytes() as u16;
     let mut steps = Vec::new();
     let mut events = Vec::new();
     let mut prev = *sim.regs();
@@ -328,17 +328,19 @@ impl Iverilog {
         Iverilog::compile_sized(core, MemSize::B512)
     }
 
-    /// [`Iverilog::compile`] for memories of the given size (`-DAW=9` or `10`).
+    /// [`Iverilog::compile`] for memories of the given size (`-DAW=` log2 of the ROM bytes, `-DRW=`
+    /// log2 of the RAM bytes).
     pub fn compile_sized(core: Core, size: MemSize) -> Iverilog {
         let dir = tempfile::tempdir().expect("tempdir");
         let vvp = dir.path().join(format!("{}.vvp", core.name()));
         let hw = hw_dir();
-        let aw = size.bytes().trailing_zeros();
+        let (aw, rw) = (size.rom_log2(), size.ram_log2());
         let out = Command::new("iverilog")
             .args([
                 "-g2005",
                 &format!("-DCORE={}", core.name()),
                 &format!("-DAW={aw}"),
+                &format!("-DRW={rw}"),
                 "-o",
             ])
             .arg(&vvp)
