@@ -345,7 +345,7 @@ impl<B: Backend> Engine<B> {
         &self.last
     }
     /// Whether this engine is the root of its executor: true for a single-process engine; of the
-    /// engines of an MPI job, only rank 0's, which alone holds the whole state after a run, reads
+    /// engines of a distributed job, only rank 0's, which alone holds the whole state after a run, reads
     /// the outputs and writes files.
     pub fn is_root(&self) -> bool {
         self.exec.is_root()

@@ -1,7 +1,7 @@
 //! The task table: one cycle of a circuit under a MUX plan as a list of tasks in topological order,
 //! with every task's facts — its kind, its cost, the values it reads and the values it writes
-//! ([`Facts`]) — from one function ([`facts`]) that the list scheduler's graph, the MPI partition and
-//! the cost model all read; and the batches of MUX selects circuit-bootstrapped together.
+//! ([`Facts`]) — from one function ([`facts`]) that the list scheduler's graph, the distributed
+//! partition and the cost model all read; and the batches of MUX selects circuit-bootstrapped together.
 //!
 //! What a task *does* is in `ctx` ([`super::Ctx::exec`]); adding a kind of task (or of gate) means
 //! one arm there and one arm in [`facts`].
@@ -47,7 +47,7 @@ pub(crate) enum Task {
 }
 
 /// A value of one cycle that a task writes (once) and others read: what fills the cycle's slots
-/// (`cycle::Slots`) and what crosses MPI ranks.
+/// (`cycle::Slots`) and what crosses between processes of a distributed executor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Item {
     /// A node's level-0 bit.
@@ -58,7 +58,7 @@ pub enum Item {
     Sel { mem: u32, bit: u32 },
     /// The clock-edge write value of data bit `bit` of RAM `mem`.
     WriteVal { mem: u32, bit: u32 },
-    /// The circuit-bootstrapped select of MUX-plan slot `n` (made and used on one MPI rank).
+    /// The circuit-bootstrapped select of MUX-plan slot `n` (made and used in one process).
     MuxSel(u32),
 }
 
@@ -76,7 +76,8 @@ pub(crate) struct Facts {
 /// Most selects circuit-bootstrapped in one task: a batch streams the private key-switching key once.
 pub(crate) const SELECT_BATCH: usize = 8;
 
-/// How finely a cycle is cut into tasks (an executor may cut finer, e.g. the MPI one on many ranks).
+/// How finely a cycle is cut into tasks (an executor may cut finer, e.g. a distributed one on many
+/// processes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Grain {
     /// MUX selects per circuit-bootstrapping batch.
