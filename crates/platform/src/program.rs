@@ -191,7 +191,14 @@ pub fn parse_memory_size(text: &str) -> Result<MemSize> {
         ))
     };
     let text = text.trim();
-    if let Ok(n) = text.parse::<usize>() {
+    // Digits only (`usize::from_str` would take a sign).
+    let number = |v: &str| {
+        let v = v.trim();
+        (!v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| v.parse::<usize>().ok())
+            .flatten()
+    };
+    if let Some(n) = number(text) {
         return MemSize::from_bytes(n).ok_or_else(bad);
     }
     let (mut rom, mut ram) = (None, None);
@@ -205,7 +212,7 @@ pub fn parse_memory_size(text: &str) -> Result<MemSize> {
         if slot.is_some() {
             return Err(bad());
         }
-        *slot = Some(value.trim().parse::<usize>().map_err(|_| bad())?);
+        *slot = Some(number(value).ok_or_else(bad)?);
     }
     MemSize::new(rom.unwrap_or(512), ram.unwrap_or(512)).ok_or_else(bad)
 }

@@ -254,7 +254,10 @@ pub fn run_netlist_sized(
                 });
             }
             prev[l] = Some(regs[l]);
-            pending[l] = (wren[l] & 1 == 1).then_some((waddr[l] as u16, wdata[l] as u16));
+            // The netlist's port carries the full RAM address; the machine (the blueprint) wires
+            // only the RAM's own address bits, as the simulator wraps the address.
+            let waddr = waddr[l] & ((1u64 << size.ram_addr_width()) - 1);
+            pending[l] = (wren[l] & 1 == 1).then_some((waddr as u16, wdata[l] as u16));
             if fin[l] & 1 == 1 {
                 t.cycles = Some(cycle);
                 assert!(
