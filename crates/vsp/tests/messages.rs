@@ -65,7 +65,8 @@ fn a_stack_overflow_is_named_with_the_stack_size_and_how_to_get_more() {
     );
     let err = fails(&["emu", "--memory-size", "1024", "rec1k.img"], d);
     assert!(err.contains("the 1014 bytes"), "{err}");
-    assert!(!err.contains("--memory-size"), "{err}");
+    // A larger RAM is offered for the stack, the ROM kept.
+    assert!(err.contains("--memory-size rom=1024,ram=2048"), "{err}");
     assert!(err.contains("make the program use less stack"), "{err}");
     // The trace ends with the same diagnosis.
     let out = vsp(&["emu", "--trace", "rec.img"], d);
