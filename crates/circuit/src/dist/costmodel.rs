@@ -289,17 +289,31 @@ pub fn predict(part: &Partition, m: &Measured, net: &Network, threads: usize) ->
     let on_threads = |cells: usize, unit: f64| cells.div_ceil(threads) as f64 * unit * spu;
     let (mut edge_one, mut edge_floor) = (0f64, 0f64);
     for e in &part.ram_edges {
-        let o = (e.owner as usize).min(ranks - 1);
-        edge_one += (e.write_units + e.refresh_cells as f64 * e.refresh_units) * spu;
+        let holders: Vec<usize> = e.holders.iter().map(|&h| (h as usize).min(ranks - 1)).collect();
+        let parts = holders.len().max(1);
+        edge_one += (e.write_units * parts as f64 + e.refresh_cells as f64 * e.refresh_units) * spu;
         edge_floor += e.write_units * spu / threads as f64;
         if e.refresh_cells > 0 {
             edge_floor += e.refresh_units * spu;
         }
-        clock[o] += e.write_units * spu / threads as f64;
-        let mut back = clock[o];
+        // Each holder writes its parts on its threads.
+        for &h in &holders {
+            clock[h] += e.write_units * spu / threads as f64;
+        }
+        // The cells to refresh leave from their holders; which holder holds a cycle's cells moves
+        // with the round robin, so each share is taken to leave from the holder that finished its
+        // write last, on its link (pessimistic when the RAM is spread).
+        let o = *holders
+            .iter()
+            .max_by(|&&a, &&b| clock[a].total_cmp(&clock[b]).then(b.cmp(&a)))
+            .unwrap_or(&0);
         link[o] = link[o].max(clock[o]);
+        let mut back = holders.iter().map(|&h| clock[h]).fold(0f64, f64::max);
         for r in (0..ranks).filter(|&r| r != o) {
             let k = refresh_share(e.refresh_cells, ranks, r).len();
+            if k == 0 {
+                continue;
+            }
             link[o] += wire(k);
             let start = clock[r].max(link[o] + net.latency);
             let done = start + on_threads(k, e.refresh_units);
@@ -309,6 +323,10 @@ pub fn predict(part: &Partition, m: &Measured, net: &Network, threads: usize) ->
         }
         let own = refresh_share(e.refresh_cells, ranks, o).len();
         clock[o] = (clock[o] + on_threads(own, e.refresh_units)).max(back);
+        // Every holder waits for its refreshed cells.
+        for &h in &holders {
+            clock[h] = clock[h].max(back);
+        }
     }
     let end = clock.iter().copied().fold(0f64, f64::max);
     let work = part.work();

@@ -31,7 +31,9 @@ use crate::backend::{Backend, TaskKind};
 use crate::blueprint::{MemImpl, MemKind};
 use crate::circuit::{Circuit, Node};
 use crate::costmodel::{predict, Measured, Network};
-use crate::engine::tasks::{build_tasks, Grain, Task, TaskSet, ENGINE_GRAIN, SELECT_BATCH};
+use crate::engine::tasks::{
+    build_tasks, ram_parts, Grain, Task, TaskSet, ENGINE_GRAIN, SELECT_BATCH,
+};
 use crate::engine::{Engine, Item};
 use crate::leveled::MuxPlan;
 use crate::schedule::TaskGraph;
@@ -42,18 +44,32 @@ pub fn select_batch_for(ranks: usize) -> usize {
     grain_for(ranks).select_batch
 }
 
+/// Most parts a CMUX RAM is cut into ([`grain_for`]): every part's holder receives the RAM's
+/// address selectors and write values each cycle, so more parts cost more messages.
+pub const RAM_PARTS_MAX: usize = 16;
+
 /// How a cycle is cut into tasks on `ranks` ranks: as the single-process engine up to 2 ranks; on
 /// more, smaller select batches and a memory's address bits and a ROM word's bits in several tasks
-/// (one each from 64 ranks on), so that no big task sits alone on the critical path.
+/// (one each from 64 ranks on), so that no big task sits alone on the critical path, and each CMUX
+/// RAM in parts held by different ranks (the largest power of two up to `ranks`, at most
+/// [`RAM_PARTS_MAX`]).
 pub(crate) fn grain_for(ranks: usize) -> Grain {
     if ranks <= 2 {
         return ENGINE_GRAIN;
     }
+    let pow2 = 1usize << (usize::BITS - 1 - ranks.leading_zeros());
     Grain {
         select_batch: (SELECT_BATCH * 2 / ranks).max(1),
         mem_select: (SELECT_BATCH / ranks).max(1),
         rom_bits: (32 / ranks).max(1),
+        ram_parts: pow2.min(RAM_PARTS_MAX),
     }
+}
+
+/// The rank holding part `part` of `parts` of a spread RAM on `ranks` ranks: spread evenly, and a
+/// function of these three only, so a new task table (a new MUX plan) never moves a part's cells.
+pub fn ram_holder(part: usize, parts: usize, ranks: usize) -> u32 {
+    (part as u128 * ranks as u128 / parts.max(1) as u128) as u32
 }
 
 /// The refreshed cells (positions in a RAM edge's list of `cells`) rank `r` of `ranks` refreshes:
@@ -64,14 +80,16 @@ pub fn refresh_share(cells: usize, ranks: usize, r: usize) -> Range<usize> {
     at(r)..at(r + 1)
 }
 
-/// The clock edge of one CMUX RAM: the write runs on the memory's rank, then the cycle's refreshes
-/// are split over every rank ([`refresh_share`]), in memory order.
+/// The clock edge of one CMUX RAM: the write runs where its cells are (the memory's rank, or each
+/// part's holder writing its part when the RAM is spread), then the cycle's refreshes are split
+/// over every rank ([`refresh_share`]), in memory order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RamEdge {
     pub mem: u32,
-    /// The rank holding the memory (and doing the write).
-    pub owner: u32,
-    /// Cost units of the write.
+    /// The rank holding each part of the memory's words (one: the memory is whole there), each
+    /// doing the write of its part.
+    pub holders: Vec<u32>,
+    /// Cost units of the write of one part.
     pub write_units: f64,
     /// Cells refreshed per cycle (about: the policy's round-robin share) and the units of one.
     pub refresh_cells: usize,
@@ -97,7 +115,7 @@ impl Message {
         let rings = self
             .items
             .iter()
-            .filter(|i| matches!(i, Item::Ring(_) | Item::WriteVal { .. }))
+            .filter(|i| matches!(i, Item::Ring(_) | Item::WriteVal { .. } | Item::RamPart { .. }))
             .count();
         (self.items.len() - rings - self.sels(), rings)
     }
@@ -173,6 +191,22 @@ impl<B: Backend> Engine<B> {
     }
 }
 
+/// Cost units of the clock-edge write of one part of CMUX RAM `m` (the whole RAM when it is not
+/// spread): on a rank, two external products per cell, each about a CMUX (the read tree for the
+/// stored bit and the demultiplexer); a spread RAM's write values carry the read's change, so a part
+/// runs only the demultiplexer: per data bit, the path down to its words and their subtree.
+fn ram_write_units<B: Backend>(c: &Circuit, b: &B, set: &TaskSet, m: usize) -> f64 {
+    let spec = &c.mems[m].spec;
+    match ram_parts(c, set.grain, m) {
+        1 => (spec.words() * spec.data_width) as f64 * b.task_cost(TaskKind::RamWriteCell),
+        parts => {
+            let split = parts.trailing_zeros() as usize;
+            let products = split + spec.words() / parts - 1;
+            (products * spec.data_width) as f64 * b.task_cost(TaskKind::Cmux)
+        }
+    }
+}
+
 /// Disjoint sets over task indices (placement units).
 struct Units {
     parent: Vec<u32>,
@@ -203,7 +237,10 @@ struct Grouping {
     forced: Vec<Option<u32>>,
 }
 
-fn grouping(c: &Circuit, set: &TaskSet) -> Grouping {
+fn grouping(c: &Circuit, set: &TaskSet, ranks: usize) -> Grouping {
+    // Each spread RAM's read join per data bit (its write value stays with it: it keeps the read's
+    // tree, which the write of every part needs).
+    let mut joins: HashMap<(u32, u32), u32> = HashMap::new();
     let n = set.len();
     let mut g = Grouping {
         units: Units {
@@ -234,6 +271,21 @@ fn grouping(c: &Circuit, set: &TaskSet) -> Grouping {
                     g.mem_first[mem as usize] = t;
                 }
             }
+            // A spread RAM's part goes where its cells are.
+            Task::RamPart { mem, part, parts } => {
+                if g.mem_first[mem as usize] == u32::MAX {
+                    g.mem_first[mem as usize] = t;
+                }
+                g.forced[t as usize] = Some(ram_holder(part as usize, parts as usize, ranks));
+            }
+            Task::RamJoin { mem, bit, .. } => {
+                joins.insert((mem, bit), t);
+            }
+            Task::WriteVal { mem, bit } => {
+                if let Some(&j) = joins.get(&(mem, bit)) {
+                    g.units.union(t, j);
+                }
+            }
             Task::Lift(id) => {
                 if let Node::Dff(k) = c.nodes[id as usize] {
                     let d = c.dffs[k as usize].d;
@@ -243,7 +295,7 @@ fn grouping(c: &Circuit, set: &TaskSet) -> Grouping {
                     }
                 }
             }
-            Task::Node(_) | Task::MuxSels(_) | Task::Select { .. } | Task::WriteVal { .. } => {}
+            Task::Node(_) | Task::MuxSels(_) | Task::Select { .. } => {}
         }
     }
     g
@@ -279,7 +331,7 @@ fn argmin(v: &[f64]) -> usize {
 fn affinity(i: &Item) -> f64 {
     match i {
         Item::Bit(_) => 1.0,
-        Item::Ring(_) | Item::WriteVal { .. } => 3.0,
+        Item::Ring(_) | Item::WriteVal { .. } | Item::RamPart { .. } => 3.0,
         Item::Sel { .. } => 48.0,
         Item::MuxSel(_) => 0.0,
     }
@@ -301,23 +353,25 @@ impl Partition {
             mut units,
             mem_first,
             forced,
-        } = grouping(c, &set);
+        } = grouping(c, &set, ranks);
         let level = levels(&set);
         let levels = level.iter().map(|&l| l + 1).max().unwrap_or(0);
         let is_cmux_ram = |m: usize| {
             let spec = &c.mems[m].spec;
             mem_first[m] != u32::MAX && spec.kind == MemKind::Ram && spec.imp == MemImpl::Cmux
         };
-        let write_units = |m: usize| {
-            let spec = &c.mems[m].spec;
-            (spec.words() * spec.data_width) as f64 * b.task_cost(TaskKind::RamWriteCell)
-        };
-        // A memory's unit also carries its clock-edge RAM write (work outside the DAG; the refresh
-        // is spread over every rank, the same share for each).
+        // A memory's unit (a spread RAM's part) also carries its clock-edge RAM write (work
+        // outside the DAG; the refresh is spread over every rank, the same share for each).
         let mut edge_of_root: HashMap<u32, f64> = HashMap::new();
-        for (m, &first) in mem_first.iter().enumerate() {
-            if is_cmux_ram(m) {
-                *edge_of_root.entry(units.find(first)).or_default() += write_units(m);
+        for (t, task) in set.tasks.iter().enumerate() {
+            let m = match *task {
+                Task::RamRead { mem, .. } if mem_first[mem as usize] == t as u32 => mem,
+                Task::RamPart { mem, .. } => mem,
+                _ => continue,
+            };
+            if is_cmux_ram(m as usize) {
+                *edge_of_root.entry(units.find(t as u32)).or_default() +=
+                    ram_write_units(c, b, &set, m as usize);
             }
         }
         let balanced = place(
@@ -385,10 +439,6 @@ impl Partition {
             let spec = &c.mems[m].spec;
             mem_first[m] != u32::MAX && spec.kind == MemKind::Ram && spec.imp == MemImpl::Cmux
         };
-        let write_units = |m: usize| {
-            let spec = &c.mems[m].spec;
-            (spec.words() * spec.data_width) as f64 * b.task_cost(TaskKind::RamWriteCell)
-        };
         let mut ring_exists: Vec<bool> = c
             .nodes
             .iter()
@@ -422,7 +472,10 @@ impl Partition {
                     Node::Dff(k) => dff_owner[k as usize],
                     _ => EVERYWHERE,
                 },
-                Item::Sel { .. } | Item::WriteVal { .. } | Item::MuxSel(_) => EVERYWHERE,
+                Item::Sel { .. }
+                | Item::WriteVal { .. }
+                | Item::MuxSel(_)
+                | Item::RamPart { .. } => EVERYWHERE,
             }
         };
         // Needs: (item, dst) → earliest level.
@@ -444,8 +497,16 @@ impl Partition {
                 add(Item::Bit(bit), 0, levels);
             }
         }
-        for (m, &o) in mem_owner.iter().enumerate() {
-            if is_cmux_ram(m) {
+        let holders = |m: usize| -> Vec<u32> {
+            match ram_parts(c, set.grain, m) {
+                1 => vec![mem_owner[m]],
+                parts => (0..parts).map(|j| ram_holder(j, parts, ranks)).collect(),
+            }
+        };
+        for m in (0..c.mems.len()).filter(|&m| is_cmux_ram(m)) {
+            let mut hs = holders(m);
+            hs.dedup();
+            for o in hs {
                 for bit in 0..c.mems[m].addr.len() as u32 {
                     add(Item::Sel { mem: m as u32, bit }, o, levels);
                 }
@@ -476,8 +537,8 @@ impl Partition {
             .filter(|&m| is_cmux_ram(m))
             .map(|m| RamEdge {
                 mem: m as u32,
-                owner: mem_owner[m],
-                write_units: write_units(m),
+                holders: holders(m),
+                write_units: ram_write_units(c, b, &set, m),
                 refresh_cells: b.ram_refreshes_per_cycle(&c.mems[m].spec),
                 refresh_units: b.task_cost(TaskKind::RamRefreshCell),
             })
@@ -771,7 +832,7 @@ fn place_earliest(
     let wire = |i: &Item| -> f64 {
         let bytes = match i {
             Item::Bit(_) => m.bit_bytes,
-            Item::Ring(_) | Item::WriteVal { .. } => m.ring_bytes,
+            Item::Ring(_) | Item::WriteVal { .. } | Item::RamPart { .. } => m.ring_bytes,
             Item::Sel { .. } => m.sel_bytes,
             Item::MuxSel(_) => 0,
         };

@@ -117,7 +117,10 @@ fn every_read_is_local_or_received_in_time() {
                             Node::Input(_) | Node::Const(_) => true,
                             _ => false,
                         },
-                        Item::Sel { .. } | Item::WriteVal { .. } | Item::MuxSel(_) => false,
+                        Item::Sel { .. }
+                        | Item::WriteVal { .. }
+                        | Item::MuxSel(_)
+                        | Item::RamPart { .. } => false,
                     },
                 }
             };
@@ -135,15 +138,19 @@ fn every_read_is_local_or_received_in_time() {
                 assert!(has(Item::Bit(d.d), p.dff_owner[k], p.levels));
             }
             for edge in &p.ram_edges {
-                assert_eq!(edge.owner, p.mem_owner[edge.mem as usize]);
+                assert_eq!(edge.holders[0], p.mem_owner[edge.mem as usize]);
+                // On 3 ranks and more a RAM is spread over ranks (a part each).
+                assert_eq!(edge.holders.len() > 1, ranks > 2);
                 let mem = edge.mem;
-                for bit in 0..c.mems[mem as usize].addr.len() as u32 {
-                    let s = Item::Sel { mem, bit };
-                    assert!(has(s, edge.owner, p.levels), "the RAM write's selectors");
-                }
-                for bit in 0..c.mems[mem as usize].wdata.len() as u32 {
-                    let v = Item::WriteVal { mem, bit };
-                    assert!(has(v, edge.owner, p.levels), "the RAM write's values");
+                for &h in &edge.holders {
+                    for bit in 0..c.mems[mem as usize].addr.len() as u32 {
+                        let s = Item::Sel { mem, bit };
+                        assert!(has(s, h, p.levels), "the RAM write's selectors");
+                    }
+                    for bit in 0..c.mems[mem as usize].wdata.len() as u32 {
+                        let v = Item::WriteVal { mem, bit };
+                        assert!(has(v, h, p.levels), "the RAM write's values");
+                    }
                 }
             }
             if ranks == 7 && c.mems.len() > 1 {
@@ -210,7 +217,9 @@ fn cost_model_is_consistent() {
         let edge: f64 = p1
             .ram_edges
             .iter()
-            .map(|x| x.write_units + x.refresh_cells as f64 * x.refresh_units)
+            .map(|x| {
+                x.write_units * x.holders.len() as f64 + x.refresh_cells as f64 * x.refresh_units
+            })
             .sum();
         let dag: f64 = (0..p1.tasks()).map(|t| p1.cost(t)).sum();
         let work: f64 = (dag + edge) * 1e-3;
@@ -317,6 +326,20 @@ fn placements_keep_units_and_best_is_fastest() {
                         }
                         Task::RamRead { mem, .. } => {
                             assert_eq!(p.owner[t], p.mem_owner[*mem as usize]);
+                        }
+                        Task::RamPart { part, parts, .. } => {
+                            assert_eq!(
+                                p.owner[t],
+                                ram_holder(*part as usize, *parts as usize, ranks)
+                            );
+                        }
+                        // A write value stays with the read of its bit (it keeps the tree).
+                        Task::WriteVal { mem, bit } => {
+                            if let Some(j) = p.set.tasks.iter().position(|x| {
+                                matches!(x, Task::RamJoin { mem: m, bit: b, .. } if m == mem && b == bit)
+                            }) {
+                                assert_eq!(p.owner[t], p.owner[j]);
+                            }
                         }
                         _ => {}
                     }
