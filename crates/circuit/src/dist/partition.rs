@@ -20,8 +20,9 @@
 //!   that level stays within the level's fair share, else on the least-loaded one. That balances the
 //!   bootstrap work of every level and keeps operands where they are used.
 //! * A value ([`Item`]) crosses ranks only when a task, the outputs (rank 0) or a flip-flop's owner
-//!   on another rank reads it: the partition lists those messages, one per (producing level, source
-//!   rank, destination rank), with the level at which the receiver first needs it.
+//!   on another rank reads it: the partition lists those messages, one per (producing task,
+//!   destination rank) — so a message leaves as soon as its task is done, never waiting for others
+//!   of its level — with the level at which the receiver first needs it.
 
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
@@ -96,14 +97,17 @@ pub struct RamEdge {
     pub refresh_units: f64,
 }
 
-/// A message of one cycle: the items `src` made at `level` (−1: the cycle's sources, i.e. flip-flop
-/// states) that `dst` reads, needed by `dst` before its tasks of level `deadline` (`levels`: at the
-/// clock edge).
+/// A message of one cycle: the items one task of `src` made at `level` (−1: the cycle's sources,
+/// i.e. flip-flop states) that `dst` reads, needed by `dst` before its tasks of level `deadline`
+/// (`levels`: at the clock edge).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Message {
     pub level: i64,
     pub src: u32,
     pub dst: u32,
+    /// Its number among the cycle's messages from `src` to `dst`, in this order (what tells them
+    /// apart on the wire).
+    pub seq: u32,
     pub deadline: u32,
     /// Items in ascending order.
     pub items: Vec<Item>,
@@ -521,14 +525,15 @@ impl Partition {
                 add(Item::Ring(d.d), dff_owner[k], levels);
             }
         }
-        let mut grouped: BTreeMap<(i64, u32, u32), (u32, Vec<Item>)> = BTreeMap::new();
+        // One message per (making task, destination): it leaves as soon as that task is done (the
+        // cycle's sources: one per source rank and destination, at the start).
+        let mut grouped: BTreeMap<(i64, i64, u32, u32), (u32, Vec<Item>)> = BTreeMap::new();
         for ((i, dst), deadline) in need {
-            let lvl = set
-                .producer
-                .get(&i)
-                .map_or(-1, |&p| i64::from(level[p as usize]));
+            let (lvl, maker) = set.producer.get(&i).map_or((-1, -1), |&p| {
+                (i64::from(level[p as usize]), i64::from(p))
+            });
             let e = grouped
-                .entry((lvl, holder(&i), dst))
+                .entry((lvl, maker, holder(&i), dst))
                 .or_insert((deadline, Vec::new()));
             e.0 = e.0.min(deadline);
             e.1.push(i);
@@ -543,14 +548,20 @@ impl Partition {
                 refresh_units: b.task_cost(TaskKind::RamRefreshCell),
             })
             .collect();
+        let mut seq: HashMap<(u32, u32), u32> = HashMap::new();
         let messages = grouped
             .into_iter()
-            .map(|((level, src, dst), (deadline, items))| Message {
-                level,
-                src,
-                dst,
-                deadline,
-                items,
+            .map(|((level, _, src, dst), (deadline, items))| {
+                let n = seq.entry((src, dst)).or_default();
+                *n += 1;
+                Message {
+                    level,
+                    src,
+                    dst,
+                    seq: *n - 1,
+                    deadline,
+                    items,
+                }
             })
             .collect();
         Partition {

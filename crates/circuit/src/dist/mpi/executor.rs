@@ -25,11 +25,12 @@ use crate::error::CircuitError;
 use crate::partition::{grain_for, refresh_share, Partition, Placement, RamEdge};
 use crate::schedule::{run_pumped, Pump, Pumped, TaskGraph};
 
-/// Tags of the point-to-point messages: a cycle's message from level `L` uses tag `L + 1`, plus
-/// [`MAX_LEVELS`] in odd cycles (a rank already in the next cycle cannot be mistaken for this one's);
-/// the state gather and the clock edge use their own tags. Levels beyond this bound are refused (the
+/// Tags of the point-to-point messages: a cycle's `n`-th message from one rank to another
+/// ([`Message::seq`](crate::partition::Message)) uses tag `n + 1`, plus [`MAX_MESSAGES`] in odd
+/// cycles (a rank already in the next cycle cannot be mistaken for this one's); the state gather and
+/// the clock edge use their own tags. More messages between two ranks in a cycle are refused (the
 /// MPI standard guarantees tags up to 32767).
-const MAX_LEVELS: u32 = 16_000;
+const MAX_MESSAGES: u32 = 16_000;
 const TAG_GATHER: i32 = 32_700;
 /// A RAM owner's cells to refresh, sent to each rank at the clock edge, and the refreshed cells back.
 const TAG_REFRESH: i32 = 32_701;
@@ -235,10 +236,10 @@ impl<B: Backend> Executor<B> for MpiExecutor {
             self.size,
             Placement::Best,
         );
-        if p.levels >= MAX_LEVELS {
+        let most = p.messages.iter().map(|m| m.seq + 1).max().unwrap_or(0);
+        if most >= MAX_MESSAGES {
             return Err(CircuitError::Mpi(format!(
-                "the circuit's task graph has {} levels, the MPI executor handles at most {MAX_LEVELS}",
-                p.levels
+                "the partition sends {most} messages a cycle from one rank to another, the MPI executor handles at most {MAX_MESSAGES}"
             )));
         }
         let rp = RankPlan::new(&p, self.rank);
@@ -280,11 +281,11 @@ impl<B: Backend> Executor<B> for MpiExecutor {
         ctx: &Ctx<'_, B>,
         tick: &mut dyn FnMut(usize),
     ) -> Result<DagRun, CircuitError> {
-        let base = if self.cycles % 2 == 1 { MAX_LEVELS } else { 0 };
+        let base = if self.cycles % 2 == 1 { MAX_MESSAGES } else { 0 };
         self.cycles += 1;
         let (part, rp) = self.part()?;
         let world = SimpleCommunicator::world();
-        let tag = |k: usize| (base + (part.messages[k].level + 1) as u32) as i32;
+        let tag = |k: usize| (base + part.messages[k].seq + 1) as i32;
         // The message each (source, tag) brings this cycle (position in `rp.waiting`).
         let expected: HashMap<(i32, i32), usize> = rp
             .waiting
