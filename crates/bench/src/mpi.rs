@@ -290,7 +290,7 @@ fn predictions(backend: &TfheBackend, m: &Measured, cb: CbSplit) -> Result<(f64,
     println!();
     println!("Pearl on 64 ranks at 10 Gb/s by placement (the partition takes the faster):");
     let pe = Engine::new(backend.clone(), circuit(Core::Pearl)?);
-    for how in [Placement::Balanced, Placement::Earliest] {
+    for how in [Placement::Balanced, Placement::Critical, Placement::Earliest] {
         let part = pe.plan_partition_with(64, how);
         println!(
             "  {how:?}: {:.3} s/cycle",

@@ -170,9 +170,13 @@ pub struct Partition {
 pub enum Placement {
     /// Units first, then level by level, balancing each level's work and keeping operands local.
     Balanced,
+    /// As [`Placement::Balanced`], each level's tasks by upward rank, and its critical ones (within
+    /// 5 % of the level's highest upward rank) on ranks with no other work of the level where the
+    /// level's shares allow, so that they need not wait behind other tasks.
+    Critical,
     /// Each task where it would finish earliest, communication priced in ([`PLACEMENT_PRICE`]).
     Earliest,
-    /// The one of the two the cost model predicts faster at [`PLACEMENT_PRICE`] (the default).
+    /// The one of the three the cost model predicts fastest at [`PLACEMENT_PRICE`] (the default).
     Best,
 }
 
@@ -378,15 +382,20 @@ impl Partition {
                     ram_write_units(c, b, &set, m as usize);
             }
         }
-        let balanced = place(
-            &set,
-            &level,
-            levels,
-            ranks,
-            &mut units,
-            &forced,
-            &edge_of_root,
-        );
+        let mut balanced_by = |critical_first: bool| {
+            place(
+                &set,
+                &level,
+                levels,
+                ranks,
+                &mut units,
+                &forced,
+                &edge_of_root,
+                critical_first,
+            )
+        };
+        let balanced = balanced_by(false);
+        let critical = balanced_by(true);
         let earliest = place_earliest(&set, ranks, &mut units, &forced, &PLACEMENT_PRICE);
         let finish = |owner: Vec<u32>, how: Placement| {
             Partition::finish(
@@ -403,23 +412,30 @@ impl Partition {
         };
         match how {
             Placement::Balanced => finish(balanced, Placement::Balanced),
+            Placement::Critical => finish(critical, Placement::Critical),
             Placement::Earliest => finish(earliest, Placement::Earliest),
-            // Work placement from the cost model: the placement it predicts faster
-            // (communication priced in), the level-balanced one on a tie.
+            // Work placement from the cost model: the placement it predicts fastest
+            // (communication priced in), the first of balanced, critical, earliest on a tie.
             Placement::Best => {
                 let pb = finish(balanced, Placement::Balanced);
                 if ranks == 1 {
                     return pb;
                 }
-                let pe = finish(earliest, Placement::Earliest);
                 let time = |p: &Partition| {
                     predict(p, &PLACEMENT_PRICE.measured, &PLACEMENT_PRICE.network, 1).seconds
                 };
-                if time(&pe) < time(&pb) {
-                    pe
-                } else {
-                    pb
+                let mut best = (time(&pb), pb);
+                for (owner, how) in [
+                    (critical, Placement::Critical),
+                    (earliest, Placement::Earliest),
+                ] {
+                    let p = finish(owner, how);
+                    let t = time(&p);
+                    if t < best.0 {
+                        best = (t, p);
+                    }
                 }
+                best.1
             }
         }
     }
@@ -692,10 +708,16 @@ impl Partition {
     }
 }
 
+/// A task whose upward rank is within this fraction of its level's highest is critical
+/// ([`Placement::Critical`]).
+const CRITICAL: f64 = 0.95;
+
 /// Places every task on a rank: the units (with their clock-edge work `edge_of_root`) largest first
-/// on the least-loaded rank, then the other tasks level by level, largest first, each on the rank
-/// holding most of its operands among those within the level's fair share, else on the one
-/// furthest below it.
+/// on the least-loaded rank, then the other tasks level by level, largest first (`critical_first`:
+/// by upward rank, the critical ones each on a rank with no other work of its level if it can),
+/// each on the rank holding most of its operands among those within the level's fair share, else
+/// on the one furthest below it.
+#[allow(clippy::too_many_arguments)]
 fn place(
     set: &TaskSet,
     level: &[u32],
@@ -704,6 +726,7 @@ fn place(
     units: &mut Units,
     forced: &[Option<u32>],
     edge_of_root: &HashMap<u32, f64>,
+    critical_first: bool,
 ) -> Vec<u32> {
     let n = set.len();
     let nl = levels as usize;
@@ -760,7 +783,18 @@ fn place(
     };
     let mut aff = vec![0f64; ranks];
     for (l, ts) in by_level.iter_mut().enumerate() {
-        ts.sort_by(|&x, &y| cost(y).total_cmp(&cost(x)).then(x.cmp(&y)));
+        let pr = |t: u32| set.graph.priority(t as usize);
+        if critical_first {
+            ts.sort_by(|&x, &y| {
+                pr(y)
+                    .total_cmp(&pr(x))
+                    .then(cost(y).total_cmp(&cost(x)))
+                    .then(x.cmp(&y))
+            });
+        } else {
+            ts.sort_by(|&x, &y| cost(y).total_cmp(&cost(x)).then(x.cmp(&y)));
+        }
+        let top = ts.iter().map(|&t| pr(t)).fold(0.0, f64::max);
         for &t in ts.iter() {
             let ct = cost(t);
             aff.iter_mut().for_each(|a| *a = 0.0);
@@ -768,6 +802,15 @@ fn place(
                 let h = set.producer.get(r).map(|&p| owner[p as usize]);
                 if let Some(h) = h.filter(|&h| h != u32::MAX) {
                     aff[h as usize] += affinity(r);
+                }
+            }
+            if critical_first && pr(t) >= top * CRITICAL && ct > 0.0 {
+                // A critical task: where it need not wait behind other work of its level.
+                let loads = &level_load[l * ranks..(l + 1) * ranks];
+                for r in 0..ranks {
+                    if loads[r] > 0.0 {
+                        aff[r] -= 1000.0;
+                    }
                 }
             }
             let loads = &level_load[l * ranks..(l + 1) * ranks];

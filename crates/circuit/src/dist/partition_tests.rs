@@ -300,8 +300,9 @@ fn ram_refresh_is_spread_over_ranks() {
     assert!(four <= cells.div_ceil(4) as f64 * unit + 1e-9, "{four}");
 }
 
-/// Both placements keep what must stay together (a CMUX with the batch making its select, a RAM's
-/// reads with its cells) and cover every task; the default takes the one the model prices faster.
+/// Every placement keeps what must stay together (a CMUX with the batch making its select, a RAM's
+/// reads with its cells, a spread RAM's parts on their holders and its write values with their
+/// reads) and covers every task; the default takes the one the model prices fastest.
 #[test]
 fn placements_keep_units_and_best_is_fastest() {
     for e in engines() {
@@ -309,11 +310,12 @@ fn placements_keep_units_and_best_is_fastest() {
             let time = |p: &Partition| {
                 predict(p, &PLACEMENT_PRICE.measured, &PLACEMENT_PRICE.network, 1).seconds
             };
-            let (pb, pe) = (
+            let (pb, pc, pe) = (
                 e.plan_partition_with(ranks, Placement::Balanced),
+                e.plan_partition_with(ranks, Placement::Critical),
                 e.plan_partition_with(ranks, Placement::Earliest),
             );
-            for p in [&pb, &pe] {
+            for p in [&pb, &pc, &pe] {
                 assert!(p.owner.iter().all(|&r| (r as usize) < ranks));
                 for (t, task) in p.set.tasks.iter().enumerate() {
                     match task {
@@ -346,15 +348,16 @@ fn placements_keep_units_and_best_is_fastest() {
                 }
             }
             let best = e.plan_partition(ranks);
-            assert!(time(&best) <= time(&pb).min(time(&pe)) + 1e-12);
-            assert_eq!(
-                best.placement,
-                if time(&pe) < time(&pb) {
-                    Placement::Earliest
-                } else {
-                    Placement::Balanced
-                }
-            );
+            let (tb, tc, te) = (time(&pb), time(&pc), time(&pe));
+            assert!(time(&best) <= tb.min(tc).min(te) + 1e-12);
+            let want = if te < tb.min(tc) {
+                Placement::Earliest
+            } else if tc < tb {
+                Placement::Critical
+            } else {
+                Placement::Balanced
+            };
+            assert_eq!(best.placement, want);
         }
     }
 }
