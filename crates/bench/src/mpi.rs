@@ -290,7 +290,11 @@ fn predictions(backend: &TfheBackend, m: &Measured, cb: CbSplit) -> Result<(f64,
     println!();
     println!("Pearl on 64 ranks at 10 Gb/s by placement (the partition takes the faster):");
     let pe = Engine::new(backend.clone(), circuit(Core::Pearl)?);
-    for how in [Placement::Balanced, Placement::Critical, Placement::Earliest] {
+    for how in [
+        Placement::Balanced,
+        Placement::Critical,
+        Placement::Earliest,
+    ] {
         let part = pe.plan_partition_with(64, how);
         println!(
             "  {how:?}: {:.3} s/cycle",
@@ -313,10 +317,7 @@ fn predictions(backend: &TfheBackend, m: &Measured, cb: CbSplit) -> Result<(f64,
             cb4.clone(),
         ),
         ("gate bootstraps at 1/2 of their latency", gate2),
-        (
-            "both",
-            cb4.with_kind_scaled(TaskKind::Gate, 0.5),
-        ),
+        ("both", cb4.with_kind_scaled(TaskKind::Gate, 0.5)),
     ] {
         let pr = predict(&part, m, &Network::TEN_GBE, 1);
         println!(
@@ -356,7 +357,11 @@ fn predictions(backend: &TfheBackend, m: &Measured, cb: CbSplit) -> Result<(f64,
         }
         println!(
             "| 64 x {threads} | {} | {:.3} | {:.3} | {:.2} |",
-            if split.is_some() { "split" } else { "one thread each" },
+            if split.is_some() {
+                "split"
+            } else {
+                "one thread each"
+            },
             pr.seconds,
             pr.critical_path_seconds,
             pearl1 / pr.seconds

@@ -255,7 +255,9 @@ pub(crate) fn ram_read_part(
         || first % (1usize << k) != 0
         || first + (1usize << k) > 1usize << ram.addr_width
     {
-        return Err(CircuitError::Usage("RAM read part of the wrong shape".into()));
+        return Err(CircuitError::Usage(
+            "RAM read part of the wrong shape".into(),
+        ));
     }
     if k == 0 {
         return Ok(ram.cells[first * w + bit].clone());
@@ -274,7 +276,9 @@ pub(crate) fn ram_read_join(
     addr_high: &[&TrgswFft<u32>],
 ) -> Result<(Trlwe<u32>, Trlwe<u32>), CircuitError> {
     if parts.len() != 1usize << addr_high.len() {
-        return Err(CircuitError::Usage("RAM read parts of the wrong number".into()));
+        return Err(CircuitError::Usage(
+            "RAM read parts of the wrong number".into(),
+        ));
     }
     let tree = if addr_high.is_empty() {
         parts[0].clone()
@@ -504,7 +508,9 @@ pub(crate) fn ram_write_part(
     }
     let split = parts.trailing_zeros() as usize;
     if split > a {
-        return Err(CircuitError::Usage("RAM cut into more parts than words".into()));
+        return Err(CircuitError::Usage(
+            "RAM cut into more parts than words".into(),
+        ));
     }
     let deltas = vals
         .iter()

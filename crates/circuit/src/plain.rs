@@ -249,7 +249,9 @@ impl Backend for PlainBackend {
             || first % (1usize << k) != 0
             || first + (1usize << k) > 1usize << ram.addr_width
         {
-            return Err(CircuitError::Usage("RAM read part of the wrong shape".into()));
+            return Err(CircuitError::Usage(
+                "RAM read part of the wrong shape".into(),
+            ));
         }
         Ok((0..64)
             .map(|l| {
@@ -264,7 +266,9 @@ impl Backend for PlainBackend {
         addr_high: &[&u64],
     ) -> Result<(u64, Option<u64>), CircuitError> {
         if parts.len() != 1usize << addr_high.len() {
-            return Err(CircuitError::Usage("RAM read parts of the wrong number".into()));
+            return Err(CircuitError::Usage(
+                "RAM read parts of the wrong number".into(),
+            ));
         }
         let v = (0..64)
             .map(|l| ((parts[PlainMemory::lane_addr(addr_high, l)] >> l) & 1) << l)

@@ -336,7 +336,11 @@ pub fn predict_with(
     let on_threads = |cells: usize, unit: f64| cells.div_ceil(threads) as f64 * unit * spu;
     let (mut edge_one, mut edge_floor) = (0f64, 0f64);
     for e in &part.ram_edges {
-        let holders: Vec<usize> = e.holders.iter().map(|&h| (h as usize).min(ranks - 1)).collect();
+        let holders: Vec<usize> = e
+            .holders
+            .iter()
+            .map(|&h| (h as usize).min(ranks - 1))
+            .collect();
         let parts = holders.len().max(1);
         edge_one += (e.write_units * parts as f64 + e.refresh_cells as f64 * e.refresh_units) * spu;
         edge_floor += e.write_units * spu / threads as f64;

@@ -119,7 +119,12 @@ impl Message {
         let rings = self
             .items
             .iter()
-            .filter(|i| matches!(i, Item::Ring(_) | Item::WriteVal { .. } | Item::RamPart { .. }))
+            .filter(|i| {
+                matches!(
+                    i,
+                    Item::Ring(_) | Item::WriteVal { .. } | Item::RamPart { .. }
+                )
+            })
             .count();
         (self.items.len() - rings - self.sels(), rings)
     }
@@ -545,9 +550,10 @@ impl Partition {
         // cycle's sources: one per source rank and destination, at the start).
         let mut grouped: BTreeMap<(i64, i64, u32, u32), (u32, Vec<Item>)> = BTreeMap::new();
         for ((i, dst), deadline) in need {
-            let (lvl, maker) = set.producer.get(&i).map_or((-1, -1), |&p| {
-                (i64::from(level[p as usize]), i64::from(p))
-            });
+            let (lvl, maker) = set
+                .producer
+                .get(&i)
+                .map_or((-1, -1), |&p| (i64::from(level[p as usize]), i64::from(p)));
             let e = grouped
                 .entry((lvl, maker, holder(&i), dst))
                 .or_insert((deadline, Vec::new()));

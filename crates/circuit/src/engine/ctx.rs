@@ -247,7 +247,10 @@ impl<B: Backend> Ctx<'_, B> {
                 };
                 let addr = self.addr(mem as usize)?;
                 let high = parts.trailing_zeros() as usize;
-                let low = addr.len().checked_sub(high).ok_or_else(|| internal("RAM parts"))?;
+                let low = addr
+                    .len()
+                    .checked_sub(high)
+                    .ok_or_else(|| internal("RAM parts"))?;
                 let w = self.c.mems[mem as usize].rdata.len();
                 let first = (part as usize) << low;
                 for bit in 0..w {
@@ -259,7 +262,10 @@ impl<B: Backend> Ctx<'_, B> {
                 let w = self.c.mems[mem as usize].rdata.len() as u32;
                 let addr = self.addr_bits(mem as usize)?;
                 let high = parts.trailing_zeros() as usize;
-                let low = addr.len().checked_sub(high).ok_or_else(|| internal("RAM parts"))?;
+                let low = addr
+                    .len()
+                    .checked_sub(high)
+                    .ok_or_else(|| internal("RAM parts"))?;
                 let high_sels = addr[low..]
                     .iter()
                     .map(|s| got(s, "address selector"))

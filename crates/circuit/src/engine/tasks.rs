@@ -309,8 +309,8 @@ pub(crate) fn facts<B: Backend>(
             r.extend((0..parts).map(|part| Item::RamPart { mem, part, bit }));
             stored(plan, m.rdata[bit as usize], &mut w);
             // The join's parts − 1 CMUXes and the extraction's bootstrap (a lift's work).
-            let cost = b.task_cost(TaskKind::Cmux) * f64::from(parts - 1)
-                + b.task_cost(TaskKind::Lift);
+            let cost =
+                b.task_cost(TaskKind::Cmux) * f64::from(parts - 1) + b.task_cost(TaskKind::Lift);
             return finish_cost(TaskKind::RamRead, cost, r, w);
         }
         Task::WriteVal { mem, bit } => {
@@ -670,11 +670,7 @@ mod tests {
                     .collect();
                 let slice = |w: usize, f: &dyn Fn(&(u64, u64, u64)) -> u64| -> Vec<u64> {
                     (0..w)
-                        .map(|i| {
-                            (0..64)
-                                .map(|l| ((f(&lanes[l]) >> i) & 1) << l)
-                                .sum()
-                        })
+                        .map(|i| (0..64).map(|l| ((f(&lanes[l]) >> i) & 1) << l).sum())
                         .collect()
                 };
                 [slice(8, &|t| t.0), slice(1, &|t| t.1), slice(16, &|t| t.2)]

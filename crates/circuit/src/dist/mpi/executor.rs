@@ -169,7 +169,10 @@ fn encode<B: Backend>(ctx: &Ctx<'_, B>, i: Item, out: &mut Vec<u8>) -> Result<()
         }
         Item::RamPart { mem, part, bit } => {
             let w = ctx.c.mems[mem as usize].rdata.len() as u32;
-            b.encode_ring(got(at(ctx.ram_parts, mem, part * w + bit)?, "RAM read part")?, out)
+            b.encode_ring(
+                got(at(ctx.ram_parts, mem, part * w + bit)?, "RAM read part")?,
+                out,
+            )
         }
         Item::MuxSel(_) => return Err(internal("a MUX select never leaves its rank")),
     }
@@ -281,7 +284,11 @@ impl<B: Backend> Executor<B> for MpiExecutor {
         ctx: &Ctx<'_, B>,
         tick: &mut dyn FnMut(usize),
     ) -> Result<DagRun, CircuitError> {
-        let base = if self.cycles % 2 == 1 { MAX_MESSAGES } else { 0 };
+        let base = if self.cycles % 2 == 1 {
+            MAX_MESSAGES
+        } else {
+            0
+        };
         self.cycles += 1;
         let (part, rp) = self.part()?;
         let world = SimpleCommunicator::world();
@@ -477,7 +484,8 @@ impl<B: Backend> Executor<B> for MpiExecutor {
                 }
             }
             for (m, &o) in p.mem_owner.iter().enumerate() {
-                if let (Some(cells), MemState::Ram(x)) = (spread_cells(v, p, m, rank), &state.mems[m])
+                if let (Some(cells), MemState::Ram(x)) =
+                    (spread_cells(v, p, m, rank), &state.mems[m])
                 {
                     for i in cells {
                         b.encode_ring(&b.ram_cell(x, i)?, &mut out);
@@ -585,10 +593,13 @@ fn refresh_exchange<B: Backend>(
     let spec = &v.c.mems[edge.mem as usize].spec;
     let (w, words) = (spec.data_width.max(1), spec.words());
     let per = words / edge.holders.len().max(1);
-    let holder = |i: usize| -> u32 { edge.holders[((i / w) / per.max(1)).min(edge.holders.len() - 1)] };
+    let holder =
+        |i: usize| -> u32 { edge.holders[((i / w) / per.max(1)).min(edge.holders.len() - 1)] };
     let world = SimpleCommunicator::world();
     // Positions of `list` that `r` refreshes and `h` holds.
-    let mine = |r: usize, h: u32| refresh_share(list.len(), size, r).filter(move |&k| holder(list[k]) == h);
+    let mine = |r: usize, h: u32| {
+        refresh_share(list.len(), size, r).filter(move |&k| holder(list[k]) == h)
+    };
     // What this rank sends each refresher: the cells it holds in their shares.
     let mut out: Vec<Vec<u8>> = Vec::with_capacity(size);
     {
