@@ -252,7 +252,7 @@ pub(crate) fn ram_read_part(
     let w = ram.data_width;
     if k > ram.addr_width
         || bit >= w
-        || first % (1usize << k) != 0
+        || !first.is_multiple_of(1usize << k)
         || first + (1usize << k) > 1usize << ram.addr_width
     {
         return Err(CircuitError::Usage(

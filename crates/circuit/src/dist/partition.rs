@@ -548,7 +548,9 @@ impl Partition {
         }
         // One message per (making task, destination): it leaves as soon as that task is done (the
         // cycle's sources: one per source rank and destination, at the start).
-        let mut grouped: BTreeMap<(i64, i64, u32, u32), (u32, Vec<Item>)> = BTreeMap::new();
+        // (producing level, making task, source, destination) → (deadline, items).
+        type Key = (i64, i64, u32, u32);
+        let mut grouped: BTreeMap<Key, (u32, Vec<Item>)> = BTreeMap::new();
         for ((i, dst), deadline) in need {
             let (lvl, maker) = set
                 .producer
