@@ -245,16 +245,21 @@ impl<B: Backend> Ctx<'_, B> {
                 let MemState::Ram(ram) = &self.mems[mem as usize] else {
                     return Err(internal("RAM state missing"));
                 };
-                let addr = self.addr(mem as usize)?;
+                // Only the low selectors: a place holding a part may get the high ones later.
+                let addr = self.addr_bits(mem as usize)?;
                 let high = parts.trailing_zeros() as usize;
                 let low = addr
                     .len()
                     .checked_sub(high)
                     .ok_or_else(|| internal("RAM parts"))?;
+                let low_sels = addr[..low]
+                    .iter()
+                    .map(|s| got(s, "address selector"))
+                    .collect::<Result<Vec<_>, _>>()?;
                 let w = self.c.mems[mem as usize].rdata.len();
                 let first = (part as usize) << low;
                 for bit in 0..w {
-                    let r = b.ram_read_part(ram, &addr[..low], first, bit)?;
+                    let r = b.ram_read_part(ram, &low_sels, first, bit)?;
                     let _ = at(self.ram_parts, mem, part * w as u32 + bit as u32)?.set(r);
                 }
             }
