@@ -10,9 +10,12 @@
 //! thread)`; then the cost model ([`vsp_circuit::costmodel`]) calibrated on the measured cycle: its
 //! error against each measured run (told this machine's cores and shared-memory transport), and its
 //! predictions for 1–256 ranks (1 thread each) at 1, 10 and 100 Gb/s (20 µs) for Pearl and Ruby.
+//! It also prints Pearl on 64 ranks with a circuit bootstrap split over idle threads
+//! ([`vsp_circuit::costmodel::CbSplit`], its latency a parameter: 4 threads at 0.35 by default).
 //! Ends with `mpi_efficiency_2_ranks=`, `predicted_pearl_speedup_64_ranks=` (one rank's predicted
-//! cycle over 64 ranks', both in the model's units at 10 Gb/s) and
-//! `predicted_pearl_seconds_per_cycle_64_ranks=`.
+//! cycle over 64 ranks', both in the model's units at 10 Gb/s),
+//! `predicted_pearl_seconds_per_cycle_64_ranks=` and
+//! `predicted_pearl_seconds_per_cycle_64_ranks_cb_split_4_threads=` (64 ranks × 4 threads, split).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
