@@ -361,3 +361,64 @@ fn placements_keep_units_and_best_is_fastest() {
         }
     }
 }
+
+/// On 3 ranks and more a RAM is spread: its parts on distinct ranks, the reads joined per data bit;
+/// and a circuit bootstrap split over idle threads is as built at latency 1, and faster, with a
+/// lower floor, below it.
+#[test]
+fn ram_is_spread_and_the_cb_split_is_priced() {
+    let e = Engine::new(PlainBackend, memuser());
+    let c = &*e.circuit;
+    let whole = e.plan_partition(2);
+    assert_eq!(whole.ram_edges[0].holders.len(), 1);
+    for ranks in [3, 8, 64] {
+        let p = e.plan_partition(ranks);
+        let edge = &p.ram_edges[0];
+        let words = c.mems[edge.mem as usize].spec.words();
+        let parts = edge.holders.len();
+        assert!(parts > 1 && parts.is_power_of_two() && parts <= ranks.min(words));
+        let mut hs = edge.holders.clone();
+        hs.dedup();
+        assert_eq!(hs.len(), parts, "one part per rank");
+        let joins = p
+            .set
+            .tasks
+            .iter()
+            .filter(|t| matches!(t, Task::RamJoin { .. }))
+            .count();
+        assert_eq!(joins, c.mems[edge.mem as usize].rdata.len());
+    }
+    let cb = crate::costmodel::CbSplit {
+        threads: 4,
+        latency: 0.3,
+    };
+    assert_eq!(cb.latency_on(1), 1.0);
+    assert!((cb.latency_on(4) - 0.3).abs() < 1e-12);
+    assert!(cb.latency_on(2) < 1.0 && cb.latency_on(2) > 0.3);
+    let m = Measured {
+        seconds_per_unit: 1e-3,
+        bit_bytes: 2528,
+        ring_bytes: 16400,
+        sel_bytes: 131_080,
+    };
+    let lp = LeveledParams::for_params(&vsp_tfhe::Params::default_128()).unwrap();
+    let mut e = Engine::new(PlainBackend, memuser());
+    e.set_leveled(Some(lp));
+    let p = e.plan_partition(8);
+    let net = Network::TEN_GBE;
+    let one = crate::costmodel::predict_with(&p, &m, &net, 4, None);
+    let same = crate::costmodel::predict_with(
+        &p,
+        &m,
+        &net,
+        4,
+        Some(crate::costmodel::CbSplit {
+            threads: 4,
+            latency: 1.0,
+        }),
+    );
+    assert!((one.seconds - same.seconds).abs() < 1e-12);
+    let split = crate::costmodel::predict_with(&p, &m, &net, 4, Some(cb));
+    assert!(split.critical_path_seconds < one.critical_path_seconds);
+    assert!(split.seconds < one.seconds);
+}
