@@ -10,9 +10,12 @@
 //! thread)`; then the cost model ([`vsp_circuit::costmodel`]) calibrated on the measured cycle: its
 //! error against each measured run (told this machine's cores and shared-memory transport), and its
 //! predictions for 1–256 ranks (1 thread each) at 1, 10 and 100 Gb/s (20 µs) for Pearl and Ruby.
+//! It also prints Pearl on 64 ranks with a circuit bootstrap split over idle threads
+//! ([`vsp_circuit::costmodel::CbSplit`], its latency a parameter: 4 threads at 0.35 by default).
 //! Ends with `mpi_efficiency_2_ranks=`, `predicted_pearl_speedup_64_ranks=` (one rank's predicted
-//! cycle over 64 ranks', both in the model's units at 10 Gb/s) and
-//! `predicted_pearl_seconds_per_cycle_64_ranks=`.
+//! cycle over 64 ranks', both in the model's units at 10 Gb/s),
+//! `predicted_pearl_seconds_per_cycle_64_ranks=` and
+//! `predicted_pearl_seconds_per_cycle_64_ranks_cb_split_4_threads=` (64 ranks × 4 threads, split).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -20,7 +23,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use vsp_cahp::cores::{self, Core, Memory};
-use vsp_circuit::costmodel::{predict, Measured, Network};
+use vsp_circuit::costmodel::{predict, predict_with, CbSplit, Measured, Network};
 use vsp_circuit::partition::Placement;
 use vsp_circuit::{
     client, Backend, Blueprint, Circuit, CircuitError, Engine, TaskKind, TfheBackend,
@@ -221,7 +224,7 @@ fn measure(dir: &Path, cycles: u64, warmup: u64) -> Result<()> {
             e_1x2 * 100.0
         );
     }
-    let (pearl1, pearl64) = predictions(&backend, &m)?;
+    let (pearl1, pearl64, split) = predictions(&backend, &m, CB_SPLIT)?;
     println!();
     println!("pearl_seconds_per_cycle_1x2_threads={single:.2}");
     println!("pearl_seconds_per_cycle_2x1_ranks={:.2}", two.seconds);
@@ -233,13 +236,19 @@ fn measure(dir: &Path, cycles: u64, warmup: u64) -> Result<()> {
     // Both in the model's calibrated units (10 Gb/s, 20 µs), so the ratio is the machine's own.
     println!("predicted_pearl_speedup_64_ranks={:.2}", pearl1 / pearl64);
     println!("predicted_pearl_seconds_per_cycle_64_ranks={pearl64:.3}");
+    println!(
+        "predicted_pearl_seconds_per_cycle_64_ranks_cb_split_{}_threads={split:.3}",
+        CB_SPLIT.threads
+    );
     Ok(())
 }
 
 /// The model's predictions for 1–256 ranks (1 thread each) at 1, 10 and 100 Gb/s for Pearl and
-/// Ruby, and what lies on Pearl's critical path; returns Pearl's predicted seconds per cycle on 1 and
-/// on 64 ranks at 10 Gb/s.
-fn predictions(backend: &TfheBackend, m: &Measured) -> Result<(f64, f64)> {
+/// Ruby, what lies on Pearl's critical path, and Pearl on 64 ranks with circuit bootstraps split
+/// over `cb.threads` threads at `cb.latency` of their one-thread time; returns Pearl's predicted
+/// seconds per cycle on 1 and on 64 ranks at 10 Gb/s (as built: 1 thread per rank, no split) and
+/// on 64 ranks of `cb.threads` threads with the split.
+fn predictions(backend: &TfheBackend, m: &Measured, cb: CbSplit) -> Result<(f64, f64, f64)> {
     let nets = [Network::ONE_GBE, Network::TEN_GBE, Network::HUNDRED_GBE];
     println!();
     println!(
@@ -284,7 +293,11 @@ fn predictions(backend: &TfheBackend, m: &Measured) -> Result<(f64, f64)> {
     println!();
     println!("Pearl on 64 ranks at 10 Gb/s by placement (the partition takes the faster):");
     let pe = Engine::new(backend.clone(), circuit(Core::Pearl)?);
-    for how in [Placement::Balanced, Placement::Earliest] {
+    for how in [
+        Placement::Balanced,
+        Placement::Critical,
+        Placement::Earliest,
+    ] {
         let part = pe.plan_partition_with(64, how);
         println!(
             "  {how:?}: {:.3} s/cycle",
@@ -298,34 +311,16 @@ fn predictions(backend: &TfheBackend, m: &Measured) -> Result<(f64, f64)> {
     println!("What-ifs for Pearl on 64 ranks at 10 Gb/s (the model, same placement):");
     println!("| change | s/cycle | critical path s |");
     println!("|---|---|---|");
-    let spread = |p: &vsp_circuit::Partition| {
-        let mut p = p.clone();
-        for e in &mut p.ram_edges {
-            e.write_units /= 64.0;
-        }
-        p
-    };
     let cb4 = chosen.with_kind_scaled(TaskKind::Select, 0.25);
     let gate2 = chosen.with_kind_scaled(TaskKind::Gate, 0.5);
     for (what, part) in [
         ("as built", chosen.clone()),
         (
-            "RAM write spread over the 64 ranks (each writing its 1/64)",
-            spread(&chosen),
-        ),
-        (
             "circuit bootstraps (Select) at 1/4 of their latency",
             cb4.clone(),
         ),
         ("gate bootstraps at 1/2 of their latency", gate2),
-        (
-            "RAM write spread and circuit bootstraps at 1/4",
-            spread(&cb4),
-        ),
-        (
-            "all three",
-            spread(&cb4.with_kind_scaled(TaskKind::Gate, 0.5)),
-        ),
+        ("both", cb4.with_kind_scaled(TaskKind::Gate, 0.5)),
     ] {
         let pr = predict(&part, m, &Network::TEN_GBE, 1);
         println!(
@@ -347,25 +342,78 @@ fn predictions(backend: &TfheBackend, m: &Measured) -> Result<(f64, f64)> {
             .join(", ");
         println!("| {p} | {:.0} | {kinds} |", part.critical_path_units);
     }
-    Ok((pearl1, pearl64))
+    // The circuit bootstrap split over idle threads (its latency a parameter: built and measured
+    // elsewhere), beside the same ranks without it.
+    println!();
+    println!(
+        "Pearl on 64 ranks at 10 Gb/s with a circuit bootstrap split over up to {} idle threads of its rank, \
+         taking {:.2} of its one-thread latency on {} threads (a parameter, not measured here):",
+        cb.threads, cb.latency, cb.threads
+    );
+    println!("| ranks x threads | circuit bootstraps | s/cycle | critical path s | speedup over 1 rank x 1 thread |");
+    println!("|---|---|---|---|---|");
+    let mut split64 = f64::NAN;
+    for (threads, split) in [(1, None), (cb.threads, None), (cb.threads, Some(cb))] {
+        let pr = predict_with(&chosen, m, &Network::TEN_GBE, threads, split);
+        if split.is_some() {
+            split64 = pr.seconds;
+        }
+        println!(
+            "| 64 x {threads} | {} | {:.3} | {:.3} | {:.2} |",
+            if split.is_some() {
+                "split"
+            } else {
+                "one thread each"
+            },
+            pr.seconds,
+            pr.critical_path_seconds,
+            pearl1 / pr.seconds
+        );
+    }
+    Ok((pearl1, pearl64, split64))
 }
 
-/// `vsp-bench mpi-model [ms-per-unit]`: the cost model alone (no measurement, no MPI run): Pearl's
-/// and Ruby's predictions and Pearl's critical path at `ms-per-unit` milliseconds per cost unit
-/// (default 1.66, the calibration of BENCHMARKS.md's run).
+/// The circuit bootstrap split the model shows by default: over 4 threads at 0.35 of its
+/// one-thread latency (an assumption until the split is measured; `mpi-model MS THREADS LATENCY`).
+const CB_SPLIT: CbSplit = CbSplit {
+    threads: 4,
+    latency: 0.35,
+};
+
+/// `vsp-bench mpi-model [ms-per-unit [cb-threads cb-latency]]`: the cost model alone (no
+/// measurement, no MPI run): Pearl's and Ruby's predictions and Pearl's critical path at
+/// `ms-per-unit` milliseconds per cost unit (default 1.66, the calibration of BENCHMARKS.md's run),
+/// and Pearl on 64 ranks with circuit bootstraps split over `cb-threads` threads at `cb-latency` of
+/// their one-thread time (default [`CB_SPLIT`]).
 pub fn model(args: &[String]) -> Result<()> {
     let ms: f64 = match args.first() {
         Some(a) => a.parse().context("ms-per-unit must be a number")?,
         None => 1.66,
     };
+    let cb = match (args.get(1), args.get(2)) {
+        (Some(t), Some(l)) => CbSplit {
+            threads: t.parse().context("cb-threads must be a number")?,
+            latency: l.parse().context("cb-latency must be a number")?,
+        },
+        (None, None) => CB_SPLIT,
+        _ => bail!("usage: mpi-model [ms-per-unit [cb-threads cb-latency]]"),
+    };
+    if !(ms.is_finite() && ms > 0.0) || cb.threads == 0 || !(cb.latency > 0.0 && cb.latency <= 1.0)
+    {
+        bail!("ms-per-unit must be positive, cb-threads at least 1 and cb-latency in (0, 1]");
+    }
     let sk = SecretKey::generate(&Params::default_128())?;
     let ek = CompressedEvalKey::generate(&sk).decompress()?;
     let ck = CompressedCircuitKey::generate(&sk).decompress()?;
     let backend = TfheBackend::new(Arc::new(ek), Some(Arc::new(ck)))?;
     let m = measured(&backend, ms * 1e-3)?;
-    let (one, sixty_four) = predictions(&backend, &m)?;
+    let (one, sixty_four, split) = predictions(&backend, &m, cb)?;
     println!("predicted_pearl_speedup_64_ranks={:.2}", one / sixty_four);
     println!("predicted_pearl_seconds_per_cycle_64_ranks={sixty_four:.3}");
+    println!(
+        "predicted_pearl_seconds_per_cycle_64_ranks_cb_split_{}_threads={split:.3}",
+        cb.threads
+    );
     Ok(())
 }
 

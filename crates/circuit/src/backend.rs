@@ -20,7 +20,9 @@ pub enum TaskKind {
     Not,
     /// Preparing one address bit as a selector (circuit bootstrapping in TFHE).
     Select,
-    /// A whole ROM read (CMUX tree + blind rotation + extraction in TFHE).
+    /// One data bit of a ROM read (its extraction: a bootstrap in TFHE); the read's CMUX tree and
+    /// blind rotation, which every task reading part of a word runs, are priced as
+    /// [`Backend::rom_tree_cmuxes`] CMUXes.
     RomRead,
     /// One RAM data bit read (CMUX tree + extraction).
     RamRead,
@@ -204,6 +206,58 @@ pub trait Backend: Send + Sync {
         self.ram_write(ram, addr, vals, threads)?;
         Ok(Vec::new())
     }
+    /// Part of a RAM read that a place holding only some words can do: the CMUX tree over words
+    /// `first..first + 2^k` of data bit `bit`, with the `k` low address selectors `addr_low`
+    /// (`first` a multiple of `2^k`). Joined in word order by [`Self::ram_read_join`] it gives
+    /// exactly [`Self::ram_read_keep`]'s result. The default refuses (the RAM is then never spread).
+    fn ram_read_part(
+        &self,
+        _ram: &Self::Ram,
+        _addr_low: &[&Self::Sel],
+        _first: usize,
+        _bit: usize,
+    ) -> Result<Self::Ring, CircuitError> {
+        Err(CircuitError::Backend(format!(
+            "the {} backend does not spread RAM",
+            self.kind()
+        )))
+    }
+    /// Joins a read's parts ([`Self::ram_read_part`], `2^h` of them in word order) with the `h`
+    /// high address selectors: what [`Self::ram_read_keep`] gives.
+    fn ram_read_join(
+        &self,
+        _parts: &[&Self::Ring],
+        _addr_high: &[&Self::Sel],
+    ) -> Result<(Self::Ring, Option<Self::Ring>), CircuitError> {
+        Err(CircuitError::Backend(format!(
+            "the {} backend does not spread RAM",
+            self.kind()
+        )))
+    }
+    /// The cells of part `part` of `parts` (a power of two; the words cut into equal contiguous
+    /// ranges) after the write of `vals` at `addr`, as [`Self::ram_write_unrefreshed`] leaves
+    /// them; nothing else changes ([`Self::ram_write_bookkeep`] does the rest). The write values
+    /// are those made with this cycle's read of the same bit kept ([`Self::ram_write_value_keep`]).
+    fn ram_write_part(
+        &self,
+        _ram: &mut Self::Ram,
+        _addr: &[&Self::Sel],
+        _vals: &[Self::WriteVal],
+        _part: usize,
+        _parts: usize,
+        _threads: usize,
+    ) -> Result<(), CircuitError> {
+        Err(CircuitError::Backend(format!(
+            "the {} backend does not spread RAM",
+            self.kind()
+        )))
+    }
+    /// What [`Self::ram_write_unrefreshed`] does besides the cells: the RAM's bookkeeping (noise
+    /// bounds, refresh round robin), returning the cells to refresh now. Every place holding part of
+    /// a spread RAM, and every place refreshing for it, runs it, so they agree.
+    fn ram_write_bookkeep(&self, _ram: &mut Self::Ram) -> Result<Vec<usize>, CircuitError> {
+        Ok(Vec::new())
+    }
     /// Cell `i` (`word * data_width + bit`) of a RAM in ring form, to be refreshed elsewhere.
     fn ram_cell(&self, _ram: &Self::Ram, _i: usize) -> Result<Self::Ring, CircuitError> {
         Err(CircuitError::Backend(format!(
@@ -240,6 +294,11 @@ pub trait Backend: Send + Sync {
     fn zero_rom(&self, spec: &MemorySpec) -> Self::Rom;
     /// An all-zero RAM of the given shape.
     fn zero_ram(&self, spec: &MemorySpec) -> Self::Ram;
+    /// CMUXes (external products) of one ROM read's tree and blind rotation for a ROM of this
+    /// shape, before its bits are extracted (0: the backend's reads have no tree).
+    fn rom_tree_cmuxes(&self, _spec: &MemorySpec) -> usize {
+        0
+    }
     /// `(address width, data width)` of a ROM, to check it fits the blueprint.
     fn rom_shape(&self, rom: &Self::Rom) -> (usize, usize);
     /// `(address width, data width)` of a RAM.
@@ -255,7 +314,7 @@ pub trait Backend: Send + Sync {
             TaskKind::Mux => 20.0,
             TaskKind::Not => 0.0,
             TaskKind::Select => 100.0,
-            TaskKind::RomRead => 20.0,
+            TaskKind::RomRead => 10.0,
             TaskKind::RamRead => 10.0,
             TaskKind::WriteValue => 20.0,
             TaskKind::Cmux => 0.1,

@@ -239,6 +239,55 @@ pub(crate) fn ram_read_keep(
     Ok((extract_fresh(ek, &tree, 0)?, tree))
 }
 
+/// Part of a read's CMUX tree: the tree over words `first..first + 2^k` of data bit `bit` with the
+/// `k` low address selectors `addr_low` (the same external products as those of the whole tree over
+/// these words, so a tree joined from parts, [`ram_read_join`], is bit-identical to [`ram_tree`]).
+pub(crate) fn ram_read_part(
+    ram: &TfheRam,
+    addr_low: &[&TrgswFft<u32>],
+    first: usize,
+    bit: usize,
+) -> Result<Trlwe<u32>, CircuitError> {
+    let k = addr_low.len();
+    let w = ram.data_width;
+    if k > ram.addr_width
+        || bit >= w
+        || !first.is_multiple_of(1usize << k)
+        || first + (1usize << k) > 1usize << ram.addr_width
+    {
+        return Err(CircuitError::Usage(
+            "RAM read part of the wrong shape".into(),
+        ));
+    }
+    if k == 0 {
+        return Ok(ram.cells[first * w + bit].clone());
+    }
+    let leaves = (first..first + (1usize << k))
+        .map(|j| &ram.cells[j * w + bit])
+        .collect();
+    cmux_tree(addr_low, leaves)
+}
+
+/// The read joined from its parts ([`ram_read_part`], in word order) with the high address
+/// selectors: the fresh bit in ring form and the tree's output (as [`ram_read_keep`]).
+pub(crate) fn ram_read_join(
+    ek: &EvalKey,
+    parts: &[&Trlwe<u32>],
+    addr_high: &[&TrgswFft<u32>],
+) -> Result<(Trlwe<u32>, Trlwe<u32>), CircuitError> {
+    if parts.len() != 1usize << addr_high.len() {
+        return Err(CircuitError::Usage(
+            "RAM read parts of the wrong number".into(),
+        ));
+    }
+    let tree = if addr_high.is_empty() {
+        parts[0].clone()
+    } else {
+        cmux_tree(addr_high, parts.to_vec())?
+    };
+    Ok((extract_fresh(ek, &tree, 0)?, tree))
+}
+
 /// The read's CMUX tree for data bit `bit` at `addr` (the stored bit at ±1/4 plus `a` external
 /// products' errors).
 fn ram_tree(
@@ -383,33 +432,7 @@ pub(crate) fn ram_write_unrefreshed(
         .min(a as u32) as usize;
     let subtrees = 1usize << split;
     let parts = par_for(w * subtrees, threads, |t| {
-        let (i, top) = (t / subtrees, t % subtrees);
-        let mut sc = vsp_tfhe::ExtScratch::new(addr[0].degree(), addr[0].gadget());
-        let mut node = deltas[i].clone();
-        for k in (a - split..a).rev() {
-            let p = addr[k]
-                .external_product_with(&node, &mut sc)
-                .map_err(tfhe_err)?;
-            if (top >> (k - (a - split))) & 1 == 1 {
-                node = p;
-            } else {
-                node.sub_assign(&p).map_err(tfhe_err)?;
-            }
-        }
-        let mut level = vec![node];
-        for k in (0..a - split).rev() {
-            let mut next = Vec::with_capacity(2 * level.len());
-            for mut x in level {
-                let p = addr[k]
-                    .external_product_with(&x, &mut sc)
-                    .map_err(tfhe_err)?;
-                x.sub_assign(&p).map_err(tfhe_err)?;
-                next.push(x);
-                next.push(p);
-            }
-            level = next;
-        }
-        Ok(level)
+        demux_subtree(addr, &deltas[t / subtrees], split, t % subtrees)
     })?;
     // Task (i, top) holds, in order, the changes of words top·2^(a−split) + m for bit i.
     let per = words / subtrees;
@@ -421,6 +444,104 @@ pub(crate) fn ram_write_unrefreshed(
                 .map_err(tfhe_err)?;
         }
     }
+    ram_write_bookkeep(noise, policy, ram)
+}
+
+/// The changes δ routed to the words of subtree `top` under the top `split` address bits (in word
+/// order): δ down the top `split` levels to that subtree, then down every level of it (a node x
+/// splits into x − sel⊡x and sel⊡x). Whatever `split`, each word's change is the same external
+/// products in the same order, so a write cut into subtrees is bit-identical to the whole one.
+fn demux_subtree(
+    addr: &[&TrgswFft<u32>],
+    delta: &Trlwe<u32>,
+    split: usize,
+    top: usize,
+) -> Result<Vec<Trlwe<u32>>, CircuitError> {
+    let a = addr.len();
+    let first = addr
+        .first()
+        .ok_or_else(|| CircuitError::Usage("RAM without address".into()))?;
+    let mut sc = vsp_tfhe::ExtScratch::new(first.degree(), first.gadget());
+    let mut node = delta.clone();
+    for k in (a - split..a).rev() {
+        let p = addr[k]
+            .external_product_with(&node, &mut sc)
+            .map_err(tfhe_err)?;
+        if (top >> (k - (a - split))) & 1 == 1 {
+            node = p;
+        } else {
+            node.sub_assign(&p).map_err(tfhe_err)?;
+        }
+    }
+    let mut level = vec![node];
+    for k in (0..a - split).rev() {
+        let mut next = Vec::with_capacity(2 * level.len());
+        for mut x in level {
+            let p = addr[k]
+                .external_product_with(&x, &mut sc)
+                .map_err(tfhe_err)?;
+            x.sub_assign(&p).map_err(tfhe_err)?;
+            next.push(x);
+            next.push(p);
+        }
+        level = next;
+    }
+    Ok(level)
+}
+
+/// The part of a write that touches the words of part `part` of `parts` (a power of two, the words
+/// cut into equal contiguous ranges): their cells get their changes, exactly as [`ram_write`] gives
+/// them; nothing else changes (no noise bounds, no refresh: [`ram_write_bookkeep`]). The values must
+/// be changes ([`WriteValue::Change`]): the stored bit is read by this cycle's read, whose tree
+/// spans every part.
+pub(crate) fn ram_write_part(
+    ram: &mut TfheRam,
+    addr: &[&TrgswFft<u32>],
+    vals: &[WriteValue],
+    part: usize,
+    parts: usize,
+    threads: usize,
+) -> Result<(), CircuitError> {
+    let (a, w) = (ram.addr_width, ram.data_width);
+    if addr.len() != a || vals.len() != w || a == 0 || !parts.is_power_of_two() || part >= parts {
+        return Err(CircuitError::Usage("RAM write of the wrong shape".into()));
+    }
+    let split = parts.trailing_zeros() as usize;
+    if split > a {
+        return Err(CircuitError::Usage(
+            "RAM cut into more parts than words".into(),
+        ));
+    }
+    let deltas = vals
+        .iter()
+        .map(|v| match v {
+            WriteValue::Change(d) => Ok(d),
+            WriteValue::Value(_) => Err(CircuitError::Usage(
+                "a RAM write spread over places needs its read's change".into(),
+            )),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let changes = par_for(w, threads, |i| demux_subtree(addr, deltas[i], split, part))?;
+    let per = (1usize << a) / parts;
+    for (i, ch) in changes.into_iter().enumerate() {
+        for (m, d) in ch.iter().enumerate() {
+            ram.cells[(part * per + m) * w + i]
+                .add_assign(d)
+                .map_err(tfhe_err)?;
+        }
+    }
+    Ok(())
+}
+
+/// A write's bookkeeping after its cells changed: every word's noise bound, then the words the
+/// policy refreshes now ([`refresh_plan`]; their cells returned). The same on every place that keeps
+/// the RAM's bookkeeping.
+pub(crate) fn ram_write_bookkeep(
+    noise: &NoiseModel,
+    policy: RefreshPolicy,
+    ram: &mut TfheRam,
+) -> Result<Vec<usize>, CircuitError> {
+    let a = ram.addr_width;
     for v in ram.var.iter_mut() {
         *v = noise.after_write(*v, a);
     }

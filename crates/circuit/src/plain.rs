@@ -236,6 +236,90 @@ impl Backend for PlainBackend {
         }
         Ok(())
     }
+    fn ram_read_part(
+        &self,
+        ram: &PlainMemory,
+        addr_low: &[&u64],
+        first: usize,
+        bit: usize,
+    ) -> Result<u64, CircuitError> {
+        let (k, w) = (addr_low.len(), ram.data_width);
+        if k > ram.addr_width
+            || bit >= w
+            || !first.is_multiple_of(1usize << k)
+            || first + (1usize << k) > 1usize << ram.addr_width
+        {
+            return Err(CircuitError::Usage(
+                "RAM read part of the wrong shape".into(),
+            ));
+        }
+        Ok((0..64)
+            .map(|l| {
+                let j = first + PlainMemory::lane_addr(addr_low, l);
+                ((ram.bits[j * w + bit] >> l) & 1) << l
+            })
+            .sum())
+    }
+    fn ram_read_join(
+        &self,
+        parts: &[&u64],
+        addr_high: &[&u64],
+    ) -> Result<(u64, Option<u64>), CircuitError> {
+        if parts.len() != 1usize << addr_high.len() {
+            return Err(CircuitError::Usage(
+                "RAM read parts of the wrong number".into(),
+            ));
+        }
+        let v = (0..64)
+            .map(|l| ((parts[PlainMemory::lane_addr(addr_high, l)] >> l) & 1) << l)
+            .sum();
+        Ok((v, None))
+    }
+    fn ram_write_part(
+        &self,
+        ram: &mut PlainMemory,
+        addr: &[&u64],
+        vals: &[u64],
+        part: usize,
+        parts: usize,
+        _threads: usize,
+    ) -> Result<(), CircuitError> {
+        let (a, w) = (ram.addr_width, ram.data_width);
+        if vals.len() != w
+            || addr.len() != a
+            || !parts.is_power_of_two()
+            || part >= parts
+            || parts > 1usize << a
+        {
+            return Err(CircuitError::Usage("RAM write of the wrong shape".into()));
+        }
+        let per = (1usize << a) / parts;
+        for l in 0..64 {
+            let j = PlainMemory::lane_addr(addr, l);
+            if j / per != part {
+                continue;
+            }
+            for (i, v) in vals.iter().enumerate() {
+                let cell = &mut ram.bits[j * w + i];
+                *cell = (*cell & !(1u64 << l)) | (v & (1u64 << l));
+            }
+        }
+        Ok(())
+    }
+    fn ram_cell(&self, ram: &PlainMemory, i: usize) -> Result<u64, CircuitError> {
+        ram.bits
+            .get(i)
+            .copied()
+            .ok_or_else(|| CircuitError::Backend(format!("RAM cell {i} does not exist")))
+    }
+    fn set_ram_cell(&self, ram: &mut PlainMemory, i: usize, cell: u64) -> Result<(), CircuitError> {
+        let slot = ram
+            .bits
+            .get_mut(i)
+            .ok_or_else(|| CircuitError::Backend(format!("RAM cell {i} does not exist")))?;
+        *slot = cell;
+        Ok(())
+    }
     fn zero_rom(&self, spec: &MemorySpec) -> PlainMemory {
         PlainMemory {
             addr_width: spec.addr_width,

@@ -401,6 +401,37 @@ impl Backend for TfheBackend {
     ) -> Result<Vec<usize>, CircuitError> {
         cmux::ram_write_unrefreshed(&self.noise, self.policy, ram, addr, vals, threads)
     }
+    fn ram_read_part(
+        &self,
+        ram: &TfheRam,
+        addr_low: &[&TrgswFft<u32>],
+        first: usize,
+        bit: usize,
+    ) -> Result<Trlwe<u32>, CircuitError> {
+        cmux::ram_read_part(ram, addr_low, first, bit)
+    }
+    fn ram_read_join(
+        &self,
+        parts: &[&Trlwe<u32>],
+        addr_high: &[&TrgswFft<u32>],
+    ) -> Result<(Trlwe<u32>, Option<Trlwe<u32>>), CircuitError> {
+        let (bit, tree) = cmux::ram_read_join(&self.ek, parts, addr_high)?;
+        Ok((bit, Some(tree)))
+    }
+    fn ram_write_part(
+        &self,
+        ram: &mut TfheRam,
+        addr: &[&TrgswFft<u32>],
+        vals: &[WriteValue],
+        part: usize,
+        parts: usize,
+        threads: usize,
+    ) -> Result<(), CircuitError> {
+        cmux::ram_write_part(ram, addr, vals, part, parts, threads)
+    }
+    fn ram_write_bookkeep(&self, ram: &mut TfheRam) -> Result<Vec<usize>, CircuitError> {
+        cmux::ram_write_bookkeep(&self.noise, self.policy, ram)
+    }
     fn ram_cell(&self, ram: &TfheRam, i: usize) -> Result<Trlwe<u32>, CircuitError> {
         ram.cells
             .get(i)
@@ -458,6 +489,11 @@ impl Backend for TfheBackend {
             refreshes: 0,
         }
     }
+    fn rom_tree_cmuxes(&self, spec: &MemorySpec) -> usize {
+        // The tree over the packed blocks, then one CMUX per address bit of the blind rotation.
+        TfheRom::layout(spec.addr_width, spec.data_width, self.params().n1)
+            .map_or(0, |(_, low, blocks)| blocks - 1 + low)
+    }
     fn rom_shape(&self, rom: &TfheRom) -> (usize, usize) {
         (rom.addr_width, rom.data_width)
     }
@@ -475,7 +511,8 @@ impl Backend for TfheBackend {
             TaskKind::Mux => 20.0,
             TaskKind::Not => 0.0,
             TaskKind::Select => 50.0,
-            TaskKind::RomRead => 10.0 * 33.0,
+            // Per data bit: extraction, key switch and bootstrap (the tree: rom_tree_cmuxes).
+            TaskKind::RomRead => 10.0,
             TaskKind::RamRead => 12.0,
             TaskKind::WriteValue => 20.0,
             TaskKind::Cmux => 0.02,

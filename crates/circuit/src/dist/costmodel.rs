@@ -16,6 +16,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
+use crate::backend::TaskKind;
 use crate::engine::Item;
 use crate::partition::{refresh_share, Partition};
 
@@ -150,6 +151,7 @@ fn dataflow(
     m: &Measured,
     net: &Network,
     threads: usize,
+    split: Option<CbSplit>,
     size: &dyn Fn(usize) -> usize,
 ) -> (Vec<f64>, Vec<f64>) {
     let (ranks, set) = (part.ranks, &part.set);
@@ -218,31 +220,39 @@ fn dataflow(
     for t in (0..n).filter(|&t| waits[t] == 0) {
         ready_now(t, &mut ready);
     }
+    // Lanes each running task holds (a split circuit bootstrap holds several).
+    let mut lanes = vec![1usize; n];
     let start = |r: usize,
                  now: f64,
                  ready: &mut Vec<BinaryHeap<_>>,
                  free: &mut [usize],
+                 lanes: &mut [usize],
                  ev: &mut Events| {
         while free[r] > 0 {
             let Some((_, Reverse(t))) = ready[r].pop() else {
                 break;
             };
-            free[r] -= 1;
-            ev.push(
-                now + part.cost(t as usize) * m.seconds_per_unit,
-                Event::TaskDone(t),
-            );
+            let t = t as usize;
+            let mut secs = part.cost(t) * m.seconds_per_unit;
+            lanes[t] = 1;
+            if let Some(cb) = split.filter(|_| part.kind(t) == TaskKind::Select) {
+                let k = cb.threads.min(free[r]).max(1);
+                lanes[t] = k;
+                secs *= cb.latency_on(k);
+            }
+            free[r] -= lanes[t];
+            ev.push(now + secs, Event::TaskDone(t as u32));
         }
     };
     for r in 0..ranks {
-        start(r, 0.0, &mut ready, &mut free, &mut ev);
+        start(r, 0.0, &mut ready, &mut free, &mut lanes, &mut ev);
     }
     while let Some((now, e)) = ev.pop() {
         let r = match e {
             Event::TaskDone(t) => {
                 let t = t as usize;
                 let r = part.owner[t] as usize;
-                free[r] += 1;
+                free[r] += lanes[t];
                 for &s in &next[t] {
                     waits[s as usize] -= 1;
                     if waits[s as usize] == 0 {
@@ -268,13 +278,50 @@ fn dataflow(
             }
         };
         clock[r] = clock[r].max(now);
-        start(r, now, &mut ready, &mut free, &mut ev);
+        start(r, now, &mut ready, &mut free, &mut lanes, &mut ev);
     }
     (clock, link)
 }
 
+/// A circuit bootstrap split over a rank's idle threads (an option of [`predict_with`]; built
+/// bit-identically elsewhere, its latency measured there): one on `threads` threads takes `latency`
+/// times its one-thread time. A split circuit bootstrap (a [`TaskKind::Select`] task) takes as many
+/// of its rank's free threads as it can, up to `threads`, when it starts, and holds them to its
+/// end; on `k` of them its speed over one thread is interpolated linearly between 1 (one thread)
+/// and `1 / latency` (`threads` threads).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CbSplit {
+    pub threads: usize,
+    pub latency: f64,
+}
+
+impl CbSplit {
+    /// The latency factor on `k` threads.
+    pub fn latency_on(&self, k: usize) -> f64 {
+        if self.threads <= 1 || k <= 1 {
+            return 1.0;
+        }
+        let k = k.min(self.threads);
+        let top = 1.0 / self.latency.max(1e-9);
+        let speed = 1.0 + (top - 1.0) * (k - 1) as f64 / (self.threads - 1) as f64;
+        1.0 / speed
+    }
+}
+
 /// Predicts one cycle of `part` with `threads` threads per rank.
 pub fn predict(part: &Partition, m: &Measured, net: &Network, threads: usize) -> Prediction {
+    predict_with(part, m, net, threads, None)
+}
+
+/// [`predict`], circuit bootstraps split over idle threads as `split` says (`None`: one thread
+/// each, as built).
+pub fn predict_with(
+    part: &Partition,
+    m: &Measured,
+    net: &Network,
+    threads: usize,
+    split: Option<CbSplit>,
+) -> Prediction {
     let ranks = part.ranks;
     let threads = threads.max(1);
     let size = |i: usize| -> usize {
@@ -282,24 +329,42 @@ pub fn predict(part: &Partition, m: &Measured, net: &Network, threads: usize) ->
         let (b, r) = msg.counts();
         b * m.bit_bytes + r * m.ring_bytes + msg.sels() * m.sel_bytes
     };
-    let (mut clock, mut link) = dataflow(part, m, net, threads, &size);
+    let (mut clock, mut link) = dataflow(part, m, net, threads, split, &size);
     // The clock edge, RAM by RAM.
     let spu = m.seconds_per_unit;
     let wire = |cells: usize| (cells * m.ring_bytes) as f64 * 8.0 / net.bandwidth_bits;
     let on_threads = |cells: usize, unit: f64| cells.div_ceil(threads) as f64 * unit * spu;
     let (mut edge_one, mut edge_floor) = (0f64, 0f64);
     for e in &part.ram_edges {
-        let o = (e.owner as usize).min(ranks - 1);
-        edge_one += (e.write_units + e.refresh_cells as f64 * e.refresh_units) * spu;
+        let holders: Vec<usize> = e
+            .holders
+            .iter()
+            .map(|&h| (h as usize).min(ranks - 1))
+            .collect();
+        let parts = holders.len().max(1);
+        edge_one += (e.write_units * parts as f64 + e.refresh_cells as f64 * e.refresh_units) * spu;
         edge_floor += e.write_units * spu / threads as f64;
         if e.refresh_cells > 0 {
             edge_floor += e.refresh_units * spu;
         }
-        clock[o] += e.write_units * spu / threads as f64;
-        let mut back = clock[o];
+        // Each holder writes its parts on its threads.
+        for &h in &holders {
+            clock[h] += e.write_units * spu / threads as f64;
+        }
+        // The cells to refresh leave from their holders; which holder holds a cycle's cells moves
+        // with the round robin, so each share is taken to leave from the holder that finished its
+        // write last, on its link (pessimistic when the RAM is spread).
+        let o = *holders
+            .iter()
+            .max_by(|&&a, &&b| clock[a].total_cmp(&clock[b]).then(b.cmp(&a)))
+            .unwrap_or(&0);
         link[o] = link[o].max(clock[o]);
+        let mut back = holders.iter().map(|&h| clock[h]).fold(0f64, f64::max);
         for r in (0..ranks).filter(|&r| r != o) {
             let k = refresh_share(e.refresh_cells, ranks, r).len();
+            if k == 0 {
+                continue;
+            }
             link[o] += wire(k);
             let start = clock[r].max(link[o] + net.latency);
             let done = start + on_threads(k, e.refresh_units);
@@ -309,11 +374,23 @@ pub fn predict(part: &Partition, m: &Measured, net: &Network, threads: usize) ->
         }
         let own = refresh_share(e.refresh_cells, ranks, o).len();
         clock[o] = (clock[o] + on_threads(own, e.refresh_units)).max(back);
+        // Every holder waits for its refreshed cells.
+        for &h in &holders {
+            clock[h] = clock[h].max(back);
+        }
     }
     let end = clock.iter().copied().fold(0f64, f64::max);
     let work = part.work();
     let max_work = work.iter().copied().fold(0.0, f64::max) * m.seconds_per_unit;
-    let critical = part.critical_path_units * spu + edge_floor;
+    // The DAG's longest path, with circuit bootstraps as short as a split makes them.
+    let dag_path = match split {
+        Some(cb) if cb.latency_on(threads) < 1.0 => {
+            part.with_kind_scaled(TaskKind::Select, cb.latency_on(threads))
+                .critical_path_units
+        }
+        _ => part.critical_path_units,
+    };
+    let critical = dag_path * spu + edge_floor;
     let (crossing_bits, crossing_rings) = part.crossing();
     Prediction {
         ranks,

@@ -4,7 +4,7 @@
 //!
 //! This module is built on the engine (its task table, its cycle slots, its [`Executor`] trait) and
 //! plugs into it from outside; the engine does not import it. It is not a general cluster scheduler:
-//! the partition is static per circuit and MUX plan, and the ranks run it level by level.
+//! the partition is static per circuit and MUX plan; within it each rank runs its tasks as data flows.
 //!
 //! [`Executor`]: crate::engine
 

@@ -20,8 +20,9 @@
 //!   that level stays within the level's fair share, else on the least-loaded one. That balances the
 //!   bootstrap work of every level and keeps operands where they are used.
 //! * A value ([`Item`]) crosses ranks only when a task, the outputs (rank 0) or a flip-flop's owner
-//!   on another rank reads it: the partition lists those messages, one per (producing level, source
-//!   rank, destination rank), with the level at which the receiver first needs it.
+//!   on another rank reads it: the partition lists those messages, one per (producing task,
+//!   destination rank) — so a message leaves as soon as its task is done, never waiting for others
+//!   of its level — with the level at which the receiver first needs it.
 
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
@@ -31,7 +32,9 @@ use crate::backend::{Backend, TaskKind};
 use crate::blueprint::{MemImpl, MemKind};
 use crate::circuit::{Circuit, Node};
 use crate::costmodel::{predict, Measured, Network};
-use crate::engine::tasks::{build_tasks, Grain, Task, TaskSet, ENGINE_GRAIN, SELECT_BATCH};
+use crate::engine::tasks::{
+    build_tasks, ram_parts, Grain, Task, TaskSet, ENGINE_GRAIN, SELECT_BATCH,
+};
 use crate::engine::{Engine, Item};
 use crate::leveled::MuxPlan;
 use crate::schedule::TaskGraph;
@@ -42,18 +45,32 @@ pub fn select_batch_for(ranks: usize) -> usize {
     grain_for(ranks).select_batch
 }
 
+/// Most parts a CMUX RAM is cut into ([`grain_for`]): every part's holder receives the RAM's
+/// address selectors and write values each cycle, so more parts cost more messages.
+pub const RAM_PARTS_MAX: usize = 16;
+
 /// How a cycle is cut into tasks on `ranks` ranks: as the single-process engine up to 2 ranks; on
 /// more, smaller select batches and a memory's address bits and a ROM word's bits in several tasks
-/// (one each from 64 ranks on), so that no big task sits alone on the critical path.
+/// (one each from 64 ranks on), so that no big task sits alone on the critical path, and each CMUX
+/// RAM in parts held by different ranks (the largest power of two up to `ranks`, at most
+/// [`RAM_PARTS_MAX`]).
 pub(crate) fn grain_for(ranks: usize) -> Grain {
     if ranks <= 2 {
         return ENGINE_GRAIN;
     }
+    let pow2 = 1usize << (usize::BITS - 1 - ranks.leading_zeros());
     Grain {
         select_batch: (SELECT_BATCH * 2 / ranks).max(1),
         mem_select: (SELECT_BATCH / ranks).max(1),
         rom_bits: (32 / ranks).max(1),
+        ram_parts: pow2.min(RAM_PARTS_MAX),
     }
+}
+
+/// The rank holding part `part` of `parts` of a spread RAM on `ranks` ranks: spread evenly, and a
+/// function of these three only, so a new task table (a new MUX plan) never moves a part's cells.
+pub fn ram_holder(part: usize, parts: usize, ranks: usize) -> u32 {
+    (part as u128 * ranks as u128 / parts.max(1) as u128) as u32
 }
 
 /// The refreshed cells (positions in a RAM edge's list of `cells`) rank `r` of `ranks` refreshes:
@@ -64,28 +81,33 @@ pub fn refresh_share(cells: usize, ranks: usize, r: usize) -> Range<usize> {
     at(r)..at(r + 1)
 }
 
-/// The clock edge of one CMUX RAM: the write runs on the memory's rank, then the cycle's refreshes
-/// are split over every rank ([`refresh_share`]), in memory order.
+/// The clock edge of one CMUX RAM: the write runs where its cells are (the memory's rank, or each
+/// part's holder writing its part when the RAM is spread), then the cycle's refreshes are split
+/// over every rank ([`refresh_share`]), in memory order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RamEdge {
     pub mem: u32,
-    /// The rank holding the memory (and doing the write).
-    pub owner: u32,
-    /// Cost units of the write.
+    /// The rank holding each part of the memory's words (one: the memory is whole there), each
+    /// doing the write of its part.
+    pub holders: Vec<u32>,
+    /// Cost units of the write of one part.
     pub write_units: f64,
     /// Cells refreshed per cycle (about: the policy's round-robin share) and the units of one.
     pub refresh_cells: usize,
     pub refresh_units: f64,
 }
 
-/// A message of one cycle: the items `src` made at `level` (−1: the cycle's sources, i.e. flip-flop
-/// states) that `dst` reads, needed by `dst` before its tasks of level `deadline` (`levels`: at the
-/// clock edge).
+/// A message of one cycle: the items one task of `src` made at `level` (−1: the cycle's sources,
+/// i.e. flip-flop states) that `dst` reads, needed by `dst` before its tasks of level `deadline`
+/// (`levels`: at the clock edge).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Message {
     pub level: i64,
     pub src: u32,
     pub dst: u32,
+    /// Its number among the cycle's messages from `src` to `dst`, in this order (what tells them
+    /// apart on the wire).
+    pub seq: u32,
     pub deadline: u32,
     /// Items in ascending order.
     pub items: Vec<Item>,
@@ -97,7 +119,12 @@ impl Message {
         let rings = self
             .items
             .iter()
-            .filter(|i| matches!(i, Item::Ring(_) | Item::WriteVal { .. }))
+            .filter(|i| {
+                matches!(
+                    i,
+                    Item::Ring(_) | Item::WriteVal { .. } | Item::RamPart { .. }
+                )
+            })
             .count();
         (self.items.len() - rings - self.sels(), rings)
     }
@@ -148,9 +175,13 @@ pub struct Partition {
 pub enum Placement {
     /// Units first, then level by level, balancing each level's work and keeping operands local.
     Balanced,
+    /// As [`Placement::Balanced`], each level's tasks by upward rank, and its critical ones (within
+    /// 5 % of the level's highest upward rank) on ranks with no other work of the level where the
+    /// level's shares allow, so that they need not wait behind other tasks.
+    Critical,
     /// Each task where it would finish earliest, communication priced in ([`PLACEMENT_PRICE`]).
     Earliest,
-    /// The one of the two the cost model predicts faster at [`PLACEMENT_PRICE`] (the default).
+    /// The one of the three the cost model predicts fastest at [`PLACEMENT_PRICE`] (the default).
     Best,
 }
 
@@ -170,6 +201,22 @@ impl<B: Backend> Engine<B> {
             grain_for(ranks),
         ));
         Partition::of(&self.circuit, &self.backend, &self.plan, set, ranks, how)
+    }
+}
+
+/// Cost units of the clock-edge write of one part of CMUX RAM `m` (the whole RAM when it is not
+/// spread): on a rank, two external products per cell, each about a CMUX (the read tree for the
+/// stored bit and the demultiplexer); a spread RAM's write values carry the read's change, so a part
+/// runs only the demultiplexer: per data bit, the path down to its words and their subtree.
+fn ram_write_units<B: Backend>(c: &Circuit, b: &B, set: &TaskSet, m: usize) -> f64 {
+    let spec = &c.mems[m].spec;
+    match ram_parts(c, set.grain, m) {
+        1 => (spec.words() * spec.data_width) as f64 * b.task_cost(TaskKind::RamWriteCell),
+        parts => {
+            let split = parts.trailing_zeros() as usize;
+            let products = split + spec.words() / parts - 1;
+            (products * spec.data_width) as f64 * b.task_cost(TaskKind::Cmux)
+        }
     }
 }
 
@@ -203,7 +250,10 @@ struct Grouping {
     forced: Vec<Option<u32>>,
 }
 
-fn grouping(c: &Circuit, set: &TaskSet) -> Grouping {
+fn grouping(c: &Circuit, set: &TaskSet, ranks: usize) -> Grouping {
+    // Each spread RAM's read join per data bit (its write value stays with it: it keeps the read's
+    // tree, which the write of every part needs).
+    let mut joins: HashMap<(u32, u32), u32> = HashMap::new();
     let n = set.len();
     let mut g = Grouping {
         units: Units {
@@ -234,6 +284,21 @@ fn grouping(c: &Circuit, set: &TaskSet) -> Grouping {
                     g.mem_first[mem as usize] = t;
                 }
             }
+            // A spread RAM's part goes where its cells are.
+            Task::RamPart { mem, part, parts } => {
+                if g.mem_first[mem as usize] == u32::MAX {
+                    g.mem_first[mem as usize] = t;
+                }
+                g.forced[t as usize] = Some(ram_holder(part as usize, parts as usize, ranks));
+            }
+            Task::RamJoin { mem, bit, .. } => {
+                joins.insert((mem, bit), t);
+            }
+            Task::WriteVal { mem, bit } => {
+                if let Some(&j) = joins.get(&(mem, bit)) {
+                    g.units.union(t, j);
+                }
+            }
             Task::Lift(id) => {
                 if let Node::Dff(k) = c.nodes[id as usize] {
                     let d = c.dffs[k as usize].d;
@@ -243,7 +308,7 @@ fn grouping(c: &Circuit, set: &TaskSet) -> Grouping {
                     }
                 }
             }
-            Task::Node(_) | Task::MuxSels(_) | Task::Select { .. } | Task::WriteVal { .. } => {}
+            Task::Node(_) | Task::MuxSels(_) | Task::Select { .. } => {}
         }
     }
     g
@@ -279,7 +344,7 @@ fn argmin(v: &[f64]) -> usize {
 fn affinity(i: &Item) -> f64 {
     match i {
         Item::Bit(_) => 1.0,
-        Item::Ring(_) | Item::WriteVal { .. } => 3.0,
+        Item::Ring(_) | Item::WriteVal { .. } | Item::RamPart { .. } => 3.0,
         Item::Sel { .. } => 48.0,
         Item::MuxSel(_) => 0.0,
     }
@@ -301,34 +366,41 @@ impl Partition {
             mut units,
             mem_first,
             forced,
-        } = grouping(c, &set);
+        } = grouping(c, &set, ranks);
         let level = levels(&set);
         let levels = level.iter().map(|&l| l + 1).max().unwrap_or(0);
         let is_cmux_ram = |m: usize| {
             let spec = &c.mems[m].spec;
             mem_first[m] != u32::MAX && spec.kind == MemKind::Ram && spec.imp == MemImpl::Cmux
         };
-        let write_units = |m: usize| {
-            let spec = &c.mems[m].spec;
-            (spec.words() * spec.data_width) as f64 * b.task_cost(TaskKind::RamWriteCell)
-        };
-        // A memory's unit also carries its clock-edge RAM write (work outside the DAG; the refresh
-        // is spread over every rank, the same share for each).
+        // A memory's unit (a spread RAM's part) also carries its clock-edge RAM write (work
+        // outside the DAG; the refresh is spread over every rank, the same share for each).
         let mut edge_of_root: HashMap<u32, f64> = HashMap::new();
-        for (m, &first) in mem_first.iter().enumerate() {
-            if is_cmux_ram(m) {
-                *edge_of_root.entry(units.find(first)).or_default() += write_units(m);
+        for (t, task) in set.tasks.iter().enumerate() {
+            let m = match *task {
+                Task::RamRead { mem, .. } if mem_first[mem as usize] == t as u32 => mem,
+                Task::RamPart { mem, .. } => mem,
+                _ => continue,
+            };
+            if is_cmux_ram(m as usize) {
+                *edge_of_root.entry(units.find(t as u32)).or_default() +=
+                    ram_write_units(c, b, &set, m as usize);
             }
         }
-        let balanced = place(
-            &set,
-            &level,
-            levels,
-            ranks,
-            &mut units,
-            &forced,
-            &edge_of_root,
-        );
+        let mut balanced_by = |critical_first: bool| {
+            place(
+                &set,
+                &level,
+                levels,
+                ranks,
+                &mut units,
+                &forced,
+                &edge_of_root,
+                critical_first,
+            )
+        };
+        let balanced = balanced_by(false);
+        let critical = balanced_by(true);
         let earliest = place_earliest(&set, ranks, &mut units, &forced, &PLACEMENT_PRICE);
         let finish = |owner: Vec<u32>, how: Placement| {
             Partition::finish(
@@ -345,23 +417,30 @@ impl Partition {
         };
         match how {
             Placement::Balanced => finish(balanced, Placement::Balanced),
+            Placement::Critical => finish(critical, Placement::Critical),
             Placement::Earliest => finish(earliest, Placement::Earliest),
-            // Work placement from the cost model: the placement it predicts faster
-            // (communication priced in), the level-balanced one on a tie.
+            // Work placement from the cost model: the placement it predicts fastest
+            // (communication priced in), the first of balanced, critical, earliest on a tie.
             Placement::Best => {
                 let pb = finish(balanced, Placement::Balanced);
                 if ranks == 1 {
                     return pb;
                 }
-                let pe = finish(earliest, Placement::Earliest);
                 let time = |p: &Partition| {
                     predict(p, &PLACEMENT_PRICE.measured, &PLACEMENT_PRICE.network, 1).seconds
                 };
-                if time(&pe) < time(&pb) {
-                    pe
-                } else {
-                    pb
+                let mut best = (time(&pb), pb);
+                for (owner, how) in [
+                    (critical, Placement::Critical),
+                    (earliest, Placement::Earliest),
+                ] {
+                    let p = finish(owner, how);
+                    let t = time(&p);
+                    if t < best.0 {
+                        best = (t, p);
+                    }
                 }
+                best.1
             }
         }
     }
@@ -384,10 +463,6 @@ impl Partition {
         let is_cmux_ram = |m: usize| {
             let spec = &c.mems[m].spec;
             mem_first[m] != u32::MAX && spec.kind == MemKind::Ram && spec.imp == MemImpl::Cmux
-        };
-        let write_units = |m: usize| {
-            let spec = &c.mems[m].spec;
-            (spec.words() * spec.data_width) as f64 * b.task_cost(TaskKind::RamWriteCell)
         };
         let mut ring_exists: Vec<bool> = c
             .nodes
@@ -422,7 +497,10 @@ impl Partition {
                     Node::Dff(k) => dff_owner[k as usize],
                     _ => EVERYWHERE,
                 },
-                Item::Sel { .. } | Item::WriteVal { .. } | Item::MuxSel(_) => EVERYWHERE,
+                Item::Sel { .. }
+                | Item::WriteVal { .. }
+                | Item::MuxSel(_)
+                | Item::RamPart { .. } => EVERYWHERE,
             }
         };
         // Needs: (item, dst) → earliest level.
@@ -444,8 +522,16 @@ impl Partition {
                 add(Item::Bit(bit), 0, levels);
             }
         }
-        for (m, &o) in mem_owner.iter().enumerate() {
-            if is_cmux_ram(m) {
+        let holders = |m: usize| -> Vec<u32> {
+            match ram_parts(c, set.grain, m) {
+                1 => vec![mem_owner[m]],
+                parts => (0..parts).map(|j| ram_holder(j, parts, ranks)).collect(),
+            }
+        };
+        for m in (0..c.mems.len()).filter(|&m| is_cmux_ram(m)) {
+            let mut hs = holders(m);
+            hs.dedup();
+            for o in hs {
                 for bit in 0..c.mems[m].addr.len() as u32 {
                     add(Item::Sel { mem: m as u32, bit }, o, levels);
                 }
@@ -460,14 +546,18 @@ impl Partition {
                 add(Item::Ring(d.d), dff_owner[k], levels);
             }
         }
-        let mut grouped: BTreeMap<(i64, u32, u32), (u32, Vec<Item>)> = BTreeMap::new();
+        // One message per (making task, destination): it leaves as soon as that task is done (the
+        // cycle's sources: one per source rank and destination, at the start).
+        // (producing level, making task, source, destination) → (deadline, items).
+        type Key = (i64, i64, u32, u32);
+        let mut grouped: BTreeMap<Key, (u32, Vec<Item>)> = BTreeMap::new();
         for ((i, dst), deadline) in need {
-            let lvl = set
+            let (lvl, maker) = set
                 .producer
                 .get(&i)
-                .map_or(-1, |&p| i64::from(level[p as usize]));
+                .map_or((-1, -1), |&p| (i64::from(level[p as usize]), i64::from(p)));
             let e = grouped
-                .entry((lvl, holder(&i), dst))
+                .entry((lvl, maker, holder(&i), dst))
                 .or_insert((deadline, Vec::new()));
             e.0 = e.0.min(deadline);
             e.1.push(i);
@@ -476,20 +566,26 @@ impl Partition {
             .filter(|&m| is_cmux_ram(m))
             .map(|m| RamEdge {
                 mem: m as u32,
-                owner: mem_owner[m],
-                write_units: write_units(m),
+                holders: holders(m),
+                write_units: ram_write_units(c, b, &set, m),
                 refresh_cells: b.ram_refreshes_per_cycle(&c.mems[m].spec),
                 refresh_units: b.task_cost(TaskKind::RamRefreshCell),
             })
             .collect();
+        let mut seq: HashMap<(u32, u32), u32> = HashMap::new();
         let messages = grouped
             .into_iter()
-            .map(|((level, src, dst), (deadline, items))| Message {
-                level,
-                src,
-                dst,
-                deadline,
-                items,
+            .map(|((level, _, src, dst), (deadline, items))| {
+                let n = seq.entry((src, dst)).or_default();
+                *n += 1;
+                Message {
+                    level,
+                    src,
+                    dst,
+                    seq: *n - 1,
+                    deadline,
+                    items,
+                }
             })
             .collect();
         Partition {
@@ -620,10 +716,16 @@ impl Partition {
     }
 }
 
+/// A task whose upward rank is within this fraction of its level's highest is critical
+/// ([`Placement::Critical`]).
+const CRITICAL: f64 = 0.95;
+
 /// Places every task on a rank: the units (with their clock-edge work `edge_of_root`) largest first
-/// on the least-loaded rank, then the other tasks level by level, largest first, each on the rank
-/// holding most of its operands among those within the level's fair share, else on the one
-/// furthest below it.
+/// on the least-loaded rank, then the other tasks level by level, largest first (`critical_first`:
+/// by upward rank, the critical ones each on a rank with no other work of its level if it can),
+/// each on the rank holding most of its operands among those within the level's fair share, else
+/// on the one furthest below it.
+#[allow(clippy::too_many_arguments)]
 fn place(
     set: &TaskSet,
     level: &[u32],
@@ -632,6 +734,7 @@ fn place(
     units: &mut Units,
     forced: &[Option<u32>],
     edge_of_root: &HashMap<u32, f64>,
+    critical_first: bool,
 ) -> Vec<u32> {
     let n = set.len();
     let nl = levels as usize;
@@ -688,7 +791,18 @@ fn place(
     };
     let mut aff = vec![0f64; ranks];
     for (l, ts) in by_level.iter_mut().enumerate() {
-        ts.sort_by(|&x, &y| cost(y).total_cmp(&cost(x)).then(x.cmp(&y)));
+        let pr = |t: u32| set.graph.priority(t as usize);
+        if critical_first {
+            ts.sort_by(|&x, &y| {
+                pr(y)
+                    .total_cmp(&pr(x))
+                    .then(cost(y).total_cmp(&cost(x)))
+                    .then(x.cmp(&y))
+            });
+        } else {
+            ts.sort_by(|&x, &y| cost(y).total_cmp(&cost(x)).then(x.cmp(&y)));
+        }
+        let top = ts.iter().map(|&t| pr(t)).fold(0.0, f64::max);
         for &t in ts.iter() {
             let ct = cost(t);
             aff.iter_mut().for_each(|a| *a = 0.0);
@@ -696,6 +810,15 @@ fn place(
                 let h = set.producer.get(r).map(|&p| owner[p as usize]);
                 if let Some(h) = h.filter(|&h| h != u32::MAX) {
                     aff[h as usize] += affinity(r);
+                }
+            }
+            if critical_first && pr(t) >= top * CRITICAL && ct > 0.0 {
+                // A critical task: where it need not wait behind other work of its level.
+                let loads = &level_load[l * ranks..(l + 1) * ranks];
+                for r in 0..ranks {
+                    if loads[r] > 0.0 {
+                        aff[r] -= 1000.0;
+                    }
                 }
             }
             let loads = &level_load[l * ranks..(l + 1) * ranks];
@@ -771,7 +894,7 @@ fn place_earliest(
     let wire = |i: &Item| -> f64 {
         let bytes = match i {
             Item::Bit(_) => m.bit_bytes,
-            Item::Ring(_) | Item::WriteVal { .. } => m.ring_bytes,
+            Item::Ring(_) | Item::WriteVal { .. } | Item::RamPart { .. } => m.ring_bytes,
             Item::Sel { .. } => m.sel_bytes,
             Item::MuxSel(_) => 0,
         };

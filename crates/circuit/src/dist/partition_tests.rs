@@ -117,7 +117,10 @@ fn every_read_is_local_or_received_in_time() {
                             Node::Input(_) | Node::Const(_) => true,
                             _ => false,
                         },
-                        Item::Sel { .. } | Item::WriteVal { .. } | Item::MuxSel(_) => false,
+                        Item::Sel { .. }
+                        | Item::WriteVal { .. }
+                        | Item::MuxSel(_)
+                        | Item::RamPart { .. } => false,
                     },
                 }
             };
@@ -135,15 +138,19 @@ fn every_read_is_local_or_received_in_time() {
                 assert!(has(Item::Bit(d.d), p.dff_owner[k], p.levels));
             }
             for edge in &p.ram_edges {
-                assert_eq!(edge.owner, p.mem_owner[edge.mem as usize]);
+                assert_eq!(edge.holders[0], p.mem_owner[edge.mem as usize]);
+                // On 3 ranks and more a RAM is spread over ranks (a part each).
+                assert_eq!(edge.holders.len() > 1, ranks > 2);
                 let mem = edge.mem;
-                for bit in 0..c.mems[mem as usize].addr.len() as u32 {
-                    let s = Item::Sel { mem, bit };
-                    assert!(has(s, edge.owner, p.levels), "the RAM write's selectors");
-                }
-                for bit in 0..c.mems[mem as usize].wdata.len() as u32 {
-                    let v = Item::WriteVal { mem, bit };
-                    assert!(has(v, edge.owner, p.levels), "the RAM write's values");
+                for &h in &edge.holders {
+                    for bit in 0..c.mems[mem as usize].addr.len() as u32 {
+                        let s = Item::Sel { mem, bit };
+                        assert!(has(s, h, p.levels), "the RAM write's selectors");
+                    }
+                    for bit in 0..c.mems[mem as usize].wdata.len() as u32 {
+                        let v = Item::WriteVal { mem, bit };
+                        assert!(has(v, h, p.levels), "the RAM write's values");
+                    }
                 }
             }
             if ranks == 7 && c.mems.len() > 1 {
@@ -210,7 +217,9 @@ fn cost_model_is_consistent() {
         let edge: f64 = p1
             .ram_edges
             .iter()
-            .map(|x| x.write_units + x.refresh_cells as f64 * x.refresh_units)
+            .map(|x| {
+                x.write_units * x.holders.len() as f64 + x.refresh_cells as f64 * x.refresh_units
+            })
             .sum();
         let dag: f64 = (0..p1.tasks()).map(|t| p1.cost(t)).sum();
         let work: f64 = (dag + edge) * 1e-3;
@@ -291,8 +300,9 @@ fn ram_refresh_is_spread_over_ranks() {
     assert!(four <= cells.div_ceil(4) as f64 * unit + 1e-9, "{four}");
 }
 
-/// Both placements keep what must stay together (a CMUX with the batch making its select, a RAM's
-/// reads with its cells) and cover every task; the default takes the one the model prices faster.
+/// Every placement keeps what must stay together (a CMUX with the batch making its select, a RAM's
+/// reads with its cells, a spread RAM's parts on their holders and its write values with their
+/// reads) and covers every task; the default takes the one the model prices fastest.
 #[test]
 fn placements_keep_units_and_best_is_fastest() {
     for e in engines() {
@@ -300,11 +310,12 @@ fn placements_keep_units_and_best_is_fastest() {
             let time = |p: &Partition| {
                 predict(p, &PLACEMENT_PRICE.measured, &PLACEMENT_PRICE.network, 1).seconds
             };
-            let (pb, pe) = (
+            let (pb, pc, pe) = (
                 e.plan_partition_with(ranks, Placement::Balanced),
+                e.plan_partition_with(ranks, Placement::Critical),
                 e.plan_partition_with(ranks, Placement::Earliest),
             );
-            for p in [&pb, &pe] {
+            for p in [&pb, &pc, &pe] {
                 assert!(p.owner.iter().all(|&r| (r as usize) < ranks));
                 for (t, task) in p.set.tasks.iter().enumerate() {
                     match task {
@@ -318,20 +329,96 @@ fn placements_keep_units_and_best_is_fastest() {
                         Task::RamRead { mem, .. } => {
                             assert_eq!(p.owner[t], p.mem_owner[*mem as usize]);
                         }
+                        Task::RamPart { part, parts, .. } => {
+                            assert_eq!(
+                                p.owner[t],
+                                ram_holder(*part as usize, *parts as usize, ranks)
+                            );
+                        }
+                        // A write value stays with the read of its bit (it keeps the tree).
+                        Task::WriteVal { mem, bit } => {
+                            if let Some(j) = p.set.tasks.iter().position(|x| {
+                                matches!(x, Task::RamJoin { mem: m, bit: b, .. } if m == mem && b == bit)
+                            }) {
+                                assert_eq!(p.owner[t], p.owner[j]);
+                            }
+                        }
                         _ => {}
                     }
                 }
             }
             let best = e.plan_partition(ranks);
-            assert!(time(&best) <= time(&pb).min(time(&pe)) + 1e-12);
-            assert_eq!(
-                best.placement,
-                if time(&pe) < time(&pb) {
-                    Placement::Earliest
-                } else {
-                    Placement::Balanced
-                }
-            );
+            let (tb, tc, te) = (time(&pb), time(&pc), time(&pe));
+            assert!(time(&best) <= tb.min(tc).min(te) + 1e-12);
+            let want = if te < tb.min(tc) {
+                Placement::Earliest
+            } else if tc < tb {
+                Placement::Critical
+            } else {
+                Placement::Balanced
+            };
+            assert_eq!(best.placement, want);
         }
     }
+}
+
+/// On 3 ranks and more a RAM is spread: its parts on distinct ranks, the reads joined per data bit;
+/// and a circuit bootstrap split over idle threads is as built at latency 1, and faster, with a
+/// lower floor, below it.
+#[test]
+fn ram_is_spread_and_the_cb_split_is_priced() {
+    let e = Engine::new(PlainBackend, memuser());
+    let c = &*e.circuit;
+    let whole = e.plan_partition(2);
+    assert_eq!(whole.ram_edges[0].holders.len(), 1);
+    for ranks in [3, 8, 64] {
+        let p = e.plan_partition(ranks);
+        let edge = &p.ram_edges[0];
+        let words = c.mems[edge.mem as usize].spec.words();
+        let parts = edge.holders.len();
+        assert!(parts > 1 && parts.is_power_of_two() && parts <= ranks.min(words));
+        let mut hs = edge.holders.clone();
+        hs.dedup();
+        assert_eq!(hs.len(), parts, "one part per rank");
+        let joins = p
+            .set
+            .tasks
+            .iter()
+            .filter(|t| matches!(t, Task::RamJoin { .. }))
+            .count();
+        assert_eq!(joins, c.mems[edge.mem as usize].rdata.len());
+    }
+    let cb = crate::costmodel::CbSplit {
+        threads: 4,
+        latency: 0.3,
+    };
+    assert_eq!(cb.latency_on(1), 1.0);
+    assert!((cb.latency_on(4) - 0.3).abs() < 1e-12);
+    assert!(cb.latency_on(2) < 1.0 && cb.latency_on(2) > 0.3);
+    let m = Measured {
+        seconds_per_unit: 1e-3,
+        bit_bytes: 2528,
+        ring_bytes: 16400,
+        sel_bytes: 131_080,
+    };
+    let lp = LeveledParams::for_params(&vsp_tfhe::Params::default_128()).unwrap();
+    let mut e = Engine::new(PlainBackend, memuser());
+    e.set_leveled(Some(lp));
+    let p = e.plan_partition(8);
+    let net = Network::TEN_GBE;
+    let one = crate::costmodel::predict_with(&p, &m, &net, 4, None);
+    let same = crate::costmodel::predict_with(
+        &p,
+        &m,
+        &net,
+        4,
+        Some(crate::costmodel::CbSplit {
+            threads: 4,
+            latency: 1.0,
+        }),
+    );
+    assert!((one.seconds - same.seconds).abs() < 1e-12);
+    let split = crate::costmodel::predict_with(&p, &m, &net, 4, Some(cb));
+    assert!(split.critical_path_seconds < one.critical_path_seconds);
+    assert!(split.seconds < one.seconds);
 }

@@ -36,6 +36,8 @@ pub(crate) struct Ctx<'a, B: Backend> {
     /// set by the read task before the bit it reads, so a write-value task, which reads that bit,
     /// finds it when they run in one place (elsewhere it finds none and the write reads again).
     pub(crate) kept: &'a [Vec<OnceLock<B::Ring>>],
+    /// Per CMUX RAM read in parts: part `part` of data bit `bit` at `part * data_width + bit`.
+    pub(crate) ram_parts: &'a [Vec<OnceLock<B::Ring>>],
     pub(crate) mems: &'a [MemState<B>],
 }
 
@@ -97,6 +99,13 @@ impl<B: Backend> Ctx<'_, B> {
             .iter()
             .map(|s| got(s, "address selector"))
             .collect()
+    }
+    /// Memory `mem`'s address selector slots (some may be empty: a place may make only some).
+    fn addr_bits(&self, mem: usize) -> Result<&[OnceLock<B::Sel>], CircuitError> {
+        self.sels
+            .get(mem)
+            .map(Vec::as_slice)
+            .ok_or_else(|| internal("memory out of range"))
     }
     pub(crate) fn exec(&self, t: Task) -> Result<(), CircuitError> {
         let b = self.b;
@@ -227,6 +236,49 @@ impl<B: Backend> Ctx<'_, B> {
                     return Err(internal("RAM state missing"));
                 };
                 let (v, kept) = b.ram_read_keep(ram, &self.addr(mem as usize)?, bit as usize)?;
+                if let (Some(k), Ok(slot)) = (kept, at(self.kept, mem, bit)) {
+                    let _ = slot.set(k);
+                }
+                self.set_from_ring(self.c.mems[mem as usize].rdata[bit as usize], v)?;
+            }
+            Task::RamPart { mem, part, parts } => {
+                let MemState::Ram(ram) = &self.mems[mem as usize] else {
+                    return Err(internal("RAM state missing"));
+                };
+                // Only the low selectors: a place holding a part may get the high ones later.
+                let addr = self.addr_bits(mem as usize)?;
+                let high = parts.trailing_zeros() as usize;
+                let low = addr
+                    .len()
+                    .checked_sub(high)
+                    .ok_or_else(|| internal("RAM parts"))?;
+                let low_sels = addr[..low]
+                    .iter()
+                    .map(|s| got(s, "address selector"))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let w = self.c.mems[mem as usize].rdata.len();
+                let first = (part as usize) << low;
+                for bit in 0..w {
+                    let r = b.ram_read_part(ram, &low_sels, first, bit)?;
+                    let _ = at(self.ram_parts, mem, part * w as u32 + bit as u32)?.set(r);
+                }
+            }
+            Task::RamJoin { mem, bit, parts } => {
+                let w = self.c.mems[mem as usize].rdata.len() as u32;
+                let addr = self.addr_bits(mem as usize)?;
+                let high = parts.trailing_zeros() as usize;
+                let low = addr
+                    .len()
+                    .checked_sub(high)
+                    .ok_or_else(|| internal("RAM parts"))?;
+                let high_sels = addr[low..]
+                    .iter()
+                    .map(|s| got(s, "address selector"))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let ps = (0..parts)
+                    .map(|part| got(at(self.ram_parts, mem, part * w + bit)?, "RAM read part"))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let (v, kept) = b.ram_read_join(&ps, &high_sels)?;
                 if let (Some(k), Ok(slot)) = (kept, at(self.kept, mem, bit)) {
                     let _ = slot.set(k);
                 }

@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use super::ctx::{got, internal, Ctx};
 use super::executor::{Executor, View};
+use super::tasks::ram_parts;
 use super::{Carried, CycleStats, Engine, MemState, State};
 use crate::backend::Backend;
 use crate::blueprint::MemImpl;
@@ -90,7 +91,7 @@ impl<B: Backend> Engine<B> {
         for (m, mem) in state.mems.iter_mut().enumerate() {
             let MemState::Ram(ram) = mem else { continue };
             if !exec.holds_mem(m) {
-                exec.help_ram(&v, m)?;
+                exec.help_ram(&v, m, ram)?;
                 continue;
             }
             let addr = slots.sels[m]
@@ -165,6 +166,7 @@ struct Slots<B: Backend> {
     msels: Vec<OnceLock<B::Sel>>,
     wvals: Vec<Vec<OnceLock<B::WriteVal>>>,
     kept: Vec<Vec<OnceLock<B::Ring>>>,
+    ram_parts: Vec<Vec<OnceLock<B::Ring>>>,
     lifts: AtomicUsize,
 }
 
@@ -193,6 +195,15 @@ impl<B: Backend> Slots<B> {
             sels: per_cmux_memory(c, |m| m.addr.len()),
             wvals: per_cmux_memory(c, |m| m.wdata.len()),
             kept: per_cmux_memory(c, |m| m.rdata.len()),
+            ram_parts: (0..c.mems.len())
+                .map(|m| {
+                    let k = match ram_parts(c, v.tasks.grain, m) {
+                        1 => 0,
+                        p => p * c.mems[m].rdata.len(),
+                    };
+                    (0..k).map(|_| OnceLock::new()).collect()
+                })
+                .collect(),
             msels: plan.sel_nodes.iter().map(|_| OnceLock::new()).collect(),
             values,
             rings,
@@ -220,6 +231,7 @@ impl<B: Backend> Slots<B> {
             batches: &v.tasks.batches,
             wvals: &self.wvals,
             kept: &self.kept,
+            ram_parts: &self.ram_parts,
             mems,
         }
     }

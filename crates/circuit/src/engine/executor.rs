@@ -10,10 +10,11 @@
 use std::time::{Duration, Instant};
 
 use super::ctx::Ctx;
-use super::tasks::{Grain, Task, TaskSet, ENGINE_GRAIN};
+use super::tasks::{ram_parts, Grain, Task, TaskSet, ENGINE_GRAIN};
 use super::{Carried, State};
 use crate::backend::Backend;
 use crate::circuit::{Circuit, NodeId};
+use crate::cmux::par_for;
 use crate::error::CircuitError;
 use crate::leveled::MuxPlan;
 use crate::schedule::{self, TaskGraph};
@@ -81,19 +82,26 @@ pub(crate) trait Executor<B: Backend>: Send + Sync {
         ctx: &Ctx<'_, B>,
         tick: &mut dyn FnMut(usize),
     ) -> Result<DagRun, CircuitError>;
-    /// The clock-edge write of CMUX RAM `m`, held here, at `addr` with `vals`.
+    /// The clock-edge write of CMUX RAM `m`, held here (whole, or some of its parts when the task
+    /// table cuts it: [`super::tasks::Grain::ram_parts`]), at `addr` with `vals`.
     fn write_ram(
         &mut self,
         v: &View<'_, B>,
-        _m: usize,
+        m: usize,
         ram: &mut B::Ram,
         addr: &[&B::Sel],
         vals: &[B::WriteVal],
     ) -> Result<(), CircuitError> {
-        v.b.ram_write(ram, addr, vals, v.threads)
+        write_ram_here(v, m, ram, addr, vals)
     }
-    /// This place's part in the clock edge of CMUX RAM `m`, held elsewhere.
-    fn help_ram(&mut self, _v: &View<'_, B>, _m: usize) -> Result<(), CircuitError> {
+    /// This place's part in the clock edge of CMUX RAM `m`, held elsewhere (`ram`: its copy here,
+    /// whose bookkeeping a place keeps in step when the RAM is spread).
+    fn help_ram(
+        &mut self,
+        _v: &View<'_, B>,
+        _m: usize,
+        _ram: &mut B::Ram,
+    ) -> Result<(), CircuitError> {
         Ok(())
     }
     /// The root's `flag`, on every place.
@@ -115,6 +123,35 @@ pub(crate) trait Executor<B: Backend>: Send + Sync {
     fn fail(&self, e: CircuitError) -> CircuitError {
         e
     }
+}
+
+/// The clock-edge write of CMUX RAM `m`, all of it in this place: whole, or part by part when the
+/// task table cuts the RAM into parts (the same cells as the whole write), then its bookkeeping and
+/// refreshes.
+pub(crate) fn write_ram_here<B: Backend>(
+    v: &View<'_, B>,
+    m: usize,
+    ram: &mut B::Ram,
+    addr: &[&B::Sel],
+    vals: &[B::WriteVal],
+) -> Result<(), CircuitError> {
+    let parts = ram_parts(v.c, v.tasks.grain, m);
+    if parts == 1 {
+        return v.b.ram_write(ram, addr, vals, v.threads);
+    }
+    let b = v.b;
+    for part in 0..parts {
+        b.ram_write_part(ram, addr, vals, part, parts, v.threads)?;
+    }
+    let list = b.ram_write_bookkeep(ram)?;
+    let ram_ro: &B::Ram = ram;
+    let fresh = par_for(list.len(), v.threads, |k| {
+        b.refresh_ram_cell(&b.ram_cell(ram_ro, list[k])?)
+    })?;
+    for (&i, cell) in list.iter().zip(fresh) {
+        b.set_ram_cell(ram, i, cell)?;
+    }
+    Ok(())
 }
 
 /// The default executor: every task on this process's threads.

@@ -40,6 +40,19 @@ pub(crate) enum Task {
         mem: u32,
         bit: u32,
     },
+    /// Part `part` of `parts` of every read of a RAM spread over places ([`Grain::ram_parts`]): the
+    /// CMUX trees of every data bit over the part's words (held where the part is).
+    RamPart {
+        mem: u32,
+        part: u32,
+        parts: u32,
+    },
+    /// Data bit `bit` of a spread RAM's read, joined from its `parts` parts.
+    RamJoin {
+        mem: u32,
+        bit: u32,
+        parts: u32,
+    },
     WriteVal {
         mem: u32,
         bit: u32,
@@ -60,6 +73,8 @@ pub enum Item {
     WriteVal { mem: u32, bit: u32 },
     /// The circuit-bootstrapped select of MUX-plan slot `n` (made and used in one process).
     MuxSel(u32),
+    /// Part `part` of the read tree of data bit `bit` of a spread RAM `mem` (a ring).
+    RamPart { mem: u32, part: u32, bit: u32 },
 }
 
 /// The facts of one task.
@@ -86,6 +101,11 @@ pub(crate) struct Grain {
     pub(crate) mem_select: usize,
     /// ROM data bits per read task.
     pub(crate) rom_bits: usize,
+    /// Parts a CMUX RAM's words are cut into (a power of two; 1: the RAM is read and written whole,
+    /// by one place). Each part is held by one place, which reads its words' trees
+    /// ([`Task::RamPart`]) and writes its words at the clock edge; a read joins the parts
+    /// ([`Task::RamJoin`]).
+    pub(crate) ram_parts: usize,
 }
 
 /// The single-process engine's tasks on one thread: batches of [`SELECT_BATCH`], a memory's address
@@ -94,6 +114,7 @@ pub(crate) const ENGINE_GRAIN: Grain = Grain {
     select_batch: SELECT_BATCH,
     mem_select: usize::MAX,
     rom_bits: usize::MAX,
+    ram_parts: 1,
 };
 
 impl Grain {
@@ -133,6 +154,22 @@ impl TaskSet {
     pub(crate) fn len(&self) -> usize {
         self.tasks.len()
     }
+}
+
+/// Parts RAM `m` of `c` is cut into under `grain`: a power of two, at most its words.
+pub(crate) fn ram_parts(c: &Circuit, grain: Grain, m: usize) -> usize {
+    let mem = &c.mems[m];
+    if mem.spec.imp != MemImpl::Cmux || mem.spec.kind != MemKind::Ram {
+        return 1;
+    }
+    let words = 1usize << mem.addr.len().min(usize::BITS as usize - 2);
+    let p = grain.ram_parts.max(1);
+    let p = if p.is_power_of_two() {
+        p
+    } else {
+        p.next_power_of_two() / 2
+    };
+    p.min(words)
 }
 
 /// `first..first + count` as indices.
@@ -244,15 +281,37 @@ pub(crate) fn facts<B: Backend>(
             for &n in &m.rdata[span(first, count)] {
                 stored(plan, n, &mut w);
             }
-            (
-                TaskKind::RomRead,
-                f64::from(count) / m.rdata.len().max(1) as f64,
-            )
+            // Its bits' extractions, and the whole tree, which every part of a word runs.
+            let cost = b.task_cost(TaskKind::RomRead) * f64::from(count)
+                + b.task_cost(TaskKind::Cmux) * b.rom_tree_cmuxes(&m.spec) as f64;
+            return finish_cost(TaskKind::RomRead, cost, r, w);
         }
         Task::RamRead { mem, bit } => {
             r.extend(sels(mem));
             stored(plan, c.mems[mem as usize].rdata[bit as usize], &mut w);
             (TaskKind::RamRead, 1.0)
+        }
+        Task::RamPart { mem, part, parts } => {
+            let m = &c.mems[mem as usize];
+            let high = parts.trailing_zeros() as usize;
+            let low = m.addr.len().saturating_sub(high);
+            r.extend((0..low as u32).map(|bit| Item::Sel { mem, bit }));
+            w.extend((0..m.rdata.len() as u32).map(|bit| Item::RamPart { mem, part, bit }));
+            // (2^low − 1) CMUXes per data bit.
+            let cmuxes = ((1u64 << low) - 1) * m.rdata.len() as u64;
+            return finish(b, TaskKind::Cmux, cmuxes as f64, r, w);
+        }
+        Task::RamJoin { mem, bit, parts } => {
+            let m = &c.mems[mem as usize];
+            let high = parts.trailing_zeros() as usize;
+            let low = m.addr.len().saturating_sub(high);
+            r.extend((low as u32..m.addr.len() as u32).map(|bit| Item::Sel { mem, bit }));
+            r.extend((0..parts).map(|part| Item::RamPart { mem, part, bit }));
+            stored(plan, m.rdata[bit as usize], &mut w);
+            // The join's parts − 1 CMUXes and the extraction's bootstrap (a lift's work).
+            let cost =
+                b.task_cost(TaskKind::Cmux) * f64::from(parts - 1) + b.task_cost(TaskKind::Lift);
+            return finish_cost(TaskKind::RamRead, cost, r, w);
         }
         Task::WriteVal { mem, bit } => {
             let m = &c.mems[mem as usize];
@@ -263,13 +322,23 @@ pub(crate) fn facts<B: Backend>(
             (TaskKind::WriteValue, 1.0)
         }
     };
+    finish(b, kind, share, r, w)
+}
+
+/// The facts of a task of `kind` worth `share` of that kind's cost.
+fn finish<B: Backend>(b: &B, kind: TaskKind, share: f64, r: Vec<Item>, w: Vec<Item>) -> Facts {
+    finish_cost(kind, b.task_cost(kind) * share, r, w)
+}
+
+/// The facts of a task of `kind` costing `cost` units (reads and writes sorted, without repeats).
+fn finish_cost(kind: TaskKind, cost: f64, mut r: Vec<Item>, mut w: Vec<Item>) -> Facts {
     for v in [&mut r, &mut w] {
         v.sort_unstable();
         v.dedup();
     }
     Facts {
         kind,
-        cost: b.task_cost(kind) * share,
+        cost,
         reads: r,
         writes: w,
     }
@@ -402,9 +471,23 @@ fn task_list(c: &Circuit, plan: &MuxPlan, grain: Grain) -> (Vec<Task>, Vec<Vec<u
                             });
                         }
                     }
-                    MemKind::Ram => tasks.extend(
-                        (0..mem.rdata.len() as u32).map(|bit| Task::RamRead { mem: m, bit }),
-                    ),
+                    MemKind::Ram => match ram_parts(c, grain, m as usize) as u32 {
+                        1 => tasks.extend(
+                            (0..mem.rdata.len() as u32).map(|bit| Task::RamRead { mem: m, bit }),
+                        ),
+                        parts => {
+                            tasks.extend((0..parts).map(|part| Task::RamPart {
+                                mem: m,
+                                part,
+                                parts,
+                            }));
+                            tasks.extend((0..mem.rdata.len() as u32).map(|bit| Task::RamJoin {
+                                mem: m,
+                                bit,
+                                parts,
+                            }));
+                        }
+                    },
                 }
                 for &r in &mem.rdata {
                     made[r as usize] = true;
@@ -545,5 +628,105 @@ mod tests {
         }
         assert_eq!(outs[0], vec![0, 0, 0xBEEF, 0x1234]);
         assert_eq!(outs[0], outs[1]);
+    }
+
+    /// The local executor with a RAM cut into `parts` parts (as a distributed executor cuts it).
+    struct Spread(usize);
+    impl<B: Backend> crate::engine::executor::Executor<B> for Spread {
+        fn grain(&self) -> Grain {
+            Grain {
+                ram_parts: self.0,
+                ..ENGINE_GRAIN
+            }
+        }
+        fn run_dag(
+            &mut self,
+            v: &crate::engine::executor::View<'_, B>,
+            ctx: &crate::engine::ctx::Ctx<'_, B>,
+            tick: &mut dyn FnMut(usize),
+        ) -> Result<crate::engine::executor::DagRun, CircuitError> {
+            crate::engine::executor::run_tasks(ctx, &v.tasks.tasks, &v.tasks.graph, v.threads, tick)
+        }
+    }
+
+    /// A RAM read in parts and joined, and written part by part, computes what the whole RAM does
+    /// (64 lanes of different addresses at once), and its tasks say so: a part per range of words
+    /// reading the low address selectors, a join per data bit reading every part and the high ones.
+    #[test]
+    fn a_ram_in_parts_reads_and_writes_as_a_whole() {
+        let c = std::sync::Arc::new(ram());
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut rnd = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        // Per cycle: per lane an address (some repeated), write enable and data, bit-sliced.
+        let cycles: Vec<[Vec<u64>; 3]> = (0..24)
+            .map(|_| {
+                let lanes: Vec<(u64, u64, u64)> = (0..64)
+                    .map(|_| (rnd() % 24, rnd() % 2, rnd() & 0xFFFF))
+                    .collect();
+                let slice = |w: usize, f: &dyn Fn(&(u64, u64, u64)) -> u64| -> Vec<u64> {
+                    (0..w)
+                        .map(|i| (0..64).map(|l| ((f(&lanes[l]) >> i) & 1) << l).sum())
+                        .collect()
+                };
+                [slice(8, &|t| t.0), slice(1, &|t| t.1), slice(16, &|t| t.2)]
+            })
+            .collect();
+        let mut runs = Vec::new();
+        for parts in [1usize, 2, 4, 256] {
+            let mut e = Engine::new(PlainBackend, c.clone());
+            e.exec = Box::new(Spread(parts));
+            e.rebuild_tasks();
+            let kinds = |f: fn(&Task) -> bool| e.tasks.tasks.iter().filter(|t| f(t)).count();
+            if parts == 1 {
+                assert_eq!(kinds(|t| matches!(t, Task::RamRead { .. })), 16);
+            } else {
+                assert_eq!(kinds(|t| matches!(t, Task::RamPart { .. })), parts);
+                assert_eq!(kinds(|t| matches!(t, Task::RamJoin { .. })), 16);
+                assert_eq!(kinds(|t| matches!(t, Task::RamRead { .. })), 0);
+                let high = parts.trailing_zeros();
+                for (t, task) in e.tasks.tasks.iter().enumerate() {
+                    let f = &e.tasks.facts[t];
+                    let sels: Vec<u32> = f
+                        .reads
+                        .iter()
+                        .filter_map(|i| match i {
+                            Item::Sel { bit, .. } => Some(*bit),
+                            _ => None,
+                        })
+                        .collect();
+                    match task {
+                        Task::RamPart { .. } => {
+                            assert_eq!(sels, (0..8 - high).collect::<Vec<_>>());
+                            assert_eq!(f.writes.len(), 16);
+                        }
+                        Task::RamJoin { .. } => {
+                            assert_eq!(sels, (8 - high..8).collect::<Vec<_>>());
+                            assert_eq!(f.reads.len() - sels.len(), parts);
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            let mut outs = Vec::new();
+            for [addr, wren, wdata] in &cycles {
+                for (port, bits) in [("addr", addr), ("wren", wren), ("wdata", wdata)] {
+                    e.set_input(port, bits.clone()).unwrap();
+                }
+                e.step().unwrap();
+                outs.push(e.output("rdata").unwrap());
+            }
+            runs.push((outs, e.snapshot_bytes()));
+        }
+        // Reads see earlier writes (some lanes read what they wrote).
+        assert!(runs[0].0.iter().skip(1).any(|o| o.iter().any(|&b| b != 0)));
+        for r in &runs[1..] {
+            assert_eq!(r.0, runs[0].0, "the reads");
+            assert_eq!(r.1, runs[0].1, "the RAM and every register");
+        }
     }
 }

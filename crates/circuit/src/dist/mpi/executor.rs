@@ -22,14 +22,15 @@ use crate::engine::executor::{DagRun, Executor, View};
 use crate::engine::tasks::{Grain, Task};
 use crate::engine::{Carried, Item, MemState, State};
 use crate::error::CircuitError;
-use crate::partition::{grain_for, refresh_share, Partition, Placement};
+use crate::partition::{grain_for, refresh_share, Partition, Placement, RamEdge};
 use crate::schedule::{run_pumped, Pump, Pumped, TaskGraph};
 
-/// Tags of the point-to-point messages: a cycle's message from level `L` uses tag `L + 1`, plus
-/// [`MAX_LEVELS`] in odd cycles (a rank already in the next cycle cannot be mistaken for this one's);
-/// the state gather and the clock edge use their own tags. Levels beyond this bound are refused (the
+/// Tags of the point-to-point messages: a cycle's `n`-th message from one rank to another
+/// ([`Message::seq`](crate::partition::Message)) uses tag `n + 1`, plus [`MAX_MESSAGES`] in odd
+/// cycles (a rank already in the next cycle cannot be mistaken for this one's); the state gather and
+/// the clock edge use their own tags. More messages between two ranks in a cycle are refused (the
 /// MPI standard guarantees tags up to 32767).
-const MAX_LEVELS: u32 = 16_000;
+const MAX_MESSAGES: u32 = 16_000;
 const TAG_GATHER: i32 = 32_700;
 /// A RAM owner's cells to refresh, sent to each rank at the clock edge, and the refreshed cells back.
 const TAG_REFRESH: i32 = 32_701;
@@ -166,6 +167,13 @@ fn encode<B: Backend>(ctx: &Ctx<'_, B>, i: Item, out: &mut Vec<u8>) -> Result<()
         Item::WriteVal { mem, bit } => {
             b.encode_write_val(got(at(ctx.wvals, mem, bit)?, "write value")?, out)
         }
+        Item::RamPart { mem, part, bit } => {
+            let w = ctx.c.mems[mem as usize].rdata.len() as u32;
+            b.encode_ring(
+                got(at(ctx.ram_parts, mem, part * w + bit)?, "RAM read part")?,
+                out,
+            )
+        }
         Item::MuxSel(_) => return Err(internal("a MUX select never leaves its rank")),
     }
     Ok(())
@@ -203,6 +211,10 @@ fn decode<B: Backend>(ctx: &Ctx<'_, B>, i: Item, r: &mut Reader<'_>) -> Result<(
         Item::WriteVal { mem, bit } => {
             let _ = at(ctx.wvals, mem, bit)?.set(b.decode_write_val(r)?);
         }
+        Item::RamPart { mem, part, bit } => {
+            let w = ctx.c.mems[mem as usize].rdata.len() as u32;
+            let _ = at(ctx.ram_parts, mem, part * w + bit)?.set(b.decode_ring(r)?);
+        }
         Item::MuxSel(_) => return Err(internal("a MUX select never leaves its rank")),
     }
     Ok(())
@@ -227,10 +239,10 @@ impl<B: Backend> Executor<B> for MpiExecutor {
             self.size,
             Placement::Best,
         );
-        if p.levels >= MAX_LEVELS {
+        let most = p.messages.iter().map(|m| m.seq + 1).max().unwrap_or(0);
+        if most >= MAX_MESSAGES {
             return Err(CircuitError::Mpi(format!(
-                "the circuit's task graph has {} levels, the MPI executor handles at most {MAX_LEVELS}",
-                p.levels
+                "the partition sends {most} messages a cycle from one rank to another, the MPI executor handles at most {MAX_MESSAGES}"
             )));
         }
         let rp = RankPlan::new(&p, self.rank);
@@ -246,9 +258,12 @@ impl<B: Backend> Executor<B> for MpiExecutor {
             .is_none_or(|(p, _)| p.dff_owner[k] == self.me())
     }
     fn holds_mem(&self, m: usize) -> bool {
-        self.part
-            .as_ref()
-            .is_none_or(|(p, _)| p.mem_owner[m] == self.me())
+        self.part.as_ref().is_none_or(|(p, _)| {
+            match p.ram_edges.iter().find(|e| e.mem as usize == m) {
+                Some(e) => e.holders.contains(&self.me()),
+                None => p.mem_owner[m] == self.me(),
+            }
+        })
     }
     fn ring_exists(&self, n: NodeId) -> Option<bool> {
         self.part.as_ref().map(|(p, _)| p.ring_exists[n as usize])
@@ -269,11 +284,15 @@ impl<B: Backend> Executor<B> for MpiExecutor {
         ctx: &Ctx<'_, B>,
         tick: &mut dyn FnMut(usize),
     ) -> Result<DagRun, CircuitError> {
-        let base = if self.cycles % 2 == 1 { MAX_LEVELS } else { 0 };
+        let base = if self.cycles % 2 == 1 {
+            MAX_MESSAGES
+        } else {
+            0
+        };
         self.cycles += 1;
         let (part, rp) = self.part()?;
         let world = SimpleCommunicator::world();
-        let tag = |k: usize| (base + (part.messages[k].level + 1) as u32) as i32;
+        let tag = |k: usize| (base + part.messages[k].seq + 1) as i32;
         // The message each (source, tag) brings this cycle (position in `rp.waiting`).
         let expected: HashMap<(i32, i32), usize> = rp
             .waiting
@@ -404,104 +423,39 @@ impl<B: Backend> Executor<B> for MpiExecutor {
     ) -> Result<(), CircuitError> {
         let b = v.b;
         let (part, _) = self.part()?;
-        if !part.ram_edges.iter().any(|e| e.mem as usize == m) {
+        let Some(edge) = part.ram_edges.iter().find(|e| e.mem as usize == m) else {
             // A RAM no task reads: written here, nothing to share.
             return b.ram_write(ram, addr, vals, v.threads);
-        }
-        let (me, size, threads) = (self.me(), self.size, v.threads);
-        let world = SimpleCommunicator::world();
-        // The write without its refresh, then every rank refreshes its share of the listed cells.
-        let list = b.ram_write_unrefreshed(ram, addr, vals, threads)?;
-        let ram_ro: &B::Ram = ram;
-        let mut bufs = Vec::with_capacity(size);
-        for r in 0..size {
-            let share = refresh_share(list.len(), size, r);
-            let mut out = Vec::new();
-            out.extend_from_slice(&(share.len() as u64).to_le_bytes());
-            if r as u32 != me {
-                for &i in &list[share] {
-                    b.encode_ring(&b.ram_cell(ram_ro, i)?, &mut out);
-                }
+        };
+        let me = self.me();
+        // The write of the parts held here without the refresh (with the RAM's bookkeeping, which
+        // every rank keeps in step), then every rank refreshes its share of the listed cells.
+        let list = if edge.holders.len() == 1 {
+            b.ram_write_unrefreshed(ram, addr, vals, v.threads)?
+        } else {
+            let parts = edge.holders.len();
+            for (j, _) in edge.holders.iter().enumerate().filter(|(_, &h)| h == me) {
+                b.ram_write_part(ram, addr, vals, j, parts, v.threads)?;
             }
-            bufs.push(out);
-        }
-        let own = refresh_share(list.len(), size, me as usize);
-        let fresh = mpi::request::scope(|scope| {
-            let reqs: Vec<_> = (0..size)
-                .filter(|&r| r as u32 != me)
-                .map(|r| {
-                    world.process_at_rank(r as i32).immediate_send_with_tag(
-                        scope,
-                        &bufs[r][..],
-                        TAG_REFRESH,
-                    )
-                })
-                .collect();
-            let fresh = par_for(own.len(), threads, |k| {
-                b.refresh_ram_cell(&b.ram_cell(ram_ro, list[own.start + k])?)
-            });
-            for q in reqs {
-                q.wait();
-            }
-            fresh
-        })?;
-        for (k, cell) in fresh.into_iter().enumerate() {
-            b.set_ram_cell(ram, list[own.start + k], cell)?;
-        }
-        for r in (0..size).filter(|&r| r as u32 != me) {
-            let share = refresh_share(list.len(), size, r);
-            let (bytes, _) = world
-                .process_at_rank(r as i32)
-                .receive_vec_with_tag::<u8>(TAG_REFRESHED);
-            let mut rd = Reader::new(&bytes);
-            for &i in &list[share] {
-                b.set_ram_cell(ram, i, b.decode_ring(&mut rd)?)?;
-            }
-            if rd.remaining() != 0 {
-                return Err(CircuitError::Mpi(format!(
-                    "refreshed cells from rank {r} have {} bytes too many",
-                    rd.remaining()
-                )));
-            }
-        }
-        Ok(())
+            b.ram_write_bookkeep(ram)?
+        };
+        refresh_exchange(v, edge, me, self.size, ram, &list)
     }
 
-    /// Refreshes this rank's share of the cells of RAM `m`'s owner: receives them, refreshes them on
-    /// this rank's threads and sends them back.
-    fn help_ram(&mut self, v: &View<'_, B>, m: usize) -> Result<(), CircuitError> {
+    /// Keeps RAM `m`'s bookkeeping in step (its cells are held elsewhere) and refreshes this rank's
+    /// share of the cells the holders list.
+    fn help_ram(
+        &mut self,
+        v: &View<'_, B>,
+        m: usize,
+        ram: &mut B::Ram,
+    ) -> Result<(), CircuitError> {
         let (part, _) = self.part()?;
         let Some(edge) = part.ram_edges.iter().find(|e| e.mem as usize == m) else {
             return Ok(());
         };
-        let b = v.b;
-        let world = SimpleCommunicator::world();
-        let owner = world.process_at_rank(edge.owner as i32);
-        let (bytes, _) = owner.receive_vec_with_tag::<u8>(TAG_REFRESH);
-        let spec = &v.c.mems[m].spec;
-        let mut r = Reader::new(&bytes);
-        let n = r.count(
-            1,
-            spec.words().saturating_mul(spec.data_width),
-            "cells to refresh",
-        )?;
-        let cells = (0..n)
-            .map(|_| b.decode_ring(&mut r))
-            .collect::<Result<Vec<_>, _>>()?;
-        if r.remaining() != 0 {
-            return Err(CircuitError::Mpi(format!(
-                "cells to refresh from rank {} have {} bytes too many",
-                edge.owner,
-                r.remaining()
-            )));
-        }
-        let fresh = par_for(cells.len(), v.threads, |k| b.refresh_ram_cell(&cells[k]))?;
-        let mut out = Vec::new();
-        for x in &fresh {
-            b.encode_ring(x, &mut out);
-        }
-        owner.send_with_tag(&out[..], TAG_REFRESHED);
-        Ok(())
+        let list = v.b.ram_write_bookkeep(ram)?;
+        refresh_exchange(v, edge, self.me(), self.size, ram, &list)
     }
 
     /// Rank 0 receives the flip-flops, carried rings and memories the other ranks hold.
@@ -530,6 +484,14 @@ impl<B: Backend> Executor<B> for MpiExecutor {
                 }
             }
             for (m, &o) in p.mem_owner.iter().enumerate() {
+                if let (Some(cells), MemState::Ram(x)) =
+                    (spread_cells(v, p, m, rank), &state.mems[m])
+                {
+                    for i in cells {
+                        b.encode_ring(&b.ram_cell(x, i)?, &mut out);
+                    }
+                    continue;
+                }
                 if o as usize == rank {
                     match &state.mems[m] {
                         MemState::Rom(x) => b.encode_rom(x, &mut out),
@@ -558,6 +520,14 @@ impl<B: Backend> Executor<B> for MpiExecutor {
                     }
                 }
                 for (m, &o) in p.mem_owner.iter().enumerate() {
+                    if let (Some(cells), MemState::Ram(x)) =
+                        (spread_cells(v, p, m, src), &mut state.mems[m])
+                    {
+                        for i in cells {
+                            b.set_ram_cell(x, i, b.decode_ring(&mut r)?)?;
+                        }
+                        continue;
+                    }
                     if o as usize == src {
                         match &mut state.mems[m] {
                             MemState::Rom(x) => *x = b.decode_rom(&mut r)?,
@@ -577,4 +547,161 @@ impl<B: Backend> Executor<B> for MpiExecutor {
         }
         Ok(())
     }
+}
+
+/// The cells (`word * data_width + bit`) of spread RAM `m` that `rank` holds, in order (`None`: the
+/// RAM is not spread, it is whole on its owner).
+fn spread_cells<B: Backend>(
+    v: &View<'_, B>,
+    p: &Partition,
+    m: usize,
+    rank: usize,
+) -> Option<Vec<usize>> {
+    let edge = p.ram_edges.iter().find(|e| e.mem as usize == m)?;
+    if edge.holders.len() < 2 {
+        return None;
+    }
+    let spec = &v.c.mems[m].spec;
+    let (w, per) = (spec.data_width, spec.words() / edge.holders.len());
+    Some(
+        edge.holders
+            .iter()
+            .enumerate()
+            .filter(|(_, &h)| h as usize == rank)
+            .flat_map(|(j, _)| j * per * w..(j + 1) * per * w)
+            .collect(),
+    )
+}
+
+/// The refresh of the cells `list` (the same on every rank: each keeps the RAM's bookkeeping) of
+/// the RAM of `edge`: every rank refreshes its share ([`refresh_share`]) of the list — receiving
+/// the cells from the ranks holding them, sending them back refreshed — and every holder stores
+/// the refreshed cells it holds. Messages are posted before any wait, so no two ranks wait for
+/// each other's sends.
+fn refresh_exchange<B: Backend>(
+    v: &View<'_, B>,
+    edge: &RamEdge,
+    me: u32,
+    size: usize,
+    ram: &mut B::Ram,
+    list: &[usize],
+) -> Result<(), CircuitError> {
+    if list.is_empty() {
+        return Ok(());
+    }
+    let (b, threads) = (v.b, v.threads);
+    let spec = &v.c.mems[edge.mem as usize].spec;
+    let (w, words) = (spec.data_width.max(1), spec.words());
+    let per = words / edge.holders.len().max(1);
+    let holder =
+        |i: usize| -> u32 { edge.holders[((i / w) / per.max(1)).min(edge.holders.len() - 1)] };
+    let world = SimpleCommunicator::world();
+    // Positions of `list` that `r` refreshes and `h` holds.
+    let mine = |r: usize, h: u32| {
+        refresh_share(list.len(), size, r).filter(move |&k| holder(list[k]) == h)
+    };
+    // What this rank sends each refresher: the cells it holds in their shares.
+    let mut out: Vec<Vec<u8>> = Vec::with_capacity(size);
+    {
+        let ram_ro: &B::Ram = ram;
+        for r in 0..size {
+            let mut buf = Vec::new();
+            if r as u32 != me {
+                for k in mine(r, me) {
+                    b.encode_ring(&b.ram_cell(ram_ro, list[k])?, &mut buf);
+                }
+            }
+            out.push(buf);
+        }
+    }
+    let own = refresh_share(list.len(), size, me as usize);
+    let back: Vec<OnceCell<Vec<u8>>> = (0..size).map(|_| OnceCell::new()).collect();
+    let mut stored: Vec<(usize, B::Ring)> = Vec::new();
+    let ram_ro: &B::Ram = ram;
+    mpi::request::scope(|scope| -> Result<(), CircuitError> {
+        let mut reqs = Vec::new();
+        for r in (0..size).filter(|&r| r as u32 != me && !out[r].is_empty()) {
+            reqs.push(world.process_at_rank(r as i32).immediate_send_with_tag(
+                scope,
+                &out[r][..],
+                TAG_REFRESH,
+            ));
+        }
+        // This rank's share: its own cells, and those the other holders send, in list order.
+        let mut cells: Vec<Option<B::Ring>> = (0..own.len()).map(|_| None).collect();
+        let mut from: Vec<u32> = own.clone().map(|k| holder(list[k])).collect();
+        from.sort_unstable();
+        from.dedup();
+        for &h in &from {
+            if h == me {
+                for k in mine(me as usize, me) {
+                    cells[k - own.start] = Some(b.ram_cell(ram_ro, list[k])?);
+                }
+                continue;
+            }
+            let (bytes, _) = world
+                .process_at_rank(h as i32)
+                .receive_vec_with_tag::<u8>(TAG_REFRESH);
+            let mut rd = Reader::new(&bytes);
+            for k in mine(me as usize, h) {
+                cells[k - own.start] = Some(b.decode_ring(&mut rd)?);
+            }
+            if rd.remaining() != 0 {
+                return Err(CircuitError::Mpi(format!(
+                    "cells to refresh from rank {h} have {} bytes too many",
+                    rd.remaining()
+                )));
+            }
+        }
+        let cells = cells
+            .into_iter()
+            .map(|c| c.ok_or_else(|| internal("a cell to refresh is missing")))
+            .collect::<Result<Vec<_>, _>>()?;
+        let fresh = par_for(cells.len(), threads, |k| b.refresh_ram_cell(&cells[k]))?;
+        for &h in from.iter().filter(|&&h| h != me) {
+            let mut buf = Vec::new();
+            for k in mine(me as usize, h) {
+                b.encode_ring(&fresh[k - own.start], &mut buf);
+            }
+            let buf: &Vec<u8> = back[h as usize].get_or_init(|| buf);
+            reqs.push(world.process_at_rank(h as i32).immediate_send_with_tag(
+                scope,
+                &buf[..],
+                TAG_REFRESHED,
+            ));
+        }
+        for (k, cell) in own.clone().zip(fresh) {
+            if holder(list[k]) == me {
+                stored.push((list[k], cell));
+            }
+        }
+        // The cells this rank holds, refreshed by the others.
+        for r in (0..size).filter(|&r| r as u32 != me) {
+            let ks: Vec<usize> = mine(r, me).collect();
+            if ks.is_empty() {
+                continue;
+            }
+            let (bytes, _) = world
+                .process_at_rank(r as i32)
+                .receive_vec_with_tag::<u8>(TAG_REFRESHED);
+            let mut rd = Reader::new(&bytes);
+            for k in ks {
+                stored.push((list[k], b.decode_ring(&mut rd)?));
+            }
+            if rd.remaining() != 0 {
+                return Err(CircuitError::Mpi(format!(
+                    "refreshed cells from rank {r} have {} bytes too many",
+                    rd.remaining()
+                )));
+            }
+        }
+        for q in reqs {
+            q.wait();
+        }
+        Ok(())
+    })?;
+    for (i, cell) in stored {
+        b.set_ram_cell(ram, i, cell)?;
+    }
+    Ok(())
 }

@@ -11,15 +11,18 @@
 //! * Within a cycle a rank runs its tasks as data flows: its worker threads (the list scheduler,
 //!   cycle's critical path first) start any task whose operands are there, while its main thread posts
 //!   a non-blocking send of each message (exactly the values another rank reads, one message per
-//!   destination and producing level) as soon as the tasks making it are done, and polls for the
-//!   messages it expects, releasing the tasks that waited for them. No rank waits for a whole level.
+//!   producing task and destination) as soon as the task making it is done, and polls for the
+//!   messages it expects, releasing the tasks that waited for them. No rank waits for a level.
 //!   Flip-flops and memories live on the rank that computes them; rank 0 receives the output bits
 //!   every cycle and the rest of the state at [`Engine::gather_state`] (end of a run, snapshots).
-//! * At the clock edge each CMUX RAM's owner writes it (the write without its refresh), then every
-//!   rank refreshes an even share of the cells the refresh policy picked: the owner sends each rank
-//!   its cells and stores what comes back ([`crate::partition::RamEdge`]). Memory selectors (TRGSWs)
-//!   travel like other values, so a memory's address bits and a ROM word's bits can be split over
-//!   ranks ([`crate::partition::select_batch_for`]).
+//! * A CMUX RAM on 3 ranks or more is spread: its words cut into parts
+//!   ([`crate::partition::ram_holder`]), each held by one rank, which reads its words' trees (a read
+//!   joins the parts per data bit) and writes its words at the clock edge. Every rank keeps the RAM's
+//!   bookkeeping (noise bounds, refresh round robin) in step, so all know the cells refreshed this
+//!   cycle; each rank refreshes an even share of them, receiving them from their holders and sending
+//!   them back ([`crate::partition::RamEdge`]). On 2 ranks a RAM is whole on one rank, refreshes
+//!   spread the same way. Memory selectors (TRGSWs) travel like other values, so a memory's address
+//!   bits and a ROM word's bits can be split over ranks ([`crate::partition::select_batch_for`]).
 //! * Bootstrapping is deterministic and nothing in a cycle draws randomness, so each value is
 //!   bit-identical to the one the single-process engine computes.
 //! * An error on any rank inside a distributed call is fatal for the whole job: the rank prints it and
