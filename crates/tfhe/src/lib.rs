@@ -61,6 +61,7 @@ pub mod gates;
 mod keygen;
 pub mod noise;
 pub mod params;
+mod privks;
 pub mod rng;
 pub mod secret_key;
 pub mod serialize;
