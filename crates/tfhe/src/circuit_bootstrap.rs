@@ -543,12 +543,15 @@ fn run_tasks<R: Send>(threads: usize, tasks: usize, f: impl Fn(usize) -> R + Syn
     all.into_iter().map(|x| x.1).collect()
 }
 
-/// A barrier for two (or more) threads that spins briefly, then yields: a blind-rotation step is tens
-/// of microseconds, so a futex sleep per step would cost more than the wait.
+/// A barrier for a few threads that spins briefly, then parks: a blind-rotation step is tens of
+/// microseconds, so with both threads on a core the spin usually ends the wait, and when the other
+/// thread is not running (a loaded machine) the waiter sleeps instead of burning its time slice.
 struct SpinBarrier {
     count: AtomicUsize,
     generation: AtomicUsize,
     n: usize,
+    /// Threads parked at the barrier.
+    parked: Mutex<Vec<std::thread::Thread>>,
 }
 
 impl SpinBarrier {
@@ -557,6 +560,7 @@ impl SpinBarrier {
             count: AtomicUsize::new(0),
             generation: AtomicUsize::new(0),
             n,
+            parked: Mutex::new(Vec::new()),
         }
     }
 
@@ -565,16 +569,28 @@ impl SpinBarrier {
         if self.count.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
             self.count.store(0, Ordering::Relaxed);
             self.generation.fetch_add(1, Ordering::AcqRel);
+            let woken = std::mem::take(&mut *self.parked.lock().unwrap_or_else(|e| e.into_inner()));
+            for t in woken {
+                t.unpark();
+            }
             return;
         }
-        let mut spins = 0u32;
-        while self.generation.load(Ordering::Acquire) == gen {
-            if spins < 1 << 12 {
-                spins += 1;
-                std::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
+        for _ in 0..256 {
+            if self.generation.load(Ordering::Acquire) != gen {
+                return;
             }
+            std::hint::spin_loop();
+        }
+        // Registered before the generation is read again: a release after this point finds the
+        // thread in the list (and park returns at once if the unpark came first); one before it is
+        // seen by the read. A stale entry only makes a later park return early, and that loop
+        // re-checks its own generation.
+        self.parked
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(std::thread::current());
+        while self.generation.load(Ordering::Acquire) == gen {
+            std::thread::park();
         }
     }
 }

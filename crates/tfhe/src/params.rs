@@ -112,7 +112,7 @@ impl Params {
     ///   addresses 2^2 × 7 (a CMUX adds 1.9e-6: RAM cells gain it on every write, so a word is refreshed
     ///   every 55 cycles instead of 14, for 1.6× dearer external products), privKS 2^3 × 8
     ///   signed digits with one key entry per digit position (gadget key switching), so the circuit key
-    ///   is ≈ 0.43 GB.
+    ///   is ≈ 0.38 GB in memory (0.27 GB private key-switching keys, 0.11 GB BK2).
     pub const fn default_128() -> Params {
         Params {
             id: ParamId::Default128,
