@@ -21,8 +21,6 @@ fn cpu() -> Duration {
     )
 }
 
-/// This process's CPU time (all threads).
-
 /// This process's CPU time (all threads), from /proc/self/stat (clock ticks of 10 ms).
 fn cpu_process() -> Duration {
     let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
