@@ -10,6 +10,11 @@
 //!    TRLWE(P·s2_u·g_j) with one entry per digit position (gadget key switching: digits multiply entries),
 //!    so the keys are t/2^(b−1) times smaller than TFHEpp's per-digit-value tables.
 //! 3. FFT the rows. TRGSW(1 − m) is the gadget matrix minus TRGSW(m), computed in the Fourier domain.
+//!
+//! A batch runs its level-2 rotations step by step together (one read of BK2 per batch) and one private
+//! key switch per function for all its samples over a blocked key (module `privks`);
+//! [`CircuitKey::circuit_bootstrap_batch_par`] spreads a batch over threads, bit-identically.
+//! BENCHMARKS.md "Circuit bootstrapping, by part" has the costs.
 
 use crate::bootstrap::{blind_rotate, blind_rotate_many};
 use crate::fft::{plan, FftPlan, Kernel};
