@@ -794,9 +794,33 @@ pub(crate) unsafe fn mul_acc2(
 ///
 /// # Safety
 /// The CPU must support AVX-512F; acc_a.len() == acc_b.len() == n with n/2 a multiple of 4,
-/// x.len() ≥ rows·n and key.len() ≥ rows·2n; `points` as above.
+/// the rows are xs[0]'s then xs[1]'s (each a whole number of n-value rows), key.len() ≥ rows·2n;
+/// `points` as above.
 #[target_feature(enable = "avx512f")]
 pub(crate) unsafe fn mul_acc_rows(
+    acc_a: &mut [f64],
+    acc_b: &mut [f64],
+    xs: [&[f64]; 2],
+    key: &[f64],
+    points: (usize, usize),
+) {
+    // SAFETY: the caller upholds the contract, which mul_acc_rows_parts shares; with one part (the
+    // external product's case) the row loop is the plain one.
+    unsafe {
+        if xs[1].is_empty() {
+            mul_acc_rows_parts::<1>(acc_a, acc_b, xs, key, points)
+        } else {
+            mul_acc_rows_parts::<2>(acc_a, acc_b, xs, key, points)
+        }
+    }
+}
+
+/// [`mul_acc_rows`] over the first `PARTS` of `xs`.
+///
+/// # Safety
+/// As [`mul_acc_rows`]; xs[1] must be empty when PARTS = 1.
+#[target_feature(enable = "avx512f")]
+unsafe fn mul_acc_rows_parts<const PARTS: usize>(
     acc_a: &mut [f64],
     acc_b: &mut [f64],
     xs: [&[f64]; 2],
@@ -826,7 +850,7 @@ pub(crate) unsafe fn mul_acc_rows(
         while j < j1 {
             let (mut a1, mut a2) = (_mm512_setzero_pd(), _mm512_setzero_pd());
             let (mut b1, mut b2) = (_mm512_setzero_pd(), _mm512_setzero_pd());
-            for (px, prow) in parts {
+            for &(px, prow) in &parts[..PARTS] {
                 for r in 0..prow {
                     let xo = px.add(r * n + j);
                     let xr = _mm512_broadcast_f64x4(_mm256_loadu_pd(xo));
