@@ -53,6 +53,49 @@ pub(crate) fn blind_rotate<T: Torus>(
     acc
 }
 
+/// [`blind_rotate`] of several samples with one test vector, step by step together: each
+/// bootstrapping-key TRGSW is read from memory once for all of them (from cache for all but the first)
+/// instead of once per sample. Every accumulator goes through exactly the operations [`blind_rotate`]
+/// applies to it, so the results are the same bit for bit.
+pub(crate) fn blind_rotate_many<T: Torus>(
+    plan: &FftPlan,
+    bk: &[TrgswFft<T>],
+    gadget: Gadget,
+    cs: &[&Tlwe<u32>],
+    tv: &[T],
+    stride: usize,
+) -> Vec<Trlwe<T>> {
+    let n = tv.len();
+    let log2_2n = (2 * n).trailing_zeros();
+    let log2_stride = stride.trailing_zeros();
+    let ms = |x: u32| mod_switch(x, log2_2n - log2_stride) << log2_stride;
+    let mut accs: Vec<Trlwe<T>> = cs
+        .iter()
+        .map(|c| {
+            let mut acc = Trlwe::zero(n);
+            mul_monomial(&mut acc.b, tv, (2 * n - ms(c.b())) % (2 * n));
+            acc
+        })
+        .collect();
+    let mut tmp = Trlwe::zero(n);
+    let mut prod = Trlwe::zero(n);
+    let mut s = ExtScratch::new(n, gadget);
+    for (i, key) in bk.iter().enumerate() {
+        for (acc, c) in accs.iter_mut().zip(cs) {
+            let Some(&a) = c.a().get(i) else { continue };
+            let abar = ms(a);
+            if abar == 0 || key.rotate_step_fused(plan, acc, abar, &mut s) {
+                continue;
+            }
+            mul_monomial_minus_one(&mut tmp.a, &acc.a, abar);
+            mul_monomial_minus_one(&mut tmp.b, &acc.b, abar);
+            key.external_product_into(plan, &tmp, &mut prod, &mut s);
+            acc.add_assign_unchecked(&prod);
+        }
+    }
+    accs
+}
+
 /// The identity key-switching key level 1 → 0 in memory: entries TLWE_s0(s1_i·g_j), each n0 + 1 words,
 /// rounded to their top 24 bits and stored as 3 bytes (little-endian bits 8..32 of the word).
 ///
@@ -248,94 +291,6 @@ pub(crate) fn sub_scaled(out: &mut [u32], key: &[u8], d: u32) {
         return;
     }
     sub_scaled_core(out, key, d)
-}
-
-#[inline(always)]
-fn sub_scaled_words_core(out: &mut [u32], key: &[u32], d: u32) {
-    for (o, &k) in out.iter_mut().zip(key) {
-        *o = o.wrapping_sub(k.wrapping_mul(d));
-    }
-}
-
-/// [`sub_scaled_words_core`] with AVX2 (8 lanes) and the same key prefetch as [`sub_scaled_words_avx512`].
-///
-/// # Safety
-/// The CPU must support AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn sub_scaled_words_avx2(out: &mut [u32], key: &[u32], d: u32) {
-    use std::arch::x86_64::*;
-    let n = out.len().min(key.len());
-    let dv = _mm256_set1_epi32(d as i32);
-    let (op, kp) = (out.as_mut_ptr(), key.as_ptr());
-    let mut i = 0;
-    // SAFETY: i + 16 ≤ n ≤ the length of both slices; the prefetch address is formed with wrapping_add
-    // and prefetches never fault.
-    unsafe {
-        while i + 16 <= n {
-            _mm_prefetch::<_MM_HINT_T0>(kp.wrapping_add(i + PKS_PREFETCH_WORDS) as *const i8);
-            for h in [i, i + 8] {
-                let k = _mm256_loadu_si256(kp.add(h) as *const __m256i);
-                let o = _mm256_loadu_si256(op.add(h) as *const __m256i);
-                let r = _mm256_sub_epi32(o, _mm256_mullo_epi32(k, dv));
-                _mm256_storeu_si256(op.add(h) as *mut __m256i, r);
-            }
-            i += 16;
-        }
-    }
-    sub_scaled_words_core(&mut out[i..n], &key[i..n], d)
-}
-
-/// How far ahead (in u32 words) the vector [`sub_scaled_words`] loops prefetch the private key-switching
-/// key: 4 KiB (measured on the AVX-512 EPYC for the gate key switch when its key was u32 words: ~33%
-/// fewer perf samples in that loop than without the prefetch).
-#[cfg(target_arch = "x86_64")]
-const PKS_PREFETCH_WORDS: usize = 1024;
-
-/// [`sub_scaled_words_core`] with AVX-512F (16 lanes) and a software prefetch of the key
-/// [`PKS_PREFETCH_WORDS`] ahead: the rows are contiguous, so this runs into the next rows.
-///
-/// # Safety
-/// The CPU must support AVX-512F.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-unsafe fn sub_scaled_words_avx512(out: &mut [u32], key: &[u32], d: u32) {
-    use std::arch::x86_64::*;
-    let n = out.len().min(key.len());
-    let dv = _mm512_set1_epi32(d as i32);
-    let (op, kp) = (out.as_mut_ptr(), key.as_ptr());
-    let mut i = 0;
-    // SAFETY: i + 16 ≤ n ≤ the length of both slices; the prefetch address is formed with wrapping_add
-    // and prefetches never fault.
-    unsafe {
-        while i + 16 <= n {
-            _mm_prefetch::<_MM_HINT_T0>(kp.wrapping_add(i + PKS_PREFETCH_WORDS) as *const i8);
-            let k = _mm512_loadu_si512(kp.add(i) as *const __m512i);
-            let o = _mm512_loadu_si512(op.add(i) as *const __m512i);
-            let r = _mm512_sub_epi32(o, _mm512_mullo_epi32(k, dv));
-            _mm512_storeu_si512(op.add(i) as *mut __m512i, r);
-            i += 16;
-        }
-    }
-    sub_scaled_words_core(&mut out[i..n], &key[i..n], d)
-}
-
-/// out −= d·key on u32 words (the private key switch's inner loop; AVX-512F or AVX2 when present).
-#[inline]
-pub(crate) fn sub_scaled_words(out: &mut [u32], key: &[u32], d: u32) {
-    #[cfg(target_arch = "x86_64")]
-    if crate::fft::Kernel::detect().has_avx512() {
-        // SAFETY: Kernel::Avx512 is only detected when the CPU supports AVX-512F.
-        unsafe { sub_scaled_words_avx512(out, key, d) };
-        return;
-    }
-    #[cfg(target_arch = "x86_64")]
-    if crate::fft::Kernel::detect().has_avx2() {
-        // SAFETY: Avx2Fma and Avx512 are only detected when the CPU supports AVX2.
-        unsafe { sub_scaled_words_avx2(out, key, d) };
-        return;
-    }
-    sub_scaled_words_core(out, key, d)
 }
 
 /// The evaluation (cloud) key for gates: bootstrapping key level 0 → 1 in Fourier form and the identity

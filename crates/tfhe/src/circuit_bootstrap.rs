@@ -10,20 +10,27 @@
 //!    TRLWE(P·s2_u·g_j) with one entry per digit position (gadget key switching: digits multiply entries),
 //!    so the keys are t/2^(b−1) times smaller than TFHEpp's per-digit-value tables.
 //! 3. FFT the rows. TRGSW(1 − m) is the gadget matrix minus TRGSW(m), computed in the Fourier domain.
+//!
+//! A batch runs its level-2 rotations step by step together (one read of BK2 per batch) and one private
+//! key switch per function for all its samples over a blocked key (module `privks`);
+//! [`CircuitKey::circuit_bootstrap_batch_par`] spreads a batch over threads, bit-identically.
+//! BENCHMARKS.md "Circuit bootstrapping, by part" has the costs.
 
-use crate::bootstrap::{blind_rotate, sub_scaled_words};
-use crate::fft::{plan, FftPlan};
+use crate::bootstrap::{blind_rotate, blind_rotate_many};
+use crate::fft::{plan, FftPlan, Kernel};
 use crate::keygen::{bk_bodies, bk_from_bodies, trlwe_body, trlwe_from_seed, BkLevel};
 use crate::params::Params;
+use crate::privks::{PrivKsKey, BLOCK};
 use crate::rng::{fresh_seed, stream, Domain, Seed};
 use crate::secret_key::SecretKey;
 use crate::tlwe::Tlwe;
-use crate::torus::{Gadget, Torus};
+use crate::torus::{mod_switch, Gadget, Torus};
 use crate::trgsw::TrgswFft;
-use crate::trlwe::Trlwe;
+use crate::trlwe::{mul_monomial, mul_monomial_minus_one, Trlwe};
 use crate::Error;
 use rayon::prelude::*;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 
 /// The secret linear function a private key switch applies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,8 +49,9 @@ pub struct CircuitKey {
     pub(crate) plan1: Arc<FftPlan>,
     pub(crate) plan2: Arc<FftPlan>,
     pub(crate) bk2: Vec<TrgswFft<u64>>,
-    /// Per function: (N2+1)·t entries of 2·N1 words (mask then body).
-    pub(crate) privks: [Vec<u32>; 2],
+    /// Per function: (N2+1)·t entries of 2·N1 words (mask then body), blocked for streaming
+    /// ([`crate::privks`]).
+    pub(crate) privks: [PrivKsKey; 2],
 }
 
 /// [`CircuitKey`] with masks replaced by a seed (half the size).
@@ -134,22 +142,19 @@ impl CompressedCircuitKey {
         let plan1 = plan(p.n1);
         let plan2 = plan(p.n2);
         let bk2 = bk_from_bodies(&bk2_level(&p, &plan2), &self.mask_seed, &self.bk2_bodies);
-        let expand = |f: usize| -> Vec<u32> {
-            (0..inputs)
-                .into_par_iter()
-                .flat_map_iter(|u| {
-                    let idx = f * inputs + u;
-                    let mut mr = stream(&self.mask_seed, Domain::PrivKs, idx as u64);
-                    let mut out = Vec::with_capacity(t * 2 * p.n1);
-                    for j in 0..t {
-                        let off = (idx * t + j) * p.n1;
-                        let row = trlwe_from_seed(&mut mr, &self.privks_bodies[off..off + p.n1]);
-                        out.extend_from_slice(&row.a);
-                        out.extend_from_slice(&row.b);
-                    }
-                    out
-                })
-                .collect()
+        let expand = |f: usize| -> PrivKsKey {
+            PrivKsKey::build(inputs * t, 2 * p.n1, t, |u| {
+                let idx = f * inputs + u;
+                let mut mr = stream(&self.mask_seed, Domain::PrivKs, idx as u64);
+                let mut out = Vec::with_capacity(t * 2 * p.n1);
+                for j in 0..t {
+                    let off = (idx * t + j) * p.n1;
+                    let row = trlwe_from_seed(&mut mr, &self.privks_bodies[off..off + p.n1]);
+                    out.extend_from_slice(&row.a);
+                    out.extend_from_slice(&row.b);
+                }
+                out
+            })
         };
         let privks = [expand(0), expand(1)];
         Ok(CircuitKey {
@@ -186,7 +191,7 @@ impl CircuitKey {
     /// Size of the key in memory (bytes).
     pub fn size_bytes(&self) -> usize {
         self.bk2.iter().map(|k| k.data.len() * 8).sum::<usize>()
-            + self.privks.iter().map(|k| k.len() * 4).sum::<usize>()
+            + self.privks.iter().map(|k| k.size_bytes()).sum::<usize>()
     }
 
     /// Private functional key switching of level-2 TLWEs (dimension N2) to level-1 TRLWEs under one
@@ -196,6 +201,21 @@ impl CircuitKey {
         inputs: &[Tlwe<u64>],
         f: PrivFunction,
     ) -> Result<Vec<Trlwe<u32>>, Error> {
+        self.check_lvl2(inputs)?;
+        let digits = self.pks_digits(inputs);
+        let key = &self.privks[f as usize];
+        let mut words = vec![0u32; key.width() * inputs.len()];
+        key.apply(
+            &digits,
+            inputs.len(),
+            0..key.blocks(),
+            &mut words,
+            Kernel::detect(),
+        );
+        Ok(self.pks_outputs(&words, inputs.len()))
+    }
+
+    fn check_lvl2(&self, inputs: &[Tlwe<u64>]) -> Result<(), Error> {
         let p = &self.params;
         if let Some(bad) = inputs.iter().find(|c| c.dim() != p.n2) {
             return Err(Error::Dimension(format!(
@@ -204,65 +224,167 @@ impl CircuitKey {
                 p.n2
             )));
         }
+        Ok(())
+    }
+
+    /// The private key switch's digits: per input, (N2+1)·t signed digits (coefficient u's digit j at
+    /// u·t + j) as u32 words, zero-padded to the key's padded entry count.
+    fn pks_digits(&self, inputs: &[Tlwe<u64>]) -> Vec<u32> {
+        let p = &self.params;
         let t = p.privks.levels as usize;
-        let n1 = p.n1;
-        // digits[k][u·t + j]
-        let digits: Vec<Vec<i64>> = inputs
-            .iter()
-            .map(|c| {
-                let mut d = vec![0i64; (p.n2 + 1) * t];
-                for (u, &x) in c.words().iter().enumerate() {
-                    p.privks.decompose(x, &mut d[u * t..(u + 1) * t]);
-                }
-                d
-            })
-            .collect();
-        let key = &self.privks[f as usize];
-        let mut outs = vec![vec![0u32; 2 * n1]; inputs.len()];
-        for e in 0..(p.n2 + 1) * t {
-            let entry = &key[e * 2 * n1..(e + 1) * 2 * n1];
-            for (out, d) in outs.iter_mut().zip(&digits) {
-                if d[e] != 0 {
-                    sub_scaled_words(out, entry, d[e] as u32);
+        let ep = self.privks[0].padded_entries();
+        let mut digits = vec![0u32; inputs.len() * ep];
+        let mut d = vec![0i64; t];
+        for (c, row) in inputs.iter().zip(digits.chunks_exact_mut(ep)) {
+            for (u, &x) in c.words().iter().enumerate() {
+                p.privks.decompose(x, &mut d);
+                for (o, &v) in row[u * t..(u + 1) * t].iter_mut().zip(&d) {
+                    *o = v as u32;
                 }
             }
         }
-        Ok(outs
-            .into_iter()
-            .map(|mut w| {
-                let b = w.split_off(n1);
-                Trlwe { a: w, b }
+        digits
+    }
+
+    /// The TRLWEs from a private key switch's block-major words (`k` outputs).
+    fn pks_outputs(&self, words: &[u32], k: usize) -> Vec<Trlwe<u32>> {
+        let n1 = self.params.n1;
+        (0..k)
+            .map(|i| {
+                let word = |w: usize| words[(w / BLOCK) * k * BLOCK + i * BLOCK + w % BLOCK];
+                Trlwe {
+                    a: (0..n1).map(word).collect(),
+                    b: (n1..2 * n1).map(word).collect(),
+                }
             })
-            .collect())
+            .collect()
+    }
+
+    /// Both private key switches of `inputs` on `threads` threads: each function's output words are
+    /// split into block ranges (so every thread streams its own part of the key), and every word is
+    /// computed as [`Self::private_key_switch`] computes it.
+    fn private_key_switch_par(
+        &self,
+        inputs: &[Tlwe<u64>],
+        threads: usize,
+    ) -> Result<[Vec<Trlwe<u32>>; 2], Error> {
+        self.check_lvl2(inputs)?;
+        let digits = self.pks_digits(inputs);
+        let k = inputs.len();
+        let nb = self.privks[0].blocks();
+        let parts = threads.div_ceil(2).clamp(1, nb);
+        let range = |i: usize| i * nb / parts..(i + 1) * nb / parts;
+        let pieces = run_tasks(threads, 2 * parts, |task| {
+            let (f, r) = (task / parts, range(task % parts));
+            let mut words = vec![0u32; r.len() * k * BLOCK];
+            self.privks[f].apply(&digits, k, r, &mut words, Kernel::detect());
+            words
+        });
+        let mut whole = [Vec::new(), Vec::new()];
+        for (task, piece) in pieces.into_iter().enumerate() {
+            whole[task / parts].extend_from_slice(&piece);
+        }
+        Ok(whole.map(|w| self.pks_outputs(&w, k)))
     }
 
     /// The ℓ level-2 TLWEs of m·Bg^-(i+1) (i < ℓ) from one many-LUT blind rotation of a level-0 bit,
     /// for the circuit-bootstrapping gadget `Params::cb`.
     pub fn level2_gadget_samples(&self, c: &Tlwe<u32>) -> Result<Vec<Tlwe<u64>>, Error> {
-        self.level2_gadget_samples_for(c, self.params.cb)
+        self.level2_gadget_samples_for(c, self.params.cb, 1)
     }
 
-    /// [`Self::level2_gadget_samples`] for output gadget `g` (`Params::cb` or `Params::cb_ram`).
-    fn level2_gadget_samples_for(&self, c: &Tlwe<u32>, g: Gadget) -> Result<Vec<Tlwe<u64>>, Error> {
-        let p = &self.params;
-        if c.dim() != p.n0 {
+    /// [`Self::level2_gadget_samples`] of several bits (ℓ samples per bit, bit after bit), their
+    /// rotations run step by step together, each BK2 TRGSW read once for all of them (what
+    /// [`Self::circuit_bootstrap_batch`] does); the same samples as one bit at a time.
+    pub fn level2_gadget_samples_batch(&self, cs: &[&Tlwe<u32>]) -> Result<Vec<Tlwe<u64>>, Error> {
+        self.level2_samples_many(cs, self.params.cb)
+    }
+
+    /// The level-2 accumulator of [`Self::level2_gadget_samples`]'s rotation before extraction: a
+    /// TRLWE whose coefficient j is ±Bg^-(j mod s + 1)/2 where j mod s < ℓ (s the many-LUT stride) and
+    /// 0 elsewhere, plus the rotation's noise (for noise measurements).
+    pub fn level2_rotation(&self, c: &Tlwe<u32>) -> Result<Trlwe<u64>, Error> {
+        self.check_lvl0(c)?;
+        Ok(self.level2_rotation_for(c, self.params.cb, 1))
+    }
+
+    fn check_lvl0(&self, c: &Tlwe<u32>) -> Result<(), Error> {
+        if c.dim() != self.params.n0 {
             return Err(Error::Dimension(format!(
                 "level-0 TLWE of dim {}, expected {}",
                 c.dim(),
-                p.n0
+                self.params.n0
             )));
         }
-        let l = g.levels as usize;
+        Ok(())
+    }
+
+    /// Bg^-(i+1)/2 for output gadget `g`.
+    fn half(g: Gadget, i: usize) -> u64 {
+        u64::pow2_neg((i as u32 + 1) * g.base_bits + 1)
+    }
+
+    /// The many-LUT test polynomial for output gadget `g`.
+    fn test_vector(&self, g: Gadget) -> Vec<u64> {
+        let (l, stride) = (g.levels as usize, Params::stride_of(g));
+        (0..self.params.n2)
+            .map(|j| {
+                if j % stride < l {
+                    Self::half(g, j % stride)
+                } else {
+                    0
+                }
+            })
+            .collect()
+    }
+
+    /// The level-2 samples of several bits (ℓ per bit, bit after bit), their rotations run step by
+    /// step together ([`blind_rotate_many`]: each BK2 TRGSW read once for all of them).
+    fn level2_samples_many(&self, cs: &[&Tlwe<u32>], g: Gadget) -> Result<Vec<Tlwe<u64>>, Error> {
+        for c in cs {
+            self.check_lvl0(c)?;
+        }
+        let tv = self.test_vector(g);
         let stride = Params::stride_of(g);
-        let half = |i: usize| u64::pow2_neg((i as u32 + 1) * g.base_bits + 1);
-        let tv: Vec<u64> = (0..p.n2)
-            .map(|j| if j % stride < l { half(j % stride) } else { 0 })
-            .collect();
-        let acc = blind_rotate(&self.plan2, &self.bk2, p.bk2, c, &tv, stride);
-        (0..l)
+        let accs = blind_rotate_many(&self.plan2, &self.bk2, self.params.bk2, cs, &tv, stride);
+        let mut out = Vec::with_capacity(cs.len() * g.levels as usize);
+        for acc in &accs {
+            for i in 0..g.levels as usize {
+                let mut s = acc.sample_extract(i)?;
+                s.add_const(Self::half(g, i));
+                out.push(s);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The many-LUT rotation for output gadget `g`, on one thread or (`threads` ≥ 2) on two
+    /// ([`rotate_two_threads`], the same result bit for bit).
+    fn level2_rotation_for(&self, c: &Tlwe<u32>, g: Gadget, threads: usize) -> Trlwe<u64> {
+        let p = &self.params;
+        let stride = Params::stride_of(g);
+        let tv = self.test_vector(g);
+        if threads >= 2 {
+            rotate_two_threads(&self.plan2, &self.bk2, p.bk2, c, &tv, stride)
+        } else {
+            blind_rotate(&self.plan2, &self.bk2, p.bk2, c, &tv, stride)
+        }
+    }
+
+    /// [`Self::level2_gadget_samples`] for output gadget `g` (`Params::cb` or `Params::cb_ram`), its
+    /// rotation on `threads` threads (1 or 2).
+    fn level2_gadget_samples_for(
+        &self,
+        c: &Tlwe<u32>,
+        g: Gadget,
+        threads: usize,
+    ) -> Result<Vec<Tlwe<u64>>, Error> {
+        self.check_lvl0(c)?;
+        let acc = self.level2_rotation_for(c, g, threads);
+        (0..g.levels as usize)
             .map(|i| {
                 let mut s = acc.sample_extract(i)?;
-                s.add_const(half(i));
+                s.add_const(Self::half(g, i));
                 Ok(s)
             })
             .collect()
@@ -302,24 +424,264 @@ impl CircuitKey {
         self.circuit_bootstrap_batch_for(cs, self.params.cb_ram)
     }
 
+    /// [`Self::circuit_bootstrap_batch`] on `threads` threads of its own (scoped OS threads, not the
+    /// rayon pool), for a circuit bootstrap on the critical path while the caller's other threads are
+    /// idle: lower latency, the same CPU work or a little more, and results bit-identical to
+    /// [`Self::circuit_bootstrap_batch`]. The level-2 rotations go one per thread while there are at
+    /// least as many bits as threads; otherwise each rotation runs on two threads (the mask's and the
+    /// body's transforms, and halves of the Fourier points, two barriers per step). The two private key
+    /// switches are split into `threads` parts (by function, then by ranges of output words, each part
+    /// streaming its own share of the key). `threads` ≤ 1 is [`Self::circuit_bootstrap_batch`].
+    pub fn circuit_bootstrap_batch_par(
+        &self,
+        cs: &[&Tlwe<u32>],
+        threads: usize,
+    ) -> Result<Vec<TrgswFft<u32>>, Error> {
+        self.circuit_bootstrap_batch_par_for(cs, self.params.cb, threads)
+    }
+
+    /// [`Self::circuit_bootstrap_batch_par`] with the RAM address gadget (as
+    /// [`Self::circuit_bootstrap_batch_ram`]).
+    pub fn circuit_bootstrap_batch_ram_par(
+        &self,
+        cs: &[&Tlwe<u32>],
+        threads: usize,
+    ) -> Result<Vec<TrgswFft<u32>>, Error> {
+        self.circuit_bootstrap_batch_par_for(cs, self.params.cb_ram, threads)
+    }
+
     fn circuit_bootstrap_batch_for(
         &self,
         cs: &[&Tlwe<u32>],
         g: Gadget,
     ) -> Result<Vec<TrgswFft<u32>>, Error> {
-        let l = g.levels as usize;
-        let mut lvl2 = Vec::with_capacity(cs.len() * l);
-        for c in cs {
-            lvl2.extend(self.level2_gadget_samples_for(c, g)?);
-        }
+        let lvl2 = self.level2_samples_many(cs, g)?;
         let minus = self.private_key_switch(&lvl2, PrivFunction::MinusKey)?;
         let ident = self.private_key_switch(&lvl2, PrivFunction::Identity)?;
-        Ok((0..cs.len())
+        Ok(self.assemble(cs.len(), g, &minus, &ident))
+    }
+
+    /// The TRGSWs from the private key switches' rows (per bit: ℓ mask rows, then ℓ body rows).
+    fn assemble(
+        &self,
+        bits: usize,
+        g: Gadget,
+        minus: &[Trlwe<u32>],
+        ident: &[Trlwe<u32>],
+    ) -> Vec<TrgswFft<u32>> {
+        let l = g.levels as usize;
+        (0..bits)
             .map(|k| {
                 let mut rows = minus[k * l..(k + 1) * l].to_vec();
                 rows.extend_from_slice(&ident[k * l..(k + 1) * l]);
                 TrgswFft::from_rows(&self.plan1, g, &rows)
             })
-            .collect())
+            .collect()
     }
+
+    fn circuit_bootstrap_batch_par_for(
+        &self,
+        cs: &[&Tlwe<u32>],
+        g: Gadget,
+        threads: usize,
+    ) -> Result<Vec<TrgswFft<u32>>, Error> {
+        if threads <= 1 || cs.is_empty() {
+            return self.circuit_bootstrap_batch_for(cs, g);
+        }
+        for c in cs {
+            self.check_lvl0(c)?;
+        }
+        // Rotations: the bits split into one group per thread (each group's rotations run together),
+        // or (fewer bits than threads) each rotation on two threads.
+        let samples = if cs.len() >= threads {
+            let group = |i: usize| i * cs.len() / threads..(i + 1) * cs.len() / threads;
+            run_tasks(threads, threads, |i| {
+                self.level2_samples_many(&cs[group(i)], g)
+            })
+        } else {
+            run_tasks((threads / 2).max(1), cs.len(), |i| {
+                self.level2_gadget_samples_for(cs[i], g, 2)
+            })
+        };
+        let mut lvl2 = Vec::with_capacity(cs.len() * g.levels as usize);
+        for s in samples {
+            lvl2.extend(s?);
+        }
+        let [minus, ident] = self.private_key_switch_par(&lvl2, threads)?;
+        let l = g.levels as usize;
+        Ok(run_tasks(threads, cs.len(), |k| {
+            let mut rows = minus[k * l..(k + 1) * l].to_vec();
+            rows.extend_from_slice(&ident[k * l..(k + 1) * l]);
+            TrgswFft::from_rows(&self.plan1, g, &rows)
+        }))
+    }
+}
+
+/// Runs `f(0) … f(tasks − 1)` on up to `threads` scoped threads (the caller's among them), each
+/// taking the next task as it finishes one; results in task order.
+fn run_tasks<R: Send>(threads: usize, tasks: usize, f: impl Fn(usize) -> R + Sync) -> Vec<R> {
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let mut done = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= tasks {
+                return done;
+            }
+            done.push((i, f(i)));
+        }
+    };
+    let mut all: Vec<(usize, R)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (1..threads.clamp(1, tasks.max(1)))
+            .map(|_| s.spawn(work))
+            .collect();
+        let mut all = work();
+        for h in handles {
+            match h.join() {
+                Ok(v) => all.extend(v),
+                Err(e) => std::panic::resume_unwind(e),
+            }
+        }
+        all
+    });
+    all.sort_by_key(|x| x.0);
+    all.into_iter().map(|x| x.1).collect()
+}
+
+/// A barrier for a few threads that spins briefly, then parks: a blind-rotation step is tens of
+/// microseconds, so with both threads on a core the spin usually ends the wait, and when the other
+/// thread is not running (a loaded machine) the waiter sleeps instead of burning its time slice.
+struct SpinBarrier {
+    count: AtomicUsize,
+    generation: AtomicUsize,
+    n: usize,
+    /// Threads parked at the barrier.
+    parked: Mutex<Vec<std::thread::Thread>>,
+}
+
+impl SpinBarrier {
+    fn new(n: usize) -> Self {
+        SpinBarrier {
+            count: AtomicUsize::new(0),
+            generation: AtomicUsize::new(0),
+            n,
+            parked: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn wait(&self) {
+        let gen = self.generation.load(Ordering::Acquire);
+        if self.count.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
+            self.count.store(0, Ordering::Relaxed);
+            self.generation.fetch_add(1, Ordering::AcqRel);
+            let woken = std::mem::take(&mut *self.parked.lock().unwrap_or_else(|e| e.into_inner()));
+            for t in woken {
+                t.unpark();
+            }
+            return;
+        }
+        for _ in 0..256 {
+            if self.generation.load(Ordering::Acquire) != gen {
+                return;
+            }
+            std::hint::spin_loop();
+        }
+        // Registered before the generation is read again: a release after this point finds the
+        // thread in the list (and park returns at once if the unpark came first); one before it is
+        // seen by the read. A stale entry only makes a later park return early, and that loop
+        // re-checks its own generation.
+        self.parked
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(std::thread::current());
+        while self.generation.load(Ordering::Acquire) == gen {
+            std::thread::park();
+        }
+    }
+}
+
+/// [`blind_rotate`] (its unfused path, which level 2 takes) on two threads, bit-identical to it:
+/// thread p owns polynomial p of the accumulator (p = 0 the mask, 1 the body). Per step: (1) each
+/// thread forms X^ā·acc_p − acc_p, its digits and their forward transforms; barrier; (2) each thread
+/// computes half of the Fourier points of both products (every point summed over all rows in the
+/// same order as the one-thread MAC); barrier; (3) each thread gathers its polynomial's points from
+/// both halves, transforms back and adds the product to acc_p.
+pub(crate) fn rotate_two_threads<T: Torus>(
+    plan: &FftPlan,
+    bk: &[TrgswFft<T>],
+    gadget: Gadget,
+    c: &Tlwe<u32>,
+    tv: &[T],
+    stride: usize,
+) -> Trlwe<T> {
+    let n = tv.len();
+    let (m, l) = (n / 2, gadget.levels as usize);
+    let log2_2n = (2 * n).trailing_zeros();
+    let log2_stride = stride.trailing_zeros();
+    let ms = |x: u32| mod_switch(x, log2_2n - log2_stride) << log2_stride;
+    let bbar = ms(c.b());
+    let mut body = vec![T::zero(); n];
+    mul_monomial(&mut body, tv, (2 * n - bbar) % (2 * n));
+    let abar: Vec<usize> = c.a().iter().map(|&a| ms(a)).collect();
+    // Each part's transformed digits (ℓ rows of n), and per thread the two products' Fourier values
+    // (only that thread's points are written).
+    let dec = [RwLock::new(vec![0.0; l * n]), RwLock::new(vec![0.0; l * n])];
+    let prods = [
+        [Mutex::new(vec![0.0; n]), Mutex::new(vec![0.0; n])],
+        [Mutex::new(vec![0.0; n]), Mutex::new(vec![0.0; n])],
+    ];
+    // Points per thread: a multiple of 4 (the MAC kernels' block) unless n/2 is smaller.
+    let half = if m >= 8 { (m / 2) & !3 } else { m };
+    let points = [(0, half), (half, m)];
+    let barrier = SpinBarrier::new(2);
+    let worker = |p: usize, mut poly: Vec<T>| -> Vec<T> {
+        let (mut diff, mut prod) = (vec![T::zero(); n], vec![T::zero(); n]);
+        let mut full = vec![0.0; n];
+        for (key, &a) in bk.iter().zip(&abar) {
+            if a == 0 {
+                continue;
+            }
+            // (1) This part's digits, transformed (prefetching the key shares that
+            // external_product_into's transforms of this part prefetch).
+            mul_monomial_minus_one(&mut diff, &poly, a);
+            {
+                let mut d = dec[p].write().unwrap_or_else(|e| e.into_inner());
+                gadget.decompose_poly_f64(&diff, &mut d);
+                let mut shares = key.data.chunks(key.data.len().div_ceil(2 * l).max(1));
+                let mut shares = shares.by_ref().skip(p * l);
+                for buf in d.chunks_exact_mut(n) {
+                    let (re, im) = buf.split_at_mut(m);
+                    plan.forward_in_place_ahead(re, im, shares.next().unwrap_or(&[]));
+                }
+            }
+            barrier.wait();
+            // (2) This thread's points of both products.
+            {
+                let xa = dec[0].read().unwrap_or_else(|e| e.into_inner());
+                let xb = dec[1].read().unwrap_or_else(|e| e.into_inner());
+                let mut pa = prods[p][0].lock().unwrap_or_else(|e| e.into_inner());
+                let mut pb = prods[p][1].lock().unwrap_or_else(|e| e.into_inner());
+                plan.mul_acc_rows_points(&mut pa, &mut pb, [&xa, &xb], &key.data, points[p]);
+            }
+            barrier.wait();
+            // (3) Polynomial p's points from both threads, back to the torus, added to acc_p.
+            for (t, &(j0, j1)) in points.iter().enumerate() {
+                let src = prods[t][p].lock().unwrap_or_else(|e| e.into_inner());
+                full[j0..j1].copy_from_slice(&src[j0..j1]);
+                full[m + j0..m + j1].copy_from_slice(&src[m + j0..m + j1]);
+            }
+            plan.backward_torus(&mut prod, &mut full);
+            poly.iter_mut().zip(&prod).for_each(|(x, &y)| *x = x.add(y));
+        }
+        poly
+    };
+    let (a, b) = std::thread::scope(|s| {
+        let h = s.spawn(|| worker(1, body));
+        let a = worker(0, vec![T::zero(); n]);
+        match h.join() {
+            Ok(b) => (a, b),
+            Err(e) => std::panic::resume_unwind(e),
+        }
+    });
+    Trlwe { a, b }
 }

@@ -21,9 +21,11 @@
 //! The error of an FFT convolution is about ε·log2(N/2)·‖a‖₂·‖b‖₂ with ε = 2^-53.
 //! * Level 1 (u32 torus, N = 1024): digits |d| ≤ 2^9 and torus words |b| ≤ 2^31 give ‖a‖‖b‖ ≤ N·2^40, so the
 //!   worst-case error is ≤ 2^-53·9·2^50 ≈ 1.1 units of 2^-32, far below the 2^-25 noise (σ² ratio < 2^-12).
-//! * Level 2 (u64 torus, N = 2048, digits ≤ 2^9): worst case 2^-53·10·2^11·2^9·2^63 ≈ 2^33.4 units of 2^-64
-//!   = 2^-30.6 on the torus per product, and the root-mean-square error is ~2^-36 (`tests::u64_error_bound`
-//!   measures it). Level-2 results only need 2^-(privKS precision) ≈ 2^-24, so this is ample.
+//! * Level 2 (u64 torus, N = 2048): with digits ≤ 2^9 the worst case is 2^-53·10·2^11·2^9·2^63 ≈ 2^33.4
+//!   units of 2^-64 = 2^-30.6 on the torus per product (`tests::u64_error_bound`); the error grows with
+//!   the digits: with the default BK2 gadget 2^15 × 2 (digits ≤ 2^14) it adds 2.5e-14 over a whole
+//!   level-2 rotation (`noise::level2_fft_var`, measured by `tests/noise.rs`). Level-2 results only
+//!   need 2^-(privKS precision) ≈ 2^-24 (the private key switch adds 8e-11), so this is ample.
 //! * Exact products of a torus polynomial with a small-integer key (key generation, decryption) split the
 //!   torus words into 16-bit limbs: ‖a‖‖s‖ ≤ N·2^16 ≤ 2^27, error ≤ 2^-22 ≪ 1/2, so rounding is exact.
 
@@ -400,28 +402,64 @@ impl FftPlan {
         key: &[f64],
         rows: usize,
     ) {
+        let m = acc_a.len() / 2;
+        let x = &x[..rows * acc_a.len()];
+        self.mul_acc_rows_points(acc_a, acc_b, [x, &[]], key, (0, m));
+    }
+
+    /// [`FftPlan::mul_acc_rows`] with the transformed rows in two slices (`xs[0]`'s rows, then
+    /// `xs[1]`'s: each a whole number of n-value rows, e.g. the mask's and the body's digits made by
+    /// two threads), for the points j in `points` = [j0, j1) only (written at j and n/2 + j; the rest
+    /// of acc_a and acc_b is left alone). Every point's sum is computed as in the whole call (rows in
+    /// the same order), so threads that split the points between them get its result bit for bit.
+    ///
+    /// # Panics
+    /// As [`FftPlan::mul_acc_rows`], or if a part is not a whole number of rows, or j0 or j1 is not a
+    /// multiple of min(4, n/2), or j0 > j1, or j1 > n/2.
+    pub fn mul_acc_rows_points(
+        &self,
+        acc_a: &mut [f64],
+        acc_b: &mut [f64],
+        xs: [&[f64]; 2],
+        key: &[f64],
+        points: (usize, usize),
+    ) {
         let n = acc_a.len();
-        assert!(acc_b.len() == n && x.len() >= rows * n && key.len() >= rows * 2 * n);
+        assert!(
+            n > 0 && xs.iter().all(|x| x.len().is_multiple_of(n)),
+            "rows of {n} values"
+        );
+        let rows = (xs[0].len() + xs[1].len()) / n;
+        assert!(acc_b.len() == n && key.len() >= rows * 2 * n);
+        let (j0, j1) = points;
+        let blk = (n / 2).clamp(1, 4);
+        assert!(
+            j0.is_multiple_of(blk) && j1.is_multiple_of(blk) && j0 <= j1 && j1 <= n / 2,
+            "point range {points:?} for degree {n}"
+        );
         match self.kernel {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: Kernel::Avx2Fma is only selected after is_x86_feature_detected!("avx2"/"fma"),
-            // and it is never chosen for N < 8, so n/2 is a multiple of 4; lengths checked above.
+            // and it is never chosen for N < 8, so n/2 is a multiple of 4; lengths and the point
+            // range checked above.
             Kernel::Avx2Fma if n == self.n => unsafe {
-                crate::fft_avx2::mul_acc_rows(acc_a, acc_b, x, key, rows)
+                crate::fft_avx2::mul_acc_rows(acc_a, acc_b, xs, key, points)
             },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: Kernel::Avx512 is only selected after is_x86_feature_detected!("avx512f") and
-            // only for N ≥ 32, so n/2 is a multiple of 4; lengths checked above.
+            // only for N ≥ 32, so n/2 is a multiple of 4; lengths and the point range checked above.
             Kernel::Avx512 if n == self.n => unsafe {
-                crate::fft_avx512::mul_acc_rows(acc_a, acc_b, x, key, rows)
+                crate::fft_avx512::mul_acc_rows(acc_a, acc_b, xs, key, points)
             },
             _ => {
                 let m = n / 2;
                 let w = m.min(4);
-                for j in 0..m {
+                for j in j0..j1 {
                     let (mut ar, mut ai, mut br, mut bi) = (0.0, 0.0, 0.0, 0.0);
                     for r in 0..rows {
-                        let (xr, xi) = (x[r * n + j], x[r * n + m + j]);
+                        let r0 = xs[0].len() / n;
+                        let (x, rx) = if r < r0 { (xs[0], r) } else { (xs[1], r - r0) };
+                        let (xr, xi) = (x[rx * n + j], x[rx * n + m + j]);
                         let ia = interleaved_index(n, rows, r, 0, j);
                         let ib = interleaved_index(n, rows, r, 1, j);
                         let (kar, kai, kbr, kbi) = (key[ia], key[ia + w], key[ib], key[ib + w]);
@@ -733,6 +771,18 @@ mod tests {
                         (v - w).abs() <= 1e-6 * (1.0 + w.abs()),
                         "n={n} {kernel:?} {v} {w}"
                     );
+                }
+                // Rows in two slices and the points in two ranges (as two threads run it): the
+                // whole call's values bit for bit, on both kernels.
+                if rows >= 2 && n >= 16 {
+                    let (xa, xb) = x.split_at((rows / 2) * n);
+                    let half = (m / 2) & !3;
+                    for (p, whole) in [(&p0, (&a0, &b0)), (&p1, (&a1, &b1))] {
+                        let (mut sa, mut sb) = (vec![0.5; n], vec![0.5; n]);
+                        p.mul_acc_rows_points(&mut sa, &mut sb, [xa, xb], &key, (half, m));
+                        p.mul_acc_rows_points(&mut sa, &mut sb, [xa, xb], &key, (0, half));
+                        assert_eq!((&sa, &sb), whole, "n={n} rows={rows} {:?}", p.kernel());
+                    }
                 }
             }
         }

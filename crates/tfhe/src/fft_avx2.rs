@@ -294,51 +294,83 @@ pub(crate) unsafe fn mul_acc2(
 /// [`crate::fft::interleaved_index`] layout (w = 4). One pass
 /// keeps the accumulators in registers, so only the key and the digits stream through memory.
 ///
+/// Only the points j in `points` = [j0, j1) (multiples of 4, j1 ≤ n/2) are computed (and written, at
+/// j and n/2 + j), each with the same sum whatever the range.
+///
 /// # Safety
 /// The CPU must support AVX2 and FMA; acc_a.len() == acc_b.len() == n with n/2 a multiple of 4,
-/// x.len() ≥ rows·n and key.len() ≥ rows·2n.
+/// the rows are xs[0]'s then xs[1]'s (each a whole number of n-value rows), key.len() ≥ rows·2n;
+/// `points` as above.
 #[target_feature(enable = "avx2,fma")]
 pub(crate) unsafe fn mul_acc_rows(
     acc_a: &mut [f64],
     acc_b: &mut [f64],
-    x: &[f64],
+    xs: [&[f64]; 2],
     key: &[f64],
-    rows: usize,
+    points: (usize, usize),
+) {
+    // SAFETY: the caller upholds the contract, which mul_acc_rows_parts shares; with one part (the
+    // external product's case) the row loop is the plain one.
+    unsafe {
+        if xs[1].is_empty() {
+            mul_acc_rows_parts::<1>(acc_a, acc_b, xs, key, points)
+        } else {
+            mul_acc_rows_parts::<2>(acc_a, acc_b, xs, key, points)
+        }
+    }
+}
+
+/// [`mul_acc_rows`] over the first `PARTS` of `xs`.
+///
+/// # Safety
+/// As [`mul_acc_rows`]; xs[1] must be empty when PARTS = 1.
+#[target_feature(enable = "avx2,fma")]
+unsafe fn mul_acc_rows_parts<const PARTS: usize>(
+    acc_a: &mut [f64],
+    acc_b: &mut [f64],
+    xs: [&[f64]; 2],
+    key: &[f64],
+    points: (usize, usize),
 ) {
     // SAFETY: the caller upholds this function's safety contract (its target features are
     // present, pointers and lengths in bounds); the block relies on nothing else.
     unsafe {
         let n = acc_a.len();
         let m = n / 2;
-        debug_assert!(acc_b.len() == n && x.len() >= rows * n && key.len() >= rows * 2 * n);
-        let (pa, pb, px, pk) = (
-            acc_a.as_mut_ptr(),
-            acc_b.as_mut_ptr(),
-            x.as_ptr(),
-            key.as_ptr(),
-        );
-        // SAFETY: j + 4 ≤ m and x offsets r·n + m + j + 4 ≤ rows·n; the key (interleaved_index layout,
+        let parts = [
+            (xs[0].as_ptr(), xs[0].len() / n),
+            (xs[1].as_ptr(), xs[1].len() / n),
+        ];
+        let rows = parts[0].1 + parts[1].1;
+        debug_assert!(acc_b.len() == n && key.len() >= rows * 2 * n);
+        let (pa, pb, pk) = (acc_a.as_mut_ptr(), acc_b.as_mut_ptr(), key.as_ptr());
+        // SAFETY: j0 ≤ j, j + 4 ≤ j1 ≤ m and part p's offsets r·n + m + j + 4 ≤ (its rows)·n, its
+        // length; the key (interleaved_index layout,
         // w = 4) is read strictly sequentially, 16 doubles per row per block, rows·2n in all, within the
         // lengths the caller guarantees.
-        let mut k = pk;
-        let mut j = 0;
-        while j < m {
+        let (j0, j1) = points;
+        debug_assert!(j0.is_multiple_of(4) && j1.is_multiple_of(4) && j0 <= j1 && j1 <= m);
+        let mut k = pk.add((j0 / 4) * rows * 16);
+        let mut j = j0;
+        while j < j1 {
             let (mut ar, mut ai) = (_mm256_setzero_pd(), _mm256_setzero_pd());
             let (mut br, mut bi) = (_mm256_setzero_pd(), _mm256_setzero_pd());
-            for r in 0..rows {
-                let xo = px.add(r * n + j);
-                let (xr, xi) = (_mm256_loadu_pd(xo), _mm256_loadu_pd(xo.add(m)));
-                // Software prefetch of the streamed key (see fft::KEY_PREFETCH_DOUBLES).
-                let ahead = k.wrapping_add(crate::fft::KEY_PREFETCH_DOUBLES);
-                _mm_prefetch::<_MM_HINT_T0>(ahead as *const i8);
-                _mm_prefetch::<_MM_HINT_T0>(ahead.wrapping_add(8) as *const i8);
-                let (kar, kai) = (_mm256_loadu_pd(k), _mm256_loadu_pd(k.add(4)));
-                let (kbr, kbi) = (_mm256_loadu_pd(k.add(8)), _mm256_loadu_pd(k.add(12)));
-                k = k.add(16);
-                ar = _mm256_fnmadd_pd(xi, kai, _mm256_fmadd_pd(xr, kar, ar));
-                ai = _mm256_fmadd_pd(xi, kar, _mm256_fmadd_pd(xr, kai, ai));
-                br = _mm256_fnmadd_pd(xi, kbi, _mm256_fmadd_pd(xr, kbr, br));
-                bi = _mm256_fmadd_pd(xi, kbr, _mm256_fmadd_pd(xr, kbi, bi));
+            for &(px, prow) in &parts[..PARTS] {
+                for r in 0..prow {
+                    let xo = px.add(r * n + j);
+                    let (xr, xi) = (_mm256_loadu_pd(xo), _mm256_loadu_pd(xo.add(m)));
+                    // Software prefetch of the streamed key (see fft::KEY_PREFETCH_DOUBLES).
+                    let ahead = k.wrapping_add(crate::fft::KEY_PREFETCH_DOUBLES);
+                    _mm_prefetch::<_MM_HINT_T0>(ahead as *const i8);
+                    _mm_prefetch::<_MM_HINT_T0>(ahead.wrapping_add(8) as *const i8);
+                    let (kar, kai) = (_mm256_loadu_pd(k), _mm256_loadu_pd(k.add(4)));
+                    let (kbr, kbi) = (_mm256_loadu_pd(k.add(8)), _mm256_loadu_pd(k.add(12)));
+                    k = k.add(16);
+                    ar = _mm256_fnmadd_pd(xi, kai, _mm256_fmadd_pd(xr, kar, ar));
+                    ai = _mm256_fmadd_pd(xi, kar, _mm256_fmadd_pd(xr, kai, ai));
+                    br = _mm256_fnmadd_pd(xi, kbi, _mm256_fmadd_pd(xr, kbr, br));
+                    bi = _mm256_fmadd_pd(xi, kbr, _mm256_fmadd_pd(xr, kbi, bi));
+                }
             }
             _mm256_storeu_pd(pa.add(j), ar);
             _mm256_storeu_pd(pa.add(m + j), ai);

@@ -788,51 +788,85 @@ pub(crate) unsafe fn mul_acc2(
 /// The key is prefetched [`crate::fft::KEY_PREFETCH_DOUBLES`] ahead (prefetches never fault, and the
 /// address is formed with `wrapping_add`, so running past the end is harmless).
 ///
+/// Only the points j in `points` = [j0, j1) (multiples of 4, j1 ≤ n/2) are computed (and written, at
+/// j and n/2 + j): each point's sum is the same whatever the range, so ranges split over threads give
+/// the whole call's result bit for bit.
+///
 /// # Safety
 /// The CPU must support AVX-512F; acc_a.len() == acc_b.len() == n with n/2 a multiple of 4,
-/// x.len() ≥ rows·n and key.len() ≥ rows·2n.
+/// the rows are xs[0]'s then xs[1]'s (each a whole number of n-value rows), key.len() ≥ rows·2n;
+/// `points` as above.
 #[target_feature(enable = "avx512f")]
 pub(crate) unsafe fn mul_acc_rows(
     acc_a: &mut [f64],
     acc_b: &mut [f64],
-    x: &[f64],
+    xs: [&[f64]; 2],
     key: &[f64],
-    rows: usize,
+    points: (usize, usize),
+) {
+    // SAFETY: the caller upholds the contract, which mul_acc_rows_parts shares; with one part (the
+    // external product's case) the row loop is the plain one.
+    unsafe {
+        if xs[1].is_empty() {
+            mul_acc_rows_parts::<1>(acc_a, acc_b, xs, key, points)
+        } else {
+            mul_acc_rows_parts::<2>(acc_a, acc_b, xs, key, points)
+        }
+    }
+}
+
+/// [`mul_acc_rows`] over the first `PARTS` of `xs`.
+///
+/// # Safety
+/// As [`mul_acc_rows`]; xs[1] must be empty when PARTS = 1.
+#[target_feature(enable = "avx512f")]
+unsafe fn mul_acc_rows_parts<const PARTS: usize>(
+    acc_a: &mut [f64],
+    acc_b: &mut [f64],
+    xs: [&[f64]; 2],
+    key: &[f64],
+    points: (usize, usize),
 ) {
     let n = acc_a.len();
     let m = n / 2;
-    debug_assert!(m.is_multiple_of(4) && acc_b.len() == n && x.len() >= rows * n);
+    let parts = [
+        (xs[0].as_ptr(), xs[0].len() / n),
+        (xs[1].as_ptr(), xs[1].len() / n),
+    ];
+    let rows = parts[0].1 + parts[1].1;
+    debug_assert!(m.is_multiple_of(4) && acc_b.len() == n);
     debug_assert!(key.len() >= rows * 2 * n);
-    let (pa, pb, px, pk) = (
-        acc_a.as_mut_ptr(),
-        acc_b.as_mut_ptr(),
-        x.as_ptr(),
-        key.as_ptr(),
-    );
+    let (pa, pb, pk) = (acc_a.as_mut_ptr(), acc_b.as_mut_ptr(), key.as_ptr());
     let sign = _mm512_set_pd(1.0, 1.0, 1.0, 1.0, -1.0, -1.0, -1.0, -1.0);
-    // SAFETY: j + 4 ≤ m, so x reads r·n + m + j + 4 ≤ rows·n; the key is read sequentially, 16 doubles
+    // SAFETY: j0 ≤ j, j + 4 ≤ j1 ≤ m, so part p's reads end at r·n + m + j + 4 ≤ (its rows)·n, its
+    // length; the key is read from block
+    // j0/4 (offset (j0/4)·rows·16) sequentially, 16 doubles
     // per row per block, rows·2n in all; acc writes at j and m + j, 4 doubles each, within n.
     unsafe {
-        let mut k = pk;
-        let mut j = 0;
-        while j < m {
+        let (j0, j1) = points;
+        debug_assert!(j0.is_multiple_of(4) && j1.is_multiple_of(4) && j0 <= j1 && j1 <= m);
+        let mut k = pk.add((j0 / 4) * rows * 16);
+        let mut j = j0;
+        while j < j1 {
             let (mut a1, mut a2) = (_mm512_setzero_pd(), _mm512_setzero_pd());
             let (mut b1, mut b2) = (_mm512_setzero_pd(), _mm512_setzero_pd());
-            for r in 0..rows {
-                let xo = px.add(r * n + j);
-                let xr = _mm512_broadcast_f64x4(_mm256_loadu_pd(xo));
-                let xi = _mm512_broadcast_f64x4(_mm256_loadu_pd(xo.add(m)));
-                // Software prefetch ahead of the hardware prefetcher: the key (52 MB per gate) is
-                // streamed from DRAM once per blind rotation.
-                let ahead = k.wrapping_add(crate::fft::KEY_PREFETCH_DOUBLES);
-                _mm_prefetch::<_MM_HINT_T0>(ahead as *const i8);
-                _mm_prefetch::<_MM_HINT_T0>(ahead.wrapping_add(8) as *const i8);
-                let (ka, kb) = (_mm512_loadu_pd(k), _mm512_loadu_pd(k.add(8)));
-                k = k.add(16);
-                a1 = _mm512_fmadd_pd(xr, ka, a1);
-                a2 = _mm512_fmadd_pd(xi, ka, a2);
-                b1 = _mm512_fmadd_pd(xr, kb, b1);
-                b2 = _mm512_fmadd_pd(xi, kb, b2);
+            for &(px, prow) in &parts[..PARTS] {
+                for r in 0..prow {
+                    let xo = px.add(r * n + j);
+                    let xr = _mm512_broadcast_f64x4(_mm256_loadu_pd(xo));
+                    let xi = _mm512_broadcast_f64x4(_mm256_loadu_pd(xo.add(m)));
+                    // Software prefetch ahead of the hardware prefetcher: the key (52 MB per gate) is
+                    // streamed from DRAM once per blind rotation.
+                    let ahead = k.wrapping_add(crate::fft::KEY_PREFETCH_DOUBLES);
+                    _mm_prefetch::<_MM_HINT_T0>(ahead as *const i8);
+                    _mm_prefetch::<_MM_HINT_T0>(ahead.wrapping_add(8) as *const i8);
+                    let (ka, kb) = (_mm512_loadu_pd(k), _mm512_loadu_pd(k.add(8)));
+                    k = k.add(16);
+                    a1 = _mm512_fmadd_pd(xr, ka, a1);
+                    a2 = _mm512_fmadd_pd(xi, ka, a2);
+                    b1 = _mm512_fmadd_pd(xr, kb, b1);
+                    b2 = _mm512_fmadd_pd(xi, kb, b2);
+                }
             }
             // [xi·ki | xi·kr]·[−1 | 1] + [xr·kr | xr·ki].
             let a = _mm512_fmadd_pd(_mm512_shuffle_f64x2::<0x4E>(a2, a2), sign, a1);

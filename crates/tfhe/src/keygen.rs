@@ -179,6 +179,11 @@ mod tests {
             n0: 8,
             n1: 64,
             n2: 128,
+            // The BK2 gadget the digests were taken with (default_128 has 2^15 × 2 since).
+            bk2: crate::torus::Gadget {
+                levels: 3,
+                base_bits: 10,
+            },
             ..Params::default_128()
         };
         let sk = SecretKey::from_seed(&p, Seed::from_bytes([1; 32])).unwrap();

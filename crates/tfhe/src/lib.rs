@@ -24,7 +24,8 @@
 //! ## Threads
 //! [`EvalKey`] and [`CircuitKey`] are immutable and `Send + Sync`; every call allocates its own small
 //! scratch (or takes an [`ExtScratch`]), so one key serves any number of threads. Key generation and
-//! decompression use rayon.
+//! decompression use rayon. [`CircuitKey::circuit_bootstrap_batch_par`] runs one circuit-bootstrapping
+//! batch on several scoped threads of its own (lower latency, the same result bit for bit).
 //!
 //! ## Keys and files
 //! [`CompressedEvalKey`] / [`CompressedCircuitKey`] hold a public mask seed plus bodies (what files store,
@@ -45,6 +46,7 @@
 //! | [`gates`] | every bootstrapped gate, MUX and HomMUX without SE/IKS |
 //! | [`circuit_bootstrap`] | private functional key switching and circuit bootstrapping, [`CircuitKey`] |
 //! | `keygen` | seeded encryption shared by key generation and decompression (private) |
+//! | `privks` | the private key-switching key in a blocked layout and its AVX-512/AVX2/portable kernels (private) |
 //! | [`serialize`] | versioned, checksummed files in the [`vsp_codec`] envelope |
 //! | [`error`] | [`Error`], wrapping the codec's errors |
 
@@ -61,6 +63,7 @@ pub mod gates;
 mod keygen;
 pub mod noise;
 pub mod params;
+mod privks;
 pub mod rng;
 pub mod secret_key;
 pub mod serialize;

@@ -100,14 +100,19 @@ impl Params {
     ///   log q = 54 with σ = 3.2, α = 2^-52.3 < 2^-51. (TFHEpp's current 128-bit set uses the same value.)
     /// * Gadgets: BK1 Bg = 2^8 × 2 (two levels instead of TFHEpp's three: ⅓ fewer transforms and a ⅓
     ///   smaller key; the noise model still gives a per-gate failure ≈ 2^-150, see `noise::predict`),
-    ///   KS 2^3 × 5 signed digits (TFHE-rs DEFAULT), BK2 2^10 × 3,
+    ///   KS 2^3 × 5 signed digits (TFHE-rs DEFAULT), BK2 2^15 × 2 (⅓ fewer level-2 transforms per
+    ///   step and a ⅓ smaller level-2 key than 2^10 × 3, for the same 30 bits: the level-2 rotation's
+    ///   variance is 4.0e-14 of rounding plus 2.5e-14 of the level-2 FFT's own error, which grows with
+    ///   the digits — `noise::level2_rotation_var`, measured by `tests/noise.rs` — against the private
+    ///   key switch's 8.0e-11, so the CMUX and RAM budgets are unchanged; 2^14 × 2 rounds 16× more,
+    ///   6.4e-13, enough to shorten the 8 × 16 RAM's refresh period from 55 to 54 cycles),
     ///   CB output TRGSW 2^3 × 4 (small digits keep CMUX noise low: a CMUX adds 7.0e-6, half of what
     ///   2^4 × 4 adds, for the same work; the 12-bit precision's rounding is the other half; ℓ stays 4
     ///   so the many-LUT stride, and the CB input's modulus-switch noise, stay at 4), CB output for RAM
     ///   addresses 2^2 × 7 (a CMUX adds 1.9e-6: RAM cells gain it on every write, so a word is refreshed
     ///   every 55 cycles instead of 14, for 1.6× dearer external products), privKS 2^3 × 8
     ///   signed digits with one key entry per digit position (gadget key switching), so the circuit key
-    ///   is ≈ 0.43 GB.
+    ///   is ≈ 0.38 GB in memory (0.27 GB private key-switching keys, 0.11 GB BK2).
     pub const fn default_128() -> Params {
         Params {
             id: ParamId::Default128,
@@ -121,7 +126,7 @@ impl Params {
             key2: KeyDist::Ternary,
             bk1: g(2, 8),
             ks: g(5, 3),
-            bk2: g(3, 10),
+            bk2: g(2, 15),
             cb: g(4, 3),
             cb_ram: g(7, 2),
             privks: g(8, 3),

@@ -150,6 +150,19 @@ impl SecretKey {
         Ok(c.phase(&self.s1).to_phase())
     }
 
+    /// Phase of a level-2 TLWE (dimension N2, u64 torus; e.g. circuit bootstrapping's level-2
+    /// samples), as the torus word (for noise measurements below f64's resolution of a real phase).
+    pub fn phase_lvl2_tlwe(&self, c: &Tlwe<u64>) -> Result<u64, Error> {
+        if c.dim() != self.params.n2 {
+            return Err(Error::Dimension(format!(
+                "level-2 TLWE of dim {}, expected {}",
+                c.dim(),
+                self.params.n2
+            )));
+        }
+        Ok(c.phase(&self.s2))
+    }
+
     /// Encrypts bits packed into the coefficients of a level-1 TRLWE (coefficient i = bits[i],
     /// the rest false).
     pub fn encrypt_trlwe_bits(&self, bits: &[bool]) -> Result<Trlwe<u32>, Error> {

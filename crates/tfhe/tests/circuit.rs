@@ -154,3 +154,48 @@ fn batched_circuit_bootstrapping_equals_one_at_a_time() {
         assert_eq!(sk.decrypt_trlwe_bits(&x).unwrap()[0], b);
     }
 }
+
+/// The multi-threaded circuit bootstrap gives the one-thread batch's TRGSWs bit for bit, in both of
+/// its modes (fewer bits than threads: each level-2 rotation on two threads; otherwise the bits split
+/// into groups) and for both output gadgets; each TRGSW selects the right cell.
+#[test]
+fn parallel_circuit_bootstrapping_is_bit_identical() {
+    let (sk, _, ck) = keys();
+    let c = cells(sk, 2);
+    for (bits, threads) in [(1usize, 2usize), (1, 3), (3, 2), (2, 4)] {
+        let vals: Vec<bool> = (0..bits).map(|i| (i + threads) % 2 == 0).collect();
+        let cs: Vec<_> = vals.iter().map(|&b| sk.encrypt_bit(b)).collect();
+        let refs: Vec<_> = cs.iter().collect();
+        for ram in [false, true] {
+            let (seq, par) = if ram {
+                (
+                    ck.circuit_bootstrap_batch_ram(&refs).unwrap(),
+                    ck.circuit_bootstrap_batch_ram_par(&refs, threads).unwrap(),
+                )
+            } else {
+                (
+                    ck.circuit_bootstrap_batch(&refs).unwrap(),
+                    ck.circuit_bootstrap_batch_par(&refs, threads).unwrap(),
+                )
+            };
+            assert_eq!(par.len(), bits);
+            assert!(
+                par == seq,
+                "{bits} bits on {threads} threads (ram {ram}): not bit-identical"
+            );
+            for (g, &v) in par.iter().zip(&vals) {
+                let sel = g.cmux(&c[1].1, &c[0].1).unwrap();
+                let want = if v { &c[1].0 } else { &c[0].0 };
+                assert_eq!(&sk.decrypt_trlwe_bits(&sel).unwrap()[..16], &want[..]);
+            }
+        }
+    }
+    // Hostile input: a TLWE of the wrong dimension is an error on every path.
+    let bad = vsp_tfhe::Tlwe::from_words(vec![0u32; 17]).unwrap();
+    for threads in [1, 2, 5] {
+        assert!(ck.circuit_bootstrap_batch_par(&[&bad], threads).is_err());
+        assert!(ck
+            .circuit_bootstrap_batch_par(&[&bad, &bad, &bad], threads)
+            .is_err());
+    }
+}

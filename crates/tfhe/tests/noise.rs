@@ -52,6 +52,34 @@ fn measured_variances_match_predictions() {
     check("key switch", var(&ks), pred.key_switch);
 
     let ck = CircuitKey::generate(&sk).unwrap();
+    // Circuit bootstrapping's level-2 many-LUT rotation (BK2 gadget): every coefficient j of the
+    // accumulator is ±Bg^-(j mod s + 1)/2 where j mod s < ℓ (s the stride), else 0, plus its noise.
+    let (g, stride) = (p.cb, p.cb_stride());
+    let mut r2 = Vec::new();
+    for k in 0..6 {
+        let acc = ck.level2_rotation(&sk.encrypt_bit(k % 2 == 0)).unwrap();
+        for j in 0..p.n2 {
+            let ph = sk.phase_lvl2_tlwe(&acc.sample_extract(j).unwrap()).unwrap();
+            let i = (j % stride) as u32;
+            let v = if i < g.levels {
+                1u64 << (63 - (i + 1) * g.base_bits)
+            } else {
+                0
+            };
+            let (e1, e2) = (ph.wrapping_sub(v) as i64, ph.wrapping_add(v) as i64);
+            let e = if e1.unsigned_abs() <= e2.unsigned_abs() {
+                e1
+            } else {
+                e2
+            };
+            r2.push(e as f64 / 2f64.powi(64));
+        }
+    }
+    check(
+        "level-2 rotation (circuit bootstrapping)",
+        var(&r2),
+        noise::level2_rotation_var(&p),
+    );
     // A CMUX with a circuit-bootstrapped selector, for both output gadgets (the circuit's and the RAM
     // addresses' finer one).
     for ram in [false, true] {
