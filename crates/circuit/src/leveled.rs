@@ -263,6 +263,11 @@ impl MuxPlan {
         self.counts
     }
 
+    /// True when node `id` is a MUX the plan evaluates as a CMUX (its select circuit-bootstrapped).
+    pub fn is_cmux(&self, id: NodeId) -> bool {
+        self.cmux.get(id as usize).copied().unwrap_or(false)
+    }
+
     /// True when `id` is a flip-flop that carries its ring across the clock edge.
     pub(crate) fn carried(&self, c: &Circuit, id: NodeId) -> bool {
         matches!(c.nodes[id as usize], Node::Dff(k) if self.carry[k as usize])
