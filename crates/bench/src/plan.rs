@@ -68,6 +68,7 @@ pub fn run(args: &[String]) -> Result<()> {
     );
     println!();
     let mut rows = Vec::new();
+    let mut stats_rows = Vec::new();
     let mut last = Vec::new();
     for core in Core::ALL
         .into_iter()
@@ -94,6 +95,21 @@ pub fn run(args: &[String]) -> Result<()> {
                 netlist: text.as_deref(),
                 ..CoreBuild::default()
             };
+            let json = text
+                .as_deref()
+                .unwrap_or_else(|| core.netlist_json_sized(build.size));
+            let st = vsp_circuit::parse_yosys_json(json)?.stats();
+            let gates: Vec<String> = st.gates.iter().map(|n| n.to_string()).collect();
+            stats_rows.push(format!(
+                "| {stem} | {} | {} | {} | {} | {} | {} | {} |",
+                gates.join(" | "),
+                st.mux,
+                st.not,
+                st.logic_cells(),
+                st.dff,
+                st.bootstraps_per_cycle,
+                st.critical_path
+            ));
             let c = vsp_platform::core_circuit_with(core, Memory::Cmux, build)?;
             let e = Engine::new(backend.clone(), c);
             let k = e.plan_counts();
@@ -101,6 +117,25 @@ pub fn run(args: &[String]) -> Result<()> {
             if path {
                 let plan = MuxPlan::new(e.circuit(), &lp);
                 let chain = techmap::critical_chain(e.circuit(), Some(&plan));
+                let (sels, lifts) = plan.selects_and_lifts(e.circuit());
+                let names = |v: &mut dyn Iterator<Item = vsp_circuit::NodeId>| {
+                    v.map(|x| e.circuit().node_name(x).to_string())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                };
+                println!(
+                    "{stem} selects ({}): {}",
+                    sels.len(),
+                    names(&mut sels.iter().copied())
+                );
+                println!(
+                    "{stem} lifted every cycle: {}",
+                    names(&mut lifts.iter().filter(|l| !l.1).map(|l| l.0))
+                );
+                println!(
+                    "{stem} carried (lifted when over budget): {}",
+                    names(&mut lifts.iter().filter(|l| l.1).map(|l| l.0))
+                );
                 println!("{stem} critical path ({} nodes):", chain.len());
                 for (id, t) in chain {
                     let n = &e.circuit().nodes()[id as usize];
@@ -145,6 +180,27 @@ pub fn run(args: &[String]) -> Result<()> {
     println!("| netlist | gate bootstraps by kind | total | circuit bootstraps | lifts | cost | depth | critical path | log2 failure/cycle | log2 worst decision |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
     for r in rows {
+        println!("{r}");
+    }
+    println!();
+    println!(
+        "The netlists as synthesized (Netlist::stats: every MUX two bootstraps, levels = the core's \
+         longest path with a gate or MUX one level):"
+    );
+    println!();
+    let kinds: Vec<&str> = vsp_circuit::GateKind::ALL
+        .iter()
+        .map(|k| k.name())
+        .collect();
+    println!(
+        "| netlist | {} | MUX | NOT | logic | DFF | bootstraps/cycle | levels |",
+        kinds.join(" | ")
+    );
+    println!(
+        "|---|{}---|---|---|---|---|---|",
+        "---|".repeat(kinds.len())
+    );
+    for r in stats_rows {
         println!("{r}");
     }
     println!();
