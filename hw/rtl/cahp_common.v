@@ -5,6 +5,43 @@
 // generate signals for the logic ops, gates results to zero and ORs them instead of multiplexing,
 // and never puts an enable on a register that does not need one.
 
+// A gate that synthesis keeps as written (keep_hierarchy): hw/synth/flow.ys maps the logic around it
+// without seeing through it (ABC skips such modules) and flattens it afterwards. For structures
+// whose TFHE cost ABC cannot see: ABC counts depth in gates, not in the cycle's bootstrap latencies
+// (CMUX data free, a circuit-bootstrapped select 5), so its area recovery turns balanced trees off
+// its own critical path into chains, which can be the cycle's critical path.
+(* keep_hierarchy *)
+module cahp_and2 (
+    input  wire a,
+    input  wire b,
+    output wire y
+);
+    assign y = a & b;
+endmodule
+
+// All 16 bits set, as a balanced tree of kept AND gates (4 bootstrap levels).
+module cahp_and16 (
+    input  wire [15:0] x,
+    output wire        y
+);
+    wire [7:0] l1;
+    wire [3:0] l2;
+    wire [1:0] l3;
+    genvar k;
+    generate
+        for (k = 0; k < 8; k = k + 1) begin : s1
+            cahp_and2 a (.a(x[2*k]), .b(x[2*k+1]), .y(l1[k]));
+        end
+        for (k = 0; k < 4; k = k + 1) begin : s2
+            cahp_and2 a (.a(l1[2*k]), .b(l1[2*k+1]), .y(l2[k]));
+        end
+        for (k = 0; k < 2; k = k + 1) begin : s3
+            cahp_and2 a (.a(l2[2*k]), .b(l2[2*k+1]), .y(l3[k]));
+        end
+    endgenerate
+    cahp_and2 top (.a(l3[0]), .b(l3[1]), .y(y));
+endmodule
+
 // Instruction decoder: one 24-bit window (a 16-bit instruction uses bits 15:0).
 module cahp_decode #(
     parameter PW = 9   // width of pcOff (the PC width)
@@ -129,7 +166,7 @@ module cahp_alu (
     wire [15:0] logicRes = ((p & {16{eP}}) ^ (c[15:0] & {16{eC}})) | (g & {16{eG}});
 
     // Correct comparisons: the full 17-bit borrow (the originals truncate -b and get rs2 = 0 wrong).
-    assign eq = &p;
+    cahp_and16 eqTree (.x(p), .y(eq));
     assign ltu = ~c[16];
     assign lt = p[15] ? ltu : aa[15];
 

@@ -45,8 +45,13 @@ module pearl #(
     reg [15:0] cache;
     reg cacheValid;
     reg finReg;
+    // The ROM word this cycle reads, (PC + 2) >> 2 once the cache holds an instruction's first half:
+    // always pc[AW-1:2] + (pc[1] & cacheValid), computed at the previous clock edge so that the ROM
+    // read starts the cycle instead of waiting for an incrementer.
+    reg [AW-3:0] romAddr;
 `ifndef SYNTHESIS
     initial begin
+        romAddr = {(AW-2){1'b0}};
         pc = {AW{1'b0}};
         cache = 16'b0;
         cacheValid = 1'b0;
@@ -56,7 +61,7 @@ module pearl #(
 
     // ---- fetch
     wire stall = pc[1] & ~cacheValid;   // first half of a straddling instruction not cached yet
-    assign io_romAddr = pc[AW-1:2] + {{(AW-3){1'b0}}, pc[1] & cacheValid};
+    assign io_romAddr = romAddr;
     wire [23:0] inst;
     cahp_align align (.pcLow(pc[1:0]), .cache(cache), .romData(io_romData), .inst(inst));
 
@@ -79,12 +84,23 @@ module pearl #(
     wire retire = run;   // testbench probe: an instruction completes this cycle
 
     // ---- registers
-    wire [15:0] regA, regB, wbData;
+    // The read ports are indexed by the instruction's register fields themselves (bits 11:8, 15:12
+    // and 19:16), so their trees start as soon as the instruction is there; the operands are then
+    // picked among the three reads as cahp_decode's raAddr/rbAddr would address them. Under TFHE a
+    // read tree is CMUXes (nearly free) and this takes one circuit-bootstrap latency off the cycle.
+    wire [15:0] rd11, rd15, rd19, wbData;
     wire [255:0] regs;
     cahp_regfile rf (
-        .clock(clock), .we(regWrite & run), .wa(rdAddr), .wd(wbData), .ra(raAddr), .rb(rbAddr),
-        .qa(regA), .qb(regB), .all(regs)
+        .clock(clock), .we(regWrite & run), .wa(rdAddr), .wd(wbData), .ra(inst[11:8]),
+        .rb(inst[15:12]), .qa(rd11), .qb(rd15), .all(regs)
     );
+    cahp_mux16 port19 (.sel(inst[19:16]), .in(regs), .out(rd19));
+    wire instR = inst[2:1] == 2'b00;
+    wire instM = inst[2:1] == 2'b10;
+    // raAddr = is24 ? inst[15:12] : (cM ? x1 : inst[11:8])
+    wire [15:0] regA = is24 ? rd15 : (instM ? regs[31:16] : rd11);
+    // rbAddr = is24 ? (cR ? inst[19:16] : inst[11:8]) : (cM ? inst[11:8] : inst[15:12])
+    wire [15:0] regB = is24 ? (instR ? rd19 : rd11) : (instM ? rd11 : rd15);
 
     // ---- execute
     wire [15:0] aluSum, aluRes;
@@ -100,6 +116,7 @@ module pearl #(
     wire [AW-1:0] seq = pc + {{(AW-2){1'b0}}, ~stall, is24 & ~stall};
     wire [AW-1:0] target = jumpReg & isJump ? regA[AW-1:0] : pc + pcOff;
     wire taken = ((isBranch & condOk) | isJump) & ~stall;
+    wire [AW-3:0] seqWord = seq[AW-1:2] + {{(AW-3){1'b0}}, seq[1]};
 
     // ---- memory
     // For loads and stores the ALU result is the address (no shift, no link term).
@@ -121,6 +138,8 @@ module pearl #(
     assign io_finishFlag = fin;
     always @(posedge clock) begin
         pc <= reset ? {AW{1'b0}} : (taken ? target : seq);
+        // pc[AW-1:2] + (pc[1] & cacheValid) of the next cycle (a taken jump clears cacheValid).
+        romAddr <= reset ? {(AW-2){1'b0}} : (taken ? target[AW-1:2] : seqWord);
         cache <= io_romData[31:16];
         cacheValid <= ~taken & ~reset;
         finReg <= fin & ~reset;

@@ -138,7 +138,9 @@ module ruby #(
     // beq/bne are decided in ID from the forwarded operands (exact); the others are predicted
     // backward taken (offset sign bit), forward not taken. EX re-evaluates every branch.
     wire eqBranch = ~cond[1] & cond[0];
-    wire predTaken = isBranch & (eqBranch ? ((fwdA == fwdB) ^ cond[2]) : idInst[7]);
+    wire operandsEqual;
+    cahp_and16 eqTree (.x(~(fwdA ^ fwdB)), .y(operandsEqual));
+    wire predTaken = isBranch & (eqBranch ? (operandsEqual ^ cond[2]) : idInst[7]);
     wire [AW-1:0] idTarget = (isJump & jumpReg) ? fwdA[AW-1:0] : idPc + pcOff;
     wire idRedirect = idValid & ~loadUse & (isJump | predTaken);
 

@@ -10,6 +10,7 @@ mod ckks;
 mod mpi;
 mod ntt;
 mod paper;
+mod plan;
 mod seed001;
 mod seed002;
 mod seed004;
@@ -26,6 +27,7 @@ fn main() -> anyhow::Result<()> {
         "ckks" => ckks::run(rest),
         "ntt" => ntt::run(rest),
         "paper" => paper::run(rest),
+        "plan" => plan::run(rest),
         #[cfg(feature = "mpi")]
         "mpi" => mpi::run(rest),
         #[cfg(feature = "mpi")]
@@ -41,7 +43,7 @@ fn main() -> anyhow::Result<()> {
         "seed004" => seed004::run(rest),
         other => {
             anyhow::bail!(
-                "unknown suite {other:?}; available: ntt, tfhe, circuit, vsp, paper, bfv, ckks, mpi, seed001, seed002, seed004"
+                "unknown suite {other:?}; available: ntt, tfhe, circuit, vsp, plan, paper, bfv, ckks, mpi, seed001, seed002, seed004"
             )
         }
     }

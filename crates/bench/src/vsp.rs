@@ -312,21 +312,21 @@ fn tfhe_rs_nand_ms() -> Result<(f64, f64)> {
 }
 
 /// One core's bootstraps by kind under a plan, and its depth.
-struct Kinds {
+pub(crate) struct Kinds {
     /// Bootstraps per node kind (`AND`…, cell classes; MUXes left as gates count two each).
-    by_kind: std::collections::BTreeMap<String, f64>,
+    pub(crate) by_kind: std::collections::BTreeMap<String, f64>,
     /// Gate bootstraps per cycle (plan: gates, cells, gate MUXes, refreshes, lifts predicted).
-    bootstraps: f64,
+    pub(crate) bootstraps: f64,
     /// Logic depth in bootstraps (gates, cells, gate MUXes, memory reads; CMUXes none).
-    depth: u32,
+    pub(crate) depth: u32,
     /// The task DAG's critical path as 64 MPI ranks would run it (one select per circuit-bootstrap
     /// task), in gate-bootstrap units (a circuit bootstrap ≈ 5, a ROM bit ≈ 1): the floor on a cycle
     /// however many machines run it.
-    dag: f64,
+    pub(crate) dag: f64,
 }
 
 impl Kinds {
-    fn of(e: &Engine<TfheBackend>) -> Kinds {
+    pub(crate) fn of(e: &Engine<TfheBackend>) -> Kinds {
         let k = e.plan_counts();
         let mut by_kind: std::collections::BTreeMap<String, f64> =
             vsp_circuit::techmap::kind_counts(e.circuit())

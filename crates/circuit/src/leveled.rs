@@ -263,6 +263,21 @@ impl MuxPlan {
         self.counts
     }
 
+    /// The selects circuit-bootstrapped every cycle, and the sources (inputs, flip-flops) lifted to
+    /// rings (every cycle, or, for carried flip-flops, when over budget; `true` marks those).
+    pub fn selects_and_lifts(&self, c: &Circuit) -> (Vec<NodeId>, Vec<(NodeId, bool)>) {
+        let lifts = (0..self.lift.len())
+            .filter(|&i| self.lift[i])
+            .map(|i| (i as NodeId, self.carried(c, i as NodeId)))
+            .collect();
+        (self.sel_nodes.clone(), lifts)
+    }
+
+    /// True when node `id` is a MUX the plan evaluates as a CMUX (its select circuit-bootstrapped).
+    pub fn is_cmux(&self, id: NodeId) -> bool {
+        self.cmux.get(id as usize).copied().unwrap_or(false)
+    }
+
     /// True when `id` is a flip-flop that carries its ring across the clock edge.
     pub(crate) fn carried(&self, c: &Circuit, id: NodeId) -> bool {
         matches!(c.nodes[id as usize], Node::Dff(k) if self.carry[k as usize])

@@ -589,6 +589,68 @@ pub fn critical_path(c: &Circuit, plan: Option<&MuxPlan>) -> f64 {
     f64::from(mp.arrival.iter().copied().max().unwrap_or(0)) / f64::from(GATE)
 }
 
+/// The nodes on the cycle's critical path as [`critical_path`] counts it, from the source (an input,
+/// a flip-flop or a constant) to the latest node, each with its arrival time in gate bootstraps: what
+/// to restructure when the path is too long (`vsp-bench plan` prints it).
+pub fn critical_chain(c: &Circuit, plan: Option<&MuxPlan>) -> Vec<(NodeId, f64)> {
+    let p = MapParams::for_params(&vsp_tfhe::Params::default_128());
+    let mut mp = Mapper::new(c, &p);
+    if let Some(plan) = plan {
+        mp.delays = Delays::planned(c, plan);
+    }
+    let order = c.order.clone();
+    mp.propagate(&order, &mut |m, g| {
+        let l = m.leaves(g, &Impl::Gate);
+        m.arrival[g as usize] = m.arrival_of(&l);
+    });
+    // Which memory each read-data node belongs to.
+    let mut mem_of = vec![usize::MAX; c.nodes.len()];
+    for (k, m) in c.mems.iter().enumerate() {
+        for &r in &m.rdata {
+            mem_of[r as usize] = k;
+        }
+    }
+    let at = |x: NodeId| mp.arrival[x as usize];
+    let latest = |xs: &mut dyn Iterator<Item = NodeId>| xs.max_by_key(|&x| (at(x), x));
+    let Some(mut i) = (0..c.nodes.len() as NodeId).max_by_key(|&x| (at(x), x)) else {
+        return Vec::new();
+    };
+    let mut chain = vec![i];
+    loop {
+        let next = match c.nodes[i as usize] {
+            Node::Not(a) => Some(a),
+            Node::Gate(_, a, b) => latest(&mut [a, b].into_iter()),
+            Node::Cell { spec, ins } => latest(&mut ins[..spec.arity()].iter().copied()),
+            Node::Mux { s, a, b } => [s, a, b]
+                .into_iter()
+                .enumerate()
+                .max_by_key(|&(k, x)| {
+                    (
+                        at(x) + mp.delays.mux(i as usize, k, mp.base[x as usize].0),
+                        x,
+                    )
+                })
+                .map(|(_, x)| x),
+            Node::MemOut { .. } if mem_of[i as usize] != usize::MAX => {
+                latest(&mut c.mems[mem_of[i as usize]].addr.iter().copied())
+            }
+            _ => None,
+        };
+        match next {
+            Some(x) if !chain.contains(&x) => {
+                chain.push(x);
+                i = x;
+            }
+            _ => break,
+        }
+    }
+    chain.reverse();
+    chain
+        .into_iter()
+        .map(|x| (x, f64::from(at(x)) / f64::from(GATE)))
+        .collect()
+}
+
 fn map_with(c: &Circuit, p: &MapParams, plan: Option<&MuxPlan>) -> Result<Circuit, CircuitError> {
     if p.max_inputs < 3 {
         return Ok(c.clone());
