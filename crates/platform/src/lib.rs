@@ -29,6 +29,8 @@ pub mod keys;
 pub mod machine;
 pub mod packets;
 pub mod program;
+pub mod server;
+pub mod wire;
 
 #[cfg(test)]
 #[path = "../../circuit/tests/mutate/mod.rs"]

@@ -33,6 +33,9 @@ use crate::envelope::{check_same_key, Envelope, KeyId, Kind, Reader, Writer};
 use crate::error::{PlatformError, Result, ResultExt};
 use crate::keys::ClientKey;
 use crate::program::PlainRequest;
+use crate::wire::tags::{get_memory, put_memory};
+#[cfg(test)]
+use crate::wire::tags::{memory_from_tag, size_from_log2};
 
 /// Width of a CAHPv3 register.
 pub const REG_BITS: usize = 16;
@@ -290,75 +293,6 @@ fn rom_bits(size: MemSize) -> usize {
 /// Bits of the RAM of `size`.
 fn ram_bits(size: MemSize) -> usize {
     (1 << size.ram_addr_width()) * cores::RAM_DATA_WIDTH
-}
-
-/// The memory byte of requests and results: bit 0 MUX memory, bit 1 1 KiB ROM and RAM, bit 2 the
-/// sizes follow (`None`: the byte says it all, `Some` the two log2 bytes after it).
-pub(crate) fn memory_tag(m: Memory, size: MemSize) -> (u8, Option<[u8; 2]>) {
-    let kind = match m {
-        Memory::Cmux => 0,
-        Memory::Mux => 1,
-    };
-    if size == MemSize::B512 {
-        (kind, None)
-    } else if size == MemSize::K1 {
-        (kind | 2, None)
-    } else {
-        (kind | 4, Some([size.rom_log2(), size.ram_log2()]))
-    }
-}
-
-/// Writes the memory field of a request or result.
-fn put_memory(w: &mut Writer, m: Memory, size: MemSize) {
-    let (tag, sizes) = memory_tag(m, size);
-    w.u8(tag);
-    for b in sizes.into_iter().flatten() {
-        w.u8(b);
-    }
-}
-
-/// Reads the memory field of a request or result ([`memory_tag`]).
-fn get_memory(r: &mut Reader) -> Result<(Memory, MemSize)> {
-    let tag = r.u8()?;
-    let sizes = if tag & 4 != 0 {
-        Some([r.u8()?, r.u8()?])
-    } else {
-        None
-    };
-    memory_from_tag(tag, sizes)
-}
-
-/// Inverse of [`memory_tag`]; any other bit set, or a size no core has, is refused.
-pub(crate) fn memory_from_tag(t: u8, sizes: Option<[u8; 2]>) -> Result<(Memory, MemSize)> {
-    if t > 5 || t & 6 == 6 || (t & 4 != 0) != sizes.is_some() {
-        return Err(PlatformError::format(format!("unknown memory kind {t}")));
-    }
-    let memory = if t & 1 == 0 {
-        Memory::Cmux
-    } else {
-        Memory::Mux
-    };
-    let size = match sizes {
-        Some([rom, ram]) => size_from_log2(rom, ram)?,
-        None if t & 2 == 0 => MemSize::B512,
-        None => MemSize::K1,
-    };
-    Ok((memory, size))
-}
-
-/// The machine of a file's two size bytes (log2 of ROM and RAM bytes), refusing sizes no core has.
-pub(crate) fn size_from_log2(rom: u8, ram: u8) -> Result<MemSize> {
-    MemSize::from_log2(rom, ram).ok_or_else(|| {
-        let show = |l: u8| match 1u64.checked_shl(u32::from(l)) {
-            Some(b) if l < 64 => format!("{b}-byte"),
-            _ => format!("2^{l}-byte"),
-        };
-        PlatformError::format(format!(
-            "unknown memory size: a {} ROM and a {} RAM (the cores have 512 B to 8 KiB of each)",
-            show(rom),
-            show(ram)
-        ))
-    })
 }
 
 pub(crate) fn put_cells(w: &mut Writer, cells: &[Tlwe<u32>], params: &Params) {

@@ -10,23 +10,23 @@
 
 mod circuit_cmd;
 mod demo;
-mod mpi_job;
 mod progress;
 mod serve_cmd;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
-use vsp_platform::files::{check_output, lock_output, write_atomic, Access, OutputLock};
-use vsp_platform::keys::{self, ClientKey, ServerKeys};
+use vsp_platform::design::load_client_key;
+use vsp_platform::files::{write_atomic, Access, OutputLock};
+use vsp_platform::keys;
 use vsp_platform::program::{self, PlainRequest};
-use vsp_platform::{Envelope, Kind, Machine, MemSize, Request, Snapshots};
+use vsp_platform::server::{self, claim, mpi, SnapshotPlan};
+use vsp_platform::{Envelope, Kind, MemSize, Snapshots};
 
-use crate::progress::{fmt_bytes, fmt_secs, Bar};
+use crate::progress::{fmt_bytes, fmt_secs, Bar, Shown};
 
 #[derive(Parser)]
 #[command(
@@ -89,50 +89,26 @@ enum Command {
     /// Run an encrypted request for a number of cycles (Bob: needs only the evaluation key), on
     /// the core with the request's memory size (512 B to 8 KiB of ROM and of RAM).
     Run {
-        /// Evaluation key (from `vsp genbkey`) of the key the request was encrypted under.
-        #[arg(short, long)]
-        eval_key: PathBuf,
         /// The encrypted request (from `vsp enc`).
         #[arg(short, long)]
         input: PathBuf,
-        /// Write the encrypted result here (`vsp dec` decrypts it).
-        #[arg(short, long)]
-        output: PathBuf,
-        /// Cycles to run (`vsp emu` tells how many the program needs).
-        #[arg(short, long)]
-        cycles: u64,
         /// pearl (single-cycle: fewest bootstraps per instruction, fastest on a few cores) or ruby
         /// (5-stage pipeline: shorter critical path per cycle, pays off with many cores).
         #[arg(long, default_value = "pearl")]
         core: String,
-        /// Worker threads (default: all cores).
-        #[arg(short, long, value_parser = parse_threads)]
-        threads: Option<usize>,
         /// Memory the request was encrypted for (cmux or mux); checked against the request.
         #[arg(long)]
         memory: Option<String>,
         #[command(flatten)]
-        snapshots: SnapshotArgs,
+        server: ServerArgs,
     },
     /// Continue a run from its snapshot (writing a new snapshot, by default OUTPUT.snapshot).
     Resume {
         /// The snapshot to continue from (its own argument id: `--snapshot` names the new one).
         #[arg(id = "from", value_name = "SNAPSHOT")]
         snapshot: PathBuf,
-        /// Cycles to run on top of the snapshot's.
-        #[arg(short, long)]
-        cycles: u64,
-        /// Evaluation key the run was started with.
-        #[arg(short, long)]
-        eval_key: PathBuf,
-        /// Write the encrypted result here (`vsp dec` decrypts it).
-        #[arg(short, long)]
-        output: PathBuf,
-        /// Worker threads (default: all cores).
-        #[arg(short, long, value_parser = parse_threads)]
-        threads: Option<usize>,
         #[command(flatten)]
-        snapshots: SnapshotArgs,
+        server: ServerArgs,
     },
     /// Decrypt a result (Alice): finish flag, x0–x15, the return value, optionally the RAM.
     Dec {
@@ -299,10 +275,11 @@ fn main() {
     }
     let cli = Cli::parse();
     // Under `mpirun` (with the `mpi` feature) this process is one rank of a job (docs/mpi.md).
-    let session = mpi_job::start();
+    let session = mpi::start().map_err(anyhow::Error::from);
     if let Err(e) = session.and_then(|s| run(cli).map(|()| s)) {
-        mpi_job::fail(&e);
-        eprintln!("error: {}", one_line(&e));
+        let msg = one_line(&e);
+        mpi::abort(&msg);
+        eprintln!("error: {msg}");
         std::process::exit(1);
     }
 }
@@ -329,27 +306,16 @@ pub(crate) fn one_line(e: &anyhow::Error) -> String {
 }
 
 fn run(cli: Cli) -> Result<()> {
-    let mut quiet = cli.quiet;
-    if mpi_job::job().is_some() {
-        let distributed = matches!(
-            cli.command,
-            Command::Run { .. }
-                | Command::Resume { .. }
-                | Command::Circuit(
-                    circuit_cmd::CircuitCommand::Run { .. }
-                        | circuit_cmd::CircuitCommand::Exec { .. }
-                        | circuit_cmd::CircuitCommand::Resume { .. }
-                )
-        );
-        if !distributed {
-            anyhow::bail!(
-                "only `run`, `resume`, `circuit run`, `circuit exec` and `circuit resume` run on several MPI ranks"
-            );
-        }
-        mpi_job::check_same_command()?;
-        // Rank 0 reports progress; the others work quietly.
-        quiet |= !mpi_job::is_root();
-    }
+    use circuit_cmd::CircuitCommand as C;
+    let distributed = matches!(
+        cli.command,
+        Command::Run { .. }
+            | Command::Resume { .. }
+            | Command::Circuit(C::Run { .. } | C::Exec { .. } | C::Resume { .. })
+    );
+    // Rank 0 reports progress; the others work quietly.
+    let quiet = cli.quiet || !mpi::check_command(distributed)?;
+    let mut shown = Shown::new(quiet);
     match cli.command {
         Command::Genkey {
             output,
@@ -376,7 +342,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Genbkey { key, output } => {
             let _lock = claim(&output, &[("secret key", &key)])?;
-            let key = load_client_key(&key)?;
+            let key = load_client_key(&key, &mut shown)?;
             let t = Instant::now();
             let bar = Bar::spinner(
                 quiet,
@@ -403,7 +369,7 @@ fn run(cli: Cli) -> Result<()> {
         } => {
             let _lock = claim(&output, &[("secret key", &key), ("program", &program)])?;
             let memory = program::parse_memory(&memory)?;
-            let key = load_client_key(&key)?;
+            let key = load_client_key(&key, &mut shown)?;
             let (image, memory_size) = program::load_program_sized(&program, false, requested)?;
             let plain = PlainRequest::new_sized(&image, &args, memory, memory_size)?;
             let bar = Bar::spinner(quiet, "encrypting ROM and RAM");
@@ -421,90 +387,32 @@ fn run(cli: Cli) -> Result<()> {
             }
         }
         Command::Run {
-            eval_key,
             input,
-            output,
-            cycles,
             core,
-            threads,
             memory,
-            snapshots,
+            server: s,
         } => {
-            let inputs = [("evaluation key", eval_key.as_path()), ("request", &input)];
-            let (snapshots, _locks) = snapshots.resolve(&output, &inputs)?;
+            let inputs = [
+                ("evaluation key", s.eval_key.as_path()),
+                ("request", &input),
+            ];
+            let (snapshots, _locks) = s.claim(&inputs, None)?;
             let core = program::parse_core(&core)?;
             let memory = memory.as_deref().map(program::parse_memory).transpose()?;
-            if !mpi_job::is_root() {
-                // Another MPI rank: rank 0 reads the request; this rank takes its state.
-                let keys = load_server_keys(&eval_key, quiet)?;
-                let mem = mpi_job::memory_from_root(None);
-                let size = mpi_job::size_from_root(None);
-                let mut machine = mpi_job::follower_machine(&keys, core, mem, size, threads)?;
-                mpi_job::join(machine.engine_mut())?;
-                return advance(&mut machine, cycles, snapshots.as_ref(), &output, quiet);
-            }
-            let envelope = Envelope::read(&input, Kind::Request)?;
-            // From the headers, before the evaluation key is loaded and decompressed (seconds).
-            ServerKeys::check_header(
-                &eval_key,
-                &format!("the request {}", input.display()),
-                envelope.key_id,
-                &envelope.params,
-            )?;
-            // The request names its memory and size; the machine is built for them.
-            let (has, size) =
-                vsp_platform::packets::request_memory(&envelope).map_err(|e| e.in_file(&input))?;
-            if let Some(m) = memory.filter(|&m| m != has) {
-                anyhow::bail!(
-                    "{} was encrypted for {} memory, not {} (encrypt it again with `vsp enc --memory {}`)",
-                    input.display(),
-                    program::memory_name(has),
-                    program::memory_name(m),
-                    program::memory_name(m)
-                );
-            }
-            let keys = load_server_keys(&eval_key, quiet)?;
-            let request = Request::from_envelope(&envelope, keys.ek.params())
-                .map_err(|e| e.in_file(&input))?;
-            drop(envelope);
-            let mut machine = Machine::start(&keys, &request, core, threads)?;
-            drop(request);
-            mpi_job::memory_from_root(Some(has));
-            mpi_job::size_from_root(Some(size));
-            mpi_job::join(machine.engine_mut())?;
-            advance(&mut machine, cycles, snapshots.as_ref(), &output, quiet)?;
+            let mut machine =
+                server::open_request(&s.eval_key, &input, core, memory, s.threads, &mut shown)?;
+            advance(&mut machine, &s, snapshots.as_ref(), &mut shown)?;
         }
         Command::Resume {
             snapshot,
-            cycles,
-            eval_key,
-            output,
-            threads,
-            snapshots,
+            server: s,
         } => {
             let inputs = [
                 ("snapshot", snapshot.as_path()),
-                ("evaluation key", &eval_key),
+                ("evaluation key", &s.eval_key),
             ];
-            let (snapshots, _locks) = snapshots.resolve(&output, &inputs)?;
-            if mpi_job::is_root() {
-                check_snapshot_header(&snapshot, &eval_key)?;
-            }
-            let keys = load_server_keys(&eval_key, quiet)?;
-            // Under MPI only rank 0 reads the snapshot; it tells the others the core and memory.
-            let mut machine = if mpi_job::is_root() {
-                let m = Machine::resume(&keys, &snapshot, threads)?;
-                mpi_job::core_from_root(Some(m.core()));
-                mpi_job::memory_from_root(Some(m.memory()));
-                mpi_job::size_from_root(Some(m.size()));
-                m
-            } else {
-                let core = mpi_job::core_from_root(None);
-                let mem = mpi_job::memory_from_root(None);
-                let size = mpi_job::size_from_root(None);
-                mpi_job::follower_machine(&keys, core, mem, size, threads)?
-            };
-            mpi_job::join(machine.engine_mut())?;
+            let (snapshots, _locks) = s.claim(&inputs, None)?;
+            let mut machine = server::open_snapshot(&s.eval_key, &snapshot, s.threads, &mut shown)?;
             if !quiet {
                 eprintln!(
                     "resuming {} ({} memory, {}) at cycle {}",
@@ -514,7 +422,7 @@ fn run(cli: Cli) -> Result<()> {
                     machine.cycle()
                 );
             }
-            advance(&mut machine, cycles, snapshots.as_ref(), &output, quiet)?;
+            advance(&mut machine, &s, snapshots.as_ref(), &mut shown)?;
         }
         Command::Dec {
             key,
@@ -522,7 +430,7 @@ fn run(cli: Cli) -> Result<()> {
             ram,
             json,
         } => {
-            let key = load_client_key(&key)?;
+            let key = load_client_key(&key, &mut shown)?;
             let env = Envelope::read(&input, Kind::Result)?;
             let d = vsp_platform::decrypt_result(&key, &env)?;
             if json {
@@ -723,61 +631,22 @@ fn write_image(image: &vsp_cahp::Image, path: &std::path::Path) -> Result<()> {
     Ok(write_atomic(path, &bytes, Access::Public)?)
 }
 
-/// Loads a secret key, warning when its file is readable by others.
-pub(crate) fn load_client_key(path: &Path) -> Result<ClientKey> {
-    // Loaded first: the warning is for a real key file, not a FIFO or device refused as one.
-    let key = ClientKey::load(path)?;
-    if let Some(w) = vsp_platform::files::exposure_warning(path) {
-        eprintln!("{w}");
-    }
-    Ok(key)
-}
-
-/// Checks an output path (regular or absent, not one of `inputs`: [`check_output`]) and claims it
-/// for this process until the lock is dropped: a second `vsp` writing the same file is refused at
-/// once instead of both finishing and the last rename winning. Under MPI only rank 0 writes, so
-/// only rank 0 claims.
-pub(crate) fn claim(output: &Path, inputs: &[(&str, &Path)]) -> Result<Option<OutputLock>> {
-    check_output(output, inputs)?;
-    if !mpi_job::is_root() {
-        return Ok(None);
-    }
-    Ok(Some(lock_output(output)?))
-}
-
-/// Checks from the headers alone that the snapshot was made under the evaluation key (before the
-/// key is loaded and decompressed).
-pub(crate) fn check_snapshot_header(snapshot: &Path, eval_key: &Path) -> Result<()> {
-    let (id, params) = Envelope::read_header(snapshot, Kind::Snapshot)?;
-    ServerKeys::check_header(
-        eval_key,
-        &format!("the snapshot {}", snapshot.display()),
-        id,
-        &params,
-    )?;
-    Ok(())
-}
-
-pub(crate) fn load_server_keys(path: &Path, quiet: bool) -> Result<Arc<ServerKeys>> {
-    let t = Instant::now();
-    let bar = Bar::spinner(
-        quiet,
-        "loading the evaluation key (regenerating masks from seeds)",
-    );
-    let keys = ServerKeys::load(path)?;
-    bar.finish();
-    if !quiet {
-        eprintln!(
-            "evaluation key ready in {}",
-            fmt_secs(t.elapsed().as_secs_f64())
-        );
-    }
-    Ok(Arc::new(keys))
-}
-
-/// Where `run` and `resume` write snapshots.
+/// The arguments of every server run (`run`, `resume`, `circuit exec`, `circuit resume`).
 #[derive(clap::Args)]
-pub(crate) struct SnapshotArgs {
+pub(crate) struct ServerArgs {
+    /// Evaluation key (from `vsp genbkey`) of the key the request was encrypted under.
+    #[arg(short, long)]
+    eval_key: PathBuf,
+    /// Write the encrypted result here (`vsp dec` or `vsp circuit dec` decrypts it).
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Cycles to run (on top of the snapshot's when resuming; `vsp emu` tells how many a program
+    /// needs; a circuit's reset cycle is not counted).
+    #[arg(short, long)]
+    cycles: u64,
+    /// Worker threads (default: all cores).
+    #[arg(short, long, value_parser = parse_threads)]
+    threads: Option<usize>,
     /// Write the machine state here after the run and every --snapshot-every cycles (default:
     /// OUTPUT.snapshot; the matching `resume` command continues from it).
     #[arg(long)]
@@ -790,65 +659,52 @@ pub(crate) struct SnapshotArgs {
     no_snapshot: bool,
 }
 
-impl SnapshotArgs {
-    /// The snapshot plan, its path checked against the command's inputs and `output` (a resumed run
-    /// writes a new snapshot: never the one it resumes from), and the claims on both outputs
-    /// ([`claim`]), held until the run is written.
-    pub(crate) fn resolve(
+impl ServerArgs {
+    /// The snapshots, and the claims on the outputs (result, snapshot, and an encrypted `trace`),
+    /// each checked against the command's inputs and the outputs before it.
+    fn claim(
         &self,
-        output: &Path,
         inputs: &[(&str, &Path)],
+        trace: Option<&Path>,
     ) -> Result<(Option<Snapshots>, Vec<OutputLock>)> {
-        let snapshot = match (&self.snapshot, self.no_snapshot) {
-            (_, true) => None,
-            (Some(p), false) => Some(p.clone()),
-            (None, false) => {
-                let mut name = output.as_os_str().to_owned();
-                name.push(".snapshot");
-                Some(PathBuf::from(name))
-            }
-        };
-        let mut read = inputs.to_vec();
-        let mut locks = Vec::new();
-        if let Some(s) = &snapshot {
-            locks.extend(claim(s, &read)?);
-            read.push(("snapshot", s));
-        }
-        locks.extend(claim(output, &read)?);
-        let plan = snapshot.map(|path| Snapshots {
-            path,
+        let plan = SnapshotPlan {
+            path: self.snapshot.clone(),
             every: self.snapshot_every,
-        });
-        Ok((plan, locks))
+            none: self.no_snapshot,
+        };
+        let (snapshots, mut locks) = plan.resolve(&self.output, inputs)?;
+        if let Some(t) = trace {
+            let mut all = inputs.to_vec();
+            all.push(("output", &self.output));
+            all.extend(snapshots.as_ref().map(|s| ("snapshot", s.path.as_path())));
+            locks.extend(claim(t, &all)?);
+        }
+        Ok((snapshots, locks))
     }
 }
 
+/// Runs the processor and reports what was written.
 fn advance(
-    machine: &mut Machine<vsp_circuit::TfheBackend>,
-    cycles: u64,
+    machine: &mut vsp_platform::Machine<vsp_circuit::TfheBackend>,
+    s: &ServerArgs,
     snapshots: Option<&Snapshots>,
-    output: &Path,
-    quiet: bool,
+    shown: &mut Shown,
 ) -> Result<()> {
-    let t = Instant::now();
-    let bar = Bar::cycles(quiet, cycles);
-    machine.run(cycles, snapshots, &mut |p| bar.cycle(p))?;
-    bar.finish();
-    if !mpi_job::is_root() {
+    let Some(ran) = server::advance(machine, s.cycles, snapshots, &s.output, shown)? else {
         return Ok(());
-    }
-    let size = machine.result()?.write(output)?;
-    if !quiet {
-        let secs = t.elapsed().as_secs_f64();
+    };
+    if !shown.quiet() {
+        let secs = ran.seconds;
         eprintln!(
-            "ran {cycles} cycles on {} ({}) with {} threads in {} ({:.2} s/cycle); wrote result {} ({}){}",
+            "ran {} cycles on {} ({}) with {} threads in {} ({:.2} s/cycle); wrote result {} ({}){}",
+            s.cycles,
             machine.core(),
             machine.size(),
             machine.engine().threads(),
             fmt_secs(secs),
-            secs / cycles.max(1) as f64,
-            output.display(),
-            fmt_bytes(size),
+            secs / s.cycles.max(1) as f64,
+            s.output.display(),
+            fmt_bytes(ran.result_bytes),
             snapshots
                 .map(|s| format!(", snapshot {}", s.path.display()))
                 .unwrap_or_default()

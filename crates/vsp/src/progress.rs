@@ -171,3 +171,52 @@ pub fn fmt_bytes(b: u64) -> String {
         format!("{b} B")
     }
 }
+
+/// What a server run shows: the key-loading spinner, the cycle bar, warnings.
+pub struct Shown {
+    quiet: bool,
+    bar: Option<Bar>,
+}
+
+impl Shown {
+    pub fn new(quiet: bool) -> Shown {
+        Shown { quiet, bar: None }
+    }
+    pub fn quiet(&self) -> bool {
+        self.quiet
+    }
+}
+
+impl vsp_platform::server::Watch for Shown {
+    fn load_keys(
+        &mut self,
+        path: &std::path::Path,
+    ) -> vsp_platform::Result<std::sync::Arc<vsp_platform::ServerKeys>> {
+        let t = std::time::Instant::now();
+        let msg = "loading the evaluation key (regenerating masks from seeds)";
+        let bar = Bar::spinner(self.quiet, msg);
+        let keys = vsp_platform::ServerKeys::load(path)?;
+        bar.finish();
+        if !self.quiet {
+            let secs = fmt_secs(t.elapsed().as_secs_f64());
+            eprintln!("evaluation key ready in {secs}");
+        }
+        Ok(std::sync::Arc::new(keys))
+    }
+    fn running(&mut self, cycles: u64) {
+        self.bar = Some(Bar::cycles(self.quiet, cycles));
+    }
+    fn cycle(&mut self, p: &RunProgress<'_>) {
+        if let Some(b) = &self.bar {
+            b.cycle(p);
+        }
+    }
+    fn ran(&mut self) {
+        if let Some(b) = self.bar.take() {
+            b.finish();
+        }
+    }
+    fn warn(&mut self, message: &str) {
+        eprintln!("{message}");
+    }
+}

@@ -403,7 +403,12 @@ pub fn remote(r: Remote, quiet: bool) -> Result<()> {
             }
             let key = until_finished
                 .as_deref()
-                .map(crate::load_client_key)
+                .map(|k| {
+                    vsp_platform::design::load_client_key(
+                        k,
+                        &mut crate::progress::Shown::new(quiet),
+                    )
+                })
                 .transpose()?;
             let t = Instant::now();
             let st = match &netlist {

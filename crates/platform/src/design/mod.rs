@@ -4,6 +4,14 @@
 //! for any circuit on the same envelopes as the processor's: [`CircuitInputs::encrypt`] →
 //! [`CircuitRequest`] → [`CircuitMachine`] (run, snapshot, resume) → [`decrypt_circuit_result`].
 
+mod run;
+mod stats;
+
+pub use run::{
+    check_reset, load_client_key, public_warning, run_encrypted, run_plain, Exec, Executed,
+};
+pub use stats::stats_json;
+
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -476,7 +484,6 @@ fn memory_spec<'c>(circuit: &'c Circuit, name: &str) -> Result<&'c vsp_circuit::
 }
 
 /// Body tag of circuit snapshots (core snapshots use 0..=3).
-const CIRCUIT_SNAPSHOT: u8 = 0x80;
 
 impl CircuitRequest {
     /// The request as a file: fingerprint ‖ inputs (u32 count ‖ name blob ‖ cells) ‖ memories
@@ -771,7 +778,7 @@ impl CircuitMachine {
     ) -> Result<CircuitMachine> {
         let env = read_snapshot(keys, path)?;
         let mut r = Reader::new(&env.body);
-        if r.u8()? != CIRCUIT_SNAPSHOT {
+        if r.u8()? != crate::wire::tags::CIRCUIT {
             return Err(PlatformError::usage(format!(
                 "{} is a processor snapshot: continue it with `vsp resume`",
                 path.display()
@@ -792,7 +799,10 @@ impl CircuitMachine {
     }
 
     fn snapshot_wrap(&self) -> vsp_circuit::SnapshotWrap {
-        snapshot_wrap(self.stamp.clone(), vec![CIRCUIT_SNAPSHOT])
+        snapshot_wrap(
+            self.stamp.clone(),
+            crate::wire::tags::MachineTag::Circuit.to_bytes(),
+        )
     }
 
     /// [`CircuitMachine::run`], recording every cycle's encrypted outputs in `trace` (numbered as
