@@ -41,9 +41,15 @@ pub trait FileCodec: Sized {
 
     /// The object's file bytes: envelope around the body.
     fn encode(&self, ctx: &Self::Context) -> Vec<u8> {
+        self.encode_with_id(&self.param_id(ctx))
+    }
+
+    /// [`FileCodec::encode`] with the parameter id given (an object that knows its own id needs no
+    /// context to be written).
+    fn encode_with_id(&self, param: &[u8]) -> Vec<u8> {
         let mut w = Writer::new();
         self.write_body(&mut w);
-        let out = seal(Self::FORMAT, Self::KIND, &self.param_id(ctx), w.as_bytes());
+        let out = seal(Self::FORMAT, Self::KIND, param, w.as_bytes());
         if Self::ACCESS == Access::Private {
             wipe(w.vec_mut());
         }
