@@ -10,7 +10,7 @@
 //! | [`packets`] | a [`PlainRequest`] encrypts into a [`Request`]; a result decrypts into a [`Decrypted`] state |
 //! | [`machine`] | the core + memories ([`core_circuit`]): run with progress and snapshots, resume, [`emulate`] |
 //! | [`design`] | any user circuit (blueprint or bare Yosys JSON) and its per-cycle output traces (JSON lines, VCD) |
-//! | [`envelope`] | the checked, versioned envelope of every file ([`Envelope`], [`Kind`], [`Reader`]) |
+//! | [`envelope`] | the checked, versioned envelope of every file ([`Envelope`], [`Kind`]; bodies are read with [`vsp_codec::Reader`]) |
 //! | [`files`] | the one atomic file writer and the checks on output paths |
 //! | [`error`] | [`PlatformError`], wrapping the lower crates' errors |
 //!
@@ -38,7 +38,7 @@ mod mutate;
 #[cfg(test)]
 mod mutation_tests;
 
-pub use envelope::{Envelope, KeyId, Kind, Reader, Writer};
+pub use envelope::{Envelope, KeyId, Kind, Writer};
 pub use error::{PlatformError, Result, ResultExt};
 pub use keys::{ClientKey, ServerKeys};
 pub use machine::{

@@ -27,12 +27,13 @@ use vsp_circuit::{
 };
 use zeroize::Zeroizing;
 
-use crate::envelope::{Envelope, KeyId, Kind, Reader, Writer};
+use crate::envelope::{Envelope, KeyId, Kind, Writer};
 use crate::error::{PlatformError, Result, ResultExt};
 use crate::keys::ServerKeys;
 use crate::packets::{result_envelope, EncryptedMemories, EncryptedRam, Request};
 use crate::program::PlainRequest;
 use crate::wire::tags::MachineTag;
+use vsp_codec::Reader;
 
 /// Options of [`core_circuit_with`]: the memories' size, a replacement core netlist and blueprint
 /// lines appended to `[connect]` (the co-verification adds debug outputs this way).
@@ -408,7 +409,7 @@ pub fn parse_snapshot(body: &[u8]) -> Result<(Core, Memory, MemSize, &[u8])> {
             "a circuit snapshot: continue it with `vsp circuit resume`",
         ));
     };
-    let state = r.blob()?;
+    let state = r.blob(usize::MAX, "body")?;
     r.end()?;
     Ok((core, memory, size, state))
 }

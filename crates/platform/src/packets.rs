@@ -29,13 +29,14 @@ use vsp_circuit::{client, TfheRam, TfheRom};
 use vsp_tfhe::{Params, Tlwe};
 use zeroize::Zeroizing;
 
-use crate::envelope::{check_same_key, Envelope, KeyId, Kind, Reader, Writer};
+use crate::envelope::{check_same_key, Envelope, KeyId, Kind, Writer};
 use crate::error::{PlatformError, Result, ResultExt};
 use crate::keys::ClientKey;
 use crate::program::PlainRequest;
 use crate::wire::tags::{get_memory, put_memory};
 #[cfg(test)]
 use crate::wire::tags::{memory_from_tag, size_from_log2};
+use vsp_codec::Reader;
 
 /// Width of a CAHPv3 register.
 pub const REG_BITS: usize = 16;
@@ -147,11 +148,11 @@ pub fn parse_request(body: &[u8], params: &Params) -> Result<(MemSize, Encrypted
     let (ra, aa) = (size.rom_addr_width(), size.ram_addr_width());
     let m = match memory {
         Memory::Cmux => {
-            let rom = r.blob()?;
+            let rom = r.blob(usize::MAX, "body")?;
             check_shape("ROM", &want, rom, ra, cores::ROM_DATA_WIDTH)
                 .map_err(|e| corrupt("ROM", e))?;
             let rom = TfheRom::from_bytes(rom, params).map_err(|e| corrupt("ROM", e.into()))?;
-            let ram = r.blob()?;
+            let ram = r.blob(usize::MAX, "body")?;
             check_shape("RAM", &want, ram, aa, cores::RAM_DATA_WIDTH)
                 .map_err(|e| corrupt("RAM", e))?;
             let ram = TfheRam::from_bytes(ram, params).map_err(|e| corrupt("RAM", e.into()))?;
@@ -231,13 +232,13 @@ pub fn decrypt_result(key: &ClientKey, env: &Envelope) -> Result<Decrypted> {
     let corrupt = |m: String| PlatformError::format(format!("corrupt result: {m}"));
     let params: &Params = key.sk.params();
     let mut r = Reader::new(&env.body);
-    let cycles = r.u64()?;
+    let cycles = r.u64("body")?;
     let (memory, size) = get_memory(&mut r).context(|| "corrupt result".into())?;
     let mut values = Vec::with_capacity(17);
     // The shape must be the core's: a 1-bit finish flag, 16-bit registers, the core's RAM.
     let widths = std::iter::once((cores::FINISH, 1)).chain(cores::REGS.map(|r| (r, REG_BITS)));
     for (name, want) in widths {
-        let n = r.u32()? as usize;
+        let n = r.u32("body")? as usize;
         if n != want {
             return Err(corrupt(format!(
                 "output {name} has {n} bits, the core's has {want}"
@@ -245,7 +246,7 @@ pub fn decrypt_result(key: &ClientKey, env: &Envelope) -> Result<Decrypted> {
         }
         let bits = (0..n)
             .map(|_| {
-                Tlwe::<u32>::from_bytes(r.blob()?, params)
+                Tlwe::<u32>::from_bytes(r.blob(usize::MAX, "body")?, params)
                     .map_err(|e| PlatformError::from(e).context("corrupt result"))
             })
             .collect::<Result<Vec<_>>>()?;
@@ -254,7 +255,7 @@ pub fn decrypt_result(key: &ClientKey, env: &Envelope) -> Result<Decrypted> {
     let aa = size.ram_addr_width();
     let words = match memory {
         Memory::Cmux => {
-            let ram_bytes = r.blob()?;
+            let ram_bytes = r.blob(usize::MAX, "body")?;
             let want = format!("a {size} result's");
             check_shape("RAM", &want, ram_bytes, aa, cores::RAM_DATA_WIDTH)
                 .map_err(|e| corrupt(e.to_string()))?;
@@ -308,14 +309,19 @@ pub(crate) fn get_cells(
     want: usize,
     params: &Params,
 ) -> Result<Vec<Tlwe<u32>>> {
-    let n = r.u64()?;
+    let n = r.u64("body")?;
     if n != want as u64 {
         return Err(PlatformError::format(format!(
             "{n} memory cells, the core's memory has {want}"
         )));
     }
     (0..want)
-        .map(|_| Ok(Tlwe::<u32>::from_bytes(r.blob()?, params)?))
+        .map(|_| {
+            Ok(Tlwe::<u32>::from_bytes(
+                r.blob(usize::MAX, "body")?,
+                params,
+            )?)
+        })
         .collect()
 }
 
@@ -329,7 +335,7 @@ pub(crate) fn check_ram_shape(bytes: &[u8], a: usize, w: usize) -> Result<()> {
 /// is the memory, `want` whose shape it must have (`the ROM is …, a 1 KiB request's is …`).
 pub(crate) fn check_shape(what: &str, want: &str, bytes: &[u8], a: usize, w: usize) -> Result<()> {
     let mut r = Reader::new(bytes);
-    let (ba, bw) = (r.u64()?, r.u64()?);
+    let (ba, bw) = (r.u64("body")?, r.u64("body")?);
     if (ba, bw) != (a as u64, w as u64) {
         return Err(PlatformError::format(format!(
             "the {what} is 2^{ba} words of {bw} bits, {want} is 2^{a} words of {w} bits"

@@ -58,9 +58,9 @@ const LOG_LINES: usize = 16;
 /// byte, then the engine's snapshot, docs/files.md).
 fn snapshot_cycle(path: &Path) -> Result<u64> {
     let env = Envelope::read(path, Kind::Snapshot)?;
-    let mut r = vsp_platform::Reader::new(&env.body);
-    r.u8()?;
-    let state = r.blob()?;
+    let mut r = vsp_codec::Reader::new(&env.body);
+    r.u8("body")?;
+    let state = r.blob(usize::MAX, "body")?;
     vsp_circuit::snapshot::snapshot_cycle(state)
         .map_err(|e| ServerError::Job(format!("{}: {e}", path.display())))
 }

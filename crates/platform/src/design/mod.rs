@@ -24,13 +24,14 @@ use vsp_circuit::{
 use vsp_tfhe::{Params, Tlwe};
 use zeroize::Zeroizing;
 
-use crate::envelope::{check_same_key, Envelope, KeyId, Kind, Reader, Writer};
+use crate::envelope::{check_same_key, Envelope, KeyId, Kind, Writer};
 use crate::error::{PlatformError, Result, ResultExt};
 use crate::keys::{ClientKey, ServerKeys};
 use crate::machine::{
     read_snapshot, run_engine, save_engine, snapshot_wrap, RunProgress, Snapshots, Stamp,
 };
 use crate::packets::{check_ram_shape, get_cells, put_cells};
+use vsp_codec::Reader;
 
 /// Loads `path`: a Yosys JSON netlist when the file is JSON (it starts with `{`), else a blueprint.
 pub fn load_design(path: &Path) -> Result<Arc<Circuit>> {
@@ -527,13 +528,13 @@ impl CircuitRequest {
     pub fn from_envelope(env: &Envelope, circuit: &Circuit, params: &Params) -> Result<Self> {
         let corrupt = |m: String| PlatformError::format(format!("corrupt circuit request: {m}"));
         let mut r = Reader::new(&env.body);
-        let fingerprint: [u8; 32] = r.array()?;
+        let fingerprint: [u8; 32] = r.array("body")?;
         if fingerprint != circuit.fingerprint() {
             return Err(PlatformError::KeyMismatch(
                 "the request was made for another circuit (its fingerprint differs)".into(),
             ));
         }
-        let n = r.u32()? as usize;
+        let n = r.u32("body")? as usize;
         if n > circuit.inputs().len() {
             return Err(corrupt(format!(
                 "{n} inputs, the circuit has {}",
@@ -546,7 +547,7 @@ impl CircuitRequest {
             let width = input_width(circuit, &name).map_err(|e| corrupt(e.to_string()))?;
             inputs.push((name, get_cells(&mut r, width, params)?));
         }
-        let n = r.u32()? as usize;
+        let n = r.u32("body")? as usize;
         if n > circuit.memories().len() {
             return Err(corrupt(format!(
                 "{n} memories, the circuit has {}",
@@ -557,12 +558,14 @@ impl CircuitRequest {
         for _ in 0..n {
             let name = name_of(&mut r)?;
             let spec = memory_spec(circuit, &name).map_err(|e| corrupt(e.to_string()))?;
-            let m = match (r.u8()?, spec.imp, spec.kind) {
+            let m = match (r.u8("body")?, spec.imp, spec.kind) {
                 (0, MemImpl::Cmux, MemKind::Rom) => EncryptedMemory::Rom(
-                    TfheRom::from_bytes(r.blob()?, params).context(|| format!("memory {name}"))?,
+                    TfheRom::from_bytes(r.blob(usize::MAX, "body")?, params)
+                        .context(|| format!("memory {name}"))?,
                 ),
                 (1, MemImpl::Cmux, MemKind::Ram) => EncryptedMemory::Ram(
-                    TfheRam::from_bytes(r.blob()?, params).context(|| format!("memory {name}"))?,
+                    TfheRam::from_bytes(r.blob(usize::MAX, "body")?, params)
+                        .context(|| format!("memory {name}"))?,
                 ),
                 (2, MemImpl::Mux, _) => EncryptedMemory::Cells(get_cells(
                     &mut r,
@@ -605,7 +608,7 @@ impl CircuitRequest {
 }
 
 fn name_of(r: &mut Reader<'_>) -> Result<String> {
-    let b = r.blob()?;
+    let b = r.blob(usize::MAX, "body")?;
     std::str::from_utf8(b)
         .map(str::to_string)
         .map_err(|_| PlatformError::format("corrupt circuit file: a name is not text"))
@@ -778,13 +781,13 @@ impl CircuitMachine {
     ) -> Result<CircuitMachine> {
         let env = read_snapshot(keys, path)?;
         let mut r = Reader::new(&env.body);
-        if r.u8()? != crate::wire::tags::CIRCUIT {
+        if r.u8("body")? != crate::wire::tags::CIRCUIT {
             return Err(PlatformError::usage(format!(
                 "{} is a processor snapshot: continue it with `vsp resume`",
                 path.display()
             )));
         }
-        let state = r.blob()?;
+        let state = r.blob(usize::MAX, "body")?;
         r.end()?;
         let mut m = Self::new(keys, circuit, threads)?;
         m.engine
@@ -933,14 +936,14 @@ pub fn decrypt_circuit_result(
     let corrupt = |m: String| PlatformError::format(format!("corrupt circuit result: {m}"));
     let params = key.sk.params();
     let mut r = Reader::new(&env.body);
-    let fingerprint: [u8; 32] = r.array()?;
+    let fingerprint: [u8; 32] = r.array("body")?;
     if fingerprint != circuit.fingerprint() {
         return Err(PlatformError::KeyMismatch(
             "the result is of another circuit (its fingerprint differs)".into(),
         ));
     }
-    let cycles = r.u64()?;
-    let n = r.u32()? as usize;
+    let cycles = r.u64("body")?;
+    let n = r.u32("body")? as usize;
     if n != circuit.outputs().len() {
         return Err(corrupt(format!(
             "{n} outputs, the circuit has {}",
@@ -964,7 +967,7 @@ pub fn decrypt_circuit_result(
         .iter()
         .filter(|m| m.spec.kind == MemKind::Ram)
         .collect();
-    let n = r.u32()? as usize;
+    let n = r.u32("body")? as usize;
     if n != rams.len() {
         return Err(corrupt(format!("{n} RAMs, the circuit has {}", rams.len())));
     }
@@ -978,9 +981,9 @@ pub fn decrypt_circuit_result(
             )));
         }
         let (a, w) = (m.spec.addr_width, m.spec.data_width);
-        let words = match (r.u8()?, m.spec.imp) {
+        let words = match (r.u8("body")?, m.spec.imp) {
             (1, MemImpl::Cmux) => {
-                let bytes = r.blob()?;
+                let bytes = r.blob(usize::MAX, "body")?;
                 check_ram_shape(bytes, a, w).map_err(|e| corrupt(format!("RAM {name}: {e}")))?;
                 let ram = TfheRam::from_bytes(bytes, params).context(|| format!("RAM {name}"))?;
                 if ram.noise_bounds().len() != 1 << a || ram.cells().len() != (1 << a) * w {
@@ -1087,18 +1090,18 @@ pub fn decrypt_circuit_trace(key: &ClientKey, env: &Envelope, circuit: &Circuit)
     let corrupt = |m: String| PlatformError::format(format!("corrupt encrypted trace: {m}"));
     let params = key.sk.params();
     let mut r = Reader::new(&env.body);
-    let fingerprint: [u8; 32] = r.array()?;
+    let fingerprint: [u8; 32] = r.array("body")?;
     if fingerprint != circuit.fingerprint() {
         return Err(PlatformError::KeyMismatch(
             "the trace is of another circuit (its fingerprint differs)".into(),
         ));
     }
-    let first = r.u64()?;
-    let n = r.u64()?;
+    let first = r.u64("body")?;
+    let n = r.u64("body")?;
     if n > MAX_TRACE_CYCLES || first.checked_add(n).is_none() {
         return Err(corrupt(format!("{n} cycles from cycle {first}")));
     }
-    let count = r.u32()? as usize;
+    let count = r.u32("body")? as usize;
     if count != circuit.outputs().len() {
         return Err(corrupt(format!(
             "{count} outputs, the circuit has {}",
@@ -1108,7 +1111,7 @@ pub fn decrypt_circuit_trace(key: &ClientKey, env: &Envelope, circuit: &Circuit)
     let mut signals = Vec::with_capacity(count);
     for p in circuit.outputs() {
         let name = name_of(&mut r)?;
-        let width = r.u32()? as usize;
+        let width = r.u32("body")? as usize;
         if name != p.name || width != p.bits.len() {
             return Err(corrupt(format!(
                 "output {:?} of {width} bits where {:?} of {} was expected",

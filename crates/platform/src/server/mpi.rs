@@ -123,7 +123,7 @@ pub(crate) fn machine_from_root(
     let bytes = broadcast(tag);
     match machine {
         Some(m) => Ok(m),
-        None => match MachineTag::parse(&mut crate::Reader::new(&bytes))? {
+        None => match MachineTag::parse(&mut vsp_codec::Reader::new(&bytes))? {
             MachineTag::Core(c, m, s) => Ok((c, m, s)),
             MachineTag::Circuit => Err(PlatformError::format("rank 0 sent a circuit's tag")),
         },

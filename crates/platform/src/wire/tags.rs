@@ -15,8 +15,9 @@
 
 use vsp_cahp::cores::{Core, MemSize, Memory};
 
-use crate::envelope::{Reader, Writer};
+use crate::envelope::Writer;
 use crate::error::{PlatformError, Result, ResultExt};
+use vsp_codec::Reader;
 
 /// The snapshot tag of a user circuit's snapshot.
 pub const CIRCUIT: u8 = 0x80;
@@ -54,9 +55,9 @@ pub(crate) fn put_memory(w: &mut Writer, m: Memory, size: MemSize) {
 
 /// Reads the memory field of a request or result ([`memory_tag`]).
 pub(crate) fn get_memory(r: &mut Reader) -> Result<(Memory, MemSize)> {
-    let tag = r.u8()?;
+    let tag = r.u8("body")?;
     let sizes = if tag & 4 != 0 {
-        Some([r.u8()?, r.u8()?])
+        Some([r.u8("body")?, r.u8("body")?])
     } else {
         None
     };
@@ -121,7 +122,7 @@ impl MachineTag {
 
     /// Reads a tag ([`MachineTag::to_bytes`]); any other byte, or a size no core has, is refused.
     pub fn parse(r: &mut Reader<'_>) -> Result<MachineTag> {
-        let tag = r.u8()?;
+        let tag = r.u8("body")?;
         if tag == CIRCUIT {
             return Ok(MachineTag::Circuit);
         }
@@ -143,7 +144,7 @@ impl MachineTag {
             0 => MemSize::B512,
             4 => MemSize::K1,
             8 => {
-                let (rom, ram) = (r.u8()?, r.u8()?);
+                let (rom, ram) = (r.u8("body")?, r.u8("body")?);
                 size_from_log2(rom, ram).context(|| "corrupt snapshot".into())?
             }
             _ => return Err(unknown()),
