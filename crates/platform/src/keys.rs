@@ -17,8 +17,8 @@ use vsp_tfhe::{
 };
 use zeroize::Zeroizing;
 
-use crate::envelope::{Envelope, KeyId, Kind};
 use crate::error::{PlatformError, Result};
+use crate::wire::envelope::{Envelope, KeyId, Kind};
 
 /// The parameter-set names the CLI accepts; all but `default` need `--insecure`.
 pub const PARAM_SETS: [&str; 3] = ["default", "vsp2021", "cggi16"];
@@ -173,7 +173,13 @@ impl ClientKey {
 impl ServerKeys {
     /// Checks that `what` (a request, a snapshot) was made under this key and parameter set.
     pub fn check_key_of(&self, what: &str, key_id: KeyId, params_name: &str) -> Result<()> {
-        crate::envelope::check_same_key(what, key_id, params_name, self.key_id, &self.params_name)
+        crate::wire::envelope::check_same_key(
+            what,
+            key_id,
+            params_name,
+            self.key_id,
+            &self.params_name,
+        )
     }
 
     /// Checks, from the evaluation key file's header alone (before the key is read and

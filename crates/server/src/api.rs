@@ -29,8 +29,9 @@ use futures_util::{Stream, StreamExt};
 use serde::Deserialize;
 use vsp_codec::Access;
 use vsp_platform::design::{load_design, netlist_blueprint, CircuitRequest};
-use vsp_platform::envelope::FORMAT;
-use vsp_platform::{keys, program, Envelope, Kind, Request, ServerKeys};
+use vsp_platform::processor::program;
+use vsp_platform::wire::envelope::FORMAT;
+use vsp_platform::{keys, Envelope, Kind, Request, ServerKeys};
 
 use crate::error::ServerError;
 use crate::store::{hex, is_hash, is_id, random_hex, sha3_hex, Job, JobStatus};

@@ -22,7 +22,7 @@ use clap::{Parser, Subcommand};
 use vsp_platform::design::load_client_key;
 use vsp_platform::files::{write_atomic, Access, OutputLock};
 use vsp_platform::keys;
-use vsp_platform::program::{self, PlainRequest};
+use vsp_platform::processor::program::{self, PlainRequest};
 use vsp_platform::server::{self, claim, mpi, SnapshotPlan};
 use vsp_platform::{Envelope, Kind, MemSize, Snapshots};
 

@@ -24,13 +24,13 @@ use vsp_circuit::{
 use vsp_tfhe::{Params, Tlwe};
 use zeroize::Zeroizing;
 
-use crate::envelope::{check_same_key, Envelope, KeyId, Kind, Writer};
 use crate::error::{PlatformError, Result, ResultExt};
 use crate::keys::{ClientKey, ServerKeys};
-use crate::machine::{
+use crate::processor::machine::{
     read_snapshot, run_engine, save_engine, snapshot_wrap, RunProgress, Snapshots, Stamp,
 };
-use crate::packets::{check_ram_shape, get_cells, put_cells};
+use crate::processor::packets::{check_ram_shape, get_cells, put_cells};
+use crate::wire::envelope::{check_same_key, Envelope, KeyId, Kind, Writer};
 use vsp_codec::Reader;
 
 /// Loads `path`: a Yosys JSON netlist when the file is JSON (it starts with `{`), else a blueprint.
@@ -652,7 +652,7 @@ pub fn run_design<B: vsp_circuit::Backend>(
             }
         }
     }
-    crate::machine::target_cycle(engine.cycle(), plan.cycles)?;
+    crate::processor::machine::target_cycle(engine.cycle(), plan.cycles)?;
     if plan.reset {
         engine.reset()?;
     }
@@ -820,7 +820,7 @@ impl CircuitMachine {
         trace: &mut EncryptedTrace,
         progress: &mut dyn FnMut(&RunProgress<'_>),
     ) -> Result<()> {
-        crate::machine::target_cycle(self.engine.cycle(), cycles)?;
+        crate::processor::machine::target_cycle(self.engine.cycle(), cycles)?;
         if reset {
             self.engine.reset()?;
         }
@@ -871,7 +871,7 @@ impl CircuitMachine {
         snapshots: Option<&Snapshots>,
         progress: &mut dyn FnMut(&RunProgress<'_>),
     ) -> Result<()> {
-        crate::machine::target_cycle(self.engine.cycle(), cycles)?;
+        crate::processor::machine::target_cycle(self.engine.cycle(), cycles)?;
         if reset {
             self.engine.reset()?;
         }

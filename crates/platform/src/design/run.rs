@@ -12,11 +12,11 @@ use super::{
     decrypt_circuit_result, plain_outputs, run_design, CircuitInputs, CircuitMachine,
     CircuitOutputs, CircuitRequest, DesignRun, EncryptedTrace,
 };
-use crate::envelope::{check_same_key, Envelope, Kind};
 use crate::error::{PlatformError, Result};
 use crate::keys::{ClientKey, ServerKeys};
-use crate::machine::{RunProgress, Snapshots};
+use crate::processor::machine::{RunProgress, Snapshots};
 use crate::server::{check_snapshot_header, mpi, Watch};
+use crate::wire::envelope::{check_same_key, Envelope, Kind};
 
 /// Refuses `reset` on a circuit without a 1-bit `@reset` input (the reset cycle would be silently
 /// skipped), before any work.

@@ -9,13 +9,13 @@ use vsp_circuit::TfheBackend;
 use vsp_codec::OutputLock;
 
 use super::mpi;
-use crate::envelope::{Envelope, Kind};
 use crate::error::{PlatformError, Result};
 use crate::files::{check_output, lock_output};
 use crate::keys::ServerKeys;
-use crate::machine::{Machine, RunProgress, Snapshots};
-use crate::packets::{request_memory, Request};
-use crate::program::memory_name;
+use crate::processor::machine::{Machine, RunProgress, Snapshots};
+use crate::processor::packets::{request_memory, Request};
+use crate::processor::program::memory_name;
+use crate::wire::envelope::{Envelope, Kind};
 
 /// What a server run tells its caller (a command shows a spinner, a bar and warnings; a library
 /// user may ignore all of it: every method has a default).

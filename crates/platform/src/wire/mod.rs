@@ -2,4 +2,5 @@
 //! the machine (core, memory kind and size, or a user circuit) that requests, results, snapshots and
 //! MPI ranks share.
 
+pub mod envelope;
 pub mod tags;

@@ -15,8 +15,8 @@
 
 use vsp_cahp::cores::{Core, MemSize, Memory};
 
-use crate::envelope::Writer;
 use crate::error::{PlatformError, Result, ResultExt};
+use crate::wire::envelope::Writer;
 use vsp_codec::Reader;
 
 /// The snapshot tag of a user circuit's snapshot.

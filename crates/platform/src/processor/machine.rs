@@ -27,11 +27,11 @@ use vsp_circuit::{
 };
 use zeroize::Zeroizing;
 
-use crate::envelope::{Envelope, KeyId, Kind, Writer};
 use crate::error::{PlatformError, Result, ResultExt};
 use crate::keys::ServerKeys;
-use crate::packets::{result_envelope, EncryptedMemories, EncryptedRam, Request};
-use crate::program::PlainRequest;
+use crate::processor::packets::{result_envelope, EncryptedMemories, EncryptedRam, Request};
+use crate::processor::program::PlainRequest;
+use crate::wire::envelope::{Envelope, KeyId, Kind, Writer};
 use crate::wire::tags::MachineTag;
 use vsp_codec::Reader;
 
@@ -473,7 +473,7 @@ pub fn emulate(
     let request = PlainRequest::new_sized(image, args, memory, size)?;
     // The ISA simulator first: it is cheap, and where it stops the program (a stack overflow)
     // the gate-level run need not go on to the cycle limit.
-    let ram = crate::program::initial_ram(image, args, size)?;
+    let ram = crate::processor::program::initial_ram(image, args, size)?;
     let mut sim = Simulator::new(&image.rom, &ram, size.mem_config())?;
     sim.set_stack_guard(StackGuard::for_image(image, &ram));
     let (isa_halted, isa_error) = match sim.run(max_cycles.saturating_mul(4)) {
@@ -495,7 +495,7 @@ pub fn emulate(
         (finished && isa_error.is_none()).then(|| isa_halted && sim.regs()[..] == regs[..]);
     Ok(EmuResult {
         core: core.name().to_string(),
-        memory: crate::program::memory_name(memory).to_string(),
+        memory: crate::processor::program::memory_name(memory).to_string(),
         memory_size: if size.rom_bytes() == size.ram_bytes() {
             size.rom_bytes()
         } else {

@@ -29,10 +29,10 @@ use vsp_circuit::{client, TfheRam, TfheRom};
 use vsp_tfhe::{Params, Tlwe};
 use zeroize::Zeroizing;
 
-use crate::envelope::{check_same_key, Envelope, KeyId, Kind, Writer};
 use crate::error::{PlatformError, Result, ResultExt};
 use crate::keys::ClientKey;
-use crate::program::PlainRequest;
+use crate::processor::program::PlainRequest;
+use crate::wire::envelope::{check_same_key, Envelope, KeyId, Kind, Writer};
 use crate::wire::tags::{get_memory, put_memory};
 #[cfg(test)]
 use crate::wire::tags::{memory_from_tag, size_from_log2};

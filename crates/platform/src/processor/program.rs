@@ -303,7 +303,7 @@ pub fn trace_lines(
             Err(e) => {
                 lines.push(format!(
                     "stopped: {}",
-                    crate::machine::isa_error_message(&e, size)
+                    crate::processor::machine::isa_error_message(&e, size)
                 ));
                 break;
             }
