@@ -95,6 +95,30 @@ pub struct JobStatus {
     pub finished: Option<f64>,
 }
 
+impl JobStatus {
+    /// The status on one line, as `vsp remote status` prints it.
+    pub fn line(&self) -> String {
+        let mut out = format!(
+            "{}  {:<9} {} cycle {}/{}",
+            self.id,
+            self.state.as_str(),
+            self.core,
+            self.cycles_done,
+            self.cycles
+        );
+        if let Some(spc) = self.seconds_per_cycle {
+            out.push_str(&format!("  {spc:.1} s/cycle"));
+        }
+        if let Some(eta) = self.eta_seconds {
+            out.push_str(&format!("  ETA {}", vsp_codec::text::fmt_secs(eta)));
+        }
+        if let Some(e) = &self.error {
+            out.push_str(&format!("  error: {e}"));
+        }
+        out
+    }
+}
+
 /// A job row, as the runner needs it.
 #[derive(Clone, Debug)]
 pub struct Job {

@@ -48,40 +48,7 @@ pub enum CircuitCommand {
         json: bool,
     },
     /// Run a circuit, in plain (default) or encrypted (with --key and --eval-key).
-    Run {
-        /// Blueprint (TOML) or bare Yosys JSON netlist (its ports become the external ports).
-        #[arg(long, visible_alias = "netlist")]
-        blueprint: PathBuf,
-        #[arg(long, help = INPUTS_SHORT, long_help = INPUTS_HELP)]
-        inputs: Option<PathBuf>,
-        /// Cycles to run (after the reset cycle, which is not counted).
-        #[arg(long)]
-        cycles: u64,
-        /// Plain only: stop after the first cycle in which this 1-bit output is 1.
-        #[arg(long)]
-        until: Option<String>,
-        /// Apply one reset cycle first (when the circuit has a 1-bit `@reset` input).
-        #[arg(long)]
-        reset: bool,
-        /// Secret key: encrypt the inputs, decrypt the outputs.
-        #[arg(long, requires = "eval_key")]
-        key: Option<PathBuf>,
-        /// Evaluation key for the encrypted run.
-        #[arg(long, requires = "key")]
-        eval_key: Option<PathBuf>,
-        /// Write the outputs (JSON) here instead of stdout.
-        #[arg(short, long)]
-        output: Option<PathBuf>,
-        /// Write every cycle's outputs here as JSON lines: {"cycle":0,"outputs":{"count":0}}.
-        #[arg(long)]
-        trace: Option<PathBuf>,
-        /// Write every cycle's outputs here as a VCD (Value Change Dump; GTKWave opens it).
-        #[arg(long)]
-        vcd: Option<PathBuf>,
-        /// Worker threads (default: all cores).
-        #[arg(short, long, value_parser = crate::parse_threads)]
-        threads: Option<usize>,
-    },
+    Run(RunArgs),
     /// Client: encrypt a circuit's inputs and memories into a request for `vsp circuit exec`.
     Enc {
         /// Blueprint (TOML) or bare Yosys JSON netlist: the request runs only on this circuit.
@@ -133,29 +100,68 @@ pub enum CircuitCommand {
     },
     /// Client: decrypt a circuit result into the outputs JSON (or, with --trace, an encrypted
     /// trace into JSON lines).
-    Dec {
-        /// Blueprint (TOML) or bare Yosys JSON netlist the result is of.
-        #[arg(long, visible_alias = "netlist")]
-        blueprint: PathBuf,
-        /// Secret key the request was encrypted with.
-        #[arg(short, long)]
-        key: PathBuf,
-        /// Encrypted result (from `vsp circuit exec` or `resume`).
-        #[arg(
-            short,
-            long,
-            required_unless_present = "trace",
-            conflicts_with = "trace"
-        )]
-        input: Option<PathBuf>,
-        /// Decrypt this encrypted trace (from `exec`/`resume --trace`) instead: prints one JSON
-        /// object per cycle, {"cycle":0,"outputs":{"count":0}}, as `vsp circuit run --trace` writes.
-        #[arg(long)]
-        trace: Option<PathBuf>,
-        /// With --trace: also write the trace as a VCD (Value Change Dump) here.
-        #[arg(long, requires = "trace")]
-        vcd: Option<PathBuf>,
-    },
+    Dec(DecArgs),
+}
+
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// Blueprint (TOML) or bare Yosys JSON netlist (its ports become the external ports).
+    #[arg(long, visible_alias = "netlist")]
+    pub(crate) blueprint: PathBuf,
+    #[arg(long, help = INPUTS_SHORT, long_help = INPUTS_HELP)]
+    pub(crate) inputs: Option<PathBuf>,
+    /// Cycles to run (after the reset cycle, which is not counted).
+    #[arg(long)]
+    pub(crate) cycles: u64,
+    /// Plain only: stop after the first cycle in which this 1-bit output is 1.
+    #[arg(long)]
+    pub(crate) until: Option<String>,
+    /// Apply one reset cycle first (when the circuit has a 1-bit `@reset` input).
+    #[arg(long)]
+    pub(crate) reset: bool,
+    /// Secret key: encrypt the inputs, decrypt the outputs.
+    #[arg(long, requires = "eval_key")]
+    pub(crate) key: Option<PathBuf>,
+    /// Evaluation key for the encrypted run.
+    #[arg(long, requires = "key")]
+    pub(crate) eval_key: Option<PathBuf>,
+    /// Write the outputs (JSON) here instead of stdout.
+    #[arg(short, long)]
+    pub(crate) output: Option<PathBuf>,
+    /// Write every cycle's outputs here as JSON lines: {"cycle":0,"outputs":{"count":0}}.
+    #[arg(long)]
+    pub(crate) trace: Option<PathBuf>,
+    /// Write every cycle's outputs here as a VCD (Value Change Dump; GTKWave opens it).
+    #[arg(long)]
+    pub(crate) vcd: Option<PathBuf>,
+    /// Worker threads (default: all cores).
+    #[arg(short, long, value_parser = crate::parse_threads)]
+    pub(crate) threads: Option<usize>,
+}
+
+#[derive(clap::Args)]
+pub struct DecArgs {
+    /// Blueprint (TOML) or bare Yosys JSON netlist the result is of.
+    #[arg(long, visible_alias = "netlist")]
+    pub(crate) blueprint: PathBuf,
+    /// Secret key the request was encrypted with.
+    #[arg(short, long)]
+    pub(crate) key: PathBuf,
+    /// Encrypted result (from `vsp circuit exec` or `resume`).
+    #[arg(
+        short,
+        long,
+        required_unless_present = "trace",
+        conflicts_with = "trace"
+    )]
+    pub(crate) input: Option<PathBuf>,
+    /// Decrypt this encrypted trace (from `exec`/`resume --trace`) instead: prints one JSON
+    /// object per cycle, {"cycle":0,"outputs":{"count":0}}, as `vsp circuit run --trace` writes.
+    #[arg(long)]
+    pub(crate) trace: Option<PathBuf>,
+    /// With --trace: also write the trace as a VCD (Value Change Dump) here.
+    #[arg(long, requires = "trace")]
+    pub(crate) vcd: Option<PathBuf>,
 }
 
 pub fn run(cmd: CircuitCommand, quiet: bool) -> Result<()> {
@@ -171,66 +177,7 @@ pub fn run(cmd: CircuitCommand, quiet: bool) -> Result<()> {
                 }
             }
         }
-        CircuitCommand::Run {
-            blueprint,
-            inputs,
-            cycles,
-            until,
-            reset,
-            key,
-            eval_key,
-            output,
-            trace,
-            vcd,
-            threads,
-        } => {
-            let mut read = vec![("blueprint", blueprint.as_path())];
-            let named = [
-                ("inputs", &inputs),
-                ("secret key", &key),
-                ("evaluation key", &eval_key),
-            ];
-            read.extend(named.iter().filter_map(|(w, p)| Some((*w, p.as_deref()?))));
-            let mut _locks = Vec::new();
-            for (what, p) in [("output", &output), ("trace", &trace), ("VCD", &vcd)] {
-                if let Some(p) = p {
-                    _locks.extend(claim(p, &read)?);
-                    read.push((what, p.as_path()));
-                }
-            }
-            let circuit = load_design(&blueprint)?;
-            check_reset(&circuit, reset)?;
-            let inputs = CircuitInputs::read_for(inputs.as_deref(), &circuit)?;
-            let signals = circuit.outputs().iter();
-            let signals = signals.map(|p| (p.name.clone(), p.bits.len())).collect();
-            let mut plan = DesignRun {
-                cycles,
-                until,
-                reset,
-                trace: (trace.is_some() || vcd.is_some()).then(|| Trace::new(signals)),
-            };
-            let out = match (key, eval_key) {
-                (Some(k), Some(e)) => {
-                    run_encrypted(circuit, &inputs, &mut plan, &k, &e, threads, &mut shown)?
-                }
-                _ => run_plain(circuit, &inputs, &mut plan)?,
-            };
-            let Some(out) = out else {
-                return Ok(());
-            };
-            if let Some(t) = &plan.trace {
-                for (p, text) in [(&trace, t.json_lines().to_string()), (&vcd, t.vcd())] {
-                    if let Some(p) = p {
-                        write_atomic(p, text.as_bytes(), Access::Public)?;
-                    }
-                }
-            }
-            let text = serde_json::to_string_pretty(&out)?;
-            match output {
-                Some(p) => write_atomic(&p, text.as_bytes(), Access::Public)?,
-                None => println!("{text}"),
-            }
-        }
+        CircuitCommand::Run(a) => a.run(&mut shown)?,
         CircuitCommand::Enc {
             blueprint,
             key,
@@ -317,36 +264,106 @@ pub fn run(cmd: CircuitCommand, quiet: bool) -> Result<()> {
                 &mut shown,
             )?;
         }
-        CircuitCommand::Dec {
+        CircuitCommand::Dec(a) => a.run(&mut shown)?,
+    }
+    Ok(())
+}
+
+impl RunArgs {
+    fn run(self, shown: &mut Shown) -> Result<()> {
+        let RunArgs {
+            blueprint,
+            inputs,
+            cycles,
+            until,
+            reset,
+            key,
+            eval_key,
+            output,
+            trace,
+            vcd,
+            threads,
+        } = self;
+        let mut read = vec![("blueprint", blueprint.as_path())];
+        let named = [
+            ("inputs", &inputs),
+            ("secret key", &key),
+            ("evaluation key", &eval_key),
+        ];
+        read.extend(named.iter().filter_map(|(w, p)| Some((*w, p.as_deref()?))));
+        let mut _locks = Vec::new();
+        for (what, p) in [("output", &output), ("trace", &trace), ("VCD", &vcd)] {
+            if let Some(p) = p {
+                _locks.extend(claim(p, &read)?);
+                read.push((what, p.as_path()));
+            }
+        }
+        let circuit = load_design(&blueprint)?;
+        check_reset(&circuit, reset)?;
+        let inputs = CircuitInputs::read_for(inputs.as_deref(), &circuit)?;
+        let signals = circuit.outputs().iter();
+        let signals = signals.map(|p| (p.name.clone(), p.bits.len())).collect();
+        let mut plan = DesignRun {
+            cycles,
+            until,
+            reset,
+            trace: (trace.is_some() || vcd.is_some()).then(|| Trace::new(signals)),
+        };
+        let out = match (key, eval_key) {
+            (Some(k), Some(e)) => {
+                run_encrypted(circuit, &inputs, &mut plan, &k, &e, threads, shown)?
+            }
+            _ => run_plain(circuit, &inputs, &mut plan)?,
+        };
+        let Some(out) = out else {
+            return Ok(());
+        };
+        if let Some(t) = &plan.trace {
+            for (p, text) in [(&trace, t.json_lines().to_string()), (&vcd, t.vcd())] {
+                if let Some(p) = p {
+                    write_atomic(p, text.as_bytes(), Access::Public)?;
+                }
+            }
+        }
+        let text = serde_json::to_string_pretty(&out)?;
+        match output {
+            Some(p) => write_atomic(&p, text.as_bytes(), Access::Public)?,
+            None => println!("{text}"),
+        }
+        Ok(())
+    }
+}
+
+impl DecArgs {
+    fn run(self, shown: &mut Shown) -> Result<()> {
+        let DecArgs {
             blueprint,
             key,
             input,
             trace,
             vcd,
-        } => {
-            let mut read = vec![("blueprint", blueprint.as_path()), ("secret key", &key)];
-            read.extend(input.as_deref().map(|p| ("result", p)));
-            read.extend(trace.as_deref().map(|p| ("trace", p)));
-            let _lock = vcd.as_deref().map(|p| claim(p, &read)).transpose()?;
-            let circuit = load_design(&blueprint)?;
-            let key = load_client_key(&key, &mut shown)?;
-            if let Some(t) = trace {
-                let env = Envelope::read(&t, Kind::Trace)?;
-                let trace =
-                    decrypt_circuit_trace(&key, &env, &circuit).map_err(|e| e.in_file(&t))?;
-                if let Some(p) = &vcd {
-                    write_atomic(p, trace.vcd().as_bytes(), Access::Public)?;
-                }
-                print!("{}", trace.json_lines());
-            } else if let Some(input) = input {
-                let env = Envelope::read(&input, Kind::Result)?;
-                let out =
-                    decrypt_circuit_result(&key, &env, &circuit).map_err(|e| e.in_file(&input))?;
-                println!("{}", serde_json::to_string_pretty(&out)?);
+        } = self;
+        let mut read = vec![("blueprint", blueprint.as_path()), ("secret key", &key)];
+        read.extend(input.as_deref().map(|p| ("result", p)));
+        read.extend(trace.as_deref().map(|p| ("trace", p)));
+        let _lock = vcd.as_deref().map(|p| claim(p, &read)).transpose()?;
+        let circuit = load_design(&blueprint)?;
+        let key = load_client_key(&key, shown)?;
+        if let Some(t) = trace {
+            let env = Envelope::read(&t, Kind::Trace)?;
+            let trace = decrypt_circuit_trace(&key, &env, &circuit).map_err(|e| e.in_file(&t))?;
+            if let Some(p) = &vcd {
+                write_atomic(p, trace.vcd().as_bytes(), Access::Public)?;
             }
+            print!("{}", trace.json_lines());
+        } else if let Some(input) = input {
+            let env = Envelope::read(&input, Kind::Result)?;
+            let out =
+                decrypt_circuit_result(&key, &env, &circuit).map_err(|e| e.in_file(&input))?;
+            println!("{}", serde_json::to_string_pretty(&out)?);
         }
+        Ok(())
     }
-    Ok(())
 }
 
 /// The server's half after opening: runs, writes, reports.

@@ -45,17 +45,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Generate a secret key (Alice).
-    Genkey {
-        /// Write the secret key here (created 0600).
-        #[arg(short, long)]
-        output: PathBuf,
-        /// Parameter set: default (≥128-bit), vsp2021 or cggi16 (both need --insecure).
-        #[arg(long, default_value = "default")]
-        params: String,
-        /// Allow a parameter set below 128-bit security (paper reproduction only).
-        #[arg(long)]
-        insecure: bool,
-    },
+    Genkey(GenkeyArgs),
     /// Derive the evaluation key (gate + circuit bootstrapping keys, compressed) from a secret key.
     Genbkey {
         /// Secret key (from `vsp genkey`).
@@ -67,25 +57,7 @@ enum Command {
     },
     /// Encrypt a program image and its arguments into a request for the server (the request
     /// records the memory kind and size; `vsp run` builds the core for them).
-    Enc {
-        /// Secret key (from `vsp genkey`) to encrypt with.
-        #[arg(short, long)]
-        key: PathBuf,
-        /// Program image (or a .s / .c source, compiled on the fly).
-        program: PathBuf,
-        /// Arguments passed to main (argv[1..]); negative numbers need no `--`.
-        #[arg(allow_negative_numbers = true)]
-        args: Vec<String>,
-        /// Write the encrypted request here (for `vsp run`).
-        #[arg(short, long)]
-        output: PathBuf,
-        /// cmux (CMUX ROM/RAM: cheap per cycle) or mux (Iyokan's MUX memory: ROM/RAM as flip-flops
-        /// and MUX trees, for the paper's CMUX-vs-MUX comparison). The request records it.
-        #[arg(long, default_value = "cmux")]
-        memory: String,
-        #[command(flatten)]
-        memory_size: MachineSize,
-    },
+    Enc(EncArgs),
     /// Run an encrypted request for a number of cycles (Bob: needs only the evaluation key), on
     /// the core with the request's memory size (512 B to 8 KiB of ROM and of RAM).
     Run {
@@ -111,20 +83,7 @@ enum Command {
         server: ServerArgs,
     },
     /// Decrypt a result (Alice): finish flag, x0–x15, the return value, optionally the RAM.
-    Dec {
-        /// Secret key the request was encrypted with.
-        #[arg(short, long)]
-        key: PathBuf,
-        /// The encrypted result (from `vsp run` or `vsp resume`).
-        #[arg(short, long)]
-        input: PathBuf,
-        /// Also print a hex dump of the RAM.
-        #[arg(long)]
-        ram: bool,
-        /// Print the result as JSON.
-        #[arg(long)]
-        json: bool,
-    },
+    Dec(DecArgs),
     /// The engine on any circuit described by a blueprint.
     #[command(subcommand)]
     Circuit(circuit_cmd::CircuitCommand),
@@ -156,74 +115,133 @@ enum Command {
         memory_size: MemorySize,
     },
     /// Assemble a CAHPv3 program into a program image.
-    Asm {
-        /// Assembly source files (linked in order).
-        #[arg(required = true)]
-        sources: Vec<PathBuf>,
-        /// Output image.
-        #[arg(short, long)]
-        output: PathBuf,
-        /// Link crt0 (calls `main`, halts) and the multiply/divide helpers.
-        #[arg(long)]
-        runtime: bool,
-        /// Print a listing of the assembled ROM.
-        #[arg(long)]
-        listing: bool,
-        #[command(flatten)]
-        memory_size: MemorySize,
-    },
+    Asm(AsmArgs),
     /// Compile a C program (clang + vsp-cc) into a program image.
-    Cc {
-        /// C source files of the program (each file is its own translation unit).
-        #[arg(required = true)]
-        sources: Vec<PathBuf>,
-        /// Output program image.
-        #[arg(short, long)]
-        output: PathBuf,
-        /// Optimisation level passed to clang (e.g. -Oz, -O2).
-        #[arg(short = 'O', default_value = "z")]
-        opt: String,
-        /// Define a preprocessor macro (clang -D NAME[=VALUE]); may be repeated.
-        #[arg(short = 'D', value_name = "NAME[=VALUE]")]
-        define: Vec<String>,
-        /// Undefine a preprocessor macro (clang -U NAME); may be repeated.
-        #[arg(short = 'U', value_name = "NAME")]
-        undefine: Vec<String>,
-        /// Add a directory to the include search path (clang -I DIR); may be repeated.
-        #[arg(short = 'I', value_name = "DIR")]
-        include: Vec<PathBuf>,
-        /// Write the generated assembly here as well.
-        #[arg(long)]
-        emit_asm: Option<PathBuf>,
-        #[command(flatten)]
-        memory_size: MemorySize,
-    },
+    Cc(CcArgs),
     /// Run a program in plain on the gate-level core until it halts (the oracle for `vsp run`).
-    Emu {
-        /// Program image (or a .s / .c source, compiled on the fly).
-        program: PathBuf,
-        /// Arguments passed to main (argv[1..]); negative numbers need no `--`.
-        #[arg(allow_negative_numbers = true)]
-        args: Vec<String>,
-        /// pearl (single-cycle: fewest bootstraps per instruction, fastest on a few cores) or ruby
-        /// (5-stage pipeline: shorter critical path per cycle, pays off with many cores).
-        #[arg(long, default_value = "pearl")]
-        core: String,
-        /// cmux or mux: the memory the gate-level run uses (both compute the same).
-        #[arg(long, default_value = "cmux")]
-        memory: String,
-        #[command(flatten)]
-        memory_size: MachineSize,
-        /// Print every retired instruction (ISA simulator trace with disassembly).
-        #[arg(long)]
-        trace: bool,
-        /// Print the result as JSON.
-        #[arg(long)]
-        json: bool,
-        /// Give up after this many cycles.
-        #[arg(long, default_value_t = program::DEFAULT_MAX_CYCLES)]
-        max_cycles: u64,
-    },
+    Emu(EmuArgs),
+}
+
+#[derive(clap::Args)]
+struct GenkeyArgs {
+    /// Write the secret key here (created 0600).
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Parameter set: default (≥128-bit), vsp2021 or cggi16 (both need --insecure).
+    #[arg(long, default_value = "default")]
+    params: String,
+    /// Allow a parameter set below 128-bit security (paper reproduction only).
+    #[arg(long)]
+    insecure: bool,
+}
+
+#[derive(clap::Args)]
+struct EncArgs {
+    /// Secret key (from `vsp genkey`) to encrypt with.
+    #[arg(short, long)]
+    key: PathBuf,
+    /// Program image (or a .s / .c source, compiled on the fly).
+    program: PathBuf,
+    /// Arguments passed to main (argv[1..]); negative numbers need no `--`.
+    #[arg(allow_negative_numbers = true)]
+    args: Vec<String>,
+    /// Write the encrypted request here (for `vsp run`).
+    #[arg(short, long)]
+    output: PathBuf,
+    /// cmux (CMUX ROM/RAM: cheap per cycle) or mux (Iyokan's MUX memory: ROM/RAM as flip-flops
+    /// and MUX trees, for the paper's CMUX-vs-MUX comparison). The request records it.
+    #[arg(long, default_value = "cmux")]
+    memory: String,
+    #[command(flatten)]
+    memory_size: MachineSize,
+}
+
+#[derive(clap::Args)]
+struct DecArgs {
+    /// Secret key the request was encrypted with.
+    #[arg(short, long)]
+    key: PathBuf,
+    /// The encrypted result (from `vsp run` or `vsp resume`).
+    #[arg(short, long)]
+    input: PathBuf,
+    /// Also print a hex dump of the RAM.
+    #[arg(long)]
+    ram: bool,
+    /// Print the result as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args)]
+struct AsmArgs {
+    /// Assembly source files (linked in order).
+    #[arg(required = true)]
+    sources: Vec<PathBuf>,
+    /// Output image.
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Link crt0 (calls `main`, halts) and the multiply/divide helpers.
+    #[arg(long)]
+    runtime: bool,
+    /// Print a listing of the assembled ROM.
+    #[arg(long)]
+    listing: bool,
+    #[command(flatten)]
+    memory_size: MemorySize,
+}
+
+#[derive(clap::Args)]
+struct CcArgs {
+    /// C source files of the program (each file is its own translation unit).
+    #[arg(required = true)]
+    sources: Vec<PathBuf>,
+    /// Output program image.
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Optimisation level passed to clang (e.g. -Oz, -O2).
+    #[arg(short = 'O', default_value = "z")]
+    opt: String,
+    /// Define a preprocessor macro (clang -D NAME[=VALUE]); may be repeated.
+    #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+    define: Vec<String>,
+    /// Undefine a preprocessor macro (clang -U NAME); may be repeated.
+    #[arg(short = 'U', value_name = "NAME")]
+    undefine: Vec<String>,
+    /// Add a directory to the include search path (clang -I DIR); may be repeated.
+    #[arg(short = 'I', value_name = "DIR")]
+    include: Vec<PathBuf>,
+    /// Write the generated assembly here as well.
+    #[arg(long)]
+    emit_asm: Option<PathBuf>,
+    #[command(flatten)]
+    memory_size: MemorySize,
+}
+
+#[derive(clap::Args)]
+struct EmuArgs {
+    /// Program image (or a .s / .c source, compiled on the fly).
+    program: PathBuf,
+    /// Arguments passed to main (argv[1..]); negative numbers need no `--`.
+    #[arg(allow_negative_numbers = true)]
+    args: Vec<String>,
+    /// pearl (single-cycle: fewest bootstraps per instruction, fastest on a few cores) or ruby
+    /// (5-stage pipeline: shorter critical path per cycle, pays off with many cores).
+    #[arg(long, default_value = "pearl")]
+    core: String,
+    /// cmux or mux: the memory the gate-level run uses (both compute the same).
+    #[arg(long, default_value = "cmux")]
+    memory: String,
+    #[command(flatten)]
+    memory_size: MachineSize,
+    /// Print every retired instruction (ISA simulator trace with disassembly).
+    #[arg(long)]
+    trace: bool,
+    /// Print the result as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Give up after this many cycles.
+    #[arg(long, default_value_t = program::DEFAULT_MAX_CYCLES)]
+    max_cycles: u64,
 }
 
 /// `--memory-size`, shared by the commands that place a program.
@@ -317,29 +335,7 @@ fn run(cli: Cli) -> Result<()> {
     let quiet = cli.quiet || !mpi::check_command(distributed)?;
     let mut shown = Shown::new(quiet);
     match cli.command {
-        Command::Genkey {
-            output,
-            params,
-            insecure,
-        } => {
-            let _lock = claim(&output, &[])?;
-            let p = keys::params_by_name(&params, insecure)?;
-            if keys::is_insecure(&params) {
-                eprintln!(
-                    "WARNING: parameter set {params:?} is below 128-bit security; never use it for real data"
-                );
-            }
-            let key = keys::generate_secret(&params, &p)?;
-            let size = key.save(&output)?;
-            if !quiet {
-                eprintln!(
-                    "wrote secret key {} ({}, parameters {params}, key id {})",
-                    output.display(),
-                    fmt_bytes(size),
-                    key.key_id
-                );
-            }
-        }
+        Command::Genkey(a) => a.run(&mut shown)?,
         Command::Genbkey { key, output } => {
             let _lock = claim(&output, &[("secret key", &key)])?;
             let key = load_client_key(&key, &mut shown)?;
@@ -359,33 +355,7 @@ fn run(cli: Cli) -> Result<()> {
                 );
             }
         }
-        Command::Enc {
-            key,
-            program,
-            args,
-            output,
-            memory,
-            memory_size: MachineSize { size: requested },
-        } => {
-            let _lock = claim(&output, &[("secret key", &key), ("program", &program)])?;
-            let memory = program::parse_memory(&memory)?;
-            let key = load_client_key(&key, &mut shown)?;
-            let (image, memory_size) = program::load_program_sized(&program, false, requested)?;
-            let plain = PlainRequest::new_sized(&image, &args, memory, memory_size)?;
-            let bar = Bar::spinner(quiet, "encrypting ROM and RAM");
-            let request = plain.encrypt(&key)?;
-            let size = request.to_envelope(key.sk.params()).write(&output)?;
-            bar.finish();
-            if !quiet {
-                eprintln!(
-                    "wrote request {} ({}, {} memory, {})",
-                    output.display(),
-                    fmt_bytes(size),
-                    program::memory_name(memory),
-                    memory_size
-                );
-            }
-        }
+        Command::Enc(a) => a.run(&mut shown)?,
         Command::Run {
             input,
             core,
@@ -424,27 +394,7 @@ fn run(cli: Cli) -> Result<()> {
             }
             advance(&mut machine, &s, snapshots.as_ref(), &mut shown)?;
         }
-        Command::Dec {
-            key,
-            input,
-            ram,
-            json,
-        } => {
-            let key = load_client_key(&key, &mut shown)?;
-            let env = Envelope::read(&input, Kind::Result)?;
-            let d = vsp_platform::decrypt_result(&key, &env)?;
-            if json {
-                println!("{}", serde_json::to_string_pretty(&d)?);
-            } else {
-                println!("cycles:     {}", d.cycles);
-                println!("finished:   {}", if d.finished { "yes" } else { "no" });
-                println!("result a0:  {} (0x{:04x})", d.result, d.result);
-                print!("{}", regs_table(&d.regs));
-                if ram {
-                    print!("{}", hexdump(&d.ram));
-                }
-            }
-        }
+        Command::Dec(a) => a.run(&mut shown)?,
         Command::Circuit(c) => circuit_cmd::run(c, quiet)?,
         Command::Serve(s) => serve_cmd::serve(s, quiet)?,
         Command::Remote(r) => serve_cmd::remote(r, quiet)?,
@@ -464,48 +414,151 @@ fn run(cli: Cli) -> Result<()> {
             size,
             quiet,
         })?,
-        Command::Asm {
+        Command::Asm(a) => a.run(&mut shown)?,
+        Command::Cc(a) => a.run(&mut shown)?,
+        Command::Emu(a) => a.run(&mut shown)?,
+    }
+    Ok(())
+}
+
+impl GenkeyArgs {
+    fn run(self, shown: &mut Shown) -> Result<()> {
+        let GenkeyArgs {
+            output,
+            params,
+            insecure,
+        } = self;
+        let quiet = shown.quiet();
+        let _lock = claim(&output, &[])?;
+        let p = keys::params_by_name(&params, insecure)?;
+        if keys::is_insecure(&params) {
+            eprintln!(
+                "WARNING: parameter set {params:?} is below 128-bit security; never use it for real data"
+            );
+        }
+        let key = keys::generate_secret(&params, &p)?;
+        let size = key.save(&output)?;
+        if !quiet {
+            eprintln!(
+                "wrote secret key {} ({}, parameters {params}, key id {})",
+                output.display(),
+                fmt_bytes(size),
+                key.key_id
+            );
+        }
+        Ok(())
+    }
+}
+
+impl EncArgs {
+    fn run(self, shown: &mut Shown) -> Result<()> {
+        let EncArgs {
+            key,
+            program,
+            args,
+            output,
+            memory,
+            memory_size: MachineSize { size: requested },
+        } = self;
+        let quiet = shown.quiet();
+        let _lock = claim(&output, &[("secret key", &key), ("program", &program)])?;
+        let memory = program::parse_memory(&memory)?;
+        let key = load_client_key(&key, shown)?;
+        let (image, memory_size) = program::load_program_sized(&program, false, requested)?;
+        let plain = PlainRequest::new_sized(&image, &args, memory, memory_size)?;
+        let bar = Bar::spinner(quiet, "encrypting ROM and RAM");
+        let request = plain.encrypt(&key)?;
+        let size = request.to_envelope(key.sk.params()).write(&output)?;
+        bar.finish();
+        if !quiet {
+            eprintln!(
+                "wrote request {} ({}, {} memory, {})",
+                output.display(),
+                fmt_bytes(size),
+                program::memory_name(memory),
+                memory_size
+            );
+        }
+        Ok(())
+    }
+}
+
+impl DecArgs {
+    fn run(self, shown: &mut Shown) -> Result<()> {
+        let DecArgs {
+            key,
+            input,
+            ram,
+            json,
+        } = self;
+        let key = load_client_key(&key, shown)?;
+        let env = Envelope::read(&input, Kind::Result)?;
+        let d = vsp_platform::decrypt_result(&key, &env)?;
+        if json {
+            println!("{}", serde_json::to_string_pretty(&d)?);
+        } else {
+            println!("cycles:     {}", d.cycles);
+            println!("finished:   {}", if d.finished { "yes" } else { "no" });
+            println!("result a0:  {} (0x{:04x})", d.result, d.result);
+            print!("{}", regs_table(&d.regs));
+            if ram {
+                print!("{}", hexdump(&d.ram));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl AsmArgs {
+    fn run(self, shown: &mut Shown) -> Result<()> {
+        let AsmArgs {
             sources,
             output,
             runtime,
             listing,
             memory_size: MemorySize { size: memory_size },
-        } => {
-            let named: Vec<(&str, &std::path::Path)> =
-                sources.iter().map(|p| ("source", p.as_path())).collect();
-            let _lock = claim(&output, &named)?;
-            let texts = sources
-                .iter()
-                .map(|p| {
-                    Ok(vsp_platform::files::read_text_bounded(
-                        p,
-                        vsp_platform::files::limits::SOURCE,
-                        "an assembly source",
-                    )?)
-                })
-                .collect::<Result<Vec<_>>>()?;
-            let names: Vec<String> = sources.iter().map(|p| p.display().to_string()).collect();
-            let srcs: Vec<vsp_cahp::Source> = names
-                .iter()
-                .zip(&texts)
-                .map(|(name, text)| vsp_cahp::Source { name, text })
-                .collect();
-            let image = program::assemble(&srcs, runtime, memory_size)?;
-            write_image(&image, &output)?;
-            if listing {
-                print!("{}", vsp_cahp::listing(&image));
-            }
-            if !cli.quiet {
-                eprintln!(
-                    "wrote {} (ROM {} B, RAM data {} B, {} symbols)",
-                    output.display(),
-                    image.rom.len(),
-                    image.ram.len(),
-                    image.symbols.len()
-                );
-            }
+        } = self;
+        let quiet = shown.quiet();
+        let named: Vec<(&str, &std::path::Path)> =
+            sources.iter().map(|p| ("source", p.as_path())).collect();
+        let _lock = claim(&output, &named)?;
+        let texts = sources
+            .iter()
+            .map(|p| {
+                Ok(vsp_platform::files::read_text_bounded(
+                    p,
+                    vsp_platform::files::limits::SOURCE,
+                    "an assembly source",
+                )?)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let names: Vec<String> = sources.iter().map(|p| p.display().to_string()).collect();
+        let srcs: Vec<vsp_cahp::Source> = names
+            .iter()
+            .zip(&texts)
+            .map(|(name, text)| vsp_cahp::Source { name, text })
+            .collect();
+        let image = program::assemble(&srcs, runtime, memory_size)?;
+        write_image(&image, &output)?;
+        if listing {
+            print!("{}", vsp_cahp::listing(&image));
         }
-        Command::Cc {
+        if !quiet {
+            eprintln!(
+                "wrote {} (ROM {} B, RAM data {} B, {} symbols)",
+                output.display(),
+                image.rom.len(),
+                image.ram.len(),
+                image.symbols.len()
+            );
+        }
+        Ok(())
+    }
+}
+
+impl CcArgs {
+    fn run(self, shown: &mut Shown) -> Result<()> {
+        let CcArgs {
             sources,
             output,
             opt,
@@ -514,41 +567,47 @@ fn run(cli: Cli) -> Result<()> {
             include,
             emit_asm,
             memory_size: MemorySize { size: memory_size },
-        } => {
-            let mut inputs: Vec<(&str, &Path)> =
-                sources.iter().map(|s| ("source", s.as_path())).collect();
-            let _lock = claim(&output, &inputs)?;
-            inputs.push(("output image", &output));
-            let _asm_lock = emit_asm.as_deref().map(|p| claim(p, &inputs)).transpose()?;
-            let mut clang_args = Vec::new();
-            clang_args.extend(define.iter().map(|d| format!("-D{d}")));
-            clang_args.extend(undefine.iter().map(|u| format!("-U{u}")));
-            for dir in &include {
-                clang_args.push("-I".to_string());
-                clang_args.push(dir.display().to_string());
-            }
-            let opts = vsp_cc::CcOptions {
-                opt: format!("-O{opt}"),
-                clang_args,
-                ..Default::default()
-            };
-            let asm = program::compile_c_asm(&sources, &opts)?;
-            // Written before the size check, so that a program that does not fit can be looked at.
-            if let Some(p) = emit_asm {
-                write_atomic(&p, asm.as_bytes(), Access::Public)?;
-            }
-            let image = program::assemble_c(&asm, &sources, &opts, memory_size)?;
-            write_image(&image, &output)?;
-            if !cli.quiet {
-                eprintln!(
-                    "wrote {} (ROM {} B, RAM data {} B)",
-                    output.display(),
-                    image.rom.len(),
-                    image.ram.len()
-                );
-            }
+        } = self;
+        let quiet = shown.quiet();
+        let mut inputs: Vec<(&str, &Path)> =
+            sources.iter().map(|s| ("source", s.as_path())).collect();
+        let _lock = claim(&output, &inputs)?;
+        inputs.push(("output image", &output));
+        let _asm_lock = emit_asm.as_deref().map(|p| claim(p, &inputs)).transpose()?;
+        let mut clang_args = Vec::new();
+        clang_args.extend(define.iter().map(|d| format!("-D{d}")));
+        clang_args.extend(undefine.iter().map(|u| format!("-U{u}")));
+        for dir in &include {
+            clang_args.push("-I".to_string());
+            clang_args.push(dir.display().to_string());
         }
-        Command::Emu {
+        let opts = vsp_cc::CcOptions {
+            opt: format!("-O{opt}"),
+            clang_args,
+            ..Default::default()
+        };
+        let asm = program::compile_c_asm(&sources, &opts)?;
+        // Written before the size check, so that a program that does not fit can be looked at.
+        if let Some(p) = emit_asm {
+            write_atomic(&p, asm.as_bytes(), Access::Public)?;
+        }
+        let image = program::assemble_c(&asm, &sources, &opts, memory_size)?;
+        write_image(&image, &output)?;
+        if !quiet {
+            eprintln!(
+                "wrote {} (ROM {} B, RAM data {} B)",
+                output.display(),
+                image.rom.len(),
+                image.ram.len()
+            );
+        }
+        Ok(())
+    }
+}
+
+impl EmuArgs {
+    fn run(self, _shown: &mut Shown) -> Result<()> {
+        let EmuArgs {
             program,
             args,
             core,
@@ -557,72 +616,69 @@ fn run(cli: Cli) -> Result<()> {
             trace,
             json,
             max_cycles,
-        } => {
-            let core = program::parse_core(&core)?;
-            let memory = program::parse_memory(&memory)?;
-            let (image, memory_size) = program::load_program_sized(&program, false, requested)?;
-            if trace {
-                for line in program::trace_lines(&image, &args, memory_size, max_cycles)? {
-                    println!("{line}");
-                }
-            }
-            let r = vsp_platform::emulate(&image, &args, core, memory, memory_size, max_cycles)?;
-            if json {
-                println!("{}", serde_json::to_string_pretty(&r)?);
-            } else {
-                println!(
-                    "core:       {} ({} memory, {})",
-                    r.core, r.memory, memory_size
-                );
-                println!("finished:   {}", if r.finished { "yes" } else { "no" });
-                if r.finished {
-                    println!(
-                        "cycles:     {}   (pass --cycles {} to `vsp run`)",
-                        r.cycles, r.cycles
-                    );
-                } else if r.isa_error.is_some() {
-                    println!(
-                        "cycles:     {}   (stopped where the ISA simulator stopped the program)",
-                        r.cycles
-                    );
-                } else {
-                    println!(
-                        "cycles:     {}   (stopped at --max-cycles {max_cycles}: the program had not halted)",
-                        r.cycles
-                    );
-                }
-                println!("result a0:  {} (0x{:04x})", r.result, r.result);
-                let check = match r.agrees_with_isa {
-                    Some(true) => "agrees".to_string(),
-                    Some(false) => "DISAGREES".to_string(),
-                    None if r.isa_error.is_some() => "stopped the program (below)".to_string(),
-                    None => "not made (the gate-level run stopped before the halt)".to_string(),
-                };
-                println!(
-                    "ISA check:  {check} ({} instructions retired)",
-                    r.instructions
-                );
-                print!("{}", regs_table(&r.regs));
-            }
-            if let Some(e) = &r.isa_error {
-                anyhow::bail!("{e}");
-            }
-            if !r.finished {
-                let hint = if r.isa_halted {
-                    format!(
-                        "; the ISA simulator halts it after {} instructions: raise --max-cycles",
-                        r.instructions
-                    )
-                } else {
-                    String::new()
-                };
-                anyhow::bail!(
-                    "the program did not halt within --max-cycles {max_cycles} cycles{hint}"
-                );
+        } = self;
+        let core = program::parse_core(&core)?;
+        let memory = program::parse_memory(&memory)?;
+        let (image, memory_size) = program::load_program_sized(&program, false, requested)?;
+        if trace {
+            for line in program::trace_lines(&image, &args, memory_size, max_cycles)? {
+                println!("{line}");
             }
         }
+        let r = vsp_platform::emulate(&image, &args, core, memory, memory_size, max_cycles)?;
+        if json {
+            println!("{}", serde_json::to_string_pretty(&r)?);
+        } else {
+            println!(
+                "core:       {} ({} memory, {})",
+                r.core, r.memory, memory_size
+            );
+            println!("finished:   {}", if r.finished { "yes" } else { "no" });
+            if r.finished {
+                println!(
+                    "cycles:     {}   (pass --cycles {} to `vsp run`)",
+                    r.cycles, r.cycles
+                );
+            } else if r.isa_error.is_some() {
+                println!(
+                    "cycles:     {}   (stopped where the ISA simulator stopped the program)",
+                    r.cycles
+                );
+            } else {
+                println!(
+                    "cycles:     {}   (stopped at --max-cycles {max_cycles}: the program had not halted)",
+                    r.cycles
+                );
+            }
+            println!("result a0:  {} (0x{:04x})", r.result, r.result);
+            let check = match r.agrees_with_isa {
+                Some(true) => "agrees".to_string(),
+                Some(false) => "DISAGREES".to_string(),
+                None if r.isa_error.is_some() => "stopped the program (below)".to_string(),
+                None => "not made (the gate-level run stopped before the halt)".to_string(),
+            };
+            println!(
+                "ISA check:  {check} ({} instructions retired)",
+                r.instructions
+            );
+            print!("{}", regs_table(&r.regs));
+        }
+        if let Some(e) = &r.isa_error {
+            anyhow::bail!("{e}");
+        }
+        if !r.finished {
+            let hint = if r.isa_halted {
+                format!(
+                    "; the ISA simulator halts it after {} instructions: raise --max-cycles",
+                    r.instructions
+                )
+            } else {
+                String::new()
+            };
+            anyhow::bail!("the program did not halt within --max-cycles {max_cycles} cycles{hint}");
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 /// Writes a program image with the one atomic writer.

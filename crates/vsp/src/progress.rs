@@ -7,6 +7,7 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+pub use vsp_platform::files::text::{fmt_bytes, fmt_secs};
 use vsp_platform::RunProgress;
 
 /// A progress bar, per-cycle lines, or nothing when quiet.
@@ -145,30 +146,6 @@ impl Bar {
 impl Drop for Bar {
     fn drop(&mut self) {
         self.finish();
-    }
-}
-
-/// `93 s` → `1m33s`.
-pub fn fmt_secs(s: f64) -> String {
-    let s = s.max(0.0).round() as u64;
-    match s {
-        0..=59 => format!("{s}s"),
-        60..=3599 => format!("{}m{:02}s", s / 60, s % 60),
-        _ => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
-    }
-}
-
-/// `12345678` → `11.8 MiB`.
-pub fn fmt_bytes(b: u64) -> String {
-    let b = b as f64;
-    if b >= 1024.0 * 1024.0 * 1024.0 {
-        format!("{:.2} GiB", b / (1024.0 * 1024.0 * 1024.0))
-    } else if b >= 1024.0 * 1024.0 {
-        format!("{:.1} MiB", b / (1024.0 * 1024.0))
-    } else if b >= 1024.0 {
-        format!("{:.1} KiB", b / 1024.0)
-    } else {
-        format!("{b} B")
     }
 }
 
