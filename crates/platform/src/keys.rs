@@ -15,7 +15,6 @@ use std::sync::Arc;
 use vsp_tfhe::{
     CircuitKey, CompressedCircuitKey, CompressedEvalKey, EvalKey, ParamId, Params, SecretKey,
 };
-use zeroize::Zeroizing;
 
 use crate::error::{PlatformError, Result};
 use crate::wire::envelope::{Envelope, KeyId, Kind};
@@ -115,12 +114,12 @@ pub fn key_id_of(secret_key_bytes: &[u8]) -> KeyId {
 impl ClientKey {
     pub fn save(&self, path: &Path) -> Result<u64> {
         let body = self.sk.to_bytes();
-        let env = Envelope {
-            kind: Kind::SecretKey,
-            params: self.params_name.clone(),
-            key_id: self.key_id,
-            body: Zeroizing::new(body.to_vec()),
-        };
+        let env = Envelope::new(
+            Kind::SecretKey,
+            &self.params_name,
+            self.key_id,
+            body.to_vec(),
+        );
         env.write(path)
     }
 
@@ -160,12 +159,7 @@ impl ClientKey {
         body.extend_from_slice(&(gate.len() as u64).to_le_bytes());
         body.extend_from_slice(&gate);
         body.extend_from_slice(&circuit);
-        let env = Envelope {
-            kind: Kind::EvalKey,
-            params: self.params_name.clone(),
-            key_id: self.key_id,
-            body: Zeroizing::new(body),
-        };
+        let env = Envelope::new(Kind::EvalKey, &self.params_name, self.key_id, body);
         env.write(path)
     }
 }
@@ -273,13 +267,13 @@ mod tests {
         // Other key material (inner encoding sealed again, as a tamperer would) under the old id.
         let other = generate_secret("default", &Params::default_128()).unwrap();
         let mut env = Envelope::read(&path, Kind::SecretKey).unwrap();
-        env.body = Zeroizing::new(other.sk.to_bytes().to_vec());
+        env.body = zeroize::Zeroizing::new(other.sk.to_bytes().to_vec());
         env.write(&path).unwrap();
         let e = ClientKey::load(&path).err().unwrap().to_string();
         assert!(e.contains("is not the id of the key inside"), "{e}");
         // The key's own material under another id (a key passing as someone else's): refused too.
         let mut env = Envelope::read(&path, Kind::SecretKey).unwrap();
-        env.body = Zeroizing::new(key.sk.to_bytes().to_vec());
+        env.body = zeroize::Zeroizing::new(key.sk.to_bytes().to_vec());
         env.key_id = KeyId([9; 16]);
         env.write(&path).unwrap();
         let e = ClientKey::load(&path).err().unwrap().to_string();

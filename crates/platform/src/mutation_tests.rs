@@ -14,7 +14,6 @@ use std::sync::OnceLock;
 use proptest::prelude::*;
 use vsp_cahp::cores;
 use vsp_tfhe::Params;
-use zeroize::Zeroizing;
 
 use crate::keys::{generate_secret, ClientKey, ServerKeys};
 use crate::mutate;
@@ -80,12 +79,7 @@ fn key() -> &'static ClientKey {
 }
 
 fn envelope(kind: Kind, body: Vec<u8>) -> Envelope {
-    Envelope {
-        kind,
-        params: key().params_name.clone(),
-        key_id: key().key_id,
-        body: Zeroizing::new(body),
-    }
+    Envelope::new(kind, &key().params_name, key().key_id, body)
 }
 
 fn key_envelope() -> Envelope {

@@ -190,11 +190,7 @@ async fn key_put(
     if let Some((params, bytes)) = sh.store().key(&client, &key_id)? {
         return Ok(key_json(&key_id, &params, bytes, false).into_response());
     }
-    let _slot = sh
-        .uploads
-        .acquire()
-        .await
-        .map_err(|_| err(StatusCode::SERVICE_UNAVAILABLE, "the server is stopping"))?;
+    let _slot = upload_slot(&sh).await?;
     let bytes = read_body(&headers, body, sh.cfg.max_key_bytes, Kind::EvalKey).await?;
     let sh2 = sh.clone();
     let name = key_id.clone();
@@ -216,15 +212,7 @@ async fn key_put(
         keys::params_by_name(&env.params, true).map_err(bad)?;
         ServerKeys::parse_compressed(&env, Path::new("the uploaded key")).map_err(bad)?;
         let store = sh2.store();
-        let path = store.key_path(&client, &key_id);
-        if let Some(dir) = path.parent() {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)
-                .map_err(|e| ServerError::io("cannot create", dir, e))?;
-        }
-        vsp_codec::write_atomic(&path, &bytes, Access::Public).map_err(ServerError::from)?;
+        write_upload(&store.key_path(&client, &key_id), &bytes)?;
         store.add_key(&client, &key_id, &env.params, bytes.len() as u64)?;
         Ok((env.params.clone(), bytes.len() as u64))
     })
@@ -232,6 +220,26 @@ async fn key_put(
     .map_err(|e| err(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
     let (params, n) = r?;
     Ok((StatusCode::CREATED, key_json(&name, &params, n, true)).into_response())
+}
+
+/// Writes an upload at `path` of the client's store, its folder created (0700) first.
+fn write_upload(path: &std::path::Path, bytes: &[u8]) -> Result<(), ServerError> {
+    if let Some(dir) = path.parent() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|e| ServerError::io("cannot create", dir, e))?;
+    }
+    Ok(vsp_codec::write_atomic(path, bytes, Access::Public)?)
+}
+
+/// One of the upload slots (uploads at once are bounded), held until dropped.
+async fn upload_slot(sh: &Shared) -> ApiResult<tokio::sync::SemaphorePermit<'_>> {
+    sh.uploads
+        .acquire()
+        .await
+        .map_err(|_| err(StatusCode::SERVICE_UNAVAILABLE, "the server is stopping"))
 }
 
 /// Largest netlist accepted.
@@ -274,11 +282,7 @@ async fn design_put(
     if let Some(bytes) = sh.store().design(&client, &hash)? {
         return Ok(design_json(&hash, bytes, false).into_response());
     }
-    let _slot = sh
-        .uploads
-        .acquire()
-        .await
-        .map_err(|_| err(StatusCode::SERVICE_UNAVAILABLE, "the server is stopping"))?;
+    let _slot = upload_slot(&sh).await?;
     let mut stream = body.into_data_stream();
     let mut seen = 0;
     let bytes = read_stream(&headers, &mut stream, MAX_DESIGN_BYTES, None, &mut seen).await?;
@@ -304,15 +308,7 @@ async fn design_put(
             .map_err(|e| bad(crate::error::chain(&e)))?;
         vsp_circuit::Circuit::compile(&bp).map_err(|e| bad(crate::error::chain(&e)))?;
         let store = sh2.store();
-        let path = store.design_path(&client, &hash);
-        if let Some(dir) = path.parent() {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)
-                .map_err(|e| ServerError::io("cannot create", dir, e))?;
-        }
-        vsp_codec::write_atomic(&path, &bytes, Access::Public).map_err(ServerError::from)?;
+        write_upload(&store.design_path(&client, &hash), &bytes)?;
         store.add_design(&client, &hash, bytes.len() as u64)?;
         Ok(bytes.len() as u64)
     })
@@ -418,11 +414,7 @@ async fn job_submit(
             return Err(e);
         }
     };
-    let _slot = sh
-        .uploads
-        .acquire()
-        .await
-        .map_err(|_| err(StatusCode::SERVICE_UNAVAILABLE, "the server is stopping"))?;
+    let _slot = upload_slot(&sh).await?;
     if sh.store().queued()? >= sh.cfg.queue {
         drain(&mut body.into_data_stream(), max).await;
         return Err(queue_full());

@@ -119,6 +119,16 @@ impl JobStatus {
     }
 }
 
+/// Whether `queue` jobs wait already (asked inside the transaction that would queue one more).
+fn queue_full(tx: &rusqlite::Transaction<'_>, queue: usize) -> Result<bool> {
+    let waiting: i64 = tx.query_row(
+        "SELECT COUNT(*) FROM jobs WHERE state = 'queued'",
+        [],
+        |r| r.get(0),
+    )?;
+    Ok(waiting as usize >= queue)
+}
+
 /// A job row, as the runner needs it.
 #[derive(Clone, Debug)]
 pub struct Job {
@@ -400,12 +410,7 @@ impl Store {
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let waiting: i64 = tx.query_row(
-            "SELECT COUNT(*) FROM jobs WHERE state = 'queued'",
-            [],
-            |r| r.get(0),
-        )?;
-        if waiting as usize >= queue {
+        if queue_full(&tx, queue)? {
             return Ok(None);
         }
         tx.execute(
@@ -547,12 +552,7 @@ impl Store {
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let waiting: i64 = tx.query_row(
-            "SELECT COUNT(*) FROM jobs WHERE state = 'queued'",
-            [],
-            |r| r.get(0),
-        )?;
-        if waiting as usize >= queue {
+        if queue_full(&tx, queue)? {
             return Ok(None);
         }
         let n = tx.execute(

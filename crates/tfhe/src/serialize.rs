@@ -219,26 +219,26 @@ impl FileCodec for CompressedCircuitKey {
 // The crate's own names for the trait's methods (`to_bytes`/`from_bytes`, `save`/`load` without a
 // context), kept for its callers.
 
-impl Tlwe<u32> {
-    /// Framed bytes of a level-0 gate ciphertext under `params`.
-    pub fn to_bytes(&self, params: &Params) -> Vec<u8> {
-        self.encode(params)
-    }
-    /// Reads a level-0 ciphertext, refusing other parameters, kinds, sizes and corrupt bytes.
-    pub fn from_bytes(bytes: &[u8], params: &Params) -> Result<Self, Error> {
-        Self::decode(bytes, params)
-    }
+/// `to_bytes`/`from_bytes` of the ciphertexts, written and read under the caller's parameters
+/// (refusing other parameters, kinds, sizes and corrupt bytes).
+macro_rules! ciphertext_files {
+    ($($t:ty, $what:literal;)*) => {$(
+        impl $t {
+            #[doc = concat!("Framed bytes of a ", $what, " under `params`.")]
+            pub fn to_bytes(&self, params: &Params) -> Vec<u8> {
+                self.encode(params)
+            }
+            #[doc = concat!("Reads a ", $what, " made under `params`.")]
+            pub fn from_bytes(bytes: &[u8], params: &Params) -> Result<Self, Error> {
+                Self::decode(bytes, params)
+            }
+        }
+    )*};
 }
 
-impl Trlwe<u32> {
-    /// Framed bytes of a level-1 TRLWE under `params`.
-    pub fn to_bytes(&self, params: &Params) -> Vec<u8> {
-        self.encode(params)
-    }
-    /// Reads a level-1 TRLWE (checked as [`Tlwe::from_bytes`]).
-    pub fn from_bytes(bytes: &[u8], params: &Params) -> Result<Self, Error> {
-        Self::decode(bytes, params)
-    }
+ciphertext_files! {
+    Tlwe<u32>, "level-0 gate ciphertext";
+    Trlwe<u32>, "level-1 TRLWE";
 }
 
 impl SecretKey {
@@ -260,40 +260,31 @@ impl SecretKey {
     }
 }
 
-impl CompressedEvalKey {
-    /// Framed bytes (seed + bodies).
-    pub fn to_bytes(&self) -> Vec<u8> {
-        self.encode(&())
-    }
-    /// Reads an evaluation key file's bytes.
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
-        Self::decode(bytes, &())
-    }
-    /// Saves atomically.
-    pub fn save(&self, path: &Path) -> Result<(), Error> {
-        FileCodec::save(self, path, &())
-    }
-    /// Loads an evaluation key file (call [`CompressedEvalKey::decompress`] to use it).
-    pub fn load(path: &Path) -> Result<Self, Error> {
-        <Self as FileCodec>::load(path, &())
-    }
+/// `to_bytes`/`from_bytes` and `save`/`load` of the keys whose file names their parameters.
+macro_rules! key_files {
+    ($($t:ty, $what:literal;)*) => {$(
+        impl $t {
+            #[doc = concat!("Framed bytes of the ", $what, " (seed + bodies).")]
+            pub fn to_bytes(&self) -> Vec<u8> {
+                self.encode(&())
+            }
+            #[doc = concat!("Reads a ", $what, " file's bytes.")]
+            pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
+                Self::decode(bytes, &())
+            }
+            /// Saves atomically.
+            pub fn save(&self, path: &Path) -> Result<(), Error> {
+                FileCodec::save(self, path, &())
+            }
+            #[doc = concat!("Loads a ", $what, " file (call `decompress` to use it).")]
+            pub fn load(path: &Path) -> Result<Self, Error> {
+                <Self as FileCodec>::load(path, &())
+            }
+        }
+    )*};
 }
 
-impl CompressedCircuitKey {
-    /// Framed bytes (seed + bodies).
-    pub fn to_bytes(&self) -> Vec<u8> {
-        self.encode(&())
-    }
-    /// Reads a circuit key file's bytes.
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
-        Self::decode(bytes, &())
-    }
-    /// Saves atomically.
-    pub fn save(&self, path: &Path) -> Result<(), Error> {
-        FileCodec::save(self, path, &())
-    }
-    /// Loads a circuit key file (call [`CompressedCircuitKey::decompress`] to use it).
-    pub fn load(path: &Path) -> Result<Self, Error> {
-        <Self as FileCodec>::load(path, &())
-    }
+key_files! {
+    CompressedEvalKey, "evaluation key";
+    CompressedCircuitKey, "circuit key";
 }

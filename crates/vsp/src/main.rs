@@ -522,23 +522,7 @@ impl AsmArgs {
         let named: Vec<(&str, &std::path::Path)> =
             sources.iter().map(|p| ("source", p.as_path())).collect();
         let _lock = claim(&output, &named)?;
-        let texts = sources
-            .iter()
-            .map(|p| {
-                Ok(vsp_platform::files::read_text_bounded(
-                    p,
-                    vsp_platform::files::limits::SOURCE,
-                    "an assembly source",
-                )?)
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let names: Vec<String> = sources.iter().map(|p| p.display().to_string()).collect();
-        let srcs: Vec<vsp_cahp::Source> = names
-            .iter()
-            .zip(&texts)
-            .map(|(name, text)| vsp_cahp::Source { name, text })
-            .collect();
-        let image = program::assemble(&srcs, runtime, memory_size)?;
+        let image = program::assemble_files(&sources, runtime, memory_size)?;
         write_image(&image, &output)?;
         if listing {
             print!("{}", vsp_cahp::listing(&image));
@@ -574,18 +558,7 @@ impl CcArgs {
         let _lock = claim(&output, &inputs)?;
         inputs.push(("output image", &output));
         let _asm_lock = emit_asm.as_deref().map(|p| claim(p, &inputs)).transpose()?;
-        let mut clang_args = Vec::new();
-        clang_args.extend(define.iter().map(|d| format!("-D{d}")));
-        clang_args.extend(undefine.iter().map(|u| format!("-U{u}")));
-        for dir in &include {
-            clang_args.push("-I".to_string());
-            clang_args.push(dir.display().to_string());
-        }
-        let opts = vsp_cc::CcOptions {
-            opt: format!("-O{opt}"),
-            clang_args,
-            ..Default::default()
-        };
+        let opts = program::cc_options(&opt, &define, &undefine, &include);
         let asm = program::compile_c_asm(&sources, &opts)?;
         // Written before the size check, so that a program that does not fit can be looked at.
         if let Some(p) = emit_asm {

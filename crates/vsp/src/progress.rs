@@ -86,21 +86,9 @@ impl Bar {
             }
             return;
         }
-        let Some(bar) = &self.bar else { return };
-        bar.set_position(p.done);
         let e = p.engine;
-        let gates = if e.tasks_total > 0 {
-            format!("gates {}/{}", e.tasks_done, e.tasks_total)
-        } else {
-            String::new()
-        };
-        let rate = per_cycle
-            .map(|s| format!("{s:.1} s/cycle"))
-            .unwrap_or_default();
-        let eta = eta
-            .map(|s| format!("ETA {}", fmt_secs(s)))
-            .unwrap_or_default();
-        bar.set_message(format!("{gates}  {rate}  {eta}"));
+        let gates = (e.tasks_total > 0).then_some((e.tasks_done as u64, e.tasks_total as u64));
+        self.show(p.done, per_cycle, eta, gates);
     }
 
     /// Updates the cycle bar (or prints a line per finished cycle) from a remote job's status.
@@ -122,6 +110,11 @@ impl Bar {
             }
             return;
         }
+        self.show(done, per_cycle, eta, gates);
+    }
+
+    /// The terminal bar at `done` cycles: gates of the current cycle, rate, ETA.
+    fn show(&self, done: u64, per_cycle: Option<f64>, eta: Option<f64>, gates: Option<(u64, u64)>) {
         let Some(bar) = &self.bar else { return };
         bar.set_position(done);
         let gates = gates

@@ -22,7 +22,6 @@ use vsp_circuit::{
     TfheRam, TfheRom,
 };
 use vsp_tfhe::{Params, Tlwe};
-use zeroize::Zeroizing;
 
 use crate::error::{PlatformError, Result, ResultExt};
 use crate::keys::{ClientKey, ServerKeys};
@@ -515,12 +514,12 @@ impl CircuitRequest {
                 }
             }
         }
-        Envelope {
-            kind: Kind::Request,
-            params: self.params_name.clone(),
-            key_id: self.key_id,
-            body: Zeroizing::new(w.into_bytes()),
-        }
+        Envelope::new(
+            Kind::Request,
+            &self.params_name,
+            self.key_id,
+            w.into_bytes(),
+        )
     }
 
     /// Parses a request for `circuit`: the fingerprint, every name and every size is checked against
@@ -911,12 +910,12 @@ impl CircuitMachine {
                 }
             }
         }
-        Ok(Envelope {
-            kind: Kind::Result,
-            params: self.stamp.params_name.clone(),
-            key_id: self.stamp.key_id,
-            body: Zeroizing::new(w.into_bytes()),
-        })
+        Ok(Envelope::new(
+            Kind::Result,
+            &self.stamp.params_name,
+            self.stamp.key_id,
+            w.into_bytes(),
+        ))
     }
 }
 
@@ -1068,12 +1067,12 @@ impl EncryptedTrace {
                 put_cells(&mut w, bits, params);
             }
         }
-        Envelope {
-            kind: Kind::Trace,
-            params: self.stamp.params_name.clone(),
-            key_id: self.stamp.key_id,
-            body: Zeroizing::new(w.into_bytes()),
-        }
+        Envelope::new(
+            Kind::Trace,
+            &self.stamp.params_name,
+            self.stamp.key_id,
+            w.into_bytes(),
+        )
     }
 }
 

@@ -25,7 +25,6 @@ use vsp_circuit::{
     Backend, Blueprint, Circuit, CircuitError, Engine, MemState, PlainBackend, Progress,
     RunOptions, SnapshotWrap, TfheBackend,
 };
-use zeroize::Zeroizing;
 
 use crate::error::{PlatformError, Result, ResultExt};
 use crate::keys::ServerKeys;
@@ -336,12 +335,12 @@ pub(crate) fn snapshot_wrap(stamp: Stamp, tag: Vec<u8>) -> SnapshotWrap {
             w.u8(b);
         }
         w.blob(state);
-        let mut bytes = Envelope {
-            kind: Kind::Snapshot,
-            params: stamp.params_name.clone(),
-            key_id: stamp.key_id,
-            body: Zeroizing::new(w.into_bytes()),
-        }
+        let mut bytes = Envelope::new(
+            Kind::Snapshot,
+            &stamp.params_name,
+            stamp.key_id,
+            w.into_bytes(),
+        )
         .to_bytes();
         // A snapshot holds ciphertexts and public values only: nothing to zeroize.
         std::mem::take(&mut *bytes)

@@ -27,7 +27,6 @@
 use vsp_cahp::cores::{self, MemSize, Memory};
 use vsp_circuit::{client, TfheRam, TfheRom};
 use vsp_tfhe::{Params, Tlwe};
-use zeroize::Zeroizing;
 
 use crate::error::{PlatformError, Result, ResultExt};
 use crate::keys::ClientKey;
@@ -112,12 +111,12 @@ impl Request {
                 put_cells(&mut w, ram, params);
             }
         }
-        Envelope {
-            kind: Kind::Request,
-            params: self.params_name.clone(),
-            key_id: self.key_id,
-            body: Zeroizing::new(w.into_bytes()),
-        }
+        Envelope::new(
+            Kind::Request,
+            &self.params_name,
+            self.key_id,
+            w.into_bytes(),
+        )
     }
 
     /// Parses a verified request envelope for parameters `params`.
@@ -201,12 +200,7 @@ pub fn result_envelope(
         EncryptedRam::Cmux(ram) => w.blob(&ram.to_bytes()),
         EncryptedRam::Mux(cells) => put_cells(&mut w, &cells, params),
     }
-    Envelope {
-        kind: Kind::Result,
-        params: params_name.to_string(),
-        key_id,
-        body: Zeroizing::new(w.into_bytes()),
-    }
+    Envelope::new(Kind::Result, params_name, key_id, w.into_bytes())
 }
 
 /// A decrypted result.

@@ -76,6 +76,16 @@ pub struct Envelope {
 }
 
 impl Envelope {
+    /// An envelope of `kind` made under the key `key_id` of parameter set `params`.
+    pub fn new(kind: Kind, params: &str, key_id: KeyId, body: Vec<u8>) -> Envelope {
+        Envelope {
+            kind,
+            params: params.to_string(),
+            key_id,
+            body: Zeroizing::new(body),
+        }
+    }
+
     pub fn to_bytes(&self) -> Zeroizing<Vec<u8>> {
         let name = self.params.as_bytes();
         // Parameter names are short identifiers chosen by this program; clamp defensively.
