@@ -483,8 +483,6 @@ fn memory_spec<'c>(circuit: &'c Circuit, name: &str) -> Result<&'c vsp_circuit::
         .ok_or_else(|| PlatformError::usage(format!("the circuit has no memory {name:?}")))
 }
 
-/// Body tag of circuit snapshots (core snapshots use 0..=3).
-
 impl CircuitRequest {
     /// The request as a file: fingerprint ‖ inputs (u32 count ‖ name blob ‖ cells) ‖ memories
     /// (u32 count ‖ name blob ‖ kind u8 (0 ROM, 1 RAM, 2 cells) ‖ blob or cells).
