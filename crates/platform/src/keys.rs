@@ -112,6 +112,17 @@ pub fn key_id_of(secret_key_bytes: &[u8]) -> KeyId {
 }
 
 impl ClientKey {
+    /// Checks that `what` (a result, a trace) in `env` was made under this key and parameter set.
+    pub fn check_file(&self, what: &str, env: &Envelope) -> Result<()> {
+        crate::wire::envelope::check_same_key(
+            what,
+            env.key_id,
+            &env.params,
+            self.key_id,
+            &self.params_name,
+        )
+    }
+
     pub fn save(&self, path: &Path) -> Result<u64> {
         let body = self.sk.to_bytes();
         let env = Envelope::new(

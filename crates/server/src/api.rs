@@ -677,38 +677,6 @@ fn too_large(kind: impl std::fmt::Display, n: u64, max: u64) -> ApiError {
     )
 }
 
-/// Reads an upload that is not an envelope (a netlist) of at most `max` bytes.
-async fn read_plain(
-    headers: &HeaderMap,
-    stream: &mut BodyDataStream,
-    max: u64,
-    seen: &mut u64,
-) -> ApiResult<Vec<u8>> {
-    let announced = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|s| s.parse::<u64>().ok());
-    if let Some(n) = announced.filter(|&n| n > max) {
-        return Err(too_large("netlist", n, max));
-    }
-    let mut buf = Vec::with_capacity(announced.unwrap_or(0).min(max) as usize);
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|e| {
-            err(
-                StatusCode::BAD_REQUEST,
-                format!("the upload broke off: {}", crate::error::chain(&e)),
-            )
-        })?;
-        let len = (buf.len() as u64).saturating_add(chunk.len() as u64);
-        *seen = len;
-        if len > max {
-            return Err(too_large("netlist", len, max));
-        }
-        buf.extend_from_slice(&chunk);
-    }
-    Ok(buf)
-}
-
 /// The whole file length a prefix of an envelope announces, once enough of it has arrived
 /// (`None` until then); a wrong magic, version or kind is refused as soon as its bytes are there.
 pub fn announced_length(buf: &[u8], kind: Kind) -> ApiResult<Option<u64>> {
@@ -786,15 +754,14 @@ async fn read_stream(
     kind: Option<Kind>,
     seen: &mut u64,
 ) -> ApiResult<Vec<u8>> {
-    let Some(kind) = kind else {
-        return read_plain(headers, stream, max, seen).await;
-    };
+    // What is uploaded: an envelope of `kind`, checked as it arrives, or a netlist.
+    let what = kind.map_or_else(|| "netlist".to_string(), |k| k.to_string());
     let announced = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|s| s.parse::<u64>().ok());
     if let Some(n) = announced.filter(|&n| n > max) {
-        return Err(too_large(kind, n, max));
+        return Err(too_large(&what, n, max));
     }
     let cap = announced.unwrap_or(1 << 20).min(max).min(64 << 20);
     let mut buf = Vec::with_capacity(cap as usize);
@@ -809,9 +776,10 @@ async fn read_stream(
         let len = (buf.len() as u64).saturating_add(chunk.len() as u64);
         *seen = len;
         if len > max {
-            return Err(too_large(kind, len, max));
+            return Err(too_large(&what, len, max));
         }
         buf.extend_from_slice(&chunk);
+        let Some(kind) = kind else { continue };
         if total.is_none() {
             total = announced_length(&buf, kind)?;
             if let Some(t) = total {
@@ -836,9 +804,10 @@ async fn read_stream(
             ));
         }
     }
-    match total {
-        Some(t) if t == buf.len() as u64 => Ok(buf),
-        _ => Err(err(
+    match (kind, total) {
+        (None, _) => Ok(buf),
+        (Some(_), Some(t)) if t == buf.len() as u64 => Ok(buf),
+        (Some(kind), _) => Err(err(
             StatusCode::BAD_REQUEST,
             format!(
                 "truncated {kind}: the upload ended after {} bytes",

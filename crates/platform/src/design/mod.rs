@@ -29,7 +29,7 @@ use crate::processor::machine::{
     read_snapshot, run_engine, save_engine, snapshot_wrap, RunProgress, Snapshots, Stamp,
 };
 use crate::processor::packets::{check_ram_shape, get_cells, put_cells};
-use crate::wire::envelope::{check_same_key, Envelope, KeyId, Kind, Writer};
+use crate::wire::envelope::{Envelope, KeyId, Kind, Writer};
 use vsp_codec::Reader;
 
 /// Loads `path`: a Yosys JSON netlist when the file is JSON (it starts with `{`), else a blueprint.
@@ -923,13 +923,7 @@ pub fn decrypt_circuit_result(
     env: &Envelope,
     circuit: &Circuit,
 ) -> Result<CircuitOutputs> {
-    check_same_key(
-        "the result",
-        env.key_id,
-        &env.params,
-        key.key_id,
-        &key.params_name,
-    )?;
+    key.check_file("the result", env)?;
     let corrupt = |m: String| PlatformError::format(format!("corrupt circuit result: {m}"));
     let params = key.sk.params();
     let mut r = Reader::new(&env.body);
@@ -1077,13 +1071,7 @@ impl EncryptedTrace {
 /// Decrypts an encrypted trace of `circuit` (from `vsp circuit exec --trace`) into the trace a
 /// plain run writes: the same JSON lines and VCD, the same cycle numbers.
 pub fn decrypt_circuit_trace(key: &ClientKey, env: &Envelope, circuit: &Circuit) -> Result<Trace> {
-    check_same_key(
-        "the trace",
-        env.key_id,
-        &env.params,
-        key.key_id,
-        &key.params_name,
-    )?;
+    key.check_file("the trace", env)?;
     let corrupt = |m: String| PlatformError::format(format!("corrupt encrypted trace: {m}"));
     let params = key.sk.params();
     let mut r = Reader::new(&env.body);

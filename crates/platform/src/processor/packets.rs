@@ -31,7 +31,7 @@ use vsp_tfhe::{Params, Tlwe};
 use crate::error::{PlatformError, Result, ResultExt};
 use crate::keys::ClientKey;
 use crate::processor::program::PlainRequest;
-use crate::wire::envelope::{check_same_key, Envelope, KeyId, Kind, Writer};
+use crate::wire::envelope::{Envelope, KeyId, Kind, Writer};
 use crate::wire::tags::{get_memory, put_memory};
 #[cfg(test)]
 use crate::wire::tags::{memory_from_tag, size_from_log2};
@@ -216,13 +216,7 @@ pub struct Decrypted {
 
 /// Decrypts a result with the secret key.
 pub fn decrypt_result(key: &ClientKey, env: &Envelope) -> Result<Decrypted> {
-    check_same_key(
-        "the result",
-        env.key_id,
-        &env.params,
-        key.key_id,
-        &key.params_name,
-    )?;
+    key.check_file("the result", env)?;
     let corrupt = |m: String| PlatformError::format(format!("corrupt result: {m}"));
     let params: &Params = key.sk.params();
     let mut r = Reader::new(&env.body);
