@@ -58,7 +58,9 @@ pub fn run(args: &[String]) -> Result<()> {
             "nocells" => cells = false,
             "pearl" | "ruby" => only = Core::from_name(a),
             other => match other.strip_prefix("memory=") {
-                Some(spec) => sizes.push(vsp_platform::program::parse_memory_size(spec)?),
+                Some(spec) => {
+                    sizes.push(vsp_platform::processor::program::parse_memory_size(spec)?)
+                }
                 None => bail!(
                     "after the counts: `gates`, `nocells`, `memory=SIZE`, `pearl`, `ruby` or \
                      nothing, got {other:?}"

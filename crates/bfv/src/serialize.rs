@@ -1,8 +1,10 @@
 //! Versioned binary serialization of parameters, keys, plaintexts and ciphertexts.
 //!
-//! Layout ([`vsp_codec`]'s envelope, little endian): magic `VBFV`, format version (u16, currently 2:
-//! [`FORMAT_VERSION`]), kind (u16), parameter-id length (u8) and the 32-byte parameter id, body
-//! length (u64), body, and a SHA3-256 checksum of everything before it. Polynomial limbs are bit-packed at the bit width of their prime. Seeded objects (fresh
+//! Every object implements [`vsp_codec::FileCodec`] in [`FORMAT`]. Layout ([`vsp_codec`]'s envelope,
+//! little endian): magic `VBFV`, format version (u16, currently 2: [`FORMAT_VERSION`]), kind (u16:
+//! each type's [`FileCodec::KIND`]), parameter-id length (u8) and the 32-byte parameter id, body
+//! length (u64), body, and a SHA3-256 checksum of everything before it. Objects other than the
+//! parameters are read under the parameters the caller holds (their id must match the file's). Polynomial limbs are bit-packed at the bit width of their prime. Seeded objects (fresh
 //! secret-key ciphertexts, public keys, key-switching keys) store the 32-byte seed instead of their
 //! uniform half. Readers check every length before allocating, every residue against its modulus,
 //! the kind, version, parameter id and checksum, and refuse trailing bytes.
@@ -16,7 +18,7 @@ use crate::sampling::ErrorDistribution;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
-use vsp_codec::{open, seal, Access, Format, Reader};
+use vsp_codec::{Access, FileCodec, Format, Reader, Writer};
 
 /// Current format version (2: the shared [`vsp_codec`] envelope; 1 had its own header).
 pub const FORMAT_VERSION: u16 = 2;
@@ -27,56 +29,30 @@ pub const FORMAT: Format = Format {
     magic: b"VBFV",
     version: FORMAT_VERSION,
     kinds: &[
-        (Kind::Parameters as u16, "parameters"),
-        (Kind::SecretKey as u16, "secret key"),
-        (Kind::PublicKey as u16, "public key"),
-        (Kind::RelinKey as u16, "relinearisation key"),
-        (Kind::GaloisKeys as u16, "Galois keys"),
-        (Kind::Ciphertext as u16, "ciphertext"),
-        (Kind::Plaintext as u16, "plaintext"),
+        (<BfvParameters as FileCodec>::KIND, "parameters"),
+        (<SecretKey as FileCodec>::KIND, "secret key"),
+        (<PublicKey as FileCodec>::KIND, "public key"),
+        (<RelinKey as FileCodec>::KIND, "relinearisation key"),
+        (<GaloisKeys as FileCodec>::KIND, "Galois keys"),
+        (<Ciphertext as FileCodec>::KIND, "ciphertext"),
+        (<Plaintext as FileCodec>::KIND, "plaintext"),
     ],
 };
-
-/// What a serialized object is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u16)]
-pub enum Kind {
-    /// [`BfvParameters`].
-    Parameters = 1,
-    /// [`SecretKey`].
-    SecretKey = 2,
-    /// [`PublicKey`].
-    PublicKey = 3,
-    /// [`RelinKey`].
-    RelinKey = 4,
-    /// [`GaloisKeys`].
-    GaloisKeys = 5,
-    /// [`Ciphertext`].
-    Ciphertext = 6,
-    /// [`Plaintext`].
-    Plaintext = 7,
-}
 
 fn fmt_err(s: impl Into<String>) -> Error {
     Error::Format(s.into())
 }
 
-fn wrap(kind: Kind, id: &[u8; 32], body: Vec<u8>) -> Vec<u8> {
-    seal(&FORMAT, kind as u16, id, &body)
-}
-
-/// Checks the envelope and returns (parameter id, body).
-fn unwrap(bytes: &[u8], kind: Kind) -> Result<([u8; 32], &[u8])> {
-    let o = open(&FORMAT, bytes, kind as u16)?;
-    let id: [u8; 32] = o
-        .param
+/// The 32-byte parameter id of a header.
+fn id_of(param: &[u8]) -> Result<[u8; 32]> {
+    param
         .try_into()
-        .map_err(|_| fmt_err(format!("parameter id of {} bytes, not 32", o.param.len())))?;
-    Ok((id, o.body))
+        .map_err(|_| fmt_err(format!("parameter id of {} bytes, not 32", param.len())))
 }
 
-fn check_id(params: &BfvParameters, id: &[u8; 32]) -> Result<()> {
-    if *id != params.id() {
+/// Checks that a header's parameter id is the one of `params`.
+fn check_id(params: &BfvParameters, param: &[u8]) -> Result<()> {
+    if id_of(param)? != params.id() {
         return Err(Error::ParameterMismatch(
             "serialized object belongs to other parameters",
         ));
@@ -143,42 +119,45 @@ pub fn write_file_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(vsp_codec::write_atomic(path, bytes, Access::Private)?)
 }
 
-impl BfvParameters {
-    /// Serializes the parameter set (degree, t, primes, error distribution, method, insecure flag).
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut b = Vec::new();
-        b.extend_from_slice(&(self.degree() as u32).to_le_bytes());
-        b.extend_from_slice(&self.plaintext_modulus().to_le_bytes());
-        b.extend_from_slice(&(self.moduli().len() as u32).to_le_bytes());
+/// The [`FileCodec`] items every object of the format shares.
+macro_rules! bfv_codec {
+    ($kind:expr, $ctx:ty) => {
+        const FORMAT: &'static Format = &FORMAT;
+        const KIND: u16 = $kind;
+        type Context = $ctx;
+        type Error = Error;
+    };
+}
+
+/// The parameter set (degree, t, primes, error distribution, method, insecure flag); reading
+/// re-validates it (insecure sets only if they were saved as such).
+impl FileCodec for BfvParameters {
+    bfv_codec!(1, ());
+    fn param_id(&self, _: &()) -> Vec<u8> {
+        self.id().to_vec()
+    }
+    fn write_body(&self, w: &mut Writer) {
+        w.u32(self.degree() as u32);
+        w.u64(self.plaintext_modulus());
+        w.u32(self.moduli().len() as u32);
         for q in self.moduli() {
-            b.extend_from_slice(&q.to_le_bytes());
+            w.u64(*q);
         }
-        match self.error_distribution() {
-            ErrorDistribution::Cbd { eta } => {
-                b.push(0);
-                b.extend_from_slice(&(eta as u64).to_le_bytes());
-            }
-            ErrorDistribution::Gaussian { sigma } => {
-                b.push(1);
-                b.extend_from_slice(&sigma.to_bits().to_le_bytes());
-            }
-            ErrorDistribution::Ziggurat { sigma } => {
-                b.push(2);
-                b.extend_from_slice(&sigma.to_bits().to_le_bytes());
-            }
-        }
-        b.push(match self.mul_method() {
+        let (tag, value) = match self.error_distribution() {
+            ErrorDistribution::Cbd { eta } => (0, eta as u64),
+            ErrorDistribution::Gaussian { sigma } => (1, sigma.to_bits()),
+            ErrorDistribution::Ziggurat { sigma } => (2, sigma.to_bits()),
+        };
+        w.u8(tag);
+        w.u64(value);
+        w.u8(match self.mul_method() {
             MulMethod::Hps => 0,
             MulMethod::Behz => 1,
         });
-        b.push(self.is_insecure() as u8);
-        wrap(Kind::Parameters, &self.id(), b)
+        w.u8(self.is_insecure() as u8);
     }
-
-    /// Reads and re-validates a parameter set (insecure sets only if they were saved as such).
-    pub fn from_bytes(bytes: &[u8]) -> Result<Arc<Self>> {
-        let (id, body) = unwrap(bytes, Kind::Parameters)?;
-        let mut r = Reader::new(body);
+    fn read_body(param: &[u8], r: &mut Reader<'_>, _: &()) -> Result<Self> {
+        let id = id_of(param)?;
         let n = r.u32("degree")? as usize;
         let t = r.u64("plaintext modulus")?;
         let k = r.u32("modulus count")? as usize;
@@ -222,30 +201,31 @@ impl BfvParameters {
         if p.id() != id {
             return Err(fmt_err("parameter id does not match the parameters"));
         }
-        Ok(p)
+        Arc::try_unwrap(p).map_err(|_| fmt_err("parameters shared while being read"))
     }
 }
 
-impl Ciphertext {
-    /// Serializes; a seeded ciphertext stores c0 and the 32-byte seed of c1 (about half the size).
-    pub fn to_bytes(&self) -> Vec<u8> {
+/// A ciphertext; a seeded one stores c0 and the 32-byte seed of c1 (about half the size).
+impl FileCodec for Ciphertext {
+    bfv_codec!(6, Arc<BfvParameters>);
+    fn param_id(&self, _: &Arc<BfvParameters>) -> Vec<u8> {
+        self.params.id().to_vec()
+    }
+    fn write_body(&self, w: &mut Writer) {
         let p = &self.params;
-        let mut b = vec![self.polys.len() as u8, self.seed.is_some() as u8];
+        w.u8(self.polys.len() as u8);
+        w.u8(self.seed.is_some() as u8);
+        let b = w.vec_mut();
         match (&self.seed, self.polys.first()) {
             (Some(seed), Some(c0)) => {
-                write_poly(&mut b, p, c0);
+                write_poly(b, p, c0);
                 b.extend_from_slice(seed);
             }
-            _ => self.polys.iter().for_each(|c| write_poly(&mut b, p, c)),
+            _ => self.polys.iter().for_each(|c| write_poly(b, p, c)),
         }
-        wrap(Kind::Ciphertext, &p.id(), b)
     }
-
-    /// Reads a ciphertext of `params`.
-    pub fn from_bytes(params: &Arc<BfvParameters>, bytes: &[u8]) -> Result<Self> {
-        let (id, body) = unwrap(bytes, Kind::Ciphertext)?;
-        check_id(params, &id)?;
-        let mut r = Reader::new(body);
+    fn read_body(param: &[u8], r: &mut Reader<'_>, params: &Arc<BfvParameters>) -> Result<Self> {
+        check_id(params, param)?;
         let size = r.u8("ciphertext size")? as usize;
         let seeded = r.u8("seeded flag")?;
         if !(2..=3).contains(&size) {
@@ -254,7 +234,7 @@ impl Ciphertext {
         let ct = match seeded {
             0 => {
                 let polys = (0..size)
-                    .map(|_| read_poly(&mut r, params))
+                    .map(|_| read_poly(r, params))
                     .collect::<Result<Vec<_>>>()?;
                 Ciphertext {
                     params: params.clone(),
@@ -263,8 +243,8 @@ impl Ciphertext {
                 }
             }
             1 if size == 2 => {
-                let c0 = read_poly(&mut r, params)?;
-                let seed = seed(&mut r)?;
+                let c0 = read_poly(r, params)?;
+                let seed = seed(r)?;
                 let mut c1 = expand_uniform(params, &seed, 0);
                 crate::poly::inverse(
                     params.q.ntt(),
@@ -280,55 +260,59 @@ impl Ciphertext {
             }
             v => return Err(fmt_err(format!("bad seeded flag {v}"))),
         };
-        r.end()?;
         Ok(ct)
     }
 }
 
-impl Plaintext {
-    /// Serializes the N coefficients.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let b: Vec<u8> = self.coeffs.iter().flat_map(|c| c.to_le_bytes()).collect();
-        wrap(Kind::Plaintext, &self.params_id, b)
+/// A plaintext's N coefficients (every one < t).
+impl FileCodec for Plaintext {
+    bfv_codec!(7, Arc<BfvParameters>);
+    fn param_id(&self, _: &Arc<BfvParameters>) -> Vec<u8> {
+        self.params_id.to_vec()
     }
-
-    /// Reads a plaintext of `params` (every coefficient < t).
-    pub fn from_bytes(params: &Arc<BfvParameters>, bytes: &[u8]) -> Result<Self> {
-        let (id, body) = unwrap(bytes, Kind::Plaintext)?;
-        check_id(params, &id)?;
-        let mut r = Reader::new(body);
+    fn write_body(&self, w: &mut Writer) {
+        for c in &self.coeffs {
+            w.u64(*c);
+        }
+    }
+    fn read_body(param: &[u8], r: &mut Reader<'_>, params: &Arc<BfvParameters>) -> Result<Self> {
+        check_id(params, param)?;
         let coeffs = r.u64_words(params.degree(), "plaintext coefficients")?;
         r.end()?;
         if coeffs.iter().any(|&c| c >= params.plaintext_modulus()) {
             return Err(fmt_err("plaintext coefficient ≥ t"));
         }
         Ok(Plaintext {
-            params_id: id,
+            params_id: id_of(param)?,
             coeffs,
         })
     }
 }
 
-impl SecretKey {
-    /// Serializes the ternary coefficients (2 bits each). Handle the bytes as secret.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut b = vec![0u8; self.coeffs.len().div_ceil(4)];
-        for (i, &c) in self.coeffs.iter().enumerate() {
-            b[i / 4] |= ((c + 1) as u8 & 3) << (2 * (i % 4));
-        }
-        let out = wrap(Kind::SecretKey, &self.params.id(), b.clone());
-        zeroize::Zeroize::zeroize(&mut b);
-        out
+/// The secret key's ternary coefficients, 2 bits each (saved 0600; the encoded body is wiped).
+impl FileCodec for SecretKey {
+    bfv_codec!(2, Arc<BfvParameters>);
+    const ACCESS: Access = Access::Private;
+    fn param_id(&self, _: &Arc<BfvParameters>) -> Vec<u8> {
+        self.params.id().to_vec()
     }
-
-    /// Reads a secret key of `params`.
-    pub fn from_bytes(params: &Arc<BfvParameters>, bytes: &[u8]) -> Result<Self> {
-        let (id, body) = unwrap(bytes, Kind::SecretKey)?;
-        check_id(params, &id)?;
+    fn write_body(&self, w: &mut Writer) {
+        let mut byte = 0u8;
+        for (i, &c) in self.coeffs.iter().enumerate() {
+            byte |= ((c + 1) as u8 & 3) << (2 * (i % 4));
+            if i % 4 == 3 || i + 1 == self.coeffs.len() {
+                w.u8(byte);
+                byte = 0;
+            }
+        }
+    }
+    fn read_body(param: &[u8], r: &mut Reader<'_>, params: &Arc<BfvParameters>) -> Result<Self> {
+        check_id(params, param)?;
         let n = params.degree();
-        if body.len() != n.div_ceil(4) {
+        if r.remaining() != n.div_ceil(4) {
             return Err(fmt_err("secret key length"));
         }
+        let body = r.take(n.div_ceil(4), "secret key")?;
         let mut coeffs = Vec::with_capacity(n);
         for i in 0..n {
             let v = (body[i / 4] >> (2 * (i % 4))) & 3;
@@ -341,22 +325,20 @@ impl SecretKey {
     }
 }
 
-impl PublicKey {
-    /// Serializes in compressed form: the seed of a and the polynomial b.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut b = self.seed.to_vec();
-        write_poly(&mut b, &self.params, &self.b);
-        wrap(Kind::PublicKey, &self.params.id(), b)
+/// A public key, compressed: the seed of a and the polynomial b.
+impl FileCodec for PublicKey {
+    bfv_codec!(3, Arc<BfvParameters>);
+    fn param_id(&self, _: &Arc<BfvParameters>) -> Vec<u8> {
+        self.params.id().to_vec()
     }
-
-    /// Reads a public key of `params`.
-    pub fn from_bytes(params: &Arc<BfvParameters>, bytes: &[u8]) -> Result<Self> {
-        let (id, body) = unwrap(bytes, Kind::PublicKey)?;
-        check_id(params, &id)?;
-        let mut r = Reader::new(body);
-        let seed = seed(&mut r)?;
-        let b = read_poly(&mut r, params)?;
-        r.end()?;
+    fn write_body(&self, w: &mut Writer) {
+        w.bytes(&self.seed);
+        write_poly(w.vec_mut(), &self.params, &self.b);
+    }
+    fn read_body(param: &[u8], r: &mut Reader<'_>, params: &Arc<BfvParameters>) -> Result<Self> {
+        check_id(params, param)?;
+        let seed = seed(r)?;
+        let b = read_poly(r, params)?;
         Ok(PublicKey {
             params: params.clone(),
             seed,
@@ -390,41 +372,36 @@ fn read_ksk(params: &Arc<BfvParameters>, r: &mut Reader<'_>) -> Result<KeySwitch
     })
 }
 
-impl RelinKey {
-    /// Serializes in compressed form (seed + the b halves).
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut b = Vec::new();
-        write_ksk(&mut b, &self.0);
-        wrap(Kind::RelinKey, &self.0.params.id(), b)
+/// A relinearisation key, compressed (seed + the b halves).
+impl FileCodec for RelinKey {
+    bfv_codec!(4, Arc<BfvParameters>);
+    fn param_id(&self, _: &Arc<BfvParameters>) -> Vec<u8> {
+        self.0.params.id().to_vec()
     }
-
-    /// Reads a relinearisation key of `params`.
-    pub fn from_bytes(params: &Arc<BfvParameters>, bytes: &[u8]) -> Result<Self> {
-        let (id, body) = unwrap(bytes, Kind::RelinKey)?;
-        check_id(params, &id)?;
-        let mut r = Reader::new(body);
-        let k = read_ksk(params, &mut r)?;
-        r.end()?;
-        Ok(RelinKey(k))
+    fn write_body(&self, w: &mut Writer) {
+        write_ksk(w.vec_mut(), &self.0);
+    }
+    fn read_body(param: &[u8], r: &mut Reader<'_>, params: &Arc<BfvParameters>) -> Result<Self> {
+        check_id(params, param)?;
+        Ok(RelinKey(read_ksk(params, r)?))
     }
 }
 
-impl GaloisKeys {
-    /// Serializes every key with its Galois element.
-    pub fn to_bytes(&self, params: &BfvParameters) -> Vec<u8> {
-        let mut b = (self.keys.len() as u32).to_le_bytes().to_vec();
-        for (g, k) in &self.keys {
-            b.extend_from_slice(&(*g as u32).to_le_bytes());
-            write_ksk(&mut b, k);
-        }
-        wrap(Kind::GaloisKeys, &params.id(), b)
+/// Galois keys: every key with its Galois element.
+impl FileCodec for GaloisKeys {
+    bfv_codec!(5, Arc<BfvParameters>);
+    fn param_id(&self, params: &Arc<BfvParameters>) -> Vec<u8> {
+        params.id().to_vec()
     }
-
-    /// Reads Galois keys of `params`.
-    pub fn from_bytes(params: &Arc<BfvParameters>, bytes: &[u8]) -> Result<Self> {
-        let (id, body) = unwrap(bytes, Kind::GaloisKeys)?;
-        check_id(params, &id)?;
-        let mut r = Reader::new(body);
+    fn write_body(&self, w: &mut Writer) {
+        w.u32(self.keys.len() as u32);
+        for (g, k) in &self.keys {
+            w.u32(*g as u32);
+            write_ksk(w.vec_mut(), k);
+        }
+    }
+    fn read_body(param: &[u8], r: &mut Reader<'_>, params: &Arc<BfvParameters>) -> Result<Self> {
+        check_id(params, param)?;
         let count = r.u32("Galois key count")?;
         let count = r.check_count(u64::from(count), 4 + 32, 2 * params.degree(), "Galois keys")?;
         let mut keys = BTreeMap::new();
@@ -433,9 +410,58 @@ impl GaloisKeys {
             if g & 1 == 0 || g >= 2 * params.degree() {
                 return Err(fmt_err(format!("invalid Galois element {g}")));
             }
-            keys.insert(g, read_ksk(params, &mut r)?);
+            keys.insert(g, read_ksk(params, r)?);
         }
-        r.end()?;
         Ok(GaloisKeys { keys })
     }
+}
+
+// The crate's own names for the trait's methods, kept for its callers.
+
+impl BfvParameters {
+    /// Serializes the parameter set.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        self.encode(&())
+    }
+    /// Reads and re-validates a parameter set.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Arc<Self>> {
+        Ok(Arc::new(Self::decode(bytes, &())?))
+    }
+}
+
+impl GaloisKeys {
+    /// Serializes every key with its Galois element.
+    pub fn to_bytes(&self, params: &Arc<BfvParameters>) -> Vec<u8> {
+        self.encode(params)
+    }
+    /// Reads Galois keys of `params`.
+    pub fn from_bytes(params: &Arc<BfvParameters>, bytes: &[u8]) -> Result<Self> {
+        Self::decode(bytes, params)
+    }
+}
+
+/// `to_bytes()` and `from_bytes(params, bytes)` of the objects read under their parameters
+/// (`$id`: the object's own parameter id).
+macro_rules! bfv_bytes {
+    ($($t:ty, $s:ident => $id:expr;)*) => {$(
+        impl $t {
+            /// The object's file bytes ([`FileCodec::encode`]).
+            pub fn to_bytes(&self) -> Vec<u8> {
+                let $s = self;
+                self.encode_with_id(&$id)
+            }
+            /// Reads an object of `params` ([`FileCodec::decode`]).
+            pub fn from_bytes(params: &Arc<BfvParameters>, bytes: &[u8]) -> Result<Self> {
+                Self::decode(bytes, params)
+            }
+        }
+    )*};
+}
+
+bfv_bytes! {
+    Ciphertext, s => s.params.id();
+    Plaintext, s => s.params_id;
+    SecretKey, s => s.params.id();
+    PublicKey, s => s.params.id();
+    RelinKey, s => s.0.params.id();
 }

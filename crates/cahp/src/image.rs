@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use thiserror::Error;
-use vsp_codec::{Access, Format, Writer};
+use vsp_codec::{Access, FileCodec, Format, Reader, Writer};
 
 use crate::sim::MemConfig;
 
@@ -19,9 +19,8 @@ pub const FORMAT: Format = Format {
     name: "CAHP program image",
     magic: b"VSPCAHPI",
     version: FORMAT_VERSION,
-    kinds: &[(KIND_IMAGE, "program image")],
+    kinds: &[(<Image as FileCodec>::KIND, "program image")],
 };
-const KIND_IMAGE: u16 = 1;
 const MAX_MEM: usize = 65536;
 const MAX_NAME: usize = 1024;
 
@@ -83,7 +82,7 @@ impl Image {
         self.symbols.iter().find(|s| s.name == name)
     }
 
-    /// Serializes to the documented format.
+    /// Serializes to the documented format (after checking that every length fits it).
     pub fn to_bytes(&self) -> Result<Vec<u8>, ImageError> {
         if self.rom.len() > MAX_MEM || self.ram.len() > MAX_MEM {
             return Err(ImageError::Invalid(
@@ -93,17 +92,61 @@ impl Image {
         if self.symbols.len() > MAX_MEM {
             return Err(ImageError::Invalid("more than 65536 symbols".into()));
         }
-        let mut w = Writer::with_capacity(self.rom.len() + self.ram.len() + 64);
+        if let Some(s) =
+            (self.symbols.iter()).find(|s| s.name.is_empty() || s.name.len() > MAX_NAME)
+        {
+            return Err(ImageError::Invalid(format!(
+                "symbol name length {} not in 1..=1024",
+                s.name.len()
+            )));
+        }
+        Ok(self.encode(&()))
+    }
+
+    /// Parses the documented format, checking the envelope, every length and every field.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Image, ImageError> {
+        Image::decode(bytes, &())
+    }
+
+    /// Writes the image with [`vsp_codec::write_atomic`].
+    pub fn write_atomic(&self, path: &Path) -> Result<(), ImageError> {
+        Ok(vsp_codec::write_atomic(
+            path,
+            &self.to_bytes()?,
+            Access::Public,
+        )?)
+    }
+
+    /// Reads and checks an image file.
+    pub fn read(path: &Path) -> Result<Image, ImageError> {
+        Image::from_bytes(&vsp_codec::read_bounded(
+            path,
+            vsp_codec::limits::IMAGE,
+            "a program image",
+        )?)
+    }
+}
+
+/// The image file: the ROM, the RAM and the symbols; the parameter id records the memory sizes
+/// the image was linked for. Write it with [`Image::to_bytes`], which checks the lengths first.
+impl FileCodec for Image {
+    const FORMAT: &'static Format = &FORMAT;
+    const KIND: u16 = 1;
+    type Context = ();
+    type Error = ImageError;
+
+    fn param_id(&self, _: &()) -> Vec<u8> {
+        self.memory
+            .map(memory_param)
+            .unwrap_or_default()
+            .into_bytes()
+    }
+
+    fn write_body(&self, w: &mut Writer) {
         w.blob(&self.rom);
         w.blob(&self.ram);
         w.count(self.symbols.len());
         for s in &self.symbols {
-            if s.name.is_empty() || s.name.len() > MAX_NAME {
-                return Err(ImageError::Invalid(format!(
-                    "symbol name length {} not in 1..=1024",
-                    s.name.len()
-                )));
-            }
             w.u8(match s.section {
                 Section::Rom => 0,
                 Section::Ram => 1,
@@ -113,20 +156,10 @@ impl Image {
             w.u16(s.value);
             w.str(&s.name);
         }
-        let param = self.memory.map(memory_param).unwrap_or_default();
-        Ok(vsp_codec::seal(
-            &FORMAT,
-            KIND_IMAGE,
-            param.as_bytes(),
-            w.as_bytes(),
-        ))
     }
 
-    /// Parses the documented format, checking the envelope, every length and every field.
-    pub fn from_bytes(bytes: &[u8]) -> Result<Image, ImageError> {
-        let opened = vsp_codec::open(&FORMAT, bytes, KIND_IMAGE)?;
-        let memory = parse_memory_param(opened.param)?;
-        let mut r = opened.reader();
+    fn read_body(param: &[u8], r: &mut Reader<'_>, _: &()) -> Result<Image, ImageError> {
+        let memory = parse_memory_param(param)?;
         let rom = r.blob(MAX_MEM, "ROM")?.to_vec();
         let ram = r.blob(MAX_MEM, "RAM")?.to_vec();
         // A symbol takes at least 13 bytes: kind, flags, value and a name length.
@@ -152,31 +185,12 @@ impl Image {
                 global,
             });
         }
-        r.end()?;
         Ok(Image {
             rom,
             ram,
             symbols,
             memory,
         })
-    }
-
-    /// Writes the image with [`vsp_codec::write_atomic`].
-    pub fn write_atomic(&self, path: &Path) -> Result<(), ImageError> {
-        Ok(vsp_codec::write_atomic(
-            path,
-            &self.to_bytes()?,
-            Access::Public,
-        )?)
-    }
-
-    /// Reads and checks an image file.
-    pub fn read(path: &Path) -> Result<Image, ImageError> {
-        Image::from_bytes(&vsp_codec::read_bounded(
-            path,
-            vsp_codec::limits::IMAGE,
-            "a program image",
-        )?)
     }
 }
 
@@ -270,7 +284,7 @@ mod tests {
             b"rom=0512,ram=512",
             b"\xff",
         ] {
-            let f = vsp_codec::seal(&FORMAT, KIND_IMAGE, bad, w.as_bytes());
+            let f = vsp_codec::seal(&FORMAT, <Image as FileCodec>::KIND, bad, w.as_bytes());
             let e = Image::from_bytes(&f).unwrap_err().to_string();
             assert!(e.starts_with("invalid image:"), "{e}");
             assert_eq!(e.lines().count(), 1);

@@ -7,6 +7,7 @@
 //! | module | what it holds |
 //! |---|---|
 //! | [`envelope`] | [`Format`], [`seal`] and [`open`]: magic, version, kind, parameter id, body length, SHA3-256 checksum |
+//! | [`file`] | [`FileCodec`]: the trait every format implements (kind, parameter id, body; envelope, save and load come with it) |
 //! | [`reader`] | [`Reader`]: little-endian reads that check every length against the bytes that remain before allocating |
 //! | [`writer`] | [`Writer`]: the matching little-endian writes (count-prefixed vectors and strings) |
 //! | [`atomic`] | [`write_atomic`], [`read_file`], [`check_output`], [`exposed_mode`]: the one way a file reaches the disk |
@@ -20,6 +21,7 @@
 pub mod atomic;
 pub mod envelope;
 pub mod error;
+pub mod file;
 pub mod input;
 pub mod lock;
 pub mod reader;
@@ -29,6 +31,7 @@ pub mod writer;
 pub use atomic::{check_output, exposed_mode, read_file, stale_temps, write_atomic, Access};
 pub use envelope::{open, seal, Format, Opened};
 pub use error::Error;
+pub use file::FileCodec;
 pub use input::{check_input, limits, read_bounded, read_prefix, read_text_bounded};
 pub use lock::{lock_output, OutputLock};
 pub use reader::Reader;

@@ -1,6 +1,6 @@
 //! Text from files echoed in messages: control characters escaped (a file's ESC or BEL never
 //! reaches the terminal raw, and a newline never splits a one-line error) and long stretches cut to
-//! a short excerpt.
+//! a short excerpt; durations and sizes as the commands print them.
 
 /// `s` with every control character escaped as Rust writes it (`\n`, `\t`, `\u{1b}`).
 pub fn escape_control(s: &str) -> String {
@@ -32,6 +32,30 @@ pub fn cut(s: &str, max: usize) -> String {
 /// `s` as a short excerpt: escaped and cut to [`EXCERPT_CHARS`].
 pub fn excerpt(s: &str) -> String {
     cut(s, EXCERPT_CHARS)
+}
+
+/// `93 s` → `1m33s`.
+pub fn fmt_secs(s: f64) -> String {
+    let s = s.max(0.0).round() as u64;
+    match s {
+        0..=59 => format!("{s}s"),
+        60..=3599 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+    }
+}
+
+/// `12345678` → `11.8 MiB`.
+pub fn fmt_bytes(b: u64) -> String {
+    let b = b as f64;
+    if b >= 1024.0 * 1024.0 * 1024.0 {
+        format!("{:.2} GiB", b / (1024.0 * 1024.0 * 1024.0))
+    } else if b >= 1024.0 * 1024.0 {
+        format!("{:.1} MiB", b / (1024.0 * 1024.0))
+    } else if b >= 1024.0 {
+        format!("{:.1} KiB", b / 1024.0)
+    } else {
+        format!("{b} B")
+    }
 }
 
 #[cfg(test)]

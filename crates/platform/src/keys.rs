@@ -15,10 +15,9 @@ use std::sync::Arc;
 use vsp_tfhe::{
     CircuitKey, CompressedCircuitKey, CompressedEvalKey, EvalKey, ParamId, Params, SecretKey,
 };
-use zeroize::Zeroizing;
 
-use crate::envelope::{Envelope, KeyId, Kind};
 use crate::error::{PlatformError, Result};
+use crate::wire::envelope::{Envelope, KeyId, Kind};
 
 /// The parameter-set names the CLI accepts; all but `default` need `--insecure`.
 pub const PARAM_SETS: [&str; 3] = ["default", "vsp2021", "cggi16"];
@@ -113,14 +112,25 @@ pub fn key_id_of(secret_key_bytes: &[u8]) -> KeyId {
 }
 
 impl ClientKey {
+    /// Checks that `what` (a result, a trace) in `env` was made under this key and parameter set.
+    pub fn check_file(&self, what: &str, env: &Envelope) -> Result<()> {
+        crate::wire::envelope::check_same_key(
+            what,
+            env.key_id,
+            &env.params,
+            self.key_id,
+            &self.params_name,
+        )
+    }
+
     pub fn save(&self, path: &Path) -> Result<u64> {
         let body = self.sk.to_bytes();
-        let env = Envelope {
-            kind: Kind::SecretKey,
-            params: self.params_name.clone(),
-            key_id: self.key_id,
-            body: Zeroizing::new(body.to_vec()),
-        };
+        let env = Envelope::new(
+            Kind::SecretKey,
+            &self.params_name,
+            self.key_id,
+            body.to_vec(),
+        );
         env.write(path)
     }
 
@@ -160,12 +170,7 @@ impl ClientKey {
         body.extend_from_slice(&(gate.len() as u64).to_le_bytes());
         body.extend_from_slice(&gate);
         body.extend_from_slice(&circuit);
-        let env = Envelope {
-            kind: Kind::EvalKey,
-            params: self.params_name.clone(),
-            key_id: self.key_id,
-            body: Zeroizing::new(body),
-        };
+        let env = Envelope::new(Kind::EvalKey, &self.params_name, self.key_id, body);
         env.write(path)
     }
 }
@@ -173,7 +178,13 @@ impl ClientKey {
 impl ServerKeys {
     /// Checks that `what` (a request, a snapshot) was made under this key and parameter set.
     pub fn check_key_of(&self, what: &str, key_id: KeyId, params_name: &str) -> Result<()> {
-        crate::envelope::check_same_key(what, key_id, params_name, self.key_id, &self.params_name)
+        crate::wire::envelope::check_same_key(
+            what,
+            key_id,
+            params_name,
+            self.key_id,
+            &self.params_name,
+        )
     }
 
     /// Checks, from the evaluation key file's header alone (before the key is read and
@@ -267,13 +278,13 @@ mod tests {
         // Other key material (inner encoding sealed again, as a tamperer would) under the old id.
         let other = generate_secret("default", &Params::default_128()).unwrap();
         let mut env = Envelope::read(&path, Kind::SecretKey).unwrap();
-        env.body = Zeroizing::new(other.sk.to_bytes().to_vec());
+        env.body = zeroize::Zeroizing::new(other.sk.to_bytes().to_vec());
         env.write(&path).unwrap();
         let e = ClientKey::load(&path).err().unwrap().to_string();
         assert!(e.contains("is not the id of the key inside"), "{e}");
         // The key's own material under another id (a key passing as someone else's): refused too.
         let mut env = Envelope::read(&path, Kind::SecretKey).unwrap();
-        env.body = Zeroizing::new(key.sk.to_bytes().to_vec());
+        env.body = zeroize::Zeroizing::new(key.sk.to_bytes().to_vec());
         env.key_id = KeyId([9; 16]);
         env.write(&path).unwrap();
         let e = ClientKey::load(&path).err().unwrap().to_string();

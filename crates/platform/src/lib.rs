@@ -3,14 +3,15 @@
 //! argument parsing and printing on top of it. The bench, the tests and the co-verification use the
 //! same machine.
 //!
-//! | module | what |
+//! The layers, from the bytes up:
+//!
+//! | folder / module | what |
 //! |---|---|
-//! | [`program`] | reading programs (image, `.s`, `.c`), the initial memories ([`PlainRequest`]), the ISA trace |
+//! | [`wire`] | the checked, versioned [`Envelope`] of every file ([`Kind`]; bodies are read with [`vsp_codec::Reader`]), and the one encoding of the machine tag ([`wire::tags`]: core, memory kind and size, or a circuit) |
 //! | [`keys`] | secret key (client) and evaluation key (server) files, parameter sets |
-//! | [`packets`] | a [`PlainRequest`] encrypts into a [`Request`]; a result decrypts into a [`Decrypted`] state |
-//! | [`machine`] | the core + memories ([`core_circuit`]): run with progress and snapshots, resume, [`emulate`] |
-//! | [`design`] | any user circuit (blueprint or bare Yosys JSON) and its per-cycle output traces (JSON lines, VCD) |
-//! | [`envelope`] | the checked, versioned envelope of every file ([`Envelope`], [`Kind`], [`Reader`]) |
+//! | [`processor`] | the CAHPv3 machine: [`processor::program`] (images, `.s`, `.c`, the initial memories [`PlainRequest`], the ISA trace), [`processor::packets`] (a [`PlainRequest`] encrypts into a [`Request`]; a result decrypts into a [`Decrypted`] state), [`processor::machine`] (core + memories: run with progress and snapshots, resume, [`emulate`]) |
+//! | [`design`] | any user circuit (blueprint or bare Yosys JSON): load, inputs, request, machine, result, per-cycle traces (JSON lines, VCD), runs ([`design::run_plain`], [`design::run_encrypted`]) and statistics |
+//! | [`server`] | a server run, as `vsp run`/`resume`/`circuit exec`/`circuit resume` and the job server play it: open a request or snapshot, run, write; the MPI root/follower choreography ([`server::mpi`], `mpi` feature) |
 //! | [`files`] | the one atomic file writer and the checks on output paths |
 //! | [`error`] | [`PlatformError`], wrapping the lower crates' errors |
 //!
@@ -22,13 +23,12 @@
 #![forbid(unsafe_code)]
 
 pub mod design;
-pub mod envelope;
 pub mod error;
 pub mod files;
 pub mod keys;
-pub mod machine;
-pub mod packets;
-pub mod program;
+pub mod processor;
+pub mod server;
+pub mod wire;
 
 #[cfg(test)]
 #[path = "../../circuit/tests/mutate/mod.rs"]
@@ -36,13 +36,13 @@ mod mutate;
 #[cfg(test)]
 mod mutation_tests;
 
-pub use envelope::{Envelope, KeyId, Kind, Reader, Writer};
 pub use error::{PlatformError, Result, ResultExt};
 pub use keys::{ClientKey, ServerKeys};
-pub use machine::{
+pub use processor::machine::{
     core_circuit, core_circuit_with, emulate, plain_state_after, CoreBuild, EmuResult, Machine,
     RunProgress, Snapshots,
 };
-pub use packets::{decrypt_result, Decrypted, EncryptedMemories, Request};
-pub use program::PlainRequest;
+pub use processor::packets::{decrypt_result, Decrypted, EncryptedMemories, Request};
+pub use processor::program::PlainRequest;
 pub use vsp_cahp::cores::{Core, MemSize, Memory};
+pub use wire::envelope::{Envelope, KeyId, Kind, Writer};

@@ -14,14 +14,13 @@ use std::sync::OnceLock;
 use proptest::prelude::*;
 use vsp_cahp::cores;
 use vsp_tfhe::Params;
-use zeroize::Zeroizing;
 
-use crate::envelope::{Envelope, Kind};
 use crate::keys::{generate_secret, ClientKey, ServerKeys};
-use crate::machine::parse_snapshot;
 use crate::mutate;
-use crate::packets::{decrypt_result, parse_request};
-use crate::program::PlainRequest;
+use crate::processor::machine::parse_snapshot;
+use crate::processor::packets::{decrypt_result, parse_request};
+use crate::processor::program::PlainRequest;
+use crate::wire::envelope::{Envelope, Kind};
 
 const KINDS: [Kind; 6] = [
     Kind::SecretKey,
@@ -57,7 +56,7 @@ fn trace_body() -> &'static [u8] {
     static T: OnceLock<Vec<u8>> = OnceLock::new();
     T.get_or_init(|| {
         let sk = &key().sk;
-        let mut w = crate::envelope::Writer::default();
+        let mut w = crate::wire::envelope::Writer::default();
         w.bytes(&toggle().fingerprint());
         w.u64(0);
         w.u64(3);
@@ -68,7 +67,7 @@ fn trace_body() -> &'static [u8] {
         }
         for v in [1u64, 0, 0, 1, 1, 0] {
             let cells = vsp_circuit::client::encrypt_value(sk, v, 1);
-            crate::packets::put_cells(&mut w, &cells, sk.params());
+            crate::processor::packets::put_cells(&mut w, &cells, sk.params());
         }
         w.into_bytes()
     })
@@ -80,12 +79,7 @@ fn key() -> &'static ClientKey {
 }
 
 fn envelope(kind: Kind, body: Vec<u8>) -> Envelope {
-    Envelope {
-        kind,
-        params: key().params_name.clone(),
-        key_id: key().key_id,
-        body: Zeroizing::new(body),
-    }
+    Envelope::new(kind, &key().params_name, key().key_id, body)
 }
 
 fn key_envelope() -> Envelope {
@@ -113,7 +107,7 @@ fn result_body() -> &'static [u8] {
         let mut bits = [16; 17];
         bits[0] = 1;
         let ram = (cores::RAM_ADDR_WIDTH, cores::RAM_DATA_WIDTH);
-        crate::packets::tests::result_with(key(), bits, ram, cores::MemSize::B512)
+        crate::processor::packets::tests::result_with(key(), bits, ram, cores::MemSize::B512)
             .body
             .to_vec()
     })

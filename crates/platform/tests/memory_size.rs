@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use vsp_platform::program::{self, PlainRequest};
+use vsp_platform::processor::program::{self, PlainRequest};
 use vsp_platform::{emulate, Core, Machine, MemSize, Memory};
 
 fn data(name: &str) -> PathBuf {

@@ -29,8 +29,9 @@ use futures_util::{Stream, StreamExt};
 use serde::Deserialize;
 use vsp_codec::Access;
 use vsp_platform::design::{load_design, netlist_blueprint, CircuitRequest};
-use vsp_platform::envelope::FORMAT;
-use vsp_platform::{keys, program, Envelope, Kind, Request, ServerKeys};
+use vsp_platform::processor::program;
+use vsp_platform::wire::envelope::FORMAT;
+use vsp_platform::{keys, Envelope, Kind, Request, ServerKeys};
 
 use crate::error::ServerError;
 use crate::store::{hex, is_hash, is_id, random_hex, sha3_hex, Job, JobStatus};
@@ -189,11 +190,7 @@ async fn key_put(
     if let Some((params, bytes)) = sh.store().key(&client, &key_id)? {
         return Ok(key_json(&key_id, &params, bytes, false).into_response());
     }
-    let _slot = sh
-        .uploads
-        .acquire()
-        .await
-        .map_err(|_| err(StatusCode::SERVICE_UNAVAILABLE, "the server is stopping"))?;
+    let _slot = upload_slot(&sh).await?;
     let bytes = read_body(&headers, body, sh.cfg.max_key_bytes, Kind::EvalKey).await?;
     let sh2 = sh.clone();
     let name = key_id.clone();
@@ -215,15 +212,7 @@ async fn key_put(
         keys::params_by_name(&env.params, true).map_err(bad)?;
         ServerKeys::parse_compressed(&env, Path::new("the uploaded key")).map_err(bad)?;
         let store = sh2.store();
-        let path = store.key_path(&client, &key_id);
-        if let Some(dir) = path.parent() {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)
-                .map_err(|e| ServerError::io("cannot create", dir, e))?;
-        }
-        vsp_codec::write_atomic(&path, &bytes, Access::Public).map_err(ServerError::from)?;
+        write_upload(&store.key_path(&client, &key_id), &bytes)?;
         store.add_key(&client, &key_id, &env.params, bytes.len() as u64)?;
         Ok((env.params.clone(), bytes.len() as u64))
     })
@@ -231,6 +220,26 @@ async fn key_put(
     .map_err(|e| err(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
     let (params, n) = r?;
     Ok((StatusCode::CREATED, key_json(&name, &params, n, true)).into_response())
+}
+
+/// Writes an upload at `path` of the client's store, its folder created (0700) first.
+fn write_upload(path: &std::path::Path, bytes: &[u8]) -> Result<(), ServerError> {
+    if let Some(dir) = path.parent() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|e| ServerError::io("cannot create", dir, e))?;
+    }
+    Ok(vsp_codec::write_atomic(path, bytes, Access::Public)?)
+}
+
+/// One of the upload slots (uploads at once are bounded), held until dropped.
+async fn upload_slot(sh: &Shared) -> ApiResult<tokio::sync::SemaphorePermit<'_>> {
+    sh.uploads
+        .acquire()
+        .await
+        .map_err(|_| err(StatusCode::SERVICE_UNAVAILABLE, "the server is stopping"))
 }
 
 /// Largest netlist accepted.
@@ -273,11 +282,7 @@ async fn design_put(
     if let Some(bytes) = sh.store().design(&client, &hash)? {
         return Ok(design_json(&hash, bytes, false).into_response());
     }
-    let _slot = sh
-        .uploads
-        .acquire()
-        .await
-        .map_err(|_| err(StatusCode::SERVICE_UNAVAILABLE, "the server is stopping"))?;
+    let _slot = upload_slot(&sh).await?;
     let mut stream = body.into_data_stream();
     let mut seen = 0;
     let bytes = read_stream(&headers, &mut stream, MAX_DESIGN_BYTES, None, &mut seen).await?;
@@ -303,15 +308,7 @@ async fn design_put(
             .map_err(|e| bad(crate::error::chain(&e)))?;
         vsp_circuit::Circuit::compile(&bp).map_err(|e| bad(crate::error::chain(&e)))?;
         let store = sh2.store();
-        let path = store.design_path(&client, &hash);
-        if let Some(dir) = path.parent() {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)
-                .map_err(|e| ServerError::io("cannot create", dir, e))?;
-        }
-        vsp_codec::write_atomic(&path, &bytes, Access::Public).map_err(ServerError::from)?;
+        write_upload(&store.design_path(&client, &hash), &bytes)?;
         store.add_design(&client, &hash, bytes.len() as u64)?;
         Ok(bytes.len() as u64)
     })
@@ -417,11 +414,7 @@ async fn job_submit(
             return Err(e);
         }
     };
-    let _slot = sh
-        .uploads
-        .acquire()
-        .await
-        .map_err(|_| err(StatusCode::SERVICE_UNAVAILABLE, "the server is stopping"))?;
+    let _slot = upload_slot(&sh).await?;
     if sh.store().queued()? >= sh.cfg.queue {
         drain(&mut body.into_data_stream(), max).await;
         return Err(queue_full());
@@ -684,38 +677,6 @@ fn too_large(kind: impl std::fmt::Display, n: u64, max: u64) -> ApiError {
     )
 }
 
-/// Reads an upload that is not an envelope (a netlist) of at most `max` bytes.
-async fn read_plain(
-    headers: &HeaderMap,
-    stream: &mut BodyDataStream,
-    max: u64,
-    seen: &mut u64,
-) -> ApiResult<Vec<u8>> {
-    let announced = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|s| s.parse::<u64>().ok());
-    if let Some(n) = announced.filter(|&n| n > max) {
-        return Err(too_large("netlist", n, max));
-    }
-    let mut buf = Vec::with_capacity(announced.unwrap_or(0).min(max) as usize);
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|e| {
-            err(
-                StatusCode::BAD_REQUEST,
-                format!("the upload broke off: {}", crate::error::chain(&e)),
-            )
-        })?;
-        let len = (buf.len() as u64).saturating_add(chunk.len() as u64);
-        *seen = len;
-        if len > max {
-            return Err(too_large("netlist", len, max));
-        }
-        buf.extend_from_slice(&chunk);
-    }
-    Ok(buf)
-}
-
 /// The whole file length a prefix of an envelope announces, once enough of it has arrived
 /// (`None` until then); a wrong magic, version or kind is refused as soon as its bytes are there.
 pub fn announced_length(buf: &[u8], kind: Kind) -> ApiResult<Option<u64>> {
@@ -793,15 +754,14 @@ async fn read_stream(
     kind: Option<Kind>,
     seen: &mut u64,
 ) -> ApiResult<Vec<u8>> {
-    let Some(kind) = kind else {
-        return read_plain(headers, stream, max, seen).await;
-    };
+    // What is uploaded: an envelope of `kind`, checked as it arrives, or a netlist.
+    let what = kind.map_or_else(|| "netlist".to_string(), |k| k.to_string());
     let announced = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|s| s.parse::<u64>().ok());
     if let Some(n) = announced.filter(|&n| n > max) {
-        return Err(too_large(kind, n, max));
+        return Err(too_large(&what, n, max));
     }
     let cap = announced.unwrap_or(1 << 20).min(max).min(64 << 20);
     let mut buf = Vec::with_capacity(cap as usize);
@@ -816,9 +776,10 @@ async fn read_stream(
         let len = (buf.len() as u64).saturating_add(chunk.len() as u64);
         *seen = len;
         if len > max {
-            return Err(too_large(kind, len, max));
+            return Err(too_large(&what, len, max));
         }
         buf.extend_from_slice(&chunk);
+        let Some(kind) = kind else { continue };
         if total.is_none() {
             total = announced_length(&buf, kind)?;
             if let Some(t) = total {
@@ -843,9 +804,10 @@ async fn read_stream(
             ));
         }
     }
-    match total {
-        Some(t) if t == buf.len() as u64 => Ok(buf),
-        _ => Err(err(
+    match (kind, total) {
+        (None, _) => Ok(buf),
+        (Some(_), Some(t)) if t == buf.len() as u64 => Ok(buf),
+        (Some(kind), _) => Err(err(
             StatusCode::BAD_REQUEST,
             format!(
                 "truncated {kind}: the upload ended after {} bytes",

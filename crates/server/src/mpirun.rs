@@ -45,6 +45,43 @@ pub struct MpiLaunch {
     pub snapshot_every: u64,
 }
 
+impl MpiLaunch {
+    /// Every job under `mpirun` (default launcher: `mpirun`) on `ranks` ranks, running this very
+    /// program, which must have been built with MPI (`built_with_mpi`; otherwise each rank would run
+    /// the whole job); a hostfile must exist.
+    pub fn for_this_program(
+        ranks: u32,
+        hostfile: Option<PathBuf>,
+        mpirun: Option<PathBuf>,
+        launcher_args: Vec<String>,
+        snapshot_every: u64,
+        built_with_mpi: bool,
+    ) -> Result<MpiLaunch> {
+        if !built_with_mpi {
+            return Err(ServerError::Usage(
+                "--mpi-ranks needs a vsp built with --features mpi (docs/mpi.md): this one would run the whole job on every rank".into(),
+            ));
+        }
+        if let Some(h) = hostfile.as_ref().filter(|h| !h.is_file()) {
+            return Err(ServerError::Usage(format!(
+                "--mpi-hostfile {}: no such file",
+                h.display()
+            )));
+        }
+        let program = std::env::current_exe().map_err(|e| {
+            ServerError::Usage(format!("cannot find this program's path for mpirun: {e}"))
+        })?;
+        Ok(MpiLaunch {
+            mpirun: mpirun.unwrap_or_else(|| "mpirun".into()),
+            ranks,
+            hostfile,
+            launcher_args,
+            program,
+            snapshot_every,
+        })
+    }
+}
+
 /// The two snapshot slots of a job folder (the in-process runner writes the first).
 pub(crate) const SLOTS: [&str; 2] = ["snapshot", "snapshot.b"];
 
@@ -58,9 +95,9 @@ const LOG_LINES: usize = 16;
 /// byte, then the engine's snapshot, docs/files.md).
 fn snapshot_cycle(path: &Path) -> Result<u64> {
     let env = Envelope::read(path, Kind::Snapshot)?;
-    let mut r = vsp_platform::Reader::new(&env.body);
-    r.u8()?;
-    let state = r.blob()?;
+    let mut r = vsp_codec::Reader::new(&env.body);
+    r.u8("body")?;
+    let state = r.blob(usize::MAX, "body")?;
     vsp_circuit::snapshot::snapshot_cycle(state)
         .map_err(|e| ServerError::Job(format!("{}: {e}", path.display())))
 }

@@ -95,6 +95,40 @@ pub struct JobStatus {
     pub finished: Option<f64>,
 }
 
+impl JobStatus {
+    /// The status on one line, as `vsp remote status` prints it.
+    pub fn line(&self) -> String {
+        let mut out = format!(
+            "{}  {:<9} {} cycle {}/{}",
+            self.id,
+            self.state.as_str(),
+            self.core,
+            self.cycles_done,
+            self.cycles
+        );
+        if let Some(spc) = self.seconds_per_cycle {
+            out.push_str(&format!("  {spc:.1} s/cycle"));
+        }
+        if let Some(eta) = self.eta_seconds {
+            out.push_str(&format!("  ETA {}", vsp_codec::text::fmt_secs(eta)));
+        }
+        if let Some(e) = &self.error {
+            out.push_str(&format!("  error: {e}"));
+        }
+        out
+    }
+}
+
+/// Whether `queue` jobs wait already (asked inside the transaction that would queue one more).
+fn queue_full(tx: &rusqlite::Transaction<'_>, queue: usize) -> Result<bool> {
+    let waiting: i64 = tx.query_row(
+        "SELECT COUNT(*) FROM jobs WHERE state = 'queued'",
+        [],
+        |r| r.get(0),
+    )?;
+    Ok(waiting as usize >= queue)
+}
+
 /// A job row, as the runner needs it.
 #[derive(Clone, Debug)]
 pub struct Job {
@@ -376,12 +410,7 @@ impl Store {
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let waiting: i64 = tx.query_row(
-            "SELECT COUNT(*) FROM jobs WHERE state = 'queued'",
-            [],
-            |r| r.get(0),
-        )?;
-        if waiting as usize >= queue {
+        if queue_full(&tx, queue)? {
             return Ok(None);
         }
         tx.execute(
@@ -523,12 +552,7 @@ impl Store {
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let waiting: i64 = tx.query_row(
-            "SELECT COUNT(*) FROM jobs WHERE state = 'queued'",
-            [],
-            |r| r.get(0),
-        )?;
-        if waiting as usize >= queue {
+        if queue_full(&tx, queue)? {
             return Ok(None);
         }
         let n = tx.execute(

@@ -18,7 +18,8 @@ use std::time::{Duration, Instant};
 
 use vsp_circuit::TfheBackend;
 use vsp_platform::design::{load_design, CircuitMachine, CircuitRequest};
-use vsp_platform::{program, Envelope, Kind, Machine, Request, RunProgress, ServerKeys};
+use vsp_platform::processor::program;
+use vsp_platform::{Envelope, Kind, Machine, Request, RunProgress, ServerKeys};
 
 use crate::error::{Result, ServerError};
 use crate::store::{Job, JobState, JobStatus, Store};

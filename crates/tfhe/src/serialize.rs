@@ -1,10 +1,12 @@
-//! Versioned, checked binary files for keys and ciphertexts, in [`vsp_codec`]'s envelope.
+//! Versioned, checked binary files for keys and ciphertexts: every object implements
+//! [`vsp_codec::FileCodec`] in [`FORMAT`].
 //!
-//! Envelope: magic `VSPTFHE\0`, format version ([`FORMAT_VERSION`]), kind ([`Kind`]), parameter id
-//! (the [`ParamId`] as u16 and the first 8 bytes of SHA3-256 over every parameter value), body
-//! length, body, SHA3-256 checksum. Vectors in bodies are `count u64` ‖ words; readers check every
-//! count against the parameters and the bytes left before allocating. Keys are stored compressed
-//! (seed + bodies; masks are regenerated on load). Files are written by [`vsp_codec::write_atomic`].
+//! Envelope: magic `VSPTFHE\0`, format version ([`FORMAT_VERSION`]), kind (each type's
+//! [`FileCodec::KIND`]), parameter id (the [`ParamId`] as u16 and the first 8 bytes of SHA3-256 over
+//! every parameter value), body length, body, SHA3-256 checksum. Vectors in bodies are `count u64` ‖
+//! words; readers check every count against the parameters and the bytes left before allocating.
+//! Keys are stored compressed (seed + bodies; masks are regenerated on load); ciphertexts are read
+//! under the parameters the caller expects. Files are written by [`vsp_codec::write_atomic`].
 
 use crate::bootstrap::CompressedEvalKey;
 use crate::circuit_bootstrap::CompressedCircuitKey;
@@ -16,7 +18,7 @@ use crate::trlwe::Trlwe;
 use crate::Error;
 use sha3::{Digest, Sha3_256};
 use std::path::Path;
-use vsp_codec::{open, seal, write_atomic, Access, Format, Reader, Writer};
+use vsp_codec::{Access, FileCodec, Format, Reader, Writer};
 use zeroize::Zeroizing;
 
 /// The vsp-tfhe file format: [`vsp_codec`]'s envelope with magic `VSPTFHE\0`; the parameter id is
@@ -26,31 +28,15 @@ pub const FORMAT: Format = Format {
     magic: b"VSPTFHE\0",
     version: FORMAT_VERSION,
     kinds: &[
-        (Kind::SecretKey as u16, "secret key"),
-        (Kind::EvalKey as u16, "evaluation key"),
-        (Kind::CircuitKey as u16, "circuit key"),
-        (Kind::TlweLvl0 as u16, "level-0 TLWE"),
-        (Kind::TrlweLvl1 as u16, "level-1 TRLWE"),
+        (<SecretKey as FileCodec>::KIND, "secret key"),
+        (<CompressedEvalKey as FileCodec>::KIND, "evaluation key"),
+        (<CompressedCircuitKey as FileCodec>::KIND, "circuit key"),
+        (<Tlwe<u32> as FileCodec>::KIND, "level-0 TLWE"),
+        (<Trlwe<u32> as FileCodec>::KIND, "level-1 TRLWE"),
     ],
 };
 /// Current format version (2: the shared [`vsp_codec`] envelope; 1 had its own header).
 pub const FORMAT_VERSION: u16 = 2;
-
-/// What a file holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u16)]
-pub enum Kind {
-    /// [`SecretKey`] (its 32-byte seed).
-    SecretKey = 1,
-    /// [`CompressedEvalKey`].
-    EvalKey = 2,
-    /// [`CompressedCircuitKey`].
-    CircuitKey = 3,
-    /// Level-0 TLWE.
-    TlweLvl0 = 4,
-    /// Level-1 TRLWE.
-    TrlweLvl1 = 5,
-}
 
 /// Fingerprint of every parameter value (detects a file made by a different build of a named set).
 pub fn fingerprint(p: &Params) -> u64 {
@@ -76,22 +62,15 @@ pub fn fingerprint(p: &Params) -> u64 {
     u64::from_le_bytes(b)
 }
 
-fn param_id(params: &Params) -> [u8; 10] {
-    let mut id = [0u8; 10];
-    id[..2].copy_from_slice(&(params.id as u16).to_le_bytes());
-    id[2..].copy_from_slice(&fingerprint(params).to_le_bytes());
+fn param_id(params: &Params) -> Vec<u8> {
+    let mut id = (params.id as u16).to_le_bytes().to_vec();
+    id.extend_from_slice(&fingerprint(params).to_le_bytes());
     id
 }
 
-/// Frames a body with the envelope.
-pub fn encode(kind: Kind, params: &Params, body: &[u8]) -> Vec<u8> {
-    seal(&FORMAT, kind as u16, &param_id(params), body)
-}
-
-/// Checks a framed file of the expected kind; returns its parameters and body.
-pub fn decode(bytes: &[u8], kind: Kind) -> Result<(Params, &[u8]), Error> {
-    let o = open(&FORMAT, bytes, kind as u16)?;
-    let mut r = Reader::new(o.param);
+/// The parameters a header's parameter id names, checked against their fingerprint.
+fn params_of(id: &[u8]) -> Result<Params, Error> {
+    let mut r = Reader::new(id);
     let params = Params::from_id(ParamId::from_u16(r.u16("parameter set")?)?);
     let fp = r.u64("parameter fingerprint")?;
     r.end()?;
@@ -100,105 +79,104 @@ pub fn decode(bytes: &[u8], kind: Kind) -> Result<(Params, &[u8]), Error> {
             "parameter fingerprint mismatch (file made with different parameter values)".into(),
         ));
     }
-    Ok((params, o.body))
+    Ok(params)
 }
 
-fn seed(r: &mut Reader<'_>) -> Result<Seed, Error> {
-    Ok(Seed::from_bytes(r.array("seed")?))
-}
-
-fn same_params(file: &Params, expected: &Params) -> Result<(), Error> {
+/// The parameters of a ciphertext's file, which must be the ones the caller expects.
+fn expected_params(id: &[u8], expected: &Params) -> Result<Params, Error> {
+    let file = params_of(id)?;
     if file.id != expected.id {
         return Err(Error::Format(format!(
             "made with parameters {:?}, expected {:?}",
             file.id, expected.id
         )));
     }
-    Ok(())
+    Ok(file)
 }
 
-impl Tlwe<u32> {
-    /// Framed bytes of a level-0 gate ciphertext under `params`.
-    pub fn to_bytes(&self, params: &Params) -> Vec<u8> {
-        let mut w = Writer::new();
+fn seed(r: &mut Reader<'_>) -> Result<Seed, Error> {
+    Ok(Seed::from_bytes(r.array("seed")?))
+}
+
+/// A level-0 gate ciphertext, read under the parameters the caller expects.
+impl FileCodec for Tlwe<u32> {
+    const FORMAT: &'static Format = &FORMAT;
+    const KIND: u16 = 4;
+    type Context = Params;
+    type Error = Error;
+    fn param_id(&self, params: &Params) -> Vec<u8> {
+        param_id(params)
+    }
+    fn write_body(&self, w: &mut Writer) {
         w.u32s(&self.data);
-        encode(Kind::TlweLvl0, params, w.as_bytes())
     }
-    /// Reads a level-0 ciphertext, refusing other parameters, kinds, sizes and corrupt bytes.
-    pub fn from_bytes(bytes: &[u8], params: &Params) -> Result<Self, Error> {
-        let (p, body) = decode(bytes, Kind::TlweLvl0)?;
-        same_params(&p, params)?;
-        let mut r = Reader::new(body);
-        let data = r.u32s(p.n0 + 1, "TLWE")?;
-        r.end()?;
-        Ok(Tlwe { data })
+    fn read_body(id: &[u8], r: &mut Reader<'_>, params: &Params) -> Result<Self, Error> {
+        let p = expected_params(id, params)?;
+        Ok(Tlwe {
+            data: r.u32s(p.n0 + 1, "TLWE")?,
+        })
     }
 }
 
-impl Trlwe<u32> {
-    /// Framed bytes of a level-1 TRLWE under `params`.
-    pub fn to_bytes(&self, params: &Params) -> Vec<u8> {
-        let mut w = Writer::new();
+/// A level-1 TRLWE, read under the parameters the caller expects.
+impl FileCodec for Trlwe<u32> {
+    const FORMAT: &'static Format = &FORMAT;
+    const KIND: u16 = 5;
+    type Context = Params;
+    type Error = Error;
+    fn param_id(&self, params: &Params) -> Vec<u8> {
+        param_id(params)
+    }
+    fn write_body(&self, w: &mut Writer) {
         w.u32s(&self.a);
         w.u32s(&self.b);
-        encode(Kind::TrlweLvl1, params, w.as_bytes())
     }
-    /// Reads a level-1 TRLWE (checked as [`Tlwe::from_bytes`]).
-    pub fn from_bytes(bytes: &[u8], params: &Params) -> Result<Self, Error> {
-        let (p, body) = decode(bytes, Kind::TrlweLvl1)?;
-        same_params(&p, params)?;
-        let mut r = Reader::new(body);
+    fn read_body(id: &[u8], r: &mut Reader<'_>, params: &Params) -> Result<Self, Error> {
+        let p = expected_params(id, params)?;
         let a = r.u32s(p.n1, "TRLWE mask")?;
         let b = r.u32s(p.n1, "TRLWE body")?;
-        r.end()?;
         Ok(Trlwe { a, b })
     }
 }
 
-impl SecretKey {
-    /// Framed bytes (the 32-byte seed the key expands from); zeroized when dropped.
-    pub fn to_bytes(&self) -> Zeroizing<Vec<u8>> {
-        Zeroizing::new(encode(Kind::SecretKey, &self.params, self.seed.as_bytes()))
+/// The secret key: the 32-byte seed it expands from (saved 0600).
+impl FileCodec for SecretKey {
+    const FORMAT: &'static Format = &FORMAT;
+    const KIND: u16 = 1;
+    const ACCESS: Access = Access::Private;
+    type Context = ();
+    type Error = Error;
+    fn param_id(&self, _: &()) -> Vec<u8> {
+        param_id(&self.params)
     }
-    /// Reads a secret key file's bytes.
-    pub fn from_bytes(bytes: &[u8]) -> Result<SecretKey, Error> {
-        let (p, body) = decode(bytes, Kind::SecretKey)?;
-        let mut r = Reader::new(body);
-        let seed = seed(&mut r)?;
-        r.end()?;
-        SecretKey::from_seed(&p, seed)
+    fn write_body(&self, w: &mut Writer) {
+        w.bytes(self.seed.as_bytes());
     }
-    /// Saves atomically.
-    pub fn save(&self, path: &Path) -> Result<(), Error> {
-        Ok(write_atomic(path, &self.to_bytes(), Access::Private)?)
-    }
-    /// Loads a secret key file.
-    pub fn load(path: &Path) -> Result<SecretKey, Error> {
-        let b = Zeroizing::new(vsp_codec::read_file(path)?);
-        Self::from_bytes(&b)
+    fn read_body(id: &[u8], r: &mut Reader<'_>, _: &()) -> Result<Self, Error> {
+        SecretKey::from_seed(&params_of(id)?, seed(r)?)
     }
 }
 
-impl CompressedEvalKey {
-    /// Framed bytes (seed + bodies).
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut w = Writer::new();
+/// The evaluation key, compressed: mask seed and bodies.
+impl FileCodec for CompressedEvalKey {
+    const FORMAT: &'static Format = &FORMAT;
+    const KIND: u16 = 2;
+    type Context = ();
+    type Error = Error;
+    fn param_id(&self, _: &()) -> Vec<u8> {
+        param_id(&self.params)
+    }
+    fn write_body(&self, w: &mut Writer) {
         w.bytes(self.mask_seed.as_bytes());
         w.u32s(&self.bk_bodies);
         w.u32s(&self.ks_bodies);
-        encode(Kind::EvalKey, &self.params, w.as_bytes())
     }
-    /// Reads an evaluation key file's bytes.
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
-        let (p, body) = decode(bytes, Kind::EvalKey)?;
-        let mut r = Reader::new(body);
-        let mask_seed = seed(&mut r)?;
-        let bk_bodies = r.u32s(
-            p.n0 * 2 * p.bk1.levels as usize * p.n1,
-            "bootstrapping key bodies",
-        )?;
+    fn read_body(id: &[u8], r: &mut Reader<'_>, _: &()) -> Result<Self, Error> {
+        let p = params_of(id)?;
+        let mask_seed = seed(r)?;
+        let bk = p.n0 * 2 * p.bk1.levels as usize * p.n1;
+        let bk_bodies = r.u32s(bk, "bootstrapping key bodies")?;
         let ks_bodies = r.u32s(p.n1 * p.ks.levels as usize, "key-switching key bodies")?;
-        r.end()?;
         Ok(CompressedEvalKey {
             params: p,
             mask_seed,
@@ -206,39 +184,29 @@ impl CompressedEvalKey {
             ks_bodies,
         })
     }
-    /// Saves atomically.
-    pub fn save(&self, path: &Path) -> Result<(), Error> {
-        Ok(write_atomic(path, &self.to_bytes(), Access::Public)?)
-    }
-    /// Loads an evaluation key file (call [`CompressedEvalKey::decompress`] to use it).
-    pub fn load(path: &Path) -> Result<Self, Error> {
-        Self::from_bytes(&vsp_codec::read_file(path)?)
-    }
 }
 
-impl CompressedCircuitKey {
-    /// Framed bytes (seed + bodies).
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut w = Writer::new();
+/// The circuit-bootstrapping key, compressed: mask seed and bodies.
+impl FileCodec for CompressedCircuitKey {
+    const FORMAT: &'static Format = &FORMAT;
+    const KIND: u16 = 3;
+    type Context = ();
+    type Error = Error;
+    fn param_id(&self, _: &()) -> Vec<u8> {
+        param_id(&self.params)
+    }
+    fn write_body(&self, w: &mut Writer) {
         w.bytes(self.mask_seed.as_bytes());
         w.u64s(&self.bk2_bodies);
         w.u32s(&self.privks_bodies);
-        encode(Kind::CircuitKey, &self.params, w.as_bytes())
     }
-    /// Reads a circuit key file's bytes.
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
-        let (p, body) = decode(bytes, Kind::CircuitKey)?;
-        let mut r = Reader::new(body);
-        let mask_seed = seed(&mut r)?;
-        let bk2_bodies = r.u64s(
-            p.n0 * 2 * p.bk2.levels as usize * p.n2,
-            "level-2 bootstrapping key bodies",
-        )?;
-        let privks_bodies = r.u32s(
-            2 * (p.n2 + 1) * p.privks.levels as usize * p.n1,
-            "private key-switching key bodies",
-        )?;
-        r.end()?;
+    fn read_body(id: &[u8], r: &mut Reader<'_>, _: &()) -> Result<Self, Error> {
+        let p = params_of(id)?;
+        let mask_seed = seed(r)?;
+        let bk2 = p.n0 * 2 * p.bk2.levels as usize * p.n2;
+        let bk2_bodies = r.u64s(bk2, "level-2 bootstrapping key bodies")?;
+        let privks = 2 * (p.n2 + 1) * p.privks.levels as usize * p.n1;
+        let privks_bodies = r.u32s(privks, "private key-switching key bodies")?;
         Ok(CompressedCircuitKey {
             params: p,
             mask_seed,
@@ -246,12 +214,77 @@ impl CompressedCircuitKey {
             privks_bodies,
         })
     }
-    /// Saves atomically.
+}
+
+// The crate's own names for the trait's methods (`to_bytes`/`from_bytes`, `save`/`load` without a
+// context), kept for its callers.
+
+/// `to_bytes`/`from_bytes` of the ciphertexts, written and read under the caller's parameters
+/// (refusing other parameters, kinds, sizes and corrupt bytes).
+macro_rules! ciphertext_files {
+    ($($t:ty, $what:literal;)*) => {$(
+        impl $t {
+            #[doc = concat!("Framed bytes of a ", $what, " under `params`.")]
+            pub fn to_bytes(&self, params: &Params) -> Vec<u8> {
+                self.encode(params)
+            }
+            #[doc = concat!("Reads a ", $what, " made under `params`.")]
+            pub fn from_bytes(bytes: &[u8], params: &Params) -> Result<Self, Error> {
+                Self::decode(bytes, params)
+            }
+        }
+    )*};
+}
+
+ciphertext_files! {
+    Tlwe<u32>, "level-0 gate ciphertext";
+    Trlwe<u32>, "level-1 TRLWE";
+}
+
+impl SecretKey {
+    /// Framed bytes (the 32-byte seed the key expands from); zeroized when dropped.
+    pub fn to_bytes(&self) -> Zeroizing<Vec<u8>> {
+        Zeroizing::new(self.encode(&()))
+    }
+    /// Reads a secret key file's bytes.
+    pub fn from_bytes(bytes: &[u8]) -> Result<SecretKey, Error> {
+        Self::decode(bytes, &())
+    }
+    /// Saves atomically (0600).
     pub fn save(&self, path: &Path) -> Result<(), Error> {
-        Ok(write_atomic(path, &self.to_bytes(), Access::Public)?)
+        FileCodec::save(self, path, &())
     }
-    /// Loads a circuit key file (call [`CompressedCircuitKey::decompress`] to use it).
-    pub fn load(path: &Path) -> Result<Self, Error> {
-        Self::from_bytes(&vsp_codec::read_file(path)?)
+    /// Loads a secret key file.
+    pub fn load(path: &Path) -> Result<SecretKey, Error> {
+        <Self as FileCodec>::load(path, &())
     }
+}
+
+/// `to_bytes`/`from_bytes` and `save`/`load` of the keys whose file names their parameters.
+macro_rules! key_files {
+    ($($t:ty, $what:literal;)*) => {$(
+        impl $t {
+            #[doc = concat!("Framed bytes of the ", $what, " (seed + bodies).")]
+            pub fn to_bytes(&self) -> Vec<u8> {
+                self.encode(&())
+            }
+            #[doc = concat!("Reads a ", $what, " file's bytes.")]
+            pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
+                Self::decode(bytes, &())
+            }
+            /// Saves atomically.
+            pub fn save(&self, path: &Path) -> Result<(), Error> {
+                FileCodec::save(self, path, &())
+            }
+            #[doc = concat!("Loads a ", $what, " file (call `decompress` to use it).")]
+            pub fn load(path: &Path) -> Result<Self, Error> {
+                <Self as FileCodec>::load(path, &())
+            }
+        }
+    )*};
+}
+
+key_files! {
+    CompressedEvalKey, "evaluation key";
+    CompressedCircuitKey, "circuit key";
 }

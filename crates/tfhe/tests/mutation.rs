@@ -10,12 +10,13 @@ mod mutate;
 use std::sync::OnceLock;
 
 use proptest::prelude::*;
-use vsp_tfhe::serialize::{Kind, FORMAT};
+use vsp_codec::FileCodec;
+use vsp_tfhe::serialize::FORMAT;
 use vsp_tfhe::{CompressedEvalKey, Params, SecretKey, Tlwe, Trlwe};
 
 struct Files {
     params: Params,
-    small: Vec<(Kind, Vec<u8>)>,
+    small: Vec<(u16, Vec<u8>)>,
     eval_key: Vec<u8>,
 }
 
@@ -25,10 +26,13 @@ fn files() -> &'static Files {
         let p = Params::by_name("cggi16", true).unwrap();
         let sk = SecretKey::generate(&p).unwrap();
         let small = vec![
-            (Kind::SecretKey, sk.to_bytes().to_vec()),
-            (Kind::TlweLvl0, sk.encrypt_bit(true).to_bytes(&p)),
+            (<SecretKey as FileCodec>::KIND, sk.to_bytes().to_vec()),
             (
-                Kind::TrlweLvl1,
+                <Tlwe<u32> as FileCodec>::KIND,
+                sk.encrypt_bit(true).to_bytes(&p),
+            ),
+            (
+                <Trlwe<u32> as FileCodec>::KIND,
                 sk.encrypt_trlwe_bits(&[true, false]).unwrap().to_bytes(&p),
             ),
         ];
@@ -41,30 +45,24 @@ fn files() -> &'static Files {
     })
 }
 
-/// Reads `bytes` as `kind`; an accepted object must serialize back to a file that reads again.
-fn read(kind: Kind, bytes: &[u8]) {
+/// Reads `bytes` as a `T`; an accepted object must serialize back to a file that reads again.
+fn reread<T: FileCodec>(bytes: &[u8], ctx: &T::Context)
+where
+    T::Error: std::fmt::Debug,
+{
+    if let Ok(v) = T::decode(bytes, ctx) {
+        T::decode(&v.encode(ctx), ctx).unwrap();
+    }
+}
+
+/// Reads `bytes` as the type of `kind`.
+fn read(kind: u16, bytes: &[u8]) {
     let p = &files().params;
     match kind {
-        Kind::SecretKey => {
-            if let Ok(k) = SecretKey::from_bytes(bytes) {
-                SecretKey::from_bytes(&k.to_bytes()).unwrap();
-            }
-        }
-        Kind::TlweLvl0 => {
-            if let Ok(c) = Tlwe::<u32>::from_bytes(bytes, p) {
-                Tlwe::<u32>::from_bytes(&c.to_bytes(p), p).unwrap();
-            }
-        }
-        Kind::TrlweLvl1 => {
-            if let Ok(c) = Trlwe::<u32>::from_bytes(bytes, p) {
-                Trlwe::<u32>::from_bytes(&c.to_bytes(p), p).unwrap();
-            }
-        }
-        Kind::EvalKey | Kind::CircuitKey => {
-            if let Ok(k) = CompressedEvalKey::from_bytes(bytes) {
-                CompressedEvalKey::from_bytes(&k.to_bytes()).unwrap();
-            }
-        }
+        k if k == <SecretKey as FileCodec>::KIND => reread::<SecretKey>(bytes, &()),
+        k if k == <Tlwe<u32> as FileCodec>::KIND => reread::<Tlwe<u32>>(bytes, p),
+        k if k == <Trlwe<u32> as FileCodec>::KIND => reread::<Trlwe<u32>>(bytes, p),
+        _ => reread::<CompressedEvalKey>(bytes, &()),
     }
 }
 
@@ -80,7 +78,7 @@ proptest! {
     #[test]
     fn mutated_bodies_never_panic(k in 0..3usize, ops in mutate::ops()) {
         let (kind, file) = &files().small[k];
-        read(*kind, &mutate::mutate_body(&FORMAT, *kind as u16, file, &ops));
+        read(*kind, &mutate::mutate_body(&FORMAT, *kind, file, &ops));
     }
 }
 
@@ -97,10 +95,8 @@ fn mutated_evaluation_key_bodies_never_panic() {
     runner
         .run(&mutate::ops(), |ops| {
             let file = &files().eval_key;
-            read(
-                Kind::EvalKey,
-                &mutate::mutate_body(&FORMAT, Kind::EvalKey as u16, file, &ops),
-            );
+            let kind = <CompressedEvalKey as FileCodec>::KIND;
+            read(kind, &mutate::mutate_body(&FORMAT, kind, file, &ops));
             Ok(())
         })
         .unwrap();

@@ -9,7 +9,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 
 use vsp_platform::keys::{self, ClientKey, ServerKeys};
-use vsp_platform::program::{self, PlainRequest};
+use vsp_platform::processor::program::{self, PlainRequest};
 use vsp_platform::{Envelope, Kind, Machine, MemSize, Memory, Request, Snapshots};
 
 use crate::progress::{fmt_bytes, fmt_secs, Bar};

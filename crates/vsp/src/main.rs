@@ -10,23 +10,23 @@
 
 mod circuit_cmd;
 mod demo;
-mod mpi_job;
 mod progress;
 mod serve_cmd;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
-use vsp_platform::files::{check_output, lock_output, write_atomic, Access, OutputLock};
-use vsp_platform::keys::{self, ClientKey, ServerKeys};
-use vsp_platform::program::{self, PlainRequest};
-use vsp_platform::{Envelope, Kind, Machine, MemSize, Request, Snapshots};
+use vsp_platform::design::load_client_key;
+use vsp_platform::files::{write_atomic, Access, OutputLock};
+use vsp_platform::keys;
+use vsp_platform::processor::program::{self, PlainRequest};
+use vsp_platform::server::{self, claim, mpi, SnapshotPlan};
+use vsp_platform::{Envelope, Kind, MemSize, Snapshots};
 
-use crate::progress::{fmt_bytes, fmt_secs, Bar};
+use crate::progress::{fmt_bytes, fmt_secs, Bar, Shown};
 
 #[derive(Parser)]
 #[command(
@@ -45,17 +45,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Generate a secret key (Alice).
-    Genkey {
-        /// Write the secret key here (created 0600).
-        #[arg(short, long)]
-        output: PathBuf,
-        /// Parameter set: default (≥128-bit), vsp2021 or cggi16 (both need --insecure).
-        #[arg(long, default_value = "default")]
-        params: String,
-        /// Allow a parameter set below 128-bit security (paper reproduction only).
-        #[arg(long)]
-        insecure: bool,
-    },
+    Genkey(GenkeyArgs),
     /// Derive the evaluation key (gate + circuit bootstrapping keys, compressed) from a secret key.
     Genbkey {
         /// Secret key (from `vsp genkey`).
@@ -67,88 +57,33 @@ enum Command {
     },
     /// Encrypt a program image and its arguments into a request for the server (the request
     /// records the memory kind and size; `vsp run` builds the core for them).
-    Enc {
-        /// Secret key (from `vsp genkey`) to encrypt with.
-        #[arg(short, long)]
-        key: PathBuf,
-        /// Program image (or a .s / .c source, compiled on the fly).
-        program: PathBuf,
-        /// Arguments passed to main (argv[1..]); negative numbers need no `--`.
-        #[arg(allow_negative_numbers = true)]
-        args: Vec<String>,
-        /// Write the encrypted request here (for `vsp run`).
-        #[arg(short, long)]
-        output: PathBuf,
-        /// cmux (CMUX ROM/RAM: cheap per cycle) or mux (Iyokan's MUX memory: ROM/RAM as flip-flops
-        /// and MUX trees, for the paper's CMUX-vs-MUX comparison). The request records it.
-        #[arg(long, default_value = "cmux")]
-        memory: String,
-        #[command(flatten)]
-        memory_size: MachineSize,
-    },
+    Enc(EncArgs),
     /// Run an encrypted request for a number of cycles (Bob: needs only the evaluation key), on
     /// the core with the request's memory size (512 B to 8 KiB of ROM and of RAM).
     Run {
-        /// Evaluation key (from `vsp genbkey`) of the key the request was encrypted under.
-        #[arg(short, long)]
-        eval_key: PathBuf,
         /// The encrypted request (from `vsp enc`).
         #[arg(short, long)]
         input: PathBuf,
-        /// Write the encrypted result here (`vsp dec` decrypts it).
-        #[arg(short, long)]
-        output: PathBuf,
-        /// Cycles to run (`vsp emu` tells how many the program needs).
-        #[arg(short, long)]
-        cycles: u64,
         /// pearl (single-cycle: fewest bootstraps per instruction, fastest on a few cores) or ruby
         /// (5-stage pipeline: shorter critical path per cycle, pays off with many cores).
         #[arg(long, default_value = "pearl")]
         core: String,
-        /// Worker threads (default: all cores).
-        #[arg(short, long, value_parser = parse_threads)]
-        threads: Option<usize>,
         /// Memory the request was encrypted for (cmux or mux); checked against the request.
         #[arg(long)]
         memory: Option<String>,
         #[command(flatten)]
-        snapshots: SnapshotArgs,
+        server: ServerArgs,
     },
     /// Continue a run from its snapshot (writing a new snapshot, by default OUTPUT.snapshot).
     Resume {
         /// The snapshot to continue from (its own argument id: `--snapshot` names the new one).
         #[arg(id = "from", value_name = "SNAPSHOT")]
         snapshot: PathBuf,
-        /// Cycles to run on top of the snapshot's.
-        #[arg(short, long)]
-        cycles: u64,
-        /// Evaluation key the run was started with.
-        #[arg(short, long)]
-        eval_key: PathBuf,
-        /// Write the encrypted result here (`vsp dec` decrypts it).
-        #[arg(short, long)]
-        output: PathBuf,
-        /// Worker threads (default: all cores).
-        #[arg(short, long, value_parser = parse_threads)]
-        threads: Option<usize>,
         #[command(flatten)]
-        snapshots: SnapshotArgs,
+        server: ServerArgs,
     },
     /// Decrypt a result (Alice): finish flag, x0–x15, the return value, optionally the RAM.
-    Dec {
-        /// Secret key the request was encrypted with.
-        #[arg(short, long)]
-        key: PathBuf,
-        /// The encrypted result (from `vsp run` or `vsp resume`).
-        #[arg(short, long)]
-        input: PathBuf,
-        /// Also print a hex dump of the RAM.
-        #[arg(long)]
-        ram: bool,
-        /// Print the result as JSON.
-        #[arg(long)]
-        json: bool,
-    },
+    Dec(DecArgs),
     /// The engine on any circuit described by a blueprint.
     #[command(subcommand)]
     Circuit(circuit_cmd::CircuitCommand),
@@ -180,74 +115,133 @@ enum Command {
         memory_size: MemorySize,
     },
     /// Assemble a CAHPv3 program into a program image.
-    Asm {
-        /// Assembly source files (linked in order).
-        #[arg(required = true)]
-        sources: Vec<PathBuf>,
-        /// Output image.
-        #[arg(short, long)]
-        output: PathBuf,
-        /// Link crt0 (calls `main`, halts) and the multiply/divide helpers.
-        #[arg(long)]
-        runtime: bool,
-        /// Print a listing of the assembled ROM.
-        #[arg(long)]
-        listing: bool,
-        #[command(flatten)]
-        memory_size: MemorySize,
-    },
+    Asm(AsmArgs),
     /// Compile a C program (clang + vsp-cc) into a program image.
-    Cc {
-        /// C source files of the program (each file is its own translation unit).
-        #[arg(required = true)]
-        sources: Vec<PathBuf>,
-        /// Output program image.
-        #[arg(short, long)]
-        output: PathBuf,
-        /// Optimisation level passed to clang (e.g. -Oz, -O2).
-        #[arg(short = 'O', default_value = "z")]
-        opt: String,
-        /// Define a preprocessor macro (clang -D NAME[=VALUE]); may be repeated.
-        #[arg(short = 'D', value_name = "NAME[=VALUE]")]
-        define: Vec<String>,
-        /// Undefine a preprocessor macro (clang -U NAME); may be repeated.
-        #[arg(short = 'U', value_name = "NAME")]
-        undefine: Vec<String>,
-        /// Add a directory to the include search path (clang -I DIR); may be repeated.
-        #[arg(short = 'I', value_name = "DIR")]
-        include: Vec<PathBuf>,
-        /// Write the generated assembly here as well.
-        #[arg(long)]
-        emit_asm: Option<PathBuf>,
-        #[command(flatten)]
-        memory_size: MemorySize,
-    },
+    Cc(CcArgs),
     /// Run a program in plain on the gate-level core until it halts (the oracle for `vsp run`).
-    Emu {
-        /// Program image (or a .s / .c source, compiled on the fly).
-        program: PathBuf,
-        /// Arguments passed to main (argv[1..]); negative numbers need no `--`.
-        #[arg(allow_negative_numbers = true)]
-        args: Vec<String>,
-        /// pearl (single-cycle: fewest bootstraps per instruction, fastest on a few cores) or ruby
-        /// (5-stage pipeline: shorter critical path per cycle, pays off with many cores).
-        #[arg(long, default_value = "pearl")]
-        core: String,
-        /// cmux or mux: the memory the gate-level run uses (both compute the same).
-        #[arg(long, default_value = "cmux")]
-        memory: String,
-        #[command(flatten)]
-        memory_size: MachineSize,
-        /// Print every retired instruction (ISA simulator trace with disassembly).
-        #[arg(long)]
-        trace: bool,
-        /// Print the result as JSON.
-        #[arg(long)]
-        json: bool,
-        /// Give up after this many cycles.
-        #[arg(long, default_value_t = program::DEFAULT_MAX_CYCLES)]
-        max_cycles: u64,
-    },
+    Emu(EmuArgs),
+}
+
+#[derive(clap::Args)]
+struct GenkeyArgs {
+    /// Write the secret key here (created 0600).
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Parameter set: default (≥128-bit), vsp2021 or cggi16 (both need --insecure).
+    #[arg(long, default_value = "default")]
+    params: String,
+    /// Allow a parameter set below 128-bit security (paper reproduction only).
+    #[arg(long)]
+    insecure: bool,
+}
+
+#[derive(clap::Args)]
+struct EncArgs {
+    /// Secret key (from `vsp genkey`) to encrypt with.
+    #[arg(short, long)]
+    key: PathBuf,
+    /// Program image (or a .s / .c source, compiled on the fly).
+    program: PathBuf,
+    /// Arguments passed to main (argv[1..]); negative numbers need no `--`.
+    #[arg(allow_negative_numbers = true)]
+    args: Vec<String>,
+    /// Write the encrypted request here (for `vsp run`).
+    #[arg(short, long)]
+    output: PathBuf,
+    /// cmux (CMUX ROM/RAM: cheap per cycle) or mux (Iyokan's MUX memory: ROM/RAM as flip-flops
+    /// and MUX trees, for the paper's CMUX-vs-MUX comparison). The request records it.
+    #[arg(long, default_value = "cmux")]
+    memory: String,
+    #[command(flatten)]
+    memory_size: MachineSize,
+}
+
+#[derive(clap::Args)]
+struct DecArgs {
+    /// Secret key the request was encrypted with.
+    #[arg(short, long)]
+    key: PathBuf,
+    /// The encrypted result (from `vsp run` or `vsp resume`).
+    #[arg(short, long)]
+    input: PathBuf,
+    /// Also print a hex dump of the RAM.
+    #[arg(long)]
+    ram: bool,
+    /// Print the result as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args)]
+struct AsmArgs {
+    /// Assembly source files (linked in order).
+    #[arg(required = true)]
+    sources: Vec<PathBuf>,
+    /// Output image.
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Link crt0 (calls `main`, halts) and the multiply/divide helpers.
+    #[arg(long)]
+    runtime: bool,
+    /// Print a listing of the assembled ROM.
+    #[arg(long)]
+    listing: bool,
+    #[command(flatten)]
+    memory_size: MemorySize,
+}
+
+#[derive(clap::Args)]
+struct CcArgs {
+    /// C source files of the program (each file is its own translation unit).
+    #[arg(required = true)]
+    sources: Vec<PathBuf>,
+    /// Output program image.
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Optimisation level passed to clang (e.g. -Oz, -O2).
+    #[arg(short = 'O', default_value = "z")]
+    opt: String,
+    /// Define a preprocessor macro (clang -D NAME[=VALUE]); may be repeated.
+    #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+    define: Vec<String>,
+    /// Undefine a preprocessor macro (clang -U NAME); may be repeated.
+    #[arg(short = 'U', value_name = "NAME")]
+    undefine: Vec<String>,
+    /// Add a directory to the include search path (clang -I DIR); may be repeated.
+    #[arg(short = 'I', value_name = "DIR")]
+    include: Vec<PathBuf>,
+    /// Write the generated assembly here as well.
+    #[arg(long)]
+    emit_asm: Option<PathBuf>,
+    #[command(flatten)]
+    memory_size: MemorySize,
+}
+
+#[derive(clap::Args)]
+struct EmuArgs {
+    /// Program image (or a .s / .c source, compiled on the fly).
+    program: PathBuf,
+    /// Arguments passed to main (argv[1..]); negative numbers need no `--`.
+    #[arg(allow_negative_numbers = true)]
+    args: Vec<String>,
+    /// pearl (single-cycle: fewest bootstraps per instruction, fastest on a few cores) or ruby
+    /// (5-stage pipeline: shorter critical path per cycle, pays off with many cores).
+    #[arg(long, default_value = "pearl")]
+    core: String,
+    /// cmux or mux: the memory the gate-level run uses (both compute the same).
+    #[arg(long, default_value = "cmux")]
+    memory: String,
+    #[command(flatten)]
+    memory_size: MachineSize,
+    /// Print every retired instruction (ISA simulator trace with disassembly).
+    #[arg(long)]
+    trace: bool,
+    /// Print the result as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Give up after this many cycles.
+    #[arg(long, default_value_t = program::DEFAULT_MAX_CYCLES)]
+    max_cycles: u64,
 }
 
 /// `--memory-size`, shared by the commands that place a program.
@@ -299,10 +293,11 @@ fn main() {
     }
     let cli = Cli::parse();
     // Under `mpirun` (with the `mpi` feature) this process is one rank of a job (docs/mpi.md).
-    let session = mpi_job::start();
+    let session = mpi::start().map_err(anyhow::Error::from);
     if let Err(e) = session.and_then(|s| run(cli).map(|()| s)) {
-        mpi_job::fail(&e);
-        eprintln!("error: {}", one_line(&e));
+        let msg = one_line(&e);
+        mpi::abort(&msg);
+        eprintln!("error: {msg}");
         std::process::exit(1);
     }
 }
@@ -329,54 +324,21 @@ pub(crate) fn one_line(e: &anyhow::Error) -> String {
 }
 
 fn run(cli: Cli) -> Result<()> {
-    let mut quiet = cli.quiet;
-    if mpi_job::job().is_some() {
-        let distributed = matches!(
-            cli.command,
-            Command::Run { .. }
-                | Command::Resume { .. }
-                | Command::Circuit(
-                    circuit_cmd::CircuitCommand::Run { .. }
-                        | circuit_cmd::CircuitCommand::Exec { .. }
-                        | circuit_cmd::CircuitCommand::Resume { .. }
-                )
-        );
-        if !distributed {
-            anyhow::bail!(
-                "only `run`, `resume`, `circuit run`, `circuit exec` and `circuit resume` run on several MPI ranks"
-            );
-        }
-        mpi_job::check_same_command()?;
-        // Rank 0 reports progress; the others work quietly.
-        quiet |= !mpi_job::is_root();
-    }
+    use circuit_cmd::CircuitCommand as C;
+    let distributed = matches!(
+        cli.command,
+        Command::Run { .. }
+            | Command::Resume { .. }
+            | Command::Circuit(C::Run { .. } | C::Exec { .. } | C::Resume { .. })
+    );
+    // Rank 0 reports progress; the others work quietly.
+    let quiet = cli.quiet || !mpi::check_command(distributed)?;
+    let mut shown = Shown::new(quiet);
     match cli.command {
-        Command::Genkey {
-            output,
-            params,
-            insecure,
-        } => {
-            let _lock = claim(&output, &[])?;
-            let p = keys::params_by_name(&params, insecure)?;
-            if keys::is_insecure(&params) {
-                eprintln!(
-                    "WARNING: parameter set {params:?} is below 128-bit security; never use it for real data"
-                );
-            }
-            let key = keys::generate_secret(&params, &p)?;
-            let size = key.save(&output)?;
-            if !quiet {
-                eprintln!(
-                    "wrote secret key {} ({}, parameters {params}, key id {})",
-                    output.display(),
-                    fmt_bytes(size),
-                    key.key_id
-                );
-            }
-        }
+        Command::Genkey(a) => a.run(&mut shown)?,
         Command::Genbkey { key, output } => {
             let _lock = claim(&output, &[("secret key", &key)])?;
-            let key = load_client_key(&key)?;
+            let key = load_client_key(&key, &mut shown)?;
             let t = Instant::now();
             let bar = Bar::spinner(
                 quiet,
@@ -393,118 +355,34 @@ fn run(cli: Cli) -> Result<()> {
                 );
             }
         }
-        Command::Enc {
-            key,
-            program,
-            args,
-            output,
-            memory,
-            memory_size: MachineSize { size: requested },
-        } => {
-            let _lock = claim(&output, &[("secret key", &key), ("program", &program)])?;
-            let memory = program::parse_memory(&memory)?;
-            let key = load_client_key(&key)?;
-            let (image, memory_size) = program::load_program_sized(&program, false, requested)?;
-            let plain = PlainRequest::new_sized(&image, &args, memory, memory_size)?;
-            let bar = Bar::spinner(quiet, "encrypting ROM and RAM");
-            let request = plain.encrypt(&key)?;
-            let size = request.to_envelope(key.sk.params()).write(&output)?;
-            bar.finish();
-            if !quiet {
-                eprintln!(
-                    "wrote request {} ({}, {} memory, {})",
-                    output.display(),
-                    fmt_bytes(size),
-                    program::memory_name(memory),
-                    memory_size
-                );
-            }
-        }
+        Command::Enc(a) => a.run(&mut shown)?,
         Command::Run {
-            eval_key,
             input,
-            output,
-            cycles,
             core,
-            threads,
             memory,
-            snapshots,
+            server: s,
         } => {
-            let inputs = [("evaluation key", eval_key.as_path()), ("request", &input)];
-            let (snapshots, _locks) = snapshots.resolve(&output, &inputs)?;
+            let inputs = [
+                ("evaluation key", s.eval_key.as_path()),
+                ("request", &input),
+            ];
+            let (snapshots, _locks) = s.claim(&inputs, None)?;
             let core = program::parse_core(&core)?;
             let memory = memory.as_deref().map(program::parse_memory).transpose()?;
-            if !mpi_job::is_root() {
-                // Another MPI rank: rank 0 reads the request; this rank takes its state.
-                let keys = load_server_keys(&eval_key, quiet)?;
-                let mem = mpi_job::memory_from_root(None);
-                let size = mpi_job::size_from_root(None);
-                let mut machine = mpi_job::follower_machine(&keys, core, mem, size, threads)?;
-                mpi_job::join(machine.engine_mut())?;
-                return advance(&mut machine, cycles, snapshots.as_ref(), &output, quiet);
-            }
-            let envelope = Envelope::read(&input, Kind::Request)?;
-            // From the headers, before the evaluation key is loaded and decompressed (seconds).
-            ServerKeys::check_header(
-                &eval_key,
-                &format!("the request {}", input.display()),
-                envelope.key_id,
-                &envelope.params,
-            )?;
-            // The request names its memory and size; the machine is built for them.
-            let (has, size) =
-                vsp_platform::packets::request_memory(&envelope).map_err(|e| e.in_file(&input))?;
-            if let Some(m) = memory.filter(|&m| m != has) {
-                anyhow::bail!(
-                    "{} was encrypted for {} memory, not {} (encrypt it again with `vsp enc --memory {}`)",
-                    input.display(),
-                    program::memory_name(has),
-                    program::memory_name(m),
-                    program::memory_name(m)
-                );
-            }
-            let keys = load_server_keys(&eval_key, quiet)?;
-            let request = Request::from_envelope(&envelope, keys.ek.params())
-                .map_err(|e| e.in_file(&input))?;
-            drop(envelope);
-            let mut machine = Machine::start(&keys, &request, core, threads)?;
-            drop(request);
-            mpi_job::memory_from_root(Some(has));
-            mpi_job::size_from_root(Some(size));
-            mpi_job::join(machine.engine_mut())?;
-            advance(&mut machine, cycles, snapshots.as_ref(), &output, quiet)?;
+            let mut machine =
+                server::open_request(&s.eval_key, &input, core, memory, s.threads, &mut shown)?;
+            advance(&mut machine, &s, snapshots.as_ref(), &mut shown)?;
         }
         Command::Resume {
             snapshot,
-            cycles,
-            eval_key,
-            output,
-            threads,
-            snapshots,
+            server: s,
         } => {
             let inputs = [
                 ("snapshot", snapshot.as_path()),
-                ("evaluation key", &eval_key),
+                ("evaluation key", &s.eval_key),
             ];
-            let (snapshots, _locks) = snapshots.resolve(&output, &inputs)?;
-            if mpi_job::is_root() {
-                check_snapshot_header(&snapshot, &eval_key)?;
-            }
-            let keys = load_server_keys(&eval_key, quiet)?;
-            // Under MPI only rank 0 reads the snapshot; it tells the others the core and memory.
-            let mut machine = if mpi_job::is_root() {
-                let m = Machine::resume(&keys, &snapshot, threads)?;
-                mpi_job::core_from_root(Some(m.core()));
-                mpi_job::memory_from_root(Some(m.memory()));
-                mpi_job::size_from_root(Some(m.size()));
-                m
-            } else {
-                let core = mpi_job::core_from_root(None);
-                let mem = mpi_job::memory_from_root(None);
-                let size = mpi_job::size_from_root(None);
-                mpi_job::follower_machine(&keys, core, mem, size, threads)?
-            };
-            mpi_job::join(machine.engine_mut())?;
+            let (snapshots, _locks) = s.claim(&inputs, None)?;
+            let mut machine = server::open_snapshot(&s.eval_key, &snapshot, s.threads, &mut shown)?;
             if !quiet {
                 eprintln!(
                     "resuming {} ({} memory, {}) at cycle {}",
@@ -514,29 +392,9 @@ fn run(cli: Cli) -> Result<()> {
                     machine.cycle()
                 );
             }
-            advance(&mut machine, cycles, snapshots.as_ref(), &output, quiet)?;
+            advance(&mut machine, &s, snapshots.as_ref(), &mut shown)?;
         }
-        Command::Dec {
-            key,
-            input,
-            ram,
-            json,
-        } => {
-            let key = load_client_key(&key)?;
-            let env = Envelope::read(&input, Kind::Result)?;
-            let d = vsp_platform::decrypt_result(&key, &env)?;
-            if json {
-                println!("{}", serde_json::to_string_pretty(&d)?);
-            } else {
-                println!("cycles:     {}", d.cycles);
-                println!("finished:   {}", if d.finished { "yes" } else { "no" });
-                println!("result a0:  {} (0x{:04x})", d.result, d.result);
-                print!("{}", regs_table(&d.regs));
-                if ram {
-                    print!("{}", hexdump(&d.ram));
-                }
-            }
-        }
+        Command::Dec(a) => a.run(&mut shown)?,
         Command::Circuit(c) => circuit_cmd::run(c, quiet)?,
         Command::Serve(s) => serve_cmd::serve(s, quiet)?,
         Command::Remote(r) => serve_cmd::remote(r, quiet)?,
@@ -556,48 +414,135 @@ fn run(cli: Cli) -> Result<()> {
             size,
             quiet,
         })?,
-        Command::Asm {
+        Command::Asm(a) => a.run(&mut shown)?,
+        Command::Cc(a) => a.run(&mut shown)?,
+        Command::Emu(a) => a.run(&mut shown)?,
+    }
+    Ok(())
+}
+
+impl GenkeyArgs {
+    fn run(self, shown: &mut Shown) -> Result<()> {
+        let GenkeyArgs {
+            output,
+            params,
+            insecure,
+        } = self;
+        let quiet = shown.quiet();
+        let _lock = claim(&output, &[])?;
+        let p = keys::params_by_name(&params, insecure)?;
+        if keys::is_insecure(&params) {
+            eprintln!(
+                "WARNING: parameter set {params:?} is below 128-bit security; never use it for real data"
+            );
+        }
+        let key = keys::generate_secret(&params, &p)?;
+        let size = key.save(&output)?;
+        if !quiet {
+            eprintln!(
+                "wrote secret key {} ({}, parameters {params}, key id {})",
+                output.display(),
+                fmt_bytes(size),
+                key.key_id
+            );
+        }
+        Ok(())
+    }
+}
+
+impl EncArgs {
+    fn run(self, shown: &mut Shown) -> Result<()> {
+        let EncArgs {
+            key,
+            program,
+            args,
+            output,
+            memory,
+            memory_size: MachineSize { size: requested },
+        } = self;
+        let quiet = shown.quiet();
+        let _lock = claim(&output, &[("secret key", &key), ("program", &program)])?;
+        let memory = program::parse_memory(&memory)?;
+        let key = load_client_key(&key, shown)?;
+        let (image, memory_size) = program::load_program_sized(&program, false, requested)?;
+        let plain = PlainRequest::new_sized(&image, &args, memory, memory_size)?;
+        let bar = Bar::spinner(quiet, "encrypting ROM and RAM");
+        let request = plain.encrypt(&key)?;
+        let size = request.to_envelope(key.sk.params()).write(&output)?;
+        bar.finish();
+        if !quiet {
+            eprintln!(
+                "wrote request {} ({}, {} memory, {})",
+                output.display(),
+                fmt_bytes(size),
+                program::memory_name(memory),
+                memory_size
+            );
+        }
+        Ok(())
+    }
+}
+
+impl DecArgs {
+    fn run(self, shown: &mut Shown) -> Result<()> {
+        let DecArgs {
+            key,
+            input,
+            ram,
+            json,
+        } = self;
+        let key = load_client_key(&key, shown)?;
+        let env = Envelope::read(&input, Kind::Result)?;
+        let d = vsp_platform::decrypt_result(&key, &env)?;
+        if json {
+            println!("{}", serde_json::to_string_pretty(&d)?);
+        } else {
+            println!("cycles:     {}", d.cycles);
+            println!("finished:   {}", if d.finished { "yes" } else { "no" });
+            println!("result a0:  {} (0x{:04x})", d.result, d.result);
+            print!("{}", regs_table(&d.regs));
+            if ram {
+                print!("{}", hexdump(&d.ram));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl AsmArgs {
+    fn run(self, shown: &mut Shown) -> Result<()> {
+        let AsmArgs {
             sources,
             output,
             runtime,
             listing,
             memory_size: MemorySize { size: memory_size },
-        } => {
-            let named: Vec<(&str, &std::path::Path)> =
-                sources.iter().map(|p| ("source", p.as_path())).collect();
-            let _lock = claim(&output, &named)?;
-            let texts = sources
-                .iter()
-                .map(|p| {
-                    Ok(vsp_platform::files::read_text_bounded(
-                        p,
-                        vsp_platform::files::limits::SOURCE,
-                        "an assembly source",
-                    )?)
-                })
-                .collect::<Result<Vec<_>>>()?;
-            let names: Vec<String> = sources.iter().map(|p| p.display().to_string()).collect();
-            let srcs: Vec<vsp_cahp::Source> = names
-                .iter()
-                .zip(&texts)
-                .map(|(name, text)| vsp_cahp::Source { name, text })
-                .collect();
-            let image = program::assemble(&srcs, runtime, memory_size)?;
-            write_image(&image, &output)?;
-            if listing {
-                print!("{}", vsp_cahp::listing(&image));
-            }
-            if !cli.quiet {
-                eprintln!(
-                    "wrote {} (ROM {} B, RAM data {} B, {} symbols)",
-                    output.display(),
-                    image.rom.len(),
-                    image.ram.len(),
-                    image.symbols.len()
-                );
-            }
+        } = self;
+        let quiet = shown.quiet();
+        let named: Vec<(&str, &std::path::Path)> =
+            sources.iter().map(|p| ("source", p.as_path())).collect();
+        let _lock = claim(&output, &named)?;
+        let image = program::assemble_files(&sources, runtime, memory_size)?;
+        write_image(&image, &output)?;
+        if listing {
+            print!("{}", vsp_cahp::listing(&image));
         }
-        Command::Cc {
+        if !quiet {
+            eprintln!(
+                "wrote {} (ROM {} B, RAM data {} B, {} symbols)",
+                output.display(),
+                image.rom.len(),
+                image.ram.len(),
+                image.symbols.len()
+            );
+        }
+        Ok(())
+    }
+}
+
+impl CcArgs {
+    fn run(self, shown: &mut Shown) -> Result<()> {
+        let CcArgs {
             sources,
             output,
             opt,
@@ -606,41 +551,36 @@ fn run(cli: Cli) -> Result<()> {
             include,
             emit_asm,
             memory_size: MemorySize { size: memory_size },
-        } => {
-            let mut inputs: Vec<(&str, &Path)> =
-                sources.iter().map(|s| ("source", s.as_path())).collect();
-            let _lock = claim(&output, &inputs)?;
-            inputs.push(("output image", &output));
-            let _asm_lock = emit_asm.as_deref().map(|p| claim(p, &inputs)).transpose()?;
-            let mut clang_args = Vec::new();
-            clang_args.extend(define.iter().map(|d| format!("-D{d}")));
-            clang_args.extend(undefine.iter().map(|u| format!("-U{u}")));
-            for dir in &include {
-                clang_args.push("-I".to_string());
-                clang_args.push(dir.display().to_string());
-            }
-            let opts = vsp_cc::CcOptions {
-                opt: format!("-O{opt}"),
-                clang_args,
-                ..Default::default()
-            };
-            let asm = program::compile_c_asm(&sources, &opts)?;
-            // Written before the size check, so that a program that does not fit can be looked at.
-            if let Some(p) = emit_asm {
-                write_atomic(&p, asm.as_bytes(), Access::Public)?;
-            }
-            let image = program::assemble_c(&asm, &sources, &opts, memory_size)?;
-            write_image(&image, &output)?;
-            if !cli.quiet {
-                eprintln!(
-                    "wrote {} (ROM {} B, RAM data {} B)",
-                    output.display(),
-                    image.rom.len(),
-                    image.ram.len()
-                );
-            }
+        } = self;
+        let quiet = shown.quiet();
+        let mut inputs: Vec<(&str, &Path)> =
+            sources.iter().map(|s| ("source", s.as_path())).collect();
+        let _lock = claim(&output, &inputs)?;
+        inputs.push(("output image", &output));
+        let _asm_lock = emit_asm.as_deref().map(|p| claim(p, &inputs)).transpose()?;
+        let opts = program::cc_options(&opt, &define, &undefine, &include);
+        let asm = program::compile_c_asm(&sources, &opts)?;
+        // Written before the size check, so that a program that does not fit can be looked at.
+        if let Some(p) = emit_asm {
+            write_atomic(&p, asm.as_bytes(), Access::Public)?;
         }
-        Command::Emu {
+        let image = program::assemble_c(&asm, &sources, &opts, memory_size)?;
+        write_image(&image, &output)?;
+        if !quiet {
+            eprintln!(
+                "wrote {} (ROM {} B, RAM data {} B)",
+                output.display(),
+                image.rom.len(),
+                image.ram.len()
+            );
+        }
+        Ok(())
+    }
+}
+
+impl EmuArgs {
+    fn run(self, _shown: &mut Shown) -> Result<()> {
+        let EmuArgs {
             program,
             args,
             core,
@@ -649,72 +589,69 @@ fn run(cli: Cli) -> Result<()> {
             trace,
             json,
             max_cycles,
-        } => {
-            let core = program::parse_core(&core)?;
-            let memory = program::parse_memory(&memory)?;
-            let (image, memory_size) = program::load_program_sized(&program, false, requested)?;
-            if trace {
-                for line in program::trace_lines(&image, &args, memory_size, max_cycles)? {
-                    println!("{line}");
-                }
-            }
-            let r = vsp_platform::emulate(&image, &args, core, memory, memory_size, max_cycles)?;
-            if json {
-                println!("{}", serde_json::to_string_pretty(&r)?);
-            } else {
-                println!(
-                    "core:       {} ({} memory, {})",
-                    r.core, r.memory, memory_size
-                );
-                println!("finished:   {}", if r.finished { "yes" } else { "no" });
-                if r.finished {
-                    println!(
-                        "cycles:     {}   (pass --cycles {} to `vsp run`)",
-                        r.cycles, r.cycles
-                    );
-                } else if r.isa_error.is_some() {
-                    println!(
-                        "cycles:     {}   (stopped where the ISA simulator stopped the program)",
-                        r.cycles
-                    );
-                } else {
-                    println!(
-                        "cycles:     {}   (stopped at --max-cycles {max_cycles}: the program had not halted)",
-                        r.cycles
-                    );
-                }
-                println!("result a0:  {} (0x{:04x})", r.result, r.result);
-                let check = match r.agrees_with_isa {
-                    Some(true) => "agrees".to_string(),
-                    Some(false) => "DISAGREES".to_string(),
-                    None if r.isa_error.is_some() => "stopped the program (below)".to_string(),
-                    None => "not made (the gate-level run stopped before the halt)".to_string(),
-                };
-                println!(
-                    "ISA check:  {check} ({} instructions retired)",
-                    r.instructions
-                );
-                print!("{}", regs_table(&r.regs));
-            }
-            if let Some(e) = &r.isa_error {
-                anyhow::bail!("{e}");
-            }
-            if !r.finished {
-                let hint = if r.isa_halted {
-                    format!(
-                        "; the ISA simulator halts it after {} instructions: raise --max-cycles",
-                        r.instructions
-                    )
-                } else {
-                    String::new()
-                };
-                anyhow::bail!(
-                    "the program did not halt within --max-cycles {max_cycles} cycles{hint}"
-                );
+        } = self;
+        let core = program::parse_core(&core)?;
+        let memory = program::parse_memory(&memory)?;
+        let (image, memory_size) = program::load_program_sized(&program, false, requested)?;
+        if trace {
+            for line in program::trace_lines(&image, &args, memory_size, max_cycles)? {
+                println!("{line}");
             }
         }
+        let r = vsp_platform::emulate(&image, &args, core, memory, memory_size, max_cycles)?;
+        if json {
+            println!("{}", serde_json::to_string_pretty(&r)?);
+        } else {
+            println!(
+                "core:       {} ({} memory, {})",
+                r.core, r.memory, memory_size
+            );
+            println!("finished:   {}", if r.finished { "yes" } else { "no" });
+            if r.finished {
+                println!(
+                    "cycles:     {}   (pass --cycles {} to `vsp run`)",
+                    r.cycles, r.cycles
+                );
+            } else if r.isa_error.is_some() {
+                println!(
+                    "cycles:     {}   (stopped where the ISA simulator stopped the program)",
+                    r.cycles
+                );
+            } else {
+                println!(
+                    "cycles:     {}   (stopped at --max-cycles {max_cycles}: the program had not halted)",
+                    r.cycles
+                );
+            }
+            println!("result a0:  {} (0x{:04x})", r.result, r.result);
+            let check = match r.agrees_with_isa {
+                Some(true) => "agrees".to_string(),
+                Some(false) => "DISAGREES".to_string(),
+                None if r.isa_error.is_some() => "stopped the program (below)".to_string(),
+                None => "not made (the gate-level run stopped before the halt)".to_string(),
+            };
+            println!(
+                "ISA check:  {check} ({} instructions retired)",
+                r.instructions
+            );
+            print!("{}", regs_table(&r.regs));
+        }
+        if let Some(e) = &r.isa_error {
+            anyhow::bail!("{e}");
+        }
+        if !r.finished {
+            let hint = if r.isa_halted {
+                format!(
+                    "; the ISA simulator halts it after {} instructions: raise --max-cycles",
+                    r.instructions
+                )
+            } else {
+                String::new()
+            };
+            anyhow::bail!("the program did not halt within --max-cycles {max_cycles} cycles{hint}");
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 /// Writes a program image with the one atomic writer.
@@ -723,61 +660,22 @@ fn write_image(image: &vsp_cahp::Image, path: &std::path::Path) -> Result<()> {
     Ok(write_atomic(path, &bytes, Access::Public)?)
 }
 
-/// Loads a secret key, warning when its file is readable by others.
-pub(crate) fn load_client_key(path: &Path) -> Result<ClientKey> {
-    // Loaded first: the warning is for a real key file, not a FIFO or device refused as one.
-    let key = ClientKey::load(path)?;
-    if let Some(w) = vsp_platform::files::exposure_warning(path) {
-        eprintln!("{w}");
-    }
-    Ok(key)
-}
-
-/// Checks an output path (regular or absent, not one of `inputs`: [`check_output`]) and claims it
-/// for this process until the lock is dropped: a second `vsp` writing the same file is refused at
-/// once instead of both finishing and the last rename winning. Under MPI only rank 0 writes, so
-/// only rank 0 claims.
-pub(crate) fn claim(output: &Path, inputs: &[(&str, &Path)]) -> Result<Option<OutputLock>> {
-    check_output(output, inputs)?;
-    if !mpi_job::is_root() {
-        return Ok(None);
-    }
-    Ok(Some(lock_output(output)?))
-}
-
-/// Checks from the headers alone that the snapshot was made under the evaluation key (before the
-/// key is loaded and decompressed).
-pub(crate) fn check_snapshot_header(snapshot: &Path, eval_key: &Path) -> Result<()> {
-    let (id, params) = Envelope::read_header(snapshot, Kind::Snapshot)?;
-    ServerKeys::check_header(
-        eval_key,
-        &format!("the snapshot {}", snapshot.display()),
-        id,
-        &params,
-    )?;
-    Ok(())
-}
-
-pub(crate) fn load_server_keys(path: &Path, quiet: bool) -> Result<Arc<ServerKeys>> {
-    let t = Instant::now();
-    let bar = Bar::spinner(
-        quiet,
-        "loading the evaluation key (regenerating masks from seeds)",
-    );
-    let keys = ServerKeys::load(path)?;
-    bar.finish();
-    if !quiet {
-        eprintln!(
-            "evaluation key ready in {}",
-            fmt_secs(t.elapsed().as_secs_f64())
-        );
-    }
-    Ok(Arc::new(keys))
-}
-
-/// Where `run` and `resume` write snapshots.
+/// The arguments of every server run (`run`, `resume`, `circuit exec`, `circuit resume`).
 #[derive(clap::Args)]
-pub(crate) struct SnapshotArgs {
+pub(crate) struct ServerArgs {
+    /// Evaluation key (from `vsp genbkey`) of the key the request was encrypted under.
+    #[arg(short, long)]
+    eval_key: PathBuf,
+    /// Write the encrypted result here (`vsp dec` or `vsp circuit dec` decrypts it).
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Cycles to run (on top of the snapshot's when resuming; `vsp emu` tells how many a program
+    /// needs; a circuit's reset cycle is not counted).
+    #[arg(short, long)]
+    cycles: u64,
+    /// Worker threads (default: all cores).
+    #[arg(short, long, value_parser = parse_threads)]
+    threads: Option<usize>,
     /// Write the machine state here after the run and every --snapshot-every cycles (default:
     /// OUTPUT.snapshot; the matching `resume` command continues from it).
     #[arg(long)]
@@ -790,65 +688,52 @@ pub(crate) struct SnapshotArgs {
     no_snapshot: bool,
 }
 
-impl SnapshotArgs {
-    /// The snapshot plan, its path checked against the command's inputs and `output` (a resumed run
-    /// writes a new snapshot: never the one it resumes from), and the claims on both outputs
-    /// ([`claim`]), held until the run is written.
-    pub(crate) fn resolve(
+impl ServerArgs {
+    /// The snapshots, and the claims on the outputs (result, snapshot, and an encrypted `trace`),
+    /// each checked against the command's inputs and the outputs before it.
+    fn claim(
         &self,
-        output: &Path,
         inputs: &[(&str, &Path)],
+        trace: Option<&Path>,
     ) -> Result<(Option<Snapshots>, Vec<OutputLock>)> {
-        let snapshot = match (&self.snapshot, self.no_snapshot) {
-            (_, true) => None,
-            (Some(p), false) => Some(p.clone()),
-            (None, false) => {
-                let mut name = output.as_os_str().to_owned();
-                name.push(".snapshot");
-                Some(PathBuf::from(name))
-            }
-        };
-        let mut read = inputs.to_vec();
-        let mut locks = Vec::new();
-        if let Some(s) = &snapshot {
-            locks.extend(claim(s, &read)?);
-            read.push(("snapshot", s));
-        }
-        locks.extend(claim(output, &read)?);
-        let plan = snapshot.map(|path| Snapshots {
-            path,
+        let plan = SnapshotPlan {
+            path: self.snapshot.clone(),
             every: self.snapshot_every,
-        });
-        Ok((plan, locks))
+            none: self.no_snapshot,
+        };
+        let (snapshots, mut locks) = plan.resolve(&self.output, inputs)?;
+        if let Some(t) = trace {
+            let mut all = inputs.to_vec();
+            all.push(("output", &self.output));
+            all.extend(snapshots.as_ref().map(|s| ("snapshot", s.path.as_path())));
+            locks.extend(claim(t, &all)?);
+        }
+        Ok((snapshots, locks))
     }
 }
 
+/// Runs the processor and reports what was written.
 fn advance(
-    machine: &mut Machine<vsp_circuit::TfheBackend>,
-    cycles: u64,
+    machine: &mut vsp_platform::Machine<vsp_circuit::TfheBackend>,
+    s: &ServerArgs,
     snapshots: Option<&Snapshots>,
-    output: &Path,
-    quiet: bool,
+    shown: &mut Shown,
 ) -> Result<()> {
-    let t = Instant::now();
-    let bar = Bar::cycles(quiet, cycles);
-    machine.run(cycles, snapshots, &mut |p| bar.cycle(p))?;
-    bar.finish();
-    if !mpi_job::is_root() {
+    let Some(ran) = server::advance(machine, s.cycles, snapshots, &s.output, shown)? else {
         return Ok(());
-    }
-    let size = machine.result()?.write(output)?;
-    if !quiet {
-        let secs = t.elapsed().as_secs_f64();
+    };
+    if !shown.quiet() {
+        let secs = ran.seconds;
         eprintln!(
-            "ran {cycles} cycles on {} ({}) with {} threads in {} ({:.2} s/cycle); wrote result {} ({}){}",
+            "ran {} cycles on {} ({}) with {} threads in {} ({:.2} s/cycle); wrote result {} ({}){}",
+            s.cycles,
             machine.core(),
             machine.size(),
             machine.engine().threads(),
             fmt_secs(secs),
-            secs / cycles.max(1) as f64,
-            output.display(),
-            fmt_bytes(size),
+            secs / s.cycles.max(1) as f64,
+            s.output.display(),
+            fmt_bytes(ran.result_bytes),
             snapshots
                 .map(|s| format!(", snapshot {}", s.path.display()))
                 .unwrap_or_default()

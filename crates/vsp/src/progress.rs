@@ -7,6 +7,7 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+pub use vsp_platform::files::text::{fmt_bytes, fmt_secs};
 use vsp_platform::RunProgress;
 
 /// A progress bar, per-cycle lines, or nothing when quiet.
@@ -85,21 +86,9 @@ impl Bar {
             }
             return;
         }
-        let Some(bar) = &self.bar else { return };
-        bar.set_position(p.done);
         let e = p.engine;
-        let gates = if e.tasks_total > 0 {
-            format!("gates {}/{}", e.tasks_done, e.tasks_total)
-        } else {
-            String::new()
-        };
-        let rate = per_cycle
-            .map(|s| format!("{s:.1} s/cycle"))
-            .unwrap_or_default();
-        let eta = eta
-            .map(|s| format!("ETA {}", fmt_secs(s)))
-            .unwrap_or_default();
-        bar.set_message(format!("{gates}  {rate}  {eta}"));
+        let gates = (e.tasks_total > 0).then_some((e.tasks_done as u64, e.tasks_total as u64));
+        self.show(p.done, per_cycle, eta, gates);
     }
 
     /// Updates the cycle bar (or prints a line per finished cycle) from a remote job's status.
@@ -121,6 +110,11 @@ impl Bar {
             }
             return;
         }
+        self.show(done, per_cycle, eta, gates);
+    }
+
+    /// The terminal bar at `done` cycles: gates of the current cycle, rate, ETA.
+    fn show(&self, done: u64, per_cycle: Option<f64>, eta: Option<f64>, gates: Option<(u64, u64)>) {
         let Some(bar) = &self.bar else { return };
         bar.set_position(done);
         let gates = gates
@@ -148,26 +142,51 @@ impl Drop for Bar {
     }
 }
 
-/// `93 s` → `1m33s`.
-pub fn fmt_secs(s: f64) -> String {
-    let s = s.max(0.0).round() as u64;
-    match s {
-        0..=59 => format!("{s}s"),
-        60..=3599 => format!("{}m{:02}s", s / 60, s % 60),
-        _ => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+/// What a server run shows: the key-loading spinner, the cycle bar, warnings.
+pub struct Shown {
+    quiet: bool,
+    bar: Option<Bar>,
+}
+
+impl Shown {
+    pub fn new(quiet: bool) -> Shown {
+        Shown { quiet, bar: None }
+    }
+    pub fn quiet(&self) -> bool {
+        self.quiet
     }
 }
 
-/// `12345678` → `11.8 MiB`.
-pub fn fmt_bytes(b: u64) -> String {
-    let b = b as f64;
-    if b >= 1024.0 * 1024.0 * 1024.0 {
-        format!("{:.2} GiB", b / (1024.0 * 1024.0 * 1024.0))
-    } else if b >= 1024.0 * 1024.0 {
-        format!("{:.1} MiB", b / (1024.0 * 1024.0))
-    } else if b >= 1024.0 {
-        format!("{:.1} KiB", b / 1024.0)
-    } else {
-        format!("{b} B")
+impl vsp_platform::server::Watch for Shown {
+    fn load_keys(
+        &mut self,
+        path: &std::path::Path,
+    ) -> vsp_platform::Result<std::sync::Arc<vsp_platform::ServerKeys>> {
+        let t = std::time::Instant::now();
+        let msg = "loading the evaluation key (regenerating masks from seeds)";
+        let bar = Bar::spinner(self.quiet, msg);
+        let keys = vsp_platform::ServerKeys::load(path)?;
+        bar.finish();
+        if !self.quiet {
+            let secs = fmt_secs(t.elapsed().as_secs_f64());
+            eprintln!("evaluation key ready in {secs}");
+        }
+        Ok(std::sync::Arc::new(keys))
+    }
+    fn running(&mut self, cycles: u64) {
+        self.bar = Some(Bar::cycles(self.quiet, cycles));
+    }
+    fn cycle(&mut self, p: &RunProgress<'_>) {
+        if let Some(b) = &self.bar {
+            b.cycle(p);
+        }
+    }
+    fn ran(&mut self) {
+        if let Some(b) = self.bar.take() {
+            b.finish();
+        }
+    }
+    fn warn(&mut self, message: &str) {
+        eprintln!("{message}");
     }
 }

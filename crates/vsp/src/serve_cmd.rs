@@ -79,26 +79,14 @@ impl MpiArgs {
         let Some(ranks) = self.mpi_ranks else {
             return Ok(None);
         };
-        if !cfg!(feature = "mpi") {
-            anyhow::bail!(
-                "--mpi-ranks needs a vsp built with --features mpi (docs/mpi.md): this one would run the whole job on every rank"
-            );
-        }
-        if let Some(h) = &self.mpi_hostfile {
-            if !h.is_file() {
-                anyhow::bail!("--mpi-hostfile {}: no such file", h.display());
-            }
-        }
-        let program = std::env::current_exe()
-            .map_err(|e| anyhow::anyhow!("cannot find this program's path for mpirun: {e}"))?;
-        Ok(Some(vsp_server::MpiLaunch {
-            mpirun: self.mpirun.unwrap_or_else(|| "mpirun".into()),
+        Ok(Some(vsp_server::MpiLaunch::for_this_program(
             ranks,
-            hostfile: self.mpi_hostfile,
-            launcher_args: self.mpi_args,
-            program,
-            snapshot_every: self.mpi_snapshot_every,
-        }))
+            self.mpi_hostfile,
+            self.mpirun,
+            self.mpi_args,
+            self.mpi_snapshot_every,
+            cfg!(feature = "mpi"),
+        )?))
     }
 }
 
@@ -300,27 +288,6 @@ enum RemoteCommand {
     },
 }
 
-fn line(s: &JobStatus) -> String {
-    let mut out = format!(
-        "{}  {:<9} {} cycle {}/{}",
-        s.id,
-        s.state.as_str(),
-        s.core,
-        s.cycles_done,
-        s.cycles
-    );
-    if let Some(spc) = s.seconds_per_cycle {
-        out.push_str(&format!("  {spc:.1} s/cycle"));
-    }
-    if let Some(eta) = s.eta_seconds {
-        out.push_str(&format!("  ETA {}", fmt_secs(eta)));
-    }
-    if let Some(e) = &s.error {
-        out.push_str(&format!("  error: {e}"));
-    }
-    out
-}
-
 /// The progress bar of `vsp run` driven by a job's statuses.
 struct Progress {
     quiet: bool,
@@ -364,7 +331,7 @@ fn follow(c: &Client, id: &str, quiet: bool) -> Result<JobStatus> {
     drop(bar);
     match st.state {
         vsp_server::JobState::Done => Ok(st),
-        _ => anyhow::bail!("job {id} ended {}", line(&st)),
+        _ => anyhow::bail!("job {id} ended {}", st.line()),
     }
 }
 
@@ -403,7 +370,12 @@ pub fn remote(r: Remote, quiet: bool) -> Result<()> {
             }
             let key = until_finished
                 .as_deref()
-                .map(crate::load_client_key)
+                .map(|k| {
+                    vsp_platform::design::load_client_key(
+                        k,
+                        &mut crate::progress::Shown::new(quiet),
+                    )
+                })
                 .transpose()?;
             let t = Instant::now();
             let st = match &netlist {
@@ -448,13 +420,13 @@ pub fn remote(r: Remote, quiet: bool) -> Result<()> {
                 println!("{}", serde_json::to_string_pretty(&all)?);
             } else {
                 for s in &all {
-                    println!("{}", line(s));
+                    println!("{}", s.line());
                 }
             }
         }
         RemoteCommand::Watch { id } => {
             let st = follow(&c, &id, quiet)?;
-            println!("{}", line(&st));
+            println!("{}", st.line());
         }
         RemoteCommand::Fetch { id, output } => {
             let n = c.fetch(&id, &output)?;
@@ -462,8 +434,8 @@ pub fn remote(r: Remote, quiet: bool) -> Result<()> {
                 eprintln!("wrote result {} ({})", output.display(), fmt_bytes(n));
             }
         }
-        RemoteCommand::Cancel { id } => println!("{}", line(&c.cancel(&id)?)),
-        RemoteCommand::Extend { id, cycles } => println!("{}", line(&c.extend(&id, cycles)?)),
+        RemoteCommand::Cancel { id } => println!("{}", c.cancel(&id)?.line()),
+        RemoteCommand::Extend { id, cycles } => println!("{}", c.extend(&id, cycles)?.line()),
         RemoteCommand::Delete { id } => {
             c.delete(&id)?;
             println!("deleted {id}");

@@ -49,14 +49,7 @@ pub enum Kind {
 
 impl fmt::Display for Kind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Kind::SecretKey => "secret key",
-            Kind::EvalKey => "evaluation key",
-            Kind::Request => "encrypted request",
-            Kind::Result => "encrypted result",
-            Kind::Snapshot => "run snapshot",
-            Kind::Trace => "encrypted trace",
-        })
+        f.write_str(&FORMAT.kind_name(*self as u16))
     }
 }
 
@@ -83,6 +76,16 @@ pub struct Envelope {
 }
 
 impl Envelope {
+    /// An envelope of `kind` made under the key `key_id` of parameter set `params`.
+    pub fn new(kind: Kind, params: &str, key_id: KeyId, body: Vec<u8>) -> Envelope {
+        Envelope {
+            kind,
+            params: params.to_string(),
+            key_id,
+            body: Zeroizing::new(body),
+        }
+    }
+
     pub fn to_bytes(&self) -> Zeroizing<Vec<u8>> {
         let name = self.params.as_bytes();
         // Parameter names are short identifiers chosen by this program; clamp defensively.
@@ -100,11 +103,7 @@ impl Envelope {
     /// Parses and verifies `bytes`, which must hold a file of kind `expected`.
     pub fn from_bytes(bytes: &[u8], expected: Kind) -> Result<Envelope> {
         let o = vsp_codec::open(&FORMAT, bytes, expected as u16)?;
-        let mut r = vsp_codec::Reader::new(o.param);
-        let key_id = KeyId(r.array("key id")?);
-        let params = std::str::from_utf8(r.take(r.remaining(), "parameter-set name")?)
-            .map_err(|_| PlatformError::format("corrupt header: parameter-set name is not text"))?
-            .to_string();
+        let (key_id, params) = parse_param(o.param)?;
         Ok(Envelope {
             kind: expected,
             params,
@@ -135,15 +134,11 @@ impl Envelope {
             "any vsp file",
         )?;
         let header = || -> Result<(KeyId, String)> {
-            let param = vsp_codec::envelope::peek_param(&FORMAT, &prefix, expected as u16)?;
-            let mut r = vsp_codec::Reader::new(param);
-            let key_id = KeyId(r.array("key id")?);
-            let params = std::str::from_utf8(r.take(r.remaining(), "parameter-set name")?)
-                .map_err(|_| {
-                    PlatformError::format("corrupt header: parameter-set name is not text")
-                })?
-                .to_string();
-            Ok((key_id, params))
+            parse_param(vsp_codec::envelope::peek_param(
+                &FORMAT,
+                &prefix,
+                expected as u16,
+            )?)
         };
         header().map_err(|e| e.in_file(path))
     }
@@ -158,41 +153,14 @@ impl Envelope {
     }
 }
 
-/// The shared bounds-checked reader ([`vsp_codec::Reader`]) with the `vsp` command's error type,
-/// for the bodies of requests, results and snapshots. It never allocates from an unchecked length.
-pub struct Reader<'a>(vsp_codec::Reader<'a>);
-
-impl<'a> Reader<'a> {
-    pub fn new(bytes: &'a [u8]) -> Self {
-        Reader(vsp_codec::Reader::new(bytes))
-    }
-    pub fn u8(&mut self) -> Result<u8> {
-        Ok(self.0.u8("body")?)
-    }
-    pub fn u32(&mut self) -> Result<u32> {
-        Ok(self.0.u32("body")?)
-    }
-    pub fn u64(&mut self) -> Result<u64> {
-        Ok(self.0.u64("body")?)
-    }
-    /// Bytes not read yet.
-    pub fn remaining(&self) -> usize {
-        self.0.remaining()
-    }
-    pub fn take(&mut self, n: usize) -> Result<&'a [u8]> {
-        Ok(self.0.take(n, "body")?)
-    }
-    pub fn array<const N: usize>(&mut self) -> Result<[u8; N]> {
-        Ok(self.0.array("body")?)
-    }
-    /// A `u64` length followed by that many bytes.
-    pub fn blob(&mut self) -> Result<&'a [u8]> {
-        Ok(self.0.blob(usize::MAX, "body")?)
-    }
-    /// Fails unless every byte was read.
-    pub fn end(&self) -> Result<()> {
-        Ok(self.0.end()?)
-    }
+/// The key id and parameter-set name of a header's parameter id.
+fn parse_param(param: &[u8]) -> Result<(KeyId, String)> {
+    let mut r = vsp_codec::Reader::new(param);
+    let key_id = KeyId(r.array("key id")?);
+    let params = std::str::from_utf8(r.take(r.remaining(), "parameter-set name")?)
+        .map_err(|_| PlatformError::format("corrupt header: parameter-set name is not text"))?
+        .to_string();
+    Ok((key_id, params))
 }
 
 /// Checks that a file made for `file_key`/`file_params` may be used with keys `key`/`params`.

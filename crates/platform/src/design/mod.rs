@@ -4,6 +4,14 @@
 //! for any circuit on the same envelopes as the processor's: [`CircuitInputs::encrypt`] →
 //! [`CircuitRequest`] → [`CircuitMachine`] (run, snapshot, resume) → [`decrypt_circuit_result`].
 
+mod run;
+mod stats;
+
+pub use run::{
+    check_reset, load_client_key, public_warning, run_encrypted, run_plain, Exec, Executed,
+};
+pub use stats::stats_json;
+
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -14,15 +22,15 @@ use vsp_circuit::{
     TfheRam, TfheRom,
 };
 use vsp_tfhe::{Params, Tlwe};
-use zeroize::Zeroizing;
 
-use crate::envelope::{check_same_key, Envelope, KeyId, Kind, Reader, Writer};
 use crate::error::{PlatformError, Result, ResultExt};
 use crate::keys::{ClientKey, ServerKeys};
-use crate::machine::{
+use crate::processor::machine::{
     read_snapshot, run_engine, save_engine, snapshot_wrap, RunProgress, Snapshots, Stamp,
 };
-use crate::packets::{check_ram_shape, get_cells, put_cells};
+use crate::processor::packets::{check_ram_shape, get_cells, put_cells};
+use crate::wire::envelope::{Envelope, KeyId, Kind, Writer};
+use vsp_codec::Reader;
 
 /// Loads `path`: a Yosys JSON netlist when the file is JSON (it starts with `{`), else a blueprint.
 pub fn load_design(path: &Path) -> Result<Arc<Circuit>> {
@@ -475,9 +483,6 @@ fn memory_spec<'c>(circuit: &'c Circuit, name: &str) -> Result<&'c vsp_circuit::
         .ok_or_else(|| PlatformError::usage(format!("the circuit has no memory {name:?}")))
 }
 
-/// Body tag of circuit snapshots (core snapshots use 0..=3).
-const CIRCUIT_SNAPSHOT: u8 = 0x80;
-
 impl CircuitRequest {
     /// The request as a file: fingerprint ‖ inputs (u32 count ‖ name blob ‖ cells) ‖ memories
     /// (u32 count ‖ name blob ‖ kind u8 (0 ROM, 1 RAM, 2 cells) ‖ blob or cells).
@@ -507,12 +512,12 @@ impl CircuitRequest {
                 }
             }
         }
-        Envelope {
-            kind: Kind::Request,
-            params: self.params_name.clone(),
-            key_id: self.key_id,
-            body: Zeroizing::new(w.into_bytes()),
-        }
+        Envelope::new(
+            Kind::Request,
+            &self.params_name,
+            self.key_id,
+            w.into_bytes(),
+        )
     }
 
     /// Parses a request for `circuit`: the fingerprint, every name and every size is checked against
@@ -520,13 +525,13 @@ impl CircuitRequest {
     pub fn from_envelope(env: &Envelope, circuit: &Circuit, params: &Params) -> Result<Self> {
         let corrupt = |m: String| PlatformError::format(format!("corrupt circuit request: {m}"));
         let mut r = Reader::new(&env.body);
-        let fingerprint: [u8; 32] = r.array()?;
+        let fingerprint: [u8; 32] = r.array("body")?;
         if fingerprint != circuit.fingerprint() {
             return Err(PlatformError::KeyMismatch(
                 "the request was made for another circuit (its fingerprint differs)".into(),
             ));
         }
-        let n = r.u32()? as usize;
+        let n = r.u32("body")? as usize;
         if n > circuit.inputs().len() {
             return Err(corrupt(format!(
                 "{n} inputs, the circuit has {}",
@@ -539,7 +544,7 @@ impl CircuitRequest {
             let width = input_width(circuit, &name).map_err(|e| corrupt(e.to_string()))?;
             inputs.push((name, get_cells(&mut r, width, params)?));
         }
-        let n = r.u32()? as usize;
+        let n = r.u32("body")? as usize;
         if n > circuit.memories().len() {
             return Err(corrupt(format!(
                 "{n} memories, the circuit has {}",
@@ -550,12 +555,14 @@ impl CircuitRequest {
         for _ in 0..n {
             let name = name_of(&mut r)?;
             let spec = memory_spec(circuit, &name).map_err(|e| corrupt(e.to_string()))?;
-            let m = match (r.u8()?, spec.imp, spec.kind) {
+            let m = match (r.u8("body")?, spec.imp, spec.kind) {
                 (0, MemImpl::Cmux, MemKind::Rom) => EncryptedMemory::Rom(
-                    TfheRom::from_bytes(r.blob()?, params).context(|| format!("memory {name}"))?,
+                    TfheRom::from_bytes(r.blob(usize::MAX, "body")?, params)
+                        .context(|| format!("memory {name}"))?,
                 ),
                 (1, MemImpl::Cmux, MemKind::Ram) => EncryptedMemory::Ram(
-                    TfheRam::from_bytes(r.blob()?, params).context(|| format!("memory {name}"))?,
+                    TfheRam::from_bytes(r.blob(usize::MAX, "body")?, params)
+                        .context(|| format!("memory {name}"))?,
                 ),
                 (2, MemImpl::Mux, _) => EncryptedMemory::Cells(get_cells(
                     &mut r,
@@ -598,7 +605,7 @@ impl CircuitRequest {
 }
 
 fn name_of(r: &mut Reader<'_>) -> Result<String> {
-    let b = r.blob()?;
+    let b = r.blob(usize::MAX, "body")?;
     std::str::from_utf8(b)
         .map(str::to_string)
         .map_err(|_| PlatformError::format("corrupt circuit file: a name is not text"))
@@ -642,7 +649,7 @@ pub fn run_design<B: vsp_circuit::Backend>(
             }
         }
     }
-    crate::machine::target_cycle(engine.cycle(), plan.cycles)?;
+    crate::processor::machine::target_cycle(engine.cycle(), plan.cycles)?;
     if plan.reset {
         engine.reset()?;
     }
@@ -771,13 +778,13 @@ impl CircuitMachine {
     ) -> Result<CircuitMachine> {
         let env = read_snapshot(keys, path)?;
         let mut r = Reader::new(&env.body);
-        if r.u8()? != CIRCUIT_SNAPSHOT {
+        if r.u8("body")? != crate::wire::tags::CIRCUIT {
             return Err(PlatformError::usage(format!(
                 "{} is a processor snapshot: continue it with `vsp resume`",
                 path.display()
             )));
         }
-        let state = r.blob()?;
+        let state = r.blob(usize::MAX, "body")?;
         r.end()?;
         let mut m = Self::new(keys, circuit, threads)?;
         m.engine
@@ -792,7 +799,10 @@ impl CircuitMachine {
     }
 
     fn snapshot_wrap(&self) -> vsp_circuit::SnapshotWrap {
-        snapshot_wrap(self.stamp.clone(), vec![CIRCUIT_SNAPSHOT])
+        snapshot_wrap(
+            self.stamp.clone(),
+            crate::wire::tags::MachineTag::Circuit.to_bytes(),
+        )
     }
 
     /// [`CircuitMachine::run`], recording every cycle's encrypted outputs in `trace` (numbered as
@@ -807,7 +817,7 @@ impl CircuitMachine {
         trace: &mut EncryptedTrace,
         progress: &mut dyn FnMut(&RunProgress<'_>),
     ) -> Result<()> {
-        crate::machine::target_cycle(self.engine.cycle(), cycles)?;
+        crate::processor::machine::target_cycle(self.engine.cycle(), cycles)?;
         if reset {
             self.engine.reset()?;
         }
@@ -858,7 +868,7 @@ impl CircuitMachine {
         snapshots: Option<&Snapshots>,
         progress: &mut dyn FnMut(&RunProgress<'_>),
     ) -> Result<()> {
-        crate::machine::target_cycle(self.engine.cycle(), cycles)?;
+        crate::processor::machine::target_cycle(self.engine.cycle(), cycles)?;
         if reset {
             self.engine.reset()?;
         }
@@ -898,12 +908,12 @@ impl CircuitMachine {
                 }
             }
         }
-        Ok(Envelope {
-            kind: Kind::Result,
-            params: self.stamp.params_name.clone(),
-            key_id: self.stamp.key_id,
-            body: Zeroizing::new(w.into_bytes()),
-        })
+        Ok(Envelope::new(
+            Kind::Result,
+            &self.stamp.params_name,
+            self.stamp.key_id,
+            w.into_bytes(),
+        ))
     }
 }
 
@@ -913,24 +923,18 @@ pub fn decrypt_circuit_result(
     env: &Envelope,
     circuit: &Circuit,
 ) -> Result<CircuitOutputs> {
-    check_same_key(
-        "the result",
-        env.key_id,
-        &env.params,
-        key.key_id,
-        &key.params_name,
-    )?;
+    key.check_file("the result", env)?;
     let corrupt = |m: String| PlatformError::format(format!("corrupt circuit result: {m}"));
     let params = key.sk.params();
     let mut r = Reader::new(&env.body);
-    let fingerprint: [u8; 32] = r.array()?;
+    let fingerprint: [u8; 32] = r.array("body")?;
     if fingerprint != circuit.fingerprint() {
         return Err(PlatformError::KeyMismatch(
             "the result is of another circuit (its fingerprint differs)".into(),
         ));
     }
-    let cycles = r.u64()?;
-    let n = r.u32()? as usize;
+    let cycles = r.u64("body")?;
+    let n = r.u32("body")? as usize;
     if n != circuit.outputs().len() {
         return Err(corrupt(format!(
             "{n} outputs, the circuit has {}",
@@ -954,7 +958,7 @@ pub fn decrypt_circuit_result(
         .iter()
         .filter(|m| m.spec.kind == MemKind::Ram)
         .collect();
-    let n = r.u32()? as usize;
+    let n = r.u32("body")? as usize;
     if n != rams.len() {
         return Err(corrupt(format!("{n} RAMs, the circuit has {}", rams.len())));
     }
@@ -968,9 +972,9 @@ pub fn decrypt_circuit_result(
             )));
         }
         let (a, w) = (m.spec.addr_width, m.spec.data_width);
-        let words = match (r.u8()?, m.spec.imp) {
+        let words = match (r.u8("body")?, m.spec.imp) {
             (1, MemImpl::Cmux) => {
-                let bytes = r.blob()?;
+                let bytes = r.blob(usize::MAX, "body")?;
                 check_ram_shape(bytes, a, w).map_err(|e| corrupt(format!("RAM {name}: {e}")))?;
                 let ram = TfheRam::from_bytes(bytes, params).context(|| format!("RAM {name}"))?;
                 if ram.noise_bounds().len() != 1 << a || ram.cells().len() != (1 << a) * w {
@@ -1055,40 +1059,34 @@ impl EncryptedTrace {
                 put_cells(&mut w, bits, params);
             }
         }
-        Envelope {
-            kind: Kind::Trace,
-            params: self.stamp.params_name.clone(),
-            key_id: self.stamp.key_id,
-            body: Zeroizing::new(w.into_bytes()),
-        }
+        Envelope::new(
+            Kind::Trace,
+            &self.stamp.params_name,
+            self.stamp.key_id,
+            w.into_bytes(),
+        )
     }
 }
 
 /// Decrypts an encrypted trace of `circuit` (from `vsp circuit exec --trace`) into the trace a
 /// plain run writes: the same JSON lines and VCD, the same cycle numbers.
 pub fn decrypt_circuit_trace(key: &ClientKey, env: &Envelope, circuit: &Circuit) -> Result<Trace> {
-    check_same_key(
-        "the trace",
-        env.key_id,
-        &env.params,
-        key.key_id,
-        &key.params_name,
-    )?;
+    key.check_file("the trace", env)?;
     let corrupt = |m: String| PlatformError::format(format!("corrupt encrypted trace: {m}"));
     let params = key.sk.params();
     let mut r = Reader::new(&env.body);
-    let fingerprint: [u8; 32] = r.array()?;
+    let fingerprint: [u8; 32] = r.array("body")?;
     if fingerprint != circuit.fingerprint() {
         return Err(PlatformError::KeyMismatch(
             "the trace is of another circuit (its fingerprint differs)".into(),
         ));
     }
-    let first = r.u64()?;
-    let n = r.u64()?;
+    let first = r.u64("body")?;
+    let n = r.u64("body")?;
     if n > MAX_TRACE_CYCLES || first.checked_add(n).is_none() {
         return Err(corrupt(format!("{n} cycles from cycle {first}")));
     }
-    let count = r.u32()? as usize;
+    let count = r.u32("body")? as usize;
     if count != circuit.outputs().len() {
         return Err(corrupt(format!(
             "{count} outputs, the circuit has {}",
@@ -1098,7 +1096,7 @@ pub fn decrypt_circuit_trace(key: &ClientKey, env: &Envelope, circuit: &Circuit)
     let mut signals = Vec::with_capacity(count);
     for p in circuit.outputs() {
         let name = name_of(&mut r)?;
-        let width = r.u32()? as usize;
+        let width = r.u32("body")? as usize;
         if name != p.name || width != p.bits.len() {
             return Err(corrupt(format!(
                 "output {:?} of {width} bits where {:?} of {} was expected",

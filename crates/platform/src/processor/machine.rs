@@ -25,13 +25,14 @@ use vsp_circuit::{
     Backend, Blueprint, Circuit, CircuitError, Engine, MemState, PlainBackend, Progress,
     RunOptions, SnapshotWrap, TfheBackend,
 };
-use zeroize::Zeroizing;
 
-use crate::envelope::{Envelope, KeyId, Kind, Reader, Writer};
 use crate::error::{PlatformError, Result, ResultExt};
 use crate::keys::ServerKeys;
-use crate::packets::{result_envelope, EncryptedMemories, EncryptedRam, Request};
-use crate::program::PlainRequest;
+use crate::processor::packets::{result_envelope, EncryptedMemories, EncryptedRam, Request};
+use crate::processor::program::PlainRequest;
+use crate::wire::envelope::{Envelope, KeyId, Kind, Writer};
+use crate::wire::tags::MachineTag;
+use vsp_codec::Reader;
 
 /// Options of [`core_circuit_with`]: the memories' size, a replacement core netlist and blueprint
 /// lines appended to `[connect]` (the co-verification adds debug outputs this way).
@@ -189,7 +190,10 @@ impl<B: Backend> Machine<B> {
             params_name: "plain".into(),
             key_id: KeyId([0; 16]),
         });
-        snapshot_wrap(stamp, machine_tag(self.core, self.memory, self.size))
+        snapshot_wrap(
+            stamp,
+            MachineTag::Core(self.core, self.memory, self.size).to_bytes(),
+        )
     }
 }
 
@@ -256,7 +260,7 @@ impl Machine<TfheBackend> {
         Ok(m)
     }
 
-    fn encrypted(
+    pub(crate) fn encrypted(
         keys: &ServerKeys,
         core: Core,
         memory: Memory,
@@ -331,12 +335,12 @@ pub(crate) fn snapshot_wrap(stamp: Stamp, tag: Vec<u8>) -> SnapshotWrap {
             w.u8(b);
         }
         w.blob(state);
-        let mut bytes = Envelope {
-            kind: Kind::Snapshot,
-            params: stamp.params_name.clone(),
-            key_id: stamp.key_id,
-            body: Zeroizing::new(w.into_bytes()),
-        }
+        let mut bytes = Envelope::new(
+            Kind::Snapshot,
+            &stamp.params_name,
+            stamp.key_id,
+            w.into_bytes(),
+        )
         .to_bytes();
         // A snapshot holds ciphertexts and public values only: nothing to zeroize.
         std::mem::take(&mut *bytes)
@@ -396,66 +400,15 @@ pub(crate) fn run_engine<B: Backend>(
     Ok(())
 }
 
-/// Snapshot tag: a byte with core (bit 0: Ruby), memory (bit 1: MUX) and size (bit 2: 1 KiB ROM and
-/// RAM; bit 3: the sizes follow as two bytes, log2 of the ROM's and of the RAM's bytes, bit 2 then
-/// clear). Snapshots from before MUX memory (0 Pearl, 1 Ruby) and before the 1 KiB variant read the
-/// same, and the two standard sizes keep the one-byte form.
-fn machine_tag(core: Core, memory: Memory, size: MemSize) -> Vec<u8> {
-    let c = match core {
-        Core::Pearl => 0,
-        Core::Ruby => 1,
-    };
-    let m = match memory {
-        Memory::Cmux => 0,
-        Memory::Mux => 2,
-    };
-    if size == MemSize::B512 {
-        vec![c | m]
-    } else if size == MemSize::K1 {
-        vec![c | m | 4]
-    } else {
-        vec![c | m | 8, size.rom_log2(), size.ram_log2()]
-    }
-}
-
-/// The core, memory, memory size and engine state of a snapshot's body.
+/// The core, memory, memory size and engine state of a snapshot's body ([`MachineTag`]).
 pub fn parse_snapshot(body: &[u8]) -> Result<(Core, Memory, MemSize, &[u8])> {
     let mut r = Reader::new(body);
-    let tag = r.u8()?;
-    if tag == 0x80 {
+    let MachineTag::Core(core, memory, size) = MachineTag::parse(&mut r)? else {
         return Err(PlatformError::usage(
             "a circuit snapshot: continue it with `vsp circuit resume`",
         ));
-    }
-    if tag > 11 {
-        return Err(PlatformError::format(format!(
-            "corrupt snapshot: unknown core {tag}"
-        )));
-    }
-    let core = if tag & 1 == 0 {
-        Core::Pearl
-    } else {
-        Core::Ruby
     };
-    let memory = if tag & 2 == 0 {
-        Memory::Cmux
-    } else {
-        Memory::Mux
-    };
-    let size = match tag & 12 {
-        0 => MemSize::B512,
-        4 => MemSize::K1,
-        8 => {
-            let (rom, ram) = (r.u8()?, r.u8()?);
-            crate::packets::size_from_log2(rom, ram).context(|| "corrupt snapshot".into())?
-        }
-        _ => {
-            return Err(PlatformError::format(format!(
-                "corrupt snapshot: unknown core {tag}"
-            )))
-        }
-    };
-    let state = r.blob()?;
+    let state = r.blob(usize::MAX, "body")?;
     r.end()?;
     Ok((core, memory, size, state))
 }
@@ -519,7 +472,7 @@ pub fn emulate(
     let request = PlainRequest::new_sized(image, args, memory, size)?;
     // The ISA simulator first: it is cheap, and where it stops the program (a stack overflow)
     // the gate-level run need not go on to the cycle limit.
-    let ram = crate::program::initial_ram(image, args, size)?;
+    let ram = crate::processor::program::initial_ram(image, args, size)?;
     let mut sim = Simulator::new(&image.rom, &ram, size.mem_config())?;
     sim.set_stack_guard(StackGuard::for_image(image, &ram));
     let (isa_halted, isa_error) = match sim.run(max_cycles.saturating_mul(4)) {
@@ -541,7 +494,7 @@ pub fn emulate(
         (finished && isa_error.is_none()).then(|| isa_halted && sim.regs()[..] == regs[..]);
     Ok(EmuResult {
         core: core.name().to_string(),
-        memory: crate::program::memory_name(memory).to_string(),
+        memory: crate::processor::program::memory_name(memory).to_string(),
         memory_size: if size.rom_bytes() == size.ram_bytes() {
             size.rom_bytes()
         } else {
@@ -612,7 +565,7 @@ mod tests {
         for core in Core::ALL {
             for memory in [Memory::Cmux, Memory::Mux] {
                 for size in MemSize::ALL {
-                    let mut body = machine_tag(core, memory, size);
+                    let mut body = MachineTag::Core(core, memory, size).to_bytes();
                     tags.insert(body.clone());
                     body.extend_from_slice(&1u64.to_le_bytes());
                     body.push(9);

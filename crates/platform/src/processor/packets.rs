@@ -27,12 +27,15 @@
 use vsp_cahp::cores::{self, MemSize, Memory};
 use vsp_circuit::{client, TfheRam, TfheRom};
 use vsp_tfhe::{Params, Tlwe};
-use zeroize::Zeroizing;
 
-use crate::envelope::{check_same_key, Envelope, KeyId, Kind, Reader, Writer};
 use crate::error::{PlatformError, Result, ResultExt};
 use crate::keys::ClientKey;
-use crate::program::PlainRequest;
+use crate::processor::program::PlainRequest;
+use crate::wire::envelope::{Envelope, KeyId, Kind, Writer};
+use crate::wire::tags::{get_memory, put_memory};
+#[cfg(test)]
+use crate::wire::tags::{memory_from_tag, size_from_log2};
+use vsp_codec::Reader;
 
 /// Width of a CAHPv3 register.
 pub const REG_BITS: usize = 16;
@@ -108,12 +111,12 @@ impl Request {
                 put_cells(&mut w, ram, params);
             }
         }
-        Envelope {
-            kind: Kind::Request,
-            params: self.params_name.clone(),
-            key_id: self.key_id,
-            body: Zeroizing::new(w.into_bytes()),
-        }
+        Envelope::new(
+            Kind::Request,
+            &self.params_name,
+            self.key_id,
+            w.into_bytes(),
+        )
     }
 
     /// Parses a verified request envelope for parameters `params`.
@@ -144,11 +147,11 @@ pub fn parse_request(body: &[u8], params: &Params) -> Result<(MemSize, Encrypted
     let (ra, aa) = (size.rom_addr_width(), size.ram_addr_width());
     let m = match memory {
         Memory::Cmux => {
-            let rom = r.blob()?;
+            let rom = r.blob(usize::MAX, "body")?;
             check_shape("ROM", &want, rom, ra, cores::ROM_DATA_WIDTH)
                 .map_err(|e| corrupt("ROM", e))?;
             let rom = TfheRom::from_bytes(rom, params).map_err(|e| corrupt("ROM", e.into()))?;
-            let ram = r.blob()?;
+            let ram = r.blob(usize::MAX, "body")?;
             check_shape("RAM", &want, ram, aa, cores::RAM_DATA_WIDTH)
                 .map_err(|e| corrupt("RAM", e))?;
             let ram = TfheRam::from_bytes(ram, params).map_err(|e| corrupt("RAM", e.into()))?;
@@ -197,12 +200,7 @@ pub fn result_envelope(
         EncryptedRam::Cmux(ram) => w.blob(&ram.to_bytes()),
         EncryptedRam::Mux(cells) => put_cells(&mut w, &cells, params),
     }
-    Envelope {
-        kind: Kind::Result,
-        params: params_name.to_string(),
-        key_id,
-        body: Zeroizing::new(w.into_bytes()),
-    }
+    Envelope::new(Kind::Result, params_name, key_id, w.into_bytes())
 }
 
 /// A decrypted result.
@@ -218,23 +216,17 @@ pub struct Decrypted {
 
 /// Decrypts a result with the secret key.
 pub fn decrypt_result(key: &ClientKey, env: &Envelope) -> Result<Decrypted> {
-    check_same_key(
-        "the result",
-        env.key_id,
-        &env.params,
-        key.key_id,
-        &key.params_name,
-    )?;
+    key.check_file("the result", env)?;
     let corrupt = |m: String| PlatformError::format(format!("corrupt result: {m}"));
     let params: &Params = key.sk.params();
     let mut r = Reader::new(&env.body);
-    let cycles = r.u64()?;
+    let cycles = r.u64("body")?;
     let (memory, size) = get_memory(&mut r).context(|| "corrupt result".into())?;
     let mut values = Vec::with_capacity(17);
     // The shape must be the core's: a 1-bit finish flag, 16-bit registers, the core's RAM.
     let widths = std::iter::once((cores::FINISH, 1)).chain(cores::REGS.map(|r| (r, REG_BITS)));
     for (name, want) in widths {
-        let n = r.u32()? as usize;
+        let n = r.u32("body")? as usize;
         if n != want {
             return Err(corrupt(format!(
                 "output {name} has {n} bits, the core's has {want}"
@@ -242,7 +234,7 @@ pub fn decrypt_result(key: &ClientKey, env: &Envelope) -> Result<Decrypted> {
         }
         let bits = (0..n)
             .map(|_| {
-                Tlwe::<u32>::from_bytes(r.blob()?, params)
+                Tlwe::<u32>::from_bytes(r.blob(usize::MAX, "body")?, params)
                     .map_err(|e| PlatformError::from(e).context("corrupt result"))
             })
             .collect::<Result<Vec<_>>>()?;
@@ -251,7 +243,7 @@ pub fn decrypt_result(key: &ClientKey, env: &Envelope) -> Result<Decrypted> {
     let aa = size.ram_addr_width();
     let words = match memory {
         Memory::Cmux => {
-            let ram_bytes = r.blob()?;
+            let ram_bytes = r.blob(usize::MAX, "body")?;
             let want = format!("a {size} result's");
             check_shape("RAM", &want, ram_bytes, aa, cores::RAM_DATA_WIDTH)
                 .map_err(|e| corrupt(e.to_string()))?;
@@ -292,75 +284,6 @@ fn ram_bits(size: MemSize) -> usize {
     (1 << size.ram_addr_width()) * cores::RAM_DATA_WIDTH
 }
 
-/// The memory byte of requests and results: bit 0 MUX memory, bit 1 1 KiB ROM and RAM, bit 2 the
-/// sizes follow (`None`: the byte says it all, `Some` the two log2 bytes after it).
-pub(crate) fn memory_tag(m: Memory, size: MemSize) -> (u8, Option<[u8; 2]>) {
-    let kind = match m {
-        Memory::Cmux => 0,
-        Memory::Mux => 1,
-    };
-    if size == MemSize::B512 {
-        (kind, None)
-    } else if size == MemSize::K1 {
-        (kind | 2, None)
-    } else {
-        (kind | 4, Some([size.rom_log2(), size.ram_log2()]))
-    }
-}
-
-/// Writes the memory field of a request or result.
-fn put_memory(w: &mut Writer, m: Memory, size: MemSize) {
-    let (tag, sizes) = memory_tag(m, size);
-    w.u8(tag);
-    for b in sizes.into_iter().flatten() {
-        w.u8(b);
-    }
-}
-
-/// Reads the memory field of a request or result ([`memory_tag`]).
-fn get_memory(r: &mut Reader) -> Result<(Memory, MemSize)> {
-    let tag = r.u8()?;
-    let sizes = if tag & 4 != 0 {
-        Some([r.u8()?, r.u8()?])
-    } else {
-        None
-    };
-    memory_from_tag(tag, sizes)
-}
-
-/// Inverse of [`memory_tag`]; any other bit set, or a size no core has, is refused.
-pub(crate) fn memory_from_tag(t: u8, sizes: Option<[u8; 2]>) -> Result<(Memory, MemSize)> {
-    if t > 5 || t & 6 == 6 || (t & 4 != 0) != sizes.is_some() {
-        return Err(PlatformError::format(format!("unknown memory kind {t}")));
-    }
-    let memory = if t & 1 == 0 {
-        Memory::Cmux
-    } else {
-        Memory::Mux
-    };
-    let size = match sizes {
-        Some([rom, ram]) => size_from_log2(rom, ram)?,
-        None if t & 2 == 0 => MemSize::B512,
-        None => MemSize::K1,
-    };
-    Ok((memory, size))
-}
-
-/// The machine of a file's two size bytes (log2 of ROM and RAM bytes), refusing sizes no core has.
-pub(crate) fn size_from_log2(rom: u8, ram: u8) -> Result<MemSize> {
-    MemSize::from_log2(rom, ram).ok_or_else(|| {
-        let show = |l: u8| match 1u64.checked_shl(u32::from(l)) {
-            Some(b) if l < 64 => format!("{b}-byte"),
-            _ => format!("2^{l}-byte"),
-        };
-        PlatformError::format(format!(
-            "unknown memory size: a {} ROM and a {} RAM (the cores have 512 B to 8 KiB of each)",
-            show(rom),
-            show(ram)
-        ))
-    })
-}
-
 pub(crate) fn put_cells(w: &mut Writer, cells: &[Tlwe<u32>], params: &Params) {
     w.u64(cells.len() as u64);
     for c in cells {
@@ -374,14 +297,19 @@ pub(crate) fn get_cells(
     want: usize,
     params: &Params,
 ) -> Result<Vec<Tlwe<u32>>> {
-    let n = r.u64()?;
+    let n = r.u64("body")?;
     if n != want as u64 {
         return Err(PlatformError::format(format!(
             "{n} memory cells, the core's memory has {want}"
         )));
     }
     (0..want)
-        .map(|_| Ok(Tlwe::<u32>::from_bytes(r.blob()?, params)?))
+        .map(|_| {
+            Ok(Tlwe::<u32>::from_bytes(
+                r.blob(usize::MAX, "body")?,
+                params,
+            )?)
+        })
         .collect()
 }
 
@@ -395,7 +323,7 @@ pub(crate) fn check_ram_shape(bytes: &[u8], a: usize, w: usize) -> Result<()> {
 /// is the memory, `want` whose shape it must have (`the ROM is …, a 1 KiB request's is …`).
 pub(crate) fn check_shape(what: &str, want: &str, bytes: &[u8], a: usize, w: usize) -> Result<()> {
     let mut r = Reader::new(bytes);
-    let (ba, bw) = (r.u64()?, r.u64()?);
+    let (ba, bw) = (r.u64("body")?, r.u64("body")?);
     if (ba, bw) != (a as u64, w as u64) {
         return Err(PlatformError::format(format!(
             "the {what} is 2^{ba} words of {bw} bits, {want} is 2^{a} words of {w} bits"

@@ -22,7 +22,7 @@ pub const DEFAULT_MAX_CYCLES: u64 = 100_000;
 /// memories are built, by [`PlainRequest::new_sized`]).
 pub fn load_program(path: &Path, runtime: bool, size: MemSize) -> Result<Image> {
     match path.extension().and_then(|e| e.to_str()) {
-        Some("s" | "S" | "asm") => assemble_file(path, runtime, size),
+        Some("s" | "S" | "asm") => assemble_files(&[path], runtime, size),
         Some("c") => Ok(compile_c(&[path.to_path_buf()], &vsp_cc::CcOptions::default(), size)?.1),
         _ => Image::read(path).context(|| format!("cannot load program image {}", path.display())),
     }
@@ -77,18 +77,41 @@ pub fn image_size(image: &Image, requested: Option<MemSize>, path: &Path) -> Res
     }
 }
 
-/// Assembles `path` (optionally linking crt0 and the runtime helpers) for `size` ROM and RAM.
-pub fn assemble_file(path: &Path, runtime: bool, size: MemSize) -> Result<Image> {
-    let text = vsp_codec::read_text_bounded(path, vsp_codec::limits::SOURCE, "an assembly source")?;
-    let name = path.display().to_string();
-    assemble(
-        &[Source {
-            name: &name,
-            text: &text,
-        }],
-        runtime,
-        size,
-    )
+/// Assembles the files at `paths`, linked in order (optionally with crt0 and the runtime helpers),
+/// for `size` ROM and RAM.
+pub fn assemble_files<P: AsRef<Path>>(paths: &[P], runtime: bool, size: MemSize) -> Result<Image> {
+    let mut texts = Vec::new();
+    for p in paths {
+        let p = p.as_ref();
+        let text =
+            vsp_codec::read_text_bounded(p, vsp_codec::limits::SOURCE, "an assembly source")?;
+        texts.push((p.display().to_string(), text));
+    }
+    let sources: Vec<Source<'_>> = texts
+        .iter()
+        .map(|(name, text)| Source { name, text })
+        .collect();
+    assemble(&sources, runtime, size)
+}
+
+/// vsp-cc's options from a command's: clang's `-O<opt>`, `-D`/`-U` macros and `-I` directories.
+pub fn cc_options(
+    opt: &str,
+    define: &[String],
+    undefine: &[String],
+    include: &[PathBuf],
+) -> vsp_cc::CcOptions {
+    let mut clang_args: Vec<String> = define.iter().map(|d| format!("-D{d}")).collect();
+    clang_args.extend(undefine.iter().map(|u| format!("-U{u}")));
+    for dir in include {
+        clang_args.push("-I".to_string());
+        clang_args.push(dir.display().to_string());
+    }
+    vsp_cc::CcOptions {
+        opt: format!("-O{opt}"),
+        clang_args,
+        ..Default::default()
+    }
 }
 
 /// Assembles and links `sources` (optionally with crt0 and the runtime helpers) into an image that
@@ -303,7 +326,7 @@ pub fn trace_lines(
             Err(e) => {
                 lines.push(format!(
                     "stopped: {}",
-                    crate::machine::isa_error_message(&e, size)
+                    crate::processor::machine::isa_error_message(&e, size)
                 ));
                 break;
             }

@@ -1,0 +1,212 @@
+//! The processor's server run: request or snapshot → machine (on every MPI rank) → result.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use vsp_cahp::cores::{Core, Memory};
+use vsp_circuit::TfheBackend;
+use vsp_codec::OutputLock;
+
+use super::mpi;
+use crate::error::{PlatformError, Result};
+use crate::files::{check_output, lock_output};
+use crate::keys::ServerKeys;
+use crate::processor::machine::{Machine, RunProgress, Snapshots};
+use crate::processor::packets::{request_memory, Request};
+use crate::processor::program::memory_name;
+use crate::wire::envelope::{Envelope, Kind};
+
+/// What a server run tells its caller (a command shows a spinner, a bar and warnings; a library
+/// user may ignore all of it: every method has a default).
+pub trait Watch {
+    /// Loads the evaluation key (seconds: it is decompressed); the default loads it quietly.
+    fn load_keys(&mut self, path: &Path) -> Result<Arc<ServerKeys>> {
+        Ok(Arc::new(ServerKeys::load(path)?))
+    }
+    /// A run of `cycles` cycles starts.
+    fn running(&mut self, _cycles: u64) {}
+    /// Progress within the run.
+    fn cycle(&mut self, _p: &RunProgress<'_>) {}
+    /// The run's cycles are done (before anything is written).
+    fn ran(&mut self) {}
+    /// Something the user should know (a key file others can read, a run that encrypts nothing).
+    fn warn(&mut self, _message: &str) {}
+}
+
+/// The quiet watcher.
+impl Watch for () {}
+
+/// Checks an output path (regular or absent, not one of `inputs`: [`check_output`]) and claims it
+/// for this process until the lock is dropped: a second process writing the same file is refused
+/// at once instead of both finishing and the last rename winning. Under MPI only rank 0 writes, so
+/// only rank 0 claims.
+pub fn claim(output: &Path, inputs: &[(&str, &Path)]) -> Result<Option<OutputLock>> {
+    check_output(output, inputs)?;
+    if !mpi::is_root() {
+        return Ok(None);
+    }
+    Ok(Some(lock_output(output)?))
+}
+
+/// Where a server run writes snapshots, as a command asks for them.
+pub struct SnapshotPlan {
+    /// The path (default: OUTPUT.snapshot).
+    pub path: Option<PathBuf>,
+    /// Every this many cycles (the run's end always writes one).
+    pub every: u64,
+    /// No snapshot at all.
+    pub none: bool,
+}
+
+impl SnapshotPlan {
+    /// The snapshots, their path checked against the command's inputs and `output` (a resumed run
+    /// writes a new snapshot: never the one it resumes from), and the claims on both outputs
+    /// ([`claim`]), held until the run is written.
+    pub fn resolve(
+        &self,
+        output: &Path,
+        inputs: &[(&str, &Path)],
+    ) -> Result<(Option<Snapshots>, Vec<OutputLock>)> {
+        let snapshot = match (&self.path, self.none) {
+            (_, true) => None,
+            (Some(p), false) => Some(p.clone()),
+            (None, false) => {
+                let mut name = output.as_os_str().to_owned();
+                name.push(".snapshot");
+                Some(PathBuf::from(name))
+            }
+        };
+        let mut read = inputs.to_vec();
+        let mut locks = Vec::new();
+        if let Some(s) = &snapshot {
+            locks.extend(claim(s, &read)?);
+            read.push(("snapshot", s));
+        }
+        locks.extend(claim(output, &read)?);
+        let plan = snapshot.map(|path| Snapshots {
+            path,
+            every: self.every,
+        });
+        Ok((plan, locks))
+    }
+}
+
+/// Checks from the headers alone that the snapshot was made under the evaluation key (before the
+/// key is loaded and decompressed).
+pub fn check_snapshot_header(snapshot: &Path, eval_key: &Path) -> Result<()> {
+    let (id, params) = Envelope::read_header(snapshot, Kind::Snapshot)?;
+    ServerKeys::check_header(
+        eval_key,
+        &format!("the snapshot {}", snapshot.display()),
+        id,
+        &params,
+    )
+}
+
+/// The machine of a server run of the request at `input` on `core` (`memory`, when given, checked
+/// against the request's). The request's key is checked against the evaluation key's header before
+/// that key is loaded. Under MPI rank 0 reads the request and the other ranks take its machine and
+/// state.
+pub fn open_request(
+    eval_key: &Path,
+    input: &Path,
+    core: Core,
+    memory: Option<Memory>,
+    threads: Option<usize>,
+    watch: &mut dyn Watch,
+) -> Result<Machine<TfheBackend>> {
+    let mut machine = if mpi::is_root() {
+        let envelope = Envelope::read(input, Kind::Request)?;
+        ServerKeys::check_header(
+            eval_key,
+            &format!("the request {}", input.display()),
+            envelope.key_id,
+            &envelope.params,
+        )?;
+        // The request names its memory and size; the machine is built for them.
+        let (has, size) = request_memory(&envelope).map_err(|e| e.in_file(input))?;
+        if let Some(m) = memory.filter(|&m| m != has) {
+            return Err(PlatformError::usage(format!(
+                "{} was encrypted for {} memory, not {} (encrypt it again with `vsp enc --memory {}`)",
+                input.display(),
+                memory_name(has),
+                memory_name(m),
+                memory_name(m)
+            )));
+        }
+        let keys = watch.load_keys(eval_key)?;
+        let request =
+            Request::from_envelope(&envelope, keys.ek.params()).map_err(|e| e.in_file(input))?;
+        drop(envelope);
+        let m = Machine::start(&keys, &request, core, threads)?;
+        mpi::machine_from_root(Some((core, has, size)))?;
+        m
+    } else {
+        follower(eval_key, threads, watch)?
+    };
+    mpi::join(machine.engine_mut())?;
+    Ok(machine)
+}
+
+/// The machine of a server run continued from `snapshot` (its key checked against the evaluation
+/// key's header first); under MPI rank 0 reads the snapshot and the other ranks take its state.
+pub fn open_snapshot(
+    eval_key: &Path,
+    snapshot: &Path,
+    threads: Option<usize>,
+    watch: &mut dyn Watch,
+) -> Result<Machine<TfheBackend>> {
+    let mut machine = if mpi::is_root() {
+        check_snapshot_header(snapshot, eval_key)?;
+        let keys = watch.load_keys(eval_key)?;
+        let m = Machine::resume(&keys, snapshot, threads)?;
+        mpi::machine_from_root(Some((m.core(), m.memory(), m.size())))?;
+        m
+    } else {
+        follower(eval_key, threads, watch)?
+    };
+    mpi::join(machine.engine_mut())?;
+    Ok(machine)
+}
+
+/// An MPI rank other than 0: rank 0's machine with no request loaded (it takes rank 0's state when
+/// it joins).
+fn follower(
+    eval_key: &Path,
+    threads: Option<usize>,
+    watch: &mut dyn Watch,
+) -> Result<Machine<TfheBackend>> {
+    let keys = watch.load_keys(eval_key)?;
+    let (core, memory, size) = mpi::machine_from_root(None)?;
+    Machine::encrypted(&keys, core, memory, size, threads)
+}
+
+/// What a run wrote: the result's size and the seconds the run took.
+pub struct Ran {
+    pub result_bytes: u64,
+    pub seconds: f64,
+}
+
+/// Runs `cycles` more cycles of `machine` (snapshots as planned) and writes the encrypted result to
+/// `output`. `None` on an MPI rank other than 0, which writes nothing.
+pub fn advance(
+    machine: &mut Machine<TfheBackend>,
+    cycles: u64,
+    snapshots: Option<&Snapshots>,
+    output: &Path,
+    watch: &mut dyn Watch,
+) -> Result<Option<Ran>> {
+    let t = Instant::now();
+    watch.running(cycles);
+    machine.run(cycles, snapshots, &mut |p| watch.cycle(p))?;
+    watch.ran();
+    if !mpi::is_root() {
+        return Ok(None);
+    }
+    let result_bytes = machine.result()?.write(output)?;
+    Ok(Some(Ran {
+        result_bytes,
+        seconds: t.elapsed().as_secs_f64(),
+    }))
+}
