@@ -98,21 +98,15 @@ pub fn c_to_ir(source: &str, name: &str, opts: &CcOptions, extra: &[&str]) -> Re
     .args(&opts.clang_args)
     .args(extra)
     .args(["-x", "c", "-o", "-", "-"])
-    .stdin(Stdio::piped())
+    // The source reaches clang's stdin from an unlinked temporary file, not a pipe: a clang that
+    // dies before reading it (killed, or a wrapper that exits early) must not take this process
+    // with it through SIGPIPE (the `vsp` binary restores SIGPIPE's default for its own stdout).
+    .stdin(source_file(source, name)?)
     .stdout(Stdio::piped())
     .stderr(Stdio::piped());
-    let mut child = cmd
+    let child = cmd
         .spawn()
         .map_err(|e| CcError::ClangMissing(format!("{}: {e}", opts.clang.display())))?;
-    if let Some(mut stdin) = child.stdin.take() {
-        use std::io::Write as _;
-        stdin
-            .write_all(source.as_bytes())
-            .map_err(|e| CcError::Io {
-                path: name.to_string(),
-                source: e,
-            })?;
-    }
     let out = child.wait_with_output().map_err(|e| CcError::Io {
         path: name.to_string(),
         source: e,
@@ -128,6 +122,20 @@ pub fn c_to_ir(source: &str, name: &str, opts: &CcOptions, extra: &[&str]) -> Re
         path: name.to_string(),
         stderr: "clang wrote non-UTF-8 IR".into(),
     })
+}
+
+/// `source` in an anonymous temporary file (already unlinked) positioned at its start, for a child's
+/// stdin.
+fn source_file(source: &str, name: &str) -> Result<Stdio> {
+    use std::io::{Seek as _, Write as _};
+    let io = |source| CcError::Io {
+        path: name.to_string(),
+        source,
+    };
+    let mut file = tempfile::tempfile().map_err(io)?;
+    file.write_all(source.as_bytes()).map_err(io)?;
+    file.rewind().map_err(io)?;
+    Ok(Stdio::from(file))
 }
 
 /// What clang's failure comes to, on one line: its first error (`file:line:col: error: …`) and how
