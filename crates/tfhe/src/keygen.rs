@@ -179,7 +179,9 @@ mod tests {
             n0: 8,
             n1: 64,
             n2: 128,
-            // The BK2 gadget the digests were taken with (default_128 has 2^15 × 2 since).
+            // The level-0 noise and BK2 gadget the digests were taken with (default_128 has
+            // σ0 = 1.07e-5 and 2^15 × 2 since).
+            sigma0: 5.86e-6,
             bk2: crate::torus::Gadget {
                 levels: 3,
                 base_bits: 10,

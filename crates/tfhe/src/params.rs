@@ -88,10 +88,17 @@ const fn g(levels: u32, base_bits: u32) -> Gadget {
 impl Params {
     /// `default`: ≥128-bit for every component, per-gate failure ≤ 2^-64 (see [`crate::noise`]).
     ///
-    /// * Level 0: n = 805, binary key, σ = 5.86e-6 (2^-17.4), q = 2^32 — exactly TFHE-rs 1.x boolean
-    ///   `DEFAULT_PARAMETERS`' LWE, estimated at 132 bits with the lattice estimator (MATZOV cost model,
-    ///   min of primal uSVP and dual hybrid; tfhe-rs `boolean/parameters`). Small noise is what makes the
-    ///   PBS-then-KS order work: the key-switching noise is multiplied by 8 in XOR's 2a+2b.
+    /// * Level 0: n = 770, binary key, σ = 1.0721931696480342e-5 (2^-16.5), q = 2^32 — exactly the LWE
+    ///   of TFHE-rs 1.x boolean `PARAMETERS_ERROR_PROB_2_POW_MINUS_165_KS_PBS`, whose sets are chosen for
+    ///   132 bits with the lattice estimator (MATZOV cost model, min of primal uSVP and dual hybrid;
+    ///   tfhe-rs `boolean/parameters`, checked in its CI). It replaced `DEFAULT_PARAMETERS`' n = 805,
+    ///   σ = 5.86e-6 on 2026-12-04: 4.3 % fewer blind-rotation steps in every gate and circuit
+    ///   bootstrap for a gate-output variance 6 % higher (2.37e-5 against 2.24e-5, dominated by the
+    ///   bootstrapping key's noise), which admits exactly the same multi-input cells and refreshes in
+    ///   both cores' plans (`vsp-bench plan`); n = 739, σ = 1.83e-5 (`DEFAULT_PARAMETERS_KS_PBS`) would
+    ///   save 8 % per bootstrap but its 30 % noisier key switch costs Pearl 53 cell refreshes a cycle.
+    ///   Small noise is what makes the PBS-then-KS order work: the key-switching noise is multiplied by 8
+    ///   in XOR's 2a+2b.
     /// * Level 1: N = 1024, k = 1, ternary key, σ = 2^-25 on q = 2^32, i.e. α = 2^-25. The
     ///   HomomorphicEncryption.org security standard (Albrecht et al. 2018, Table 1, ternary secret,
     ///   classical 128 bits) allows log q = 27 at n = 1024 with σ = 3.2, i.e. α = 3.2/2^27 = 2^-25.3;
@@ -99,7 +106,7 @@ impl Params {
     /// * Level 2: N = 2048, k = 1, ternary key, σ = 2^-51 on q = 2^64. Same standard: n = 2048 allows
     ///   log q = 54 with σ = 3.2, α = 2^-52.3 < 2^-51. (TFHEpp's current 128-bit set uses the same value.)
     /// * Gadgets: BK1 Bg = 2^8 × 2 (two levels instead of TFHEpp's three: ⅓ fewer transforms and a ⅓
-    ///   smaller key; the noise model still gives a per-gate failure ≈ 2^-150, see `noise::predict`),
+    ///   smaller key; the noise model gives a two-input gate a failure of 2^-121.6, `noise::predict`),
     ///   KS 2^3 × 5 signed digits (TFHE-rs DEFAULT), BK2 2^15 × 2 (⅓ fewer level-2 transforms per
     ///   step and a ⅓ smaller level-2 key than 2^10 × 3, for the same 30 bits: the level-2 rotation's
     ///   variance is 4.0e-14 of rounding plus 2.5e-14 of the level-2 FFT's own error, which grows with
@@ -116,8 +123,8 @@ impl Params {
     pub const fn default_128() -> Params {
         Params {
             id: ParamId::Default128,
-            n0: 805,
-            sigma0: 5.86e-6,
+            n0: 770,
+            sigma0: 1.0721931696480342e-5,
             n1: 1024,
             sigma1: 2.9802322387695312e-8, // 2^-25
             key1: KeyDist::Ternary,
