@@ -141,9 +141,7 @@ impl ClientKey {
 
     /// The key in a verified secret-key envelope read from `path` (named in errors).
     pub fn from_envelope(env: Envelope, path: &Path) -> Result<ClientKey> {
-        let sk = SecretKey::from_bytes(&env.body).map_err(|e| {
-            PlatformError::from(e).context(format!("{}: corrupt secret key", path.display()))
-        })?;
+        let sk = SecretKey::from_bytes(&env.body).map_err(load_error(path, "secret key"))?;
         check_label(path, "secret key", &env.params, sk.params())?;
         let derived = key_id_of(&sk.to_bytes());
         if derived != env.key_id {
@@ -257,7 +255,23 @@ impl ServerKeys {
 
 /// "`path`: corrupt evaluation key" around a vsp-tfhe error.
 fn corrupt(path: &Path) -> impl Fn(vsp_tfhe::Error) -> PlatformError + '_ {
-    move |e| PlatformError::from(e).context(format!("{}: corrupt evaluation key", path.display()))
+    load_error(path, "evaluation key")
+}
+
+/// "`path`: corrupt `what`" around a vsp-tfhe error; an intact key made by a build whose parameter
+/// values differ is not called corrupt, and the message says how to go on.
+fn load_error<'a>(path: &'a Path, what: &'a str) -> impl Fn(vsp_tfhe::Error) -> PlatformError + 'a {
+    move |e| {
+        let context = match e {
+            vsp_tfhe::Error::ParamsChanged(_) => format!(
+                "{}: {what} made by another version of vsp (make new keys with `vsp genkey` and \
+                 `vsp genbkey`)",
+                path.display()
+            ),
+            _ => format!("{}: corrupt {what}", path.display()),
+        };
+        PlatformError::from(e).context(context)
+    }
 }
 
 #[cfg(test)]
@@ -289,5 +303,40 @@ mod tests {
         env.write(&path).unwrap();
         let e = ClientKey::load(&path).err().unwrap().to_string();
         assert!(e.contains("is not the id of the key inside"), "{e}");
+    }
+
+    /// A key made by a build whose `default` had other values (n0 = 805 before 2026-12-04) is intact:
+    /// refused as from another version, with what to do, not called corrupt.
+    #[test]
+    fn a_secret_key_from_a_build_with_other_default_values_is_named_as_such() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.key");
+        let before = Params {
+            n0: 805,
+            sigma0: 5.86e-6,
+            ..Params::default_128()
+        };
+        generate_secret("default", &before)
+            .unwrap()
+            .save(&path)
+            .unwrap();
+        let err = ClientKey::load(&path).err().unwrap();
+        let e = err.to_string();
+        assert!(
+            e.contains("old.key: secret key made by another version of vsp (make new keys with"),
+            "{e}"
+        );
+        let cause = std::error::Error::source(&err).unwrap().to_string();
+        assert!(cause.contains("parameter fingerprint mismatch"), "{cause}");
+        assert!(!e.contains("corrupt") && !cause.contains("corrupt"), "{e}: {cause}");
+        // A damaged key is still called corrupt.
+        let key = generate_secret("default", &Params::default_128()).unwrap();
+        let mut env = Envelope::read(&path, Kind::SecretKey).unwrap();
+        let mut body = key.sk.to_bytes().to_vec();
+        body.truncate(body.len() - 1);
+        env.body = zeroize::Zeroizing::new(body);
+        env.write(&path).unwrap();
+        let e = ClientKey::load(&path).err().unwrap().to_string();
+        assert!(e.contains("old.key: corrupt secret key"), "{e}");
     }
 }

@@ -15,6 +15,10 @@ pub enum Error {
     /// A file or byte string is malformed, truncated, corrupt or of the wrong kind/parameters.
     #[error("bad format: {0}")]
     Format(String),
+    /// An intact file made with other values of a named parameter set: by another version of the
+    /// software, whose defaults differed (its keys and ciphertexts cannot be used with this build's).
+    #[error("parameter fingerprint mismatch: made with other values of parameter set {0} than this build's")]
+    ParamsChanged(String),
     /// A file's envelope or body failed the codec's checks, or writing it failed.
     #[error(transparent)]
     Codec(#[from] vsp_codec::Error),

@@ -75,9 +75,7 @@ fn params_of(id: &[u8]) -> Result<Params, Error> {
     let fp = r.u64("parameter fingerprint")?;
     r.end()?;
     if fp != fingerprint(&params) {
-        return Err(Error::Format(
-            "parameter fingerprint mismatch (file made with different parameter values)".into(),
-        ));
+        return Err(Error::ParamsChanged(format!("{:?}", params.id)));
     }
     Ok(params)
 }
