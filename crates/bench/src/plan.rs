@@ -136,6 +136,18 @@ pub fn run(args: &[String]) -> Result<()> {
                     "{stem} carried (lifted when over budget): {}",
                     names(&mut lifts.iter().filter(|l| l.1).map(|l| l.0))
                 );
+                // The engine's carry rule from power-up: register bits share one worst-case noise,
+                // so they are lifted in bursts (what a run of a few cycles measures).
+                let burst: Vec<String> = plan
+                    .carried_lift_schedule(e.circuit(), 16, true)
+                    .iter()
+                    .map(|n| n.to_string())
+                    .collect();
+                println!(
+                    "{stem} carried lifts in cycles 0-15 from power-up: {} (steady-state mean {:.1})",
+                    burst.join(" "),
+                    k.carried_lifts
+                );
                 println!("{stem} critical path ({} nodes):", chain.len());
                 for (id, t) in chain {
                     let n = &e.circuit().nodes()[id as usize];
