@@ -12,7 +12,8 @@
 //! bounds (per cycle, and the worst single decision), all deterministic. `netlists=DIR` reads the
 //! netlists from `DIR/{pearl,ruby}{,-1k,-2k,-4k,-8k}.json` instead of the committed ones (to compare
 //! a synthesis experiment before committing it); `path` also prints the nodes on each critical path
-//! (`vsp_circuit::techmap::critical_chain`). Keys are generated once (the backend needs them; none is
+//! (`vsp_circuit::techmap::critical_chain`) and the carried flip-flops' lifts in each of the first 16
+//! cycles from power-up (`MuxPlan::carried_lift_schedule`: what a run of a few cycles measures). Keys are generated once (the backend needs them; none is
 //! used). Ends with `<core>_plan_bootstraps=`, `<core>_plan_circuit_bootstraps=` and
 //! `<core>_critical_path_bootstraps=` for the 512-byte machine.
 
