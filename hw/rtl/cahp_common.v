@@ -133,7 +133,15 @@ endmodule
 // ALU: ripple adder whose propagate (a^b) and generate (a&b) also give XOR, AND and OR;
 // a right barrel shifter that serves left shifts by bit reversal; branch flags.
 // res is 0 for shifts-off/link (eP=eC=eG=0), so the core can OR other results into it.
-module cahp_alu (
+module cahp_alu #(
+    // 1: every carry is a kept cahp_maj3 (defined in ruby.v, its only user, so that Pearl's synthesis
+    // reads the same sources and its netlists stay byte-identical). ABC may turn a carry into a MUX
+    // whose select is an operand bit (Pearl's bit 0), a circuit bootstrap on the critical path. Ruby
+    // kept: the plan gives 740 gate bootstraps and a critical path of 36.0 against 763 and 39.0. 0: ABC maps the
+    // ripple (Pearl, which the kept carries make dearer and deeper: 779 and 41.0 against 688 and
+    // 40.1). BENCHMARKS.md, "Virtual Secure Platform", 2026-12-04.
+    parameter KEEP_CARRY = 0
+) (
     input  wire [15:0] a,
     input  wire [15:0] b,
     input  wire        aZero,
@@ -159,7 +167,11 @@ module cahp_alu (
     genvar i;
     generate
         for (i = 0; i < 16; i = i + 1) begin : carry
-            assign c[i+1] = g[i] | (p[i] & c[i]);
+            if (KEEP_CARRY) begin : kept
+                cahp_maj3 m (.a(aa[i]), .b(bb[i]), .c(c[i]), .y(c[i+1]));
+            end else begin : free
+                assign c[i+1] = g[i] | (p[i] & c[i]);
+            end
         end
     endgenerate
     assign sum = p ^ c[15:0];

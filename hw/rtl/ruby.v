@@ -81,7 +81,7 @@ module ruby #(
     // ---------------------------------------------------------------- EX (first: ID forwards from it)
     wire [15:0] aluSum, aluRes;
     wire eq, ltu, lt, condOk;
-    cahp_alu alu (
+    cahp_alu #(.KEEP_CARRY(1)) alu (
         .a(exA), .b(exB), .aZero(exAZero), .sub(exSub), .eP(exEP), .eC(exEC), .eG(exEG),
         .isShift(exIsShift), .shLeft(exShLeft), .shArith(exShArith), .sum(aluSum), .res(aluRes),
         .eq(eq), .ltu(ltu), .lt(lt)
@@ -208,4 +208,18 @@ module ruby #(
             io_mainRegOut_x11, io_mainRegOut_x10, io_mainRegOut_x9, io_mainRegOut_x8,
             io_mainRegOut_x7, io_mainRegOut_x6, io_mainRegOut_x5, io_mainRegOut_x4,
             io_mainRegOut_x3, io_mainRegOut_x2, io_mainRegOut_x1, io_mainRegOut_x0} = regs;
+endmodule
+
+// A full adder's carry, MAJ(a, b, c), kept as written: one MAJ3 cell for the Rust techmap (cahp_alu
+// with KEEP_CARRY = 1; here, not in cahp_common.v, as only Ruby uses it). Left to
+// ABC, a majority may become a MUX whose select is an operand bit, which the engine must then
+// circuit-bootstrap (5 bootstrap latencies) on the ALU's critical path.
+(* keep_hierarchy *)
+module cahp_maj3 (
+    input  wire a,
+    input  wire b,
+    input  wire c,
+    output wire y
+);
+    assign y = (a & b) | (c & (a | b));
 endmodule

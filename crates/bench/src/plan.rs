@@ -12,7 +12,8 @@
 //! bounds (per cycle, and the worst single decision), all deterministic. `netlists=DIR` reads the
 //! netlists from `DIR/{pearl,ruby}{,-1k,-2k,-4k,-8k}.json` instead of the committed ones (to compare
 //! a synthesis experiment before committing it); `path` also prints the nodes on each critical path
-//! (`vsp_circuit::techmap::critical_chain`). Keys are generated once (the backend needs them; none is
+//! (`vsp_circuit::techmap::critical_chain`) and the carried flip-flops' lifts in each of the first 16
+//! cycles from power-up (`MuxPlan::carried_lift_schedule`: what a run of a few cycles measures). Keys are generated once (the backend needs them; none is
 //! used). Ends with `<core>_plan_bootstraps=`, `<core>_plan_circuit_bootstraps=` and
 //! `<core>_critical_path_bootstraps=` for the 512-byte machine.
 
@@ -135,6 +136,18 @@ pub fn run(args: &[String]) -> Result<()> {
                 println!(
                     "{stem} carried (lifted when over budget): {}",
                     names(&mut lifts.iter().filter(|l| l.1).map(|l| l.0))
+                );
+                // The engine's carry rule from power-up: register bits share one worst-case noise,
+                // so they are lifted in bursts (what a run of a few cycles measures).
+                let burst: Vec<String> = plan
+                    .carried_lift_schedule(e.circuit(), 16, true)
+                    .iter()
+                    .map(|n| n.to_string())
+                    .collect();
+                println!(
+                    "{stem} carried lifts in cycles 0-15 from power-up: {} (steady-state mean {:.1})",
+                    burst.join(" "),
+                    k.carried_lifts
                 );
                 println!("{stem} critical path ({} nodes):", chain.len());
                 for (id, t) in chain {

@@ -116,3 +116,66 @@ fn check_plan(lp: LeveledParams, extra: impl Fn(&vsp_circuit::PlanCounts)) {
         }
     }
 }
+
+#[test]
+fn plan_predicts_the_engines_lifts_cycle_by_cycle() {
+    // The engine lifts a carried flip-flop ring only when it is over budget; the plan runs the same
+    // rule on its noise model. From a first cycle that lifts every carried ring (`set_leveled` drops
+    // them) both give the same lifts in every cycle (register bits share one worst-case noise, so
+    // they come in bursts), and the plan's steady-state mean is the mean of the engine's lifts over a
+    // whole number of periods.
+    let lp = LeveledParams::for_params(&vsp_tfhe::Params::default_128()).unwrap();
+    for core in [Core::Pearl, Core::Ruby] {
+        let c = circuit(core);
+        let prog = vsp_cahp::programs::FIB;
+        let image = vsp_cahp::assemble(prog.source, prog.name).unwrap();
+        let ram = vsp_cahp::load_args(&image.ram, prog.args, cores::RAM_BYTES).unwrap();
+        let mut e = Engine::new(PlainBackend, c.clone());
+        e.set_leveled(Some(lp));
+        e.load_memory_words(cores::ROM, &cores::rom_words(&image.rom).unwrap())
+            .unwrap();
+        e.load_memory_words(cores::RAM, &cores::ram_words(&ram).unwrap())
+            .unwrap();
+        let plan = vsp_circuit::MuxPlan::new(e.circuit(), &lp);
+        let counts = plan.counts();
+        assert_eq!(
+            counts,
+            e.plan_counts(),
+            "{core}: the engine runs another plan"
+        );
+        // Ruby's registers fall into groups with different noise, so its period is longer.
+        let cycles = 16 + 3 * 64;
+        let expected: Vec<usize> = plan
+            .carried_lift_schedule(e.circuit(), cycles, false)
+            .iter()
+            .map(|l| l + counts.lifts)
+            .collect();
+        let one = RunOptions {
+            max_cycles: 1,
+            ..Default::default()
+        };
+        let mut measured = Vec::new();
+        for _ in 0..cycles {
+            e.run(&one, &mut |_| {}).unwrap();
+            measured.push(e.last_cycle_stats().lifts);
+        }
+        assert_eq!(measured, expected, "{core}: lifts per cycle");
+        assert!(
+            measured.iter().any(|&l| l > counts.lifts),
+            "{core}: {measured:?}"
+        );
+        // The steady-state mean: over one period from cycle 16 (Pearl: the registers are lifted
+        // every third cycle), or over cycles 16-79 where the bursts do not repeat within 64 cycles
+        // (Ruby: its register groups drift apart).
+        let tail = &measured[16..];
+        let window = (1..=64)
+            .find(|&p| tail.iter().skip(p).zip(tail).all(|(a, b)| a == b))
+            .unwrap_or(64);
+        let mean = tail[..window].iter().sum::<usize>() as f64 / window as f64;
+        eprintln!("{core}: {mean:.2} lifts per cycle (window {window})");
+        assert!(
+            (mean - (counts.lifts as f64 + counts.carried_lifts)).abs() < 1e-9,
+            "{core}: measured {mean} per cycle (window {window}) vs planned {counts:?}"
+        );
+    }
+}

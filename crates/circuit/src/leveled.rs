@@ -273,6 +273,20 @@ impl MuxPlan {
         (self.sel_nodes.clone(), lifts)
     }
 
+    /// Lifts of carried flip-flops in each of the first `cycles` cycles, by the engine's rule (carry
+    /// D's ring while its variance is within the flip-flop's budget, else lift it next cycle) on the
+    /// noise model, from power-up (`power_up`: every ring the public initial value) or from a cycle
+    /// that lifts them all (a reloaded snapshot). Every register bit has the same worst-case noise,
+    /// so they are lifted together, in bursts: a run of a few cycles can measure 0 or a whole burst
+    /// per cycle, against the steady-state average of [`PlanCounts::carried_lifts`].
+    pub fn carried_lift_schedule(&self, c: &Circuit, cycles: usize, power_up: bool) -> Vec<usize> {
+        let Some(p) = &self.params else {
+            return vec![0; cycles];
+        };
+        let mut sim = LiftSim::new(c, self, power_up);
+        (0..cycles).map(|_| sim.step(c, p, self)).collect()
+    }
+
     /// True when node `id` is a MUX the plan evaluates as a CMUX (its select circuit-bootstrapped).
     pub fn is_cmux(&self, id: NodeId) -> bool {
         self.cmux.get(id as usize).copied().unwrap_or(false)
@@ -448,31 +462,70 @@ fn evaluate(c: &Circuit, p: Option<&LeveledParams>, cmux: &[bool]) -> MuxPlan {
 }
 
 /// Steady-state lifts per cycle of the carried flip-flops: the engine's rule (carry D's ring while
-/// its variance is within the budget, else lift) run on the noise model for 48 cycles from a lift,
-/// averaged over the last 32.
+/// its variance is within the budget, else lift) run on the noise model from a cycle that lifts them
+/// all. Register bits share one worst-case noise, so they are lifted together, every few cycles: the
+/// mean is taken over whole periods (the first state after 16 cycles that recurs, within 64 more),
+/// else over cycles 16–79.
 fn carried_lifts(c: &Circuit, p: &LeveledParams, plan: &MuxPlan) -> f64 {
-    let carried: Vec<usize> = (0..c.dffs.len()).filter(|&k| plan.carry[k]).collect();
-    if carried.is_empty() {
+    const WARM: usize = 16;
+    const MAX_PERIOD: usize = 64;
+    let mut sim = LiftSim::new(c, plan, false);
+    if sim.carried.is_empty() {
         return 0.0;
     }
-    let mut var = vec![p.v_br; c.dffs.len()];
-    let mut lifted = vec![true; c.dffs.len()];
+    for _ in 0..WARM {
+        sim.step(c, p, plan);
+    }
+    let (lifted0, var0) = (sim.lifted.clone(), sim.var.clone());
     let mut total = 0usize;
-    for cycle in 0..48 {
-        if cycle >= 16 {
-            total += carried.iter().filter(|&&k| lifted[k]).count();
-        }
-        let start: Vec<f64> = (0..c.dffs.len())
-            .map(|k| if lifted[k] { p.v_br } else { var[k] })
-            .collect();
-        let rv = plan.ring_vars(c, &start);
-        for &k in &carried {
-            let v = rv[c.dffs[k].d as usize];
-            lifted[k] = !plan.within_budget(k, v);
-            var[k] = v;
+    for n in 1..=MAX_PERIOD {
+        total += sim.step(c, p, plan);
+        let same_var = sim
+            .var
+            .iter()
+            .zip(&var0)
+            .all(|(a, b)| a.to_bits() == b.to_bits());
+        if sim.lifted == lifted0 && same_var {
+            return total as f64 / n as f64;
         }
     }
-    total as f64 / 32.0
+    total as f64 / MAX_PERIOD as f64
+}
+
+/// The engine's carry rule on the noise model, one cycle at a time.
+struct LiftSim {
+    carried: Vec<usize>,
+    /// Per flip-flop: its ring is lifted this cycle.
+    lifted: Vec<bool>,
+    /// Per flip-flop: the variance of the ring it carries into this cycle (when not lifted).
+    var: Vec<f64>,
+}
+
+impl LiftSim {
+    /// From power-up (every ring the public initial value, variance 0) or from a cycle that lifts
+    /// every carried flip-flop (a reloaded snapshot, a replanned engine).
+    fn new(c: &Circuit, plan: &MuxPlan, power_up: bool) -> LiftSim {
+        LiftSim {
+            carried: (0..c.dffs.len()).filter(|&k| plan.carry[k]).collect(),
+            lifted: vec![!power_up; c.dffs.len()],
+            var: vec![0.0; c.dffs.len()],
+        }
+    }
+
+    /// Runs one cycle; returns its lifts.
+    fn step(&mut self, c: &Circuit, p: &LeveledParams, plan: &MuxPlan) -> usize {
+        let lifts = self.carried.iter().filter(|&&k| self.lifted[k]).count();
+        let start: Vec<f64> = (0..c.dffs.len())
+            .map(|k| if self.lifted[k] { p.v_br } else { self.var[k] })
+            .collect();
+        let rv = plan.ring_vars(c, &start);
+        for &k in &self.carried {
+            let v = rv[c.dffs[k].d as usize];
+            self.lifted[k] = !plan.within_budget(k, v);
+            self.var[k] = v;
+        }
+        lifts
+    }
 }
 
 /// Gives carried flip-flops noise budget by refreshing the CMUX rings their bits reach after `L`
