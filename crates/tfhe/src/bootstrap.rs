@@ -40,9 +40,10 @@ pub(crate) fn blind_rotate<T: Torus>(
     let mut tmp = Trlwe::zero(n);
     let mut prod = Trlwe::zero(n);
     let mut s = ExtScratch::new(n, gadget);
-    for (key, &a) in bk.iter().zip(c.a()) {
+    for (i, (key, &a)) in bk.iter().zip(c.a()).enumerate() {
         let abar = ms(a);
-        if abar == 0 || key.rotate_step_fused(plan, &mut acc, abar, &mut s) {
+        let next = bk.get(i + 1).map_or(&[][..], |k| &k.data[..]);
+        if abar == 0 || key.rotate_step_fused(plan, &mut acc, abar, &mut s, next) {
             continue;
         }
         mul_monomial_minus_one(&mut tmp.a, &acc.a, abar);
@@ -81,10 +82,11 @@ pub(crate) fn blind_rotate_many<T: Torus>(
     let mut prod = Trlwe::zero(n);
     let mut s = ExtScratch::new(n, gadget);
     for (i, key) in bk.iter().enumerate() {
+        let next = bk.get(i + 1).map_or(&[][..], |k| &k.data[..]);
         for (acc, c) in accs.iter_mut().zip(cs) {
             let Some(&a) = c.a().get(i) else { continue };
             let abar = ms(a);
-            if abar == 0 || key.rotate_step_fused(plan, acc, abar, &mut s) {
+            if abar == 0 || key.rotate_step_fused(plan, acc, abar, &mut s, next) {
                 continue;
             }
             mul_monomial_minus_one(&mut tmp.a, &acc.a, abar);

@@ -104,6 +104,22 @@ impl Kernel {
 /// "streamed" column, N = 1024): ~4.0 µs per call without, ~2.7 µs with 4–6 KiB (2 KiB: ~3.0 µs).
 pub(crate) const KEY_PREFETCH_DOUBLES: usize = 768;
 
+/// A read-ahead stream that the AVX-512 transforms prefetch into L2 a few lines per loop iteration
+/// ([`FftPlan::forward_in_place_ahead`]); elsewhere nothing is prefetched.
+#[cfg(target_arch = "x86_64")]
+pub(crate) use crate::fft_avx512::Ahead;
+
+/// Nothing to prefetch on this architecture.
+#[cfg(not(target_arch = "x86_64"))]
+pub(crate) struct Ahead;
+
+#[cfg(not(target_arch = "x86_64"))]
+impl Ahead {
+    pub(crate) fn new(_data: &[f64], _steps: usize) -> Ahead {
+        Ahead
+    }
+}
+
 /// Index of the real part of point j of polynomial `poly` (0 = a, 1 = b) of row r in a row-interleaved
 /// key of `rows` rows of degree n (the [`crate::TrgswFft`] layout); the imaginary part follows at
 /// `+ w` with w = min(4, n/2). Points are grouped in blocks of w and, per block, every row's
@@ -217,6 +233,11 @@ impl FftPlan {
         self.kernel
     }
 
+    /// Kernel of the Fourier-domain MAC ([`FftPlan::mul_acc_rows`]).
+    fn mac_kernel(&self) -> Kernel {
+        self.kernel
+    }
+
     /// Forward transform of a torus polynomial (words read as signed integers).
     pub fn forward_torus<T: Torus>(&self, out: &mut [f64], a: &[T]) {
         let m = self.n / 2;
@@ -282,30 +303,34 @@ impl FftPlan {
 
     /// One blind-rotation step's input transforms in one fused pass where this plan's kernel has it
     /// (AVX-512, N = 1024-like shapes, u32 torus: `fft_avx512::rot_dec_forward`): the forward
-    /// transforms of the `g` digit polynomials of X^k·src − src into `out` (ℓ·N values), prefetching
-    /// `key` meanwhile. Returns false, doing nothing, where there is no fused kernel for this shape;
-    /// the caller then rotates, decomposes and transforms step by step (the same values, bit for bit).
+    /// transforms of the `g` digit polynomials of X^k·src − src into `out` (level i at i·stride,
+    /// stride ≥ N), stepping the prefetch stream `ahead` meanwhile. Returns false, doing nothing,
+    /// where there is no fused kernel for this shape; the caller then rotates, decomposes and
+    /// transforms step by step (the same values, bit for bit).
     pub(crate) fn rot_dec_forward(
         &self,
         g: crate::torus::Gadget,
         src: &[u32],
         k: usize,
         out: &mut [f64],
-        key: &[f64],
+        stride: usize,
+        ahead: &mut Ahead,
     ) -> bool {
         #[cfg(target_arch = "x86_64")]
         if self.kernel == Kernel::Avx512
             && src.len() == self.n
             && k < 2 * self.n
-            && out.len() >= g.levels as usize * self.n
+            && stride >= self.n
+            && g.levels >= 1
+            && out.len() >= (g.levels as usize - 1) * stride + self.n
             && crate::fft_avx512::rot_dec_forward_fits(self.n, g.levels as usize)
         {
             // SAFETY: Kernel::Avx512 is only selected after is_x86_feature_detected!("avx512f"); the
             // shape conditions of rot_dec_forward are checked just above.
-            unsafe { crate::fft_avx512::rot_dec_forward(self, g, src, k, out, key) };
+            unsafe { crate::fft_avx512::rot_dec_forward(self, g, src, k, out, stride, ahead) };
             return true;
         }
-        let _ = (g, src, k, out, key);
+        let _ = (g, src, k, out, stride, ahead);
         false
     }
 
@@ -323,10 +348,36 @@ impl FftPlan {
             Kernel::Avx2Fma => unsafe { crate::fft_avx2::backward(self, re, im) },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: as in forward_in_place.
-            Kernel::Avx512 => unsafe { crate::fft_avx512::backward(self, re, im) },
+            Kernel::Avx512 => unsafe {
+                crate::fft_avx512::backward(self, re, im, &mut crate::fft_avx512::Ahead::none())
+            },
             #[cfg(not(target_arch = "x86_64"))]
             Kernel::Avx2Fma | Kernel::Avx512 => backward_core(self, re, im),
         }
+    }
+
+    /// [`FftPlan::backward_in_place`] that meanwhile prefetches some of `ahead` into L2 (AVX-512 kernel
+    /// only; see [`FftPlan::forward_in_place_ahead`]).
+    pub(crate) fn backward_in_place_ahead(&self, f: &mut [f64], ahead: &mut Ahead) {
+        match self.kernel {
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512 => {
+                assert_eq!(f.len(), self.n);
+                let (re, im) = f.split_at_mut(self.n / 2);
+                // SAFETY: as in backward_in_place (length asserted above).
+                unsafe { crate::fft_avx512::backward(self, re, im, ahead) }
+            }
+            _ => {
+                let _ = ahead;
+                self.backward_in_place(f)
+            }
+        }
+    }
+
+    /// About how many [`Ahead`] steps one transform of this plan takes (AVX-512: one per loop
+    /// iteration of each pass, 7·N/128 for N = 1024).
+    pub(crate) fn ahead_steps(&self) -> usize {
+        (7 * self.n / 128).max(1)
     }
 
     /// Inverse transform of `f` (destroyed), rounded to the torus and written to `out`.
@@ -402,9 +453,26 @@ impl FftPlan {
         key: &[f64],
         rows: usize,
     ) {
+        let n = acc_a.len();
+        self.mul_acc_rows_strided(acc_a, acc_b, &x[..rows * n], n, key);
+    }
+
+    /// [`FftPlan::mul_acc_rows`] with row r of `x` at `r·stride` (stride ≥ N; `x.len()` a multiple of
+    /// it, rows = x.len() / stride). The external product's scratch pads its rows (stride N + 16), so
+    /// that the rows' values for one point do not all fall in one L1 cache set: with stride N = 1024
+    /// they are 8 KiB apart and, with their imaginary halves 4 KiB further, the 2ℓ rows of the MAC's
+    /// loop alone fill an 8-way set of a 32 KiB L1 (measured: the AVX-512 MAC spent half its time on
+    /// the x loads on AMD Zen 4).
+    pub(crate) fn mul_acc_rows_strided(
+        &self,
+        acc_a: &mut [f64],
+        acc_b: &mut [f64],
+        x: &[f64],
+        stride: usize,
+        key: &[f64],
+    ) {
         let m = acc_a.len() / 2;
-        let x = &x[..rows * acc_a.len()];
-        self.mul_acc_rows_points(acc_a, acc_b, [x, &[]], key, (0, m));
+        self.mul_acc_rows_impl(acc_a, acc_b, [x, &[]], stride, key, (0, m));
     }
 
     /// [`FftPlan::mul_acc_rows`] with the transformed rows in two slices (`xs[0]`'s rows, then
@@ -425,11 +493,26 @@ impl FftPlan {
         points: (usize, usize),
     ) {
         let n = acc_a.len();
+        self.mul_acc_rows_impl(acc_a, acc_b, xs, n, key, points);
+    }
+
+    /// The MAC behind [`FftPlan::mul_acc_rows_points`] and [`FftPlan::mul_acc_rows_strided`]: rows at
+    /// `stride` (≥ n) in each part, each part's length a multiple of it.
+    fn mul_acc_rows_impl(
+        &self,
+        acc_a: &mut [f64],
+        acc_b: &mut [f64],
+        xs: [&[f64]; 2],
+        stride: usize,
+        key: &[f64],
+        points: (usize, usize),
+    ) {
+        let n = acc_a.len();
         assert!(
-            n > 0 && xs.iter().all(|x| x.len().is_multiple_of(n)),
-            "rows of {n} values"
+            n > 0 && stride >= n && xs.iter().all(|x| x.len().is_multiple_of(stride)),
+            "rows of {n} values at stride {stride}"
         );
-        let rows = (xs[0].len() + xs[1].len()) / n;
+        let rows = (xs[0].len() + xs[1].len()) / stride;
         assert!(acc_b.len() == n && key.len() >= rows * 2 * n);
         let (j0, j1) = points;
         let blk = (n / 2).clamp(1, 4);
@@ -437,19 +520,20 @@ impl FftPlan {
             j0.is_multiple_of(blk) && j1.is_multiple_of(blk) && j0 <= j1 && j1 <= n / 2,
             "point range {points:?} for degree {n}"
         );
-        match self.kernel {
+        match self.mac_kernel() {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: Kernel::Avx2Fma is only selected after is_x86_feature_detected!("avx2"/"fma"),
-            // and it is never chosen for N < 8, so n/2 is a multiple of 4; lengths and the point
-            // range checked above.
+            // and it is never chosen for N < 8, so n/2 is a multiple of 4; lengths, stride and the
+            // point range checked above.
             Kernel::Avx2Fma if n == self.n => unsafe {
-                crate::fft_avx2::mul_acc_rows(acc_a, acc_b, xs, key, points)
+                crate::fft_avx2::mul_acc_rows(acc_a, acc_b, xs, stride, key, points)
             },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: Kernel::Avx512 is only selected after is_x86_feature_detected!("avx512f") and
-            // only for N ≥ 32, so n/2 is a multiple of 4; lengths and the point range checked above.
+            // only for N ≥ 32, so n/2 is a multiple of 4; lengths, stride and the point range checked
+            // above.
             Kernel::Avx512 if n == self.n => unsafe {
-                crate::fft_avx512::mul_acc_rows(acc_a, acc_b, xs, key, points)
+                crate::fft_avx512::mul_acc_rows(acc_a, acc_b, xs, stride, key, points)
             },
             _ => {
                 let m = n / 2;
@@ -457,9 +541,9 @@ impl FftPlan {
                 for j in j0..j1 {
                     let (mut ar, mut ai, mut br, mut bi) = (0.0, 0.0, 0.0, 0.0);
                     for r in 0..rows {
-                        let r0 = xs[0].len() / n;
+                        let r0 = xs[0].len() / stride;
                         let (x, rx) = if r < r0 { (xs[0], r) } else { (xs[1], r - r0) };
-                        let (xr, xi) = (x[rx * n + j], x[rx * n + m + j]);
+                        let (xr, xi) = (x[rx * stride + j], x[rx * stride + m + j]);
                         let ia = interleaved_index(n, rows, r, 0, j);
                         let ib = interleaved_index(n, rows, r, 1, j);
                         let (kar, kai, kbr, kbi) = (key[ia], key[ia + w], key[ib], key[ib + w]);
@@ -770,6 +854,23 @@ mod tests {
                     assert!(
                         (v - w).abs() <= 1e-6 * (1.0 + w.abs()),
                         "n={n} {kernel:?} {v} {w}"
+                    );
+                }
+                // Rows at a padded stride (the external product's scratch), NaN in the padding so
+                // that reading it would show: the same values bit for bit, on both kernels.
+                let stride = n + 16;
+                let mut padded = vec![f64::NAN; rows * stride];
+                for (dst, src) in padded.chunks_mut(stride).zip(x.chunks(n)) {
+                    dst[..n].copy_from_slice(src);
+                }
+                for (p, whole) in [(&p0, (&a0, &b0)), (&p1, (&a1, &b1))] {
+                    let (mut sa, mut sb) = (vec![0.5; n], vec![0.5; n]);
+                    p.mul_acc_rows_strided(&mut sa, &mut sb, &padded, stride, &key);
+                    assert_eq!(
+                        (&sa, &sb),
+                        whole,
+                        "strided n={n} rows={rows} {:?}",
+                        p.kernel()
                     );
                 }
                 // Rows in two slices and the points in two ranges (as two threads run it): the
