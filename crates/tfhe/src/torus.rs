@@ -46,6 +46,12 @@ pub trait Torus:
         None
     }
 
+    /// [`Torus::as_u32_slice`], mutable.
+    #[inline(always)]
+    fn as_u32_slice_mut(_s: &mut [Self]) -> Option<&mut [u32]> {
+        None
+    }
+
     #[inline(always)]
     fn zero() -> Self {
         Self::default()
@@ -142,6 +148,10 @@ impl Torus for u32 {
     }
     #[inline(always)]
     fn as_u32_slice(s: &[Self]) -> Option<&[u32]> {
+        Some(s)
+    }
+    #[inline(always)]
+    fn as_u32_slice_mut(s: &mut [Self]) -> Option<&mut [u32]> {
         Some(s)
     }
     #[inline(always)]

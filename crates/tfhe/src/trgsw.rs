@@ -25,16 +25,11 @@ pub struct TrgswFft<T> {
 /// Level-1 TRGSW (CMUX selector).
 pub type TrgswLvl1 = TrgswFft<u32>;
 
-/// Doubles of padding after each transformed digit row of [`ExtScratch`] (128 bytes): with rows
-/// exactly N apart (a multiple of 4 KiB for N ≥ 512), one point's values in all 2ℓ rows share an L1
-/// cache set, and the MAC that reads them together thrashes it ([`FftPlan::mul_acc_rows_strided`]).
-const DEC_PAD: usize = 16;
-
 /// Reusable buffers for external products of degree N with ℓ levels (one per thread/call).
 #[derive(Debug)]
 pub struct ExtScratch {
     levels: usize,
-    /// Row stride of `dec`: N + [`DEC_PAD`].
+    /// Row stride of `dec`: N + [`crate::fft::ROW_PAD`].
     stride: usize,
     /// 2ℓ transformed digit polynomials, row r at r·stride.
     dec: Vec<f64>,
@@ -46,7 +41,7 @@ impl ExtScratch {
     /// Buffers for degree `n` and `gadget`.
     pub fn new(n: usize, gadget: Gadget) -> Self {
         let l = gadget.levels as usize;
-        let stride = n + DEC_PAD;
+        let stride = n + crate::fft::ROW_PAD;
         ExtScratch {
             levels: l,
             stride,
@@ -208,8 +203,12 @@ impl<T: Torus> TrgswFft<T> {
         plan.mul_acc_rows_strided(&mut s.acc_a, &mut s.acc_b, &s.dec, stride, &self.data);
         plan.backward_in_place_ahead(&mut s.acc_a, &mut ahead);
         plan.backward_in_place_ahead(&mut s.acc_b, &mut ahead);
-        T::add_f64_slice(&mut acc.a, &s.acc_a);
-        T::add_f64_slice(&mut acc.b, &s.acc_b);
+        for (poly, prod) in [(&mut acc.a, &s.acc_a), (&mut acc.b, &s.acc_b)] {
+            match T::as_u32_slice_mut(poly) {
+                Some(words) => plan.add_rounded_u32(words, prod),
+                None => T::add_f64_slice(poly, prod),
+            }
+        }
         true
     }
 
