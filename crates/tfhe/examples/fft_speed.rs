@@ -84,7 +84,11 @@ fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(15);
     let kernels = Kernel::available();
-    println!("kernels: {kernels:?} (default {:?})", Kernel::detect());
+    println!(
+        "kernels: {kernels:?} (default {:?}, MAC {:?})",
+        Kernel::detect(),
+        Kernel::detect_mac()
+    );
     println!(
         "| N | kernel | forward µs | backward µs | fwd+bwd µs | mul_acc_rows(4) µs | streamed µs |"
     );

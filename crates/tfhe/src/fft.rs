@@ -84,6 +84,28 @@ impl Kernel {
         k
     }
 
+    /// The kernel of the Fourier-domain MAC ([`FftPlan::mul_acc_rows`]) for shared plans ([`plan`]),
+    /// chosen by measurement where the CPU's flags cannot tell (cached). The AVX-512 and the AVX2 MAC
+    /// do the same FMAs on the same layout; which is faster depends on the core, not on the flags: on
+    /// a double-pumped AVX-512 core (AMD Zen 4 runs a 512-bit operation as two 256-bit halves) the
+    /// 512-bit MAC saves instructions but adds a broadcast per row and a cross-lane shuffle per block.
+    /// So where [`Kernel::detect`] gives AVX-512 and `VSP_TFHE_KERNEL` is unset, a one-time
+    /// calibration ([`calibrate_mac`], ~100 µs) times both on an N = 1024, 4-row product (the gate
+    /// bootstrap's shape) and takes AVX2 only if it is at least 5% faster; otherwise this is
+    /// [`Kernel::detect`]'s kernel (`VSP_TFHE_KERNEL` set: that kernel everywhere). The choice never
+    /// changes a decryption: the kernels agree up to f64 rounding (`tests::mixed_mac_plan_is_exact`).
+    pub fn detect_mac() -> Kernel {
+        static K: OnceLock<Kernel> = OnceLock::new();
+        *K.get_or_init(|| {
+            let k = Kernel::detect();
+            if k == Kernel::Avx512 && std::env::var_os("VSP_TFHE_KERNEL").is_none() {
+                calibrate_mac()
+            } else {
+                k
+            }
+        })
+    }
+
     /// Whether AVX2 may be used (true for the AVX2 and the AVX-512 kernels): the other vectorized loops
     /// of the crate (gadget decomposition, key switching) key off this.
     #[inline]
@@ -104,6 +126,22 @@ impl Kernel {
 /// "streamed" column, N = 1024): ~4.0 µs per call without, ~2.7 µs with 4–6 KiB (2 KiB: ~3.0 µs).
 pub(crate) const KEY_PREFETCH_DOUBLES: usize = 768;
 
+/// A read-ahead stream that the AVX-512 transforms prefetch into L2 a few lines per loop iteration
+/// ([`FftPlan::forward_in_place_ahead`]); elsewhere nothing is prefetched.
+#[cfg(target_arch = "x86_64")]
+pub(crate) use crate::fft_avx512::Ahead;
+
+/// Nothing to prefetch on this architecture.
+#[cfg(not(target_arch = "x86_64"))]
+pub(crate) struct Ahead;
+
+#[cfg(not(target_arch = "x86_64"))]
+impl Ahead {
+    pub(crate) fn new(_data: &[f64], _steps: usize) -> Ahead {
+        Ahead
+    }
+}
+
 /// Index of the real part of point j of polynomial `poly` (0 = a, 1 = b) of row r in a row-interleaved
 /// key of `rows` rows of degree n (the [`crate::TrgswFft`] layout); the imaginary part follows at
 /// `+ w` with w = min(4, n/2). Points are grouped in blocks of w and, per block, every row's
@@ -120,6 +158,8 @@ pub fn interleaved_index(n: usize, rows: usize, r: usize, poly: usize, j: usize)
 pub struct FftPlan {
     n: usize,
     kernel: Kernel,
+    /// Kernel of the Fourier-domain MAC: `kernel`, or AVX2 with AVX-512 transforms.
+    mac: Kernel,
     twist_re: Vec<f64>,
     twist_im: Vec<f64>,
     /// Untwist factors already divided by N/2 (the inverse DFT's scale).
@@ -130,16 +170,63 @@ pub struct FftPlan {
     tw_im: Vec<f64>,
 }
 
-/// Shared plan for degree `n` (a power of two ≥ 4), created on first use.
+/// Doubles of padding after each row of transformed digits in the external product's scratch
+/// (128 bytes): rows exactly N apart (a multiple of 4 KiB for N ≥ 512) put one point's values of all
+/// 2ℓ rows, and their imaginary halves 4 KiB further, in one L1 cache set, which the MAC that reads
+/// them together thrashes ([`FftPlan::mul_acc_rows_strided`]).
+pub(crate) const ROW_PAD: usize = 16;
+
+/// Times the AVX2 and the AVX-512 MAC on the gate bootstrap's shape (N = 1024, 4 rows at the
+/// scratch's padded stride, the key in cache): the best of 8 alternating rounds of 4 calls each (~1 µs
+/// a call), so that a preemption cannot decide. AVX2 only if at least 5% faster (see
+/// [`Kernel::detect_mac`]). Needs both kernels (the caller checks [`Kernel::detect`] is AVX-512).
+fn calibrate_mac() -> Kernel {
+    let (n, rows) = (1024, 4);
+    let stride = n + ROW_PAD;
+    let plans = [
+        FftPlan::with_kernel(n, Kernel::Avx2Fma),
+        FftPlan::with_kernel(n, Kernel::Avx512),
+    ];
+    if plans[0].kernel() != Kernel::Avx2Fma || plans[1].kernel() != Kernel::Avx512 {
+        return plans[1].kernel();
+    }
+    let x: Vec<f64> = (0..rows * stride)
+        .map(|i| ((i * 31) % 97) as f64 - 48.0)
+        .collect();
+    let key: Vec<f64> = (0..rows * 2 * n)
+        .map(|i| ((i * 131) % 1009) as f64 - 504.0)
+        .collect();
+    let (mut a, mut b) = (vec![0.0; n], vec![0.0; n]);
+    let mut best = [f64::INFINITY; 2];
+    for _ in 0..8 {
+        for (p, t) in plans.iter().zip(best.iter_mut()) {
+            let start = std::time::Instant::now();
+            for _ in 0..4 {
+                p.mul_acc_rows_strided(&mut a, &mut b, &x, stride, &key);
+                std::hint::black_box((&a, &b));
+            }
+            *t = t.min(start.elapsed().as_secs_f64());
+        }
+    }
+    if best[0] < 0.95 * best[1] {
+        Kernel::Avx2Fma
+    } else {
+        Kernel::Avx512
+    }
+}
+
+/// Shared plan for degree `n` (a power of two ≥ 4), created on first use: [`Kernel::detect`]'s
+/// transforms, [`Kernel::detect_mac`]'s MAC.
 pub fn plan(n: usize) -> Arc<FftPlan> {
     static PLANS: OnceLock<Mutex<HashMap<usize, Arc<FftPlan>>>> = OnceLock::new();
+    let (kernel, mac) = (Kernel::detect(), Kernel::detect_mac());
     let map = PLANS.get_or_init(|| Mutex::new(HashMap::new()));
     let mut g = match map.lock() {
         Ok(g) => g,
         Err(p) => p.into_inner(),
     };
     g.entry(n)
-        .or_insert_with(|| Arc::new(FftPlan::with_kernel(n, Kernel::detect())))
+        .or_insert_with(|| Arc::new(FftPlan::with_kernels(n, kernel, mac)))
         .clone()
 }
 
@@ -149,6 +236,16 @@ impl FftPlan {
     /// # Panics
     /// If `n` is not a power of two ≥ 4 (parameters are validated before plans are built).
     pub fn with_kernel(n: usize, kernel: Kernel) -> FftPlan {
+        FftPlan::with_kernels(n, kernel, kernel)
+    }
+
+    /// A plan with `kernel`'s transforms and `mac`'s Fourier-domain MAC ([`FftPlan::mul_acc_rows`]).
+    /// The only mix taken is AVX-512 transforms with the AVX2 MAC (the layouts are the same); any
+    /// other `mac` gives the transforms' kernel.
+    ///
+    /// # Panics
+    /// As [`FftPlan::with_kernel`].
+    pub fn with_kernels(n: usize, kernel: Kernel, mac: Kernel) -> FftPlan {
         assert!(
             n.is_power_of_two() && n >= 4,
             "FFT degree must be a power of two >= 4"
@@ -185,9 +282,14 @@ impl FftPlan {
             }
             h *= 2;
         }
+        let mac = match mac {
+            Kernel::Avx2Fma if kernel == Kernel::Avx512 => Kernel::Avx2Fma,
+            _ => kernel,
+        };
         FftPlan {
             n,
             kernel,
+            mac,
             twist_re,
             twist_im,
             untwist_re,
@@ -215,6 +317,11 @@ impl FftPlan {
     /// Kernel in use.
     pub fn kernel(&self) -> Kernel {
         self.kernel
+    }
+
+    /// Kernel of the Fourier-domain MAC ([`FftPlan::mul_acc_rows`]).
+    pub fn mac_kernel(&self) -> Kernel {
+        self.mac
     }
 
     /// Forward transform of a torus polynomial (words read as signed integers).
@@ -282,30 +389,34 @@ impl FftPlan {
 
     /// One blind-rotation step's input transforms in one fused pass where this plan's kernel has it
     /// (AVX-512, N = 1024-like shapes, u32 torus: `fft_avx512::rot_dec_forward`): the forward
-    /// transforms of the `g` digit polynomials of X^k·src − src into `out` (ℓ·N values), prefetching
-    /// `key` meanwhile. Returns false, doing nothing, where there is no fused kernel for this shape;
-    /// the caller then rotates, decomposes and transforms step by step (the same values, bit for bit).
+    /// transforms of the `g` digit polynomials of X^k·src − src into `out` (level i at i·stride,
+    /// stride ≥ N), stepping the prefetch stream `ahead` meanwhile. Returns false, doing nothing,
+    /// where there is no fused kernel for this shape; the caller then rotates, decomposes and
+    /// transforms step by step (the same values, bit for bit).
     pub(crate) fn rot_dec_forward(
         &self,
         g: crate::torus::Gadget,
         src: &[u32],
         k: usize,
         out: &mut [f64],
-        key: &[f64],
+        stride: usize,
+        ahead: &mut Ahead,
     ) -> bool {
         #[cfg(target_arch = "x86_64")]
         if self.kernel == Kernel::Avx512
             && src.len() == self.n
             && k < 2 * self.n
-            && out.len() >= g.levels as usize * self.n
+            && stride >= self.n
+            && g.levels >= 1
+            && out.len() >= (g.levels as usize - 1) * stride + self.n
             && crate::fft_avx512::rot_dec_forward_fits(self.n, g.levels as usize)
         {
             // SAFETY: Kernel::Avx512 is only selected after is_x86_feature_detected!("avx512f"); the
             // shape conditions of rot_dec_forward are checked just above.
-            unsafe { crate::fft_avx512::rot_dec_forward(self, g, src, k, out, key) };
+            unsafe { crate::fft_avx512::rot_dec_forward(self, g, src, k, out, stride, ahead) };
             return true;
         }
-        let _ = (g, src, k, out, key);
+        let _ = (g, src, k, out, stride, ahead);
         false
     }
 
@@ -323,16 +434,54 @@ impl FftPlan {
             Kernel::Avx2Fma => unsafe { crate::fft_avx2::backward(self, re, im) },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: as in forward_in_place.
-            Kernel::Avx512 => unsafe { crate::fft_avx512::backward(self, re, im) },
+            Kernel::Avx512 => unsafe {
+                crate::fft_avx512::backward(self, re, im, &mut crate::fft_avx512::Ahead::none())
+            },
             #[cfg(not(target_arch = "x86_64"))]
             Kernel::Avx2Fma | Kernel::Avx512 => backward_core(self, re, im),
         }
+    }
+
+    /// [`FftPlan::backward_in_place`] that meanwhile prefetches some of `ahead` into L2 (AVX-512 kernel
+    /// only; see [`FftPlan::forward_in_place_ahead`]).
+    pub(crate) fn backward_in_place_ahead(&self, f: &mut [f64], ahead: &mut Ahead) {
+        match self.kernel {
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512 => {
+                assert_eq!(f.len(), self.n);
+                let (re, im) = f.split_at_mut(self.n / 2);
+                // SAFETY: as in backward_in_place (length asserted above).
+                unsafe { crate::fft_avx512::backward(self, re, im, ahead) }
+            }
+            _ => {
+                let _ = ahead;
+                self.backward_in_place(f)
+            }
+        }
+    }
+
+    /// About how many [`Ahead`] steps one transform of this plan takes (AVX-512: one per loop
+    /// iteration of each pass, 7·N/128 for N = 1024).
+    pub(crate) fn ahead_steps(&self) -> usize {
+        (7 * self.n / 128).max(1)
     }
 
     /// Inverse transform of `f` (destroyed), rounded to the torus and written to `out`.
     pub fn backward_torus<T: Torus>(&self, out: &mut [T], f: &mut [f64]) {
         self.backward_in_place(f);
         T::from_f64_slice(out, f);
+    }
+
+    /// out += x rounded to integers mod 2^32 (the values an inverse transform leaves), as
+    /// `u32::add_f64_slice` does, vectorized with AVX-512 where the plan's kernel is AVX-512 (the
+    /// blind rotation adds each step's product to its accumulator this way).
+    pub(crate) fn add_rounded_u32(&self, out: &mut [u32], x: &[f64]) {
+        match self.kernel {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: Kernel::Avx512 is only selected after is_x86_feature_detected!("avx512f").
+            Kernel::Avx512 => unsafe { crate::fft_avx512::add_rounded_u32(out, x) },
+            _ => u32::add_f64_slice(out, x),
+        }
     }
 
     /// Inverse transform of `f` (destroyed), rounded and added to `out`.
@@ -402,9 +551,28 @@ impl FftPlan {
         key: &[f64],
         rows: usize,
     ) {
+        let n = acc_a.len();
+        self.mul_acc_rows_strided(acc_a, acc_b, &x[..rows * n], n, key);
+    }
+
+    /// [`FftPlan::mul_acc_rows`] with row r of `x` at `r·stride` (stride ≥ N; `x.len()` a multiple of
+    /// it, rows = x.len() / stride). The external product's scratch pads its rows (stride N +
+    /// [`ROW_PAD`]), so that the rows' values for one point do not all fall in one L1 cache set: with
+    /// stride N = 1024 they are 8 KiB apart and, with their imaginary halves 4 KiB further, the 2ℓ
+    /// rows of the MAC's loop alone fill an 8-way set of a 32 KiB L1. Measured on AMD Zen 4 (EPYC,
+    /// family 25; in-process A/B, `perf` profile): the AVX-512 MAC spent half its samples on the x
+    /// loads; padded, a blind-rotation step with the key in cache went from 9.2 to 8.3 µs and a NAND
+    /// took 8% less CPU time.
+    pub(crate) fn mul_acc_rows_strided(
+        &self,
+        acc_a: &mut [f64],
+        acc_b: &mut [f64],
+        x: &[f64],
+        stride: usize,
+        key: &[f64],
+    ) {
         let m = acc_a.len() / 2;
-        let x = &x[..rows * acc_a.len()];
-        self.mul_acc_rows_points(acc_a, acc_b, [x, &[]], key, (0, m));
+        self.mul_acc_rows_impl(acc_a, acc_b, [x, &[]], stride, key, (0, m));
     }
 
     /// [`FftPlan::mul_acc_rows`] with the transformed rows in two slices (`xs[0]`'s rows, then
@@ -425,11 +593,26 @@ impl FftPlan {
         points: (usize, usize),
     ) {
         let n = acc_a.len();
+        self.mul_acc_rows_impl(acc_a, acc_b, xs, n, key, points);
+    }
+
+    /// The MAC behind [`FftPlan::mul_acc_rows_points`] and [`FftPlan::mul_acc_rows_strided`]: rows at
+    /// `stride` (≥ n) in each part, each part's length a multiple of it.
+    fn mul_acc_rows_impl(
+        &self,
+        acc_a: &mut [f64],
+        acc_b: &mut [f64],
+        xs: [&[f64]; 2],
+        stride: usize,
+        key: &[f64],
+        points: (usize, usize),
+    ) {
+        let n = acc_a.len();
         assert!(
-            n > 0 && xs.iter().all(|x| x.len().is_multiple_of(n)),
-            "rows of {n} values"
+            n > 0 && stride >= n && xs.iter().all(|x| x.len().is_multiple_of(stride)),
+            "rows of {n} values at stride {stride}"
         );
-        let rows = (xs[0].len() + xs[1].len()) / n;
+        let rows = (xs[0].len() + xs[1].len()) / stride;
         assert!(acc_b.len() == n && key.len() >= rows * 2 * n);
         let (j0, j1) = points;
         let blk = (n / 2).clamp(1, 4);
@@ -437,19 +620,20 @@ impl FftPlan {
             j0.is_multiple_of(blk) && j1.is_multiple_of(blk) && j0 <= j1 && j1 <= n / 2,
             "point range {points:?} for degree {n}"
         );
-        match self.kernel {
+        match self.mac_kernel() {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: Kernel::Avx2Fma is only selected after is_x86_feature_detected!("avx2"/"fma"),
-            // and it is never chosen for N < 8, so n/2 is a multiple of 4; lengths and the point
-            // range checked above.
+            // and it is never chosen for N < 8, so n/2 is a multiple of 4; lengths, stride and the
+            // point range checked above.
             Kernel::Avx2Fma if n == self.n => unsafe {
-                crate::fft_avx2::mul_acc_rows(acc_a, acc_b, xs, key, points)
+                crate::fft_avx2::mul_acc_rows(acc_a, acc_b, xs, stride, key, points)
             },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: Kernel::Avx512 is only selected after is_x86_feature_detected!("avx512f") and
-            // only for N ≥ 32, so n/2 is a multiple of 4; lengths and the point range checked above.
+            // only for N ≥ 32, so n/2 is a multiple of 4; lengths, stride and the point range checked
+            // above.
             Kernel::Avx512 if n == self.n => unsafe {
-                crate::fft_avx512::mul_acc_rows(acc_a, acc_b, xs, key, points)
+                crate::fft_avx512::mul_acc_rows(acc_a, acc_b, xs, stride, key, points)
             },
             _ => {
                 let m = n / 2;
@@ -457,9 +641,9 @@ impl FftPlan {
                 for j in j0..j1 {
                     let (mut ar, mut ai, mut br, mut bi) = (0.0, 0.0, 0.0, 0.0);
                     for r in 0..rows {
-                        let r0 = xs[0].len() / n;
+                        let r0 = xs[0].len() / stride;
                         let (x, rx) = if r < r0 { (xs[0], r) } else { (xs[1], r - r0) };
-                        let (xr, xi) = (x[rx * n + j], x[rx * n + m + j]);
+                        let (xr, xi) = (x[rx * stride + j], x[rx * stride + m + j]);
                         let ia = interleaved_index(n, rows, r, 0, j);
                         let ib = interleaved_index(n, rows, r, 1, j);
                         let (kar, kai, kbr, kbi) = (key[ia], key[ia + w], key[ib], key[ib + w]);
@@ -630,7 +814,11 @@ mod tests {
     #[test]
     fn kernels_under_test_are_the_cpus() {
         // Names what ran on this machine (the CI log shows it); `kernels` asserts it is complete.
-        println!("FFT kernels tested here: {:?}", kernels());
+        println!(
+            "FFT kernels tested here: {:?}; shared plans' MAC (calibrated): {:?}",
+            kernels(),
+            Kernel::detect_mac()
+        );
     }
 
     /// The vector kernels this CPU supports (compared against the portable one).
@@ -772,6 +960,23 @@ mod tests {
                         "n={n} {kernel:?} {v} {w}"
                     );
                 }
+                // Rows at a padded stride (the external product's scratch), NaN in the padding so
+                // that reading it would show: the same values bit for bit, on both kernels.
+                let stride = n + 16;
+                let mut padded = vec![f64::NAN; rows * stride];
+                for (dst, src) in padded.chunks_mut(stride).zip(x.chunks(n)) {
+                    dst[..n].copy_from_slice(src);
+                }
+                for (p, whole) in [(&p0, (&a0, &b0)), (&p1, (&a1, &b1))] {
+                    let (mut sa, mut sb) = (vec![0.5; n], vec![0.5; n]);
+                    p.mul_acc_rows_strided(&mut sa, &mut sb, &padded, stride, &key);
+                    assert_eq!(
+                        (&sa, &sb),
+                        whole,
+                        "strided n={n} rows={rows} {:?}",
+                        p.kernel()
+                    );
+                }
                 // Rows in two slices and the points in two ranges (as two threads run it): the
                 // whole call's values bit for bit, on both kernels.
                 if rows >= 2 && n >= 16 {
@@ -783,6 +988,76 @@ mod tests {
                         p.mul_acc_rows_points(&mut sa, &mut sb, [xa, xb], &key, (0, half));
                         assert_eq!((&sa, &sb), whole, "n={n} rows={rows} {:?}", p.kernel());
                     }
+                }
+            }
+        }
+    }
+
+    /// The MAC kernel of shared plans is one this CPU has, and a plan mixing AVX-512 transforms with
+    /// the AVX2 MAC (what the calibration may choose) gives exact negacyclic products like the
+    /// others; a mix other than that one falls back to the transforms' kernel.
+    #[test]
+    fn mixed_mac_plan_is_exact() {
+        assert!(kernels().contains(&plan(1024).mac_kernel()));
+        assert_eq!(
+            FftPlan::with_kernels(1024, Kernel::Portable, Kernel::Avx512).mac_kernel(),
+            Kernel::Portable
+        );
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(13);
+        let vk = vector_kernels();
+        for (kernel, mac) in vk.iter().flat_map(|&k| vk.iter().map(move |&m| (k, m))) {
+            let n = 1024;
+            let p = FftPlan::with_kernels(n, kernel, mac);
+            let want_mac = if kernel == Kernel::Avx512 {
+                mac
+            } else {
+                kernel
+            };
+            assert_eq!((p.kernel(), p.mac_kernel()), (kernel, want_mac));
+            let rows = 4;
+            let a: Vec<Vec<i64>> = (0..rows)
+                .map(|_| (0..n).map(|_| rng.gen_range(-128..=128)).collect())
+                .collect();
+            let b: Vec<Vec<i64>> = (0..2 * rows)
+                .map(|_| {
+                    (0..n)
+                        .map(|_| rng.gen_range(-(1i64 << 31)..(1i64 << 31)))
+                        .collect()
+                })
+                .collect();
+            let mut x = vec![0.0; rows * n];
+            for (r, xr) in x.chunks_mut(n).enumerate() {
+                p.forward_i64(xr, &a[r]);
+            }
+            let (m, w) = (n / 2, 4);
+            let mut key = vec![0.0; rows * 2 * n];
+            let mut f = vec![0.0; n];
+            for r in 0..rows {
+                for poly in 0..2 {
+                    p.forward_i64(&mut f, &b[2 * r + poly]);
+                    for j in 0..m {
+                        let i = interleaved_index(n, rows, r, poly, j);
+                        key[i] = f[j];
+                        key[i + w] = f[m + j];
+                    }
+                }
+            }
+            let (mut acc_a, mut acc_b) = (vec![0.0; n], vec![0.0; n]);
+            p.mul_acc_rows(&mut acc_a, &mut acc_b, &x, &key, rows);
+            for (poly, acc) in [&mut acc_a, &mut acc_b].into_iter().enumerate() {
+                let mut got = vec![0u32; n];
+                p.backward_torus(&mut got, acc);
+                let mut want = vec![0i128; n];
+                for r in 0..rows {
+                    let c = naive_negacyclic(&a[r], &b[2 * r + poly]);
+                    want.iter_mut().zip(c).for_each(|(w, c)| *w += c);
+                }
+                for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
+                    let err = g.wrapping_sub(w as u32) as i32;
+                    assert!(
+                        err.abs() <= 2,
+                        "{kernel:?}/{mac:?} poly {poly} i={i} err={err}"
+                    );
                 }
             }
         }
@@ -810,6 +1085,30 @@ mod tests {
                 acc = acc.wrapping_add(a[k].wrapping_mul((s[j] * sign) as u64));
             }
             assert_eq!(got[i], acc, "coefficient {i}");
+        }
+    }
+
+    /// The rounded add of every kernel equals `u32::add_f64_slice` (ties, negative values, values
+    /// near ±2^47, a tail shorter than a vector).
+    #[test]
+    fn add_rounded_u32_matches_portable() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(17);
+        let mut x: Vec<f64> = (0..1021)
+            .map(|_| rng.gen_range(-(2f64.powi(47))..2f64.powi(47)))
+            .collect();
+        x[..8].copy_from_slice(&[0.5, -0.5, 1.5, -2.5, 0.0, -0.0, 2f64.powi(47), -3.49]);
+        let out0: Vec<u32> = (0..1021).map(|_| rng.gen()).collect();
+        let mut want = out0.clone();
+        u32::add_f64_slice(&mut want, &x);
+        for (i, (&w, &v)) in want.iter().zip(&x).enumerate() {
+            let exact = out0[i].wrapping_add(v.round_ties_even() as i64 as u32);
+            assert_eq!(w, exact, "portable rounding at {i}: {v}");
+        }
+        for kernel in kernels() {
+            let p = FftPlan::with_kernel(1024, kernel);
+            let mut got = out0.clone();
+            p.add_rounded_u32(&mut got, &x);
+            assert_eq!(got, want, "{kernel:?}");
         }
     }
 

@@ -299,13 +299,15 @@ pub(crate) unsafe fn mul_acc2(
 ///
 /// # Safety
 /// The CPU must support AVX2 and FMA; acc_a.len() == acc_b.len() == n with n/2 a multiple of 4,
-/// the rows are xs[0]'s then xs[1]'s (each a whole number of n-value rows), key.len() ≥ rows·2n;
+/// the rows are xs[0]'s then xs[1]'s (row r of a part at r·stride, stride ≥ n, each part's length
+/// a multiple of stride), key.len() ≥ rows·2n;
 /// `points` as above.
 #[target_feature(enable = "avx2,fma")]
 pub(crate) unsafe fn mul_acc_rows(
     acc_a: &mut [f64],
     acc_b: &mut [f64],
     xs: [&[f64]; 2],
+    stride: usize,
     key: &[f64],
     points: (usize, usize),
 ) {
@@ -313,9 +315,9 @@ pub(crate) unsafe fn mul_acc_rows(
     // external product's case) the row loop is the plain one.
     unsafe {
         if xs[1].is_empty() {
-            mul_acc_rows_parts::<1>(acc_a, acc_b, xs, key, points)
+            mul_acc_rows_parts::<1>(acc_a, acc_b, xs, stride, key, points)
         } else {
-            mul_acc_rows_parts::<2>(acc_a, acc_b, xs, key, points)
+            mul_acc_rows_parts::<2>(acc_a, acc_b, xs, stride, key, points)
         }
     }
 }
@@ -329,6 +331,7 @@ unsafe fn mul_acc_rows_parts<const PARTS: usize>(
     acc_a: &mut [f64],
     acc_b: &mut [f64],
     xs: [&[f64]; 2],
+    stride: usize,
     key: &[f64],
     points: (usize, usize),
 ) {
@@ -338,13 +341,13 @@ unsafe fn mul_acc_rows_parts<const PARTS: usize>(
         let n = acc_a.len();
         let m = n / 2;
         let parts = [
-            (xs[0].as_ptr(), xs[0].len() / n),
-            (xs[1].as_ptr(), xs[1].len() / n),
+            (xs[0].as_ptr(), xs[0].len() / stride),
+            (xs[1].as_ptr(), xs[1].len() / stride),
         ];
         let rows = parts[0].1 + parts[1].1;
         debug_assert!(acc_b.len() == n && key.len() >= rows * 2 * n);
         let (pa, pb, pk) = (acc_a.as_mut_ptr(), acc_b.as_mut_ptr(), key.as_ptr());
-        // SAFETY: j0 ≤ j, j + 4 ≤ j1 ≤ m and part p's offsets r·n + m + j + 4 ≤ (its rows)·n, its
+        // SAFETY: j0 ≤ j, j + 4 ≤ j1 ≤ m and part p's offsets r·stride + m + j + 4 ≤ (its rows)·stride, its
         // length; the key (interleaved_index layout,
         // w = 4) is read strictly sequentially, 16 doubles per row per block, rows·2n in all, within the
         // lengths the caller guarantees.
@@ -357,7 +360,7 @@ unsafe fn mul_acc_rows_parts<const PARTS: usize>(
             let (mut br, mut bi) = (_mm256_setzero_pd(), _mm256_setzero_pd());
             for &(px, prow) in &parts[..PARTS] {
                 for r in 0..prow {
-                    let xo = px.add(r * n + j);
+                    let xo = px.add(r * stride + j);
                     let (xr, xi) = (_mm256_loadu_pd(xo), _mm256_loadu_pd(xo.add(m)));
                     // Software prefetch of the streamed key (see fft::KEY_PREFETCH_DOUBLES).
                     let ahead = k.wrapping_add(crate::fft::KEY_PREFETCH_DOUBLES);

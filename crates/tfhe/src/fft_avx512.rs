@@ -128,8 +128,12 @@ impl Small {
 }
 
 /// A read-ahead stream prefetched into L2 a few lines per loop iteration of a transform, so that data the
-/// caller needs next (the TRGSW's Fourier key, streamed from DRAM by `mul_acc_rows`) arrives while the
-/// transform computes, rather than in one burst of prefetches (which was measured to be slower).
+/// caller needs next (a TRGSW's Fourier key, streamed from DRAM by `mul_acc_rows`) arrives while the
+/// transform computes, rather than in one burst of prefetches (which was measured to be slower). The
+/// blind rotation streams the next step's key over all of a step's transforms, forward and inverse
+/// (`TrgswFft::rotate_step_fused`); measured on AMD Zen 4 (in-process A/B, load 7–9): −4% CPU time per
+/// NAND against this step's key over the forward transforms only, no gain from two steps ahead, the
+/// T0 or NTA hints worse (+18%, +20%), T2 the same as T1, and no prefetch at all +30%.
 pub(crate) struct Ahead {
     next: *const f64,
     end: *const f64,
@@ -269,6 +273,27 @@ pub(crate) fn rot_dec_forward_fits(n: usize, levels: usize) -> bool {
         && (1..=8).contains(&levels)
 }
 
+/// Words idx, …, idx + 7 (mod 2N) of (src, −src) for a block that straddles the wrap (at most two
+/// blocks per polynomial), word by word. Kept out of line: inlined, its loop made
+/// [`rot_minus_one8`] too big to inline, and the call then spilled every vector register of
+/// [`rot_dec_forward`]'s loop (the SysV ABI preserves none).
+#[cold]
+#[inline(never)]
+fn rot_straddle8(src: &[u32], idx: usize) -> [u32; 8] {
+    let n = src.len();
+    let wrap = 2 * n - 1;
+    let mut w = [0u32; 8];
+    for (t, x) in w.iter_mut().enumerate() {
+        let id = (idx + t) & wrap;
+        *x = if id < n {
+            src[id]
+        } else {
+            src[id - n].wrapping_neg()
+        };
+    }
+    w
+}
+
 /// Eight words of t = X^k·src − src from coefficient `c` on (negacyclic, k in [0, 2N)).
 ///
 /// # Safety
@@ -297,16 +322,7 @@ unsafe fn rot_minus_one8(src: &[u32], k: usize, c: usize) -> __m256i {
                 v
             }
         } else {
-            // The block straddles the wrap (at most two blocks per polynomial): word by word.
-            let mut w = [0u32; 8];
-            for (t, x) in w.iter_mut().enumerate() {
-                let id = (idx + t) & wrap;
-                *x = if id < n {
-                    src[id]
-                } else {
-                    src[id - n].wrapping_neg()
-                };
-            }
+            let w = rot_straddle8(src, idx);
             _mm256_loadu_si256(w.as_ptr() as *const __m256i)
         };
         _mm256_sub_epi32(
@@ -336,16 +352,16 @@ fn digit_f64((v, p): (__m256i, __m256i), shift: __m128i, mask: __m256i, half: __
 
 /// One blind-rotation step's input transforms, fused: the rotation t = X^k·src − src, its balanced
 /// gadget decomposition (the zero-mean digits of [`crate::torus::Gadget::decompose_poly_f64`]) and the
-/// forward transforms of the `levels` digit polynomials, written to `out[i·N .. (i + 1)·N]` (split
-/// layout). The digits never go through memory: the first forward pass (radix-2, fused with the twist)
-/// reads the four coefficients j, j + N/4, j + N/2, j + 3N/4 it needs straight from the rotation, for
-/// every level at once. The same arithmetic in the same order as the unfused path, so the output is
-/// bit-identical to it (tested in `trgsw::tests`). `key` is prefetched over the transforms (a share per
-/// level, as [`crate::fft::FftPlan::forward_in_place_ahead`] does).
+/// forward transforms of the `levels` digit polynomials, written to `out[i·stride .. i·stride + N]`
+/// (split layout; stride ≥ N). The digits never go through memory: the first forward pass (radix-2,
+/// fused with the twist) reads the four coefficients j, j + N/4, j + N/2, j + 3N/4 it needs straight
+/// from the rotation, for every level at once. The same arithmetic in the same order as the unfused path, so the output is
+/// bit-identical to it (tested in `trgsw::tests`). `ahead` is stepped once per level and loop
+/// iteration, as [`crate::fft::FftPlan::forward_in_place_ahead`] does.
 ///
 /// # Safety
-/// AVX-512F; [`rot_dec_forward_fits`]`(src.len(), g.levels)`; src.len() = the plan's N; out.len() ≥
-/// levels·N; k < 2N.
+/// AVX-512F; [`rot_dec_forward_fits`]`(src.len(), g.levels)`; src.len() = the plan's N; stride ≥ N;
+/// out.len() ≥ (levels − 1)·stride + N; k < 2N.
 #[target_feature(enable = "avx512f")]
 pub(crate) unsafe fn rot_dec_forward(
     p: &FftPlan,
@@ -353,12 +369,17 @@ pub(crate) unsafe fn rot_dec_forward(
     src: &[u32],
     k: usize,
     out: &mut [f64],
-    key: &[f64],
+    stride: usize,
+    ahead: &mut Ahead,
 ) {
     let n = src.len();
     let (m, l) = (n / 2, g.levels as usize);
     assert!(
-        n == p.n() && rot_dec_forward_fits(n, l) && out.len() >= l * n && k < 2 * n,
+        n == p.n()
+            && rot_dec_forward_fits(n, l)
+            && stride >= n
+            && out.len() >= (l - 1) * stride + n
+            && k < 2 * n,
         "rot_dec_forward: bad shape"
     );
     let h = m / 2;
@@ -366,18 +387,14 @@ pub(crate) unsafe fn rot_dec_forward(
     let (tr, ti) = p.twist();
     let (twr, twi) = p.stage_tables();
     let (tr, ti, wr, wi) = (tr.as_ptr(), ti.as_ptr(), twr.as_ptr(), twi.as_ptr());
-    let share = key.len().div_ceil(l).max(1);
-    let mut aheads: [Ahead; 8] = std::array::from_fn(|_| Ahead::none());
-    for (a, chunk) in aheads.iter_mut().zip(key.chunks(share)) {
-        *a = Ahead::new(chunk, n / 16);
-    }
     let op = out.as_mut_ptr();
     let offv = _mm256_set1_epi32(off as i32);
     let stepv = _mm256_set1_epi32(step as i32);
     let maskv = _mm256_set1_epi32(mask as i32);
     let halfv = _mm256_set1_epi32(half);
-    // SAFETY: j + 8 ≤ h and the four coefficients j, j + h, j + m, j + m + h are < n; out holds l·n
-    // doubles, so level i's re/im halves [i·n, i·n + m) and [i·n + m, (i + 1)·n) are in bounds; twist
+    // SAFETY: j + 8 ≤ h and the four coefficients j, j + h, j + m, j + m + h are < n; out holds
+    // (l − 1)·stride + n doubles, so level i's re/im halves [i·stride, i·stride + m) and
+    // [i·stride + m, i·stride + n) are in bounds; twist
     // and stage tables hold m entries and are read at j + h + 8 ≤ m and h + j + 8 ≤ 2h = m.
     unsafe {
         let mut j = 0;
@@ -389,9 +406,9 @@ pub(crate) unsafe fn rot_dec_forward(
             let (t0r, t0i) = (ld(tr, j), ld(ti, j));
             let (t1r, t1i) = (ld(tr, j + h), ld(ti, j + h));
             let (w1r, w1i) = (ld(wr, h + j), ld(wi, h + j));
-            for (i, ahead) in aheads.iter_mut().enumerate().take(l) {
+            for i in 0..l {
                 let shift = _mm_cvtsi32_si128((32 - (i as u32 + 1) * g.base_bits) as i32);
-                let (rp, ip) = (op.add(i * n), op.add(i * n + m));
+                let (rp, ip) = (op.add(i * stride), op.add(i * stride + m));
                 // re[j] = coefficient j, im[j] = coefficient j + m (the fold); then the twist and the
                 // radix-2 stage of half-size h, as in `forward`.
                 let (ur, ui) = cmul(
@@ -415,8 +432,15 @@ pub(crate) unsafe fn rot_dec_forward(
             }
             j += 8;
         }
-        for (i, ahead) in aheads.iter_mut().enumerate().take(l) {
-            forward_rest(p, op.add(i * n), op.add(i * n + m), m, h / 2, ahead);
+        for i in 0..l {
+            forward_rest(
+                p,
+                op.add(i * stride),
+                op.add(i * stride + m),
+                m,
+                h / 2,
+                ahead,
+            );
         }
     }
 }
@@ -482,7 +506,14 @@ unsafe fn tail_dif<const V: usize>(
 /// As [`tail_dif`].
 #[inline]
 #[target_feature(enable = "avx512f")]
-unsafe fn head_dit<const V: usize>(rp: *mut f64, ip: *mut f64, m: usize, twr: &[f64], twi: &[f64]) {
+unsafe fn head_dit<const V: usize>(
+    rp: *mut f64,
+    ip: *mut f64,
+    m: usize,
+    twr: &[f64],
+    twi: &[f64],
+    ahead: &mut Ahead,
+) {
     let small = Small::new(twr, twi);
     let (wr, wi) = (twr.as_ptr(), twi.as_ptr());
     // SAFETY: as in tail_dif.
@@ -515,6 +546,7 @@ unsafe fn head_dit<const V: usize>(rp: *mut f64, ip: *mut f64, m: usize, twr: &[
                 st(rp, s + 8 * k, r[k]);
                 st(ip, s + 8 * k, i[k]);
             }
+            ahead.step();
             s += 8 * V;
         }
     }
@@ -586,7 +618,7 @@ unsafe fn radix4_dif<const TWIST: bool>(
 /// # Safety
 /// As [`forward`].
 #[target_feature(enable = "avx512f")]
-pub(crate) unsafe fn backward(p: &FftPlan, re: &mut [f64], im: &mut [f64]) {
+pub(crate) unsafe fn backward(p: &FftPlan, re: &mut [f64], im: &mut [f64], ahead: &mut Ahead) {
     let m = re.len();
     assert!(m >= 16 && m.is_power_of_two() && im.len() == m);
     let (rp, ip) = (re.as_mut_ptr(), im.as_mut_ptr());
@@ -598,21 +630,21 @@ pub(crate) unsafe fn backward(p: &FftPlan, re: &mut [f64], im: &mut [f64]) {
     unsafe {
         let tail: usize = if m >= 64 { 64 } else { 16 };
         if tail == 64 {
-            head_dit::<8>(rp, ip, m, twr, twi);
+            head_dit::<8>(rp, ip, m, twr, twi, ahead);
         } else {
-            head_dit::<2>(rp, ip, m, twr, twi);
+            head_dit::<2>(rp, ip, m, twr, twi, ahead);
         }
         // Stages with h ≥ tail, two per radix-4 pass.
         let outer = m.trailing_zeros() - tail.trailing_zeros();
         let mut h = tail;
         let mut left = outer;
         while left > 2 {
-            radix4_dit::<false>(rp, ip, m, h, (ur_t, ui_t), (wr, wi));
+            radix4_dit::<false>(rp, ip, m, h, (ur_t, ui_t), (wr, wi), ahead);
             h *= 4;
             left -= 2;
         }
         if left == 2 {
-            radix4_dit::<true>(rp, ip, m, h, (ur_t, ui_t), (wr, wi));
+            radix4_dit::<true>(rp, ip, m, h, (ur_t, ui_t), (wr, wi), ahead);
         } else if left == 1 {
             // Radix-2 stage h = m/2 fused with the untwist.
             debug_assert_eq!(h, m / 2);
@@ -637,6 +669,7 @@ pub(crate) unsafe fn backward(p: &FftPlan, re: &mut [f64], im: &mut [f64]) {
                 st(ip, j, ai);
                 st(rp, j + h, br);
                 st(ip, j + h, bi);
+                ahead.step();
                 j += 8;
             }
         } else {
@@ -665,6 +698,7 @@ unsafe fn radix4_dit<const UNTWIST: bool>(
     h: usize,
     t: (*const f64, *const f64),
     w: (*const f64, *const f64),
+    ahead: &mut Ahead,
 ) {
     // SAFETY: indices s + j + 3h + 8 ≤ s + 4h ≤ m; stage tables at 2h + j + 8 ≤ 3h < 4h ≤ m.
     unsafe {
@@ -706,10 +740,39 @@ unsafe fn radix4_dit<const UNTWIST: bool>(
                 st(ip, ic, c2.1);
                 st(rp, id, d2.0);
                 st(ip, id, d2.1);
+                ahead.step();
                 j += 8;
             }
             s += 4 * h;
         }
+    }
+}
+
+/// out[i] += x[i] rounded to an integer mod 2^32, for i < min(out.len(), x.len()): the rounding of
+/// `Torus::add_f64_slice` for u32 (add 1.5·2^52, keep the low mantissa bits; |x| < 2^51), 8 words a
+/// step (vpmovqd keeps the low 32 bits of each 64-bit lane).
+///
+/// # Safety
+/// The CPU must support AVX-512F.
+#[target_feature(enable = "avx512f")]
+pub(crate) unsafe fn add_rounded_u32(out: &mut [u32], x: &[f64]) {
+    const MAGIC: f64 = 6755399441055744.0;
+    let n = out.len().min(x.len());
+    let magic = _mm512_set1_pd(MAGIC);
+    let (op, xp) = (out.as_mut_ptr(), x.as_ptr());
+    let mut i = 0;
+    // SAFETY: i + 8 ≤ n, the length of both slices' used parts.
+    unsafe {
+        while i + 8 <= n {
+            let v = _mm512_castpd_si512(_mm512_add_pd(ld(xp, i), magic));
+            let o = _mm256_loadu_si256(op.add(i) as *const __m256i);
+            let r = _mm256_add_epi32(o, _mm512_cvtepi64_epi32(v));
+            _mm256_storeu_si256(op.add(i) as *mut __m256i, r);
+            i += 8;
+        }
+    }
+    for (o, &v) in out[i..n].iter_mut().zip(&x[i..n]) {
+        *o = o.wrapping_add((v + MAGIC).to_bits() as u32);
     }
 }
 
@@ -794,13 +857,15 @@ pub(crate) unsafe fn mul_acc2(
 ///
 /// # Safety
 /// The CPU must support AVX-512F; acc_a.len() == acc_b.len() == n with n/2 a multiple of 4,
-/// the rows are xs[0]'s then xs[1]'s (each a whole number of n-value rows), key.len() ≥ rows·2n;
+/// the rows are xs[0]'s then xs[1]'s (row r of a part at r·stride, stride ≥ n, each part's length
+/// a multiple of stride), key.len() ≥ rows·2n;
 /// `points` as above.
 #[target_feature(enable = "avx512f")]
 pub(crate) unsafe fn mul_acc_rows(
     acc_a: &mut [f64],
     acc_b: &mut [f64],
     xs: [&[f64]; 2],
+    stride: usize,
     key: &[f64],
     points: (usize, usize),
 ) {
@@ -808,9 +873,9 @@ pub(crate) unsafe fn mul_acc_rows(
     // external product's case) the row loop is the plain one.
     unsafe {
         if xs[1].is_empty() {
-            mul_acc_rows_parts::<1>(acc_a, acc_b, xs, key, points)
+            mul_acc_rows_parts::<1>(acc_a, acc_b, xs, stride, key, points)
         } else {
-            mul_acc_rows_parts::<2>(acc_a, acc_b, xs, key, points)
+            mul_acc_rows_parts::<2>(acc_a, acc_b, xs, stride, key, points)
         }
     }
 }
@@ -824,21 +889,22 @@ unsafe fn mul_acc_rows_parts<const PARTS: usize>(
     acc_a: &mut [f64],
     acc_b: &mut [f64],
     xs: [&[f64]; 2],
+    stride: usize,
     key: &[f64],
     points: (usize, usize),
 ) {
     let n = acc_a.len();
     let m = n / 2;
     let parts = [
-        (xs[0].as_ptr(), xs[0].len() / n),
-        (xs[1].as_ptr(), xs[1].len() / n),
+        (xs[0].as_ptr(), xs[0].len() / stride),
+        (xs[1].as_ptr(), xs[1].len() / stride),
     ];
     let rows = parts[0].1 + parts[1].1;
     debug_assert!(m.is_multiple_of(4) && acc_b.len() == n);
     debug_assert!(key.len() >= rows * 2 * n);
     let (pa, pb, pk) = (acc_a.as_mut_ptr(), acc_b.as_mut_ptr(), key.as_ptr());
     let sign = _mm512_set_pd(1.0, 1.0, 1.0, 1.0, -1.0, -1.0, -1.0, -1.0);
-    // SAFETY: j0 ≤ j, j + 4 ≤ j1 ≤ m, so part p's reads end at r·n + m + j + 4 ≤ (its rows)·n, its
+    // SAFETY: j0 ≤ j, j + 4 ≤ j1 ≤ m, so part p's reads end at r·stride + m + j + 4 ≤ (rows)·stride, its
     // length; the key is read from block
     // j0/4 (offset (j0/4)·rows·16) sequentially, 16 doubles
     // per row per block, rows·2n in all; acc writes at j and m + j, 4 doubles each, within n.
@@ -852,7 +918,7 @@ unsafe fn mul_acc_rows_parts<const PARTS: usize>(
             let (mut b1, mut b2) = (_mm512_setzero_pd(), _mm512_setzero_pd());
             for &(px, prow) in &parts[..PARTS] {
                 for r in 0..prow {
-                    let xo = px.add(r * n + j);
+                    let xo = px.add(r * stride + j);
                     let xr = _mm512_broadcast_f64x4(_mm256_loadu_pd(xo));
                     let xi = _mm512_broadcast_f64x4(_mm256_loadu_pd(xo.add(m)));
                     // Software prefetch ahead of the hardware prefetcher: the key (52 MB per gate) is

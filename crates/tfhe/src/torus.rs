@@ -46,6 +46,12 @@ pub trait Torus:
         None
     }
 
+    /// [`Torus::as_u32_slice`], mutable.
+    #[inline(always)]
+    fn as_u32_slice_mut(_s: &mut [Self]) -> Option<&mut [u32]> {
+        None
+    }
+
     #[inline(always)]
     fn zero() -> Self {
         Self::default()
@@ -142,6 +148,10 @@ impl Torus for u32 {
     }
     #[inline(always)]
     fn as_u32_slice(s: &[Self]) -> Option<&[u32]> {
+        Some(s)
+    }
+    #[inline(always)]
+    fn as_u32_slice_mut(s: &mut [Self]) -> Option<&mut [u32]> {
         Some(s)
     }
     #[inline(always)]
@@ -296,19 +306,30 @@ impl Gadget {
     /// `decompose_poly_core`).
     #[inline]
     pub fn decompose_poly_f64<T: Torus>(&self, poly: &[T], out: &mut [f64]) {
+        self.decompose_poly_f64_strided(poly, out, poly.len())
+    }
+
+    /// [`Gadget::decompose_poly_f64`] with digit polynomial i at `out[i·stride ..]` (stride ≥ N).
+    #[inline]
+    pub(crate) fn decompose_poly_f64_strided<T: Torus>(
+        &self,
+        poly: &[T],
+        out: &mut [f64],
+        stride: usize,
+    ) {
         #[cfg(target_arch = "x86_64")]
         if crate::fft::Kernel::detect().has_avx512() {
             // SAFETY: Kernel::Avx512 is only detected when the CPU supports AVX-512F.
-            unsafe { self.decompose_poly_avx512(poly, out) };
+            unsafe { self.decompose_poly_avx512(poly, out, stride) };
             return;
         }
         #[cfg(target_arch = "x86_64")]
         if crate::fft::Kernel::detect().has_avx2() {
             // SAFETY: Avx2Fma and Avx512 are only detected when the CPU supports AVX2.
-            unsafe { self.decompose_poly_avx2(poly, out) };
+            unsafe { self.decompose_poly_avx2(poly, out, stride) };
             return;
         }
-        self.decompose_poly_core(poly, out)
+        self.decompose_poly_core(poly, out, stride)
     }
 
     /// The same loops compiled with AVX-512F (16 u32 or 8 u64 lanes per instruction).
@@ -317,8 +338,8 @@ impl Gadget {
     /// The CPU must support AVX-512F.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f")]
-    unsafe fn decompose_poly_avx512<T: Torus>(&self, poly: &[T], out: &mut [f64]) {
-        self.decompose_poly_core(poly, out)
+    unsafe fn decompose_poly_avx512<T: Torus>(&self, poly: &[T], out: &mut [f64], stride: usize) {
+        self.decompose_poly_core(poly, out, stride)
     }
 
     /// The same loops compiled with AVX2 (8 u32 or 4 u64 lanes per instruction).
@@ -327,8 +348,8 @@ impl Gadget {
     /// The CPU must support AVX2.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    unsafe fn decompose_poly_avx2<T: Torus>(&self, poly: &[T], out: &mut [f64]) {
-        self.decompose_poly_core(poly, out)
+    unsafe fn decompose_poly_avx2<T: Torus>(&self, poly: &[T], out: &mut [f64], stride: usize) {
+        self.decompose_poly_core(poly, out, stride)
     }
 
     /// The u32 digit-extraction constants of [`Gadget::decompose_poly_f64`] (offset, range step, digit
@@ -356,7 +377,7 @@ impl Gadget {
     /// — not −½, which would multiply a TRGSW's noise the same way for every input and add up coherently
     /// over a RAM cell's many writes with one selector.
     #[inline(always)]
-    fn decompose_poly_core<T: Torus>(&self, poly: &[T], out: &mut [f64]) {
+    fn decompose_poly_core<T: Torus>(&self, poly: &[T], out: &mut [f64], stride: usize) {
         let n = poly.len();
         let off = self.offset::<T>();
         // Σ_i 2^shift_i: the offset difference between the two digit ranges.
@@ -367,7 +388,7 @@ impl Gadget {
         let half = 1i32 << (self.base_bits - 1);
         for i in 0..self.levels as usize {
             let shift = T::BITS - (i as u32 + 1) * self.base_bits;
-            let dst = &mut out[i * n..(i + 1) * n];
+            let dst = &mut out[i * stride..i * stride + n];
             if T::BITS == 32 {
                 // Level-1 words: stay in u32 lanes (twice as many per vector).
                 let (off, step, mask) = (off as u32, step as u32, mask as u32);
@@ -641,30 +662,39 @@ mod tests {
                 vec![1.0; n * levels as usize],
             );
             g.decompose_poly_f64(&p, &mut a);
-            g.decompose_poly_core(&p, &mut b);
+            g.decompose_poly_core(&p, &mut b, p.len());
             assert_eq!(a, b, "u32 {levels}x{base_bits}");
             g.decompose_poly_f64(&q, &mut a);
-            g.decompose_poly_core(&q, &mut b);
+            g.decompose_poly_core(&q, &mut b, q.len());
             assert_eq!(a, b, "u64 {levels}x{base_bits}");
-            g.decompose_poly_core(&p, &mut a);
+            g.decompose_poly_core(&p, &mut a, p.len());
             #[cfg(target_arch = "x86_64")]
             for k in &kernels {
                 let (mut c, mut d) = (vec![2.0; a.len()], vec![3.0; a.len()]);
                 match k {
                     // SAFETY: the kernel is in Kernel::available(), so the CPU has AVX2.
                     crate::fft::Kernel::Avx2Fma => unsafe {
-                        g.decompose_poly_avx2(&p, &mut c);
-                        g.decompose_poly_avx2(&q, &mut d);
+                        g.decompose_poly_avx2(&p, &mut c, n);
+                        g.decompose_poly_avx2(&q, &mut d, n);
                     },
                     // SAFETY: the kernel is in Kernel::available(), so the CPU has AVX-512F.
                     crate::fft::Kernel::Avx512 => unsafe {
-                        g.decompose_poly_avx512(&p, &mut c);
-                        g.decompose_poly_avx512(&q, &mut d);
+                        g.decompose_poly_avx512(&p, &mut c, n);
+                        g.decompose_poly_avx512(&q, &mut d, n);
                     },
                     crate::fft::Kernel::Portable => continue,
                 }
                 assert_eq!(a, c, "u32 {levels}x{base_bits} {k:?}");
                 assert_eq!(b, d, "u64 {levels}x{base_bits} {k:?}");
+            }
+            // Digit rows at a padded stride (the external product's scratch): the same rows, and
+            // the padding untouched.
+            let stride = n + 5;
+            let mut padded = vec![7.5; stride * levels as usize];
+            g.decompose_poly_f64_strided(&p, &mut padded, stride);
+            for (i, row) in padded.chunks(stride).enumerate() {
+                assert_eq!(row[..n], a[i * n..(i + 1) * n], "strided level {i}");
+                assert!(row[n..].iter().all(|&x| x == 7.5), "padding written");
             }
         }
     }

@@ -6,7 +6,7 @@
 //! whose phase is μ·φ(c) plus noise. Rows are stored as Fourier polynomials so each product costs 2ℓ
 //! forward and 2 inverse transforms.
 
-use crate::fft::{interleaved_index, FftPlan};
+use crate::fft::{interleaved_index, Ahead, FftPlan};
 use crate::torus::{Gadget, Torus};
 use crate::trlwe::Trlwe;
 use crate::Error;
@@ -29,6 +29,9 @@ pub type TrgswLvl1 = TrgswFft<u32>;
 #[derive(Debug)]
 pub struct ExtScratch {
     levels: usize,
+    /// Row stride of `dec`: N + [`crate::fft::ROW_PAD`].
+    stride: usize,
+    /// 2ℓ transformed digit polynomials, row r at r·stride.
     dec: Vec<f64>,
     acc_a: Vec<f64>,
     acc_b: Vec<f64>,
@@ -38,9 +41,11 @@ impl ExtScratch {
     /// Buffers for degree `n` and `gadget`.
     pub fn new(n: usize, gadget: Gadget) -> Self {
         let l = gadget.levels as usize;
+        let stride = n + crate::fft::ROW_PAD;
         ExtScratch {
             levels: l,
-            dec: vec![0.0; 2 * n * l],
+            stride,
+            dec: vec![0.0; 2 * stride * l],
             acc_a: vec![0.0; n],
             acc_b: vec![0.0; n],
         }
@@ -151,15 +156,16 @@ impl<T: Torus> TrgswFft<T> {
         // Digits of a then of b, row r of the TRGSW pairs with digit polynomial r. Each transform
         // prefetches its share of the key, which mul_acc_rows then reads (from L2 instead of DRAM).
         let mut shares = self.data.chunks(self.data.len().div_ceil(2 * l).max(1));
+        let stride = s.stride;
         for (part, poly) in [&c.a, &c.b].into_iter().enumerate() {
-            let dec = &mut s.dec[part * l * n..(part + 1) * l * n];
-            self.gadget.decompose_poly_f64(poly, dec);
-            for buf in dec.chunks_exact_mut(n) {
-                let (re, im) = buf.split_at_mut(half);
+            let dec = &mut s.dec[part * l * stride..(part + 1) * l * stride];
+            self.gadget.decompose_poly_f64_strided(poly, dec, stride);
+            for buf in dec.chunks_exact_mut(stride) {
+                let (re, im) = buf[..n].split_at_mut(half);
                 plan.forward_in_place_ahead(re, im, shares.next().unwrap_or(&[]));
             }
         }
-        plan.mul_acc_rows(&mut s.acc_a, &mut s.acc_b, &s.dec, &self.data, 2 * l);
+        plan.mul_acc_rows_strided(&mut s.acc_a, &mut s.acc_b, &s.dec, stride, &self.data);
         plan.backward_torus(&mut out.a, &mut s.acc_a);
         plan.backward_torus(&mut out.b, &mut s.acc_b);
     }
@@ -169,31 +175,40 @@ impl<T: Torus> TrgswFft<T> {
     /// where the FFT kernel has that ([`FftPlan::rot_dec_forward`]) and the product added to acc as it
     /// is rounded. Returns false, leaving acc alone, where it has no fused kernel; the caller then runs
     /// the step through [`TrgswFft::external_product_into`] (the same result, bit for bit).
+    ///
+    /// `next` is the Fourier data the caller reads after this step (the next bootstrapping-key TRGSW,
+    /// or empty): the transforms prefetch it into L2 over the step, so that it has a whole step to
+    /// arrive from DRAM.
     pub(crate) fn rotate_step_fused(
         &self,
         plan: &FftPlan,
         acc: &mut Trlwe<T>,
         k: usize,
         s: &mut ExtScratch,
+        next: &[f64],
     ) -> bool {
-        let n = self.n;
         let l = self.gadget.levels as usize;
         let (Some(a), Some(b)) = (T::as_u32_slice(&acc.a), T::as_u32_slice(&acc.b)) else {
             return false;
         };
-        // Each part's transforms prefetch their half of the key, as external_product_into's do.
-        let mut halves = self.data.chunks(self.data.len().div_ceil(2).max(1));
-        let (dec_a, dec_b) = s.dec.split_at_mut(l * n);
-        if !plan.rot_dec_forward(self.gadget, a, k, dec_a, halves.next().unwrap_or(&[]))
-            || !plan.rot_dec_forward(self.gadget, b, k, dec_b, halves.next().unwrap_or(&[]))
+        // The transforms prefetch the next step's key, spread over the step's 2ℓ + 2 transforms.
+        let mut ahead = Ahead::new(next, (2 * l + 2) * plan.ahead_steps());
+        let stride = s.stride;
+        let (dec_a, dec_b) = s.dec.split_at_mut(l * stride);
+        if !plan.rot_dec_forward(self.gadget, a, k, dec_a, stride, &mut ahead)
+            || !plan.rot_dec_forward(self.gadget, b, k, dec_b, stride, &mut ahead)
         {
             return false;
         }
-        plan.mul_acc_rows(&mut s.acc_a, &mut s.acc_b, &s.dec, &self.data, 2 * l);
-        plan.backward_in_place(&mut s.acc_a);
-        plan.backward_in_place(&mut s.acc_b);
-        T::add_f64_slice(&mut acc.a, &s.acc_a);
-        T::add_f64_slice(&mut acc.b, &s.acc_b);
+        plan.mul_acc_rows_strided(&mut s.acc_a, &mut s.acc_b, &s.dec, stride, &self.data);
+        plan.backward_in_place_ahead(&mut s.acc_a, &mut ahead);
+        plan.backward_in_place_ahead(&mut s.acc_b, &mut ahead);
+        for (poly, prod) in [(&mut acc.a, &s.acc_a), (&mut acc.b, &s.acc_b)] {
+            match T::as_u32_slice_mut(poly) {
+                Some(words) => plan.add_rounded_u32(words, prod),
+                None => T::add_f64_slice(poly, prod),
+            }
+        }
         true
     }
 
@@ -356,7 +371,7 @@ mod tests {
                 let want = step_reference(&g, &plan, &acc0, k);
                 let mut got = acc0.clone();
                 let mut s = ExtScratch::new(n, gadget);
-                let fused = g.rotate_step_fused(&plan, &mut got, k, &mut s);
+                let fused = g.rotate_step_fused(&plan, &mut got, k, &mut s, &g.data);
                 assert_eq!(
                     fused,
                     plan.kernel() == Kernel::Avx512,
