@@ -328,7 +328,10 @@ mod tests {
         );
         let cause = std::error::Error::source(&err).unwrap().to_string();
         assert!(cause.contains("parameter fingerprint mismatch"), "{cause}");
-        assert!(!e.contains("corrupt") && !cause.contains("corrupt"), "{e}: {cause}");
+        assert!(
+            !e.contains("corrupt") && !cause.contains("corrupt"),
+            "{e}: {cause}"
+        );
         // A damaged key is still called corrupt.
         let key = generate_secret("default", &Params::default_128()).unwrap();
         let mut env = Envelope::read(&path, Kind::SecretKey).unwrap();

@@ -215,11 +215,26 @@ fn calibrate_mac() -> Kernel {
     }
 }
 
+/// Largest degree whose plans take the calibrated MAC ([`Kernel::detect_mac`]). Up to it (the
+/// 32-bit torus's level 1, N = 1024 in every parameter set) the external products round to exact
+/// integers with either MAC, so two processes that calibrate differently still compute the same
+/// bits. Above it (level 2, N = 2048 on the 64-bit torus) the products are not exact in f64, and the
+/// AVX-512 MAC adds its terms in another order than the AVX2 one, so those plans keep the flags'
+/// kernel: an MPI rank, a resumed run and the run it continues must circuit-bootstrap bit for bit
+/// alike (`tests::level2_plans_keep_the_flags_mac`).
+pub const CALIBRATED_MAC_MAX_N: usize = 1024;
+
 /// Shared plan for degree `n` (a power of two ≥ 4), created on first use: [`Kernel::detect`]'s
-/// transforms, [`Kernel::detect_mac`]'s MAC.
+/// transforms; [`Kernel::detect_mac`]'s MAC up to degree [`CALIBRATED_MAC_MAX_N`], the transforms'
+/// kernel above.
 pub fn plan(n: usize) -> Arc<FftPlan> {
     static PLANS: OnceLock<Mutex<HashMap<usize, Arc<FftPlan>>>> = OnceLock::new();
-    let (kernel, mac) = (Kernel::detect(), Kernel::detect_mac());
+    let kernel = Kernel::detect();
+    let mac = if n <= CALIBRATED_MAC_MAX_N {
+        Kernel::detect_mac()
+    } else {
+        kernel
+    };
     let map = PLANS.get_or_init(|| Mutex::new(HashMap::new()));
     let mut g = match map.lock() {
         Ok(g) => g,
@@ -996,6 +1011,40 @@ mod tests {
     /// The MAC kernel of shared plans is one this CPU has, and a plan mixing AVX-512 transforms with
     /// the AVX2 MAC (what the calibration may choose) gives exact negacyclic products like the
     /// others; a mix other than that one falls back to the transforms' kernel.
+    /// The calibration ([`Kernel::detect_mac`]) may pick either MAC, and two processes (MPI ranks, a
+    /// run and its resume) may pick differently. The MACs do not agree bit for bit on products that
+    /// are not exact (this test shows it where both exist), so the level-2 plans, whose 64-bit
+    /// products are not exact in f64, keep the flags' kernel.
+    #[test]
+    fn level2_plans_keep_the_flags_mac() {
+        for n in [2048usize, 4096] {
+            let p = plan(n);
+            assert_eq!(p.mac_kernel(), p.kernel(), "N = {n}");
+        }
+        if !vector_kernels().contains(&Kernel::Avx512) {
+            return; // one MAC only on this CPU: nothing could differ.
+        }
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(17);
+        let (n, rows) = (2048usize, 4usize);
+        let x: Vec<f64> = (0..rows * n).map(|_| rng.gen_range(-1e6..1e6)).collect();
+        let key: Vec<f64> = (0..rows * 2 * n)
+            .map(|_| rng.gen_range(-1e9..1e9))
+            .collect();
+        let out: Vec<Vec<u64>> = [Kernel::Avx2Fma, Kernel::Avx512]
+            .iter()
+            .map(|&mac| {
+                let p = FftPlan::with_kernels(n, Kernel::Avx512, mac);
+                let (mut a, mut b) = (vec![0.5; n], vec![0.5; n]);
+                p.mul_acc_rows(&mut a, &mut b, &x, &key, rows);
+                a.iter().chain(&b).map(|f| f.to_bits()).collect()
+            })
+            .collect();
+        assert_ne!(
+            out[0], out[1],
+            "the MACs now agree bit for bit: level 2 could take the calibrated one"
+        );
+    }
+
     #[test]
     fn mixed_mac_plan_is_exact() {
         assert!(kernels().contains(&plan(1024).mac_kernel()));
