@@ -11,11 +11,12 @@
 //! error against each measured run (told this machine's cores and shared-memory transport), and its
 //! predictions for 1–256 ranks (1 thread each) at 1, 10 and 100 Gb/s (20 µs) for Pearl and Ruby.
 //! It also prints Pearl on 64 ranks with a circuit bootstrap split over idle threads
-//! ([`vsp_circuit::costmodel::CbSplit`], its latency a parameter: 4 threads at 0.35 by default).
+//! ([`vsp_circuit::costmodel::CbSplit`]: what the executors do on a rank of several threads; its
+//! latency a parameter, by default 2 threads at [`CB_SPLIT`]'s measured latency).
 //! Ends with `mpi_efficiency_2_ranks=`, `predicted_pearl_speedup_64_ranks=` (one rank's predicted
 //! cycle over 64 ranks', both in the model's units at 10 Gb/s),
 //! `predicted_pearl_seconds_per_cycle_64_ranks=` and
-//! `predicted_pearl_seconds_per_cycle_64_ranks_cb_split_4_threads=` (64 ranks × 4 threads, split).
+//! `predicted_pearl_seconds_per_cycle_64_ranks_cb_split_2_threads=` (64 ranks × 2 threads, split).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -373,11 +374,13 @@ fn predictions(backend: &TfheBackend, m: &Measured, cb: CbSplit) -> Result<(f64,
     Ok((pearl1, pearl64, split64))
 }
 
-/// The circuit bootstrap split the model shows by default: over 4 threads at 0.35 of its
-/// one-thread latency (an assumption until the split is measured; `mpi-model MS THREADS LATENCY`).
-const CB_SPLIT: CbSplit = CbSplit {
-    threads: 4,
-    latency: 0.35,
+/// The circuit-bootstrap split the model shows by default: over 2 threads (a rank on a 2-vCPU
+/// machine), at the latency measured by `cargo run --release -p vsp-circuit --example task_costs --
+/// 5 2` (the calling thread's share of the split's CPU time, i.e. its latency on cores of its own;
+/// AMD EPYC Zen 4, 2026-12-04; `mpi-model MS THREADS LATENCY` for others).
+pub const CB_SPLIT: CbSplit = CbSplit {
+    threads: 2,
+    latency: 0.6,
 };
 
 /// `vsp-bench mpi-model [ms-per-unit [cb-threads cb-latency]]`: the cost model alone (no

@@ -215,7 +215,7 @@ fn ram_write_units<B: Backend>(c: &Circuit, b: &B, set: &TaskSet, m: usize) -> f
         parts => {
             let split = parts.trailing_zeros() as usize;
             let products = split + spec.words() / parts - 1;
-            (products * spec.data_width) as f64 * b.task_cost(TaskKind::Cmux)
+            (products * spec.data_width) as f64 * b.ram_cmux_cost()
         }
     }
 }
