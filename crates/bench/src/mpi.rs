@@ -307,6 +307,25 @@ fn predictions(backend: &TfheBackend, m: &Measured, cb: CbSplit) -> Result<(f64,
     }
     let chosen = pe.plan_partition(64);
     println!("  chosen: {:?}", chosen.placement);
+    // How many parts the RAM is spread over (the executor cuts it as `chosen`).
+    println!();
+    println!(
+        "Pearl on 64 ranks at 10 Gb/s by the RAM's parts (the model's what-if; the executor cuts it in {}):",
+        chosen.ram_edges.first().map_or(1, |e| e.holders.len())
+    );
+    println!("| RAM parts | s/cycle | critical path s | busiest rank s | MB/cycle |");
+    println!("|---|---|---|---|---|");
+    for parts in [1usize, 2, 4, 8, 16, 32, 64, 256] {
+        let part = pe.plan_partition_cut(64, Placement::Best, Some(parts));
+        let pr = predict(&part, m, &Network::TEN_GBE, 1);
+        println!(
+            "| {parts} | {:.3} | {:.3} | {:.3} | {:.1} |",
+            pr.seconds,
+            pr.critical_path_seconds,
+            pr.max_work_seconds,
+            pr.bytes as f64 / 1e6
+        );
+    }
     // What would move the 64-rank cycle: the model with one change at a time (same placement).
     println!();
     println!("What-ifs for Pearl on 64 ranks at 10 Gb/s (the model, same placement):");
@@ -376,11 +395,12 @@ fn predictions(backend: &TfheBackend, m: &Measured, cb: CbSplit) -> Result<(f64,
 
 /// The circuit-bootstrap split the model shows by default: over 2 threads (a rank on a 2-vCPU
 /// machine), at the latency measured by `cargo run --release -p vsp-circuit --example task_costs --
-/// 5 2` (the calling thread's share of the split's CPU time, i.e. its latency on cores of its own;
-/// AMD EPYC Zen 4, 2026-12-04; `mpi-model MS THREADS LATENCY` for others).
+/// 5 2`: the calling thread's share of the split's CPU time, i.e. its latency on cores of its own,
+/// 0.43–0.61 for batches of 2–8 bits over three runs (AMD EPYC Zen 4, 2026-12-04 22:4x–22:57 UTC;
+/// `mpi-model MS THREADS LATENCY` for others). A batch is split at most one thread per bit.
 pub const CB_SPLIT: CbSplit = CbSplit {
     threads: 2,
-    latency: 0.6,
+    latency: 0.55,
 };
 
 /// `vsp-bench mpi-model [ms-per-unit [cb-threads cb-latency]]`: the cost model alone (no

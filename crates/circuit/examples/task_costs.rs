@@ -1,7 +1,8 @@
 //! The measurements behind `TfheBackend::task_cost` and the cost model's split circuit bootstrap
 //! (`vsp_circuit::costmodel::CbSplit`), in one process at the default parameters:
 //!
-//! * thread CPU time (`/proc/thread-self/schedstat`, ns) of one gate bootstrap (NAND: the unit, 10
+//! * thread CPU time (`/proc/thread-self/schedstat`, counted in scheduler ticks: each sample times
+//!   enough calls to last ≫ 4 ms) of one gate bootstrap (NAND: the unit, 10
 //!   cost units), a MUX, a MUX without its extraction and key switch (a RAM write value), a bootstrap
 //!   to a ring (a lift, a refresh, a read's extraction), CMUXes with a ROM (`cb`) and a RAM
 //!   (`cb_ram`) selector, and circuit-bootstrapping batches of 1, 2, 4 and 8 bits with both gadgets
@@ -37,14 +38,18 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// The median thread CPU milliseconds of `f` over `reps` runs (each given its run number).
-fn cpu_ms<R>(reps: usize, mut f: impl FnMut(usize) -> R) -> f64 {
+/// The median over `reps` samples of the thread CPU milliseconds of one call of `f`, a sample timing
+/// `times` calls (the kernel counts a thread's time in scheduler ticks of a few ms, so a sample
+/// should last ≫ 4 ms).
+fn cpu_ms<R>(reps: usize, times: usize, mut f: impl FnMut(usize) -> R) -> f64 {
     median(
         (0..reps)
             .map(|r| {
                 let t = cpu();
-                std::hint::black_box(f(r));
-                ms(cpu() - t)
+                for _ in 0..times {
+                    std::hint::black_box(f(r));
+                }
+                ms(cpu() - t) / times as f64
             })
             .collect(),
     )
@@ -70,21 +75,19 @@ fn main() {
     );
     let bits: Vec<Tlwe<u32>> = (0..8).map(|i| sk.encrypt_bit(i % 3 != 1)).collect();
     let (a, b, c) = (&bits[0], &bits[1], &bits[2]);
-    let nand = cpu_ms(reps, |_| ek.nand(a, b).unwrap());
-    let mux = cpu_ms(reps, |_| ek.mux(a, b, c).unwrap());
-    let mux_no_se = cpu_ms(reps, |_| ek.mux_without_se(a, b, c).unwrap());
-    let lift = cpu_ms(reps, |_| ek.bootstrap_to_trlwe(a, 1 << 30).unwrap());
+    let nand = cpu_ms(reps, 25, |_| ek.nand(a, b).unwrap());
+    let mux = cpu_ms(reps, 10, |_| ek.mux(a, b, c).unwrap());
+    let mux_no_se = cpu_ms(reps, 10, |_| ek.mux_without_se(a, b, c).unwrap());
+    let lift = cpu_ms(reps, 25, |_| ek.bootstrap_to_trlwe(a, 1 << 30).unwrap());
     let ring = ek.bootstrap_to_trlwe(a, 1 << 30).unwrap();
-    let extract = cpu_ms(reps, |_| ek.extract_bit(&ring, 0).unwrap());
+    let extract = cpu_ms(reps, 2000, |_| ek.extract_bit(&ring, 0).unwrap());
     let rom_sel: TrgswFft<u32> = ck.circuit_bootstrap_batch(&[b]).unwrap().remove(0);
     let ram_sel: TrgswFft<u32> = ck.circuit_bootstrap_batch_ram(&[b]).unwrap().remove(0);
     let cmux = |s: &TrgswFft<u32>| {
         let mut scratch = ExtScratch::new(p.n1, s.gadget());
-        cpu_ms(reps, |_| {
-            (0..100)
-                .map(|_| s.cmux_with(&ring, &ring, &mut scratch).unwrap())
-                .count()
-        }) / 100.0
+        cpu_ms(reps, 10_000, |_| {
+            s.cmux_with(&ring, &ring, &mut scratch).unwrap()
+        })
     };
     let (cmux_rom, cmux_ram) = (cmux(&rom_sel), cmux(&ram_sel));
     let unit = nand / 10.0;
@@ -117,7 +120,10 @@ fn main() {
             .unwrap()
         };
         let sizes = [1usize, 2, 4, 8];
-        let t: Vec<f64> = sizes.iter().map(|&n| cpu_ms(reps, |_| run(n, 1))).collect();
+        let t: Vec<f64> = sizes
+            .iter()
+            .map(|&n| cpu_ms(reps, 8 / n, |_| run(n, 1)))
+            .collect();
         // Least squares: t = fixed + per_bit × n.
         let k = sizes.len() as f64;
         let (sx, sy) = (sizes.iter().sum::<usize>() as f64, t.iter().sum::<f64>());
@@ -133,19 +139,26 @@ fn main() {
             per_bit / unit
         );
         // Split over threads: wall time against one thread, alternated.
-        for n in sizes {
+        // At most one thread per bit, as the engine splits (a batch smaller than its threads
+        // splits each rotation over two threads with barriers; the engine leaves that out).
+        for n in sizes.into_iter().filter(|&n| n >= threads) {
             assert_eq!(
                 run(n, threads),
                 run(n, 1),
                 "{name}: {n} bits split are bit-identical"
             );
             let (mut ratio, mut one, mut split, mut own) = (vec![], vec![], vec![], vec![]);
+            let times = 8 / n;
             for _ in 0..reps {
                 let (w, c) = (Instant::now(), cpu());
-                std::hint::black_box(run(n, 1));
+                for _ in 0..times {
+                    std::hint::black_box(run(n, 1));
+                }
                 let (w1, c1) = (ms(w.elapsed()), ms(cpu() - c));
                 let (w, c) = (Instant::now(), cpu());
-                std::hint::black_box(run(n, threads));
+                for _ in 0..times {
+                    std::hint::black_box(run(n, threads));
+                }
                 let (wt, ct) = (ms(w.elapsed()), ms(cpu() - c));
                 one.push(w1);
                 split.push(wt);
@@ -154,7 +167,7 @@ fn main() {
             }
             let least = ratio.iter().copied().fold(f64::INFINITY, f64::min);
             println!(
-                "{name} batch of {n} on {threads} threads: wall {:.2} ms against {:.2} on one \
+                "{name} batch of {n} on {threads} threads: wall {:.2} ms against {:.2} on one per {times} \
                  (medians); latency ratio median {:.3}, least {least:.3}; the calling thread's CPU \
                  time over the one-thread run's (its share of the split, barrier waits included: \
                  the latency on idle cores) median {:.3}",

@@ -239,28 +239,32 @@ impl TfheRam {
 }
 
 /// The TFHE backend's task costs ([`Backend::task_cost`], the scheduler's priorities, the MPI
-/// partition and its cost model), in units of a tenth of a gate bootstrap: each operation's thread CPU
-/// time over a NAND's, measured in one process by `cargo run --release -p vsp-circuit --example
-/// task_costs -- 5 2` (medians of 5; 2026-12-04 22:33 and 22:5x UTC, AMD EPYC Zen 4, cpu family 25,
-/// 2 vCPUs shared at load 7–9: NAND 7.96 ms of thread CPU).
+/// partition and its cost model), in units of a tenth of a gate bootstrap: each operation's thread
+/// CPU time over a NAND's in the same process, by `cargo run --release -p vsp-circuit --example
+/// task_costs -- 5 2` (and `-- 7 2`), the median over four runs of each one's medians (2026-12-04
+/// 22:31–22:57 UTC, AMD EPYC Zen 4, cpu family 25, 2 vCPUs shared with other sessions at load
+/// 6–13; a NAND 7.96–11.13 ms of thread CPU, the spread of a loaded machine, so the ratios move by
+/// ±15 % from run to run).
 mod costs {
     /// A gate (or a multi-input cell): one gate bootstrap, the unit's definition.
     pub(super) const GATE: f64 = 10.0;
-    /// A gate MUX (18.1 ms).
-    pub(super) const MUX: f64 = 22.7;
-    /// A RAM write value: a MUX without its extraction and key switch (17.5 ms).
-    pub(super) const WRITE_VALUE: f64 = 22.1;
-    /// A bootstrap to a ring: a lift, a RAM cell's refresh, a memory read's extraction (8.05 ms).
-    pub(super) const BOOTSTRAP_RING: f64 = 10.1;
-    /// A CMUX with a MUX plan's or a ROM's selector (`Params::cb`).
-    pub(super) const CMUX: f64 = 0.02;
-    /// A CMUX with a RAM's selector (`Params::cb_ram`: more levels).
-    pub(super) const CMUX_RAM: f64 = 0.02;
-    /// A batch of `n` circuit bootstraps with `Params::cb` (MUX selects, ROM addresses): `.0 + .1·n`,
-    /// fitted to batches of 1, 2, 4 and 8 (30.2, 50.0, 87.5, 179.7 ms).
-    pub(super) const CB: (f64, f64) = (8.4, 26.9);
-    /// The same with `Params::cb_ram` (RAM addresses; 35.9, 68.1, 129.1, 244.0 ms).
-    pub(super) const CB_RAM: (f64, f64) = (10.3, 37.2);
+    /// A gate MUX (18.0–25.0 units over the runs).
+    pub(super) const MUX: f64 = 20.5;
+    /// A RAM write value: a MUX without its extraction and key switch (17.5–22.8).
+    pub(super) const WRITE_VALUE: f64 = 20.0;
+    /// A bootstrap to a ring: a lift, a RAM cell's refresh, a memory read's extraction (8.6–10.1).
+    pub(super) const BOOTSTRAP_RING: f64 = 9.5;
+    /// A CMUX with a MUX plan's or a ROM's selector (`Params::cb`; 0.0127–0.0137).
+    pub(super) const CMUX: f64 = 0.013;
+    /// A CMUX with a RAM's selector (`Params::cb_ram`: more levels; 0.0240–0.0245).
+    pub(super) const CMUX_RAM: f64 = 0.024;
+    /// A batch of `n` circuit bootstraps with `Params::cb` (MUX selects, ROM addresses):
+    /// `.0 + .1·n` (the private key switch streams its key once per batch), from batches of 1 bit
+    /// (33.9–44.8 units, median 38.3) and of 8 (22.7–31.6 per bit, median 25.8).
+    pub(super) const CB: (f64, f64) = (14.0, 24.0);
+    /// The same with `Params::cb_ram` (RAM addresses): 1 bit 37.1–49.1 (median 46.3), 8 bits
+    /// 26.3–38.3 per bit (median 31.0).
+    pub(super) const CB_RAM: (f64, f64) = (17.5, 28.8);
 }
 
 /// Most threads a batch of circuit bootstraps is split over when a scheduler lends it idle workers
