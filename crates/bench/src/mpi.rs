@@ -367,7 +367,7 @@ fn predictions(backend: &TfheBackend, m: &Measured, cb: CbSplit) -> Result<(f64,
     println!();
     println!(
         "Pearl on 64 ranks at 10 Gb/s with a circuit bootstrap split over up to {} idle threads of its rank, \
-         taking {:.2} of its one-thread latency on {} threads (a parameter, not measured here):",
+         taking {:.2} of its one-thread latency on {} threads (`mpi-model MS THREADS LATENCY`; the default measured by `cargo run --release -p vsp-circuit --example task_costs`), at most one thread per bit:",
         cb.threads, cb.latency, cb.threads
     );
     println!("| ranks x threads | circuit bootstraps | s/cycle | critical path s | speedup over 1 rank x 1 thread |");
