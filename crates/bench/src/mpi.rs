@@ -11,11 +11,12 @@
 //! error against each measured run (told this machine's cores and shared-memory transport), and its
 //! predictions for 1–256 ranks (1 thread each) at 1, 10 and 100 Gb/s (20 µs) for Pearl and Ruby.
 //! It also prints Pearl on 64 ranks with a circuit bootstrap split over idle threads
-//! ([`vsp_circuit::costmodel::CbSplit`], its latency a parameter: 4 threads at 0.35 by default).
+//! ([`vsp_circuit::costmodel::CbSplit`]: what the executors do on a rank of several threads; its
+//! latency a parameter, by default 2 threads at [`CB_SPLIT`]'s measured latency).
 //! Ends with `mpi_efficiency_2_ranks=`, `predicted_pearl_speedup_64_ranks=` (one rank's predicted
 //! cycle over 64 ranks', both in the model's units at 10 Gb/s),
 //! `predicted_pearl_seconds_per_cycle_64_ranks=` and
-//! `predicted_pearl_seconds_per_cycle_64_ranks_cb_split_4_threads=` (64 ranks × 4 threads, split).
+//! `predicted_pearl_seconds_per_cycle_64_ranks_cb_split_2_threads=` (64 ranks × 2 threads, split).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -306,6 +307,25 @@ fn predictions(backend: &TfheBackend, m: &Measured, cb: CbSplit) -> Result<(f64,
     }
     let chosen = pe.plan_partition(64);
     println!("  chosen: {:?}", chosen.placement);
+    // How many parts the RAM is spread over (the executor cuts it as `chosen`).
+    println!();
+    println!(
+        "Pearl on 64 ranks at 10 Gb/s by the RAM's parts (the model's what-if; the executor cuts it in {}):",
+        chosen.ram_edges.first().map_or(1, |e| e.holders.len())
+    );
+    println!("| RAM parts | s/cycle | critical path s | busiest rank s | MB/cycle |");
+    println!("|---|---|---|---|---|");
+    for parts in [1usize, 2, 4, 8, 16, 32, 64, 256] {
+        let part = pe.plan_partition_cut(64, Placement::Best, Some(parts));
+        let pr = predict(&part, m, &Network::TEN_GBE, 1);
+        println!(
+            "| {parts} | {:.3} | {:.3} | {:.3} | {:.1} |",
+            pr.seconds,
+            pr.critical_path_seconds,
+            pr.max_work_seconds,
+            pr.bytes as f64 / 1e6
+        );
+    }
     // What would move the 64-rank cycle: the model with one change at a time (same placement).
     println!();
     println!("What-ifs for Pearl on 64 ranks at 10 Gb/s (the model, same placement):");
@@ -347,7 +367,7 @@ fn predictions(backend: &TfheBackend, m: &Measured, cb: CbSplit) -> Result<(f64,
     println!();
     println!(
         "Pearl on 64 ranks at 10 Gb/s with a circuit bootstrap split over up to {} idle threads of its rank, \
-         taking {:.2} of its one-thread latency on {} threads (a parameter, not measured here):",
+         taking {:.2} of its one-thread latency on {} threads (`mpi-model MS THREADS LATENCY`; the default measured by `cargo run --release -p vsp-circuit --example task_costs`), at most one thread per bit:",
         cb.threads, cb.latency, cb.threads
     );
     println!("| ranks x threads | circuit bootstraps | s/cycle | critical path s | speedup over 1 rank x 1 thread |");
@@ -373,11 +393,14 @@ fn predictions(backend: &TfheBackend, m: &Measured, cb: CbSplit) -> Result<(f64,
     Ok((pearl1, pearl64, split64))
 }
 
-/// The circuit bootstrap split the model shows by default: over 4 threads at 0.35 of its
-/// one-thread latency (an assumption until the split is measured; `mpi-model MS THREADS LATENCY`).
-const CB_SPLIT: CbSplit = CbSplit {
-    threads: 4,
-    latency: 0.35,
+/// The circuit-bootstrap split the model shows by default: over 2 threads (a rank on a 2-vCPU
+/// machine), at the latency measured by `cargo run --release -p vsp-circuit --example task_costs --
+/// 5 2`: the calling thread's share of the split's CPU time, i.e. its latency on cores of its own,
+/// 0.43–0.61 for batches of 2–8 bits over three runs (AMD EPYC Zen 4, 2026-12-04 22:4x–22:57 UTC;
+/// `mpi-model MS THREADS LATENCY` for others). A batch is split at most one thread per bit.
+pub const CB_SPLIT: CbSplit = CbSplit {
+    threads: 2,
+    latency: 0.55,
 };
 
 /// `vsp-bench mpi-model [ms-per-unit [cb-threads cb-latency]]`: the cost model alone (no

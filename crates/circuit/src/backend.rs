@@ -122,6 +122,28 @@ pub trait Backend: Send + Sync {
     fn ram_select_batch(&self, bits: &[&Self::Bit]) -> Result<Vec<Self::Sel>, CircuitError> {
         self.select_batch(bits)
     }
+    /// Most threads one batch of [`Self::select_batch`] or [`Self::ram_select_batch`] can use at
+    /// once (1, the default: it runs on its own thread). A scheduler lends a batch on the critical
+    /// path the workers that would otherwise idle ([`crate::schedule::run_wide`]).
+    fn select_threads(&self) -> usize {
+        1
+    }
+    /// [`Self::select_batch`] on up to `threads` threads: the same selectors, bit for bit, sooner.
+    fn select_batch_on(
+        &self,
+        bits: &[&Self::Bit],
+        _threads: usize,
+    ) -> Result<Vec<Self::Sel>, CircuitError> {
+        self.select_batch(bits)
+    }
+    /// [`Self::ram_select_batch`] on up to `threads` threads (the same selectors, bit for bit).
+    fn ram_select_batch_on(
+        &self,
+        bits: &[&Self::Bit],
+        _threads: usize,
+    ) -> Result<Vec<Self::Sel>, CircuitError> {
+        self.ram_select_batch(bits)
+    }
     /// Reads the word at the address given by `addr` (LSB first) from a ROM, as fresh rings
     /// ([`Self::extract`] gives the bits).
     fn rom_read(
@@ -298,6 +320,22 @@ pub trait Backend: Send + Sync {
     /// shape, before its bits are extracted (0: the backend's reads have no tree).
     fn rom_tree_cmuxes(&self, _spec: &MemorySpec) -> usize {
         0
+    }
+    /// CMUXes of one RAM data bit's read tree for a RAM of this shape, before the bit is extracted
+    /// (0: the backend's reads have no tree; [`TaskKind::RamRead`] is then the whole read's cost).
+    fn ram_tree_cmuxes(&self, _spec: &MemorySpec) -> usize {
+        0
+    }
+    /// Cost units of one CMUX with a RAM's selector (its gadget may differ from the MUX plan's and a
+    /// ROM's: [`Self::ram_select_batch`]); by default a [`TaskKind::Cmux`].
+    fn ram_cmux_cost(&self) -> f64 {
+        self.task_cost(TaskKind::Cmux)
+    }
+    /// Cost units of one batch of `bits` address or MUX selects ([`Self::select_batch`], or
+    /// [`Self::ram_select_batch`] when `ram`); by default `bits` × [`TaskKind::Select`] (a backend
+    /// whose batch shares work prices a fixed part and a part per bit).
+    fn select_cost(&self, bits: usize, _ram: bool) -> f64 {
+        self.task_cost(TaskKind::Select) * bits as f64
     }
     /// `(address width, data width)` of a ROM, to check it fits the blueprint.
     fn rom_shape(&self, rom: &Self::Rom) -> (usize, usize);

@@ -654,3 +654,26 @@ pub(crate) fn ram_select_batch(
         .circuit_bootstrap_batch_ram(bits)
         .map_err(tfhe_err)
 }
+
+/// [`select_batch`] on up to `threads` threads of its own (the same selectors, bit for bit:
+/// `CircuitKey::circuit_bootstrap_batch_par`).
+pub(crate) fn select_batch_on(
+    ck: Option<&CircuitKey>,
+    bits: &[&Tlwe<u32>],
+    threads: usize,
+) -> Result<Vec<TrgswFft<u32>>, CircuitError> {
+    need_ck(ck)?
+        .circuit_bootstrap_batch_par(bits, threads)
+        .map_err(tfhe_err)
+}
+
+/// [`ram_select_batch`] on up to `threads` threads of its own (the same selectors, bit for bit).
+pub(crate) fn ram_select_batch_on(
+    ck: Option<&CircuitKey>,
+    bits: &[&Tlwe<u32>],
+    threads: usize,
+) -> Result<Vec<TrgswFft<u32>>, CircuitError> {
+    need_ck(ck)?
+        .circuit_bootstrap_batch_ram_par(bits, threads)
+        .map_err(tfhe_err)
+}

@@ -143,7 +143,30 @@ pub fn run(
     tick_every: Duration,
     tick: &mut dyn FnMut(usize),
 ) -> Result<RunTiming, CircuitError> {
-    run_pumped(g, threads, exec, None, tick_every, tick)
+    run_pumped(g, threads, &|t, _| exec(t), &|_| 1, None, tick_every, tick)
+}
+
+/// [`run`] where a task may use more than its own worker: `wide(t)` is the most threads task `t`
+/// can use (1 for most), and `exec(t, lanes)` runs it on `lanes` threads — its own and `lanes − 1`
+/// of the idle workers' (workers neither running a task nor wanted by another ready task), which it
+/// holds until it ends: no worker starts a task while the lanes in use fill every worker, so the
+/// threads running never exceed `threads`. A task started while every worker is busy or other
+/// tasks wait gets one lane.
+pub fn run_wide(
+    g: &TaskGraph,
+    threads: usize,
+    exec: &(dyn Fn(usize, usize) -> Result<(), CircuitError> + Sync),
+    wide: &(dyn Fn(usize) -> usize + Sync),
+    tick_every: Duration,
+    tick: &mut dyn FnMut(usize),
+) -> Result<RunTiming, CircuitError> {
+    run_pumped(g, threads, exec, wide, None, tick_every, tick)
+}
+
+/// The ready tasks and the lanes (worker threads) the running tasks hold.
+struct Queue {
+    heap: BinaryHeap<Ready>,
+    held: usize,
 }
 
 /// What a [`Pump`] did in one call.
@@ -164,13 +187,14 @@ pub(crate) struct Pump<'a> {
     pub(crate) poll: &'a mut dyn FnMut(&[u32]) -> Result<Pumped, CircuitError>,
 }
 
-/// [`run`], where tasks may also wait for outside events: the calling thread calls the pump's `poll`
-/// at the start, after tasks finish and at least every `pump.every`, releases the tasks it reports,
-/// and returns once every task is done and the pump is idle.
+/// [`run_wide`], where tasks may also wait for outside events: the calling thread calls the pump's
+/// `poll` at the start, after tasks finish and at least every `pump.every`, releases the tasks it
+/// reports, and returns once every task is done and the pump is idle.
 pub(crate) fn run_pumped(
     g: &TaskGraph,
     threads: usize,
-    exec: &(dyn Fn(usize) -> Result<(), CircuitError> + Sync),
+    exec: &(dyn Fn(usize, usize) -> Result<(), CircuitError> + Sync),
+    wide: &(dyn Fn(usize) -> usize + Sync),
     mut pump: Option<Pump<'_>>,
     tick_every: Duration,
     tick: &mut dyn FnMut(usize),
@@ -187,12 +211,13 @@ pub(crate) fn run_pumped(
     let remaining: Vec<AtomicU32> = (0..n)
         .map(|t| AtomicU32::new(g.preds[t] + external(t)))
         .collect();
-    let heap: Mutex<BinaryHeap<Ready>> = Mutex::new(
-        (0..n)
+    let heap: Mutex<Queue> = Mutex::new(Queue {
+        heap: (0..n)
             .filter(|&t| g.preds[t] + external(t) == 0)
             .map(|t| Ready(g.priority[t], t as u32))
             .collect(),
-    );
+        held: 0,
+    });
     let pumping = pump.is_some();
     // Tasks finished since the pump's last call.
     let finished: Mutex<Vec<u32>> = Mutex::new(Vec::new());
@@ -207,20 +232,27 @@ pub(crate) fn run_pumped(
     let worker = || {
         let mut ready = Vec::new();
         loop {
-            let task = {
+            let (task, lanes) = {
                 let mut h = lock(&heap);
                 loop {
                     if failed.load(Ordering::Acquire) || done.load(Ordering::Acquire) == n {
                         return;
                     }
-                    if let Some(Ready(_, t)) = h.pop() {
-                        break t as usize;
+                    if h.held < threads {
+                        if let Some(Ready(_, t)) = h.heap.pop() {
+                            let t = t as usize;
+                            // Spare lanes: workers neither running a task nor wanted by a ready one.
+                            let spare = (threads - h.held - 1).saturating_sub(h.heap.len());
+                            let lanes = 1 + wide(t).saturating_sub(1).min(spare);
+                            h.held += lanes;
+                            break (t, lanes);
+                        }
                     }
                     h = cv.wait(h).unwrap_or_else(|e| e.into_inner());
                 }
             };
             let t0 = Instant::now();
-            let outcome = match catch_unwind(AssertUnwindSafe(|| exec(task))) {
+            let outcome = match catch_unwind(AssertUnwindSafe(|| exec(task, lanes))) {
                 Ok(r) => r,
                 Err(_) => Err(CircuitError::Backend(format!("task {task} panicked"))),
             };
@@ -244,11 +276,15 @@ pub(crate) fn run_pumped(
                     ready.push(Ready(g.priority[s as usize], s));
                 }
             }
+            // The lanes go back before the task counts as done (a worker seeing every task done
+            // finds none held).
+            let mut h = lock(&heap);
+            h.held -= lanes;
             let now_done = done.fetch_add(1, Ordering::AcqRel) + 1;
-            if !ready.is_empty() || now_done == n || pumping {
-                let mut h = lock(&heap);
-                let k = ready.len();
-                h.extend(ready.drain(..));
+            // Lanes lent to this task free workers for tasks already waiting.
+            let k = ready.len() + if lanes > 1 { h.heap.len() } else { 0 };
+            if k > 0 || now_done == n || pumping {
+                h.heap.extend(ready.drain(..));
                 if now_done == n {
                     cv.notify_all();
                     cv_done.notify_all();
@@ -293,7 +329,7 @@ pub(crate) fn run_pumped(
                                 .get(t as usize)
                                 .map(|r| r.fetch_sub(1, Ordering::AcqRel));
                             if left == Some(1) {
-                                h.push(Ready(g.priority[t as usize], t));
+                                h.heap.push(Ready(g.priority[t as usize], t));
                                 woke += 1;
                             }
                         }
@@ -411,7 +447,8 @@ mod tests {
             run_pumped(
                 &g,
                 threads,
-                &exec,
+                &|t, _| exec(t),
+                &|_| 1,
                 Some(pump),
                 Duration::from_millis(50),
                 &mut |_| {},
@@ -423,6 +460,43 @@ mod tests {
                 "2 waits for its event"
             );
             assert_eq!(after, 3, "the run waits for the pump to be idle");
+        }
+    }
+
+    /// A wide task takes the idle workers that no ready task wants, and holds them: the lanes in
+    /// use never exceed the workers.
+    #[test]
+    fn a_wide_task_takes_the_idle_workers() {
+        // 0 (wide) alone, then 1 (wide) and 2 (narrow) together, then 3 (wide) alone.
+        let preds = vec![vec![], vec![0], vec![0], vec![1, 2]];
+        let g = TaskGraph::new(&preds, &[1.0, 2.0, 1.0, 1.0]);
+        for threads in [1usize, 2, 3, 4] {
+            let lanes_of = M::new(vec![0usize; 4]);
+            let (in_use, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
+            let exec = |t: usize, lanes: usize| {
+                let now = in_use.fetch_add(lanes, Ordering::SeqCst) + lanes;
+                most.fetch_max(now, Ordering::SeqCst);
+                lanes_of.lock().unwrap()[t] = lanes;
+                std::thread::sleep(Duration::from_millis(20));
+                in_use.fetch_sub(lanes, Ordering::SeqCst);
+                Ok(())
+            };
+            let wide = |t: usize| if t == 2 { 1 } else { 8 };
+            run_wide(
+                &g,
+                threads,
+                &exec,
+                &wide,
+                Duration::from_millis(50),
+                &mut |_| {},
+            )
+            .unwrap();
+            let lanes = lanes_of.into_inner().unwrap();
+            // 1 and 2 ready together: 1 gets the workers but the one 2 wants (whichever starts
+            // first); 2 gets one.
+            let pair = (threads.max(2) - 1).max(1);
+            assert_eq!(lanes, vec![threads, pair, 1, threads], "{threads} threads");
+            assert!(most.load(Ordering::SeqCst) <= threads, "{threads} threads");
         }
     }
 

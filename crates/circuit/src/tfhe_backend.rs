@@ -238,6 +238,41 @@ impl TfheRam {
     }
 }
 
+/// The TFHE backend's task costs ([`Backend::task_cost`], the scheduler's priorities, the MPI
+/// partition and its cost model), in units of a tenth of a gate bootstrap: each operation's thread
+/// CPU time over a NAND's in the same process, by `cargo run --release -p vsp-circuit --example
+/// task_costs -- 5 2` (and `-- 7 2`), the median over four runs of each one's medians (2026-12-04
+/// 22:31–22:57 UTC, AMD EPYC Zen 4, cpu family 25, 2 vCPUs shared with other sessions at load
+/// 6–13; a NAND 7.96–11.13 ms of thread CPU, the spread of a loaded machine, so the ratios move by
+/// ±15 % from run to run).
+mod costs {
+    /// A gate (or a multi-input cell): one gate bootstrap, the unit's definition.
+    pub(super) const GATE: f64 = 10.0;
+    /// A gate MUX (18.0–25.0 units over the runs).
+    pub(super) const MUX: f64 = 20.5;
+    /// A RAM write value: a MUX without its extraction and key switch (17.5–22.8).
+    pub(super) const WRITE_VALUE: f64 = 20.0;
+    /// A bootstrap to a ring: a lift, a RAM cell's refresh, a memory read's extraction (8.6–10.1).
+    pub(super) const BOOTSTRAP_RING: f64 = 9.5;
+    /// A CMUX with a MUX plan's or a ROM's selector (`Params::cb`; 0.0127–0.0137).
+    pub(super) const CMUX: f64 = 0.013;
+    /// A CMUX with a RAM's selector (`Params::cb_ram`: more levels; 0.0240–0.0245).
+    pub(super) const CMUX_RAM: f64 = 0.024;
+    /// A batch of `n` circuit bootstraps with `Params::cb` (MUX selects, ROM addresses):
+    /// `.0 + .1·n` (the private key switch streams its key once per batch), from batches of 1 bit
+    /// (33.9–44.8 units, median 38.3) and of 8 (22.7–31.6 per bit, median 25.8).
+    pub(super) const CB: (f64, f64) = (14.0, 24.0);
+    /// The same with `Params::cb_ram` (RAM addresses): 1 bit 37.1–49.1 (median 46.3), 8 bits
+    /// 26.3–38.3 per bit (median 31.0).
+    pub(super) const CB_RAM: (f64, f64) = (17.5, 28.8);
+}
+
+/// Most threads a batch of circuit bootstraps is split over when a scheduler lends it idle workers
+/// (`CircuitKey::circuit_bootstrap_batch_par`: the rotations one group per thread, or each on two
+/// threads when the batch has fewer bits than threads, and both private key switches in `threads`
+/// parts).
+pub const CB_THREADS: usize = 4;
+
 impl Backend for TfheBackend {
     type Bit = Tlwe<u32>;
     type Sel = TrgswFft<u32>;
@@ -341,6 +376,23 @@ impl Backend for TfheBackend {
     }
     fn ram_select_batch(&self, bits: &[&Tlwe<u32>]) -> Result<Vec<TrgswFft<u32>>, CircuitError> {
         cmux::ram_select_batch(self.ck.as_deref(), bits)
+    }
+    fn select_threads(&self) -> usize {
+        CB_THREADS
+    }
+    fn select_batch_on(
+        &self,
+        bits: &[&Tlwe<u32>],
+        threads: usize,
+    ) -> Result<Vec<TrgswFft<u32>>, CircuitError> {
+        cmux::select_batch_on(self.ck.as_deref(), bits, threads)
+    }
+    fn ram_select_batch_on(
+        &self,
+        bits: &[&Tlwe<u32>],
+        threads: usize,
+    ) -> Result<Vec<TrgswFft<u32>>, CircuitError> {
+        cmux::ram_select_batch_on(self.ck.as_deref(), bits, threads)
     }
     fn rom_read(
         &self,
@@ -504,27 +556,40 @@ impl Backend for TfheBackend {
         None
     }
     fn task_cost(&self, k: TaskKind) -> f64 {
-        // In units of one gate bootstrap (measured ratios on the reference machine: CB ≈ 5 gates,
-        // CMUX ≈ 1/700 gate).
+        use costs::*;
         match k {
-            TaskKind::Gate => 10.0,
-            TaskKind::Mux => 20.0,
+            TaskKind::Gate => GATE,
+            TaskKind::Mux => MUX,
             TaskKind::Not => 0.0,
-            TaskKind::Select => 50.0,
+            // One bit alone (a batch: `select_cost`).
+            TaskKind::Select => CB.0 + CB.1,
             // Per data bit: extraction, key switch and bootstrap (the tree: rom_tree_cmuxes).
-            TaskKind::RomRead => 10.0,
-            TaskKind::RamRead => 12.0,
-            TaskKind::WriteValue => 20.0,
-            TaskKind::Cmux => 0.02,
-            TaskKind::Lift => 10.0,
+            TaskKind::RomRead => BOOTSTRAP_RING,
+            // Per data bit: extraction, key switch and bootstrap (the tree: ram_tree_cmuxes).
+            TaskKind::RamRead => BOOTSTRAP_RING,
+            TaskKind::WriteValue => WRITE_VALUE,
+            TaskKind::Cmux => CMUX,
+            TaskKind::Lift => BOOTSTRAP_RING,
             // The demultiplexed write on an MPI rank: two external products per cell (the read tree
             // and the demultiplexer), each about a CMUX. (Where the write values are made next to
             // the RAM's reads, as in one process, the write reuses the read's tree: one per cell.)
-            TaskKind::RamWriteCell => 2.0 * 0.02,
-            // Extraction, key switch and bootstrap: a gate bootstrap's work. (Pearl's 256 × 16 RAM
-            // refreshes 304 cells a cycle: 3,040 + 164 units, 4.4 s at 1.36 ms per unit against
-            // 4.2 s measured on one thread.)
-            TaskKind::RamRefreshCell => 10.0,
+            TaskKind::RamWriteCell => 2.0 * CMUX_RAM,
+            // Extraction, key switch and bootstrap: a gate bootstrap's work.
+            TaskKind::RamRefreshCell => BOOTSTRAP_RING,
+        }
+    }
+    fn ram_tree_cmuxes(&self, spec: &MemorySpec) -> usize {
+        spec.words().saturating_sub(1)
+    }
+    fn ram_cmux_cost(&self) -> f64 {
+        costs::CMUX_RAM
+    }
+    fn select_cost(&self, bits: usize, ram: bool) -> f64 {
+        let (fixed, per_bit) = if ram { costs::CB_RAM } else { costs::CB };
+        if bits == 0 {
+            0.0
+        } else {
+            fixed + per_bit * bits as f64
         }
     }
     fn encode_bit(&self, b: &Tlwe<u32>, out: &mut Vec<u8>) {

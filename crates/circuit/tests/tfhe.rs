@@ -477,3 +477,39 @@ fn encrypted_mapped_cells_match_plain() {
         }
     }
 }
+
+/// A batch of circuit bootstraps split over threads (what a scheduler does with a batch on the
+/// critical path when workers idle) gives the selectors of the batch on one thread, byte for byte,
+/// with both gadgets.
+#[test]
+fn selects_split_over_threads_are_bit_identical() {
+    let (sk, _, _) = keys();
+    let b = backend();
+    assert!(b.select_threads() > 1, "the TFHE backend can split a batch");
+    let bits = encrypt_value(sk, 0b1011, 4);
+    let enc = |sels: Vec<vsp_tfhe::TrgswFft<u32>>| {
+        let mut out = Vec::new();
+        for s in &sels {
+            b.encode_sel(s, &mut out);
+        }
+        out
+    };
+    // As the engine splits a batch: at most one thread per bit.
+    for n in [2usize, 3, 4] {
+        let batch: Vec<&_> = bits[..n].iter().collect();
+        let one = enc(b.select_batch(&batch).unwrap());
+        let ram_one = enc(b.ram_select_batch(&batch).unwrap());
+        for threads in (2..=n).step_by(2) {
+            assert_eq!(
+                enc(b.select_batch_on(&batch, threads).unwrap()),
+                one,
+                "{n} bits on {threads}"
+            );
+            assert_eq!(
+                enc(b.ram_select_batch_on(&batch, threads).unwrap()),
+                ram_one,
+                "{n} RAM bits on {threads}"
+            );
+        }
+    }
+}

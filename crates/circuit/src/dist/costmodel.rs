@@ -236,7 +236,11 @@ fn dataflow(
             let mut secs = part.cost(t) * m.seconds_per_unit;
             lanes[t] = 1;
             if let Some(cb) = split.filter(|_| part.kind(t) == TaskKind::Select) {
-                let k = cb.threads.min(free[r]).max(1);
+                // As the scheduler lends lanes (`schedule::run_wide`): the free threads that no
+                // other ready task of the rank wants.
+                // At most one thread per bit (`Ctx::wide`).
+                let spare = (free[r] - 1).saturating_sub(ready[r].len());
+                let k = 1 + cb.threads.min(part.writes(t)).saturating_sub(1).min(spare);
                 lanes[t] = k;
                 secs *= cb.latency_on(k);
             }
@@ -283,12 +287,14 @@ fn dataflow(
     (clock, link)
 }
 
-/// A circuit bootstrap split over a rank's idle threads (an option of [`predict_with`]; built
-/// bit-identically elsewhere, its latency measured there): one on `threads` threads takes `latency`
-/// times its one-thread time. A split circuit bootstrap (a [`TaskKind::Select`] task) takes as many
-/// of its rank's free threads as it can, up to `threads`, when it starts, and holds them to its
-/// end; on `k` of them its speed over one thread is interpolated linearly between 1 (one thread)
-/// and `1 / latency` (`threads` threads).
+/// A batch of circuit bootstraps split over a rank's idle threads (an option of [`predict_with`];
+/// what the executors do where a rank has more than one thread: `schedule::run_wide`,
+/// `Backend::select_batch_on`, bit-identical): one on `threads` threads takes `latency` times its
+/// one-thread time (measured: `cargo run --release -p vsp-circuit --example task_costs`). A split
+/// batch (a [`TaskKind::Select`] task) takes, when it starts, the free threads of its rank that no
+/// other ready task wants, up to `threads` and one per bit, and holds them to its end; on `k` of them its speed
+/// over one thread is interpolated linearly between 1 (one thread) and `1 / latency` (`threads`
+/// threads).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CbSplit {
     pub threads: usize,
@@ -385,8 +391,11 @@ pub fn predict_with(
     // The DAG's longest path, with circuit bootstraps as short as a split makes them.
     let dag_path = match split {
         Some(cb) if cb.latency_on(threads) < 1.0 => {
-            part.with_kind_scaled(TaskKind::Select, cb.latency_on(threads))
-                .critical_path_units
+            part.with_scaled(|k, bits| match k {
+                TaskKind::Select => cb.latency_on(threads.min(bits)),
+                _ => 1.0,
+            })
+            .critical_path_units
         }
         _ => part.critical_path_units,
     };

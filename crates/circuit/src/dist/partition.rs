@@ -193,13 +193,23 @@ impl<B: Backend> Engine<B> {
     }
     /// [`Self::plan_partition`] placed as `how` says.
     pub fn plan_partition_with(&self, ranks: usize, how: Placement) -> Partition {
+        self.plan_partition_cut(ranks, how, None)
+    }
+    /// [`Self::plan_partition_with`] with each CMUX RAM cut into `ram_parts` parts (a power of two,
+    /// at most its words; `None`: as the MPI executor cuts it on `ranks` ranks) — for the cost
+    /// model's what-ifs: the executor runs [`Self::plan_partition`]'s cut.
+    pub fn plan_partition_cut(
+        &self,
+        ranks: usize,
+        how: Placement,
+        ram_parts: Option<usize>,
+    ) -> Partition {
         let ranks = ranks.max(1);
-        let set = Arc::new(build_tasks(
-            &self.circuit,
-            &self.backend,
-            &self.plan,
-            grain_for(ranks),
-        ));
+        let mut grain = grain_for(ranks);
+        if let Some(p) = ram_parts {
+            grain.ram_parts = p.max(1);
+        }
+        let set = Arc::new(build_tasks(&self.circuit, &self.backend, &self.plan, grain));
         Partition::of(&self.circuit, &self.backend, &self.plan, set, ranks, how)
     }
 }
@@ -215,7 +225,7 @@ fn ram_write_units<B: Backend>(c: &Circuit, b: &B, set: &TaskSet, m: usize) -> f
         parts => {
             let split = parts.trailing_zeros() as usize;
             let products = split + spec.words() / parts - 1;
-            (products * spec.data_width) as f64 * b.task_cost(TaskKind::Cmux)
+            (products * spec.data_width) as f64 * b.ram_cmux_cost()
         }
     }
 }
@@ -617,6 +627,10 @@ impl Partition {
     pub fn kind(&self, t: usize) -> TaskKind {
         self.set.facts[t].kind
     }
+    /// Items task `t` writes (a batch of selects: one per bit).
+    pub fn writes(&self, t: usize) -> usize {
+        self.set.facts[t].writes.len()
+    }
 
     /// Bootstrap work (cost units) of each rank.
     pub fn work(&self) -> Vec<f64> {
@@ -638,9 +652,15 @@ impl Partition {
     /// task of `kind` costing `factor` times as much — a lower-latency version of that kind of task,
     /// say — and the priorities and critical path recomputed.
     pub fn with_kind_scaled(&self, kind: TaskKind, factor: f64) -> Partition {
+        self.with_scaled(|k, _| if k == kind { factor } else { 1.0 })
+    }
+
+    /// This partition with each task's cost times `factor(kind, items it writes)`, the priorities
+    /// and critical path recomputed.
+    pub fn with_scaled(&self, factor: impl Fn(TaskKind, usize) -> f64) -> Partition {
         let mut set = (*self.set).clone();
-        for f in set.facts.iter_mut().filter(|f| f.kind == kind) {
-            f.cost *= factor;
+        for f in set.facts.iter_mut() {
+            f.cost *= factor(f.kind, f.writes.len());
         }
         let preds: Vec<Vec<u32>> = set
             .facts

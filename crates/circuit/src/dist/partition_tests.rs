@@ -363,8 +363,8 @@ fn placements_keep_units_and_best_is_fastest() {
 }
 
 /// On 3 ranks and more a RAM is spread: its parts on distinct ranks, the reads joined per data bit;
-/// and a circuit bootstrap split over idle threads is as built at latency 1, and faster, with a
-/// lower floor, below it.
+/// and a batch of circuit bootstraps split over idle threads is as built at latency 1, and faster,
+/// with a lower floor, below it, except where every batch is one bit (never split).
 #[test]
 fn ram_is_spread_and_the_cb_split_is_priced() {
     let e = Engine::new(PlainBackend, memuser());
@@ -404,7 +404,9 @@ fn ram_is_spread_and_the_cb_split_is_priced() {
     let lp = LeveledParams::for_params(&vsp_tfhe::Params::default_128()).unwrap();
     let mut e = Engine::new(PlainBackend, memuser());
     e.set_leveled(Some(lp));
-    let p = e.plan_partition(8);
+    // On 2 ranks the selects go in batches of several bits (a memory's whole address in one task),
+    // which a split spreads over the rank's idle threads, one per bit.
+    let p = e.plan_partition(2);
     let net = Network::TEN_GBE;
     let one = crate::costmodel::predict_with(&p, &m, &net, 4, None);
     let same = crate::costmodel::predict_with(
@@ -421,4 +423,13 @@ fn ram_is_spread_and_the_cb_split_is_priced() {
     let split = crate::costmodel::predict_with(&p, &m, &net, 4, Some(cb));
     assert!(split.critical_path_seconds < one.critical_path_seconds);
     assert!(split.seconds < one.seconds);
+    // On 64 ranks every select task is one bit: none is split.
+    let p = e.plan_partition(64);
+    assert!((0..p.set.len())
+        .filter(|&t| p.kind(t) == TaskKind::Select)
+        .all(|t| p.writes(t) == 1));
+    let one = crate::costmodel::predict_with(&p, &m, &net, 4, None);
+    let split = crate::costmodel::predict_with(&p, &m, &net, 4, Some(cb));
+    assert!((one.seconds - split.seconds).abs() < 1e-12);
+    assert!((one.critical_path_seconds - split.critical_path_seconds).abs() < 1e-12);
 }

@@ -107,7 +107,22 @@ impl<B: Backend> Ctx<'_, B> {
             .map(Vec::as_slice)
             .ok_or_else(|| internal("memory out of range"))
     }
-    pub(crate) fn exec(&self, t: Task) -> Result<(), CircuitError> {
+    /// Most threads task `t` can use at once: a batch of circuit bootstraps can be split
+    /// ([`Backend::select_threads`]), at most one thread per bit (each bit's rotation on a thread of
+    /// its own; splitting one rotation over two threads, as vsp-tfhe can for a batch smaller than
+    /// its threads, is left out: it hung once under load, docs/mpi.md); every other task runs on
+    /// its own thread.
+    pub(crate) fn wide(&self, t: Task) -> usize {
+        let bits = match t {
+            Task::MuxSels(b) => self.batches.get(b as usize).map_or(1, Vec::len),
+            Task::Select { count, .. } => count as usize,
+            _ => return 1,
+        };
+        self.b.select_threads().min(bits).max(1)
+    }
+    /// Runs task `t` on up to `lanes` threads (its own and `lanes − 1` idle ones a scheduler lends
+    /// it; only [`Self::wide`] tasks use more than one). The values are the same on any number.
+    pub(crate) fn exec(&self, t: Task, lanes: usize) -> Result<(), CircuitError> {
         let b = self.b;
         match t {
             Task::Node(id) => {
@@ -161,7 +176,13 @@ impl<B: Backend> Ctx<'_, B> {
                     .iter()
                     .map(|&s| self.get(self.plan.sel_nodes[s as usize]))
                     .collect::<Result<Vec<_>, _>>()?;
-                for (&s, sel) in slots.iter().zip(b.select_batch(&bits)?) {
+                let lanes = lanes.min(bits.len());
+                let sels = if lanes > 1 {
+                    b.select_batch_on(&bits, lanes)?
+                } else {
+                    b.select_batch(&bits)?
+                };
+                for (&s, sel) in slots.iter().zip(sels) {
                     let _ = self.msels[s as usize].set(sel);
                 }
             }
@@ -206,9 +227,12 @@ impl<B: Backend> Ctx<'_, B> {
                     .iter()
                     .map(|&a| self.get(a))
                     .collect::<Result<Vec<_>, _>>()?;
-                let sels = match m.spec.kind {
-                    MemKind::Ram => b.ram_select_batch(&bits)?,
-                    MemKind::Rom => b.select_batch(&bits)?,
+                let lanes = lanes.min(bits.len());
+                let sels = match (m.spec.kind, lanes > 1) {
+                    (MemKind::Ram, false) => b.ram_select_batch(&bits)?,
+                    (MemKind::Ram, true) => b.ram_select_batch_on(&bits, lanes)?,
+                    (MemKind::Rom, false) => b.select_batch(&bits)?,
+                    (MemKind::Rom, true) => b.select_batch_on(&bits, lanes)?,
                 };
                 let slots = self.sels[mem as usize]
                     .get(range)

@@ -176,8 +176,9 @@ impl<B: Backend> Executor<B> for Local {
 const TICK: Duration = Duration::from_millis(500);
 
 /// Runs `tasks` (in topological order; `graph` is theirs) through `ctx`: in order with one thread,
-/// else on the list scheduler with `threads` workers; `tick` hears the tasks done about every
-/// [`TICK`]. Every executor runs its tasks with this.
+/// else on the list scheduler with `threads` workers, a batch of circuit bootstraps split over the
+/// workers that would idle while it runs ([`schedule::run_wide`], [`Ctx::wide`]); `tick` hears the
+/// tasks done about every [`TICK`]. The local executor runs its tasks with this.
 pub(crate) fn run_tasks<B: Backend>(
     ctx: &Ctx<'_, B>,
     tasks: &[Task],
@@ -185,12 +186,13 @@ pub(crate) fn run_tasks<B: Backend>(
     threads: usize,
     tick: &mut dyn FnMut(usize),
 ) -> Result<DagRun, CircuitError> {
-    let exec = |t: usize| ctx.exec(tasks[t]);
+    let exec = |t: usize, lanes: usize| ctx.exec(tasks[t], lanes);
+    let wide = |t: usize| ctx.wide(tasks[t]);
     if threads <= 1 {
         let t0 = Instant::now();
         let mut last_tick = Instant::now();
         for t in 0..tasks.len() {
-            exec(t)?;
+            exec(t, 1)?;
             if last_tick.elapsed() > TICK {
                 tick(t + 1);
                 last_tick = Instant::now();
@@ -202,7 +204,7 @@ pub(crate) fn run_tasks<B: Backend>(
             tasks: tasks.len(),
         })
     } else {
-        let timing = schedule::run(graph, threads, &exec, TICK, tick)?;
+        let timing = schedule::run_wide(graph, threads, &exec, &wide, TICK, tick)?;
         Ok(DagRun {
             busy: timing.busy,
             threads: timing.threads,

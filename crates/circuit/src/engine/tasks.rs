@@ -251,7 +251,8 @@ pub(crate) fn facts<B: Backend>(
             let slots = batches.get(bt as usize).map_or(&[][..], Vec::as_slice);
             r.extend(slots.iter().map(|&s| Item::Bit(plan.sel_nodes[s as usize])));
             w.extend(slots.iter().map(|&s| Item::MuxSel(s)));
-            (TaskKind::Select, slots.len() as f64)
+            let cost = b.select_cost(slots.len(), false);
+            return finish_cost(TaskKind::Select, cost, r, w);
         }
         Task::Cmux(id) => {
             if let Node::Mux { s, a, b } = c.nodes[id as usize] {
@@ -273,7 +274,9 @@ pub(crate) fn facts<B: Backend>(
             let addr = &c.mems[mem as usize].addr;
             r.extend(addr[span(first, count)].iter().map(|&a| Item::Bit(a)));
             w.extend((first..first + count).map(|bit| Item::Sel { mem, bit }));
-            (TaskKind::Select, f64::from(count))
+            let ram = c.mems[mem as usize].spec.kind == MemKind::Ram;
+            let cost = b.select_cost(count as usize, ram);
+            return finish_cost(TaskKind::Select, cost, r, w);
         }
         Task::RomRead { mem, first, count } => {
             r.extend(sels(mem));
@@ -288,8 +291,12 @@ pub(crate) fn facts<B: Backend>(
         }
         Task::RamRead { mem, bit } => {
             r.extend(sels(mem));
-            stored(plan, c.mems[mem as usize].rdata[bit as usize], &mut w);
-            (TaskKind::RamRead, 1.0)
+            let m = &c.mems[mem as usize];
+            stored(plan, m.rdata[bit as usize], &mut w);
+            // Its extraction, and its tree.
+            let cost = b.task_cost(TaskKind::RamRead)
+                + b.ram_cmux_cost() * b.ram_tree_cmuxes(&m.spec) as f64;
+            return finish_cost(TaskKind::RamRead, cost, r, w);
         }
         Task::RamPart { mem, part, parts } => {
             let m = &c.mems[mem as usize];
@@ -299,7 +306,7 @@ pub(crate) fn facts<B: Backend>(
             w.extend((0..m.rdata.len() as u32).map(|bit| Item::RamPart { mem, part, bit }));
             // (2^low − 1) CMUXes per data bit.
             let cmuxes = ((1u64 << low) - 1) * m.rdata.len() as u64;
-            return finish(b, TaskKind::Cmux, cmuxes as f64, r, w);
+            return finish_cost(TaskKind::Cmux, b.ram_cmux_cost() * cmuxes as f64, r, w);
         }
         Task::RamJoin { mem, bit, parts } => {
             let m = &c.mems[mem as usize];
@@ -309,8 +316,7 @@ pub(crate) fn facts<B: Backend>(
             r.extend((0..parts).map(|part| Item::RamPart { mem, part, bit }));
             stored(plan, m.rdata[bit as usize], &mut w);
             // The join's parts − 1 CMUXes and the extraction's bootstrap (a lift's work).
-            let cost =
-                b.task_cost(TaskKind::Cmux) * f64::from(parts - 1) + b.task_cost(TaskKind::Lift);
+            let cost = b.ram_cmux_cost() * f64::from(parts - 1) + b.task_cost(TaskKind::Lift);
             return finish_cost(TaskKind::RamRead, cost, r, w);
         }
         Task::WriteVal { mem, bit } => {
@@ -601,7 +607,7 @@ mod tests {
             }
             // The select tasks' cost is the whole address's, however cut.
             let cost: f64 = sel_tasks.iter().map(|&t| set.facts[t as usize].cost).sum();
-            assert_eq!(cost, 8.0 * PlainBackend.task_cost(TaskKind::Select));
+            assert_eq!(cost, PlainBackend.select_cost(8, true));
         }
         // The engine cuts its table for its threads, and the cycles agree.
         let c = std::sync::Arc::new(c);

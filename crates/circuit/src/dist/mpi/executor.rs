@@ -300,7 +300,9 @@ impl<B: Backend> Executor<B> for MpiExecutor {
             .enumerate()
             .map(|(w, &(k, _))| ((part.messages[k].src as i32, tag(k)), w))
             .collect();
-        let exec = |t: usize| ctx.exec(rp.tasks[t]);
+        // A batch of circuit bootstraps takes the rank's idle threads (when it has more than one).
+        let exec = |t: usize, lanes: usize| ctx.exec(rp.tasks[t], lanes);
+        let wide = |t: usize| ctx.wide(rp.tasks[t]);
         // Send buffers outlive the request scope.
         let bufs: Vec<OnceCell<Vec<u8>>> = rp.sends.iter().map(|_| OnceCell::new()).collect();
         // Per message sent: its items' makers still running; per message received: whether it came.
@@ -395,7 +397,7 @@ impl<B: Backend> Executor<B> for MpiExecutor {
                 every: POLL,
                 poll: &mut poll,
             };
-            let res = run_pumped(&rp.graph, v.threads, &exec, Some(pump), TICK, tick);
+            let res = run_pumped(&rp.graph, v.threads, &exec, &wide, Some(pump), TICK, tick);
             // Pending sends may not be abandoned: a failed rank stops the job here.
             let timing = match res {
                 Ok(t) => t,
