@@ -129,6 +129,14 @@ pub struct Circuit {
     pub(crate) fingerprint: [u8; 32],
 }
 
+impl TryFrom<&Blueprint> for Circuit {
+    type Error = CircuitError;
+    /// [`Circuit::compile`].
+    fn try_from(bp: &Blueprint) -> Result<Self, CircuitError> {
+        crate::flatten::flatten(bp)
+    }
+}
+
 impl Circuit {
     /// Flattens and validates a blueprint.
     pub fn compile(bp: &Blueprint) -> Result<Self, CircuitError> {

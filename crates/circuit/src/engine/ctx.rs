@@ -110,8 +110,8 @@ impl<B: Backend> Ctx<'_, B> {
     /// Most threads task `t` can use at once: a batch of circuit bootstraps can be split
     /// ([`Backend::select_threads`]), at most one thread per bit (each bit's rotation on a thread of
     /// its own; splitting one rotation over two threads, as vsp-tfhe can for a batch smaller than
-    /// its threads, is left out: it hung once under load, docs/mpi.md); every other task runs on
-    /// its own thread.
+    /// its threads, is left out: it hung once under load, BENCHMARKS.md "engine over MPI"); every
+    /// other task runs on its own thread.
     pub(crate) fn wide(&self, t: Task) -> usize {
         let bits = match t {
             Task::MuxSels(b) => self.batches.get(b as usize).map_or(1, Vec::len),

@@ -562,7 +562,7 @@ mod tests {
             Err(CircuitError::Usage(format!("no file {p}")))
         })
         .unwrap();
-        Circuit::compile(&bp).unwrap()
+        Circuit::try_from(&bp).unwrap()
     }
 
     /// On more threads a memory's address bits are circuit-bootstrapped by several tasks, each read
