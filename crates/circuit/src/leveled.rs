@@ -86,8 +86,11 @@ impl LeveledParams {
     }
 
     /// The planner parameters of a TFHE parameter set (what [`crate::TfheBackend`] uses). Costs are
-    /// relative to one gate bootstrap as `vsp-bench tfhe` measures them: circuit bootstrapping ≈ 5
-    /// gates, a CMUX ≈ 1/700 gate, an extraction + key switch ≈ 1/20 gate.
+    /// relative to one gate bootstrap: a CMUX ≈ 1/700 gate, an extraction + key switch ≈ 1/20 gate,
+    /// and a circuit bootstrap weighed at 5 gates although it costs 2.6 (in a batch of 8) to 3.8
+    /// (alone) since December 2026 (`examples/task_costs`, the scheduler's costs): planned at 3, Pearl
+    /// trades 11 gate bootstraps for 3 circuit bootstraps (−0.4 % of its cost) and lengthens its
+    /// critical path from 36.5 to 38.2; Ruby's plan does not change (`vsp-bench plan`, 2026-12-04).
     pub fn for_params(p: &vsp_tfhe::Params) -> Option<Self> {
         LeveledParams::from_noise(
             &NoiseModel::of(p),
