@@ -12,6 +12,7 @@
 //! | [`processor`] | the CAHPv3 machine: [`processor::program`] (images, `.s`, `.c`, the initial memories [`PlainRequest`], the ISA trace), [`processor::packets`] (a [`PlainRequest`] encrypts into a [`Request`]; a result decrypts into a [`Decrypted`] state), [`processor::machine`] (core + memories: run with progress and snapshots, resume, [`emulate`]) |
 //! | [`design`] | any user circuit (blueprint or bare Yosys JSON): load, inputs, request, machine, result, per-cycle traces (JSON lines, VCD), runs ([`design::run_plain`], [`design::run_encrypted`]) and statistics |
 //! | [`server`] | a server run, as `vsp run`/`resume`/`circuit exec`/`circuit resume` and the job server play it: open a request or snapshot, run, write; the MPI root/follower choreography ([`server::mpi`], `mpi` feature) |
+//! | [`demo`] | `vsp demo`: both sides of the platform on one machine, checked against the plain run |
 //! | [`files`] | the one atomic file writer and the checks on output paths |
 //! | [`error`] | [`PlatformError`], wrapping the lower crates' errors |
 //!
@@ -22,6 +23,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod demo;
 pub mod design;
 pub mod error;
 pub mod files;

@@ -3,19 +3,21 @@
 //! rank → the encrypted result and trace). The root/follower choreography is
 //! [`crate::server`]'s.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use vsp_circuit::{client, Circuit, Engine, PlainBackend, TfheBackend};
 
 use super::{
-    decrypt_circuit_result, plain_outputs, run_design, CircuitInputs, CircuitMachine,
-    CircuitOutputs, CircuitRequest, DesignRun, EncryptedTrace,
+    decrypt_circuit_result, decrypt_circuit_trace, load_design, plain_outputs, CircuitInputs,
+    CircuitMachine, CircuitOutputs, CircuitRequest, EncryptedTrace, Trace,
 };
 use crate::error::{PlatformError, Result};
-use crate::keys::{ClientKey, ServerKeys};
+use crate::files::{write_atomic, Access};
+use crate::keys::ServerKeys;
+pub use crate::processor::client::load_client_key;
 use crate::processor::machine::{RunProgress, Snapshots};
-use crate::server::{check_snapshot_header, mpi, Watch};
+use crate::server::{check_snapshot_header, claim, mpi, watched, ServerRun, Watch};
 use crate::wire::envelope::{check_same_key, Envelope, Kind};
 
 /// Refuses `reset` on a circuit without a 1-bit `@reset` input (the reset cycle would be silently
@@ -36,16 +38,6 @@ pub fn public_warning(reset: bool) -> String {
          on trivial ciphertexts of public values, so nothing is secret and its timing means nothing",
         if reset { "; --reset is public" } else { "" }
     )
-}
-
-/// Loads a secret key; a key file others can read is warned about.
-pub fn load_client_key(path: &Path, watch: &mut dyn Watch) -> Result<ClientKey> {
-    // Loaded first: the warning is for a real key file, not a FIFO or device refused as one.
-    let key = ClientKey::load(path)?;
-    if let Some(w) = crate::files::exposure_warning(path) {
-        watch.warn(&w);
-    }
-    Ok(key)
 }
 
 impl CircuitInputs {
@@ -136,9 +128,10 @@ pub fn run_encrypted(
             None => Err(PlatformError::usage("only rank 0 reads outputs")),
         }
     };
-    watch.running(plan.cycles);
-    run_design(&mut m.engine, plan, &value, &mut |p| watch.cycle(p))?;
-    watch.ran();
+    let cycles = plan.cycles;
+    watched(watch, cycles, |p| {
+        run_design(&mut m.engine, plan, &value, p).map(drop)
+    })?;
     let Some(ck) = secret else {
         return Ok(None);
     };
@@ -228,14 +221,12 @@ impl CircuitMachine {
     /// other than 0, which writes nothing.
     pub fn exec(&mut self, plan: &Exec<'_>, watch: &mut dyn Watch) -> Result<Option<Executed>> {
         let mut trace = plan.trace.map(|_| EncryptedTrace::new(self));
-        watch.running(plan.cycles);
-        let progress = &mut |p: &RunProgress<'_>| watch.cycle(p);
-        match &mut trace {
-            Some(tr) => self.run_traced(plan.cycles, plan.reset, plan.snapshots, tr, progress)?,
-            None => self.run(plan.cycles, plan.reset, plan.snapshots, progress)?,
-        }
-        watch.ran();
-        if !mpi::is_root() {
+        let (cycles, reset, snapshots) = (plan.cycles, plan.reset, plan.snapshots);
+        let root = watched(watch, cycles, |p| match &mut trace {
+            Some(tr) => self.run_traced(cycles, reset, snapshots, tr, p),
+            None => self.run(cycles, reset, snapshots, p),
+        })?;
+        if !root {
             return Ok(None);
         }
         let trace_bytes = match (&trace, plan.trace) {
@@ -250,4 +241,298 @@ impl CircuitMachine {
             result_bytes,
         }))
     }
+}
+
+/// How a local run of a design (`vsp circuit run`, plain or encrypted on one machine) ends and what
+/// it records.
+pub struct DesignRun {
+    pub cycles: u64,
+    /// Stop after the first cycle in which this 1-bit output is 1 (plain runs only: an encrypted
+    /// engine cannot see its outputs).
+    pub until: Option<String>,
+    /// Apply one reset cycle first (when the circuit has a 1-bit `@reset` input).
+    pub reset: bool,
+    /// Every cycle's outputs, when asked for.
+    pub trace: Option<Trace>,
+}
+
+/// Runs `plan` on `engine` one cycle at a time, recording each cycle's outputs in `plan.trace`
+/// (`value` reads an output: directly in plain, by decrypting in an encrypted run). In a distributed
+/// run only the root engine ([`Engine::is_root`]) reads outputs, and the engine stops every rank on
+/// the root's decision. Returns the cycles run.
+pub fn run_design<B: vsp_circuit::Backend>(
+    engine: &mut Engine<B>,
+    plan: &mut DesignRun,
+    value: &dyn Fn(&Engine<B>, &str) -> Result<u64>,
+    progress: &mut dyn FnMut(&RunProgress<'_>),
+) -> Result<u64> {
+    if let Some(name) = &plan.until {
+        match engine.circuit().outputs().iter().find(|p| &p.name == name) {
+            Some(p) if p.bits.len() == 1 => {}
+            Some(_) => {
+                return Err(PlatformError::usage(format!(
+                    "--until {name}: the output must be 1 bit wide"
+                )))
+            }
+            None => {
+                return Err(PlatformError::usage(format!(
+                    "--until {name}: the circuit has no output @{name}"
+                )))
+            }
+        }
+    }
+    crate::processor::machine::target_cycle(engine.cycle(), plan.cycles)?;
+    if plan.reset {
+        engine.reset()?;
+    }
+    let names: Vec<String> = engine
+        .circuit()
+        .outputs()
+        .iter()
+        .map(|p| p.name.clone())
+        .collect();
+    let one = vsp_circuit::RunOptions {
+        max_cycles: 1,
+        stop_when: plan.until.clone(),
+        ..Default::default()
+    };
+    let root = engine.is_root();
+    let t0 = std::time::Instant::now();
+    let mut done = 0;
+    while done < plan.cycles {
+        let cycle = engine.cycle();
+        let report = engine.run(&one, &mut |p| {
+            progress(&RunProgress {
+                done: done + p.cycles_done,
+                total: plan.cycles,
+                elapsed: t0.elapsed().as_secs_f64(),
+                engine: p,
+            })
+        })?;
+        done += 1;
+        if let Some(t) = plan.trace.as_mut().filter(|_| root) {
+            let e: &Engine<B> = engine;
+            let values = names
+                .iter()
+                .map(|n| value(e, n))
+                .collect::<Result<Vec<u64>>>()?;
+            t.record(cycle, &values);
+        }
+        if report.stopped {
+            break;
+        }
+    }
+    Ok(done)
+}
+
+/// Where a circuit's server run starts.
+pub enum CircuitStart<'a> {
+    /// The request at `input` (after one public reset cycle when `reset`).
+    Request { input: &'a Path, reset: bool },
+    /// A snapshot.
+    Snapshot(&'a Path),
+}
+
+impl ServerRun {
+    /// The server's run of the design at `blueprint` from `start`: the outputs claimed (`trace`:
+    /// every cycle's encrypted outputs), the machine opened (a resumed one noted), the cycles run,
+    /// the result and trace written. `None` on an MPI rank other than 0.
+    pub fn run_circuit(
+        &self,
+        blueprint: &Path,
+        start: CircuitStart<'_>,
+        trace: Option<&Path>,
+        watch: &mut dyn Watch,
+    ) -> Result<Option<Executed>> {
+        let (ek, threads) = (self.eval_key.as_path(), self.threads);
+        let (snapshots, _locks, mut m, reset) = match start {
+            CircuitStart::Request { input, reset } => {
+                let read = [("blueprint", blueprint), ("evaluation key", ek)];
+                let (s, l) = self.claim(&[&read[..], &[("request", input)]].concat(), trace)?;
+                let circuit = load_design(blueprint)?;
+                check_reset(&circuit, reset)?;
+                let m = CircuitMachine::open_request(ek, input, circuit, reset, threads, watch)?;
+                (s, l, m, reset)
+            }
+            CircuitStart::Snapshot(snapshot) => {
+                let read = [
+                    ("snapshot", snapshot),
+                    ("blueprint", blueprint),
+                    ("evaluation key", ek),
+                ];
+                let (s, l) = self.claim(&read, trace)?;
+                let circuit = load_design(blueprint)?;
+                let m = CircuitMachine::open_snapshot(ek, snapshot, circuit, threads, watch)?;
+                watch.note(&format!("resuming at cycle {}", m.engine.cycle()));
+                (s, l, m, false)
+            }
+        };
+        let plan = Exec {
+            cycles: self.cycles,
+            reset,
+            snapshots: snapshots.as_ref(),
+            output: &self.output,
+            trace,
+        };
+        m.exec(&plan, watch)
+    }
+}
+
+/// A local run of a design as `vsp circuit run` asks for it: plain, or encrypted on one machine
+/// (client and server in one process) with a secret key and an evaluation key.
+pub struct LocalRun {
+    /// The blueprint or bare netlist.
+    pub blueprint: PathBuf,
+    /// The inputs file (none: every input and memory 0).
+    pub inputs: Option<PathBuf>,
+    /// Cycles to run (after the reset cycle, which is not counted).
+    pub cycles: u64,
+    /// Plain only: stop after the first cycle in which this 1-bit output is 1.
+    pub until: Option<String>,
+    /// Apply one reset cycle first.
+    pub reset: bool,
+    /// The secret key and the evaluation key of an encrypted run.
+    pub keys: Option<(PathBuf, PathBuf)>,
+    /// Write the outputs JSON here.
+    pub output: Option<PathBuf>,
+    /// Write every cycle's outputs here as JSON lines.
+    pub trace: Option<PathBuf>,
+    /// Write every cycle's outputs here as a VCD.
+    pub vcd: Option<PathBuf>,
+    /// Worker threads (default: all cores).
+    pub threads: Option<usize>,
+}
+
+impl LocalRun {
+    /// Runs: the output files claimed first, then the run, then the trace, the VCD and the outputs
+    /// JSON written. The outputs on rank 0 (`None` on the other MPI ranks).
+    pub fn run(&self, watch: &mut dyn Watch) -> Result<Option<CircuitOutputs>> {
+        let mut read = vec![("blueprint", self.blueprint.as_path())];
+        read.extend(self.inputs.as_deref().map(|p| ("inputs", p)));
+        if let Some((k, e)) = &self.keys {
+            read.extend([("secret key", k.as_path()), ("evaluation key", e.as_path())]);
+        }
+        let mut _locks = Vec::new();
+        let outputs = [
+            ("output", &self.output),
+            ("trace", &self.trace),
+            ("VCD", &self.vcd),
+        ];
+        for (what, p) in outputs {
+            if let Some(p) = p {
+                _locks.extend(claim(p, &read)?);
+                read.push((what, p.as_path()));
+            }
+        }
+        let circuit = load_design(&self.blueprint)?;
+        check_reset(&circuit, self.reset)?;
+        let inputs = CircuitInputs::read_for(self.inputs.as_deref(), &circuit)?;
+        let signals = circuit.outputs().iter();
+        let signals = signals.map(|p| (p.name.clone(), p.bits.len())).collect();
+        let mut plan = DesignRun {
+            cycles: self.cycles,
+            until: self.until.clone(),
+            reset: self.reset,
+            trace: (self.trace.is_some() || self.vcd.is_some()).then(|| Trace::new(signals)),
+        };
+        let out = match &self.keys {
+            Some((k, e)) => run_encrypted(circuit, &inputs, &mut plan, k, e, self.threads, watch)?,
+            None => run_plain(circuit, &inputs, &mut plan)?,
+        };
+        let Some(out) = out else {
+            return Ok(None);
+        };
+        if let Some(t) = &plan.trace {
+            for (p, text) in [
+                (&self.trace, t.json_lines().to_string()),
+                (&self.vcd, t.vcd()),
+            ] {
+                if let Some(p) = p {
+                    write_atomic(p, text.as_bytes(), Access::Public)?;
+                }
+            }
+        }
+        if let Some(p) = &self.output {
+            write_atomic(p, outputs_json(&out).as_bytes(), Access::Public)?;
+        }
+        Ok(Some(out))
+    }
+}
+
+/// The outputs JSON of `vsp circuit run` and `vsp circuit dec`.
+pub fn outputs_json(out: &CircuitOutputs) -> String {
+    serde_json::to_string_pretty(out).unwrap_or_default()
+}
+
+/// The client's request of `vsp circuit enc`: the inputs file (none: all zero) of the design at
+/// `blueprint` encrypted under the secret key at `key` and written to `output` (a request that
+/// encrypts nothing is warned about); the file's size.
+pub fn encrypt_inputs(
+    blueprint: &Path,
+    key: &Path,
+    inputs: Option<&Path>,
+    output: &Path,
+    watch: &mut dyn Watch,
+) -> Result<u64> {
+    let mut read = vec![("blueprint", blueprint), ("secret key", key)];
+    read.extend(inputs.map(|p| ("inputs", p)));
+    let _lock = claim(output, &read)?;
+    let circuit = load_design(blueprint)?;
+    let inputs = CircuitInputs::read_for(inputs, &circuit)?;
+    if inputs.is_empty() {
+        watch.warn(&public_warning(false));
+    }
+    let key = load_client_key(key, watch)?;
+    inputs
+        .encrypt(&key, &circuit)?
+        .to_envelope(key.sk.params())
+        .write(output)
+}
+
+/// What `vsp circuit dec` decrypts.
+pub enum Decrypt<'a> {
+    /// A result (from `vsp circuit exec` or `resume`).
+    Result(&'a Path),
+    /// An encrypted trace, also written as a VCD at `vcd` when given.
+    Trace {
+        path: &'a Path,
+        vcd: Option<&'a Path>,
+    },
+}
+
+/// What a circuit file decrypts to.
+pub enum Decrypted {
+    Result(CircuitOutputs),
+    Trace(Trace),
+}
+
+/// The client's `vsp circuit dec`: a result or an encrypted trace of the design at `blueprint`,
+/// decrypted with the secret key at `key`.
+pub fn decrypt_file(
+    blueprint: &Path,
+    key: &Path,
+    what: Decrypt<'_>,
+    watch: &mut dyn Watch,
+) -> Result<Decrypted> {
+    let mut read = vec![("blueprint", blueprint), ("secret key", key)];
+    let (path, vcd) = match what {
+        Decrypt::Result(p) => (p, None),
+        Decrypt::Trace { path, vcd } => (path, vcd),
+    };
+    let is_trace = matches!(what, Decrypt::Trace { .. });
+    read.push((if is_trace { "trace" } else { "result" }, path));
+    let _lock = vcd.map(|p| claim(p, &read)).transpose()?;
+    let circuit = load_design(blueprint)?;
+    let key = load_client_key(key, watch)?;
+    if !is_trace {
+        let env = Envelope::read(path, Kind::Result)?;
+        let out = decrypt_circuit_result(&key, &env, &circuit).map_err(|e| e.in_file(path))?;
+        return Ok(Decrypted::Result(out));
+    }
+    let env = Envelope::read(path, Kind::Trace)?;
+    let trace = decrypt_circuit_trace(&key, &env, &circuit).map_err(|e| e.in_file(path))?;
+    if let Some(p) = vcd {
+        write_atomic(p, trace.vcd().as_bytes(), Access::Public)?;
+    }
+    Ok(Decrypted::Trace(trace))
 }

@@ -14,6 +14,8 @@
 pub mod mpi;
 mod run;
 
+pub(crate) use run::watched;
 pub use run::{
-    advance, check_snapshot_header, claim, open_request, open_snapshot, Ran, SnapshotPlan, Watch,
+    advance, check_snapshot_header, claim, open_request, open_snapshot, Ran, ServerRun,
+    SnapshotPlan, Start, Watch,
 };
