@@ -13,9 +13,11 @@ use vsp_codec::text::{fmt_bytes, fmt_secs};
 
 use crate::error::{PlatformError, Result};
 use crate::keys::{self, ClientKey, ServerKeys};
-use crate::processor::machine::{emulate, plain_state_after, Machine, Snapshots};
+use crate::processor::emu::{emulate, plain_state_after};
+use crate::processor::machine::Machine;
 use crate::processor::packets::{decrypt_result, Request};
 use crate::processor::program::{self, PlainRequest};
+use crate::processor::run::Snapshots;
 use crate::server::{watched, Watch};
 use crate::wire::envelope::{Envelope, Kind};
 

@@ -17,7 +17,7 @@ use vsp_platform::design::{
 };
 
 use crate::progress::{fmt_bytes, Shown};
-use crate::ServerArgs;
+use crate::{FromSnapshot, ServerArgs};
 
 /// The inputs file, as `-h` shows it.
 const INPUTS_SHORT: &str =
@@ -85,9 +85,8 @@ pub enum CircuitCommand {
     },
     /// Server: continue a circuit run from its snapshot (writing a new snapshot).
     Resume {
-        /// The snapshot to continue from (its own argument id: `--snapshot` names the new one).
-        #[arg(id = "from", value_name = "SNAPSHOT")]
-        snapshot: PathBuf,
+        #[command(flatten)]
+        from: FromSnapshot,
         #[command(flatten)]
         blueprint: BlueprintArg,
         #[command(flatten)]
@@ -230,12 +229,12 @@ pub fn run(cmd: CircuitCommand, shown: &mut Shown) -> Result<()> {
             print_executed(done, &run.output, run.cycles, trace, quiet);
         }
         CircuitCommand::Resume {
-            snapshot,
+            from,
             blueprint,
             trace: EncryptedTraceArg { trace },
             server,
         } => {
-            let (start, run) = (CircuitStart::Snapshot(&snapshot), server.run());
+            let (start, run) = (CircuitStart::Snapshot(&from.snapshot), server.run());
             let done = run.run_circuit(&blueprint.blueprint, start, trace.as_deref(), shown)?;
             print_executed(done, &run.output, run.cycles, trace, quiet);
         }

@@ -18,7 +18,7 @@ use std::time::Instant;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
-use vsp_platform::design::load_client_key;
+use vsp_platform::processor::client::load_client_key;
 use vsp_platform::processor::client::{self, ProgramRequest};
 use vsp_platform::processor::program;
 use vsp_platform::server::{mpi, Ran, ServerRun, SnapshotPlan, Start};
@@ -72,9 +72,8 @@ enum Command {
     },
     /// Continue a run from its snapshot (writing a new snapshot, by default OUTPUT.snapshot).
     Resume {
-        /// The snapshot to continue from (its own argument id: `--snapshot` names the new one).
-        #[arg(id = "from", value_name = "SNAPSHOT")]
-        snapshot: PathBuf,
+        #[command(flatten)]
+        from: FromSnapshot,
         #[command(flatten)]
         server: ServerArgs,
     },
@@ -393,8 +392,8 @@ fn run(cli: Cli) -> Result<()> {
             };
             print_ran(server.run().run_processor(start, shown)?, quiet);
         }
-        Command::Resume { snapshot, server } => {
-            let start = Start::Snapshot(&snapshot);
+        Command::Resume { from, server } => {
+            let start = Start::Snapshot(&from.snapshot);
             print_ran(server.run().run_processor(start, shown)?, quiet);
         }
         Command::Dec(a) => a.run(shown)?,
@@ -503,6 +502,14 @@ impl EmuArgs {
         print!("{}", regs_table(&r.regs));
         Ok(r.check(max)?)
     }
+}
+
+/// The snapshot a `resume` continues from.
+#[derive(clap::Args)]
+pub(crate) struct FromSnapshot {
+    /// The snapshot to continue from (its own argument id: `--snapshot` names the new one).
+    #[arg(id = "from", value_name = "SNAPSHOT")]
+    pub(crate) snapshot: PathBuf,
 }
 
 /// The arguments of every server run (`run`, `resume`, `circuit exec`, `circuit resume`).

@@ -355,7 +355,7 @@ pub fn remote(r: Remote, quiet: bool) -> Result<()> {
                 anyhow::bail!("--output needs --wait or --until-finished");
             }
             let shown = &mut crate::progress::Shown::new(quiet);
-            let load = |k| vsp_platform::design::load_client_key(k, shown);
+            let load = |k| vsp_platform::processor::client::load_client_key(k, shown);
             let key = until_finished.as_deref().map(load).transpose()?;
             let t = Instant::now();
             let st = match &netlist {

@@ -10,7 +10,7 @@ use vsp_codec::Reader;
 use super::*;
 use crate::error::{PlatformError, Result, ResultExt};
 use crate::keys::ServerKeys;
-use crate::processor::machine::{
+use crate::processor::run::{
     read_snapshot, run_engine, save_engine, snapshot_wrap, RunProgress, Snapshots, Stamp,
 };
 
@@ -107,7 +107,7 @@ impl CircuitMachine {
         trace: &mut EncryptedTrace,
         progress: &mut dyn FnMut(&RunProgress<'_>),
     ) -> Result<()> {
-        crate::processor::machine::target_cycle(self.engine.cycle(), cycles)?;
+        crate::processor::run::target_cycle(self.engine.cycle(), cycles)?;
         if reset {
             self.engine.reset()?;
         }
@@ -158,7 +158,7 @@ impl CircuitMachine {
         snapshots: Option<&Snapshots>,
         progress: &mut dyn FnMut(&RunProgress<'_>),
     ) -> Result<()> {
-        crate::processor::machine::target_cycle(self.engine.cycle(), cycles)?;
+        crate::processor::run::target_cycle(self.engine.cycle(), cycles)?;
         if reset {
             self.engine.reset()?;
         }

@@ -12,18 +12,23 @@
 //! | `machine` | [`CircuitMachine`]: the server's encrypted run, snapshots |
 //! | `result` | [`CircuitOutputs`]: the result, encrypted and decrypted |
 //! | `trace` | [`Trace`] (JSON lines, VCD) and [`EncryptedTrace`] |
-//! | `run` | the runs as the commands do them: plain, encrypted on one machine, the server's half |
+//! | `run` | local runs ([`LocalRun`]): plain, or encrypted on one machine |
+//! | `server` | the server's half ([`crate::server::ServerRun::run_circuit`]) |
+//! | `client` | the client's files: [`encrypt_inputs`], [`decrypt_file`] |
 //! | `stats` | [`stats_json`] |
 
+mod client;
 mod inputs;
 mod load;
 mod machine;
 mod request;
 mod result;
 mod run;
+mod server;
 mod stats;
 mod trace;
 
+pub use client::{decrypt_file, encrypt_inputs, Decrypt, Decrypted};
 pub use inputs::CircuitInputs;
 #[cfg(test)]
 pub(crate) use load::netlist_circuit;
@@ -32,9 +37,9 @@ pub use machine::CircuitMachine;
 pub use request::{CircuitRequest, EncryptedMemory};
 pub use result::{decrypt_circuit_result, plain_outputs, CircuitOutputs};
 pub use run::{
-    check_reset, decrypt_file, encrypt_inputs, load_client_key, outputs_json, public_warning,
-    run_design, run_encrypted, run_plain, CircuitStart, Decrypt, Decrypted, DesignRun, Exec,
-    Executed, LocalRun,
+    check_reset, outputs_json, public_warning, run_design, run_encrypted, run_plain, DesignRun,
+    LocalRun,
 };
+pub use server::{CircuitStart, Exec, Executed};
 pub use stats::stats_json;
 pub use trace::{decrypt_circuit_trace, EncryptedTrace, Trace, MAX_TRACE_CYCLES};

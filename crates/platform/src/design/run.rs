@@ -1,7 +1,6 @@
-//! Running a design as the commands do: plainly, encrypted on one machine (client and server in one
-//! process), or as the server's half of the split (a request or snapshot → the engine on every MPI
-//! rank → the encrypted result and trace). The root/follower choreography is
-//! [`crate::server`]'s.
+//! Running a design as `vsp circuit run` does ([`LocalRun`]): plainly ([`run_plain`]) or encrypted
+//! on one machine, client and server in one process ([`run_encrypted`]), one cycle at a time
+//! ([`run_design`]), on every MPI rank.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -9,16 +8,16 @@ use std::sync::Arc;
 use vsp_circuit::{client, Circuit, Engine, PlainBackend, TfheBackend};
 
 use super::{
-    decrypt_circuit_result, decrypt_circuit_trace, load_design, plain_outputs, CircuitInputs,
-    CircuitMachine, CircuitOutputs, CircuitRequest, EncryptedTrace, Trace,
+    decrypt_circuit_result, load_design, plain_outputs, CircuitInputs, CircuitMachine,
+    CircuitOutputs, Trace,
 };
 use crate::error::{PlatformError, Result};
 use crate::files::{write_atomic, Access};
 use crate::keys::ServerKeys;
-pub use crate::processor::client::load_client_key;
-use crate::processor::machine::{RunProgress, Snapshots};
-use crate::server::{check_snapshot_header, claim, mpi, watched, ServerRun, Watch};
-use crate::wire::envelope::{check_same_key, Envelope, Kind};
+use crate::processor::client::load_client_key;
+use crate::processor::run::RunProgress;
+use crate::server::{claim, mpi, watched, Watch};
+use crate::wire::envelope::check_same_key;
 
 /// Refuses `reset` on a circuit without a 1-bit `@reset` input (the reset cycle would be silently
 /// skipped), before any work.
@@ -138,111 +137,6 @@ pub fn run_encrypted(
     Ok(Some(decrypt_circuit_result(&ck, &m.result()?, &circuit)?))
 }
 
-/// What the server's half of a design run does after opening: its cycles (after a public reset
-/// cycle when asked), snapshots, result and encrypted trace.
-pub struct Exec<'a> {
-    pub cycles: u64,
-    pub reset: bool,
-    pub snapshots: Option<&'a Snapshots>,
-    pub output: &'a Path,
-    pub trace: Option<&'a Path>,
-}
-
-/// What [`CircuitMachine::exec`] wrote: the trace's size (when asked for) and the result's.
-pub struct Executed {
-    pub trace_bytes: Option<u64>,
-    pub result_bytes: u64,
-}
-
-impl CircuitMachine {
-    /// The server's run of the request at `input` on `circuit` (the request's key checked against
-    /// the evaluation key's header before that key is loaded; a request that encrypts nothing is
-    /// warned about). Under MPI rank 0 reads the request and the other ranks take its state.
-    pub fn open_request(
-        eval_key: &Path,
-        input: &Path,
-        circuit: Arc<Circuit>,
-        reset: bool,
-        threads: Option<usize>,
-        watch: &mut dyn Watch,
-    ) -> Result<CircuitMachine> {
-        let env = if mpi::is_root() {
-            let env = Envelope::read(input, Kind::Request)?;
-            ServerKeys::check_header(
-                eval_key,
-                &format!("the request {}", input.display()),
-                env.key_id,
-                &env.params,
-            )?;
-            Some(env)
-        } else {
-            None
-        };
-        let keys = watch.load_keys(eval_key)?;
-        let mut m = match env {
-            Some(env) => {
-                let request = CircuitRequest::from_envelope(&env, &circuit, keys.ek.params())
-                    .map_err(|e| e.in_file(input))?;
-                drop(env);
-                if request.inputs.is_empty() && request.memories.is_empty() {
-                    watch.warn(&public_warning(reset));
-                }
-                CircuitMachine::start(&keys, circuit, request, threads)?
-            }
-            None => CircuitMachine::follower(&keys, circuit, threads)?,
-        };
-        mpi::join(&mut m.engine)?;
-        Ok(m)
-    }
-
-    /// The server's run on `circuit` continued from `snapshot` (its key checked against the
-    /// evaluation key's header first); under MPI rank 0 reads it and the other ranks take its state.
-    pub fn open_snapshot(
-        eval_key: &Path,
-        snapshot: &Path,
-        circuit: Arc<Circuit>,
-        threads: Option<usize>,
-        watch: &mut dyn Watch,
-    ) -> Result<CircuitMachine> {
-        if mpi::is_root() {
-            check_snapshot_header(snapshot, eval_key)?;
-        }
-        let keys = watch.load_keys(eval_key)?;
-        let mut m = if mpi::is_root() {
-            CircuitMachine::resume(&keys, circuit, snapshot, threads)?
-        } else {
-            CircuitMachine::follower(&keys, circuit, threads)?
-        };
-        mpi::join(&mut m.engine)?;
-        Ok(m)
-    }
-
-    /// Runs the server's half and writes the encrypted result (and trace); `None` on an MPI rank
-    /// other than 0, which writes nothing.
-    pub fn exec(&mut self, plan: &Exec<'_>, watch: &mut dyn Watch) -> Result<Option<Executed>> {
-        let mut trace = plan.trace.map(|_| EncryptedTrace::new(self));
-        let (cycles, reset, snapshots) = (plan.cycles, plan.reset, plan.snapshots);
-        let root = watched(watch, cycles, |p| match &mut trace {
-            Some(tr) => self.run_traced(cycles, reset, snapshots, tr, p),
-            None => self.run(cycles, reset, snapshots, p),
-        })?;
-        if !root {
-            return Ok(None);
-        }
-        let trace_bytes = match (&trace, plan.trace) {
-            (Some(tr), Some(path)) => {
-                Some(tr.to_envelope(self.engine.backend().params()).write(path)?)
-            }
-            _ => None,
-        };
-        let result_bytes = self.result()?.write(plan.output)?;
-        Ok(Some(Executed {
-            trace_bytes,
-            result_bytes,
-        }))
-    }
-}
-
 /// How a local run of a design (`vsp circuit run`, plain or encrypted on one machine) ends and what
 /// it records.
 pub struct DesignRun {
@@ -281,7 +175,7 @@ pub fn run_design<B: vsp_circuit::Backend>(
             }
         }
     }
-    crate::processor::machine::target_cycle(engine.cycle(), plan.cycles)?;
+    crate::processor::run::target_cycle(engine.cycle(), plan.cycles)?;
     if plan.reset {
         engine.reset()?;
     }
@@ -323,59 +217,6 @@ pub fn run_design<B: vsp_circuit::Backend>(
         }
     }
     Ok(done)
-}
-
-/// Where a circuit's server run starts.
-pub enum CircuitStart<'a> {
-    /// The request at `input` (after one public reset cycle when `reset`).
-    Request { input: &'a Path, reset: bool },
-    /// A snapshot.
-    Snapshot(&'a Path),
-}
-
-impl ServerRun {
-    /// The server's run of the design at `blueprint` from `start`: the outputs claimed (`trace`:
-    /// every cycle's encrypted outputs), the machine opened (a resumed one noted), the cycles run,
-    /// the result and trace written. `None` on an MPI rank other than 0.
-    pub fn run_circuit(
-        &self,
-        blueprint: &Path,
-        start: CircuitStart<'_>,
-        trace: Option<&Path>,
-        watch: &mut dyn Watch,
-    ) -> Result<Option<Executed>> {
-        let (ek, threads) = (self.eval_key.as_path(), self.threads);
-        let (snapshots, _locks, mut m, reset) = match start {
-            CircuitStart::Request { input, reset } => {
-                let read = [("blueprint", blueprint), ("evaluation key", ek)];
-                let (s, l) = self.claim(&[&read[..], &[("request", input)]].concat(), trace)?;
-                let circuit = load_design(blueprint)?;
-                check_reset(&circuit, reset)?;
-                let m = CircuitMachine::open_request(ek, input, circuit, reset, threads, watch)?;
-                (s, l, m, reset)
-            }
-            CircuitStart::Snapshot(snapshot) => {
-                let read = [
-                    ("snapshot", snapshot),
-                    ("blueprint", blueprint),
-                    ("evaluation key", ek),
-                ];
-                let (s, l) = self.claim(&read, trace)?;
-                let circuit = load_design(blueprint)?;
-                let m = CircuitMachine::open_snapshot(ek, snapshot, circuit, threads, watch)?;
-                watch.note(&format!("resuming at cycle {}", m.engine.cycle()));
-                (s, l, m, false)
-            }
-        };
-        let plan = Exec {
-            cycles: self.cycles,
-            reset,
-            snapshots: snapshots.as_ref(),
-            output: &self.output,
-            trace,
-        };
-        m.exec(&plan, watch)
-    }
 }
 
 /// A local run of a design as `vsp circuit run` asks for it: plain, or encrypted on one machine
@@ -462,77 +303,4 @@ impl LocalRun {
 /// The outputs JSON of `vsp circuit run` and `vsp circuit dec`.
 pub fn outputs_json(out: &CircuitOutputs) -> String {
     serde_json::to_string_pretty(out).unwrap_or_default()
-}
-
-/// The client's request of `vsp circuit enc`: the inputs file (none: all zero) of the design at
-/// `blueprint` encrypted under the secret key at `key` and written to `output` (a request that
-/// encrypts nothing is warned about); the file's size.
-pub fn encrypt_inputs(
-    blueprint: &Path,
-    key: &Path,
-    inputs: Option<&Path>,
-    output: &Path,
-    watch: &mut dyn Watch,
-) -> Result<u64> {
-    let mut read = vec![("blueprint", blueprint), ("secret key", key)];
-    read.extend(inputs.map(|p| ("inputs", p)));
-    let _lock = claim(output, &read)?;
-    let circuit = load_design(blueprint)?;
-    let inputs = CircuitInputs::read_for(inputs, &circuit)?;
-    if inputs.is_empty() {
-        watch.warn(&public_warning(false));
-    }
-    let key = load_client_key(key, watch)?;
-    inputs
-        .encrypt(&key, &circuit)?
-        .to_envelope(key.sk.params())
-        .write(output)
-}
-
-/// What `vsp circuit dec` decrypts.
-pub enum Decrypt<'a> {
-    /// A result (from `vsp circuit exec` or `resume`).
-    Result(&'a Path),
-    /// An encrypted trace, also written as a VCD at `vcd` when given.
-    Trace {
-        path: &'a Path,
-        vcd: Option<&'a Path>,
-    },
-}
-
-/// What a circuit file decrypts to.
-pub enum Decrypted {
-    Result(CircuitOutputs),
-    Trace(Trace),
-}
-
-/// The client's `vsp circuit dec`: a result or an encrypted trace of the design at `blueprint`,
-/// decrypted with the secret key at `key`.
-pub fn decrypt_file(
-    blueprint: &Path,
-    key: &Path,
-    what: Decrypt<'_>,
-    watch: &mut dyn Watch,
-) -> Result<Decrypted> {
-    let mut read = vec![("blueprint", blueprint), ("secret key", key)];
-    let (path, vcd) = match what {
-        Decrypt::Result(p) => (p, None),
-        Decrypt::Trace { path, vcd } => (path, vcd),
-    };
-    let is_trace = matches!(what, Decrypt::Trace { .. });
-    read.push((if is_trace { "trace" } else { "result" }, path));
-    let _lock = vcd.map(|p| claim(p, &read)).transpose()?;
-    let circuit = load_design(blueprint)?;
-    let key = load_client_key(key, watch)?;
-    if !is_trace {
-        let env = Envelope::read(path, Kind::Result)?;
-        let out = decrypt_circuit_result(&key, &env, &circuit).map_err(|e| e.in_file(path))?;
-        return Ok(Decrypted::Result(out));
-    }
-    let env = Envelope::read(path, Kind::Trace)?;
-    let trace = decrypt_circuit_trace(&key, &env, &circuit).map_err(|e| e.in_file(path))?;
-    if let Some(p) = vcd {
-        write_atomic(p, trace.vcd().as_bytes(), Access::Public)?;
-    }
-    Ok(Decrypted::Trace(trace))
 }

@@ -12,8 +12,8 @@ use super::request::name_of;
 use super::*;
 use crate::error::{PlatformError, Result};
 use crate::keys::ClientKey;
-use crate::processor::machine::Stamp;
 use crate::processor::packets::{get_cells, put_cells};
+use crate::processor::run::Stamp;
 use crate::wire::envelope::{Envelope, Kind, Writer};
 
 /// Output values cycle by cycle, rendered as JSON lines and as a VCD.

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use vsp_cahp::cores::{MemSize, Memory};
 use vsp_cahp::Image;
 
-use super::machine::EmuResult;
+use super::emu::EmuResult;
 use super::program::{self, PlainRequest};
 use crate::error::{PlatformError, Result};
 use crate::files::{check_output, lock_output, write_atomic, Access, OutputLock};

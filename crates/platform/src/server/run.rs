@@ -12,9 +12,10 @@ use super::mpi;
 use crate::error::{PlatformError, Result};
 use crate::files::{check_output, lock_output};
 use crate::keys::ServerKeys;
-use crate::processor::machine::{Machine, RunProgress, Snapshots};
+use crate::processor::machine::Machine;
 use crate::processor::packets::{request_memory, Request};
 use crate::processor::program::memory_name;
+use crate::processor::run::{RunProgress, Snapshots};
 use crate::wire::envelope::{Envelope, Kind};
 
 /// What a server run tells its caller (a command shows a spinner, a bar and warnings; a library

@@ -7,7 +7,7 @@
 //!   (Iyokan's flip-flops + MUX trees) both are one TLWE per bit. Which core runs it is the server's
 //!   choice; the request does not depend on it.
 //! * A result holds the cycle count, the encrypted finish flag, x0–x15 and the RAM.
-//! * Both name the memory kind and the sizes of ROM and RAM (512 B to 8 KiB each, [`MemSize`]): a
+//! * Both name the memory kind and the sizes of ROM and RAM (512 B to 8 KiB each, [`MemSize`](crate::MemSize)): a
 //!   request runs on the circuit of its size, and every memory read from a file must have that size's
 //!   shape.
 //!
