@@ -17,9 +17,9 @@ use vsp_tfhe::Params;
 
 use crate::keys::{generate_secret, ClientKey, ServerKeys};
 use crate::mutate;
-use crate::processor::machine::parse_snapshot;
 use crate::processor::packets::{decrypt_result, parse_request};
 use crate::processor::program::PlainRequest;
+use crate::processor::run::parse_snapshot;
 use crate::wire::envelope::{Envelope, Kind};
 
 const KINDS: [Kind; 6] = [

@@ -403,6 +403,15 @@ impl Client {
         }
     }
 
+    /// [`Client::wait`] (five minutes' patience), refusing a job that ended other than done.
+    pub fn wait_done(&self, id: &str, on: &mut dyn FnMut(&JobStatus)) -> Result<JobStatus> {
+        let st = self.wait(id, Duration::from_secs(300), on)?;
+        match st.state {
+            crate::JobState::Done => Ok(st),
+            _ => Err(ServerError::Job(format!("job {id} ended {}", st.line()))),
+        }
+    }
+
     /// Fetches a done job's result into `out` (checked, then written atomically); returns its size.
     pub fn fetch(&self, id: &str, out: &Path) -> Result<u64> {
         vsp_codec::check_output(out, &[])?;

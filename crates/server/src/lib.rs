@@ -228,6 +228,23 @@ pub fn token_add(data: &std::path::Path, name: &str) -> Result<String> {
     store::Store::open(data)?.add_token(name)
 }
 
+/// [`token_add`], the token written to `output` (checked first; created 0600) when given, else
+/// returned.
+pub fn token_add_to(
+    data: &std::path::Path,
+    name: &str,
+    output: Option<&std::path::Path>,
+) -> Result<Option<String>> {
+    let Some(out) = output else {
+        return token_add(data, name).map(Some);
+    };
+    vsp_platform::files::check_output(out, &[])?;
+    let token = token_add(data, name)?;
+    let access = vsp_platform::files::Access::Private;
+    vsp_platform::files::write_atomic(out, format!("{token}\n").as_bytes(), access)?;
+    Ok(None)
+}
+
 /// `vsp serve token revoke NAME`: removes every token of `name`; returns how many there were.
 pub fn token_revoke(data: &std::path::Path, name: &str) -> Result<usize> {
     store::Store::open(data)?.revoke_tokens(name)

@@ -2,31 +2,29 @@
 //!
 //! Alice (the client) holds the secret key: `genkey`, `genbkey`, `asm`/`cc`, `enc`, `dec`, `emu`.
 //! Bob (the server) holds only the evaluation key: `run`, `resume`. `demo` does all of it on one
-//! machine. The logic is vsp-platform's; this is argument parsing and printing.
+//! machine. The logic is vsp-platform's; this is argument parsing, dispatch and printing.
 //!
 //! `unsafe` is denied here; the one exception is the `SIGPIPE` reset at the top of `main`.
 
 #![deny(unsafe_code)]
 
 mod circuit_cmd;
-mod demo;
 mod progress;
 mod serve_cmd;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
-use vsp_platform::design::load_client_key;
-use vsp_platform::files::{write_atomic, Access, OutputLock};
-use vsp_platform::keys;
-use vsp_platform::processor::program::{self, PlainRequest};
-use vsp_platform::server::{self, claim, mpi, SnapshotPlan};
-use vsp_platform::{Envelope, Kind, MemSize, Snapshots};
+use vsp_platform::processor::client::load_client_key;
+use vsp_platform::processor::client::{self, ProgramRequest};
+use vsp_platform::processor::program;
+use vsp_platform::server::{mpi, Ran, ServerRun, SnapshotPlan, Start};
+use vsp_platform::{demo, Envelope, Kind, MemSize};
 
-use crate::progress::{fmt_bytes, fmt_secs, Bar, Shown};
+use crate::progress::{fmt_bytes, fmt_secs, Shown};
 
 #[derive(Parser)]
 #[command(
@@ -64,10 +62,8 @@ enum Command {
         /// The encrypted request (from `vsp enc`).
         #[arg(short, long)]
         input: PathBuf,
-        /// pearl (single-cycle: fewest bootstraps per instruction, fastest on a few cores) or ruby
-        /// (5-stage pipeline: shorter critical path per cycle, pays off with many cores).
-        #[arg(long, default_value = "pearl")]
-        core: String,
+        #[command(flatten)]
+        core: CoreArg,
         /// Memory the request was encrypted for (cmux or mux); checked against the request.
         #[arg(long)]
         memory: Option<String>,
@@ -76,9 +72,8 @@ enum Command {
     },
     /// Continue a run from its snapshot (writing a new snapshot, by default OUTPUT.snapshot).
     Resume {
-        /// The snapshot to continue from (its own argument id: `--snapshot` names the new one).
-        #[arg(id = "from", value_name = "SNAPSHOT")]
-        snapshot: PathBuf,
+        #[command(flatten)]
+        from: FromSnapshot,
         #[command(flatten)]
         server: ServerArgs,
     },
@@ -94,10 +89,8 @@ enum Command {
     Remote(serve_cmd::Remote),
     /// The whole flow on this machine: keys, encrypt fib(5), run it encrypted, decrypt, check with emu.
     Demo {
-        /// pearl (single-cycle: fewest bootstraps per instruction, fastest on a few cores) or ruby
-        /// (5-stage pipeline: shorter critical path per cycle, pays off with many cores).
-        #[arg(long, default_value = "pearl")]
-        core: String,
+        #[command(flatten)]
+        core: CoreArg,
         /// Benchmark program: fib, hamming or bf.
         #[arg(long, default_value = "fib")]
         program: String,
@@ -122,6 +115,15 @@ enum Command {
     Emu(EmuArgs),
 }
 
+/// `--core`, shared by the commands that build a core.
+#[derive(clap::Args)]
+struct CoreArg {
+    /// pearl (single-cycle: fewest bootstraps per instruction, fastest on a few cores) or ruby
+    /// (5-stage pipeline: shorter critical path per cycle, pays off with many cores).
+    #[arg(long, default_value = "pearl")]
+    core: String,
+}
+
 #[derive(clap::Args)]
 struct GenkeyArgs {
     /// Write the secret key here (created 0600).
@@ -140,11 +142,8 @@ struct EncArgs {
     /// Secret key (from `vsp genkey`) to encrypt with.
     #[arg(short, long)]
     key: PathBuf,
-    /// Program image (or a .s / .c source, compiled on the fly).
-    program: PathBuf,
-    /// Arguments passed to main (argv[1..]); negative numbers need no `--`.
-    #[arg(allow_negative_numbers = true)]
-    args: Vec<String>,
+    #[command(flatten)]
+    program: ProgramArgs,
     /// Write the encrypted request here (for `vsp run`).
     #[arg(short, long)]
     output: PathBuf,
@@ -154,6 +153,16 @@ struct EncArgs {
     memory: String,
     #[command(flatten)]
     memory_size: MachineSize,
+}
+
+/// A program and its arguments, shared by `enc` and `emu`.
+#[derive(clap::Args)]
+struct ProgramArgs {
+    /// Program image (or a .s / .c source, compiled on the fly).
+    program: PathBuf,
+    /// Arguments passed to main (argv[1..]); negative numbers need no `--`.
+    #[arg(allow_negative_numbers = true)]
+    args: Vec<String>,
 }
 
 #[derive(clap::Args)]
@@ -219,15 +228,10 @@ struct CcArgs {
 
 #[derive(clap::Args)]
 struct EmuArgs {
-    /// Program image (or a .s / .c source, compiled on the fly).
-    program: PathBuf,
-    /// Arguments passed to main (argv[1..]); negative numbers need no `--`.
-    #[arg(allow_negative_numbers = true)]
-    args: Vec<String>,
-    /// pearl (single-cycle: fewest bootstraps per instruction, fastest on a few cores) or ruby
-    /// (5-stage pipeline: shorter critical path per cycle, pays off with many cores).
-    #[arg(long, default_value = "pearl")]
-    core: String,
+    #[command(flatten)]
+    program: ProgramArgs,
+    #[command(flatten)]
+    core: CoreArg,
     /// cmux or mux: the memory the gate-level run uses (both compute the same).
     #[arg(long, default_value = "cmux")]
     memory: String,
@@ -333,69 +337,67 @@ fn run(cli: Cli) -> Result<()> {
     );
     // Rank 0 reports progress; the others work quietly.
     let quiet = cli.quiet || !mpi::check_command(distributed)?;
-    let mut shown = Shown::new(quiet);
+    let shown = &mut Shown::new(quiet);
     match cli.command {
-        Command::Genkey(a) => a.run(&mut shown)?,
-        Command::Genbkey { key, output } => {
-            let _lock = claim(&output, &[("secret key", &key)])?;
-            let key = load_client_key(&key, &mut shown)?;
-            let t = Instant::now();
-            let bar = Bar::spinner(
-                quiet,
-                "generating the evaluation key (gate + circuit bootstrapping)",
-            );
-            let size = key.save_eval_key(&output)?;
-            bar.finish();
+        Command::Genkey(a) => {
+            let (key, size) = client::write_secret_key(&a.params, a.insecure, &a.output, shown)?;
             if !quiet {
+                let (out, size, id) = (a.output.display(), fmt_bytes(size), key.key_id);
                 eprintln!(
-                    "wrote evaluation key {} ({} compressed) in {}",
-                    output.display(),
-                    fmt_bytes(size),
-                    fmt_secs(t.elapsed().as_secs_f64())
+                    "wrote secret key {out} ({size}, parameters {}, key id {id})",
+                    a.params
                 );
             }
         }
-        Command::Enc(a) => a.run(&mut shown)?,
+        Command::Genbkey { key, output } => {
+            let t = Instant::now();
+            let size = client::write_eval_key(&key, &output, shown)?;
+            if !quiet {
+                let (out, size) = (output.display(), fmt_bytes(size));
+                let secs = fmt_secs(t.elapsed().as_secs_f64());
+                eprintln!("wrote evaluation key {out} ({size} compressed) in {secs}");
+            }
+        }
+        Command::Enc(a) => {
+            let p = ProgramRequest {
+                program: &a.program.program,
+                args: &a.program.args,
+                memory: &a.memory,
+                size: a.memory_size.size,
+            };
+            let (size, memory, memory_size) =
+                client::encrypt_program(&a.key, &p, &a.output, shown)?;
+            if !quiet {
+                let (out, size, memory) = (
+                    a.output.display(),
+                    fmt_bytes(size),
+                    program::memory_name(memory),
+                );
+                eprintln!("wrote request {out} ({size}, {memory} memory, {memory_size})");
+            }
+        }
         Command::Run {
             input,
             core,
             memory,
-            server: s,
+            server,
         } => {
-            let inputs = [
-                ("evaluation key", s.eval_key.as_path()),
-                ("request", &input),
-            ];
-            let (snapshots, _locks) = s.claim(&inputs, None)?;
-            let core = program::parse_core(&core)?;
+            let core = program::parse_core(&core.core)?;
             let memory = memory.as_deref().map(program::parse_memory).transpose()?;
-            let mut machine =
-                server::open_request(&s.eval_key, &input, core, memory, s.threads, &mut shown)?;
-            advance(&mut machine, &s, snapshots.as_ref(), &mut shown)?;
+            let input = &input;
+            let start = Start::Request {
+                input,
+                core,
+                memory,
+            };
+            print_ran(server.run().run_processor(start, shown)?, quiet);
         }
-        Command::Resume {
-            snapshot,
-            server: s,
-        } => {
-            let inputs = [
-                ("snapshot", snapshot.as_path()),
-                ("evaluation key", &s.eval_key),
-            ];
-            let (snapshots, _locks) = s.claim(&inputs, None)?;
-            let mut machine = server::open_snapshot(&s.eval_key, &snapshot, s.threads, &mut shown)?;
-            if !quiet {
-                eprintln!(
-                    "resuming {} ({} memory, {}) at cycle {}",
-                    machine.core(),
-                    program::memory_name(machine.memory()),
-                    machine.size(),
-                    machine.cycle()
-                );
-            }
-            advance(&mut machine, &s, snapshots.as_ref(), &mut shown)?;
+        Command::Resume { from, server } => {
+            let start = Start::Snapshot(&from.snapshot);
+            print_ran(server.run().run_processor(start, shown)?, quiet);
         }
-        Command::Dec(a) => a.run(&mut shown)?,
-        Command::Circuit(c) => circuit_cmd::run(c, quiet)?,
+        Command::Dec(a) => a.run(shown)?,
+        Command::Circuit(c) => circuit_cmd::run(c, shown)?,
         Command::Serve(s) => serve_cmd::serve(s, quiet)?,
         Command::Remote(r) => serve_cmd::remote(r, quiet)?,
         Command::Demo {
@@ -405,259 +407,109 @@ fn run(cli: Cli) -> Result<()> {
             dir,
             max_cycles,
             memory_size: MemorySize { size },
-        } => demo::run(&demo::DemoOptions {
-            core,
-            program,
-            threads,
-            dir,
-            max_cycles,
-            size,
-            quiet,
-        })?,
-        Command::Asm(a) => a.run(&mut shown)?,
-        Command::Cc(a) => a.run(&mut shown)?,
-        Command::Emu(a) => a.run(&mut shown)?,
+        } => {
+            let o = demo::DemoOptions {
+                core: core.core,
+                program,
+                threads,
+                dir,
+                max_cycles,
+                size,
+            };
+            demo::run(&o, shown)?;
+        }
+        Command::Asm(a) => {
+            let image = client::assemble_to(&a.sources, a.runtime, a.memory_size.size, &a.output)?;
+            if a.listing {
+                print!("{}", vsp_cahp::listing(&image));
+            }
+            if !quiet {
+                let (out, rom, ram) = (a.output.display(), image.rom.len(), image.ram.len());
+                let n = image.symbols.len();
+                eprintln!("wrote {out} (ROM {rom} B, RAM data {ram} B, {n} symbols)");
+            }
+        }
+        Command::Cc(a) => {
+            let opts = program::cc_options(&a.opt, &a.define, &a.undefine, &a.include);
+            let (size, asm) = (a.memory_size.size, a.emit_asm.as_deref());
+            let image = client::compile_to(&a.sources, &opts, size, &a.output, asm)?;
+            if !quiet {
+                let (out, rom, ram) = (a.output.display(), image.rom.len(), image.ram.len());
+                eprintln!("wrote {out} (ROM {rom} B, RAM data {ram} B)");
+            }
+        }
+        Command::Emu(a) => a.run()?,
     }
     Ok(())
 }
 
-impl GenkeyArgs {
-    fn run(self, shown: &mut Shown) -> Result<()> {
-        let GenkeyArgs {
-            output,
-            params,
-            insecure,
-        } = self;
-        let quiet = shown.quiet();
-        let _lock = claim(&output, &[])?;
-        let p = keys::params_by_name(&params, insecure)?;
-        if keys::is_insecure(&params) {
-            eprintln!(
-                "WARNING: parameter set {params:?} is below 128-bit security; never use it for real data"
-            );
-        }
-        let key = keys::generate_secret(&params, &p)?;
-        let size = key.save(&output)?;
-        if !quiet {
-            eprintln!(
-                "wrote secret key {} ({}, parameters {params}, key id {})",
-                output.display(),
-                fmt_bytes(size),
-                key.key_id
-            );
-        }
-        Ok(())
-    }
-}
-
-impl EncArgs {
-    fn run(self, shown: &mut Shown) -> Result<()> {
-        let EncArgs {
-            key,
-            program,
-            args,
-            output,
-            memory,
-            memory_size: MachineSize { size: requested },
-        } = self;
-        let quiet = shown.quiet();
-        let _lock = claim(&output, &[("secret key", &key), ("program", &program)])?;
-        let memory = program::parse_memory(&memory)?;
-        let key = load_client_key(&key, shown)?;
-        let (image, memory_size) = program::load_program_sized(&program, false, requested)?;
-        let plain = PlainRequest::new_sized(&image, &args, memory, memory_size)?;
-        let bar = Bar::spinner(quiet, "encrypting ROM and RAM");
-        let request = plain.encrypt(&key)?;
-        let size = request.to_envelope(key.sk.params()).write(&output)?;
-        bar.finish();
-        if !quiet {
-            eprintln!(
-                "wrote request {} ({}, {} memory, {})",
-                output.display(),
-                fmt_bytes(size),
-                program::memory_name(memory),
-                memory_size
-            );
-        }
-        Ok(())
-    }
-}
-
 impl DecArgs {
     fn run(self, shown: &mut Shown) -> Result<()> {
-        let DecArgs {
-            key,
-            input,
-            ram,
-            json,
-        } = self;
-        let key = load_client_key(&key, shown)?;
-        let env = Envelope::read(&input, Kind::Result)?;
+        let key = load_client_key(&self.key, shown)?;
+        let env = Envelope::read(&self.input, Kind::Result)?;
         let d = vsp_platform::decrypt_result(&key, &env)?;
-        if json {
+        if self.json {
             println!("{}", serde_json::to_string_pretty(&d)?);
-        } else {
-            println!("cycles:     {}", d.cycles);
-            println!("finished:   {}", if d.finished { "yes" } else { "no" });
-            println!("result a0:  {} (0x{:04x})", d.result, d.result);
-            print!("{}", regs_table(&d.regs));
-            if ram {
-                print!("{}", hexdump(&d.ram));
-            }
+            return Ok(());
         }
-        Ok(())
-    }
-}
-
-impl AsmArgs {
-    fn run(self, shown: &mut Shown) -> Result<()> {
-        let AsmArgs {
-            sources,
-            output,
-            runtime,
-            listing,
-            memory_size: MemorySize { size: memory_size },
-        } = self;
-        let quiet = shown.quiet();
-        let named: Vec<(&str, &std::path::Path)> =
-            sources.iter().map(|p| ("source", p.as_path())).collect();
-        let _lock = claim(&output, &named)?;
-        let image = program::assemble_files(&sources, runtime, memory_size)?;
-        write_image(&image, &output)?;
-        if listing {
-            print!("{}", vsp_cahp::listing(&image));
-        }
-        if !quiet {
-            eprintln!(
-                "wrote {} (ROM {} B, RAM data {} B, {} symbols)",
-                output.display(),
-                image.rom.len(),
-                image.ram.len(),
-                image.symbols.len()
-            );
-        }
-        Ok(())
-    }
-}
-
-impl CcArgs {
-    fn run(self, shown: &mut Shown) -> Result<()> {
-        let CcArgs {
-            sources,
-            output,
-            opt,
-            define,
-            undefine,
-            include,
-            emit_asm,
-            memory_size: MemorySize { size: memory_size },
-        } = self;
-        let quiet = shown.quiet();
-        let mut inputs: Vec<(&str, &Path)> =
-            sources.iter().map(|s| ("source", s.as_path())).collect();
-        let _lock = claim(&output, &inputs)?;
-        inputs.push(("output image", &output));
-        let _asm_lock = emit_asm.as_deref().map(|p| claim(p, &inputs)).transpose()?;
-        let opts = program::cc_options(&opt, &define, &undefine, &include);
-        let asm = program::compile_c_asm(&sources, &opts)?;
-        // Written before the size check, so that a program that does not fit can be looked at.
-        if let Some(p) = emit_asm {
-            write_atomic(&p, asm.as_bytes(), Access::Public)?;
-        }
-        let image = program::assemble_c(&asm, &sources, &opts, memory_size)?;
-        write_image(&image, &output)?;
-        if !quiet {
-            eprintln!(
-                "wrote {} (ROM {} B, RAM data {} B)",
-                output.display(),
-                image.rom.len(),
-                image.ram.len()
-            );
+        println!("cycles:     {}", d.cycles);
+        println!("finished:   {}", yes_no(d.finished));
+        println!("result a0:  {} (0x{:04x})", d.result, d.result);
+        print!("{}", regs_table(&d.regs));
+        if self.ram {
+            print!("{}", hexdump(&d.ram));
         }
         Ok(())
     }
 }
 
 impl EmuArgs {
-    fn run(self, _shown: &mut Shown) -> Result<()> {
-        let EmuArgs {
-            program,
-            args,
-            core,
-            memory,
-            memory_size: MachineSize { size: requested },
-            trace,
-            json,
-            max_cycles,
-        } = self;
-        let core = program::parse_core(&core)?;
-        let memory = program::parse_memory(&memory)?;
-        let (image, memory_size) = program::load_program_sized(&program, false, requested)?;
-        if trace {
-            for line in program::trace_lines(&image, &args, memory_size, max_cycles)? {
+    fn run(self) -> Result<()> {
+        let (image_path, args) = (&self.program.program, &self.program.args);
+        let core = program::parse_core(&self.core.core)?;
+        let memory = program::parse_memory(&self.memory)?;
+        let (image, size) = program::load_program_sized(image_path, false, self.memory_size.size)?;
+        let max = self.max_cycles;
+        if self.trace {
+            for line in program::trace_lines(&image, args, size, max)? {
                 println!("{line}");
             }
         }
-        let r = vsp_platform::emulate(&image, &args, core, memory, memory_size, max_cycles)?;
-        if json {
+        let r = vsp_platform::emulate(&image, args, core, memory, size, max)?;
+        if self.json {
             println!("{}", serde_json::to_string_pretty(&r)?);
+            return Ok(r.check(max)?);
+        }
+        println!("core:       {} ({} memory, {size})", r.core, r.memory);
+        println!("finished:   {}", yes_no(r.finished));
+        let why = if r.finished {
+            format!("(pass --cycles {} to `vsp run`)", r.cycles)
+        } else if r.isa_error.is_some() {
+            "(stopped where the ISA simulator stopped the program)".to_string()
         } else {
-            println!(
-                "core:       {} ({} memory, {})",
-                r.core, r.memory, memory_size
-            );
-            println!("finished:   {}", if r.finished { "yes" } else { "no" });
-            if r.finished {
-                println!(
-                    "cycles:     {}   (pass --cycles {} to `vsp run`)",
-                    r.cycles, r.cycles
-                );
-            } else if r.isa_error.is_some() {
-                println!(
-                    "cycles:     {}   (stopped where the ISA simulator stopped the program)",
-                    r.cycles
-                );
-            } else {
-                println!(
-                    "cycles:     {}   (stopped at --max-cycles {max_cycles}: the program had not halted)",
-                    r.cycles
-                );
-            }
-            println!("result a0:  {} (0x{:04x})", r.result, r.result);
-            let check = match r.agrees_with_isa {
-                Some(true) => "agrees".to_string(),
-                Some(false) => "DISAGREES".to_string(),
-                None if r.isa_error.is_some() => "stopped the program (below)".to_string(),
-                None => "not made (the gate-level run stopped before the halt)".to_string(),
-            };
-            println!(
-                "ISA check:  {check} ({} instructions retired)",
-                r.instructions
-            );
-            print!("{}", regs_table(&r.regs));
-        }
-        if let Some(e) = &r.isa_error {
-            anyhow::bail!("{e}");
-        }
-        if !r.finished {
-            let hint = if r.isa_halted {
-                format!(
-                    "; the ISA simulator halts it after {} instructions: raise --max-cycles",
-                    r.instructions
-                )
-            } else {
-                String::new()
-            };
-            anyhow::bail!("the program did not halt within --max-cycles {max_cycles} cycles{hint}");
-        }
-        Ok(())
+            format!("(stopped at --max-cycles {max}: the program had not halted)")
+        };
+        println!("cycles:     {}   {why}", r.cycles);
+        println!("result a0:  {} (0x{:04x})", r.result, r.result);
+        let check = match r.agrees_with_isa {
+            Some(true) => "agrees",
+            Some(false) => "DISAGREES",
+            None if r.isa_error.is_some() => "stopped the program (below)",
+            None => "not made (the gate-level run stopped before the halt)",
+        };
+        let n = r.instructions;
+        println!("ISA check:  {check} ({n} instructions retired)");
+        print!("{}", regs_table(&r.regs));
+        Ok(r.check(max)?)
     }
 }
 
-/// Writes a program image with the one atomic writer.
-fn write_image(image: &vsp_cahp::Image, path: &std::path::Path) -> Result<()> {
-    let bytes = image.to_bytes()?;
-    Ok(write_atomic(path, &bytes, Access::Public)?)
+/// The snapshot a `resume` continues from.
+#[derive(clap::Args)]
+pub(crate) struct FromSnapshot {
+    /// The snapshot to continue from (its own argument id: `--snapshot` names the new one).
+    #[arg(id = "from", value_name = "SNAPSHOT")]
+    pub(crate) snapshot: PathBuf,
 }
 
 /// The arguments of every server run (`run`, `resume`, `circuit exec`, `circuit resume`).
@@ -689,67 +541,57 @@ pub(crate) struct ServerArgs {
 }
 
 impl ServerArgs {
-    /// The snapshots, and the claims on the outputs (result, snapshot, and an encrypted `trace`),
-    /// each checked against the command's inputs and the outputs before it.
-    fn claim(
-        &self,
-        inputs: &[(&str, &Path)],
-        trace: Option<&Path>,
-    ) -> Result<(Option<Snapshots>, Vec<OutputLock>)> {
-        let plan = SnapshotPlan {
-            path: self.snapshot.clone(),
-            every: self.snapshot_every,
-            none: self.no_snapshot,
-        };
-        let (snapshots, mut locks) = plan.resolve(&self.output, inputs)?;
-        if let Some(t) = trace {
-            let mut all = inputs.to_vec();
-            all.push(("output", &self.output));
-            all.extend(snapshots.as_ref().map(|s| ("snapshot", s.path.as_path())));
-            locks.extend(claim(t, &all)?);
+    /// The run these arguments ask for.
+    pub(crate) fn run(self) -> ServerRun {
+        ServerRun {
+            eval_key: self.eval_key,
+            output: self.output,
+            cycles: self.cycles,
+            threads: self.threads,
+            snapshots: SnapshotPlan {
+                path: self.snapshot,
+                every: self.snapshot_every,
+                none: self.no_snapshot,
+            },
         }
-        Ok((snapshots, locks))
     }
 }
 
-/// Runs the processor and reports what was written.
-fn advance(
-    machine: &mut vsp_platform::Machine<vsp_circuit::TfheBackend>,
-    s: &ServerArgs,
-    snapshots: Option<&Snapshots>,
-    shown: &mut Shown,
-) -> Result<()> {
-    let Some(ran) = server::advance(machine, s.cycles, snapshots, &s.output, shown)? else {
-        return Ok(());
+/// What a processor's server run wrote (rank 0, unless quiet).
+fn print_ran(ran: Option<Ran>, quiet: bool) {
+    let Some(r) = ran.filter(|_| !quiet) else {
+        return;
     };
-    if !shown.quiet() {
-        let secs = ran.seconds;
-        eprintln!(
-            "ran {} cycles on {} ({}) with {} threads in {} ({:.2} s/cycle); wrote result {} ({}){}",
-            s.cycles,
-            machine.core(),
-            machine.size(),
-            machine.engine().threads(),
-            fmt_secs(secs),
-            secs / s.cycles.max(1) as f64,
-            s.output.display(),
-            fmt_bytes(ran.result_bytes),
-            snapshots
-                .map(|s| format!(", snapshot {}", s.path.display()))
-                .unwrap_or_default()
-        );
+    eprintln!(
+        "ran {} cycles on {} ({}) with {} threads in {} ({:.2} s/cycle); wrote result {} ({}){}",
+        r.cycles,
+        r.core,
+        r.size,
+        r.threads,
+        fmt_secs(r.seconds),
+        r.seconds / r.cycles.max(1) as f64,
+        r.output.display(),
+        fmt_bytes(r.result_bytes),
+        r.snapshot
+            .map(|s| format!(", snapshot {}", s.display()))
+            .unwrap_or_default()
+    );
+}
+
+fn yes_no(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "no"
     }
-    Ok(())
 }
 
 /// x0..x15, eight to a line.
 fn regs_table(regs: &[u16]) -> String {
     let mut s = String::new();
     for (i, v) in regs.iter().enumerate() {
-        s.push_str(&format!(
-            "x{i:<2}={v:<6}{}",
-            if i % 8 == 7 { "\n" } else { " " }
-        ));
+        let end = if i % 8 == 7 { "\n" } else { " " };
+        s.push_str(&format!("x{i:<2}={v:<6}{end}"));
     }
     s
 }

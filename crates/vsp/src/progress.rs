@@ -142,15 +142,21 @@ impl Drop for Bar {
     }
 }
 
-/// What a server run shows: the key-loading spinner, the cycle bar, warnings.
+/// What a command shows: spinners, the cycle bar and notes on stderr (none when quiet), warnings,
+/// and the lines of its report on stdout.
 pub struct Shown {
     quiet: bool,
     bar: Option<Bar>,
+    step: Option<Bar>,
 }
 
 impl Shown {
     pub fn new(quiet: bool) -> Shown {
-        Shown { quiet, bar: None }
+        Shown {
+            quiet,
+            bar: None,
+            step: None,
+        }
     }
     pub fn quiet(&self) -> bool {
         self.quiet
@@ -188,5 +194,21 @@ impl vsp_platform::server::Watch for Shown {
     }
     fn warn(&mut self, message: &str) {
         eprintln!("{message}");
+    }
+    fn note(&mut self, line: &str) {
+        if !self.quiet {
+            eprintln!("{line}");
+        }
+    }
+    fn step(&mut self, what: &str) {
+        self.step = Some(Bar::spinner(self.quiet, what));
+    }
+    fn step_done(&mut self) {
+        if let Some(b) = self.step.take() {
+            b.finish();
+        }
+    }
+    fn say(&mut self, line: &str) {
+        println!("{line}");
     }
 }

@@ -3,7 +3,7 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
@@ -129,17 +129,8 @@ enum TokenCommand {
 pub fn serve(s: Serve, quiet: bool) -> Result<()> {
     match s.token {
         Some(ServeCommand::Token(TokenCommand::Add { name, data, output })) => {
-            if let Some(out) = &output {
-                vsp_platform::files::check_output(out, &[])?;
-            }
-            let token = vsp_server::token_add(&data, &name)?;
-            match &output {
-                Some(out) => vsp_platform::files::write_atomic(
-                    out,
-                    format!("{token}\n").as_bytes(),
-                    vsp_platform::files::Access::Private,
-                )?,
-                None => println!("{token}"),
+            if let Some(token) = vsp_server::token_add_to(&data, &name, output.as_deref())? {
+                println!("{token}");
             }
             if !quiet {
                 eprintln!(
@@ -327,12 +318,7 @@ impl Progress {
 /// Follows a job with the progress bar of `vsp run`; fails unless it ends done.
 fn follow(c: &Client, id: &str, quiet: bool) -> Result<JobStatus> {
     let mut bar = Progress::new(quiet);
-    let st = c.wait(id, Duration::from_secs(300), &mut |s| bar.show(s))?;
-    drop(bar);
-    match st.state {
-        vsp_server::JobState::Done => Ok(st),
-        _ => anyhow::bail!("job {id} ended {}", st.line()),
-    }
+    Ok(c.wait_done(id, &mut |s| bar.show(s))?)
 }
 
 pub fn remote(r: Remote, quiet: bool) -> Result<()> {
@@ -368,15 +354,9 @@ pub fn remote(r: Remote, quiet: bool) -> Result<()> {
             if output.is_some() && !wait && until_finished.is_none() {
                 anyhow::bail!("--output needs --wait or --until-finished");
             }
-            let key = until_finished
-                .as_deref()
-                .map(|k| {
-                    vsp_platform::design::load_client_key(
-                        k,
-                        &mut crate::progress::Shown::new(quiet),
-                    )
-                })
-                .transpose()?;
+            let shown = &mut crate::progress::Shown::new(quiet);
+            let load = |k| vsp_platform::processor::client::load_client_key(k, shown);
+            let key = until_finished.as_deref().map(load).transpose()?;
             let t = Instant::now();
             let st = match &netlist {
                 Some(n) => c.submit_circuit(&request, n, cycles, reset)?,

@@ -8,19 +8,10 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{fails, ok};
+use common::{fails, ok, require_clang};
 
 fn big_c() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/big.c")
-}
-
-/// Fails (never skips) without clang: the tests that call this are `#[ignore = "needs clang"]`.
-fn require_clang() {
-    let ok = Command::new("clang")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(ok, "clang is not installed; this test needs it");
 }
 
 /// main's result (as a 16-bit value) of a host build of `src` with `args`.

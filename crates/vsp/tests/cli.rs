@@ -3,13 +3,9 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use common::{fails, ok, vsp};
-
-fn programs_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../cahp/asm/programs")
-}
+use common::{fails, ok, programs_dir, require_clang, vsp};
 
 #[test]
 fn asm_then_emu_gives_the_papers_results_on_both_cores() {
@@ -222,38 +218,22 @@ fn secret_key_files_are_checked_envelopes() {
     let d = dir.path();
     ok(&["-q", "genkey", "-o", "a.key"], d);
     let key = std::fs::read(d.join("a.key")).unwrap();
-    std::fs::write(d.join("t.key"), &key[..key.len() - 5]).unwrap();
-    let src = programs_dir().join("fib.s");
-    let err = fails(
-        &[
-            "enc",
-            "-k",
-            "t.key",
-            src.to_str().unwrap(),
-            "5",
-            "-o",
-            "r.enc",
-        ],
-        d,
-    );
-    assert!(err.contains("truncated"), "{err}");
     let mut bad = key.clone();
     let n = bad.len();
     bad[n - 40] ^= 1;
-    std::fs::write(d.join("c.key"), &bad).unwrap();
-    let err = fails(
-        &[
-            "enc",
-            "-k",
-            "c.key",
-            src.to_str().unwrap(),
-            "5",
-            "-o",
-            "r.enc",
-        ],
-        d,
-    );
-    assert!(err.contains("checksum"), "{err}");
+    // A truncated key and a key with a flipped bit.
+    for (name, bytes, says) in [
+        ("t.key", &key[..n - 5], "truncated"),
+        ("c.key", &bad[..], "checksum"),
+    ] {
+        std::fs::write(d.join(name), bytes).unwrap();
+        let src = programs_dir().join("fib.s");
+        let err = fails(
+            &["enc", "-k", name, src.to_str().unwrap(), "5", "-o", "r.enc"],
+            d,
+        );
+        assert!(err.contains(says), "{err}");
+    }
     // The wrong kind of file where a key is expected.
     let err = fails(&["dec", "-k", "a.key", "-i", "a.key"], d);
     assert!(
@@ -609,17 +589,6 @@ fn unaligned_accesses_run_right_at_every_level_on_both_cores() {
         }
     }
     assert_eq!(runs, 24);
-}
-
-/// Fails the test (it is marked `needs clang`) when clang is missing, instead of passing silently.
-fn require_clang() {
-    assert!(
-        std::process::Command::new("clang")
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success()),
-        "clang is not installed (apt-get install -y clang); this test needs it"
-    );
 }
 
 /// vsp-cc's differential program `name` with its prelude, written into `d` for `vsp cc`, and the

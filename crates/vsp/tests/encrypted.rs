@@ -10,7 +10,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{fails, ok, vsp};
+use common::{fails, fib_request, ok, vsp};
 
 /// The plain run's registers after exactly `cycles` cycles (`vsp emu --max-cycles`).
 fn plain_regs(core: &str, cycles: u64, dir: &Path) -> serde_json::Value {
@@ -43,14 +43,7 @@ fn plain_regs_with(core: &str, memory: &str, cycles: u64, dir: &Path) -> serde_j
 fn encrypted_runs_match_the_plain_run_and_resume_continues_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let fib = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cahp/asm/programs/fib.s");
-    ok(&["-q", "asm", fib.to_str().unwrap(), "-o", "fib.img"], d);
-    ok(&["-q", "genkey", "-o", "sk.key"], d);
-    ok(&["-q", "genbkey", "-k", "sk.key", "-o", "ek.key"], d);
-    ok(
-        &["-q", "enc", "-k", "sk.key", "fib.img", "5", "-o", "req.enc"],
-        d,
-    );
+    fib_request(d);
 
     // Files made for another key, of the wrong kind, or damaged are refused before any work.
     ok(&["-q", "genkey", "-o", "other.key"], d);

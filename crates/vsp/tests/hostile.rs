@@ -6,14 +6,9 @@ mod common;
 
 use std::io::Read;
 use std::os::unix::process::ExitStatusExt;
-use std::path::Path;
 use std::process::{Command, Stdio};
 
-use common::{fails, ok};
-
-fn programs_dir() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../cahp/asm/programs")
-}
+use common::{fails, ok, programs_dir};
 
 #[test]
 fn a_huge_thread_count_is_refused() {

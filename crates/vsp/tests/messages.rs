@@ -5,7 +5,7 @@
 //! for a program that does not fit, and `-Oz` suggested only to programs built at another level.
 
 mod common;
-use common::{fails, ok, vsp};
+use common::{fails, ok, require_clang, vsp};
 use std::path::Path;
 
 /// `main` calls itself forever: every call takes 16 more bytes of stack.
@@ -205,15 +205,4 @@ fn the_does_not_fit_message_suggests_oz_only_to_other_levels() {
     assert!(oz.contains("use --memory-size "), "{oz}");
     let o2 = fails(&["-q", "cc", &src, "-O", "2", "-o", "p.img"], d);
     assert!(o2.contains("try -Oz"), "{o2}");
-}
-
-/// Fails the test (it is marked `needs clang`) when clang is missing, instead of passing silently.
-fn require_clang() {
-    assert!(
-        std::process::Command::new("clang")
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success()),
-        "clang is not installed (apt-get install -y clang); this test needs it"
-    );
 }

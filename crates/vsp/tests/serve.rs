@@ -9,7 +9,7 @@ mod serving;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::{fails, ok};
+use common::{fails, fib_request, ok};
 use serving::{remote, status_json, strs, Serving};
 
 #[test]
@@ -19,14 +19,7 @@ fn a_job_killed_with_sigkill_resumes_and_ends_byte_identical_to_vsp_run() {
     let d = dir.path();
     let data = d.join("data");
     let log = d.join("server.log");
-    let fib = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cahp/asm/programs/fib.s");
-    ok(&["-q", "asm", fib.to_str().unwrap(), "-o", "fib.img"], d);
-    ok(&["-q", "genkey", "-o", "sk.key"], d);
-    ok(&["-q", "genbkey", "-k", "sk.key", "-o", "ek.key"], d);
-    ok(
-        &["-q", "enc", "-k", "sk.key", "fib.img", "5", "-o", "req.enc"],
-        d,
-    );
+    fib_request(d);
     let token = ok(&["serve", "token", "add", "alice", "--data", "data"], d);
     assert!(token.trim().starts_with("vsp_"), "{token}");
     // -o writes it to a private file instead.

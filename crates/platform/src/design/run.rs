@@ -1,22 +1,23 @@
-//! Running a design as the commands do: plainly, encrypted on one machine (client and server in one
-//! process), or as the server's half of the split (a request or snapshot → the engine on every MPI
-//! rank → the encrypted result and trace). The root/follower choreography is
-//! [`crate::server`]'s.
+//! Running a design as `vsp circuit run` does ([`LocalRun`]): plainly ([`run_plain`]) or encrypted
+//! on one machine, client and server in one process ([`run_encrypted`]), one cycle at a time
+//! ([`run_design`]), on every MPI rank.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use vsp_circuit::{client, Circuit, Engine, PlainBackend, TfheBackend};
 
 use super::{
-    decrypt_circuit_result, plain_outputs, run_design, CircuitInputs, CircuitMachine,
-    CircuitOutputs, CircuitRequest, DesignRun, EncryptedTrace,
+    decrypt_circuit_result, load_design, plain_outputs, CircuitInputs, CircuitMachine,
+    CircuitOutputs, Trace,
 };
 use crate::error::{PlatformError, Result};
-use crate::keys::{ClientKey, ServerKeys};
-use crate::processor::machine::{RunProgress, Snapshots};
-use crate::server::{check_snapshot_header, mpi, Watch};
-use crate::wire::envelope::{check_same_key, Envelope, Kind};
+use crate::files::{write_atomic, Access};
+use crate::keys::ServerKeys;
+use crate::processor::client::load_client_key;
+use crate::processor::run::RunProgress;
+use crate::server::{claim, mpi, watched, Watch};
+use crate::wire::envelope::check_same_key;
 
 /// Refuses `reset` on a circuit without a 1-bit `@reset` input (the reset cycle would be silently
 /// skipped), before any work.
@@ -36,16 +37,6 @@ pub fn public_warning(reset: bool) -> String {
          on trivial ciphertexts of public values, so nothing is secret and its timing means nothing",
         if reset { "; --reset is public" } else { "" }
     )
-}
-
-/// Loads a secret key; a key file others can read is warned about.
-pub fn load_client_key(path: &Path, watch: &mut dyn Watch) -> Result<ClientKey> {
-    // Loaded first: the warning is for a real key file, not a FIFO or device refused as one.
-    let key = ClientKey::load(path)?;
-    if let Some(w) = crate::files::exposure_warning(path) {
-        watch.warn(&w);
-    }
-    Ok(key)
 }
 
 impl CircuitInputs {
@@ -136,118 +127,180 @@ pub fn run_encrypted(
             None => Err(PlatformError::usage("only rank 0 reads outputs")),
         }
     };
-    watch.running(plan.cycles);
-    run_design(&mut m.engine, plan, &value, &mut |p| watch.cycle(p))?;
-    watch.ran();
+    let cycles = plan.cycles;
+    watched(watch, cycles, |p| {
+        run_design(&mut m.engine, plan, &value, p).map(drop)
+    })?;
     let Some(ck) = secret else {
         return Ok(None);
     };
     Ok(Some(decrypt_circuit_result(&ck, &m.result()?, &circuit)?))
 }
 
-/// What the server's half of a design run does after opening: its cycles (after a public reset
-/// cycle when asked), snapshots, result and encrypted trace.
-pub struct Exec<'a> {
+/// How a local run of a design (`vsp circuit run`, plain or encrypted on one machine) ends and what
+/// it records.
+pub struct DesignRun {
     pub cycles: u64,
+    /// Stop after the first cycle in which this 1-bit output is 1 (plain runs only: an encrypted
+    /// engine cannot see its outputs).
+    pub until: Option<String>,
+    /// Apply one reset cycle first (when the circuit has a 1-bit `@reset` input).
     pub reset: bool,
-    pub snapshots: Option<&'a Snapshots>,
-    pub output: &'a Path,
-    pub trace: Option<&'a Path>,
+    /// Every cycle's outputs, when asked for.
+    pub trace: Option<Trace>,
 }
 
-/// What [`CircuitMachine::exec`] wrote: the trace's size (when asked for) and the result's.
-pub struct Executed {
-    pub trace_bytes: Option<u64>,
-    pub result_bytes: u64,
-}
-
-impl CircuitMachine {
-    /// The server's run of the request at `input` on `circuit` (the request's key checked against
-    /// the evaluation key's header before that key is loaded; a request that encrypts nothing is
-    /// warned about). Under MPI rank 0 reads the request and the other ranks take its state.
-    pub fn open_request(
-        eval_key: &Path,
-        input: &Path,
-        circuit: Arc<Circuit>,
-        reset: bool,
-        threads: Option<usize>,
-        watch: &mut dyn Watch,
-    ) -> Result<CircuitMachine> {
-        let env = if mpi::is_root() {
-            let env = Envelope::read(input, Kind::Request)?;
-            ServerKeys::check_header(
-                eval_key,
-                &format!("the request {}", input.display()),
-                env.key_id,
-                &env.params,
-            )?;
-            Some(env)
-        } else {
-            None
-        };
-        let keys = watch.load_keys(eval_key)?;
-        let mut m = match env {
-            Some(env) => {
-                let request = CircuitRequest::from_envelope(&env, &circuit, keys.ek.params())
-                    .map_err(|e| e.in_file(input))?;
-                drop(env);
-                if request.inputs.is_empty() && request.memories.is_empty() {
-                    watch.warn(&public_warning(reset));
-                }
-                CircuitMachine::start(&keys, circuit, request, threads)?
+/// Runs `plan` on `engine` one cycle at a time, recording each cycle's outputs in `plan.trace`
+/// (`value` reads an output: directly in plain, by decrypting in an encrypted run). In a distributed
+/// run only the root engine ([`Engine::is_root`]) reads outputs, and the engine stops every rank on
+/// the root's decision. Returns the cycles run.
+pub fn run_design<B: vsp_circuit::Backend>(
+    engine: &mut Engine<B>,
+    plan: &mut DesignRun,
+    value: &dyn Fn(&Engine<B>, &str) -> Result<u64>,
+    progress: &mut dyn FnMut(&RunProgress<'_>),
+) -> Result<u64> {
+    if let Some(name) = &plan.until {
+        match engine.circuit().outputs().iter().find(|p| &p.name == name) {
+            Some(p) if p.bits.len() == 1 => {}
+            Some(_) => {
+                return Err(PlatformError::usage(format!(
+                    "--until {name}: the output must be 1 bit wide"
+                )))
             }
-            None => CircuitMachine::follower(&keys, circuit, threads)?,
-        };
-        mpi::join(&mut m.engine)?;
-        Ok(m)
-    }
-
-    /// The server's run on `circuit` continued from `snapshot` (its key checked against the
-    /// evaluation key's header first); under MPI rank 0 reads it and the other ranks take its state.
-    pub fn open_snapshot(
-        eval_key: &Path,
-        snapshot: &Path,
-        circuit: Arc<Circuit>,
-        threads: Option<usize>,
-        watch: &mut dyn Watch,
-    ) -> Result<CircuitMachine> {
-        if mpi::is_root() {
-            check_snapshot_header(snapshot, eval_key)?;
+            None => {
+                return Err(PlatformError::usage(format!(
+                    "--until {name}: the circuit has no output @{name}"
+                )))
+            }
         }
-        let keys = watch.load_keys(eval_key)?;
-        let mut m = if mpi::is_root() {
-            CircuitMachine::resume(&keys, circuit, snapshot, threads)?
-        } else {
-            CircuitMachine::follower(&keys, circuit, threads)?
-        };
-        mpi::join(&mut m.engine)?;
-        Ok(m)
     }
-
-    /// Runs the server's half and writes the encrypted result (and trace); `None` on an MPI rank
-    /// other than 0, which writes nothing.
-    pub fn exec(&mut self, plan: &Exec<'_>, watch: &mut dyn Watch) -> Result<Option<Executed>> {
-        let mut trace = plan.trace.map(|_| EncryptedTrace::new(self));
-        watch.running(plan.cycles);
-        let progress = &mut |p: &RunProgress<'_>| watch.cycle(p);
-        match &mut trace {
-            Some(tr) => self.run_traced(plan.cycles, plan.reset, plan.snapshots, tr, progress)?,
-            None => self.run(plan.cycles, plan.reset, plan.snapshots, progress)?,
+    crate::processor::run::target_cycle(engine.cycle(), plan.cycles)?;
+    if plan.reset {
+        engine.reset()?;
+    }
+    let names: Vec<String> = engine
+        .circuit()
+        .outputs()
+        .iter()
+        .map(|p| p.name.clone())
+        .collect();
+    let one = vsp_circuit::RunOptions {
+        max_cycles: 1,
+        stop_when: plan.until.clone(),
+        ..Default::default()
+    };
+    let root = engine.is_root();
+    let t0 = std::time::Instant::now();
+    let mut done = 0;
+    while done < plan.cycles {
+        let cycle = engine.cycle();
+        let report = engine.run(&one, &mut |p| {
+            progress(&RunProgress {
+                done: done + p.cycles_done,
+                total: plan.cycles,
+                elapsed: t0.elapsed().as_secs_f64(),
+                engine: p,
+            })
+        })?;
+        done += 1;
+        if let Some(t) = plan.trace.as_mut().filter(|_| root) {
+            let e: &Engine<B> = engine;
+            let values = names
+                .iter()
+                .map(|n| value(e, n))
+                .collect::<Result<Vec<u64>>>()?;
+            t.record(cycle, &values);
         }
-        watch.ran();
-        if !mpi::is_root() {
+        if report.stopped {
+            break;
+        }
+    }
+    Ok(done)
+}
+
+/// A local run of a design as `vsp circuit run` asks for it: plain, or encrypted on one machine
+/// (client and server in one process) with a secret key and an evaluation key.
+pub struct LocalRun {
+    /// The blueprint or bare netlist.
+    pub blueprint: PathBuf,
+    /// The inputs file (none: every input and memory 0).
+    pub inputs: Option<PathBuf>,
+    /// Cycles to run (after the reset cycle, which is not counted).
+    pub cycles: u64,
+    /// Plain only: stop after the first cycle in which this 1-bit output is 1.
+    pub until: Option<String>,
+    /// Apply one reset cycle first.
+    pub reset: bool,
+    /// The secret key and the evaluation key of an encrypted run.
+    pub keys: Option<(PathBuf, PathBuf)>,
+    /// Write the outputs JSON here.
+    pub output: Option<PathBuf>,
+    /// Write every cycle's outputs here as JSON lines.
+    pub trace: Option<PathBuf>,
+    /// Write every cycle's outputs here as a VCD.
+    pub vcd: Option<PathBuf>,
+    /// Worker threads (default: all cores).
+    pub threads: Option<usize>,
+}
+
+impl LocalRun {
+    /// Runs: the output files claimed first, then the run, then the trace, the VCD and the outputs
+    /// JSON written. The outputs on rank 0 (`None` on the other MPI ranks).
+    pub fn run(&self, watch: &mut dyn Watch) -> Result<Option<CircuitOutputs>> {
+        let mut read = vec![("blueprint", self.blueprint.as_path())];
+        read.extend(self.inputs.as_deref().map(|p| ("inputs", p)));
+        if let Some((k, e)) = &self.keys {
+            read.extend([("secret key", k.as_path()), ("evaluation key", e.as_path())]);
+        }
+        let mut _locks = Vec::new();
+        let outputs = [
+            ("output", &self.output),
+            ("trace", &self.trace),
+            ("VCD", &self.vcd),
+        ];
+        for (what, p) in outputs {
+            if let Some(p) = p {
+                _locks.extend(claim(p, &read)?);
+                read.push((what, p.as_path()));
+            }
+        }
+        let circuit = load_design(&self.blueprint)?;
+        check_reset(&circuit, self.reset)?;
+        let inputs = CircuitInputs::read_for(self.inputs.as_deref(), &circuit)?;
+        let signals = circuit.outputs().iter();
+        let signals = signals.map(|p| (p.name.clone(), p.bits.len())).collect();
+        let mut plan = DesignRun {
+            cycles: self.cycles,
+            until: self.until.clone(),
+            reset: self.reset,
+            trace: (self.trace.is_some() || self.vcd.is_some()).then(|| Trace::new(signals)),
+        };
+        let out = match &self.keys {
+            Some((k, e)) => run_encrypted(circuit, &inputs, &mut plan, k, e, self.threads, watch)?,
+            None => run_plain(circuit, &inputs, &mut plan)?,
+        };
+        let Some(out) = out else {
             return Ok(None);
-        }
-        let trace_bytes = match (&trace, plan.trace) {
-            (Some(tr), Some(path)) => {
-                Some(tr.to_envelope(self.engine.backend().params()).write(path)?)
-            }
-            _ => None,
         };
-        let result_bytes = self.result()?.write(plan.output)?;
-        Ok(Some(Executed {
-            trace_bytes,
-            result_bytes,
-        }))
+        if let Some(t) = &plan.trace {
+            for (p, text) in [
+                (&self.trace, t.json_lines().to_string()),
+                (&self.vcd, t.vcd()),
+            ] {
+                if let Some(p) = p {
+                    write_atomic(p, text.as_bytes(), Access::Public)?;
+                }
+            }
+        }
+        if let Some(p) = &self.output {
+            write_atomic(p, outputs_json(&out).as_bytes(), Access::Public)?;
+        }
+        Ok(Some(out))
     }
+}
+
+/// The outputs JSON of `vsp circuit run` and `vsp circuit dec`.
+pub fn outputs_json(out: &CircuitOutputs) -> String {
+    serde_json::to_string_pretty(out).unwrap_or_default()
 }

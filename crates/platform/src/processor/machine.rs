@@ -7,7 +7,7 @@
 //!   exactly where it stopped. There is no reset cycle: the cores power up in their reset state (all
 //!   flip-flops 0, checked by `tests/power_up.rs`), and a reset would cost a whole encrypted cycle.
 //!   The server never sees the finish flag, so it runs exactly the cycles asked (the flag is sticky
-//!   and `js 0` loops, so extra cycles are harmless — [`emulate`] says how many are enough).
+//!   and `js 0` loops, so extra cycles are harmless — [`emulate`](crate::emulate) says how many are enough).
 //! * A snapshot is an envelope (kind snapshot, the key's id and parameter set) around a byte naming
 //!   core, memory and memory size and the engine's own snapshot (cycle, flip-flops, memories). The
 //!   engine's run writes them ([`vsp_circuit::RunOptions::snapshot_wrap`]): one periodic-snapshot
@@ -15,24 +15,25 @@
 //! * A machine has 512-byte (the default) or 1 KiB ROM and RAM ([`MemSize`]): a request, a snapshot
 //!   and a result name their size, and a run builds the circuit of that size.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
-use std::time::Instant;
 
 use vsp_cahp::cores::{self, Core, MemSize, Memory};
-use vsp_cahp::{Image, SimError, Simulator, StackGuard};
 use vsp_circuit::{
-    Backend, Blueprint, Circuit, CircuitError, Engine, MemState, PlainBackend, Progress,
-    RunOptions, SnapshotWrap, TfheBackend,
+    Backend, Blueprint, Circuit, CircuitError, Engine, MemState, PlainBackend, RunOptions,
+    SnapshotWrap, TfheBackend,
 };
 
+use super::run::{
+    parse_snapshot, read_snapshot, run_engine, save_engine, snapshot_wrap, target_cycle,
+    RunProgress, Snapshots, Stamp,
+};
 use crate::error::{PlatformError, Result, ResultExt};
 use crate::keys::ServerKeys;
 use crate::processor::packets::{result_envelope, EncryptedMemories, EncryptedRam, Request};
 use crate::processor::program::PlainRequest;
-use crate::wire::envelope::{Envelope, KeyId, Kind, Writer};
+use crate::wire::envelope::{Envelope, KeyId};
 use crate::wire::tags::MachineTag;
-use vsp_codec::Reader;
 
 /// Options of [`core_circuit_with`]: the memories' size, a replacement core netlist and blueprint
 /// lines appended to `[connect]` (the co-verification adds debug outputs this way).
@@ -65,51 +66,6 @@ pub fn core_circuit_with(core: Core, memory: Memory, build: CoreBuild<'_>) -> Re
     Ok(Arc::new(
         Circuit::compile(&bp).context(|| format!("cannot build the {core} circuit"))?,
     ))
-}
-
-/// Where and how often a run writes snapshots.
-#[derive(Clone, Debug)]
-pub struct Snapshots {
-    pub path: PathBuf,
-    /// Every this many cycles (0: only at the end).
-    pub every: u64,
-}
-
-/// Progress of [`Machine::run`]: the engine's report plus the run's own count.
-#[derive(Clone, Copy, Debug)]
-pub struct RunProgress<'a> {
-    /// Cycles of this run finished.
-    pub done: u64,
-    /// Cycles this run does.
-    pub total: u64,
-    /// Seconds since the run started.
-    pub elapsed: f64,
-    /// The engine's report (tasks of the current cycle, …).
-    pub engine: &'a Progress,
-}
-
-impl RunProgress<'_> {
-    /// Mean seconds per finished cycle (before one finished: the engine's estimate, if any).
-    pub fn seconds_per_cycle(&self) -> Option<f64> {
-        if self.done > 0 {
-            Some(self.elapsed / self.done as f64)
-        } else {
-            self.engine.mean_cycle_seconds
-        }
-    }
-
-    /// Estimated seconds until the run ends.
-    pub fn eta(&self) -> Option<f64> {
-        self.seconds_per_cycle()
-            .map(|s| s * self.total.saturating_sub(self.done) as f64)
-    }
-}
-
-/// Identity of the key a machine's state is encrypted under (stamped on snapshots and results).
-#[derive(Clone, Debug)]
-pub struct Stamp {
-    pub params_name: String,
-    pub key_id: KeyId,
 }
 
 /// A core with its memories on backend `B`.
@@ -325,230 +281,12 @@ impl Machine<TfheBackend> {
     }
 }
 
-/// The platform's snapshot file around an engine snapshot: an envelope of kind snapshot stamped with
-/// the key, whose body is `tag` (which machine: a core and its memory, or a user circuit) and the
-/// engine's snapshot as a blob. The engine's run writes it ([`vsp_circuit::RunOptions::snapshot_wrap`]).
-pub(crate) fn snapshot_wrap(stamp: Stamp, tag: Vec<u8>) -> SnapshotWrap {
-    SnapshotWrap(Arc::new(move |state: &[u8]| {
-        let mut w = Writer::default();
-        for &b in &tag {
-            w.u8(b);
-        }
-        w.blob(state);
-        let mut bytes = Envelope::new(
-            Kind::Snapshot,
-            &stamp.params_name,
-            stamp.key_id,
-            w.into_bytes(),
-        )
-        .to_bytes();
-        // A snapshot holds ciphertexts and public values only: nothing to zeroize.
-        std::mem::take(&mut *bytes)
-    }))
-}
-
-/// Writes `engine`'s snapshot to `path` through `wrap`; returns the file's size (0 on an engine that
-/// is not its executor's root — another rank of a distributed run — which writes nothing).
-pub(crate) fn save_engine<B: Backend>(
-    engine: &Engine<B>,
-    path: &Path,
-    wrap: &SnapshotWrap,
-) -> Result<u64> {
-    if !engine.is_root() {
-        return Ok(0);
-    }
-    let size = engine.write_snapshot(path, Some(wrap))?;
-    crate::files::warn_stale_temps(path);
-    Ok(size)
-}
-
-/// Reads a snapshot file and checks that it was written under `keys`' key.
-pub(crate) fn read_snapshot(keys: &ServerKeys, path: &Path) -> Result<Envelope> {
-    let env = Envelope::read(path, Kind::Snapshot)?;
-    keys.check_key_of("the snapshot", env.key_id, &env.params)?;
-    Ok(env)
-}
-
-/// Runs `cycles` cycles of `engine` in one engine run, which writes the snapshots (through `wrap`)
-/// every `snapshots.every` cycles and at the end, reporting progress with the run's own count.
-pub(crate) fn run_engine<B: Backend>(
-    engine: &mut Engine<B>,
-    cycles: u64,
-    snapshots: Option<&Snapshots>,
-    wrap: SnapshotWrap,
-    progress: &mut dyn FnMut(&RunProgress<'_>),
-) -> Result<()> {
-    let opts = RunOptions {
-        max_cycles: cycles,
-        snapshot: snapshots.map(|s| s.path.clone()),
-        snapshot_every: snapshots.map(|s| s.every),
-        snapshot_wrap: Some(wrap),
-        ..Default::default()
-    };
-    let t0 = Instant::now();
-    engine.run(&opts, &mut |p: &Progress| {
-        progress(&RunProgress {
-            done: p.cycles_done,
-            total: cycles,
-            elapsed: t0.elapsed().as_secs_f64(),
-            engine: p,
-        })
-    })?;
-    if let Some(s) = snapshots.filter(|_| engine.is_root()) {
-        crate::files::warn_stale_temps(&s.path);
-    }
-    Ok(())
-}
-
-/// The core, memory, memory size and engine state of a snapshot's body ([`MachineTag`]).
-pub fn parse_snapshot(body: &[u8]) -> Result<(Core, Memory, MemSize, &[u8])> {
-    let mut r = Reader::new(body);
-    let MachineTag::Core(core, memory, size) = MachineTag::parse(&mut r)? else {
-        return Err(PlatformError::usage(
-            "a circuit snapshot: continue it with `vsp circuit resume`",
-        ));
-    };
-    let state = r.blob(usize::MAX, "body")?;
-    r.end()?;
-    Ok((core, memory, size, state))
-}
-
-/// The cycle a run of `cycles` more cycles from `start` ends at, refusing a counter that would wrap
-/// (a snapshot's counter is not trusted to be small).
-pub(crate) fn target_cycle(start: u64, cycles: u64) -> Result<u64> {
-    start.checked_add(cycles).ok_or_else(|| {
-        PlatformError::usage(format!(
-            "cannot run {cycles} more cycles from cycle {start}: the cycle counter would overflow"
-        ))
-    })
-}
-
-/// What a plain gate-level run found.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct EmuResult {
-    pub core: String,
-    pub memory: String,
-    /// Bytes of ROM and of RAM when they have the same size (512 … 8192), else 0: `rom_size` and
-    /// `ram_size` say each.
-    pub memory_size: usize,
-    /// Bytes of ROM.
-    pub rom_size: usize,
-    /// Bytes of RAM.
-    pub ram_size: usize,
-    /// Whether the finish flag rose within the cycle limit.
-    pub finished: bool,
-    /// Cycles until (and including) the one in which the finish flag rose: pass this to `vsp run`.
-    pub cycles: u64,
-    /// x0..x15 at the end.
-    pub regs: Vec<u16>,
-    /// The return value of `main` (x8 = a0).
-    pub result: u16,
-    /// Instructions the ISA simulator retired for the same program.
-    pub instructions: u64,
-    /// Whether the ISA simulator halted (within four times the cycle limit).
-    pub isa_halted: bool,
-    /// Whether the gate-level run and the ISA simulator end in the same state (both halted, the
-    /// same registers); `None` when there is nothing to compare: the gate-level run stopped at
-    /// the cycle limit before the program halted (the two stop at different points), or the ISA
-    /// simulator stopped with [`EmuResult::isa_error`].
-    pub agrees_with_isa: Option<bool>,
-    /// Why the ISA simulator stopped the program: a stack overflow (for programs that start with
-    /// crt0, every write to sp is checked against the stack between the static data and the
-    /// arguments, and the message says how to get more), or an illegal instruction.
-    pub isa_error: Option<String>,
-    pub seconds: f64,
-}
-
-/// Runs `image` with `args` on the gate-level netlist of `core` with `memory` of `size` (plain
-/// backend) until the finish flag, and cross-checks it with the ISA simulator of the same size.
-pub fn emulate(
-    image: &Image,
-    args: &[String],
-    core: Core,
-    memory: Memory,
-    size: MemSize,
-    max_cycles: u64,
-) -> Result<EmuResult> {
-    let request = PlainRequest::new_sized(image, args, memory, size)?;
-    // The ISA simulator first: it is cheap, and where it stops the program (a stack overflow)
-    // the gate-level run need not go on to the cycle limit.
-    let ram = crate::processor::program::initial_ram(image, args, size)?;
-    let mut sim = Simulator::new(&image.rom, &ram, size.mem_config())?;
-    sim.set_stack_guard(StackGuard::for_image(image, &ram));
-    let (isa_halted, isa_error) = match sim.run(max_cycles.saturating_mul(4)) {
-        Ok(stats) => (stats.halted, None),
-        Err(e) => (false, Some(isa_error_message(&e, size))),
-    };
-    // A pipelined core takes more cycles than instructions: twice as many and a few for the
-    // pipeline reach the same point.
-    let limit = match isa_error {
-        Some(_) => max_cycles.min(sim.instret().saturating_mul(2).saturating_add(16)),
-        None => max_cycles,
-    };
-    let mut m = Machine::plain(core, &request)?;
-    let t0 = Instant::now();
-    let (cycles, finished) = m.run_until_finished(limit)?;
-    let seconds = t0.elapsed().as_secs_f64();
-    let regs = m.regs()?;
-    let agrees_with_isa =
-        (finished && isa_error.is_none()).then(|| isa_halted && sim.regs()[..] == regs[..]);
-    Ok(EmuResult {
-        core: core.name().to_string(),
-        memory: crate::processor::program::memory_name(memory).to_string(),
-        memory_size: if size.rom_bytes() == size.ram_bytes() {
-            size.rom_bytes()
-        } else {
-            0
-        },
-        rom_size: size.rom_bytes(),
-        ram_size: size.ram_bytes(),
-        finished,
-        cycles,
-        result: regs[8],
-        agrees_with_isa,
-        isa_error,
-        isa_halted,
-        regs,
-        instructions: sim.instret(),
-        seconds,
-    })
-}
-
-/// The ISA simulator's error as the user reads it: a stack overflow says how to get more stack.
-pub fn isa_error_message(e: &SimError, size: MemSize) -> String {
-    match e {
-        SimError::StackOverflow { .. } => {
-            let larger = MemSize::new(size.rom_bytes(), 2 * size.ram_bytes())
-                .map(|s| {
-                    format!(
-                        "--memory-size {} gives the stack {} bytes more, or ",
-                        s.option(),
-                        s.ram_bytes() - size.ram_bytes()
-                    )
-                })
-                .unwrap_or_default();
-            format!(
-                "{e}; {larger}make the program use less stack (smaller local arrays, less recursion)"
-            )
-        }
-        e => e.to_string(),
-    }
-}
-
-/// The plain state after exactly `cycles` cycles: (finish flag, x0..x15, RAM bytes).
-pub fn plain_state_after(
-    request: &PlainRequest,
-    core: Core,
-    cycles: u64,
-) -> Result<(bool, Vec<u16>, Vec<u8>)> {
-    let mut m = Machine::plain(core, request)?;
-    m.run(cycles, None, &mut |_| {})?;
-    Ok((m.finished()?, m.regs()?, m.ram_bytes()?))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::processor::emu::*;
+    use crate::processor::run::*;
+    use crate::wire::envelope::Kind;
 
     #[test]
     fn the_cycle_counter_never_wraps() {

@@ -326,7 +326,7 @@ pub fn trace_lines(
             Err(e) => {
                 lines.push(format!(
                     "stopped: {}",
-                    crate::processor::machine::isa_error_message(&e, size)
+                    crate::processor::emu::isa_error_message(&e, size)
                 ));
                 break;
             }

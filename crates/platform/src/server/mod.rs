@@ -8,12 +8,17 @@
 //! | open a request | [`open_request`] | [`crate::design::CircuitMachine::open_request`] |
 //! | open a snapshot | [`open_snapshot`] | [`crate::design::CircuitMachine::open_snapshot`] |
 //! | run and write | [`advance`] | [`crate::design::CircuitMachine::exec`] |
+//! | all of it, outputs claimed first | [`ServerRun::run_processor`] | [`ServerRun::run_circuit`] |
 //!
-//! Output paths are checked and claimed first ([`claim`], [`SnapshotPlan::resolve`]).
+//! Output paths are checked and claimed first ([`claim`], [`ServerRun::claim`],
+//! [`SnapshotPlan::resolve`]). Both runs go through one watched loop (`watched`): the
+//! [`Watch`] is told the start, every cycle's progress and the end.
 
 pub mod mpi;
 mod run;
 
+pub(crate) use run::watched;
 pub use run::{
-    advance, check_snapshot_header, claim, open_request, open_snapshot, Ran, SnapshotPlan, Watch,
+    advance, check_snapshot_header, claim, open_request, open_snapshot, Ran, ServerRun,
+    SnapshotPlan, Start, Watch,
 };

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use vsp_cahp::cores::{Core, Memory};
+use vsp_cahp::cores::{Core, MemSize, Memory};
 use vsp_circuit::TfheBackend;
 use vsp_codec::OutputLock;
 
@@ -12,9 +12,10 @@ use super::mpi;
 use crate::error::{PlatformError, Result};
 use crate::files::{check_output, lock_output};
 use crate::keys::ServerKeys;
-use crate::processor::machine::{Machine, RunProgress, Snapshots};
+use crate::processor::machine::Machine;
 use crate::processor::packets::{request_memory, Request};
 use crate::processor::program::memory_name;
+use crate::processor::run::{RunProgress, Snapshots};
 use crate::wire::envelope::{Envelope, Kind};
 
 /// What a server run tells its caller (a command shows a spinner, a bar and warnings; a library
@@ -32,6 +33,14 @@ pub trait Watch {
     fn ran(&mut self) {}
     /// Something the user should know (a key file others can read, a run that encrypts nothing).
     fn warn(&mut self, _message: &str) {}
+    /// What the run is doing (a resumed run's machine and cycle): a line a quiet watcher drops.
+    fn note(&mut self, _line: &str) {}
+    /// A step of unknown length starts (key generation, encryption).
+    fn step(&mut self, _what: &str) {}
+    /// The step started last ended.
+    fn step_done(&mut self) {}
+    /// A line of the result (what `vsp demo` reports).
+    fn say(&mut self, _line: &str) {}
 }
 
 /// The quiet watcher.
@@ -90,6 +99,87 @@ impl SnapshotPlan {
         });
         Ok((plan, locks))
     }
+}
+
+/// A server run as `vsp run`, `resume`, `circuit exec` and `circuit resume` ask for it.
+pub struct ServerRun {
+    /// The evaluation key.
+    pub eval_key: PathBuf,
+    /// Where the encrypted result goes.
+    pub output: PathBuf,
+    /// Cycles to run (on top of a snapshot's).
+    pub cycles: u64,
+    /// Worker threads (default: all cores).
+    pub threads: Option<usize>,
+    /// The snapshots to write.
+    pub snapshots: SnapshotPlan,
+}
+
+impl ServerRun {
+    /// The snapshots, and the claims on the outputs (result, snapshot, and an encrypted `trace`),
+    /// each checked against the run's inputs and the outputs before it.
+    pub fn claim(
+        &self,
+        inputs: &[(&str, &Path)],
+        trace: Option<&Path>,
+    ) -> Result<(Option<Snapshots>, Vec<OutputLock>)> {
+        let (snapshots, mut locks) = self.snapshots.resolve(&self.output, inputs)?;
+        if let Some(t) = trace {
+            let mut all = inputs.to_vec();
+            all.push(("output", &self.output));
+            all.extend(snapshots.as_ref().map(|s| ("snapshot", s.path.as_path())));
+            locks.extend(claim(t, &all)?);
+        }
+        Ok((snapshots, locks))
+    }
+
+    /// The processor's server run from `start`: outputs claimed, machine opened (a resumed one
+    /// noted), cycles run, result written. `None` on an MPI rank other than 0.
+    pub fn run_processor(&self, start: Start<'_>, watch: &mut dyn Watch) -> Result<Option<Ran>> {
+        let ek = self.eval_key.as_path();
+        let (snapshots, _locks, mut machine) = match start {
+            Start::Request {
+                input,
+                core,
+                memory,
+            } => {
+                let (s, l) = self.claim(&[("evaluation key", ek), ("request", input)], None)?;
+                let m = open_request(ek, input, core, memory, self.threads, watch)?;
+                (s, l, m)
+            }
+            Start::Snapshot(snapshot) => {
+                let (s, l) = self.claim(&[("snapshot", snapshot), ("evaluation key", ek)], None)?;
+                let m = open_snapshot(ek, snapshot, self.threads, watch)?;
+                watch.note(&format!(
+                    "resuming {} ({} memory, {}) at cycle {}",
+                    m.core(),
+                    memory_name(m.memory()),
+                    m.size(),
+                    m.cycle()
+                ));
+                (s, l, m)
+            }
+        };
+        advance(
+            &mut machine,
+            self.cycles,
+            snapshots.as_ref(),
+            &self.output,
+            watch,
+        )
+    }
+}
+
+/// Where a processor's server run starts.
+pub enum Start<'a> {
+    /// The request at `input`, run on `core` (`memory`, when given, checked against the request's).
+    Request {
+        input: &'a Path,
+        core: Core,
+        memory: Option<Memory>,
+    },
+    /// A snapshot.
+    Snapshot(&'a Path),
 }
 
 /// Checks from the headers alone that the snapshot was made under the evaluation key (before the
@@ -182,10 +272,29 @@ fn follower(
     Machine::encrypted(&keys, core, memory, size, threads)
 }
 
-/// What a run wrote: the result's size and the seconds the run took.
+/// What a run did and wrote: the machine, the result's size, the snapshot, the seconds it took.
 pub struct Ran {
+    pub cycles: u64,
+    pub core: Core,
+    pub size: MemSize,
+    pub threads: usize,
+    pub output: PathBuf,
     pub result_bytes: u64,
+    pub snapshot: Option<PathBuf>,
     pub seconds: f64,
+}
+
+/// Runs `cycles` cycles with `run`, telling `watch` (the start, the progress, the end); whether this
+/// process writes what the run made (false on an MPI rank other than 0).
+pub(crate) fn watched(
+    watch: &mut dyn Watch,
+    cycles: u64,
+    run: impl FnOnce(&mut dyn FnMut(&RunProgress<'_>)) -> Result<()>,
+) -> Result<bool> {
+    watch.running(cycles);
+    run(&mut |p| watch.cycle(p))?;
+    watch.ran();
+    Ok(mpi::is_root())
 }
 
 /// Runs `cycles` more cycles of `machine` (snapshots as planned) and writes the encrypted result to
@@ -198,15 +307,18 @@ pub fn advance(
     watch: &mut dyn Watch,
 ) -> Result<Option<Ran>> {
     let t = Instant::now();
-    watch.running(cycles);
-    machine.run(cycles, snapshots, &mut |p| watch.cycle(p))?;
-    watch.ran();
-    if !mpi::is_root() {
+    if !watched(watch, cycles, |p| machine.run(cycles, snapshots, p))? {
         return Ok(None);
     }
     let result_bytes = machine.result()?.write(output)?;
     Ok(Some(Ran {
+        cycles,
+        core: machine.core(),
+        size: machine.size(),
+        threads: machine.engine().threads(),
+        output: output.to_path_buf(),
         result_bytes,
+        snapshot: snapshots.map(|s| s.path.clone()),
         seconds: t.elapsed().as_secs_f64(),
     }))
 }

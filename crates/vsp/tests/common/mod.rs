@@ -1,6 +1,9 @@
-//! Running the `vsp` binary from the tests.
+//! Running the `vsp` binary from the tests, and the setup several of them share. (Each test file
+//! uses some of it.)
 
-use std::path::Path;
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 pub fn vsp(args: &[&str], dir: &Path) -> Output {
@@ -36,4 +39,34 @@ pub fn fails(args: &[&str], dir: &Path) -> String {
         "an error line expected, got {err:?}"
     );
     err
+}
+
+/// The assembly programs of vsp-cahp (`fib.s`, `hamming.s`, `bf.s`).
+pub fn programs_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../cahp/asm/programs")
+}
+
+/// Fails (never skips) without clang: the tests that call this are `#[ignore = "needs clang"]`.
+pub fn require_clang() {
+    let ok = Command::new("clang")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        ok,
+        "clang is not installed (apt-get install -y clang); this test needs it"
+    );
+}
+
+/// Alice's files in `d` for fib(5): the image `fib.img`, the keys `sk.key` and `ek.key`, and the
+/// encrypted request `req.enc`.
+pub fn fib_request(d: &Path) {
+    let fib = programs_dir().join("fib.s");
+    ok(&["-q", "asm", fib.to_str().unwrap(), "-o", "fib.img"], d);
+    ok(&["-q", "genkey", "-o", "sk.key"], d);
+    ok(&["-q", "genbkey", "-k", "sk.key", "-o", "ek.key"], d);
+    ok(
+        &["-q", "enc", "-k", "sk.key", "fib.img", "5", "-o", "req.enc"],
+        d,
+    );
 }

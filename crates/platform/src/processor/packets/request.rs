@@ -1,0 +1,139 @@
+//! The request: the core's memories encrypted, their size and the key they were encrypted under.
+
+use vsp_cahp::cores::{self, MemSize, Memory};
+use vsp_circuit::{client, TfheRam, TfheRom};
+use vsp_tfhe::{Params, Tlwe};
+
+use super::*;
+use crate::error::{PlatformError, Result, ResultExt};
+use crate::keys::ClientKey;
+use crate::processor::program::PlainRequest;
+use crate::wire::envelope::{Envelope, KeyId, Kind, Writer};
+use crate::wire::tags::{get_memory, put_memory};
+use vsp_codec::Reader;
+
+/// The core's memories, encrypted.
+pub enum EncryptedMemories {
+    /// CMUX ROM (vertically packed TRLWEs) and CMUX RAM (one TRLWE per bit).
+    Cmux { rom: TfheRom, ram: TfheRam },
+    /// MUX memory: one TLWE per bit, word `j` bit `i` at `j·w + i`.
+    Mux {
+        rom: Vec<Tlwe<u32>>,
+        ram: Vec<Tlwe<u32>>,
+    },
+}
+
+impl EncryptedMemories {
+    /// Which memory these are.
+    pub fn memory(&self) -> Memory {
+        match self {
+            EncryptedMemories::Cmux { .. } => Memory::Cmux,
+            EncryptedMemories::Mux { .. } => Memory::Mux,
+        }
+    }
+}
+
+/// An encrypted request: the memories, their size and the identity of the key they were encrypted
+/// under.
+pub struct Request {
+    pub params_name: String,
+    pub key_id: KeyId,
+    /// The size of ROM and RAM (the memories have its shape).
+    pub size: MemSize,
+    pub memories: EncryptedMemories,
+}
+
+impl PlainRequest {
+    /// Encrypts the memories under `key`.
+    pub fn encrypt(&self, key: &ClientKey) -> Result<Request> {
+        let sk = &key.sk;
+        let (ra, rw) = (self.size.rom_addr_width(), cores::ROM_DATA_WIDTH);
+        let (aa, aw) = (self.size.ram_addr_width(), cores::RAM_DATA_WIDTH);
+        let memories = match self.memory {
+            Memory::Cmux => EncryptedMemories::Cmux {
+                rom: client::encrypt_rom(sk, ra, rw, &self.rom)?,
+                ram: client::encrypt_ram(sk, aa, aw, &self.ram)?,
+            },
+            Memory::Mux => EncryptedMemories::Mux {
+                rom: client::encrypt_mux_memory(sk, ra, rw, &self.rom)?,
+                ram: client::encrypt_mux_memory(sk, aa, aw, &self.ram)?,
+            },
+        };
+        Ok(Request {
+            params_name: key.params_name.clone(),
+            key_id: key.key_id,
+            size: self.size,
+            memories,
+        })
+    }
+}
+
+impl Request {
+    /// The request as a file.
+    pub fn to_envelope(&self, params: &Params) -> Envelope {
+        let mut w = Writer::default();
+        put_memory(&mut w, self.memories.memory(), self.size);
+        match &self.memories {
+            EncryptedMemories::Cmux { rom, ram } => {
+                w.blob(&rom.to_bytes());
+                w.blob(&ram.to_bytes());
+            }
+            EncryptedMemories::Mux { rom, ram } => {
+                put_cells(&mut w, rom, params);
+                put_cells(&mut w, ram, params);
+            }
+        }
+        Envelope::new(
+            Kind::Request,
+            &self.params_name,
+            self.key_id,
+            w.into_bytes(),
+        )
+    }
+
+    /// Parses a verified request envelope for parameters `params`.
+    pub fn from_envelope(env: &Envelope, params: &Params) -> Result<Request> {
+        let (size, memories) = parse_request(&env.body, params)?;
+        Ok(Request {
+            params_name: env.params.clone(),
+            key_id: env.key_id,
+            size,
+            memories,
+        })
+    }
+}
+
+/// Which memory, of which size, a request envelope was encrypted for (read from its first byte,
+/// before the slow parse, so that a mismatch is refused before any work).
+pub fn request_memory(env: &Envelope) -> Result<(Memory, MemSize)> {
+    let mut r = Reader::new(&env.body);
+    get_memory(&mut r).context(|| "corrupt request".into())
+}
+
+/// The size and the memories of a request's body; each memory must have the size's shape.
+pub fn parse_request(body: &[u8], params: &Params) -> Result<(MemSize, EncryptedMemories)> {
+    let mut r = Reader::new(body);
+    let (memory, size) = get_memory(&mut r).context(|| "corrupt request".into())?;
+    let corrupt = |what: &str, e: PlatformError| e.context(format!("corrupt request: {what}"));
+    let want = format!("a {size} request's");
+    let (ra, aa) = (size.rom_addr_width(), size.ram_addr_width());
+    let m = match memory {
+        Memory::Cmux => {
+            let rom = r.blob(usize::MAX, "body")?;
+            check_shape("ROM", &want, rom, ra, cores::ROM_DATA_WIDTH)
+                .map_err(|e| corrupt("ROM", e))?;
+            let rom = TfheRom::from_bytes(rom, params).map_err(|e| corrupt("ROM", e.into()))?;
+            let ram = r.blob(usize::MAX, "body")?;
+            check_shape("RAM", &want, ram, aa, cores::RAM_DATA_WIDTH)
+                .map_err(|e| corrupt("RAM", e))?;
+            let ram = TfheRam::from_bytes(ram, params).map_err(|e| corrupt("RAM", e.into()))?;
+            EncryptedMemories::Cmux { rom, ram }
+        }
+        Memory::Mux => EncryptedMemories::Mux {
+            rom: get_cells(&mut r, rom_bits(size), params).map_err(|e| corrupt("ROM", e))?,
+            ram: get_cells(&mut r, ram_bits(size), params).map_err(|e| corrupt("RAM", e))?,
+        },
+    };
+    r.end()?;
+    Ok((size, m))
+}
