@@ -4,7 +4,6 @@
 //! (openmpi-bin); `.ci/run` installs it and runs them with `--include-ignored`.
 #![cfg(feature = "mpi")]
 
-#[allow(dead_code)]
 mod common;
 
 use std::path::{Path, PathBuf};
