@@ -211,8 +211,12 @@ impl ServerKeys {
     pub fn load(path: &Path) -> Result<ServerKeys> {
         let env = Envelope::read(path, Kind::EvalKey)?;
         let (ek, ck) = Self::parse_compressed(&env, path)?;
-        let ek = ek.decompress().map_err(corrupt(path))?;
-        let ck = ck.decompress().map_err(corrupt(path))?;
+        let ek = ek
+            .decompress()
+            .map_err(load_error(path, "evaluation key"))?;
+        let ck = ck
+            .decompress()
+            .map_err(load_error(path, "evaluation key"))?;
         Ok(ServerKeys {
             ek: Arc::new(ek),
             ck: Arc::new(ck),
@@ -244,18 +248,14 @@ impl ServerKeys {
             .get(8..8usize.saturating_add(gate_len))
             .ok_or_else(framing)?;
         let circuit = &env.body[8 + gate_len..];
-        let ek = CompressedEvalKey::from_bytes(gate).map_err(corrupt(path))?;
-        let ck = CompressedCircuitKey::from_bytes(circuit).map_err(corrupt(path))?;
+        let ek = CompressedEvalKey::from_bytes(gate).map_err(load_error(path, "evaluation key"))?;
+        let ck = CompressedCircuitKey::from_bytes(circuit)
+            .map_err(load_error(path, "evaluation key"))?;
         // Before the (slow) decompression: the label must name the keys' parameter set.
         check_label(path, "evaluation key", &env.params, ek.params())?;
         check_label(path, "circuit key", &env.params, ck.params())?;
         Ok((ek, ck))
     }
-}
-
-/// "`path`: corrupt evaluation key" around a vsp-tfhe error.
-fn corrupt(path: &Path) -> impl Fn(vsp_tfhe::Error) -> PlatformError + '_ {
-    load_error(path, "evaluation key")
 }
 
 /// "`path`: corrupt `what`" around a vsp-tfhe error; an intact key made by a build whose parameter
