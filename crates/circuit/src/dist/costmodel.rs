@@ -188,6 +188,17 @@ fn dataflow(
         }
         waits[t] = on.len() as u32;
     }
+    // A one-thread rank runs its tasks in the planned order when the placement made one.
+    if threads == 1 {
+        if let Some(before) = part.planned_order() {
+            for (t, &u) in before.iter().enumerate() {
+                if u != u32::MAX {
+                    next[u as usize].push(t as u32);
+                    waits[t] += 1;
+                }
+            }
+        }
+    }
     for (k, msg) in part.messages.iter().enumerate() {
         let mut q: Vec<u32> = msg
             .items
@@ -207,7 +218,7 @@ fn dataflow(
     let mut link = vec![0f64; ranks];
     let mut ev = Events::default();
     let ready_now = |t: usize, ready: &mut Vec<BinaryHeap<(Time, Reverse<u32>)>>| {
-        ready[part.owner[t] as usize].push((Time(set.graph.priority(t)), Reverse(t as u32)));
+        ready[part.owner[t] as usize].push((Time(part.priority[t]), Reverse(t as u32)));
     };
     let post = |k: usize, at: f64, link: &mut [f64], ev: &mut Events| {
         let src = part.messages[k].src as usize;

@@ -128,11 +128,11 @@ impl Message {
             .count();
         (self.items.len() - rings - self.sels(), rings)
     }
-    /// Memory address selectors (TRGSWs in TFHE) the message carries.
+    /// Selectors (TRGSWs in TFHE: memory addresses and MUX selects) the message carries.
     pub fn sels(&self) -> usize {
         self.items
             .iter()
-            .filter(|i| matches!(i, Item::Sel { .. }))
+            .filter(|i| matches!(i, Item::Sel { .. } | Item::MuxSel(_)))
             .count()
     }
 }
@@ -168,6 +168,10 @@ pub struct Partition {
     pub messages: Vec<Message>,
     /// How its tasks were placed.
     pub placement: Placement,
+    /// Per task: the order in which its rank runs its ready tasks (higher first): the upward rank
+    /// in the cycle's DAG, or for [`Placement::Earliest`] the schedule it was placed by (earlier
+    /// planned start first), so that each rank runs its tasks in the order the placement assumed.
+    pub priority: Vec<f64>,
 }
 
 /// How a partition places tasks on ranks.
@@ -260,7 +264,7 @@ struct Grouping {
     forced: Vec<Option<u32>>,
 }
 
-fn grouping(c: &Circuit, set: &TaskSet, ranks: usize) -> Grouping {
+fn grouping(c: &Circuit, set: &TaskSet, ranks: usize, cmux_with_select: bool) -> Grouping {
     // Each spread RAM's read join per data bit (its write value stays with it: it keeps the read's
     // tree, which the write of every part needs).
     let mut joins: HashMap<(u32, u32), u32> = HashMap::new();
@@ -275,8 +279,9 @@ fn grouping(c: &Circuit, set: &TaskSet, ranks: usize) -> Grouping {
     for (t, &task) in set.tasks.iter().enumerate() {
         let t = t as u32;
         match task {
-            // A CMUX stays with the batch circuit-bootstrapping its select (selects never travel).
-            Task::Cmux(_) => {
+            // A CMUX stays with the batch circuit-bootstrapping its select (`cmux_with_select`: for
+            // the placements by level, whose selects then never travel).
+            Task::Cmux(_) if cmux_with_select => {
                 for i in &set.facts[t as usize].reads {
                     if let (Item::MuxSel(_), Some(&p)) = (i, set.producer.get(i)) {
                         g.units.union(t, p);
@@ -318,7 +323,7 @@ fn grouping(c: &Circuit, set: &TaskSet, ranks: usize) -> Grouping {
                     }
                 }
             }
-            Task::Node(_) | Task::MuxSels(_) | Task::Select { .. } => {}
+            Task::Node(_) | Task::MuxSels(_) | Task::Select { .. } | Task::Cmux(_) => {}
         }
     }
     g
@@ -376,7 +381,7 @@ impl Partition {
             mut units,
             mem_first,
             forced,
-        } = grouping(c, &set, ranks);
+        } = grouping(c, &set, ranks, true);
         let level = levels(&set);
         let levels = level.iter().map(|&l| l + 1).max().unwrap_or(0);
         let is_cmux_ram = |m: usize| {
@@ -411,9 +416,12 @@ impl Partition {
         };
         let balanced = balanced_by(false);
         let critical = balanced_by(true);
-        let earliest = place_earliest(&set, ranks, &mut units, &forced, &PLACEMENT_PRICE);
+        // Placed by finish times, a CMUX may go where its select is not (the select travels).
+        let mut free_units = grouping(c, &set, ranks, false).units;
+        let (earliest, planned) =
+            place_earliest(&set, ranks, &mut free_units, &forced, &PLACEMENT_PRICE);
         let finish = |owner: Vec<u32>, how: Placement| {
-            Partition::finish(
+            let mut p = Partition::finish(
                 c,
                 b,
                 plan,
@@ -423,7 +431,11 @@ impl Partition {
                 &mem_first,
                 &level,
                 how,
-            )
+            );
+            if how == Placement::Earliest {
+                p.priority = planned.clone();
+            }
+            p
         };
         match how {
             Placement::Balanced => finish(balanced, Placement::Balanced),
@@ -602,7 +614,6 @@ impl Partition {
             ranks,
             select_batch: set.grain.select_batch,
             critical_path_units: set.graph.critical_path(),
-            set,
             ram_edges,
             owner,
             levels,
@@ -612,7 +623,39 @@ impl Partition {
             messages,
             level: level.to_vec(),
             placement,
+            priority: (0..set.len()).map(|t| set.graph.priority(t)).collect(),
+            set,
         }
+    }
+
+    /// Per task, for a rank of one thread, the task its rank runs just before it when the
+    /// placement planned each rank's order ([`Placement::Earliest`]; `None` otherwise): the
+    /// rank's tasks of nonzero cost in their planned order, each waiting for the one before to
+    /// finish, so that a task ready early cannot take the rank from one planned before it (the
+    /// order is the plan's start times, which no data dependency contradicts: no deadlock).
+    /// `u32::MAX`: first on its rank, or of zero cost (runs whenever its operands are there).
+    pub fn planned_order(&self) -> Option<Vec<u32>> {
+        if self.placement != Placement::Earliest {
+            return None;
+        }
+        let mut by_rank: Vec<Vec<u32>> = vec![Vec::new(); self.ranks];
+        for (t, &r) in self.owner.iter().enumerate() {
+            if self.cost(t) > 0.0 {
+                by_rank[r as usize].push(t as u32);
+            }
+        }
+        let mut before = vec![u32::MAX; self.owner.len()];
+        for ts in &mut by_rank {
+            ts.sort_by(|&a, &b| {
+                self.priority[b as usize]
+                    .total_cmp(&self.priority[a as usize])
+                    .then(a.cmp(&b))
+            });
+            for w in ts.windows(2) {
+                before[w[1] as usize] = w[0];
+            }
+        }
+        Some(before)
     }
 
     /// Tasks of a cycle.
@@ -680,9 +723,15 @@ impl Partition {
             .collect();
         let cost: Vec<f64> = set.facts.iter().map(|f| f.cost).collect();
         set.graph = TaskGraph::new(&preds, &cost);
+        let priority = if self.placement == Placement::Earliest {
+            self.priority.clone()
+        } else {
+            (0..set.len()).map(|t| set.graph.priority(t)).collect()
+        };
         Partition {
             critical_path_units: set.graph.critical_path(),
             set: Arc::new(set),
+            priority,
             ..self.clone()
         }
     }
@@ -908,15 +957,14 @@ fn place_earliest(
     units: &mut Units,
     forced: &[Option<u32>],
     price: &Pricing,
-) -> Vec<u32> {
+) -> (Vec<u32>, Vec<f64>) {
     let n = set.len();
     let m = &price.measured;
     let wire = |i: &Item| -> f64 {
         let bytes = match i {
             Item::Bit(_) => m.bit_bytes,
             Item::Ring(_) | Item::WriteVal { .. } | Item::RamPart { .. } => m.ring_bytes,
-            Item::Sel { .. } => m.sel_bytes,
-            Item::MuxSel(_) => 0,
+            Item::Sel { .. } | Item::MuxSel(_) => m.sel_bytes,
         };
         (price.network.latency + bytes as f64 * 8.0 / price.network.bandwidth_bits)
             / m.seconds_per_unit
@@ -932,6 +980,7 @@ fn place_earliest(
     order.sort_by(|&a, &b| pr(b).total_cmp(&pr(a)).then(a.cmp(&b)));
     let mut owner = vec![u32::MAX; n];
     let mut finish = vec![0f64; n];
+    let mut start_at = vec![0f64; n];
     // Per rank: its busy intervals, in time order (a task may go into an earlier gap).
     let mut busy: Vec<Vec<(f64, f64)>> = vec![Vec::new(); ranks];
     let mut load = vec![0f64; ranks];
@@ -987,8 +1036,26 @@ fn place_earliest(
             busy[r].insert(k, (start, start + f.cost));
         }
         load[r] += f.cost;
+        start_at[t as usize] = start;
     }
-    owner
+    // Earlier planned start first; among equal starts, the higher upward rank (at most `top`).
+    // Along a data dependency the planned start does not fall and the upward rank does not rise,
+    // so the order never asks a task to run before one it needs.
+    let end = start_at.iter().copied().fold(0f64, f64::max) + 1.0;
+    let top = set.graph.critical_path().max(1.0);
+    // Tasks of no cost (a NOT, a CMUX) first whenever they are ready: they hold a rank for no time
+    // in the plan, so they must not wait behind one that starts at the same moment.
+    let priority = (0..n)
+        .map(|t| {
+            let p = (end - start_at[t]) * 2.0 * top + pr(t as u32);
+            if set.facts[t].cost > 0.0 {
+                p
+            } else {
+                p + end * 2.0 * top
+            }
+        })
+        .collect();
+    (owner, priority)
 }
 
 #[cfg(test)]

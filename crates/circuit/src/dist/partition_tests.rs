@@ -300,9 +300,10 @@ fn ram_refresh_is_spread_over_ranks() {
     assert!(four <= cells.div_ceil(4) as f64 * unit + 1e-9, "{four}");
 }
 
-/// Every placement keeps what must stay together (a CMUX with the batch making its select, a RAM's
-/// reads with its cells, a spread RAM's parts on their holders and its write values with their
-/// reads) and covers every task; the default takes the one the model prices fastest.
+/// Every placement keeps what must stay together (by level: a CMUX with the batch making its
+/// select, which by finish times travels to it instead; a RAM's reads with its cells, a spread
+/// RAM's parts on their holders and its write values with their reads) and covers every task; the
+/// default takes the one the model prices fastest.
 #[test]
 fn placements_keep_units_and_best_is_fastest() {
     for e in engines() {
@@ -319,10 +320,23 @@ fn placements_keep_units_and_best_is_fastest() {
                 assert!(p.owner.iter().all(|&r| (r as usize) < ranks));
                 for (t, task) in p.set.tasks.iter().enumerate() {
                     match task {
+                        // By level, a CMUX stays with its select; placed by finish times, a
+                        // select made elsewhere comes in a message.
                         Task::Cmux(_) => {
                             for i in &p.set.facts[t].reads {
                                 if let (Item::MuxSel(_), Some(&q)) = (i, p.set.producer.get(i)) {
-                                    assert_eq!(p.owner[t], p.owner[q as usize]);
+                                    let (here, there) = (p.owner[t], p.owner[q as usize]);
+                                    if p.placement == Placement::Earliest {
+                                        assert!(
+                                            here == there
+                                                || p.messages.iter().any(|m| m.src == there
+                                                    && m.dst == here
+                                                    && m.items.contains(i)),
+                                            "select {i:?} for task {t} never reaches rank {here}"
+                                        );
+                                    } else {
+                                        assert_eq!(here, there);
+                                    }
                                 }
                             }
                         }
@@ -432,4 +446,73 @@ fn ram_is_spread_and_the_cb_split_is_priced() {
     let split = crate::costmodel::predict_with(&p, &m, &net, 4, Some(cb));
     assert!((one.seconds - split.seconds).abs() < 1e-12);
     assert!((one.critical_path_seconds - split.critical_path_seconds).abs() < 1e-12);
+}
+
+/// Placed by finish times, a one-thread rank runs its tasks of nonzero cost in the planned order:
+/// each of them once, in one chain per rank, and the chains with the data dependencies still leave
+/// an order in which every task can run (no rank waits for a task that waits for it).
+#[test]
+fn planned_order_covers_each_rank_and_never_deadlocks() {
+    for e in engines() {
+        for ranks in [2, 5, 64] {
+            let p = e.plan_partition_with(ranks, Placement::Earliest);
+            let before = p
+                .planned_order()
+                .expect("a placement by finish times plans an order");
+            assert!(e
+                .plan_partition_with(ranks, Placement::Critical)
+                .planned_order()
+                .is_none());
+            let n = p.tasks();
+            // Each rank's chain: one first task, every other task of nonzero cost after one
+            // task of its own rank.
+            let mut firsts = HashSet::new();
+            for (t, &u) in before.iter().enumerate() {
+                if p.cost(t) == 0.0 {
+                    assert_eq!(u, u32::MAX, "task {t} of no cost is in a chain");
+                } else if u == u32::MAX {
+                    assert!(
+                        firsts.insert(p.owner[t]),
+                        "two first tasks on rank {}",
+                        p.owner[t]
+                    );
+                } else {
+                    assert_eq!(p.owner[u as usize], p.owner[t]);
+                    assert!(p.cost(u as usize) > 0.0);
+                }
+            }
+            let mut followers = HashMap::new();
+            for &u in before.iter().filter(|&&u| u != u32::MAX) {
+                *followers.entry(u).or_insert(0) += 1;
+            }
+            assert!(followers.values().all(|&k| k == 1), "a chain forks");
+            // Kahn's algorithm over data dependencies and chains visits every task.
+            let mut succ: Vec<Vec<usize>> = vec![Vec::new(); n];
+            let mut waits = vec![0usize; n];
+            for t in 0..n {
+                for i in &p.set.facts[t].reads {
+                    if let Some(&q) = p.set.producer.get(i) {
+                        succ[q as usize].push(t);
+                        waits[t] += 1;
+                    }
+                }
+                if before[t] != u32::MAX {
+                    succ[before[t] as usize].push(t);
+                    waits[t] += 1;
+                }
+            }
+            let mut ready: Vec<usize> = (0..n).filter(|&t| waits[t] == 0).collect();
+            let mut seen = 0;
+            while let Some(t) = ready.pop() {
+                seen += 1;
+                for &s in &succ[t] {
+                    waits[s] -= 1;
+                    if waits[s] == 0 {
+                        ready.push(s);
+                    }
+                }
+            }
+            assert_eq!(seen, n, "{ranks} ranks: the planned order deadlocks");
+        }
+    }
 }

@@ -24,6 +24,7 @@ use crate::engine::{Carried, Item, MemState, State};
 use crate::error::CircuitError;
 use crate::partition::{grain_for, refresh_share, Partition, Placement, RamEdge};
 use crate::schedule::{run_pumped, Pump, Pumped, TaskGraph};
+use std::sync::OnceLock;
 
 /// Tags of the point-to-point messages: a cycle's `n`-th message from one rank to another
 /// ([`Message::seq`](crate::partition::Message)) uses tag `n + 1`, plus [`MAX_MESSAGES`] in odd
@@ -59,7 +60,9 @@ struct RankPlan {
 }
 
 impl RankPlan {
-    fn new(p: &Partition, rank: usize) -> RankPlan {
+    /// The plan of rank `rank`; `one_thread`: the rank runs its tasks in the partition's planned
+    /// order where it has one ([`Partition::planned_order`]).
+    fn new(p: &Partition, rank: usize, one_thread: bool) -> RankPlan {
         let me = rank as u32;
         let set = &p.set;
         let mut local = vec![u32::MAX; p.owner.len()];
@@ -79,10 +82,14 @@ impl RankPlan {
             }
             waiting.push((i, Vec::new()));
         }
+        let before = p.planned_order().filter(|_| one_thread);
         let mut preds = Vec::with_capacity(global.len());
         let mut external = Vec::with_capacity(global.len());
         for (lt, &t) in global.iter().enumerate() {
             let (mut ps, mut ms) = (Vec::new(), Vec::new());
+            if let Some(u) = before.as_ref().map(|b| b[t]).filter(|&u| u != u32::MAX) {
+                ps.push(local[u as usize]);
+            }
             for i in &set.facts[t].reads {
                 match set.producer.get(i) {
                     Some(&q) if p.owner[q as usize] == me => ps.push(local[q as usize]),
@@ -115,7 +122,7 @@ impl RankPlan {
             }
             sends.push((i, makers.len() as u32));
         }
-        let priority = global.iter().map(|&t| set.graph.priority(t)).collect();
+        let priority = global.iter().map(|&t| p.priority[t]).collect();
         RankPlan {
             tasks: global.iter().map(|&t| set.tasks[t]).collect(),
             graph: TaskGraph::with_priorities(&preds, priority),
@@ -174,9 +181,16 @@ fn encode<B: Backend>(ctx: &Ctx<'_, B>, i: Item, out: &mut Vec<u8>) -> Result<()
                 out,
             )
         }
-        Item::MuxSel(_) => return Err(internal("a MUX select never leaves its rank")),
+        Item::MuxSel(slot) => b.encode_sel(got(msel(ctx, slot)?, "MUX select")?, out),
     }
     Ok(())
+}
+
+/// The slot of MUX-plan select `slot`.
+fn msel<'a, B: Backend>(ctx: &Ctx<'a, B>, slot: u32) -> Result<&'a OnceLock<B::Sel>, CircuitError> {
+    ctx.msels
+        .get(slot as usize)
+        .ok_or_else(|| internal("MUX select out of range"))
 }
 
 /// Decodes the items of message `m` from `bytes` into their slots of `ctx`.
@@ -215,7 +229,9 @@ fn decode<B: Backend>(ctx: &Ctx<'_, B>, i: Item, r: &mut Reader<'_>) -> Result<(
             let w = ctx.c.mems[mem as usize].rdata.len() as u32;
             let _ = at(ctx.ram_parts, mem, part * w + bit)?.set(b.decode_ring(r)?);
         }
-        Item::MuxSel(_) => return Err(internal("a MUX select never leaves its rank")),
+        Item::MuxSel(slot) => {
+            let _ = msel(ctx, slot)?.set(b.decode_sel(r)?);
+        }
     }
     Ok(())
 }
@@ -245,7 +261,7 @@ impl<B: Backend> Executor<B> for MpiExecutor {
                 "the partition sends {most} messages a cycle from one rank to another, the MPI executor handles at most {MAX_MESSAGES}"
             )));
         }
-        let rp = RankPlan::new(&p, self.rank);
+        let rp = RankPlan::new(&p, self.rank, v.threads == 1);
         self.part = Some((Arc::new(p), rp));
         Ok(())
     }
