@@ -629,13 +629,16 @@ impl Partition {
     }
 
     /// Per task, for a rank of one thread, the task its rank runs just before it when the
-    /// placement planned each rank's order ([`Placement::Earliest`]; `None` otherwise): the
-    /// rank's tasks of nonzero cost in their planned order, each waiting for the one before to
-    /// finish, so that a task ready early cannot take the rank from one planned before it (the
-    /// order is the plan's start times, which no data dependency contradicts: no deadlock).
-    /// `u32::MAX`: first on its rank, or of zero cost (runs whenever its operands are there).
+    /// placement planned each rank's order ([`Placement::Earliest`]) and the cycle is bound by its
+    /// critical path (no rank's work exceeds it; `None` otherwise, where throughput matters more
+    /// than order and a rank runs whatever is ready, batching what it can): the rank's tasks of
+    /// nonzero cost in their planned order, each waiting for the one before to finish, so that a
+    /// task ready early cannot take the rank from one planned before it (the order is the plan's
+    /// start times, which no data dependency contradicts: no deadlock). `u32::MAX`: first on its
+    /// rank, or of zero cost (runs whenever its operands are there).
     pub fn planned_order(&self) -> Option<Vec<u32>> {
-        if self.placement != Placement::Earliest {
+        let busiest = self.work().into_iter().fold(0.0, f64::max);
+        if self.placement != Placement::Earliest || busiest > self.critical_path_units {
             return None;
         }
         let mut by_rank: Vec<Vec<u32>> = vec![Vec::new(); self.ranks];
