@@ -9,6 +9,7 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 pub use vsp_platform::files::text::{fmt_bytes, fmt_secs};
 use vsp_platform::RunProgress;
+use vsp_server::JobStatus;
 
 /// A progress bar, per-cycle lines, or nothing when quiet.
 pub struct Bar {
@@ -91,28 +92,6 @@ impl Bar {
         self.show(p.done, per_cycle, eta, gates);
     }
 
-    /// Updates the cycle bar (or prints a line per finished cycle) from a remote job's status.
-    pub fn job(
-        &self,
-        done: u64,
-        total: u64,
-        per_cycle: Option<f64>,
-        eta: Option<f64>,
-        gates: Option<(u64, u64)>,
-    ) {
-        if self.lines {
-            // One line per finished cycle (a status without gates: between cycles).
-            if gates.is_none() {
-                let rate = per_cycle
-                    .map(|s| format!(" ({s:.1} s/cycle, ETA {})", fmt_secs(eta.unwrap_or(0.0))))
-                    .unwrap_or_default();
-                eprintln!("cycle {done}/{total}{rate}");
-            }
-            return;
-        }
-        self.show(done, per_cycle, eta, gates);
-    }
-
     /// The terminal bar at `done` cycles: gates of the current cycle, rate, ETA.
     fn show(&self, done: u64, per_cycle: Option<f64>, eta: Option<f64>, gates: Option<(u64, u64)>) {
         let Some(bar) = &self.bar else { return };
@@ -139,6 +118,45 @@ impl Bar {
 impl Drop for Bar {
     fn drop(&mut self) {
         self.finish();
+    }
+}
+
+/// The cycle bar of `vsp run` driven by a remote job's statuses (`vsp remote submit --wait`,
+/// `watch`): a new bar when the job's budget grows, one line per finished cycle off a terminal.
+pub struct JobBar {
+    quiet: bool,
+    bar: Option<(Bar, u64)>,
+    shown: Option<u64>,
+}
+
+impl JobBar {
+    pub fn new(quiet: bool) -> JobBar {
+        JobBar {
+            quiet,
+            bar: None,
+            shown: None,
+        }
+    }
+
+    pub fn show(&mut self, s: &JobStatus) {
+        let (done, total, per_cycle, eta) =
+            (s.cycles_done, s.cycles, s.seconds_per_cycle, s.eta_seconds);
+        if self.bar.as_ref().is_none_or(|(_, t)| *t != total) {
+            self.bar = Some((Bar::cycles(self.quiet, total), total));
+        }
+        // Between cycles (no gate count), one report per cycle.
+        if s.gates.is_none() && self.shown.replace(done) == Some(done) {
+            return;
+        }
+        let Some((bar, _)) = &self.bar else { return };
+        if !bar.lines {
+            bar.show(done, per_cycle, eta, s.gates);
+        } else if s.gates.is_none() {
+            let rate = per_cycle
+                .map(|s| format!(" ({s:.1} s/cycle, ETA {})", fmt_secs(eta.unwrap_or(0.0))))
+                .unwrap_or_default();
+            eprintln!("cycle {done}/{total}{rate}");
+        }
     }
 }
 
