@@ -100,6 +100,7 @@ pub struct ExecArgs {
     #[command(flatten)]
     server: ServerArgs,
 }
+
 /// `--trace` of the server's commands.
 #[derive(clap::Args)]
 pub struct EncryptedTraceArg {
@@ -187,8 +188,7 @@ impl CircuitCommand {
                 let (bp, inputs) = (&a.blueprint.blueprint, a.inputs.as_deref());
                 let size = encrypt_inputs(bp, &a.key.key, inputs, &a.output, shown)?;
                 let (out, size) = (a.output.display(), fmt_bytes(size));
-                shown.note(&format!("wrote circuit request {out} ({size})"));
-                Ok(())
+                shown.end(&format!("wrote circuit request {out} ({size})"))
             }
             CircuitCommand::Exec(a) => {
                 let (input, reset) = (&a.input, a.reset);
@@ -267,6 +267,5 @@ fn exec(
         run.output.display(),
         fmt_bytes(done.result_bytes),
     );
-    shown.note(&format!("ran {cycles} cycles; wrote result {out} ({size})"));
-    Ok(())
+    shown.end(&format!("ran {cycles} cycles; wrote result {out} ({size})"))
 }

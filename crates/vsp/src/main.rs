@@ -20,8 +20,10 @@ use clap::{Parser, Subcommand};
 
 use vsp_platform::files::error_line;
 use vsp_platform::processor::client::{self, ProgramRequest};
-use vsp_platform::processor::program::{self, parse_memory_size};
-use vsp_platform::server::{mpi, parse_threads, Ran, ServerRun, SnapshotPlan, Start, Watch};
+use vsp_platform::processor::program::{
+    self, memory_name, parse_core, parse_memory, parse_memory_size,
+};
+use vsp_platform::server::{mpi, parse_threads, Ran, ServerRun, SnapshotPlan, Start};
 use vsp_platform::{demo, MemSize};
 
 use crate::progress::{fmt_bytes, fmt_secs, Shown};
@@ -320,19 +322,16 @@ pub(crate) struct ServerArgs {
 impl ServerArgs {
     /// The run these arguments ask for.
     pub(crate) fn run(self) -> ServerRun {
-        let snapshots = SnapshotPlan {
-            path: self.snapshot,
-            every: self.snapshot_every,
-            none: self.no_snapshot,
-        };
-        let (eval_key, output, cycles, threads) =
-            (self.eval_key, self.output, self.cycles, self.threads);
         ServerRun {
-            eval_key,
-            output,
-            cycles,
-            threads,
-            snapshots,
+            eval_key: self.eval_key,
+            output: self.output,
+            cycles: self.cycles,
+            threads: self.threads,
+            snapshots: SnapshotPlan {
+                path: self.snapshot,
+                every: self.snapshot_every,
+                none: self.no_snapshot,
+            },
         }
     }
 }
@@ -378,26 +377,19 @@ fn run(cli: Cli) -> Result<()> {
         Command::Serve(s) => s.run(shown),
         Command::Remote(r) => r.run(shown),
         Command::Demo(a) => a.run(shown),
-        Command::Asm(a) => a.run(shown.quiet()),
-        Command::Cc(a) => a.run(shown.quiet()),
+        Command::Asm(a) => a.run(shown),
+        Command::Cc(a) => a.run(shown),
         Command::Emu(a) => a.run(),
     }
 }
 
 impl GenkeyArgs {
     fn run(self, shown: &mut Shown) -> Result<()> {
-        let (key, size) =
-            client::write_secret_key(&self.params, self.insecure, &self.output, shown)?;
-        let (out, size, params, id) = (
-            self.output.display(),
-            fmt_bytes(size),
-            self.params,
-            key.key_id,
-        );
-        shown.note(&format!(
-            "wrote secret key {out} ({size}, parameters {params}, key id {id})"
-        ));
-        Ok(())
+        let (params, out) = (&self.params, &self.output);
+        let (key, size) = client::write_secret_key(params, self.insecure, out, shown)?;
+        let (out, size, id) = (out.display(), fmt_bytes(size), key.key_id);
+        let note = format!("wrote secret key {out} ({size}, parameters {params}, key id {id})");
+        shown.end(&note)
     }
 }
 
@@ -406,45 +398,33 @@ impl GenbkeyArgs {
         let t = Instant::now();
         let size = fmt_bytes(client::write_eval_key(&self.key.key, &self.output, shown)?);
         let (out, secs) = (self.output.display(), fmt_secs(t.elapsed().as_secs_f64()));
-        shown.note(&format!(
+        shown.end(&format!(
             "wrote evaluation key {out} ({size} compressed) in {secs}"
-        ));
-        Ok(())
+        ))
     }
 }
 
 impl EncArgs {
     fn run(self, shown: &mut Shown) -> Result<()> {
-        let (program, args) = (&self.program.program, &self.program.args);
-        let (memory, size) = (&self.memory, self.memory_size.size);
         let p = ProgramRequest {
-            program,
-            args,
-            memory,
-            size,
+            program: &self.program.program,
+            args: &self.program.args,
+            memory: &self.memory,
+            size: self.memory_size.size,
         };
         let (bytes, memory, size) =
             client::encrypt_program(&self.key.key, &p, &self.output, shown)?;
-        let (out, bytes, memory) = (
-            self.output.display(),
-            fmt_bytes(bytes),
-            program::memory_name(memory),
-        );
-        shown.note(&format!(
+        let (out, bytes, memory) = (self.output.display(), fmt_bytes(bytes), memory_name(memory));
+        shown.end(&format!(
             "wrote request {out} ({bytes}, {memory} memory, {size})"
-        ));
-        Ok(())
+        ))
     }
 }
 
 impl RunArgs {
     fn run(self, shown: &mut Shown) -> Result<()> {
-        let core = program::parse_core(&self.core.core)?;
-        let memory = self
-            .memory
-            .as_deref()
-            .map(program::parse_memory)
-            .transpose()?;
+        let core = parse_core(&self.core.core)?;
+        let memory = self.memory.as_deref().map(parse_memory).transpose()?;
         let start = Start::Request {
             input: &self.input,
             core,
@@ -463,16 +443,14 @@ impl ResumeArgs {
 
 /// What a processor's server run wrote (rank 0, unless quiet).
 fn print_ran(ran: Option<Ran>, shown: &mut Shown) -> Result<()> {
-    if let Some(r) = ran {
-        let (time, per_cycle) = (fmt_secs(r.seconds), r.seconds / r.cycles.max(1) as f64);
-        let (out, bytes) = (r.output.display(), fmt_bytes(r.result_bytes));
-        let snapshot = r.snapshot.map(|s| format!(", snapshot {}", s.display()));
-        shown.note(&format!(
-            "ran {} cycles on {} ({}) with {} threads in {time} ({per_cycle:.2} s/cycle); wrote result {out} ({bytes}){}",
-            r.cycles, r.core, r.size, r.threads, snapshot.unwrap_or_default()
-        ));
-    }
-    Ok(())
+    let Some(r) = ran else { return Ok(()) };
+    let (time, per_cycle) = (fmt_secs(r.seconds), r.seconds / r.cycles.max(1) as f64);
+    let (out, bytes) = (r.output.display(), fmt_bytes(r.result_bytes));
+    let snapshot = r.snapshot.map(|s| format!(", snapshot {}", s.display()));
+    shown.end(&format!(
+        "ran {} cycles on {} ({}) with {} threads in {time} ({per_cycle:.2} s/cycle); wrote result {out} ({bytes}){}",
+        r.cycles, r.core, r.size, r.threads, snapshot.unwrap_or_default()
+    ))
 }
 
 impl DecArgs {
@@ -504,62 +482,48 @@ impl DecArgs {
 
 impl DemoArgs {
     fn run(self, shown: &mut Shown) -> Result<()> {
-        let (core, program, threads, dir) = (self.core.core, self.program, self.threads, self.dir);
-        let (max_cycles, size) = (self.max_cycles, self.memory_size.size);
         let o = demo::DemoOptions {
-            core,
-            program,
-            threads,
-            dir,
-            max_cycles,
-            size,
+            core: self.core.core,
+            program: self.program,
+            threads: self.threads,
+            dir: self.dir,
+            max_cycles: self.max_cycles,
+            size: self.memory_size.size,
         };
         Ok(demo::run(&o, shown)?)
     }
 }
 
 impl AsmArgs {
-    fn run(self, quiet: bool) -> Result<()> {
-        let image = client::assemble_to(
-            &self.sources,
-            self.runtime,
-            self.memory_size.size,
-            &self.output,
-        )?;
+    fn run(self, shown: &mut Shown) -> Result<()> {
+        let (size, out) = (self.memory_size.size, &self.output);
+        let image = client::assemble_to(&self.sources, self.runtime, size, out)?;
         if self.listing {
             print!("{}", vsp_cahp::listing(&image));
         }
-        if !quiet {
-            let (out, rom, ram, n) = (
-                self.output.display(),
-                image.rom.len(),
-                image.ram.len(),
-                image.symbols.len(),
-            );
-            eprintln!("wrote {out} (ROM {rom} B, RAM data {ram} B, {n} symbols)");
-        }
-        Ok(())
+        let (out, rom, ram) = (out.display(), image.rom.len(), image.ram.len());
+        let n = image.symbols.len();
+        shown.end(&format!(
+            "wrote {out} (ROM {rom} B, RAM data {ram} B, {n} symbols)"
+        ))
     }
 }
 
 impl CcArgs {
-    fn run(self, quiet: bool) -> Result<()> {
+    fn run(self, shown: &mut Shown) -> Result<()> {
         let opts = program::cc_options(&self.opt, &self.define, &self.undefine, &self.include);
         let (size, asm) = (self.memory_size.size, self.emit_asm.as_deref());
         let image = client::compile_to(&self.sources, &opts, size, &self.output, asm)?;
-        if !quiet {
-            let (out, rom, ram) = (self.output.display(), image.rom.len(), image.ram.len());
-            eprintln!("wrote {out} (ROM {rom} B, RAM data {ram} B)");
-        }
-        Ok(())
+        let (out, rom, ram) = (self.output.display(), image.rom.len(), image.ram.len());
+        shown.end(&format!("wrote {out} (ROM {rom} B, RAM data {ram} B)"))
     }
 }
 
 impl EmuArgs {
     fn run(self) -> Result<()> {
         let (image_path, args, max) = (&self.program.program, &self.program.args, self.max_cycles);
-        let core = program::parse_core(&self.core.core)?;
-        let memory = program::parse_memory(&self.memory)?;
+        let core = parse_core(&self.core.core)?;
+        let memory = parse_memory(&self.memory)?;
         let (image, size) = program::load_program_sized(image_path, false, self.memory_size.size)?;
         if self.trace {
             for line in program::trace_lines(&image, args, size, max)? {
@@ -586,10 +550,8 @@ impl EmuArgs {
         println!("finished:   {}", if r.finished { "yes" } else { "no" });
         println!("cycles:     {}   {why}", r.cycles);
         println!("result a0:  {} (0x{:04x})", r.result, r.result);
-        println!(
-            "ISA check:  {check} ({} instructions retired)",
-            r.instructions
-        );
+        let n = r.instructions;
+        println!("ISA check:  {check} ({n} instructions retired)");
         print!("{}", regs_table(&r.regs));
         Ok(r.check(max)?)
     }

@@ -179,6 +179,11 @@ impl Shown {
     pub fn quiet(&self) -> bool {
         self.quiet
     }
+    /// A command's closing note (stderr, unless quiet), as its handler ends.
+    pub fn end(&mut self, line: &str) -> anyhow::Result<()> {
+        vsp_platform::server::Watch::note(self, line);
+        Ok(())
+    }
 }
 
 impl vsp_platform::server::Watch for Shown {

@@ -373,7 +373,6 @@ impl SubmitArgs {
             }
             Followed::Fetched(n) => format!("wrote result {out} ({})", fmt_bytes(n)),
         };
-        shown.note(&format!("{wrote}; {secs} from submit to result"));
-        Ok(())
+        shown.end(&format!("{wrote}; {secs} from submit to result"))
     }
 }
