@@ -1,10 +1,7 @@
 //! `vsp circuit …`: the engine on any user circuit — a blueprint (`docs/blueprint.md`) or a bare
-//! Yosys JSON netlist (`docs/yosys.md`) — in plain, or encrypted on one machine (with `--key` and
-//! `--eval-key`: inputs and memories are encrypted with the secret key, the circuit is evaluated over
-//! TFHE, and outputs are decrypted — a check of a design). The inputs file is documented in
-//! [`INPUTS_HELP`] (`vsp circuit run --help`) and `docs/circuit.md`; outputs go to a JSON file (or
-//! stdout): `{"cycles": 5, "outputs": {"count": 4}, "memories": {"ram": [...]}}`; `--trace` and
-//! `--vcd` write the outputs of every cycle.
+//! Yosys JSON netlist (`docs/yosys.md`) — in plain or encrypted on one machine (`run`), or split
+//! between client and server (`enc`, `exec`/`resume`, `dec`). Inputs: [`INPUTS_HELP`]; outputs,
+//! traces and VCD: `docs/circuit.md`.
 
 use std::path::PathBuf;
 
