@@ -52,8 +52,10 @@ pub enum CircuitCommand {
     Run(RunArgs),
     /// Client: encrypt a circuit's inputs and memories into a request for `vsp circuit exec`.
     Enc(EncArgs),
-    /// Server: run an encrypted circuit request for some cycles (needs only the evaluation key);
-    /// writes the encrypted result and a snapshot that `vsp circuit resume` continues from.
+    /// Server: run an encrypted circuit request for some cycles (needs only the evaluation key).
+    ///
+    /// Writes the encrypted result and a snapshot (default OUTPUT.snapshot) that `vsp circuit
+    /// resume` continues from.
     Exec(ExecArgs),
     /// Server: continue a circuit run from its snapshot (writing a new snapshot).
     Resume {

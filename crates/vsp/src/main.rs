@@ -48,11 +48,14 @@ enum Command {
     Genkey(GenkeyArgs),
     /// Derive the evaluation key (gate + circuit bootstrapping keys, compressed) from a secret key.
     Genbkey(GenbkeyArgs),
-    /// Encrypt a program image and its arguments into a request for the server (the request
-    /// records the memory kind and size; `vsp run` builds the core for them).
+    /// Encrypt a program image and its arguments into a request for the server.
+    ///
+    /// The request records the memory kind and size; `vsp run` builds the core for them.
     Enc(EncArgs),
-    /// Run an encrypted request for a number of cycles (Bob: needs only the evaluation key), on
-    /// the core with the request's memory size.
+    /// Run an encrypted request for a number of cycles (Bob: needs only the evaluation key).
+    ///
+    /// The core is built for the memory the request records (CMUX or MUX, 512 B to 8 KiB of ROM
+    /// and of RAM).
     Run(RunArgs),
     /// Continue a run from its snapshot (writing a new snapshot, by default OUTPUT.snapshot).
     Resume(ResumeArgs),
@@ -61,7 +64,11 @@ enum Command {
     /// The engine on any circuit described by a blueprint.
     #[command(subcommand)]
     Circuit(circuit_cmd::CircuitCommand),
-    /// Run a job server (Bob as a service; docs/server.md) or manage its client tokens.
+    /// Run a job server (Bob as a service) or manage its client tokens.
+    ///
+    /// The server keeps jobs in SQLite under --data, runs them with snapshots, resumes them after
+    /// a crash and answers an HTTP API (docs/server.md); `vsp serve token add NAME --data DIR`
+    /// makes a client's token.
     Serve(serve_cmd::Serve),
     /// Talk to a `vsp serve` server: key-upload, submit, status, watch, fetch, cancel, delete.
     Remote(serve_cmd::Remote),

@@ -2,7 +2,7 @@
 //! over vsp-server (docs/server.md).
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{anyhow, Result};
@@ -168,7 +168,9 @@ impl TokenCommand {
                 if let Some(token) = vsp_server::token_add_to(&data, &name, output.as_deref())? {
                     println!("{token}");
                 }
-                shown.note(&format!("token for client {name:?}: give it to the client (`vsp remote --token-file`); it is not shown again"));
+                let note =
+                    "give it to the client (`vsp remote --token-file`); it is not shown again";
+                shown.note(&format!("token for client {name:?}: {note}"));
             }
             TokenCommand::Revoke { name, data } => {
                 let n = vsp_server::token_revoke(&data, &name)?;
@@ -286,18 +288,8 @@ struct SubmitArgs {
 impl Remote {
     pub fn run(self, shown: &mut Shown) -> Result<()> {
         let c = Client::with_token_file(&self.server, &self.token_file)?;
-        let quiet = shown.quiet();
         match self.command {
-            RemoteCommand::KeyUpload { key } => {
-                let t = Instant::now();
-                let u = c.key_upload(&key)?;
-                if !u.created {
-                    println!("the server has key {} already", u.key_id);
-                    return Ok(());
-                }
-                let (size, secs) = (fmt_bytes(u.bytes), fmt_secs(t.elapsed().as_secs_f64()));
-                println!("uploaded key {} ({}, {size}) in {secs}", u.key_id, u.params);
-            }
+            RemoteCommand::KeyUpload { key } => key_upload(&c, &key)?,
             RemoteCommand::Submit(s) => s.run(&c, shown)?,
             RemoteCommand::Status { id, json } => {
                 let all = match id {
@@ -313,7 +305,7 @@ impl Remote {
                 }
             }
             RemoteCommand::Watch { id } => {
-                let mut bar = JobBar::new(quiet);
+                let mut bar = JobBar::new(shown.quiet());
                 let st = c.wait_done(&id, &mut |s| bar.show(s))?;
                 drop(bar);
                 println!("{}", st.line());
@@ -331,6 +323,19 @@ impl Remote {
         }
         Ok(())
     }
+}
+
+/// `vsp remote key-upload`.
+fn key_upload(c: &Client, key: &Path) -> Result<()> {
+    let t = Instant::now();
+    let u = c.key_upload(key)?;
+    if u.created {
+        let (size, secs) = (fmt_bytes(u.bytes), fmt_secs(t.elapsed().as_secs_f64()));
+        println!("uploaded key {} ({}, {size}) in {secs}", u.key_id, u.params);
+    } else {
+        println!("the server has key {} already", u.key_id);
+    }
+    Ok(())
 }
 
 impl SubmitArgs {
