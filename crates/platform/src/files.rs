@@ -38,6 +38,28 @@ pub fn check_output(output: &Path, inputs: &[(&str, &Path)]) -> Result<()> {
     Ok(vsp_codec::check_output(output, inputs)?)
 }
 
+/// Longest error line [`error_line`] gives, in characters (a message quoting a huge input is cut).
+pub const MAX_ERROR_CHARS: usize = 1000;
+
+/// `e` and its causes on one line, as the commands print an error: each cause once (a message that
+/// already quotes its cause, as `cannot read F: No such file or directory (os error 2)` does, is
+/// not followed by it again), control characters escaped, cut to [`MAX_ERROR_CHARS`].
+pub fn error_line(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut msg = String::new();
+    let mut cause = Some(e);
+    while let Some(c) = cause {
+        let s = c.to_string();
+        if !s.is_empty() && !msg.contains(&s) {
+            if !msg.is_empty() {
+                msg.push_str(": ");
+            }
+            msg.push_str(&s);
+        }
+        cause = c.source();
+    }
+    text::cut(&msg, MAX_ERROR_CHARS)
+}
+
 /// The warning to give when a secret key file is readable or writable by group or others.
 pub fn exposure_warning(path: &Path) -> Option<String> {
     vsp_codec::exposed_mode(path).map(|mode| {
@@ -47,4 +69,31 @@ pub fn exposure_warning(path: &Path) -> Option<String> {
             path.display()
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("{0}")]
+    struct Layer(String, #[source] Option<Box<Layer>>);
+
+    fn layers(msgs: &[&str]) -> Layer {
+        msgs.iter()
+            .rev()
+            .fold(None, |inner, m| {
+                Some(Layer(m.to_string(), inner.map(Box::new)))
+            })
+            .unwrap_or(Layer(String::new(), None))
+    }
+
+    #[test]
+    fn error_line_says_each_cause_once_escaped_and_cut() {
+        let e = layers(&["cannot read f: gone", "gone", "", "bad\nbyte"]);
+        assert_eq!(error_line(&e), "cannot read f: gone: bad\\nbyte");
+        let long = "x".repeat(MAX_ERROR_CHARS + 5);
+        let line = error_line(&layers(&[&long]));
+        assert!(line.ends_with("… (5 more characters)"), "{line}");
+    }
 }

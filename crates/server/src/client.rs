@@ -5,7 +5,7 @@
 //! written, atomically.
 
 use std::io::{BufRead, BufReader, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
@@ -41,6 +41,42 @@ pub struct Info {
     pub max_cycles: u64,
     pub jobs: usize,
     pub queue: usize,
+}
+
+/// A job to submit (`vsp remote submit`): a request for the processor on `core`, or with
+/// `netlist` a circuit request (`vsp circuit enc`) for that Yosys JSON netlist, after one public
+/// reset cycle when `reset`.
+pub struct Submission<'a> {
+    pub request: &'a Path,
+    pub cycles: u64,
+    pub core: &'a str,
+    pub netlist: Option<&'a Path>,
+    pub reset: bool,
+}
+
+/// How far [`Client::follow`] follows a job.
+pub enum Follow<'a> {
+    /// Until it is done; then its result is fetched.
+    Done,
+    /// Until the program finishes ([`Client::until_finished`]).
+    UntilFinished {
+        key: &'a ClientKey,
+        step: u64,
+        max_cycles: u64,
+    },
+}
+
+/// What [`Client::follow`] ended with (the result is written either way).
+pub enum Followed {
+    /// The done job's result, of this many bytes.
+    Fetched(u64),
+    /// The finished program's decrypted state.
+    Finished(Decrypted),
+}
+
+/// Where `vsp remote submit --wait` writes job `id`'s result by default.
+pub fn result_path(id: &str) -> PathBuf {
+    PathBuf::from(format!("{id}.result.enc"))
 }
 
 /// A connection to one server with one token.
@@ -228,6 +264,38 @@ impl Client {
             cycles,
             &[("design", hash), ("reset", reset.to_string())],
         )
+    }
+
+    /// Submits `s` (uploading its netlist first unless the server has it).
+    pub fn submit_job(&self, s: &Submission<'_>) -> Result<JobStatus> {
+        match s.netlist {
+            Some(n) => self.submit_circuit(s.request, n, s.cycles, s.reset),
+            None => self.submit(s.request, s.cycles, s.core),
+        }
+    }
+
+    /// Follows job `id` as far as `how` says (`on` sees every status) and writes its result to
+    /// `out`.
+    pub fn follow(
+        &self,
+        id: &str,
+        how: Follow<'_>,
+        out: &Path,
+        on: &mut dyn FnMut(&JobStatus),
+    ) -> Result<Followed> {
+        match how {
+            Follow::Done => {
+                self.wait_done(id, on)?;
+                Ok(Followed::Fetched(self.fetch(id, out)?))
+            }
+            Follow::UntilFinished {
+                key,
+                step,
+                max_cycles,
+            } => self
+                .until_finished(id, key, step, max_cycles, out, on)
+                .map(Followed::Finished),
+        }
     }
 
     fn post_job(&self, path: &Path, cycles: u64, query: &[(&str, String)]) -> Result<JobStatus> {

@@ -1,10 +1,7 @@
 //! `vsp circuit …`: the engine on any user circuit — a blueprint (`docs/blueprint.md`) or a bare
-//! Yosys JSON netlist (`docs/yosys.md`) — in plain, or encrypted on one machine (with `--key` and
-//! `--eval-key`: inputs and memories are encrypted with the secret key, the circuit is evaluated over
-//! TFHE, and outputs are decrypted — a check of a design). The inputs file is documented in
-//! [`INPUTS_HELP`] (`vsp circuit run --help`) and `docs/circuit.md`; outputs go to a JSON file (or
-//! stdout): `{"cycles": 5, "outputs": {"count": 4}, "memories": {"ram": [...]}}`; `--trace` and
-//! `--vcd` write the outputs of every cycle.
+//! Yosys JSON netlist (`docs/yosys.md`) — in plain or encrypted on one machine (`run`), or split
+//! between client and server (`enc`, `exec`/`resume`, `dec`). Inputs: [`INPUTS_HELP`]; outputs,
+//! traces and VCD: `docs/circuit.md`.
 
 use std::path::PathBuf;
 
@@ -13,11 +10,12 @@ use clap::Subcommand;
 
 use vsp_platform::design::{
     decrypt_file, encrypt_inputs, load_design, outputs_json, stats_json, CircuitStart, Decrypt,
-    Decrypted, Executed, LocalRun,
+    Decrypted, LocalRun,
 };
+use vsp_platform::server::Watch;
 
 use crate::progress::{fmt_bytes, Shown};
-use crate::{FromSnapshot, ServerArgs};
+use crate::{JsonArg, ResumeArgs, SecretKeyArg, ServerArgs};
 
 /// The inputs file, as `-h` shows it.
 const INPUTS_SHORT: &str =
@@ -47,56 +45,59 @@ pub enum CircuitCommand {
     Stats {
         #[command(flatten)]
         blueprint: BlueprintArg,
-        /// Print the statistics as JSON.
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        json: JsonArg,
     },
     /// Run a circuit, in plain (default) or encrypted (with --key and --eval-key).
     Run(RunArgs),
     /// Client: encrypt a circuit's inputs and memories into a request for `vsp circuit exec`.
-    Enc {
-        #[command(flatten)]
-        blueprint: BlueprintArg,
-        /// Secret key (from `vsp genkey`) to encrypt the inputs and memories with.
-        #[arg(short, long)]
-        key: PathBuf,
-        #[arg(long, help = INPUTS_SHORT, long_help = INPUTS_HELP)]
-        inputs: Option<PathBuf>,
-        /// Write the encrypted request here (for `vsp circuit exec`).
-        #[arg(short, long)]
-        output: PathBuf,
-    },
-    /// Server: run an encrypted circuit request for some cycles (needs only the evaluation key);
-    /// writes the encrypted result and a snapshot (default OUTPUT.snapshot) that `vsp circuit
+    Enc(EncArgs),
+    /// Server: run an encrypted circuit request for some cycles (needs only the evaluation key).
+    ///
+    /// Writes the encrypted result and a snapshot (default OUTPUT.snapshot) that `vsp circuit
     /// resume` continues from.
-    Exec {
-        #[command(flatten)]
-        blueprint: BlueprintArg,
-        /// The request from `vsp circuit enc`.
-        #[arg(short, long)]
-        input: PathBuf,
-        /// Apply one (public) reset cycle first (when the circuit has a 1-bit `@reset` input).
-        #[arg(long)]
-        reset: bool,
-        #[command(flatten)]
-        trace: EncryptedTraceArg,
-        #[command(flatten)]
-        server: ServerArgs,
-    },
+    Exec(ExecArgs),
     /// Server: continue a circuit run from its snapshot (writing a new snapshot).
     Resume {
         #[command(flatten)]
-        from: FromSnapshot,
+        resume: ResumeArgs,
         #[command(flatten)]
         blueprint: BlueprintArg,
         #[command(flatten)]
         trace: EncryptedTraceArg,
-        #[command(flatten)]
-        server: ServerArgs,
     },
     /// Client: decrypt a circuit result into the outputs JSON (or, with --trace, an encrypted
     /// trace into JSON lines).
     Dec(DecArgs),
+}
+
+#[derive(clap::Args)]
+pub struct EncArgs {
+    #[command(flatten)]
+    blueprint: BlueprintArg,
+    #[command(flatten)]
+    key: SecretKeyArg,
+    #[arg(long, help = INPUTS_SHORT, long_help = INPUTS_HELP)]
+    inputs: Option<PathBuf>,
+    /// Write the encrypted request here (for `vsp circuit exec`).
+    #[arg(short, long)]
+    output: PathBuf,
+}
+
+#[derive(clap::Args)]
+pub struct ExecArgs {
+    #[command(flatten)]
+    blueprint: BlueprintArg,
+    /// The request from `vsp circuit enc`.
+    #[arg(short, long)]
+    input: PathBuf,
+    /// Apply one (public) reset cycle first (when the circuit has a 1-bit `@reset` input).
+    #[arg(long)]
+    reset: bool,
+    #[command(flatten)]
+    trace: EncryptedTraceArg,
+    #[command(flatten)]
+    server: ServerArgs,
 }
 
 /// `--trace` of the server's commands.
@@ -140,7 +141,7 @@ pub struct RunArgs {
     #[arg(long)]
     vcd: Option<PathBuf>,
     /// Worker threads (default: all cores).
-    #[arg(short, long, value_parser = crate::parse_threads)]
+    #[arg(short, long, value_parser = vsp_platform::server::parse_threads)]
     threads: Option<usize>,
 }
 
@@ -148,9 +149,8 @@ pub struct RunArgs {
 pub struct DecArgs {
     #[command(flatten)]
     blueprint: BlueprintArg,
-    /// Secret key the request was encrypted with.
-    #[arg(short, long)]
-    key: PathBuf,
+    #[command(flatten)]
+    key: SecretKeyArg,
     /// Encrypted result (from `vsp circuit exec` or `resume`).
     #[arg(
         short,
@@ -168,109 +168,103 @@ pub struct DecArgs {
     vcd: Option<PathBuf>,
 }
 
-pub fn run(cmd: CircuitCommand, shown: &mut Shown) -> Result<()> {
-    let quiet = shown.quiet();
-    match cmd {
-        CircuitCommand::Stats { blueprint, json } => {
-            let v = stats_json(&*load_design(&blueprint.blueprint)?);
-            if json {
-                println!("{}", serde_json::to_string_pretty(&v)?);
-            } else if let Some(obj) = v.as_object() {
-                for (k, v) in obj {
-                    println!("{k:<26} {v}");
+impl CircuitCommand {
+    pub fn run(self, shown: &mut Shown) -> Result<()> {
+        match self {
+            CircuitCommand::Stats { blueprint, json } => {
+                let v = stats_json(&*load_design(&blueprint.blueprint)?);
+                if json.json {
+                    println!("{}", serde_json::to_string_pretty(&v)?);
+                } else if let Some(obj) = v.as_object() {
+                    for (k, v) in obj {
+                        println!("{k:<26} {v}");
+                    }
                 }
+                Ok(())
             }
-        }
-        CircuitCommand::Run(a) => {
-            let run = LocalRun {
-                blueprint: a.blueprint.blueprint,
-                inputs: a.inputs,
-                cycles: a.cycles,
-                until: a.until,
-                reset: a.reset,
-                keys: a.key.zip(a.eval_key),
-                output: a.output,
-                trace: a.trace,
-                vcd: a.vcd,
-                threads: a.threads,
-            };
-            if let (Some(out), None) = (run.run(shown)?, &run.output) {
-                println!("{}", outputs_json(&out));
+            CircuitCommand::Run(a) => a.run(shown),
+            CircuitCommand::Enc(a) => {
+                let (bp, inputs) = (&a.blueprint.blueprint, a.inputs.as_deref());
+                let size = encrypt_inputs(bp, &a.key.key, inputs, &a.output, shown)?;
+                let (out, size) = (a.output.display(), fmt_bytes(size));
+                shown.end(&format!("wrote circuit request {out} ({size})"))
             }
-        }
-        CircuitCommand::Enc {
-            blueprint,
-            key,
-            inputs,
-            output,
-        } => {
-            let bp = &blueprint.blueprint;
-            let size = encrypt_inputs(bp, &key, inputs.as_deref(), &output, shown)?;
-            if !quiet {
-                let (out, size) = (output.display(), fmt_bytes(size));
-                eprintln!("wrote circuit request {out} ({size})");
+            CircuitCommand::Exec(a) => {
+                let (input, reset) = (&a.input, a.reset);
+                let start = CircuitStart::Request { input, reset };
+                exec(a.server, &a.blueprint, start, a.trace, shown)
             }
-        }
-        CircuitCommand::Exec {
-            blueprint,
-            input,
-            reset,
-            trace: EncryptedTraceArg { trace },
-            server,
-        } => {
-            let (start, run) = (
-                CircuitStart::Request {
-                    input: &input,
-                    reset,
-                },
-                server.run(),
-            );
-            let done = run.run_circuit(&blueprint.blueprint, start, trace.as_deref(), shown)?;
-            print_executed(done, &run.output, run.cycles, trace, quiet);
-        }
-        CircuitCommand::Resume {
-            from,
-            blueprint,
-            trace: EncryptedTraceArg { trace },
-            server,
-        } => {
-            let (start, run) = (CircuitStart::Snapshot(&from.snapshot), server.run());
-            let done = run.run_circuit(&blueprint.blueprint, start, trace.as_deref(), shown)?;
-            print_executed(done, &run.output, run.cycles, trace, quiet);
-        }
-        CircuitCommand::Dec(a) => {
-            let what = match (&a.trace, &a.input) {
-                (Some(path), _) => Decrypt::Trace {
-                    path,
-                    vcd: a.vcd.as_deref(),
-                },
-                (None, Some(input)) => Decrypt::Result(input),
-                (None, None) => return Ok(()),
-            };
-            match decrypt_file(&a.blueprint.blueprint, &a.key, what, shown)? {
-                Decrypted::Trace(t) => print!("{}", t.json_lines()),
-                Decrypted::Result(out) => println!("{}", outputs_json(&out)),
+            CircuitCommand::Resume {
+                resume,
+                blueprint,
+                trace,
+            } => {
+                let start = CircuitStart::Snapshot(&resume.snapshot);
+                exec(resume.server, &blueprint, start, trace, shown)
             }
+            CircuitCommand::Dec(a) => a.run(shown),
         }
     }
-    Ok(())
 }
 
-/// What the server's half of a circuit run wrote (rank 0, unless quiet).
-fn print_executed(
-    done: Option<Executed>,
-    output: &std::path::Path,
-    cycles: u64,
-    trace: Option<PathBuf>,
-    quiet: bool,
-) {
-    let Some(done) = done.filter(|_| !quiet) else {
-        return;
-    };
+impl RunArgs {
+    fn run(self, shown: &mut Shown) -> Result<()> {
+        let run = LocalRun {
+            blueprint: self.blueprint.blueprint,
+            inputs: self.inputs,
+            cycles: self.cycles,
+            until: self.until,
+            reset: self.reset,
+            keys: self.key.zip(self.eval_key),
+            output: self.output,
+            trace: self.trace,
+            vcd: self.vcd,
+            threads: self.threads,
+        };
+        if let (Some(out), None) = (run.run(shown)?, &run.output) {
+            println!("{}", outputs_json(&out));
+        }
+        Ok(())
+    }
+}
+
+impl DecArgs {
+    fn run(self, shown: &mut Shown) -> Result<()> {
+        let what = match (&self.trace, &self.input) {
+            (Some(path), _) => Decrypt::Trace {
+                path,
+                vcd: self.vcd.as_deref(),
+            },
+            (None, Some(input)) => Decrypt::Result(input),
+            (None, None) => return Ok(()),
+        };
+        match decrypt_file(&self.blueprint.blueprint, &self.key.key, what, shown)? {
+            Decrypted::Trace(t) => print!("{}", t.json_lines()),
+            Decrypted::Result(out) => println!("{}", outputs_json(&out)),
+        }
+        Ok(())
+    }
+}
+
+/// The server's half of a circuit run (`exec`, `resume`), and what it wrote (rank 0, unless quiet).
+fn exec(
+    server: ServerArgs,
+    blueprint: &BlueprintArg,
+    start: CircuitStart<'_>,
+    EncryptedTraceArg { trace }: EncryptedTraceArg,
+    shown: &mut Shown,
+) -> Result<()> {
+    let run = server.run();
+    let done = run.run_circuit(&blueprint.blueprint, start, trace.as_deref(), shown)?;
+    let Some(done) = done else { return Ok(()) };
     if let (Some(size), Some(path)) = (done.trace_bytes, trace) {
         let (path, size) = (path.display(), fmt_bytes(size));
-        eprintln!("wrote encrypted trace {path} ({size})");
+        shown.note(&format!("wrote encrypted trace {path} ({size})"));
     }
-    let (out, size) = (output.display(), fmt_bytes(done.result_bytes));
-    eprintln!("ran {cycles} cycles; wrote result {out} ({size})");
+    let (cycles, out, size) = (
+        run.cycles,
+        run.output.display(),
+        fmt_bytes(done.result_bytes),
+    );
+    shown.end(&format!("ran {cycles} cycles; wrote result {out} ({size})"))
 }

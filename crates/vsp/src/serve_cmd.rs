@@ -2,15 +2,17 @@
 //! over vsp-server (docs/server.md).
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::Result;
+use anyhow::{anyhow, Result};
 use clap::{Args, Subcommand};
-use vsp_server::client::Client;
-use vsp_server::{Config, JobStatus, Server};
+use vsp_platform::processor::client::load_client_key;
+use vsp_platform::server::Watch;
+use vsp_server::client::{result_path, Client, Follow, Followed, Submission};
+use vsp_server::{Config, Server};
 
-use crate::progress::{fmt_bytes, fmt_secs, Bar};
+use crate::progress::{fmt_bytes, fmt_secs, JobBar, Shown};
 
 /// `vsp serve`: the options of the server, or `token …`.
 #[derive(Args)]
@@ -28,7 +30,7 @@ pub struct Serve {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=64))]
     jobs: u64,
     /// Worker threads of each job (default: all cores).
-    #[arg(short, long, value_parser = crate::parse_threads)]
+    #[arg(short, long, value_parser = vsp_platform::server::parse_threads)]
     threads: Option<usize>,
     /// Jobs waiting beyond the running ones; more submissions are answered 503.
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=100_000))]
@@ -126,61 +128,62 @@ enum TokenCommand {
     },
 }
 
-pub fn serve(s: Serve, quiet: bool) -> Result<()> {
-    match s.token {
-        Some(ServeCommand::Token(TokenCommand::Add { name, data, output })) => {
-            if let Some(token) = vsp_server::token_add_to(&data, &name, output.as_deref())? {
-                println!("{token}");
-            }
-            if !quiet {
-                eprintln!(
-                    "token for client {name:?}: give it to the client (`vsp remote --token-file`); it is not shown again"
-                );
-            }
-            return Ok(());
+impl Serve {
+    pub fn run(self, shown: &mut Shown) -> Result<()> {
+        if let Some(ServeCommand::Token(t)) = self.token {
+            return t.run(shown);
         }
-        Some(ServeCommand::Token(TokenCommand::Revoke { name, data })) => {
-            let n = vsp_server::token_revoke(&data, &name)?;
-            println!("revoked {n} token(s) of {name:?}");
-            return Ok(());
-        }
-        Some(ServeCommand::Token(TokenCommand::List { data })) => {
-            for (name, n) in vsp_server::token_list(&data)? {
-                println!("{name}\t{n} token(s)");
-            }
-            return Ok(());
-        }
-        None => {}
-    }
-    let data = s
-        .data
-        .ok_or_else(|| anyhow::anyhow!("--data DIR is required"))?;
-    let mut cfg = Config::new(data);
-    cfg.listen = s.listen;
-    cfg.jobs = s.jobs as usize;
-    cfg.threads = s.threads;
-    cfg.queue = s.queue as usize;
-    cfg.snapshot_secs = s.snapshot_secs;
-    cfg.max_key_bytes = s.max_key_bytes;
-    cfg.max_request_bytes = s.max_request_bytes;
-    cfg.mpi = s.mpi.launch()?;
-    let ranks = cfg.mpi.as_ref().map(|m| m.ranks);
-    let data = cfg.data.clone();
-    let server = Server::start(cfg)?;
-    // The address goes to stdout (a script that asked for port 0 reads it there).
-    println!("listening on http://{}", server.addr());
-    if !quiet {
-        eprintln!(
+        let data = self.data.ok_or_else(|| anyhow!("--data DIR is required"))?;
+        let cfg = Config {
+            listen: self.listen,
+            jobs: self.jobs as usize,
+            threads: self.threads,
+            queue: self.queue as usize,
+            snapshot_secs: self.snapshot_secs,
+            max_key_bytes: self.max_key_bytes,
+            max_request_bytes: self.max_request_bytes,
+            mpi: self.mpi.launch()?,
+            ..Config::new(data)
+        };
+        let (ranks, data) = (cfg.mpi.as_ref().map(|m| m.ranks), cfg.data.clone());
+        let server = Server::start(cfg)?;
+        // The address goes to stdout (a script that asked for port 0 reads it there).
+        println!("listening on http://{}", server.addr());
+        shown.note(&format!(
             "vsp serve: data in {}, {} job(s) at a time; Ctrl-C stops (running jobs resume at the next start)",
             data.display(),
-            s.jobs
-        );
+            self.jobs
+        ));
         if let Some(r) = ranks {
-            eprintln!("every job runs under mpirun on {r} ranks");
+            shown.note(&format!("every job runs under mpirun on {r} ranks"));
         }
+        Ok(server.run_until_signal()?)
     }
-    server.run_until_signal()?;
-    Ok(())
+}
+
+impl TokenCommand {
+    fn run(self, shown: &mut Shown) -> Result<()> {
+        match self {
+            TokenCommand::Add { name, data, output } => {
+                if let Some(token) = vsp_server::token_add_to(&data, &name, output.as_deref())? {
+                    println!("{token}");
+                }
+                let note =
+                    "give it to the client (`vsp remote --token-file`); it is not shown again";
+                shown.note(&format!("token for client {name:?}: {note}"));
+            }
+            TokenCommand::Revoke { name, data } => {
+                let n = vsp_server::token_revoke(&data, &name)?;
+                println!("revoked {n} token(s) of {name:?}");
+            }
+            TokenCommand::List { data } => {
+                for (name, n) in vsp_server::token_list(&data)? {
+                    println!("{name}\t{n} token(s)");
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// `vsp remote`: the client.
@@ -204,40 +207,7 @@ enum RemoteCommand {
         key: PathBuf,
     },
     /// Submit a request (`vsp enc`) for a number of cycles; prints the job id.
-    Submit {
-        /// The request file (`vsp enc`, or `vsp circuit enc` with --netlist).
-        request: PathBuf,
-        /// Cycles to run (the first budget with --until-finished).
-        #[arg(short, long)]
-        cycles: u64,
-        /// pearl or ruby.
-        #[arg(long, default_value = "pearl", conflicts_with = "netlist")]
-        core: String,
-        /// A circuit job: the request is `vsp circuit enc`'s for this Yosys JSON netlist
-        /// (uploaded first unless the server has it).
-        #[arg(long, conflicts_with = "until_finished")]
-        netlist: Option<PathBuf>,
-        /// A circuit job: apply one public reset cycle first (a 1-bit `@reset` input).
-        #[arg(long, requires = "netlist")]
-        reset: bool,
-        /// Follow the job to its end (a progress bar), then fetch the result.
-        #[arg(long)]
-        wait: bool,
-        /// With --wait or --until-finished: where to write the result.
-        #[arg(short, long)]
-        output: Option<PathBuf>,
-        /// Run until the program finishes: the server cannot see the encrypted finish flag, so
-        /// the client decrypts each result with this secret key and extends the job by --step
-        /// cycles while the flag is not set. --cycles is the first budget.
-        #[arg(long, value_name = "SECRET_KEY")]
-        until_finished: Option<PathBuf>,
-        /// With --until-finished: cycles added each time the program has not finished.
-        #[arg(long, default_value_t = 8, requires = "until_finished")]
-        step: u64,
-        /// With --until-finished: give up after this many cycles in all.
-        #[arg(long, default_value_t = 100_000, requires = "until_finished")]
-        max_cycles: u64,
-    },
+    Submit(SubmitArgs),
     /// Give a done job more cycles (it continues from where it ended).
     Extend {
         /// The job id (`vsp remote submit` prints it).
@@ -279,147 +249,135 @@ enum RemoteCommand {
     },
 }
 
-/// The progress bar of `vsp run` driven by a job's statuses.
-struct Progress {
-    quiet: bool,
-    bar: Option<(Bar, u64)>,
-    shown: Option<u64>,
+#[derive(Args)]
+struct SubmitArgs {
+    /// The request file (`vsp enc`, or `vsp circuit enc` with --netlist).
+    request: PathBuf,
+    /// Cycles to run (the first budget with --until-finished).
+    #[arg(short, long)]
+    cycles: u64,
+    /// pearl or ruby.
+    #[arg(long, default_value = "pearl", conflicts_with = "netlist")]
+    core: String,
+    /// A circuit job: the request is `vsp circuit enc`'s for this Yosys JSON netlist
+    /// (uploaded first unless the server has it).
+    #[arg(long, conflicts_with = "until_finished")]
+    netlist: Option<PathBuf>,
+    /// A circuit job: apply one public reset cycle first (a 1-bit `@reset` input).
+    #[arg(long, requires = "netlist")]
+    reset: bool,
+    /// Follow the job to its end (a progress bar), then fetch the result.
+    #[arg(long)]
+    wait: bool,
+    /// With --wait or --until-finished: where to write the result.
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// Run until the program finishes: the server cannot see the encrypted finish flag, so
+    /// the client decrypts each result with this secret key and extends the job by --step
+    /// cycles while the flag is not set. --cycles is the first budget.
+    #[arg(long, value_name = "SECRET_KEY")]
+    until_finished: Option<PathBuf>,
+    /// With --until-finished: cycles added each time the program has not finished.
+    #[arg(long, default_value_t = 8, requires = "until_finished")]
+    step: u64,
+    /// With --until-finished: give up after this many cycles in all.
+    #[arg(long, default_value_t = 100_000, requires = "until_finished")]
+    max_cycles: u64,
 }
 
-impl Progress {
-    fn new(quiet: bool) -> Progress {
-        Progress {
-            quiet,
-            bar: None,
-            shown: None,
-        }
-    }
-
-    fn show(&mut self, s: &JobStatus) {
-        if self.bar.as_ref().is_none_or(|(_, t)| *t != s.cycles) {
-            self.bar = Some((Bar::cycles(self.quiet, s.cycles), s.cycles));
-        }
-        // Between cycles (no gate count), one report per cycle.
-        if s.gates.is_none() && self.shown.replace(s.cycles_done) == Some(s.cycles_done) {
-            return;
-        }
-        if let Some((b, _)) = &self.bar {
-            b.job(
-                s.cycles_done,
-                s.cycles,
-                s.seconds_per_cycle,
-                s.eta_seconds,
-                s.gates,
-            );
-        }
-    }
-}
-
-/// Follows a job with the progress bar of `vsp run`; fails unless it ends done.
-fn follow(c: &Client, id: &str, quiet: bool) -> Result<JobStatus> {
-    let mut bar = Progress::new(quiet);
-    Ok(c.wait_done(id, &mut |s| bar.show(s))?)
-}
-
-pub fn remote(r: Remote, quiet: bool) -> Result<()> {
-    let c = Client::with_token_file(&r.server, &r.token_file)?;
-    match r.command {
-        RemoteCommand::KeyUpload { key } => {
-            let t = Instant::now();
-            let u = c.key_upload(&key)?;
-            if u.created {
-                println!(
-                    "uploaded key {} ({}, {}) in {}",
-                    u.key_id,
-                    u.params,
-                    fmt_bytes(u.bytes),
-                    fmt_secs(t.elapsed().as_secs_f64())
-                );
-            } else {
-                println!("the server has key {} already", u.key_id);
+impl Remote {
+    pub fn run(self, shown: &mut Shown) -> Result<()> {
+        let c = Client::with_token_file(&self.server, &self.token_file)?;
+        match self.command {
+            RemoteCommand::KeyUpload { key } => key_upload(&c, &key)?,
+            RemoteCommand::Submit(s) => s.run(&c, shown)?,
+            RemoteCommand::Status { id, json } => {
+                let all = match id {
+                    Some(id) => vec![c.status(&id)?],
+                    None => c.list()?,
+                };
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&all)?);
+                } else {
+                    for s in &all {
+                        println!("{}", s.line());
+                    }
+                }
             }
-        }
-        RemoteCommand::Submit {
-            request,
-            cycles,
-            core,
-            wait,
-            output,
-            until_finished,
-            step,
-            max_cycles,
-            netlist,
-            reset,
-        } => {
-            if output.is_some() && !wait && until_finished.is_none() {
-                anyhow::bail!("--output needs --wait or --until-finished");
-            }
-            let shown = &mut crate::progress::Shown::new(quiet);
-            let load = |k| vsp_platform::processor::client::load_client_key(k, shown);
-            let key = until_finished.as_deref().map(load).transpose()?;
-            let t = Instant::now();
-            let st = match &netlist {
-                Some(n) => c.submit_circuit(&request, n, cycles, reset)?,
-                None => c.submit(&request, cycles, &core)?,
-            };
-            println!("{}", st.id);
-            if let Some(key) = key {
-                let out = output.unwrap_or_else(|| PathBuf::from(format!("{}.result.enc", st.id)));
-                let mut bar = Progress::new(quiet);
-                let d =
-                    c.until_finished(&st.id, &key, step, max_cycles, &out, &mut |s| bar.show(s))?;
+            RemoteCommand::Watch { id } => {
+                let mut bar = JobBar::new(shown.quiet());
+                let st = c.wait_done(&id, &mut |s| bar.show(s))?;
                 drop(bar);
-                println!("finished after {} cycles: x8 = {}", d.cycles, d.result);
-                if !quiet {
-                    eprintln!(
-                        "wrote result {}; {} from submit to result",
-                        out.display(),
-                        fmt_secs(t.elapsed().as_secs_f64())
-                    );
-                }
-            } else if wait {
-                follow(&c, &st.id, quiet)?;
-                let out = output.unwrap_or_else(|| PathBuf::from(format!("{}.result.enc", st.id)));
-                let n = c.fetch(&st.id, &out)?;
-                if !quiet {
-                    eprintln!(
-                        "wrote result {} ({}); {} from submit to result",
-                        out.display(),
-                        fmt_bytes(n),
-                        fmt_secs(t.elapsed().as_secs_f64())
-                    );
-                }
+                println!("{}", st.line());
+            }
+            RemoteCommand::Fetch { id, output } => {
+                let n = fmt_bytes(c.fetch(&id, &output)?);
+                shown.note(&format!("wrote result {} ({n})", output.display()));
+            }
+            RemoteCommand::Cancel { id } => println!("{}", c.cancel(&id)?.line()),
+            RemoteCommand::Extend { id, cycles } => println!("{}", c.extend(&id, cycles)?.line()),
+            RemoteCommand::Delete { id } => {
+                c.delete(&id)?;
+                println!("deleted {id}");
             }
         }
-        RemoteCommand::Status { id, json } => {
-            let all = match id {
-                Some(id) => vec![c.status(&id)?],
-                None => c.list()?,
-            };
-            if json {
-                println!("{}", serde_json::to_string_pretty(&all)?);
-            } else {
-                for s in &all {
-                    println!("{}", s.line());
-                }
-            }
-        }
-        RemoteCommand::Watch { id } => {
-            let st = follow(&c, &id, quiet)?;
-            println!("{}", st.line());
-        }
-        RemoteCommand::Fetch { id, output } => {
-            let n = c.fetch(&id, &output)?;
-            if !quiet {
-                eprintln!("wrote result {} ({})", output.display(), fmt_bytes(n));
-            }
-        }
-        RemoteCommand::Cancel { id } => println!("{}", c.cancel(&id)?.line()),
-        RemoteCommand::Extend { id, cycles } => println!("{}", c.extend(&id, cycles)?.line()),
-        RemoteCommand::Delete { id } => {
-            c.delete(&id)?;
-            println!("deleted {id}");
-        }
+        Ok(())
+    }
+}
+
+/// `vsp remote key-upload`.
+fn key_upload(c: &Client, key: &Path) -> Result<()> {
+    let t = Instant::now();
+    let u = c.key_upload(key)?;
+    if u.created {
+        let (size, secs) = (fmt_bytes(u.bytes), fmt_secs(t.elapsed().as_secs_f64()));
+        println!("uploaded key {} ({}, {size}) in {secs}", u.key_id, u.params);
+    } else {
+        println!("the server has key {} already", u.key_id);
     }
     Ok(())
+}
+
+impl SubmitArgs {
+    fn run(self, c: &Client, shown: &mut Shown) -> Result<()> {
+        if self.output.is_some() && !self.wait && self.until_finished.is_none() {
+            anyhow::bail!("--output needs --wait or --until-finished");
+        }
+        let load = |k| load_client_key(k, shown);
+        let key = self.until_finished.as_deref().map(load).transpose()?;
+        let t = Instant::now();
+        let id = c
+            .submit_job(&Submission {
+                request: &self.request,
+                cycles: self.cycles,
+                core: &self.core,
+                netlist: self.netlist.as_deref(),
+                reset: self.reset,
+            })?
+            .id;
+        println!("{id}");
+        let (step, max_cycles) = (self.step, self.max_cycles);
+        let how = match &key {
+            Some(key) => Follow::UntilFinished {
+                key,
+                step,
+                max_cycles,
+            },
+            None if self.wait => Follow::Done,
+            None => return Ok(()),
+        };
+        let out = self.output.unwrap_or_else(|| result_path(&id));
+        let mut bar = JobBar::new(shown.quiet());
+        let followed = c.follow(&id, how, &out, &mut |s| bar.show(s))?;
+        drop(bar);
+        let (out, secs) = (out.display(), fmt_secs(t.elapsed().as_secs_f64()));
+        let wrote = match followed {
+            Followed::Finished(d) => {
+                println!("finished after {} cycles: x8 = {}", d.cycles, d.result);
+                format!("wrote result {out}")
+            }
+            Followed::Fetched(n) => format!("wrote result {out} ({})", fmt_bytes(n)),
+        };
+        shown.end(&format!("{wrote}; {secs} from submit to result"))
+    }
 }

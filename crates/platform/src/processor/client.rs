@@ -12,7 +12,9 @@ use super::program::{self, PlainRequest};
 use crate::error::{PlatformError, Result};
 use crate::files::{check_output, lock_output, write_atomic, Access, OutputLock};
 use crate::keys::{self, ClientKey};
+use crate::processor::packets::Decrypted;
 use crate::server::Watch;
+use crate::wire::envelope::{Envelope, Kind};
 
 /// Checks `output` (regular or absent, not one of `inputs`) and claims it until the lock is
 /// dropped: a second process writing the same file is refused at once.
@@ -29,6 +31,12 @@ pub fn load_client_key(path: &Path, watch: &mut dyn Watch) -> Result<ClientKey> 
         watch.warn(&w);
     }
     Ok(key)
+}
+
+/// `vsp dec`: the result at `input` decrypted with the secret key at `key`.
+pub fn decrypt_file(key: &Path, input: &Path, watch: &mut dyn Watch) -> Result<Decrypted> {
+    let key = load_client_key(key, watch)?;
+    crate::decrypt_result(&key, &Envelope::read(input, Kind::Result)?)
 }
 
 /// `vsp genkey`: a new secret key of the parameter set `params` (one below 128-bit security only

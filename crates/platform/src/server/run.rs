@@ -58,6 +58,19 @@ pub fn claim(output: &Path, inputs: &[(&str, &Path)]) -> Result<Option<OutputLoc
     Ok(Some(lock_output(output)?))
 }
 
+/// Most worker threads a run takes.
+pub const MAX_THREADS: usize = 1024;
+
+/// A count of worker threads, 1..=[`MAX_THREADS`] (a huge count used to panic spawning threads).
+pub fn parse_threads(s: &str) -> Result<usize> {
+    match s.parse::<usize>() {
+        Ok(n) if (1..=MAX_THREADS).contains(&n) => Ok(n),
+        _ => Err(PlatformError::usage(format!(
+            "must be a number of threads from 1 to {MAX_THREADS}"
+        ))),
+    }
+}
+
 /// Where a server run writes snapshots, as a command asks for them.
 pub struct SnapshotPlan {
     /// The path (default: OUTPUT.snapshot).
@@ -321,4 +334,17 @@ pub fn advance(
         snapshot: snapshots.map(|s| s.path.clone()),
         seconds: t.elapsed().as_secs_f64(),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn thread_counts_from_1_to_the_most() {
+        assert_eq!(super::parse_threads("1").ok(), Some(1));
+        assert_eq!(super::parse_threads("1024").ok(), Some(super::MAX_THREADS));
+        for bad in ["0", "1025", "-1", "", "many", "18446744073709551616"] {
+            let e = super::parse_threads(bad).unwrap_err().to_string();
+            assert_eq!(e, "must be a number of threads from 1 to 1024", "{bad:?}");
+        }
+    }
 }
