@@ -15,6 +15,36 @@ pub struct Evaluator<'a> {
     ctx: &'a ServerContext,
 }
 
+/// Division by p = q(`p_idx`) with rounding, for one polynomial whose limb mod p is `last` (NTT
+/// form; overwritten): for each prime i < `l` of the result, calls `f(i, t, p⁻¹ mod q_i)` with
+/// t = NTT([last + ⌊p/2⌋]_p − ⌊p/2⌋ mod q_i), the rounding term; x_i / p ≈ (x_i − t) · p⁻¹.
+/// `tmp` is N words of scratch.
+fn rounding_terms(
+    ctx: &ServerContext,
+    p_idx: usize,
+    l: usize,
+    last: &mut [u64],
+    tmp: &mut [u64],
+    mut f: impl FnMut(usize, &[u64], u64),
+) -> Result<()> {
+    let p = ctx.q(p_idx);
+    let half = p >> 1;
+    ctx.inverse(p_idx, last)?;
+    for x in last.iter_mut() {
+        *x = add_mod(*x, half, p);
+    }
+    for i in 0..l {
+        let q = ctx.q(i);
+        let half_q = half % q;
+        for (d, &x) in tmp.iter_mut().zip(last.iter()) {
+            *d = sub_mod(x % q, half_q, q);
+        }
+        ctx.forward(i, tmp)?;
+        f(i, tmp, inv_mod(p % q, q));
+    }
+    Ok(())
+}
+
 fn same_scale(a: f64, b: f64) -> bool {
     (a - b).abs() <= a.abs().max(b.abs()) * 1e-10
 }
@@ -165,31 +195,18 @@ impl<'a> Evaluator<'a> {
             }
         }
         // Divide by P with rounding: (acc_i − [acc_P + ⌊P/2⌋]_P + ⌊P/2⌋) · P^{-1} mod q_i.
-        let p = ctx.q(sp_idx);
-        let half = p >> 1;
         let mut out = Ciphertext::zero(n, l, 2, ct.scale);
-        for poly in 0..2 {
-            let mut last = acc[poly][l].clone();
-            ctx.inverse(sp_idx, &mut last)?;
-            for x in last.iter_mut() {
-                *x = add_mod(*x, half, p);
-            }
-            for i in 0..l {
-                let q = ctx.q(i);
-                let mq = ctx.modulus(i);
-                let p_inv = inv_mod(p % q, q);
-                let half_q = half % q;
-                for (d, &x) in tmp.iter_mut().zip(&last) {
-                    *d = sub_mod(x % q, half_q, q);
-                }
-                ctx.forward(i, &mut tmp)?;
+        for (poly, acc) in acc.iter_mut().enumerate() {
+            let (low, last) = acc.split_at_mut(l);
+            rounding_terms(ctx, sp_idx, l, &mut last[0], &mut tmp, |i, t, p_inv| {
+                let (q, mq) = (ctx.q(i), ctx.modulus(i));
                 let src = ct.limb(poly, i);
                 let dst = out.limb_mut(poly, i);
                 for k in 0..n {
-                    let v = mq.mul(sub_mod(acc[poly][i][k], tmp[k], q), p_inv);
+                    let v = mq.mul(sub_mod(low[i][k], t[k], q), p_inv);
                     dst[k] = add_mod(src[k], v, q);
                 }
-            }
+            })?;
         }
         Ok(out)
     }
@@ -204,32 +221,19 @@ impl<'a> Evaluator<'a> {
         let ctx = self.ctx;
         let n = ct.n;
         let l = ct.level - 1;
-        let ql = ctx.q(l);
-        let half = ql >> 1;
-        let mut out = Ciphertext::zero(n, l, ct.size, ct.scale / ql as f64);
+        let mut out = Ciphertext::zero(n, l, ct.size, ct.scale / ctx.q(l) as f64);
         let mut last = vec![0u64; n];
         let mut tmp = vec![0u64; n];
         for poly in 0..ct.size {
             last.copy_from_slice(ct.limb(poly, l));
-            ctx.inverse(l, &mut last)?;
-            for x in last.iter_mut() {
-                *x = add_mod(*x, half, ql);
-            }
-            for i in 0..l {
-                let q = ctx.q(i);
-                let mq = ctx.modulus(i);
-                let inv = inv_mod(ql % q, q);
-                let half_q = half % q;
-                for (d, &x) in tmp.iter_mut().zip(&last) {
-                    *d = sub_mod(x % q, half_q, q);
-                }
-                ctx.forward(i, &mut tmp)?;
+            rounding_terms(ctx, l, l, &mut last, &mut tmp, |i, t, inv| {
+                let (q, mq) = (ctx.q(i), ctx.modulus(i));
                 let src = ct.limb(poly, i);
                 let dst = out.limb_mut(poly, i);
                 for k in 0..n {
-                    dst[k] = mq.mul(sub_mod(src[k], tmp[k], q), inv);
+                    dst[k] = mq.mul(sub_mod(src[k], t[k], q), inv);
                 }
-            }
+            })?;
         }
         Ok(out)
     }
