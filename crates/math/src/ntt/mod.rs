@@ -133,6 +133,25 @@ impl Backend {
     }
 }
 
+/// The smallest primitive 2n-th root of unity mod q (SEAL's choice), for q NTT-friendly for n.
+fn minimal_root(n: usize, modulus: &Modulus) -> Result<u64> {
+    check_ntt_prime(modulus, n)?;
+    minimal_primitive_root(2 * n as u64, modulus)
+}
+
+/// Checks that q is NTT-friendly for degree n and ψ a primitive 2n-th root of unity mod q.
+fn check_root(n: usize, modulus: &Modulus, psi: u64) -> Result<()> {
+    check_ntt_prime(modulus, n)?;
+    if !is_primitive_root(psi, 2 * n as u64, modulus) {
+        return Err(MathError::NotPrimitiveRoot {
+            root: psi,
+            order: 2 * n as u64,
+            modulus: modulus.value(),
+        });
+    }
+    Ok(())
+}
+
 /// Largest modulus size for the IFMA backend: lazy values below 4q must fit in 52 bits.
 pub const IFMA_MAX_BITS: u32 = 50;
 
@@ -183,22 +202,14 @@ impl NttTable {
     /// Tables for degree `n` and NTT-friendly prime q (q ≡ 1 mod 2n), with the smallest primitive
     /// 2n-th root (SEAL's choice) and the fastest backend of this CPU.
     pub fn new(n: usize, modulus: Modulus) -> Result<Self> {
-        check_ntt_prime(&modulus, n)?;
-        let psi = minimal_primitive_root(2 * n as u64, &modulus)?;
+        let psi = minimal_root(n, &modulus)?;
         Self::with_root(n, modulus, psi)
     }
 
     /// Tables for a caller-chosen primitive 2n-th root ψ.
     pub fn with_root(n: usize, modulus: Modulus, psi: u64) -> Result<Self> {
-        check_ntt_prime(&modulus, n)?;
+        check_root(n, &modulus, psi)?;
         let q = &modulus;
-        if !is_primitive_root(psi, 2 * n as u64, q) {
-            return Err(MathError::NotPrimitiveRoot {
-                root: psi,
-                order: 2 * n as u64,
-                modulus: q.value(),
-            });
-        }
         let log_n = n.trailing_zeros();
         let psi_inv = q.inv(psi)?;
         let bitrev = |k: usize| {
@@ -428,21 +439,13 @@ pub struct NttOnTheFly {
 impl NttOnTheFly {
     /// On-the-fly transform for degree `n`, prime q ≡ 1 mod 2n and the smallest primitive root.
     pub fn new(n: usize, modulus: Modulus) -> Result<Self> {
-        check_ntt_prime(&modulus, n)?;
-        let psi = minimal_primitive_root(2 * n as u64, &modulus)?;
+        let psi = minimal_root(n, &modulus)?;
         Self::with_root(n, modulus, psi)
     }
 
     /// On-the-fly transform with a caller-chosen primitive 2n-th root ψ.
     pub fn with_root(n: usize, modulus: Modulus, psi: u64) -> Result<Self> {
-        check_ntt_prime(&modulus, n)?;
-        if !is_primitive_root(psi, 2 * n as u64, &modulus) {
-            return Err(MathError::NotPrimitiveRoot {
-                root: psi,
-                order: 2 * n as u64,
-                modulus: modulus.value(),
-            });
-        }
+        check_root(n, &modulus, psi)?;
         Ok(Self {
             n,
             modulus,
