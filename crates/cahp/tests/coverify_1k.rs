@@ -7,8 +7,7 @@
 mod coverify_support;
 
 use coverify_support::{
-    check_iverilog, check_netlist, circuit_sized, require_tool, run_netlist_sized, simulate_sized,
-    Iverilog, Lane,
+    check_iverilog, check_netlists_sized, require_tool, simulate_sized, Iverilog, Lane,
 };
 use vsp_cahp::cores::{Core, MemSize, Memory};
 use vsp_cahp::{assemble_sources, load_args, programs, AsmOptions, Source};
@@ -91,18 +90,7 @@ fn kib_netlists_match_the_simulator_in_cmux_and_mux_memory() {
     let size = MemSize::K1;
     for core in Core::ALL {
         for memory in [Memory::Cmux, Memory::Mux] {
-            let c = circuit_sized(core, memory, size).expect("blueprint compiles");
-            let plain: Vec<Lane> = lanes.iter().map(|(_, l, _)| l.clone()).collect();
-            let nets = run_netlist_sized(&c, memory, size, &plain, 20_000);
-            for ((name, lane, expected), net) in lanes.iter().zip(&nets) {
-                let sim = simulate_sized(lane, 100_000, size);
-                assert_eq!(
-                    sim.steps.last().map(|e| e.regs[8]),
-                    Some(*expected),
-                    "{name}: simulator result"
-                );
-                check_netlist(&format!("{core} 1 KiB {memory:?} {name}"), &sim, net);
-            }
+            check_netlists_sized(core, memory, size, &lanes);
         }
     }
 }

@@ -8,8 +8,7 @@
 mod coverify_support;
 
 use coverify_support::{
-    check_iverilog, check_netlist, circuit_sized, require_tool, run_netlist_sized, simulate_sized,
-    Iverilog, Lane,
+    check_iverilog, check_netlists_sized, require_tool, simulate_sized, Iverilog, Lane,
 };
 use vsp_cahp::cores::{Core, MemSize, Memory};
 use vsp_cahp::{assemble_sources, load_args, programs, AsmOptions, Source};
@@ -119,18 +118,7 @@ fn larger_netlists_match_the_simulator() {
                 &[Memory::Cmux]
             };
             for &memory in memories {
-                let c = circuit_sized(core, memory, size).expect("blueprint compiles");
-                let plain: Vec<Lane> = lanes.iter().map(|(_, l, _)| l.clone()).collect();
-                let nets = run_netlist_sized(&c, memory, size, &plain, 20_000);
-                for ((name, lane, expected), net) in lanes.iter().zip(&nets) {
-                    let sim = simulate_sized(lane, 100_000, size);
-                    assert_eq!(
-                        sim.steps.last().map(|e| e.regs[8]),
-                        Some(*expected),
-                        "{size} {name}: simulator result"
-                    );
-                    check_netlist(&format!("{core} {size} {memory:?} {name}"), &sim, net);
-                }
+                check_netlists_sized(core, memory, size, &lanes);
             }
         }
     }
