@@ -140,21 +140,14 @@ fn child_times(
     args: &[String],
     expect: &[u64],
 ) -> Result<Vec<f64>, String> {
-    let out = std::process::Command::new(python)
-        .arg("-c")
-        .arg(script)
-        .args(args)
-        .env("OMP_NUM_THREADS", "1")
-        .output()
-        .map_err(|e| format!("{}: {e}", python.to_string_lossy()))?;
-    if !out.status.success() {
-        return Err(String::from_utf8_lossy(&out.stderr)
-            .lines()
-            .last()
-            .unwrap_or("no output")
-            .to_string());
-    }
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = crate::common::script_output(
+        std::process::Command::new(python)
+            .arg("-c")
+            .arg(script)
+            .args(args)
+            .env("OMP_NUM_THREADS", "1"),
+        &python.to_string_lossy(),
+    )?;
     let mut lines = text.lines();
     let v: Vec<f64> = lines
         .next()

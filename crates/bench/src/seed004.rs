@@ -55,18 +55,11 @@ print(f"{e:.4f} {es:.4f} {d:.4f}")
 "#;
 
 fn seal_times(reps: usize) -> Result<Vec<f64>, String> {
-    let out = std::process::Command::new("python3")
-        .args(["-c", SEAL_SCRIPT, &reps.to_string()])
-        .output()
-        .map_err(|e| format!("python3: {e}"))?;
-    if !out.status.success() {
-        return Err(String::from_utf8_lossy(&out.stderr)
-            .lines()
-            .last()
-            .unwrap_or("no output")
-            .to_string());
-    }
-    let v: Vec<f64> = String::from_utf8_lossy(&out.stdout)
+    let out = crate::common::script_output(
+        std::process::Command::new("python3").args(["-c", SEAL_SCRIPT, &reps.to_string()]),
+        "python3",
+    )?;
+    let v: Vec<f64> = out
         .split_whitespace()
         .filter_map(|x| x.parse().ok())
         .collect();
