@@ -249,18 +249,9 @@ pub(crate) unsafe fn forward(a: &mut [u64], roots: &[ShoupConst], q: &Modulus) {
         let mut m = 1;
         while t > 4 {
             t >>= 1;
-            for i in 0..m {
-                let w = broadcast(roots[m + i]);
-                let base = 2 * t * i;
-                let mut j = 0;
-                while j < t {
-                    // SAFETY: base + t + j + 4 ≤ 2t(i + 1) ≤ n, so both 4-lane accesses are in bounds.
-                    let (x, y) = ct(load(p.add(base + j)), load(p.add(base + t + j)), w, &c);
-                    store(p.add(base + j), x);
-                    store(p.add(base + t + j), y);
-                    j += 4;
-                }
-            }
+            vector_stage!(p, m, t, 4, load, |i| broadcast(roots[m + i]), |x, y, w| ct(
+                x, y, w, &c
+            ));
             m <<= 1;
         }
         // t = 2: blocks of 4 words; two blocks per pair of vectors.
@@ -339,18 +330,15 @@ pub(crate) unsafe fn inverse(
         let mut t = 4;
         h >>= 1;
         while h > 1 {
-            for i in 0..h {
-                let w = broadcast(inv_roots[h + i]);
-                let base = 2 * t * i;
-                let mut j = 0;
-                while j < t {
-                    // SAFETY: base + t + j + 4 ≤ 2t(i + 1) ≤ n.
-                    let (x, y) = gs(load(p.add(base + j)), load(p.add(base + t + j)), w, &c);
-                    store(p.add(base + j), x);
-                    store(p.add(base + t + j), y);
-                    j += 4;
-                }
-            }
+            vector_stage!(
+                p,
+                h,
+                t,
+                4,
+                load,
+                |i| broadcast(inv_roots[h + i]),
+                |x, y, w| gs(x, y, w, &c)
+            );
             t <<= 1;
             h >>= 1;
         }

@@ -148,6 +148,14 @@ unsafe fn load_u(p: *const u64, c: &Consts) -> __m256d {
     unsafe { to_f64(_mm256_loadu_si256(p as *const __m256i), c) }
 }
 
+/// A twiddle (the bits of a double) in every lane.
+#[inline(always)]
+unsafe fn broadcast(bits: u64) -> __m256d {
+    // SAFETY: the caller upholds this function's safety contract (its target features are
+    // present, pointers and lengths in bounds); the block relies on nothing else.
+    unsafe { _mm256_set1_pd(f64::from_bits(bits)) }
+}
+
 /// Twiddles k, k, k+1, k+1 (stage t = 2).
 #[inline(always)]
 unsafe fn tw_pairs(roots: &[u64], k: usize) -> __m256d {
@@ -181,29 +189,23 @@ pub(crate) unsafe fn forward(a: &mut [u64], roots: &[u64], q: &Modulus) {
         let n = a.len();
         let c = consts(q);
         let p = a.as_mut_ptr();
-        let mut t = n;
-        let mut m = 1;
-        let mut first = true;
+        // The first stage (t = n/2, one block) converts the u64 input to doubles as it loads.
+        let mut t = n / 2;
+        vector_stage!(
+            p,
+            1,
+            t,
+            4,
+            load_u(&c),
+            |i| broadcast(roots[1 + i]),
+            |x, y, w| ct(x, y, w, &c)
+        );
+        let mut m = 2;
         while t > 4 {
             t >>= 1;
-            for i in 0..m {
-                let w = _mm256_set1_pd(f64::from_bits(roots[m + i]));
-                let base = 2 * t * i;
-                let mut j = 0;
-                while j < t {
-                    // SAFETY: base + t + j + 4 ≤ 2t(i + 1) ≤ n.
-                    let (x, y) = if first {
-                        (load_u(p.add(base + j), &c), load_u(p.add(base + t + j), &c))
-                    } else {
-                        (load(p.add(base + j)), load(p.add(base + t + j)))
-                    };
-                    let (x, y) = ct(x, y, w, &c);
-                    store(p.add(base + j), x);
-                    store(p.add(base + t + j), y);
-                    j += 4;
-                }
-            }
-            first = false;
+            vector_stage!(p, m, t, 4, load, |i| broadcast(roots[m + i]), |x, y, w| ct(
+                x, y, w, &c
+            ));
             m <<= 1;
         }
         for i in (0..m).step_by(2) {
@@ -281,25 +283,19 @@ pub(crate) unsafe fn inverse(a: &mut [u64], inv_roots: &[u64], n_inv: u64, last:
         let mut t = 4;
         h >>= 1;
         while h > 1 {
-            for i in 0..h {
-                let w = _mm256_set1_pd(f64::from_bits(inv_roots[h + i]));
-                let base = 2 * t * i;
-                let mut j = 0;
-                while j < t {
-                    // SAFETY: base + t + j + 4 ≤ 2t(i + 1) ≤ n.
-                    let (x, y) = gs(load(p.add(base + j)), load(p.add(base + t + j)), w, &c);
-                    store(p.add(base + j), x);
-                    store(p.add(base + t + j), y);
-                    j += 4;
-                }
-            }
+            vector_stage!(
+                p,
+                h,
+                t,
+                4,
+                load,
+                |i| broadcast(inv_roots[h + i]),
+                |x, y, w| gs(x, y, w, &c)
+            );
             t <<= 1;
             h >>= 1;
         }
-        let (wn, wl) = (
-            _mm256_set1_pd(f64::from_bits(n_inv)),
-            _mm256_set1_pd(f64::from_bits(last)),
-        );
+        let (wn, wl) = (broadcast(n_inv), broadcast(last));
         let half = n / 2;
         let mut j = 0;
         while j < half {

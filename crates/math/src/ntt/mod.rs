@@ -15,6 +15,35 @@
 //! [`Backend::preference`]; [`NttTable::with_backend`] picks a kernel explicitly (tests, benches).
 //! [`NttOnTheFly`] keeps no twiddle table at all (seed 003's memory-saving mode).
 
+/// The butterflies of one stage of a vector kernel (`avx2`, `avx2_fma`, `avx512`) whose half-block
+/// `t` holds whole vectors of `lanes` words: for each block `i` of `blocks`, the twiddle `w` =
+/// `twiddle` once, then for each vector offset j < t the vectors x at word 2ti + j and y t words
+/// later, `load`ed (with the optional extra argument), replaced by `butterfly` and `store`d back.
+/// `load` and `store` are the kernel's own functions. Expanded in place, inside the kernel's
+/// `unsafe` block, so it runs with the kernel's target features; `p` points to 2t·blocks words.
+#[cfg(target_arch = "x86_64")]
+macro_rules! vector_stage {
+    ($p:expr, $blocks:expr, $t:expr, $lanes:expr, $load:ident $(($extra:expr))?,
+     |$i:ident| $twiddle:expr, |$x:ident, $y:ident, $w:ident| $butterfly:expr) => {{
+        let (p, t) = ($p, $t);
+        for $i in 0..$blocks {
+            let $w = $twiddle;
+            let base = 2 * t * $i;
+            let mut j = 0;
+            while j < t {
+                // SAFETY: base + t + j + lanes ≤ 2t(i + 1) ≤ 2t·blocks, so both accesses are in
+                // bounds.
+                let $x = $load(p.add(base + j) $(, $extra)?);
+                let $y = $load(p.add(base + t + j) $(, $extra)?);
+                let (x, y) = $butterfly;
+                store(p.add(base + j), x);
+                store(p.add(base + t + j), y);
+                j += $lanes;
+            }
+        }
+    }};
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx2;
 #[cfg(target_arch = "x86_64")]
