@@ -7,10 +7,10 @@
 mod coverify_support;
 
 use coverify_support::{
-    check_iverilog, check_netlists_sized, require_tool, simulate_sized, Iverilog, Lane,
+    assemble_lane, benchmark_lanes, check_iverilog, check_netlists_sized, require_tool,
+    simulate_sized, Iverilog, Lane,
 };
 use vsp_cahp::cores::{Core, MemSize, Memory};
-use vsp_cahp::{assemble_sources, load_args, programs, AsmOptions, Source};
 
 /// Code past 512 bytes, a call from there (link register > 512), RAM words and bytes past 512.
 const FAR: &str = r#"
@@ -37,50 +37,15 @@ far:
     hlt
 "#;
 
-fn k1() -> AsmOptions {
-    AsmOptions {
-        rom_size: 1024,
-        ram_size: 1024,
-        ..AsmOptions::default()
-    }
-}
-
 /// (name, lane, expected a0) for the far program and the three benchmarks, built for 1 KiB.
 fn lanes() -> Vec<(&'static str, Lane, u16)> {
-    let mut out = Vec::new();
-    let far = assemble_sources(
-        &[Source {
-            name: "far.s",
-            text: FAR,
-        }],
-        &k1(),
-    )
-    .expect("assembles");
+    let far = assemble_lane("far.s", FAR, &[], MemSize::K1);
     assert!(
         far.rom.len() > 512,
         "the far program must not fit 512 bytes"
     );
-    let ram = load_args(&far.ram, &[], 1024).expect("fits");
-    out.push(("far", Lane { rom: far.rom, ram }, 586));
-    for p in programs::ALL {
-        let image = assemble_sources(
-            &[Source {
-                name: p.name,
-                text: p.source,
-            }],
-            &k1(),
-        )
-        .expect("benchmark assembles");
-        let ram = load_args(&image.ram, p.args, 1024).expect("arguments fit");
-        out.push((
-            p.name,
-            Lane {
-                rom: image.rom,
-                ram,
-            },
-            p.expected,
-        ));
-    }
+    let mut out = vec![("far", far, 586)];
+    out.extend(benchmark_lanes(MemSize::K1));
     out
 }
 

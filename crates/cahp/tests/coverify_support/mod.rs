@@ -321,6 +321,36 @@ pub fn check_netlists_sized(
     }
 }
 
+/// `text` assembled for the machine `size`, with `args` loaded into its RAM.
+pub fn assemble_lane(name: &str, text: &str, args: &[&str], size: MemSize) -> Lane {
+    let opts = vsp_cahp::AsmOptions {
+        rom_size: size.rom_bytes(),
+        ram_size: size.ram_bytes(),
+        ..vsp_cahp::AsmOptions::default()
+    };
+    let image = vsp_cahp::assemble_sources(&[vsp_cahp::Source { name, text }], &opts)
+        .unwrap_or_else(|e| panic!("{name} does not assemble: {e}"));
+    let ram = vsp_cahp::load_args(&image.ram, args, size.ram_bytes()).expect("arguments fit");
+    Lane {
+        rom: image.rom,
+        ram,
+    }
+}
+
+/// (name, lane, expected a0) of the paper's three benchmarks, built for `size`.
+pub fn benchmark_lanes(size: MemSize) -> Vec<(&'static str, Lane, u16)> {
+    vsp_cahp::programs::ALL
+        .iter()
+        .map(|p| {
+            (
+                p.name,
+                assemble_lane(p.name, p.source, p.args, size),
+                p.expected,
+            )
+        })
+        .collect()
+}
+
 /// Repository's `hw/` directory.
 pub fn hw_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../hw")
