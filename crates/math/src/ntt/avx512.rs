@@ -357,49 +357,39 @@ unsafe fn inverse_impl<M: ShoupMul>(
     }
 }
 
-/// Forward transform with AVX-512F/DQ. Requires n = a.len() ≥ 32, a power of two, n-entry table.
-#[target_feature(enable = "avx512f,avx512dq")]
-pub(crate) unsafe fn forward_wide(a: &mut [u64], roots: &[ShoupConst], q: &Modulus) {
-    // SAFETY: the caller upholds this function's safety contract (its target features are
-    // present, pointers and lengths in bounds); the block relies on nothing else.
-    unsafe { forward_impl::<Wide>(a, roots, q) }
+/// The entry points of one flavour: `$forward` and `$inverse` with `$features` enabled, over
+/// `forward_impl` / `inverse_impl` with multiplication `$mul`. Both require n = a.len() ≥ 32, a
+/// power of two, and n-entry twiddle tables with the flavour's Shoup quotients.
+macro_rules! entry_points {
+    ($features:literal, $mul:ty, $forward:ident, $inverse:ident) => {
+        /// Forward transform (see `entry_points!`).
+        #[target_feature(enable = $features)]
+        pub(crate) unsafe fn $forward(a: &mut [u64], roots: &[ShoupConst], q: &Modulus) {
+            // SAFETY: the caller upholds this function's safety contract (its target features
+            // are present, pointers and lengths in bounds); the block relies on nothing else.
+            unsafe { forward_impl::<$mul>(a, roots, q) }
+        }
+
+        /// Inverse transform (see `entry_points!`).
+        #[target_feature(enable = $features)]
+        pub(crate) unsafe fn $inverse(
+            a: &mut [u64],
+            inv: &[ShoupConst],
+            n_inv: ShoupConst,
+            last: ShoupConst,
+            q: &Modulus,
+        ) {
+            // SAFETY: the caller upholds this function's safety contract (its target features
+            // are present, pointers and lengths in bounds); the block relies on nothing else.
+            unsafe { inverse_impl::<$mul>(a, inv, n_inv, last, q) }
+        }
+    };
 }
 
-/// Inverse transform with AVX-512F/DQ. Same requirements as [`forward_wide`].
-#[target_feature(enable = "avx512f,avx512dq")]
-pub(crate) unsafe fn inverse_wide(
-    a: &mut [u64],
-    inv: &[ShoupConst],
-    n_inv: ShoupConst,
-    last: ShoupConst,
-    q: &Modulus,
-) {
-    // SAFETY: the caller upholds this function's safety contract (its target features are
-    // present, pointers and lengths in bounds); the block relies on nothing else.
-    unsafe { inverse_impl::<Wide>(a, inv, n_inv, last, q) }
-}
-
-/// Forward transform with IFMA52; q < 2^50 and 52-bit Shoup quotients in `roots`.
-#[target_feature(enable = "avx512f,avx512ifma")]
-pub(crate) unsafe fn forward_ifma(a: &mut [u64], roots: &[ShoupConst], q: &Modulus) {
-    // SAFETY: the caller upholds this function's safety contract (its target features are
-    // present, pointers and lengths in bounds); the block relies on nothing else.
-    unsafe { forward_impl::<Ifma>(a, roots, q) }
-}
-
-/// Inverse transform with IFMA52; q < 2^50 and 52-bit Shoup quotients throughout.
-#[target_feature(enable = "avx512f,avx512ifma")]
-pub(crate) unsafe fn inverse_ifma(
-    a: &mut [u64],
-    inv: &[ShoupConst],
-    n_inv: ShoupConst,
-    last: ShoupConst,
-    q: &Modulus,
-) {
-    // SAFETY: the caller upholds this function's safety contract (its target features are
-    // present, pointers and lengths in bounds); the block relies on nothing else.
-    unsafe { inverse_impl::<Ifma>(a, inv, n_inv, last, q) }
-}
+// AVX-512F/DQ, any q < 2^62.
+entry_points!("avx512f,avx512dq", Wide, forward_wide, inverse_wide);
+// IFMA52: q < 2^50 and 52-bit Shoup quotients throughout.
+entry_points!("avx512f,avx512ifma", Ifma, forward_ifma, inverse_ifma);
 
 /// Whether the CPU has AVX-512F and DQ.
 pub(crate) fn wide_supported() -> bool {

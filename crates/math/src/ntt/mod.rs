@@ -44,6 +44,143 @@ macro_rules! vector_stage {
     }};
 }
 
+/// The forward and inverse kernels of both AVX2 backends, which share their stage structure:
+/// `avx2` (integer Shoup lanes, any q < 2^62) and `avx2_fma` (doubles, q < 2^50). `$root` is the
+/// module's twiddle type. The module provides the vector operations the stages use: `consts`,
+/// `load`/`store` (working lanes), `load_u` (input words → working lanes), `store_u` (output words),
+/// `finish` (working lanes → words in [0, q)), `broadcast`, `twiddle_pairs` (k, k, k+1, k+1),
+/// `twiddle_quad` (k, k+2, k+1, k+3), `halves` and `unpack` (the lane regroupings of the stages
+/// t = 2 and t = 1, each its own inverse), the butterflies `ct` and `gs`, and `last_butterfly` (the
+/// last inverse stage with N^{-1} merged, fully reduced).
+///
+/// `forward`: input words in [0, 4q), output in [0, q); `inverse` (N^{-1} and the last twiddle
+/// merged into `n_inv` and `last`): input in [0, 2q), output in [0, q). Both require
+/// n = a.len() ≥ 16, a power of two, and n-entry twiddle tables.
+#[cfg(target_arch = "x86_64")]
+macro_rules! avx2_kernels {
+    ($features:literal, $root:ty) => {
+        /// Forward transform (see `avx2_kernels!` in `ntt/mod.rs`).
+        #[target_feature(enable = $features)]
+        pub(crate) unsafe fn forward(a: &mut [u64], roots: &[$root], q: &Modulus) {
+            // SAFETY: the caller upholds this function's safety contract (its target features are
+            // present, pointers and lengths in bounds); the block relies on nothing else.
+            unsafe {
+                let n = a.len();
+                let c = consts(q);
+                let p = a.as_mut_ptr();
+                // Stages with t ≥ 4; the first (t = n/2, one block) converts the input as it loads.
+                let mut t = n / 2;
+                vector_stage!(
+                    p,
+                    1,
+                    t,
+                    4,
+                    load_u(&c),
+                    |i| broadcast(roots[1 + i]),
+                    |x, y, w| { ct(x, y, w, &c) }
+                );
+                let mut m = 2;
+                while t > 4 {
+                    t >>= 1;
+                    vector_stage!(p, m, t, 4, load, |i| broadcast(roots[m + i]), |x, y, w| {
+                        ct(x, y, w, &c)
+                    });
+                    m <<= 1;
+                }
+                // t = 2: blocks of 4 words; two blocks per pair of vectors.
+                for i in (0..m).step_by(2) {
+                    let w = twiddle_pairs(roots, m + i);
+                    // SAFETY: 4i + 8 ≤ 2m·2 = n words.
+                    let (x, y) = halves(load(p.add(4 * i)), load(p.add(4 * i + 4)));
+                    let (x, y) = ct(x, y, w, &c);
+                    let (v0, v1) = halves(x, y);
+                    store(p.add(4 * i), v0);
+                    store(p.add(4 * i + 4), v1);
+                }
+                m <<= 1;
+                // t = 1: pairs; four blocks per pair of vectors; the final reduction merged in.
+                for i in (0..m).step_by(4) {
+                    let w = twiddle_quad(roots, m + i);
+                    // SAFETY: 2i + 8 ≤ 2m = n words.
+                    let (x, y) = unpack(load(p.add(2 * i)), load(p.add(2 * i + 4)));
+                    let (x, y) = ct(x, y, w, &c);
+                    let (x, y) = (finish(x, &c), finish(y, &c));
+                    store_u(p.add(2 * i), _mm256_unpacklo_epi64(x, y));
+                    store_u(p.add(2 * i + 4), _mm256_unpackhi_epi64(x, y));
+                }
+            }
+        }
+
+        /// Inverse transform including N^{-1} (see `avx2_kernels!` in `ntt/mod.rs`).
+        #[target_feature(enable = $features)]
+        pub(crate) unsafe fn inverse(
+            a: &mut [u64],
+            inv_roots: &[$root],
+            n_inv: $root,
+            last: $root,
+            q: &Modulus,
+        ) {
+            // SAFETY: the caller upholds this function's safety contract (its target features are
+            // present, pointers and lengths in bounds); the block relies on nothing else.
+            unsafe {
+                let n = a.len();
+                let c = consts(q);
+                let p = a.as_mut_ptr();
+                // t = 1 (h = n/2 blocks), converting the input as it loads.
+                let mut h = n / 2;
+                for i in (0..h).step_by(4) {
+                    let w = twiddle_quad(inv_roots, h + i);
+                    // SAFETY: 2i + 8 ≤ n.
+                    let (x, y) = unpack(load_u(p.add(2 * i), &c), load_u(p.add(2 * i + 4), &c));
+                    let (x, y) = gs(x, y, w, &c);
+                    let (v0, v1) = unpack(x, y);
+                    store(p.add(2 * i), v0);
+                    store(p.add(2 * i + 4), v1);
+                }
+                // t = 2.
+                h >>= 1;
+                for i in (0..h).step_by(2) {
+                    let w = twiddle_pairs(inv_roots, h + i);
+                    // SAFETY: 4i + 8 ≤ n.
+                    let (x, y) = halves(load(p.add(4 * i)), load(p.add(4 * i + 4)));
+                    let (x, y) = gs(x, y, w, &c);
+                    let (v0, v1) = halves(x, y);
+                    store(p.add(4 * i), v0);
+                    store(p.add(4 * i + 4), v1);
+                }
+                // t ≥ 4 until the last stage.
+                let mut t = 4;
+                h >>= 1;
+                while h > 1 {
+                    vector_stage!(
+                        p,
+                        h,
+                        t,
+                        4,
+                        load,
+                        |i| broadcast(inv_roots[h + i]),
+                        |x, y, w| { gs(x, y, w, &c) }
+                    );
+                    t <<= 1;
+                    h >>= 1;
+                }
+                // Last stage with N^{-1} merged, then the final reduction to [0, q).
+                let (wn, wl) = (broadcast(n_inv), broadcast(last));
+                let half = n / 2;
+                let mut j = 0;
+                while j < half {
+                    // SAFETY: half + j + 4 ≤ n.
+                    let (x, y) = (load(p.add(j)), load(p.add(half + j)));
+                    let (s, d) = last_butterfly(x, y, wn, wl, &c);
+                    store_u(p.add(j), s);
+                    store_u(p.add(half + j), d);
+                    j += 4;
+                }
+            }
+        }
+    };
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx2;
 #[cfg(target_arch = "x86_64")]
