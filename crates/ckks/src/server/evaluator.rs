@@ -6,7 +6,6 @@
 use super::ciphertext::Ciphertext;
 use super::context::ServerContext;
 use super::keys::RelinKeys;
-use super::ring::{add_mod, sub_mod};
 use crate::arith::inv_mod;
 use crate::error::{CkksError, Result};
 
@@ -27,17 +26,17 @@ fn rounding_terms(
     tmp: &mut [u64],
     mut f: impl FnMut(usize, &[u64], u64),
 ) -> Result<()> {
-    let p = ctx.q(p_idx);
+    let (p, mp) = (ctx.q(p_idx), ctx.modulus(p_idx));
     let half = p >> 1;
     ctx.inverse(p_idx, last)?;
     for x in last.iter_mut() {
-        *x = add_mod(*x, half, p);
+        *x = mp.add(*x, half);
     }
     for i in 0..l {
-        let q = ctx.q(i);
+        let (q, mq) = (ctx.q(i), ctx.modulus(i));
         let half_q = half % q;
         for (d, &x) in tmp.iter_mut().zip(last.iter()) {
-            *d = sub_mod(x % q, half_q, q);
+            *d = mq.sub(x % q, half_q);
         }
         ctx.forward(i, tmp)?;
         f(i, tmp, inv_mod(p % q, q));
@@ -77,18 +76,14 @@ impl<'a> Evaluator<'a> {
         let mut out = Ciphertext::zero(a.n, a.level, size, a.scale);
         for p in 0..size {
             for i in 0..a.level {
-                let q = self.ctx.q(i);
+                let mq = self.ctx.modulus(i);
                 let dst = out.limb_mut(p, i);
                 if p < a.size {
                     dst.copy_from_slice(a.limb(p, i));
                 }
                 if p < b.size {
                     for (d, &y) in dst.iter_mut().zip(b.limb(p, i)) {
-                        *d = if sub {
-                            sub_mod(*d, y, q)
-                        } else {
-                            add_mod(*d, y, q)
-                        };
+                        *d = if sub { mq.sub(*d, y) } else { mq.add(*d, y) };
                     }
                 }
             }
@@ -109,9 +104,9 @@ impl<'a> Evaluator<'a> {
         let mut out = a.clone();
         for p in 0..a.size {
             for i in 0..a.level {
-                let q = self.ctx.q(i);
+                let mq = self.ctx.modulus(i);
                 for x in out.limb_mut(p, i) {
-                    *x = sub_mod(0, *x, q);
+                    *x = mq.neg(*x);
                 }
             }
         }
@@ -128,12 +123,11 @@ impl<'a> Evaluator<'a> {
         }
         let mut out = Ciphertext::zero(a.n, a.level, 3, a.scale * b.scale);
         for i in 0..a.level {
-            let q = self.ctx.q(i);
             let mq = self.ctx.modulus(i);
             let (a0, a1, b0, b1) = (a.limb(0, i), a.limb(1, i), b.limb(0, i), b.limb(1, i));
             for k in 0..a.n {
                 let d0 = mq.mul(a0[k], b0[k]);
-                let d1 = add_mod(mq.mul(a0[k], b1[k]), mq.mul(a1[k], b0[k]), q);
+                let d1 = mq.add(mq.mul(a0[k], b1[k]), mq.mul(a1[k], b0[k]));
                 let d2 = mq.mul(a1[k], b1[k]);
                 out.limb_mut(0, i)[k] = d0;
                 out.limb_mut(1, i)[k] = d1;
@@ -189,7 +183,7 @@ impl<'a> Evaluator<'a> {
                 for poly in 0..2 {
                     let k = key.limb(poly, ti);
                     for ((a, &x), &y) in acc[poly][t].iter_mut().zip(&tmp).zip(k) {
-                        *a = add_mod(*a, mq.mul(x, y), q);
+                        *a = mq.add(*a, mq.mul(x, y));
                     }
                 }
             }
@@ -199,12 +193,12 @@ impl<'a> Evaluator<'a> {
         for (poly, acc) in acc.iter_mut().enumerate() {
             let (low, last) = acc.split_at_mut(l);
             rounding_terms(ctx, sp_idx, l, &mut last[0], &mut tmp, |i, t, p_inv| {
-                let (q, mq) = (ctx.q(i), ctx.modulus(i));
+                let mq = ctx.modulus(i);
                 let src = ct.limb(poly, i);
                 let dst = out.limb_mut(poly, i);
                 for k in 0..n {
-                    let v = mq.mul(sub_mod(low[i][k], t[k], q), p_inv);
-                    dst[k] = add_mod(src[k], v, q);
+                    let v = mq.mul(mq.sub(low[i][k], t[k]), p_inv);
+                    dst[k] = mq.add(src[k], v);
                 }
             })?;
         }
@@ -227,11 +221,11 @@ impl<'a> Evaluator<'a> {
         for poly in 0..ct.size {
             last.copy_from_slice(ct.limb(poly, l));
             rounding_terms(ctx, l, l, &mut last, &mut tmp, |i, t, inv| {
-                let (q, mq) = (ctx.q(i), ctx.modulus(i));
+                let mq = ctx.modulus(i);
                 let src = ct.limb(poly, i);
                 let dst = out.limb_mut(poly, i);
                 for k in 0..n {
-                    dst[k] = mq.mul(sub_mod(src[k], t[k], q), inv);
+                    dst[k] = mq.mul(mq.sub(src[k], t[k]), inv);
                 }
             })?;
         }
