@@ -148,19 +148,16 @@ fn child_times(
             .env("OMP_NUM_THREADS", "1"),
         &python.to_string_lossy(),
     )?;
+    // The numbers of one output line (none when the line is missing).
+    fn numbers<T: std::str::FromStr>(line: Option<&str>) -> Vec<T> {
+        line.unwrap_or("")
+            .split_whitespace()
+            .filter_map(|x| x.parse().ok())
+            .collect()
+    }
     let mut lines = text.lines();
-    let v: Vec<f64> = lines
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .filter_map(|x| x.parse().ok())
-        .collect();
-    let slots: Vec<u64> = lines
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .filter_map(|x| x.parse().ok())
-        .collect();
+    let v: Vec<f64> = numbers(lines.next());
+    let slots: Vec<u64> = numbers(lines.next());
     if v.len() != 6 {
         return Err(format!("unexpected output {text:?}"));
     }
