@@ -140,34 +140,24 @@ fn child_times(
     args: &[String],
     expect: &[u64],
 ) -> Result<Vec<f64>, String> {
-    let out = std::process::Command::new(python)
-        .arg("-c")
-        .arg(script)
-        .args(args)
-        .env("OMP_NUM_THREADS", "1")
-        .output()
-        .map_err(|e| format!("{}: {e}", python.to_string_lossy()))?;
-    if !out.status.success() {
-        return Err(String::from_utf8_lossy(&out.stderr)
-            .lines()
-            .last()
-            .unwrap_or("no output")
-            .to_string());
+    let text = crate::common::script_output(
+        std::process::Command::new(python)
+            .arg("-c")
+            .arg(script)
+            .args(args)
+            .env("OMP_NUM_THREADS", "1"),
+        &python.to_string_lossy(),
+    )?;
+    // The numbers of one output line (none when the line is missing).
+    fn numbers<T: std::str::FromStr>(line: Option<&str>) -> Vec<T> {
+        line.unwrap_or("")
+            .split_whitespace()
+            .filter_map(|x| x.parse().ok())
+            .collect()
     }
-    let text = String::from_utf8_lossy(&out.stdout);
     let mut lines = text.lines();
-    let v: Vec<f64> = lines
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .filter_map(|x| x.parse().ok())
-        .collect();
-    let slots: Vec<u64> = lines
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .filter_map(|x| x.parse().ok())
-        .collect();
+    let v: Vec<f64> = numbers(lines.next());
+    let slots: Vec<u64> = numbers(lines.next());
     if v.len() != 6 {
         return Err(format!("unexpected output {text:?}"));
     }

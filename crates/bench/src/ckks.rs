@@ -103,25 +103,17 @@ struct SealRun {
 /// Runs SEAL with our key-level primes (data primes + special prime), or says why not.
 fn seal_times(params: &CkksParams, reps: usize) -> Result<SealRun, String> {
     let primes: Vec<String> = params.key_primes().iter().map(u64::to_string).collect();
-    let out = Command::new("python3")
-        .args([
+    let text = crate::common::script_output(
+        Command::new("python3").args([
             "-c",
             SEAL_SCRIPT,
             &params.n().to_string(),
             &reps.to_string(),
             &primes.join(","),
             &params.scale().to_string(),
-        ])
-        .output()
-        .map_err(|e| format!("python3: {e}"))?;
-    if !out.status.success() {
-        return Err(String::from_utf8_lossy(&out.stderr)
-            .lines()
-            .last()
-            .unwrap_or("")
-            .to_string());
-    }
-    let text = String::from_utf8_lossy(&out.stdout);
+        ]),
+        "python3",
+    )?;
     let get = |k: &str| -> Result<f64, String> {
         text.split_whitespace()
             .find_map(|w| w.strip_prefix(k))

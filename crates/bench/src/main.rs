@@ -6,6 +6,7 @@
 mod bfv;
 mod circuit;
 mod ckks;
+mod common;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod ntt;

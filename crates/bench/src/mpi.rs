@@ -96,14 +96,7 @@ pub fn worker(args: &[String]) -> Result<()> {
 
 /// The suite.
 pub fn run(args: &[String]) -> Result<()> {
-    let num = |i: usize, what: &str, default: u64| -> Result<u64> {
-        match args.get(i) {
-            Some(a) => a
-                .parse()
-                .map_err(|_| anyhow::anyhow!("{what} must be a number, got {a:?}")),
-            None => Ok(default),
-        }
-    };
+    let num = |i: usize, what: &str, default: u64| crate::common::num_arg(args, i, what, default);
     let cycles = num(0, "cycles", 2)?.max(1);
     let warmup = num(1, "warm-up cycles", 2)?;
     let dir = std::env::temp_dir().join(format!("vsp-bench-mpi-{}", std::process::id()));

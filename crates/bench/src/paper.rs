@@ -15,7 +15,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use vsp_cahp::cores::{self, Core, Memory};
 use vsp_circuit::{client, Circuit, Engine, MemState, PlainBackend, RunOptions, TfheBackend};
 use vsp_tfhe::{CircuitKey, EvalKey, Params, SecretKey};
@@ -123,14 +123,7 @@ impl Encrypted {
 
 /// Runs the suite.
 pub fn run(args: &[String]) -> Result<()> {
-    let num = |i: usize, what: &str, default: u64| -> Result<u64> {
-        match args.get(i) {
-            Some(a) => a
-                .parse()
-                .with_context(|| format!("{what} must be a number, got {a:?}")),
-            None => Ok(default),
-        }
-    };
+    let num = |i: usize, what: &str, default: u64| crate::common::num_arg(args, i, what, default);
     let cycles = num(0, "cycles", 2)?.max(1);
     let warmup = num(1, "warm-up cycles", 3)?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());

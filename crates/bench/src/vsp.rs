@@ -38,14 +38,7 @@ struct MemCounts {
 }
 
 pub fn run(args: &[String]) -> Result<()> {
-    let num = |i: usize, what: &str, default: u64| -> Result<u64> {
-        match args.get(i) {
-            Some(a) => a
-                .parse()
-                .map_err(|_| anyhow::anyhow!("{what} must be a number, got {a:?}")),
-            None => Ok(default),
-        }
-    };
+    let num = |i: usize, what: &str, default: u64| crate::common::num_arg(args, i, what, default);
     let cycles = num(0, "cycles", 3)?.max(1);
     let warmup = num(1, "warm-up cycles", 5)?;
     // `gates` evaluates every MUX as two gate bootstraps (the old engine); `nocells` keeps the

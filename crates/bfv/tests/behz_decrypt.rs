@@ -7,13 +7,13 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use vsp_bfv::*;
 
+mod common;
+
 fn check_set(params: std::sync::Arc<BfvParameters>, seed: u64) -> usize {
     let mut r = ChaCha20Rng::seed_from_u64(seed);
     let t = params.plaintext_modulus();
-    let sk = SecretKey::random(&params, &mut r);
-    let pk = PublicKey::new(&sk, &mut r);
+    let (sk, pk, enc) = common::keys(&params, &mut r);
     let rk = RelinKey::new(&sk, &mut r);
-    let enc = Encoder::new(&params);
     let ev = Evaluator::new(&params);
     let behz = BehzDecryptor::new(&params).unwrap();
     let n = params.degree();

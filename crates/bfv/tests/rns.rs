@@ -1,23 +1,20 @@
 //! End-to-end tests of the RNS scheme: homomorphic results equal plaintext results for both
 //! multiplication methods, relinearisation, rotations, noise budget and thread-count invariance.
 
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use vsp_bfv::*;
+
+mod common;
+
+use common::random_values;
 
 fn rng() -> ChaCha20Rng {
     ChaCha20Rng::seed_from_u64(7)
 }
 
 fn small_params() -> std::sync::Arc<BfvParameters> {
-    // Insecure small ring so that the tests stay fast; the arithmetic is identical.
-    BfvParameters::builder()
-        .degree(256)
-        .plaintext_modulus(65537)
-        .moduli_sizes(&[50, 50, 50, 50])
-        .insecure()
-        .build()
-        .unwrap()
+    common::small_params(&[50, 50, 50, 50])
 }
 
 fn mul_mod(a: &[u64], b: &[u64], t: u64) -> Vec<u64> {
@@ -33,12 +30,10 @@ fn encrypt_decrypt_add_multiply_both_methods() {
     let mut r = rng();
     let n = params.degree();
     let t = params.plaintext_modulus();
-    let sk = SecretKey::random(&params, &mut r);
-    let pk = PublicKey::new(&sk, &mut r);
+    let (sk, pk, enc) = common::keys(&params, &mut r);
     let rk = RelinKey::new(&sk, &mut r);
-    let enc = Encoder::new(&params);
-    let a: Vec<u64> = (0..n).map(|_| r.gen_range(0..t)).collect();
-    let b: Vec<u64> = (0..n).map(|_| r.gen_range(0..t)).collect();
+    let a = random_values(&mut r, n, t);
+    let b = random_values(&mut r, n, t);
     let ca = pk.encrypt(&enc.encode_batch(&a).unwrap(), &mut r).unwrap();
     let cb = sk.encrypt(&enc.encode_batch(&b).unwrap(), &mut r).unwrap();
     assert_eq!(enc.decode_batch(&sk.decrypt(&ca).unwrap()).unwrap(), a);
@@ -82,7 +77,7 @@ fn depth_four_and_noise_budget_decreases() {
     let sk = SecretKey::random(&params, &mut r);
     let rk = RelinKey::new(&sk, &mut r);
     let enc = Encoder::new(&params);
-    let a: Vec<u64> = (0..params.degree()).map(|_| r.gen_range(0..t)).collect();
+    let a = random_values(&mut r, params.degree(), t);
     for method in [MulMethod::Hps, MulMethod::Behz] {
         let ev = Evaluator::new(&params).with_method(method);
         let mut ct = sk.encrypt(&enc.encode_batch(&a).unwrap(), &mut r).unwrap();
@@ -126,7 +121,7 @@ fn rotations_and_inner_sum() {
     let gk = GaloisKeys::power_of_two(&sk, &mut r);
     let enc = Encoder::new(&params);
     let ev = Evaluator::new(&params);
-    let a: Vec<u64> = (0..n).map(|_| r.gen_range(0..t)).collect();
+    let a = random_values(&mut r, n, t);
     let ct = sk.encrypt(&enc.encode_batch(&a).unwrap(), &mut r).unwrap();
     let half = n / 2;
     for step in [1i64, 3, -1, 17] {
@@ -160,8 +155,8 @@ fn plaintext_operations_and_coefficient_encoding() {
     let sk = SecretKey::random(&params, &mut r);
     let enc = Encoder::new(&params);
     let ev = Evaluator::new(&params);
-    let a: Vec<u64> = (0..n).map(|_| r.gen_range(0..t)).collect();
-    let b: Vec<u64> = (0..n).map(|_| r.gen_range(0..t)).collect();
+    let a = random_values(&mut r, n, t);
+    let b = random_values(&mut r, n, t);
     let ct = sk.encrypt(&enc.encode_batch(&a).unwrap(), &mut r).unwrap();
     let pb = enc.encode_batch(&b).unwrap();
     let got = enc
@@ -283,7 +278,7 @@ fn depth_presets_reach_their_claimed_depth() {
         let enc = Encoder::new(&params);
         let ev = Evaluator::new(&params);
         let t = params.plaintext_modulus();
-        let a: Vec<u64> = (0..params.degree()).map(|_| r.gen_range(0..t)).collect();
+        let a = random_values(&mut r, params.degree(), t);
         let mut ct = sk.encrypt(&enc.encode_batch(&a).unwrap(), &mut r).unwrap();
         let mut want = a;
         for _ in 0..depth {
@@ -314,8 +309,8 @@ fn large_plaintext_modulus_both_methods() {
     let sk = SecretKey::random(&params, &mut r);
     let rk = RelinKey::new(&sk, &mut r);
     let enc = Encoder::new(&params);
-    let a: Vec<u64> = (0..256).map(|_| r.gen_range(0..t)).collect();
-    let b: Vec<u64> = (0..256).map(|_| r.gen_range(0..t)).collect();
+    let a = random_values(&mut r, 256, t);
+    let b = random_values(&mut r, 256, t);
     let ca = sk.encrypt(&enc.encode_batch(&a).unwrap(), &mut r).unwrap();
     let cb = sk.encrypt(&enc.encode_batch(&b).unwrap(), &mut r).unwrap();
     for method in [MulMethod::Hps, MulMethod::Behz] {

@@ -10,6 +10,8 @@ use rand_chacha::ChaCha20Rng;
 use std::sync::Arc;
 use vsp_bfv::*;
 
+mod common;
+
 const N: usize = 1024;
 const T: u64 = 12289; // prime, ≡ 1 mod 2048: batching; SEAL accepts it at N = 1024 too.
 const SIGMA: f64 = 3.2;
@@ -61,9 +63,7 @@ fn n1024_gaussian_parameters_are_secure_and_match_seal() {
 fn n1024_gaussian_encryption_decrypts() {
     let p = params();
     let mut rng = ChaCha20Rng::seed_from_u64(4);
-    let sk = SecretKey::random(&p, &mut rng);
-    let pk = PublicKey::new(&sk, &mut rng);
-    let enc = Encoder::new(&p);
+    let (sk, pk, enc) = common::keys(&p, &mut rng);
     for round in 0..20 {
         let vals: Vec<u64> = (0..N).map(|_| rng.gen_range(0..T)).collect();
         let pt = if round % 2 == 0 {
@@ -100,6 +100,15 @@ fn pmf(x: i64) -> f64 {
     }
 }
 
+/// The `power`-th moment of `samples` about `mean`.
+fn central_moment(samples: &[i64], mean: f64, power: i32) -> f64 {
+    samples
+        .iter()
+        .map(|&x| (x as f64 - mean).powi(power))
+        .sum::<f64>()
+        / samples.len() as f64
+}
+
 #[test]
 fn n1024_secret_key_errors_follow_the_discrete_gaussian() {
     let p = params();
@@ -116,11 +125,7 @@ fn n1024_secret_key_errors_follow_the_discrete_gaussian() {
     let k = samples.len() as f64;
     assert!(samples.iter().all(|x| x.abs() <= 20), "beyond the 6σ cut");
     let mean = samples.iter().sum::<i64>() as f64 / k;
-    let var = samples
-        .iter()
-        .map(|&x| (x as f64 - mean).powi(2))
-        .sum::<f64>()
-        / k;
+    let var = central_moment(&samples, mean, 2);
     assert!(mean.abs() < 0.1, "mean {mean}");
     assert!((var.sqrt() - SIGMA).abs() < 0.1, "σ {}", var.sqrt());
     // χ² over the cells −8 … 8 and the two tails (19 cells, 18 degrees of freedom):
@@ -138,11 +143,7 @@ fn n1024_secret_key_errors_follow_the_discrete_gaussian() {
     }
     assert!(chi2 < 60.0, "χ² = {chi2:.1} with 18 degrees of freedom");
     // A Gaussian's excess kurtosis is ≈ 0 (standard error here ≈ 0.034).
-    let m4 = samples
-        .iter()
-        .map(|&x| (x as f64 - mean).powi(4))
-        .sum::<f64>()
-        / k;
+    let m4 = central_moment(&samples, mean, 4);
     let kurt = m4 / (var * var) - 3.0;
     assert!(kurt.abs() < 0.15, "excess kurtosis {kurt}");
 }
@@ -151,9 +152,7 @@ fn n1024_secret_key_errors_follow_the_discrete_gaussian() {
 fn n1024_public_key_error_has_the_predicted_variance() {
     let p = params();
     let mut rng = ChaCha20Rng::seed_from_u64(41);
-    let sk = SecretKey::random(&p, &mut rng);
-    let pk = PublicKey::new(&sk, &mut rng);
-    let enc = Encoder::new(&p);
+    let (sk, pk, enc) = common::keys(&p, &mut rng);
     let mut samples = Vec::new();
     for _ in 0..20 {
         let pt = enc.encode_coefficients(&[1, 2, 3]).unwrap();
@@ -162,11 +161,7 @@ fn n1024_public_key_error_has_the_predicted_variance() {
     }
     let k = samples.len() as f64;
     let mean = samples.iter().sum::<i64>() as f64 / k;
-    let var = samples
-        .iter()
-        .map(|&x| (x as f64 - mean).powi(2))
-        .sum::<f64>()
-        / k;
+    let var = central_moment(&samples, mean, 2);
     // e0 + e_pk·u + e1·s with u, s uniform ternary (E[u²] = 2/3) and e_pk, e0, e1 Gaussian. e_pk
     // and s are fixed across the samples, so their actual norms deviate from the mean by a few
     // per cent; the 10 % window covers that and the estimate's own error (≈ 1 %).

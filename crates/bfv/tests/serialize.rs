@@ -4,14 +4,10 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use vsp_bfv::*;
 
+mod common;
+
 fn params() -> std::sync::Arc<BfvParameters> {
-    BfvParameters::builder()
-        .degree(256)
-        .plaintext_modulus(65537)
-        .moduli_sizes(&[50, 45, 40])
-        .insecure()
-        .build()
-        .unwrap()
+    common::small_params(&[50, 45, 40])
 }
 
 #[test]

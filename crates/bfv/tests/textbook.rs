@@ -2,33 +2,25 @@
 
 use num_bigint::{BigInt, BigUint};
 use num_traits::{Signed, Zero};
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
-use vsp_bfv::textbook::{TbCiphertext, TextbookFv};
+use vsp_bfv::textbook::{TbCiphertext, TbPublicKey, TbSecretKey, TextbookFv};
 use vsp_bfv::*;
 
-fn small_params() -> std::sync::Arc<BfvParameters> {
-    BfvParameters::builder()
-        .degree(256)
-        .plaintext_modulus(65537)
-        .moduli_sizes(&[50, 50, 50, 50])
-        .insecure()
-        .build()
-        .unwrap()
-}
+mod common;
+
+use common::random_values;
 
 #[test]
 fn hps_equals_textbook_and_behz_is_within_a_few_units() {
-    let params = small_params();
+    let params = common::small_params(&[50, 50, 50, 50]);
     let mut r = ChaCha20Rng::seed_from_u64(11);
     let t = params.plaintext_modulus();
-    let sk = SecretKey::random(&params, &mut r);
-    let pk = PublicKey::new(&sk, &mut r);
-    let enc = Encoder::new(&params);
+    let (sk, pk, enc) = common::keys(&params, &mut r);
     let tb = TextbookFv::from_rns(&params).unwrap();
     let tsk = tb.secret_key_from_rns(&sk);
-    let a: Vec<u64> = (0..params.degree()).map(|_| r.gen_range(0..t)).collect();
-    let b: Vec<u64> = (0..params.degree()).map(|_| r.gen_range(0..t)).collect();
+    let a = random_values(&mut r, params.degree(), t);
+    let b = random_values(&mut r, params.degree(), t);
     let ca = pk
         .encrypt(&enc.encode_coefficients(&a).unwrap(), &mut r)
         .unwrap();
@@ -99,6 +91,39 @@ fn negacyclic(a: &[u64], b: &[u64], t: u64) -> Vec<u64> {
     c.iter().map(|&v| v.rem_euclid(t as i128) as u64).collect()
 }
 
+/// Fresh textbook keys (secret, public), two random plaintexts a and b, a's encryption (checked to decrypt), the
+/// product of both encryptions and the plaintext product it must decrypt to.
+struct Product {
+    sk: TbSecretKey,
+    pk: TbPublicKey,
+    a: Vec<u64>,
+    b: Vec<u64>,
+    ca: TbCiphertext,
+    prod: TbCiphertext,
+    want: Vec<u64>,
+}
+
+fn product(tb: &TextbookFv, n: usize, t: u64, r: &mut ChaCha20Rng) -> Product {
+    let sk = tb.secret_key(r);
+    let pk = tb.public_key(&sk, r).unwrap();
+    let a = random_values(r, n, t);
+    let b = random_values(r, n, t);
+    let ca = tb.encrypt(&pk, &a, r).unwrap();
+    let cb = tb.encrypt(&pk, &b, r).unwrap();
+    assert_eq!(tb.decrypt(&sk, &ca).unwrap(), a);
+    let prod = tb.multiply(&ca, &cb).unwrap();
+    let want = negacyclic(&a, &b, t);
+    Product {
+        sk,
+        pk,
+        a,
+        b,
+        ca,
+        prod,
+        want,
+    }
+}
+
 #[test]
 fn textbook_relinearisation_v1_and_v2() {
     let mut r = ChaCha20Rng::seed_from_u64(3);
@@ -107,15 +132,7 @@ fn textbook_relinearisation_v1_and_v2() {
     // A 200-bit odd modulus: far from the table for n = 64, so insecure.
     let q = (BigUint::from(1u32) << 200u32) - 75u32;
     let tb = TextbookFv::new(n, q, t, ErrorDistribution::default(), true).unwrap();
-    let sk = tb.secret_key(&mut r);
-    let pk = tb.public_key(&sk, &mut r).unwrap();
-    let a: Vec<u64> = (0..n).map(|_| r.gen_range(0..t)).collect();
-    let b: Vec<u64> = (0..n).map(|_| r.gen_range(0..t)).collect();
-    let ca = tb.encrypt(&pk, &a, &mut r).unwrap();
-    let cb = tb.encrypt(&pk, &b, &mut r).unwrap();
-    assert_eq!(tb.decrypt(&sk, &ca).unwrap(), a);
-    let prod = tb.multiply(&ca, &cb).unwrap();
-    let want = negacyclic(&a, &b, t);
+    let Product { sk, prod, want, .. } = product(&tb, n, t, &mut r);
     assert_eq!(tb.decrypt(&sk, &prod).unwrap(), want);
     let small = tb.relin_key_v1(&sk, 1 << 4, &mut r).unwrap();
     let large = tb.relin_key_v1(&sk, 1 << 50, &mut r).unwrap();
@@ -198,15 +215,15 @@ fn textbook_fv_with_the_ziggurat_sampler() {
     let zig = ErrorDistribution::Ziggurat { sigma: 3.2 };
     zig.validate().unwrap();
     let tb = TextbookFv::new(n, q.clone(), t, zig, true).unwrap();
-    let sk = tb.secret_key(&mut r);
-    let pk = tb.public_key(&sk, &mut r).unwrap();
-    let a: Vec<u64> = (0..n).map(|_| r.gen_range(0..t)).collect();
-    let b: Vec<u64> = (0..n).map(|_| r.gen_range(0..t)).collect();
-    let ca = tb.encrypt(&pk, &a, &mut r).unwrap();
-    let cb = tb.encrypt(&pk, &b, &mut r).unwrap();
-    assert_eq!(tb.decrypt(&sk, &ca).unwrap(), a);
-    let prod = tb.multiply(&ca, &cb).unwrap();
-    let want = negacyclic(&a, &b, t);
+    let Product {
+        sk,
+        pk,
+        a,
+        b,
+        ca,
+        prod,
+        want,
+    } = product(&tb, n, t, &mut r);
     let v1 = tb.relin_key_v1(&sk, 1 << 32, &mut r).unwrap();
     let v2 = tb
         .relin_key_v2(&sk, tb.default_v2_modulus(), &mut r)

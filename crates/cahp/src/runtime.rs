@@ -16,59 +16,43 @@ pub struct Module {
     pub defines: &'static [&'static str],
 }
 
+/// The module of `asm/runtime/<file>`, defining `defines`.
+macro_rules! module {
+    ($file:literal, [$($define:literal),*]) => {
+        Module {
+            name: concat!("<runtime>/", $file),
+            source: include_str!(concat!("../asm/runtime/", $file)),
+            defines: &[$($define),*],
+        }
+    };
+}
+
 /// Entry code: loads the initial SP, calls `main(argc, argv)`, halts with the result in a0.
-pub const CRT0: Module = Module {
-    name: "<runtime>/crt0.s",
-    source: include_str!("../asm/runtime/crt0.s"),
-    defines: &["_start"],
-};
+pub const CRT0: Module = module!("crt0.s", ["_start"]);
 
 /// Helper modules, searched for undefined symbols.
 pub const HELPERS: [Module; 8] = [
-    Module {
-        name: "<runtime>/mulhi3.s",
-        source: include_str!("../asm/runtime/mulhi3.s"),
-        defines: &["__mulhi3"],
-    },
-    Module {
-        name: "<runtime>/divhi3.s",
-        source: include_str!("../asm/runtime/divhi3.s"),
-        defines: &["__udivhi3", "__umodhi3", "__divhi3", "__modhi3"],
-    },
-    Module {
-        name: "<runtime>/mulsi3.s",
-        source: include_str!("../asm/runtime/mulsi3.s"),
-        defines: &["__mulsi3"],
-    },
-    Module {
-        name: "<runtime>/divsi3.s",
-        source: include_str!("../asm/runtime/divsi3.s"),
-        defines: &["__udivsi3", "__umodsi3", "__divsi3", "__modsi3"],
-    },
-    Module {
-        name: "<runtime>/muldi3.s",
-        source: include_str!("../asm/runtime/muldi3.s"),
-        defines: &["__muldi3"],
-    },
-    Module {
-        name: "<runtime>/divdi3.s",
-        source: include_str!("../asm/runtime/divdi3.s"),
-        defines: &[
+    module!("mulhi3.s", ["__mulhi3"]),
+    module!(
+        "divhi3.s",
+        ["__udivhi3", "__umodhi3", "__divhi3", "__modhi3"]
+    ),
+    module!("mulsi3.s", ["__mulsi3"]),
+    module!(
+        "divsi3.s",
+        ["__udivsi3", "__umodsi3", "__divsi3", "__modsi3"]
+    ),
+    module!("muldi3.s", ["__muldi3"]),
+    module!(
+        "divdi3.s",
+        [
             "__udivdi3",
             "__umoddi3",
             "__divdi3",
             "__moddi3",
-            "__divdi3_mul",
-        ],
-    },
-    Module {
-        name: "<runtime>/ashldi3.s",
-        source: include_str!("../asm/runtime/ashldi3.s"),
-        defines: &["__ashldi3"],
-    },
-    Module {
-        name: "<runtime>/lshrdi3.s",
-        source: include_str!("../asm/runtime/lshrdi3.s"),
-        defines: &["__lshrdi3", "__ashrdi3"],
-    },
+            "__divdi3_mul"
+        ]
+    ),
+    module!("ashldi3.s", ["__ashldi3"]),
+    module!("lshrdi3.s", ["__lshrdi3", "__ashrdi3"]),
 ];

@@ -1,6 +1,9 @@
 //! Assembler behaviour: compression, pseudo-instructions, relocations, relaxation, sections and
 //! directives, linking, the runtime helpers, and disassembly round trips.
 
+mod runtime_support;
+
+use runtime_support::check_mul_div;
 use vsp_cahp::image::Section;
 use vsp_cahp::{
     assemble, assemble_sources, assemble_with_runtime, disassemble, listing, programs, AsmOptions,
@@ -271,29 +274,7 @@ fn runtime_helpers_match_rust() {
     let vals: [u16; 14] = [
         0, 1, 2, 3, 7, 10, 255, 256, 1000, 0x7FFF, 0x8000, 0x8001, 0xFFFE, 0xFFFF,
     ];
-    for a in vals {
-        for b in vals {
-            assert_eq!(helper("__mulhi3", a, b), a.wrapping_mul(b), "{a} * {b}");
-            if b != 0 {
-                assert_eq!(helper("__udivhi3", a, b), a / b, "{a} / {b}");
-                assert_eq!(helper("__umodhi3", a, b), a % b, "{a} % {b}");
-                let (x, y) = (a as i16, b as i16);
-                assert_eq!(
-                    helper("__divhi3", a, b),
-                    x.wrapping_div(y) as u16,
-                    "{x} / {y}"
-                );
-                assert_eq!(
-                    helper("__modhi3", a, b),
-                    x.wrapping_rem(y) as u16,
-                    "{x} % {y}"
-                );
-            } else {
-                assert_eq!(helper("__udivhi3", a, 0), 0xFFFF);
-                assert_eq!(helper("__umodhi3", a, 0), a);
-            }
-        }
-    }
+    check_mul_div!(helper, "hi3", &vals, u16, i16);
 }
 
 /// `main` returning the 32-bit f(a, b) (low half in a0, high half in a1).
@@ -322,33 +303,7 @@ fn runtime_32_bit_helpers_match_rust() {
         0xFFFF_FFFE,
         0xFFFF_FFFF,
     ];
-    for a in vals {
-        for b in vals {
-            assert_eq!(
-                helper32("__mulsi3", a, b),
-                a.wrapping_mul(b),
-                "{a:#x} * {b:#x}"
-            );
-            if b != 0 {
-                assert_eq!(helper32("__udivsi3", a, b), a / b, "{a:#x} / {b:#x}");
-                assert_eq!(helper32("__umodsi3", a, b), a % b, "{a:#x} % {b:#x}");
-                let (x, y) = (a as i32, b as i32);
-                assert_eq!(
-                    helper32("__divsi3", a, b),
-                    x.wrapping_div(y) as u32,
-                    "{x} / {y}"
-                );
-                assert_eq!(
-                    helper32("__modsi3", a, b),
-                    x.wrapping_rem(y) as u32,
-                    "{x} % {y}"
-                );
-            } else {
-                assert_eq!(helper32("__udivsi3", a, 0), u32::MAX);
-                assert_eq!(helper32("__umodsi3", a, 0), a);
-            }
-        }
-    }
+    check_mul_div!(helper32, "si3", &vals, u32, i32);
 }
 
 #[test]

@@ -7,11 +7,10 @@
 mod coverify_support;
 
 use coverify_support::{
-    check_iverilog, check_netlist, circuit_sized, require_tool, run_netlist_sized, simulate_sized,
-    Iverilog, Lane,
+    assemble_lane, benchmark_lanes, check_iverilog, check_netlists_sized, require_tool,
+    simulate_sized, Iverilog, Lane,
 };
 use vsp_cahp::cores::{Core, MemSize, Memory};
-use vsp_cahp::{assemble_sources, load_args, programs, AsmOptions, Source};
 
 /// Code past 512 bytes, a call from there (link register > 512), RAM words and bytes past 512.
 const FAR: &str = r#"
@@ -38,50 +37,15 @@ far:
     hlt
 "#;
 
-fn k1() -> AsmOptions {
-    AsmOptions {
-        rom_size: 1024,
-        ram_size: 1024,
-        ..AsmOptions::default()
-    }
-}
-
 /// (name, lane, expected a0) for the far program and the three benchmarks, built for 1 KiB.
 fn lanes() -> Vec<(&'static str, Lane, u16)> {
-    let mut out = Vec::new();
-    let far = assemble_sources(
-        &[Source {
-            name: "far.s",
-            text: FAR,
-        }],
-        &k1(),
-    )
-    .expect("assembles");
+    let far = assemble_lane("far.s", FAR, &[], MemSize::K1);
     assert!(
         far.rom.len() > 512,
         "the far program must not fit 512 bytes"
     );
-    let ram = load_args(&far.ram, &[], 1024).expect("fits");
-    out.push(("far", Lane { rom: far.rom, ram }, 586));
-    for p in programs::ALL {
-        let image = assemble_sources(
-            &[Source {
-                name: p.name,
-                text: p.source,
-            }],
-            &k1(),
-        )
-        .expect("benchmark assembles");
-        let ram = load_args(&image.ram, p.args, 1024).expect("arguments fit");
-        out.push((
-            p.name,
-            Lane {
-                rom: image.rom,
-                ram,
-            },
-            p.expected,
-        ));
-    }
+    let mut out = vec![("far", far, 586)];
+    out.extend(benchmark_lanes(MemSize::K1));
     out
 }
 
@@ -91,18 +55,7 @@ fn kib_netlists_match_the_simulator_in_cmux_and_mux_memory() {
     let size = MemSize::K1;
     for core in Core::ALL {
         for memory in [Memory::Cmux, Memory::Mux] {
-            let c = circuit_sized(core, memory, size).expect("blueprint compiles");
-            let plain: Vec<Lane> = lanes.iter().map(|(_, l, _)| l.clone()).collect();
-            let nets = run_netlist_sized(&c, memory, size, &plain, 20_000);
-            for ((name, lane, expected), net) in lanes.iter().zip(&nets) {
-                let sim = simulate_sized(lane, 100_000, size);
-                assert_eq!(
-                    sim.steps.last().map(|e| e.regs[8]),
-                    Some(*expected),
-                    "{name}: simulator result"
-                );
-                check_netlist(&format!("{core} 1 KiB {memory:?} {name}"), &sim, net);
-            }
+            check_netlists_sized(core, memory, size, &lanes);
         }
     }
 }

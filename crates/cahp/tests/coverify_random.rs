@@ -293,48 +293,33 @@ fn program(seed: u64) -> Lane {
     }
     let mut rom = Vec::new();
     let z = Reg::default();
+    let mut emit = |op, rd, rs1, rs2, imm| {
+        rom.extend(bytes(&Inst {
+            op,
+            rd,
+            rs1,
+            rs2,
+            imm,
+        }))
+    };
     for (k, s) in slots.iter().enumerate() {
         let here = addr[k] as i32;
         match *s {
-            Slot::Fixed(i) => rom.extend(bytes(&i)),
+            Slot::Fixed(i) => emit(i.op, i.rd, i.rs1, i.rs2, i.imm),
             Slot::Branch {
                 op,
                 rs1,
                 rs2,
                 target,
-            } => rom.extend(bytes(&Inst {
-                op,
-                rd: z,
-                rs1,
-                rs2,
-                imm: addr[target] as i32 - here,
-            })),
+            } => emit(op, z, rs1, rs2, addr[target] as i32 - here),
             Slot::Jump { link, target } => {
                 let op = if link { Op::Jsal } else { Op::Js };
-                rom.extend(bytes(&Inst {
-                    op,
-                    rd: z,
-                    rs1: z,
-                    rs2: z,
-                    imm: addr[target] as i32 - here,
-                }))
+                emit(op, z, z, z, addr[target] as i32 - here)
             }
             Slot::JumpReg { link, reg, target } => {
-                rom.extend(bytes(&Inst {
-                    op: Op::Li,
-                    rd: reg,
-                    rs1: z,
-                    rs2: z,
-                    imm: addr[target] as i32,
-                }));
+                emit(Op::Li, reg, z, z, addr[target] as i32);
                 let op = if link { Op::Jalr } else { Op::Jr };
-                rom.extend(bytes(&Inst {
-                    op,
-                    rd: z,
-                    rs1: reg,
-                    rs2: z,
-                    imm: 0,
-                }));
+                emit(op, z, reg, z, 0);
             }
         }
     }

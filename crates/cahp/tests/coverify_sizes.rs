@@ -8,11 +8,11 @@
 mod coverify_support;
 
 use coverify_support::{
-    check_iverilog, check_netlist, circuit_sized, require_tool, run_netlist_sized, simulate_sized,
-    Iverilog, Lane,
+    assemble_lane, benchmark_lanes, check_iverilog, check_netlists_sized, require_tool,
+    simulate_sized, Iverilog, Lane,
 };
 use vsp_cahp::cores::{Core, MemSize, Memory};
-use vsp_cahp::{assemble_sources, load_args, programs, AsmOptions, Source};
+use vsp_cahp::{assemble_sources, AsmOptions, Source};
 
 /// The machines checked here: every new ROM size, with RAMs smaller, equal and larger than it.
 fn sizes() -> Vec<MemSize> {
@@ -71,40 +71,13 @@ fn options(size: MemSize) -> AsmOptions {
 
 /// (name, lane, expected a0) for the far program and the three benchmarks, built for `size`.
 fn lanes(size: MemSize) -> Vec<(&'static str, Lane, u16)> {
-    let text = far_program(size);
-    let far = assemble_sources(
-        &[Source {
-            name: "far.s",
-            text: &text,
-        }],
-        &options(size),
-    )
-    .expect("assembles");
+    let far = assemble_lane("far.s", &far_program(size), &[], size);
     assert!(
         far.rom.len() > size.rom_bytes() * 3 / 4,
         "{size}: the far program must reach the top quarter of the ROM"
     );
-    let ram = load_args(&far.ram, &[], size.ram_bytes()).expect("fits");
-    let mut out = vec![("far", Lane { rom: far.rom, ram }, 586)];
-    for p in programs::ALL {
-        let image = assemble_sources(
-            &[Source {
-                name: p.name,
-                text: p.source,
-            }],
-            &options(size),
-        )
-        .expect("benchmark assembles");
-        let ram = load_args(&image.ram, p.args, size.ram_bytes()).expect("arguments fit");
-        out.push((
-            p.name,
-            Lane {
-                rom: image.rom,
-                ram,
-            },
-            p.expected,
-        ));
-    }
+    let mut out = vec![("far", far, 586)];
+    out.extend(benchmark_lanes(size));
     out
 }
 
@@ -119,18 +92,7 @@ fn larger_netlists_match_the_simulator() {
                 &[Memory::Cmux]
             };
             for &memory in memories {
-                let c = circuit_sized(core, memory, size).expect("blueprint compiles");
-                let plain: Vec<Lane> = lanes.iter().map(|(_, l, _)| l.clone()).collect();
-                let nets = run_netlist_sized(&c, memory, size, &plain, 20_000);
-                for ((name, lane, expected), net) in lanes.iter().zip(&nets) {
-                    let sim = simulate_sized(lane, 100_000, size);
-                    assert_eq!(
-                        sim.steps.last().map(|e| e.regs[8]),
-                        Some(*expected),
-                        "{size} {name}: simulator result"
-                    );
-                    check_netlist(&format!("{core} {size} {memory:?} {name}"), &sim, net);
-                }
+                check_netlists_sized(core, memory, size, &lanes);
             }
         }
     }

@@ -3,6 +3,9 @@
 //! the registers the calling convention keeps, their sizes (what a 1 KiB ROM can afford) and
 //! linking on demand.
 
+mod runtime_support;
+
+use runtime_support::check_mul_div;
 use vsp_cahp::{
     assemble_sources, assemble_with_runtime, AsmOptions, MemConfig, Reg, Simulator, Source,
 };
@@ -99,36 +102,13 @@ fn values() -> Vec<u64> {
 #[test]
 fn multiply_and_divide_match_rust() {
     let vals = values();
+    check_mul_div!(binary, "di3", &vals, u64, i64);
     for &a in &vals {
         for &b in &vals {
-            assert_eq!(
-                binary("__muldi3", a, b),
-                a.wrapping_mul(b),
-                "{a:#x} * {b:#x}"
-            );
             assert_eq!(
                 binary("__divdi3_mul", a, b),
                 a.wrapping_mul(b),
                 "{a:#x} * {b:#x} in the division loop"
-            );
-            if b == 0 {
-                // Division by zero, unsigned: quotient all ones, remainder the dividend.
-                assert_eq!(binary("__udivdi3", a, 0), u64::MAX);
-                assert_eq!(binary("__umoddi3", a, 0), a);
-                continue;
-            }
-            assert_eq!(binary("__udivdi3", a, b), a / b, "{a:#x} / {b:#x}");
-            assert_eq!(binary("__umoddi3", a, b), a % b, "{a:#x} % {b:#x}");
-            let (x, y) = (a as i64, b as i64);
-            assert_eq!(
-                binary("__divdi3", a, b),
-                x.wrapping_div(y) as u64,
-                "{x} / {y}"
-            );
-            assert_eq!(
-                binary("__moddi3", a, b),
-                x.wrapping_rem(y) as u64,
-                "{x} % {y}"
             );
         }
     }

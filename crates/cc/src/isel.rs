@@ -140,6 +140,25 @@ impl<'m> Ctx<'m> {
         rd
     }
 
+    /// A fresh register holding `t` where `a cond b`, else `f`.
+    pub fn select_reg(&mut self, (cond, a, b): (Cond, Reg, Reg), t: Reg, f: Reg) -> Reg {
+        let rd = self.vreg();
+        self.emit(MInst::Select {
+            cond,
+            rd,
+            a,
+            b,
+            t,
+            f,
+        });
+        rd
+    }
+
+    /// Branches to block `target` where `a cond b`.
+    pub fn branch(&mut self, (cond, a, b): (Cond, Reg, Reg), target: usize) {
+        self.emit(MInst::Br { cond, a, b, target });
+    }
+
     pub fn alui(&mut self, op: Alu, rs1: Reg, imm: i32) -> Reg {
         let rd = self.vreg();
         self.emit(MInst::AluI {

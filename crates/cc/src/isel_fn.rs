@@ -243,14 +243,9 @@ fn lower_inst(cx: &mut Ctx, op: &Op, result: Option<&str>, bi: usize) -> Result<
             None
         }
         Op::CondBr(c, t, f) => {
-            let (cond, a, b) = cx.cond_of(c)?;
+            let cond = cx.cond_of(c)?;
             let (t, f) = (cx.block(t)?, cx.block(f)?);
-            cx.emit(MInst::Br {
-                cond,
-                a,
-                b,
-                target: t,
-            });
+            cx.branch(cond, t);
             cx.emit(MInst::Jmp { target: f });
             None
         }
@@ -272,12 +267,7 @@ fn lower_inst(cx: &mut Ctx, op: &Op, result: Option<&str>, bi: usize) -> Result<
                     }
                     let t = t.unwrap_or(zero);
                     let target = cx.block(l)?;
-                    cx.emit(MInst::Br {
-                        cond: Cond::Eq,
-                        a: t,
-                        b: zero,
-                        target,
-                    });
+                    cx.branch((Cond::Eq, t, zero), target);
                 }
                 let target = cx.block(d)?;
                 cx.emit(MInst::Jmp { target });
@@ -290,12 +280,7 @@ fn lower_inst(cx: &mut Ctx, op: &Op, result: Option<&str>, bi: usize) -> Result<
                 let kv = if b < 16 { k & ((1 << b) - 1) } else { *k };
                 let kr = cx.li(kv);
                 let target = cx.block(l)?;
-                cx.emit(MInst::Br {
-                    cond: Cond::Eq,
-                    a: r,
-                    b: kr,
-                    target,
-                });
+                cx.branch((Cond::Eq, r, kr), target);
             }
             let target = cx.block(d)?;
             cx.emit(MInst::Jmp { target });

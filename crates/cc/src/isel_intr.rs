@@ -91,15 +91,7 @@ pub(crate) fn lower_intrinsic(
             let e = crate::isel::pred_ext(p);
             let t = cx.norm(&a, e)?;
             let f = cx.norm(&b, e)?;
-            let rd = cx.vreg();
-            cx.emit(MInst::Select {
-                cond,
-                rd,
-                a: x,
-                b: y,
-                t,
-                f,
-            });
+            let rd = cx.select_reg((cond, x, y), t, f);
             Some(Val::R(rd))
         }
         "llvm.fshl" | "llvm.fshr" => {
@@ -136,23 +128,8 @@ pub(crate) fn lower_intrinsic(
             });
             let nh = cx.alu(crate::mir::Alu::Sub, z, hi);
             let nhi = cx.alu(crate::mir::Alu::Sub, nh, borrow);
-            let (rl, rh) = (cx.vreg(), cx.vreg());
-            cx.emit(MInst::Select {
-                cond: Cond::Lt,
-                rd: rl,
-                a: hi,
-                b: z,
-                t: nlo,
-                f: lo,
-            });
-            cx.emit(MInst::Select {
-                cond: Cond::Lt,
-                rd: rh,
-                a: hi,
-                b: z,
-                t: nhi,
-                f: hi,
-            });
+            let rl = cx.select_reg((Cond::Lt, hi, z), nlo, lo);
+            let rh = cx.select_reg((Cond::Lt, hi, z), nhi, hi);
             Some(Val::P(rl, rh))
         }
         "llvm.abs" => {
@@ -162,15 +139,7 @@ pub(crate) fn lower_intrinsic(
             let x = cx.norm(&a, crate::isel::Ext::Sign)?;
             let z = cx.li(0);
             let neg = cx.alu(crate::mir::Alu::Sub, z, x);
-            let rd = cx.vreg();
-            cx.emit(MInst::Select {
-                cond: Cond::Lt,
-                rd,
-                a: x,
-                b: z,
-                t: neg,
-                f: x,
-            });
+            let rd = cx.select_reg((Cond::Lt, x, z), neg, x);
             Some(Val::R(rd))
         }
         "llvm.bitreverse" | "llvm.bswap" => {

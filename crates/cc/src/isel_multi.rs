@@ -9,7 +9,7 @@ use crate::error::{unsupported, Result};
 use crate::ir::{BinOp, CastOp, Operand, Pred, Type};
 use crate::isel::{bits, pieces, Ctx, Ext, Val};
 use crate::isel_ops::const_of;
-use crate::mir::{Alu, Cond, MInst, Reg};
+use crate::mir::{Alu, Cond, Reg};
 
 /// Runtime helper of a 64-bit operation (the operands are passed as words; shifts take the amount
 /// as one 16-bit word).
@@ -372,21 +372,9 @@ impl<'m> Ctx<'m> {
         t: &[Reg],
         f: &[Reg],
     ) -> Vec<Reg> {
-        let (cond, x, y) = cond;
         t.iter()
             .zip(f)
-            .map(|(tv, fv)| {
-                let rd = self.vreg();
-                self.emit(MInst::Select {
-                    cond,
-                    rd,
-                    a: x,
-                    b: y,
-                    t: *tv,
-                    f: *fv,
-                });
-                rd
-            })
+            .map(|(tv, fv)| self.select_reg(cond, *tv, *fv))
             .collect()
     }
 }

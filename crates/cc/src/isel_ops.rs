@@ -164,37 +164,13 @@ impl<'m> Ctx<'m> {
         if n == 2 {
             let (al, ah) = self.pair(a)?;
             let (bl, bh) = self.pair(b)?;
-            let lo = self.vreg();
-            let hi = self.vreg();
-            self.emit(MInst::Select {
-                cond,
-                rd: lo,
-                a: x,
-                b: y,
-                t: al,
-                f: bl,
-            });
-            self.emit(MInst::Select {
-                cond,
-                rd: hi,
-                a: x,
-                b: y,
-                t: ah,
-                f: bh,
-            });
+            let lo = self.select_reg((cond, x, y), al, bl);
+            let hi = self.select_reg((cond, x, y), ah, bh);
             return Ok(Val::P(lo, hi));
         }
         let t = self.reg(a)?;
         let f = self.reg(b)?;
-        let rd = self.vreg();
-        self.emit(MInst::Select {
-            cond,
-            rd,
-            a: x,
-            b: y,
-            t,
-            f,
-        });
+        let rd = self.select_reg((cond, x, y), t, f);
         if let (Some(e1), Some(e2)) = (self.ext.get(&t).copied(), self.ext.get(&f).copied()) {
             if e1 == e2 {
                 self.ext.insert(rd, e1);

@@ -8,44 +8,48 @@ const FIB: &str = include_str!("c/01_fib.c");
 const HAMMING: &str = include_str!("c/02_hamming.c");
 const BF: &str = include_str!("c/03_bf.c");
 
+/// Runs `src` with each (arguments, expected result); prints the size and instruction count of the
+/// first run (the paper's arguments).
+fn check_program(name: &str, src: &str, cases: &[(&[&str], u16)]) {
+    require_clang();
+    for (k, (args, expected)) in cases.iter().enumerate() {
+        let r = check(src, args, *expected);
+        if k == 0 {
+            eprintln!("{name}: rom {} B, {} instructions", r.rom, r.steps);
+        }
+    }
+}
+
 #[test]
 #[ignore = "needs clang"]
 fn fib_gives_5() {
-    require_clang();
-    let r = check(FIB, &["5"], 5);
-    eprintln!("fib: rom {} B, {} instructions", r.rom, r.steps);
-    check(FIB, &["9"], 34);
-    check(FIB, &["0"], 0);
+    check_program("fib", FIB, &[(&["5"], 5), (&["9"], 34), (&["0"], 0)]);
 }
 
 #[test]
 #[ignore = "needs clang"]
 fn hamming_gives_24() {
-    require_clang();
-    let r = check(
+    check_program(
+        "hamming",
         HAMMING,
-        &["10", "10", "10", "10", "de", "ad", "be", "ef"],
-        24,
-    );
-    eprintln!("hamming: rom {} B, {} instructions", r.rom, r.steps);
-    check(
-        HAMMING,
-        &["00", "00", "00", "00", "00", "00", "00", "00"],
-        0,
-    );
-    check(
-        HAMMING,
-        &["ff", "FF", "0f", "00", "00", "00", "00", "01"],
-        21,
+        &[
+            (&["10", "10", "10", "10", "de", "ad", "be", "ef"], 24),
+            (&["00", "00", "00", "00", "00", "00", "00", "00"], 0),
+            (&["ff", "FF", "0f", "00", "00", "00", "00", "01"], 21),
+        ],
     );
 }
 
 #[test]
 #[ignore = "needs clang"]
 fn bf_gives_42() {
-    require_clang();
-    let r = check(BF, &["++++[>++++++++++<-]>++"], 42);
-    eprintln!("bf: rom {} B, {} instructions", r.rom, r.steps);
-    check(BF, &["+++[>+++[>+<-]<-]>>"], 9);
-    check(BF, &["[+++]-"], 0xFFFF);
+    check_program(
+        "bf",
+        BF,
+        &[
+            (&["++++[>++++++++++<-]>++"], 42),
+            (&["+++[>+++[>+<-]<-]>>"], 9),
+            (&["[+++]-"], 0xFFFF),
+        ],
+    );
 }

@@ -106,15 +106,21 @@ fn check_degree(n: usize) -> Result<()> {
     Ok(())
 }
 
-/// Fills `out` (length N/2) with the FFT root table of degree `n` (what [`FftRoots::Loaded`] reads).
-pub fn fill_fft_roots(n: usize, out: &mut [Complex]) -> Result<()> {
+/// Checks the degree and that a table for it has N/2 entries.
+fn check_table(n: usize, len: usize) -> Result<()> {
     check_degree(n)?;
-    if out.len() != n / 2 {
+    if len != n / 2 {
         return Err(CkksError::LengthMismatch {
             expected: n / 2,
-            got: out.len(),
+            got: len,
         });
     }
+    Ok(())
+}
+
+/// Fills `out` (length N/2) with the FFT root table of degree `n` (what [`FftRoots::Loaded`] reads).
+pub fn fill_fft_roots(n: usize, out: &mut [Complex]) -> Result<()> {
+    check_table(n, out.len())?;
     for (k, r) in out.iter_mut().enumerate() {
         *r = base_root(k, n);
     }
@@ -124,13 +130,7 @@ pub fn fill_fft_roots(n: usize, out: &mut [Complex]) -> Result<()> {
 /// Fills `out` (length N/2) with the slot → FFT-position index map of degree `n` (bit 15 flags a
 /// conjugated slot): the table [`IndexMap::Persistent`] keeps and [`IndexMap::Loaded`] reads.
 pub fn fill_index_map(n: usize, out: &mut [u16]) -> Result<()> {
-    check_degree(n)?;
-    if out.len() != n / 2 {
-        return Err(CkksError::LengthMismatch {
-            expected: n / 2,
-            got: out.len(),
-        });
-    }
+    check_table(n, out.len())?;
     let v = EncoderView::on_the_fly(n)?;
     v.for_each_slot(|j, pos, conj| out[j] = pos as u16 | if conj { CONJ_FLAG } else { 0 });
     Ok(())

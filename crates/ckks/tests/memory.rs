@@ -6,6 +6,9 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+mod common;
+
+use common::config;
 use vsp_ckks::device::memory::STATE_BYTES;
 use vsp_ckks::{
     working_memory, CkksParams, DeviceConfig, DeviceEncryptor, DevicePublicKey, DeviceSecretKey,
@@ -100,7 +103,7 @@ fn measured_peak_matches_accounting_and_encryption_does_not_allocate() {
         .collect();
     let pk = DevicePublicKey::from_limbs(&params, &limbs, &limbs).unwrap();
     let mut rows = Vec::new();
-    for (fft_roots, index_map, ntt_roots, memory) in [
+    for choice in [
         (
             FftRoots::OnTheFly,
             IndexMap::OnTheFly,
@@ -144,14 +147,7 @@ fn measured_peak_matches_accounting_and_encryption_does_not_allocate() {
             MemoryMode::Fast,
         ),
     ] {
-        let cfg = DeviceConfig {
-            params: params.clone(),
-            fft_roots,
-            index_map,
-            ntt_roots,
-            memory,
-            secret_key: SecretKeyForm::Persistent,
-        };
+        let cfg = config(&params, choice, SecretKeyForm::Persistent);
         for kind in [EncryptionKind::Symmetric, EncryptionKind::Asymmetric] {
             let (peak, allocs) = measure(&cfg, kind, &sk, &pk);
             assert_eq!(allocs, 0, "{cfg:?} {kind:?} allocated during encryption");

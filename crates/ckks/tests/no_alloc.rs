@@ -8,13 +8,15 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+mod common;
+
+use common::{configs, CallerMemory, SECRET_KEYS};
 use vsp_ckks::arith::{minimal_primitive_root, mul_mod};
 use vsp_ckks::device::ntt::{forward_otf, inverse_otf, NttPrime};
 use vsp_ckks::encoding::coeff_index;
 use vsp_ckks::{
-    fill_tables, BufferEncryptor, CkksParams, Complex, DeviceConfig, DeviceMemory, EncoderView,
-    EncryptionSeeds, FftRoots, IndexMap, MemoryMode, NttRoots, PackedSecretKey, Part,
-    PublicKeyView, SecretKeyForm, SinkError,
+    CkksParams, Complex, EncoderView, EncryptionSeeds, FftRoots, IndexMap, PackedSecretKey, Part,
+    PublicKeyView, SinkError,
 };
 
 struct Counting;
@@ -178,121 +180,70 @@ fn buffer_encryptor_encrypts_without_allocating_in_every_mode() {
         .unwrap();
 
     let mut checked = 0;
-    for fft_roots in [FftRoots::OnTheFly, FftRoots::Loaded] {
-        for index_map in [IndexMap::OnTheFly, IndexMap::Loaded] {
-            for ntt_roots in [
-                NttRoots::OnTheFly,
-                NttRoots::OneShot,
-                NttRoots::LoadedPlain,
-                NttRoots::Loaded,
-            ] {
-                for memory in [MemoryMode::Low, MemoryMode::Fast] {
-                    for secret_key in [
-                        SecretKeyForm::NotPersistent,
-                        SecretKeyForm::PersistentAcrossPrimes,
-                        SecretKeyForm::Persistent,
-                    ] {
-                        let cfg = DeviceConfig {
-                            params: params.clone(),
-                            fft_roots,
-                            index_map,
-                            ntt_roots,
-                            memory,
-                            secret_key,
-                        };
-                        let sz = cfg.buffer_sizes();
-                        // The caller's memory: RAM buffers and (flash) tables.
-                        let (mut msg, mut a, mut b, mut roots, mut key) = (
-                            vec![0.0; sz.msg],
-                            vec![0u32; sz.a],
-                            vec![0u32; sz.b],
-                            vec![0u32; sz.roots],
-                            vec![0u8; sz.key],
-                        );
-                        let mut fft = vec![Complex::default(); sz.fft_roots];
-                        let mut index = vec![0u16; sz.index_map];
-                        let mut ntt = vec![0u32; sz.ntt_tables];
-                        fill_tables(&cfg, &mut fft, &mut index, &mut ntt).unwrap();
-                        let mut c = [vec![vec![0u32; n]; l], vec![vec![0u32; n]; l]];
-                        let mut c_asym = [vec![vec![0u32; n]; l], vec![vec![0u32; n]; l]];
-                        let mut seed_seen = false;
-                        let (_, allocs) = allocations(|| {
-                            let mut enc = BufferEncryptor::new(
-                                cfg.clone(),
-                                DeviceMemory {
-                                    msg: &mut msg,
-                                    a: &mut a,
-                                    b: &mut b,
-                                    roots: &mut roots,
-                                    key: &mut key,
-                                    fft_roots: &fft,
-                                    index_map: &index,
-                                    ntt_tables: &ntt,
-                                },
-                            )
-                            .unwrap();
-                            let mut sink = |p: Part<'_>| -> Result<(), SinkError> {
-                                match p {
-                                    Part::Seed(_) => seed_seen = true,
-                                    Part::Limb {
-                                        poly,
-                                        prime,
-                                        coeffs,
-                                    } => c[poly][prime].copy_from_slice(coeffs),
-                                }
-                                Ok(())
-                            };
-                            // The key from storage (the packed slice stands for flash), full form.
-                            enc.encrypt_symmetric_stored(
-                                &values[..],
-                                &sk,
-                                &seeds,
-                                false,
-                                &mut sink,
-                            )
-                            .unwrap();
-                            let mut sink2 = |p: Part<'_>| -> Result<(), SinkError> {
-                                if let Part::Limb {
-                                    poly,
-                                    prime,
-                                    coeffs,
-                                } = p
-                                {
-                                    c_asym[poly][prime].copy_from_slice(coeffs);
-                                }
-                                Ok(())
-                            };
-                            enc.encrypt_asymmetric(&values[..], &pk, &seeds, &mut sink2)
-                                .unwrap();
-                        });
-                        assert_eq!(allocs, 0, "{cfg:?}: allocated");
-                        assert!(!seed_seen, "full form sends no seed");
-                        // Symmetric: the phase is the encoded message plus CBD(21) noise.
-                        let ph = phase(&params, &c[0], &c[1], &s_ntt);
-                        let mut noisy = 0;
-                        for (i, &v) in ph.iter().enumerate() {
-                            let d = v - expected_msg[coeff_index(i, n)] as i64;
-                            assert!(d.abs() <= 21, "{cfg:?}: coefficient {i} off by {d}");
-                            noisy += (d != 0) as usize;
-                        }
-                        assert!(noisy > n / 2, "{cfg:?}: no noise");
-                        // Public key: decodes to the values.
-                        let ph = phase(&params, &c_asym[0], &c_asym[1], &s_ntt);
-                        let slots = decode(&params, &ph);
-                        for (z, v) in slots.iter().zip(&values) {
-                            assert!(
-                                (z.re - v).abs() < 1e-2 && z.im.abs() < 1e-2,
-                                "{cfg:?}: {z:?} vs {v}"
-                            );
-                        }
-                        // Everything was wiped (the key slot keeps only a persistent key).
-                        assert!(msg.iter().all(|&x| x == 0.0) && a.iter().all(|&x| x == 0));
-                        assert!(key.iter().all(|&x| x == 0));
-                        checked += 1;
-                    }
+    for cfg in configs(
+        &params,
+        &[FftRoots::OnTheFly, FftRoots::Loaded],
+        &[IndexMap::OnTheFly, IndexMap::Loaded],
+        &SECRET_KEYS,
+    ) {
+        // The caller's memory: RAM buffers and (flash) tables.
+        let mut mem = CallerMemory::new(&cfg);
+        let mut c = [vec![vec![0u32; n]; l], vec![vec![0u32; n]; l]];
+        let mut c_asym = [vec![vec![0u32; n]; l], vec![vec![0u32; n]; l]];
+        let mut seed_seen = false;
+        let (_, allocs) = allocations(|| {
+            let mut enc = mem.encryptor(cfg.clone());
+            let mut sink = |p: Part<'_>| -> Result<(), SinkError> {
+                match p {
+                    Part::Seed(_) => seed_seen = true,
+                    Part::Limb {
+                        poly,
+                        prime,
+                        coeffs,
+                    } => c[poly][prime].copy_from_slice(coeffs),
                 }
-            }
+                Ok(())
+            };
+            // The key from storage (the packed slice stands for flash), full form.
+            enc.encrypt_symmetric_stored(&values[..], &sk, &seeds, false, &mut sink)
+                .unwrap();
+            let mut sink2 = |p: Part<'_>| -> Result<(), SinkError> {
+                if let Part::Limb {
+                    poly,
+                    prime,
+                    coeffs,
+                } = p
+                {
+                    c_asym[poly][prime].copy_from_slice(coeffs);
+                }
+                Ok(())
+            };
+            enc.encrypt_asymmetric(&values[..], &pk, &seeds, &mut sink2)
+                .unwrap();
+        });
+        assert_eq!(allocs, 0, "{cfg:?}: allocated");
+        assert!(!seed_seen, "full form sends no seed");
+        // Symmetric: the phase is the encoded message plus CBD(21) noise.
+        let ph = phase(&params, &c[0], &c[1], &s_ntt);
+        let mut noisy = 0;
+        for (i, &v) in ph.iter().enumerate() {
+            let d = v - expected_msg[coeff_index(i, n)] as i64;
+            assert!(d.abs() <= 21, "{cfg:?}: coefficient {i} off by {d}");
+            noisy += (d != 0) as usize;
         }
+        assert!(noisy > n / 2, "{cfg:?}: no noise");
+        // Public key: decodes to the values.
+        let ph = phase(&params, &c_asym[0], &c_asym[1], &s_ntt);
+        let slots = decode(&params, &ph);
+        for (z, v) in slots.iter().zip(&values) {
+            assert!(
+                (z.re - v).abs() < 1e-2 && z.im.abs() < 1e-2,
+                "{cfg:?}: {z:?} vs {v}"
+            );
+        }
+        // Everything was wiped (the key slot keeps only a persistent key).
+        assert!(mem.wiped());
+        checked += 1;
     }
     assert_eq!(checked, 2 * 2 * 4 * 2 * 3);
 }

@@ -4,10 +4,13 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use std::cell::Cell;
+mod common;
+
+use common::{configs, CallerMemory, INDEX_MAPS, SECRET_KEYS};
 use vsp_ckks::server::{Collector, Decryptor, Evaluator, KeyGenerator, ServerContext};
 use vsp_ckks::{
-    fill_tables, BufferEncryptor, CkksError, CkksParams, Complex, DeviceConfig, DeviceEncryptor,
-    DeviceMemory, EncryptionSeeds, FftRoots, IndexMap, MemoryMode, NttRoots, Part, SecretKeyForm,
+    fill_tables, BufferEncryptor, CkksError, CkksParams, DeviceConfig, DeviceEncryptor,
+    DeviceMemory, EncryptionSeeds, FftRoots, IndexMap, NttRoots, Part, SecretKeyForm,
     SecretKeyStore, SinkError, StoreError,
 };
 
@@ -102,44 +105,30 @@ fn every_memory_mode_gives_bit_identical_ciphertexts() {
     let values = random_values(&mut rng, 2048);
     let seeds = EncryptionSeeds::random(&mut rng);
     let (mut sym_ref, mut asym_ref, mut full_ref) = (None, None, None);
-    for fft_roots in [FftRoots::OnTheFly, FftRoots::Loaded] {
-        for index_map in [IndexMap::OnTheFly, IndexMap::Persistent, IndexMap::Loaded] {
-            for ntt_roots in [
-                NttRoots::OnTheFly,
-                NttRoots::OneShot,
-                NttRoots::LoadedPlain,
-                NttRoots::Loaded,
-            ] {
-                for memory in [MemoryMode::Low, MemoryMode::Fast] {
-                    let cfg = DeviceConfig {
-                        params: params.clone(),
-                        fft_roots,
-                        index_map,
-                        ntt_roots,
-                        memory,
-                        secret_key: SecretKeyForm::Persistent,
-                    };
-                    let mut enc = DeviceEncryptor::new(cfg.clone()).unwrap();
-                    let sym = record(&mut enc, &values, |e, v, s| {
-                        e.encrypt_symmetric_seeded(v, &dsk, &seeds, s).unwrap()
-                    });
-                    let full = record(&mut enc, &values, |e, v, s| {
-                        e.encrypt_symmetric(v, &dsk, &seeds, s).unwrap()
-                    });
-                    let asym = record(&mut enc, &values, |e, v, s| {
-                        e.encrypt_asymmetric(v, &dpk, &seeds, s).unwrap()
-                    });
-                    for (r, x) in [
-                        (&mut sym_ref, sym),
-                        (&mut full_ref, full),
-                        (&mut asym_ref, asym),
-                    ] {
-                        match r {
-                            None => *r = Some(x),
-                            Some(want) => assert!(*want == x, "{cfg:?} differs"),
-                        }
-                    }
-                }
+    for cfg in configs(
+        &params,
+        &[FftRoots::OnTheFly, FftRoots::Loaded],
+        &INDEX_MAPS,
+        &[SecretKeyForm::Persistent],
+    ) {
+        let mut enc = DeviceEncryptor::new(cfg.clone()).unwrap();
+        let sym = record(&mut enc, &values, |e, v, s| {
+            e.encrypt_symmetric_seeded(v, &dsk, &seeds, s).unwrap()
+        });
+        let full = record(&mut enc, &values, |e, v, s| {
+            e.encrypt_symmetric(v, &dsk, &seeds, s).unwrap()
+        });
+        let asym = record(&mut enc, &values, |e, v, s| {
+            e.encrypt_asymmetric(v, &dpk, &seeds, s).unwrap()
+        });
+        for (r, x) in [
+            (&mut sym_ref, sym),
+            (&mut full_ref, full),
+            (&mut asym_ref, asym),
+        ] {
+            match r {
+                None => *r = Some(x),
+                Some(want) => assert!(*want == x, "{cfg:?} differs"),
             }
         }
     }
@@ -373,11 +362,7 @@ fn secret_key_forms_read_storage_as_promised_and_agree() {
     // A store with a corrupted key (code 11) or failing reads is refused with a typed error.
     let mut bad = pack(&ternary);
     bad[n / 8] |= 0b11;
-    for form in [
-        SecretKeyForm::NotPersistent,
-        SecretKeyForm::PersistentAcrossPrimes,
-        SecretKeyForm::Persistent,
-    ] {
+    for form in SECRET_KEYS {
         let cfg = DeviceConfig {
             secret_key: form,
             ..DeviceConfig::low_memory(params.clone())
@@ -417,102 +402,65 @@ fn buffer_encryptor_matches_the_owned_one_in_every_mode() {
     let mut flash = vec![0u16; n / 2];
     vsp_ckks::encoding::fill_index_map(n, &mut flash).unwrap();
     let flash: &'static [u16] = Box::leak(flash.into_boxed_slice());
-    for index_map in [IndexMap::OnTheFly, IndexMap::Persistent, IndexMap::Loaded] {
-        for ntt_roots in [
-            NttRoots::OnTheFly,
-            NttRoots::OneShot,
-            NttRoots::LoadedPlain,
-            NttRoots::Loaded,
-        ] {
-            for memory in [MemoryMode::Low, MemoryMode::Fast] {
-                let cfg = DeviceConfig {
-                    params: params.clone(),
-                    fft_roots: FftRoots::Loaded,
-                    index_map,
-                    ntt_roots,
-                    memory,
-                    secret_key: SecretKeyForm::PersistentAcrossPrimes,
-                };
-                let mut owned = if index_map == IndexMap::Loaded {
-                    DeviceEncryptor::with_flash_index_map(cfg.clone(), flash).unwrap()
-                } else {
-                    DeviceEncryptor::new(cfg.clone()).unwrap()
-                };
-                let s = cfg.buffer_sizes();
-                let (mut msg, mut a, mut b, mut roots, mut key) = (
-                    vec![0.0; s.msg],
-                    vec![0u32; s.a],
-                    vec![0u32; s.b],
-                    vec![0u32; s.roots],
-                    vec![0u8; s.key],
-                );
-                let mut fft = vec![Complex::default(); s.fft_roots];
-                let mut index = vec![0u16; s.index_map];
-                let mut ntt = vec![0u32; s.ntt_tables];
-                fill_tables(&cfg, &mut fft, &mut index, &mut ntt).unwrap();
-                let mut buffered = BufferEncryptor::new(
-                    cfg.clone(),
-                    DeviceMemory {
-                        msg: &mut msg,
-                        a: &mut a,
-                        b: &mut b,
-                        roots: &mut roots,
-                        key: &mut key,
-                        fft_roots: &fft,
-                        index_map: &index,
-                        ntt_tables: &ntt,
-                    },
-                )
-                .unwrap();
-                for mode in 0..3 {
-                    let mut x = Vec::new();
-                    let mut y = Vec::new();
-                    let mut sx = |p: Part<'_>| -> Result<(), SinkError> {
-                        if let Part::Limb { coeffs, .. } = p {
-                            x.extend_from_slice(coeffs)
-                        }
-                        Ok(())
-                    };
-                    let mut sy = |p: Part<'_>| -> Result<(), SinkError> {
-                        if let Part::Limb { coeffs, .. } = p {
-                            y.extend_from_slice(coeffs)
-                        }
-                        Ok(())
-                    };
-                    match mode {
-                        0 => {
-                            owned
-                                .encrypt_symmetric_seeded(&values, &dsk, &seeds, &mut sx)
-                                .unwrap();
-                            buffered
-                                .encrypt_symmetric_seeded(&values, &dsk.packed(), &seeds, &mut sy)
-                                .unwrap();
-                        }
-                        1 => {
-                            owned
-                                .encrypt_symmetric_stored(&values, &dsk, &seeds, false, &mut sx)
-                                .unwrap();
-                            buffered
-                                .encrypt_symmetric_stored(&values, &dsk, &seeds, false, &mut sy)
-                                .unwrap();
-                        }
-                        _ => {
-                            owned
-                                .encrypt_asymmetric(&values, &dpk, &seeds, &mut sx)
-                                .unwrap();
-                            buffered
-                                .encrypt_asymmetric(&values, &dpk.view(), &seeds, &mut sy)
-                                .unwrap();
-                        }
-                    }
-                    assert!(!x.is_empty() && x == y, "{cfg:?} mode {mode}");
+    for cfg in configs(
+        &params,
+        &[FftRoots::Loaded],
+        &INDEX_MAPS,
+        &[SecretKeyForm::PersistentAcrossPrimes],
+    ) {
+        let mut owned = if cfg.index_map == IndexMap::Loaded {
+            DeviceEncryptor::with_flash_index_map(cfg.clone(), flash).unwrap()
+        } else {
+            DeviceEncryptor::new(cfg.clone()).unwrap()
+        };
+        let mut mem = CallerMemory::new(&cfg);
+        let mut buffered = mem.encryptor(cfg.clone());
+        for mode in 0..3 {
+            let mut x = Vec::new();
+            let mut y = Vec::new();
+            let mut sx = |p: Part<'_>| -> Result<(), SinkError> {
+                if let Part::Limb { coeffs, .. } = p {
+                    x.extend_from_slice(coeffs)
                 }
-                drop(buffered);
-                // Dropping wiped every working buffer.
-                assert!(msg.iter().all(|&v| v == 0.0) && a.iter().all(|&v| v == 0));
-                assert!(b.iter().all(|&v| v == 0) && key.iter().all(|&v| v == 0));
+                Ok(())
+            };
+            let mut sy = |p: Part<'_>| -> Result<(), SinkError> {
+                if let Part::Limb { coeffs, .. } = p {
+                    y.extend_from_slice(coeffs)
+                }
+                Ok(())
+            };
+            match mode {
+                0 => {
+                    owned
+                        .encrypt_symmetric_seeded(&values, &dsk, &seeds, &mut sx)
+                        .unwrap();
+                    buffered
+                        .encrypt_symmetric_seeded(&values, &dsk.packed(), &seeds, &mut sy)
+                        .unwrap();
+                }
+                1 => {
+                    owned
+                        .encrypt_symmetric_stored(&values, &dsk, &seeds, false, &mut sx)
+                        .unwrap();
+                    buffered
+                        .encrypt_symmetric_stored(&values, &dsk, &seeds, false, &mut sy)
+                        .unwrap();
+                }
+                _ => {
+                    owned
+                        .encrypt_asymmetric(&values, &dpk, &seeds, &mut sx)
+                        .unwrap();
+                    buffered
+                        .encrypt_asymmetric(&values, &dpk.view(), &seeds, &mut sy)
+                        .unwrap();
+                }
             }
+            assert!(!x.is_empty() && x == y, "{cfg:?} mode {mode}");
         }
+        drop(buffered);
+        // Dropping wiped every working buffer.
+        assert!(mem.wiped() && mem.b.iter().all(|&v| v == 0));
     }
 }
 

@@ -11,14 +11,17 @@ use std::process::Command;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
+mod common;
+
+use common::CallerMemory;
 use vsp_ckks::seal::{
     read_ciphertext, read_public_key, read_relin_keys, read_secret_key, write_ciphertext,
     write_public_key, write_relin_keys, write_secret_key, SealSeededWriter,
 };
 use vsp_ckks::server::{Collector, Decryptor, Evaluator, ServerContext};
 use vsp_ckks::{
-    fill_tables, BufferEncryptor, CkksParams, Complex, DeviceConfig, DeviceEncryptor, DeviceMemory,
-    EncryptionSeeds, IndexMap, MemoryMode, NttRoots, SecretKeyForm,
+    CkksParams, DeviceConfig, DeviceEncryptor, EncryptionSeeds, IndexMap, MemoryMode, NttRoots,
+    SecretKeyForm,
 };
 
 const N: usize = 4096;
@@ -169,32 +172,8 @@ fn seal_reads_ours_and_we_read_seal() {
             secret_key: SecretKeyForm::NotPersistent,
             ..DeviceConfig::low_memory(params.clone())
         };
-        let s = cfg.buffer_sizes();
-        let (mut msg, mut a, mut b, mut roots, mut key) = (
-            vec![0.0; s.msg],
-            vec![0u32; s.a],
-            vec![0u32; s.b],
-            vec![0u32; s.roots],
-            vec![0u8; s.key],
-        );
-        let mut fft = vec![Complex::default(); s.fft_roots];
-        let mut index = vec![0u16; s.index_map];
-        let mut ntt = vec![0u32; s.ntt_tables];
-        fill_tables(&cfg, &mut fft, &mut index, &mut ntt).unwrap();
-        let mut benc = BufferEncryptor::new(
-            cfg,
-            DeviceMemory {
-                msg: &mut msg,
-                a: &mut a,
-                b: &mut b,
-                roots: &mut roots,
-                key: &mut key,
-                fft_roots: &fft,
-                index_map: &index,
-                ntt_tables: &ntt,
-            },
-        )
-        .unwrap();
+        let mut mem = CallerMemory::new(&cfg);
+        let mut benc = mem.encryptor(cfg);
         let seeds = EncryptionSeeds::random(&mut rng);
         let bytes = if memory == MemoryMode::Low {
             let mut out = Vec::new();

@@ -193,6 +193,32 @@ pub fn to_residues(values: &[i64], q: &Modulus, out: &mut [u64]) -> Result<()> {
     Ok(())
 }
 
+/// Checks a Gaussian's σ (positive, finite) and tail cut τ (finite, ≥ 1).
+fn check_gaussian(sigma: f64, tail_cut: f64) -> Result<()> {
+    if !(sigma.is_finite() && sigma > 0.0) {
+        return Err(MathError::InvalidSamplerParameter(
+            "σ must be positive and finite",
+        ));
+    }
+    if !(tail_cut.is_finite() && tail_cut >= 1.0) {
+        return Err(MathError::InvalidSamplerParameter(
+            "tail cut must be finite and at least 1",
+        ));
+    }
+    Ok(())
+}
+
+/// ⌈τσ⌉, the largest magnitude a sampler returns; at most [`CdtSampler::MAX_BOUND`].
+fn tail_bound(sigma: f64, tail_cut: f64) -> Result<i64> {
+    let bound_f = libm::ceil(sigma * tail_cut);
+    if bound_f > CdtSampler::MAX_BOUND as f64 {
+        return Err(MathError::InvalidSamplerParameter(
+            "σ·tail cut exceeds 2^15",
+        ));
+    }
+    Ok(bound_f as i64)
+}
+
 /// Discrete Gaussian D_{Z,σ} restricted to [−⌈τσ⌉, ⌈τσ⌉], sampled by a full scan of a cumulative
 /// distribution table (constant time in the returned value).
 #[derive(Clone, Debug, PartialEq)]
@@ -210,23 +236,8 @@ impl CdtSampler {
     /// A sampler with standard deviation σ > 0 and tail cut τ ≥ 1 (values beyond ⌈τσ⌉ never occur).
     /// SEAL uses σ = 3.2 with τ = 6 (bound 19); τ ≥ 9.2 makes the cut mass below 2^-64.
     pub fn new(sigma: f64, tail_cut: f64) -> Result<Self> {
-        if !(sigma.is_finite() && sigma > 0.0) {
-            return Err(MathError::InvalidSamplerParameter(
-                "σ must be positive and finite",
-            ));
-        }
-        if !(tail_cut.is_finite() && tail_cut >= 1.0) {
-            return Err(MathError::InvalidSamplerParameter(
-                "tail cut must be finite and at least 1",
-            ));
-        }
-        let bound_f = libm::ceil(sigma * tail_cut);
-        if bound_f > Self::MAX_BOUND as f64 {
-            return Err(MathError::InvalidSamplerParameter(
-                "σ·tail cut exceeds 2^15",
-            ));
-        }
-        let bound = bound_f as i64;
+        check_gaussian(sigma, tail_cut)?;
+        let bound = tail_bound(sigma, tail_cut)?;
         let weight = |k: i64| {
             let x = k as f64 / sigma;
             let w = libm::exp(-0.5 * x * x);
@@ -334,28 +345,13 @@ impl ZigguratSampler {
     /// A sampler of standard deviation σ cut at ⌈τσ⌉ with m rectangles (1 ≤ m ≤ 4096; more
     /// rectangles, fewer ρ evaluations and rejections, more memory).
     pub fn new(sigma: f64, tail_cut: f64, rectangles: usize) -> Result<Self> {
-        if !(sigma.is_finite() && sigma > 0.0) {
-            return Err(MathError::InvalidSamplerParameter(
-                "σ must be positive and finite",
-            ));
-        }
-        if !(tail_cut.is_finite() && tail_cut >= 1.0) {
-            return Err(MathError::InvalidSamplerParameter(
-                "tail cut must be finite and at least 1",
-            ));
-        }
+        check_gaussian(sigma, tail_cut)?;
         if !(1..=Self::MAX_RECTANGLES).contains(&rectangles) {
             return Err(MathError::InvalidSamplerParameter(
                 "Ziggurat needs 1 to 4096 rectangles",
             ));
         }
-        let bound_f = libm::ceil(sigma * tail_cut);
-        if bound_f > CdtSampler::MAX_BOUND as f64 {
-            return Err(MathError::InvalidSamplerParameter(
-                "σ·tail cut exceeds 2^15",
-            ));
-        }
-        let bound = bound_f as i64;
+        let bound = tail_bound(sigma, tail_cut)?;
         let m = rectangles;
         // Bisection for (nearly) the smallest common area whose stack of m rectangles reaches
         // ρ(0) = 1 exactly at the top one: less area above the curve, fewer rejections.

@@ -299,6 +299,58 @@ pub fn check_netlist(what: &str, sim: &SimTrace, net: &NetTrace) {
     assert!(sim.ram == net.ram, "{what}: final RAM differs");
 }
 
+/// Runs the `lanes` (name, program, expected a0) through the netlist of `core` with `memory` at
+/// `size` and checks each against the simulator, which must give the expected result.
+pub fn check_netlists_sized(
+    core: Core,
+    memory: Memory,
+    size: MemSize,
+    lanes: &[(&str, Lane, u16)],
+) {
+    let c = circuit_sized(core, memory, size).expect("blueprint compiles");
+    let plain: Vec<Lane> = lanes.iter().map(|(_, l, _)| l.clone()).collect();
+    let nets = run_netlist_sized(&c, memory, size, &plain, 20_000);
+    for ((name, lane, expected), net) in lanes.iter().zip(&nets) {
+        let sim = simulate_sized(lane, 100_000, size);
+        assert_eq!(
+            sim.steps.last().map(|e| e.regs[8]),
+            Some(*expected),
+            "{size} {name}: simulator result"
+        );
+        check_netlist(&format!("{core} {size} {memory:?} {name}"), &sim, net);
+    }
+}
+
+/// `text` assembled for the machine `size`, with `args` loaded into its RAM.
+pub fn assemble_lane(name: &str, text: &str, args: &[&str], size: MemSize) -> Lane {
+    let opts = vsp_cahp::AsmOptions {
+        rom_size: size.rom_bytes(),
+        ram_size: size.ram_bytes(),
+        ..vsp_cahp::AsmOptions::default()
+    };
+    let image = vsp_cahp::assemble_sources(&[vsp_cahp::Source { name, text }], &opts)
+        .unwrap_or_else(|e| panic!("{name} does not assemble: {e}"));
+    let ram = vsp_cahp::load_args(&image.ram, args, size.ram_bytes()).expect("arguments fit");
+    Lane {
+        rom: image.rom,
+        ram,
+    }
+}
+
+/// (name, lane, expected a0) of the paper's three benchmarks, built for `size`.
+pub fn benchmark_lanes(size: MemSize) -> Vec<(&'static str, Lane, u16)> {
+    vsp_cahp::programs::ALL
+        .iter()
+        .map(|p| {
+            (
+                p.name,
+                assemble_lane(p.name, p.source, p.args, size),
+                p.expected,
+            )
+        })
+        .collect()
+}
+
 /// Repository's `hw/` directory.
 pub fn hw_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../hw")

@@ -1,6 +1,6 @@
 //! Shared harness: compile C with vsp-cc, assemble with vsp-cahp's runtime, run on its ISA simulator.
 
-use vsp_cahp::{assemble_sources, AsmOptions, MemConfig, Simulator, Source};
+use vsp_cahp::{assemble_sources, AsmOptions, Image, MemConfig, Simulator, Source};
 use vsp_cc::{clang_available, compile_c_source, CcOptions};
 
 /// Fails the test (never skips it) when clang is missing: the tests that call this are
@@ -21,13 +21,9 @@ pub struct Run {
     pub asm: String,
 }
 
-/// Compiles `src`, runs it with `args` on the standard 512 B machine.
-pub fn run_c(src: &str, args: &[&str]) -> Run {
-    run_c_on(src, args, MemConfig::default())
-}
-
-/// Compiles `src`, runs it with `args` and returns a0, the instruction count and the ROM size.
-pub fn run_c_on(src: &str, args: &[&str], mem: MemConfig) -> Run {
+/// Compiles `src` with vsp-cc and assembles it with the runtime for the machine `mem`: (assembly,
+/// image).
+fn build(src: &str, mem: MemConfig) -> (String, Image) {
     let asm = compile_c_source(src, "test.c", &CcOptions::default())
         .unwrap_or_else(|e| panic!("compile: {e}"));
     let opts = AsmOptions {
@@ -44,6 +40,17 @@ pub fn run_c_on(src: &str, args: &[&str], mem: MemConfig) -> Run {
         &opts,
     )
     .unwrap_or_else(|e| panic!("assemble: {e}\n{asm}"));
+    (asm, image)
+}
+
+/// Compiles `src`, runs it with `args` on the standard 512 B machine.
+pub fn run_c(src: &str, args: &[&str]) -> Run {
+    run_c_on(src, args, MemConfig::default())
+}
+
+/// Compiles `src`, runs it with `args` and returns a0, the instruction count and the ROM size.
+pub fn run_c_on(src: &str, args: &[&str], mem: MemConfig) -> Run {
+    let (asm, image) = build(src, mem);
     let mut sim = Simulator::from_image(&image, args, mem).unwrap_or_else(|e| panic!("load: {e}"));
     let stats = sim
         .run(2_000_000)
@@ -106,24 +113,9 @@ pub fn differential(src: &str, arg_sets: &[&[&str]]) {
     let dir = tempfile::tempdir().expect("temp dir");
     let exe = host_build(src, dir.path());
     let full = format!("{PRELUDE}\n{src}");
-    let asm = compile_c_source(&full, "test.c", &CcOptions::default())
-        .unwrap_or_else(|e| panic!("compile: {e}"));
     // The 1 KiB machine: these programs test many features at once.
     let mem = MemConfig::kib1();
-    let opts = AsmOptions {
-        rom_size: mem.rom_size,
-        ram_size: mem.ram_size,
-        runtime: true,
-        ..AsmOptions::default()
-    };
-    let image = assemble_sources(
-        &[Source {
-            name: "test.s",
-            text: &asm,
-        }],
-        &opts,
-    )
-    .unwrap_or_else(|e| panic!("assemble: {e}\n{asm}"));
+    let (asm, image) = build(&full, mem);
     for args in arg_sets {
         let out = std::process::Command::new(&exe)
             .args(*args)

@@ -115,7 +115,9 @@ pub(crate) enum KeySource<'k> {
     Store(&'k (dyn SecretKeyStore + 'k)),
 }
 
-/// The working memory of one encryptor, borrowed: the pipeline itself.
+/// The working memory of one encryptor, borrowed: the pipeline itself. Every encryption runs on a
+/// fresh `Core` (`fn core(&mut self)` of the encryptor), which wipes the working buffers when it
+/// is dropped, so no encryption leaves message, noise or NTT(s) behind, whatever it returned.
 pub(crate) struct Core<'a> {
     pub cfg: &'a DeviceConfig,
     pub psi: &'a [u32; MAX_DATA_PRIMES],
@@ -127,6 +129,12 @@ pub(crate) struct Core<'a> {
     pub roots: &'a mut [u32],
     pub key: &'a mut [u8],
     pub key_loaded: &'a mut bool,
+}
+
+impl Drop for Core<'_> {
+    fn drop(&mut self) {
+        self.wipe();
+    }
 }
 
 impl<'a> Core<'a> {
@@ -261,19 +269,6 @@ impl<'a> Core<'a> {
         send_c1: bool,
         sink: &mut (impl Sink + ?Sized),
     ) -> Result<()> {
-        let r = self.symmetric_inner(values, src, seeds, send_c1, sink);
-        self.wipe();
-        r
-    }
-
-    fn symmetric_inner<V: SlotValues + ?Sized>(
-        &mut self,
-        values: &V,
-        src: &KeySource<'_>,
-        seeds: &EncryptionSeeds,
-        send_c1: bool,
-        sink: &mut (impl Sink + ?Sized),
-    ) -> Result<()> {
         let n = self.cfg.params.n();
         let degree = match src {
             KeySource::Ram(k) => k.n(),
@@ -317,12 +312,7 @@ impl<'a> Core<'a> {
                     sample_uniform_limb(&seeds.shareable, n, l, j, q, &mut rejections, |i, a| {
                         b_buf[i] = m.sub(b_buf[i], m.mul(a as u32, a_buf[i]));
                     });
-                    sink.send(Part::Limb {
-                        poly: 0,
-                        prime: j,
-                        coeffs: self.b,
-                    })
-                    .map_err(|_| CkksError::SinkFailed)?;
+                    send_limb(sink, 0, j, self.b)?;
                 }
                 MemoryMode::Low => {
                     let a_buf = &mut *self.a;
@@ -336,12 +326,7 @@ impl<'a> Core<'a> {
                     }
                     self.add_msg_to_a(j)?;
                     self.forward(j, false)?;
-                    sink.send(Part::Limb {
-                        poly: 0,
-                        prime: j,
-                        coeffs: self.a,
-                    })
-                    .map_err(|_| CkksError::SinkFailed)?;
+                    send_limb(sink, 0, j, self.a)?;
                 }
             }
             if send_c1 {
@@ -350,30 +335,13 @@ impl<'a> Core<'a> {
                 sample_uniform_limb(&seeds.shareable, n, l, j, q, &mut again, |i, a| {
                     a_buf[i] = a as u32
                 });
-                sink.send(Part::Limb {
-                    poly: 1,
-                    prime: j,
-                    coeffs: self.a,
-                })
-                .map_err(|_| CkksError::SinkFailed)?;
+                send_limb(sink, 1, j, self.a)?;
             }
         }
         Ok(())
     }
 
     pub fn asymmetric<V: SlotValues + ?Sized>(
-        &mut self,
-        values: &V,
-        pk: &PublicKeyView<'_>,
-        seeds: &EncryptionSeeds,
-        sink: &mut (impl Sink + ?Sized),
-    ) -> Result<()> {
-        let r = self.asymmetric_inner(values, pk, seeds, sink);
-        self.wipe();
-        r
-    }
-
-    fn asymmetric_inner<V: SlotValues + ?Sized>(
         &mut self,
         values: &V,
         pk: &PublicKeyView<'_>,
@@ -401,12 +369,7 @@ impl<'a> Core<'a> {
                         for ((b, &a), &k) in self.b.iter_mut().zip(self.a.iter()).zip(pkl) {
                             *b = m.add(*b, m.mul(a, k));
                         }
-                        sink.send(Part::Limb {
-                            poly,
-                            prime: j,
-                            coeffs: self.b,
-                        })
-                        .map_err(|_| CkksError::SinkFailed)?;
+                        send_limb(sink, poly, j, self.b)?;
                     }
                 }
                 MemoryMode::Low => {
@@ -426,12 +389,7 @@ impl<'a> Core<'a> {
                             }
                         }
                         self.forward(j, false)?;
-                        sink.send(Part::Limb {
-                            poly,
-                            prime: j,
-                            coeffs: self.a,
-                        })
-                        .map_err(|_| CkksError::SinkFailed)?;
+                        send_limb(sink, poly, j, self.a)?;
                     }
                 }
             }
@@ -458,23 +416,13 @@ impl<'a> Core<'a> {
 
     fn add_msg_to_a(&mut self, j: usize) -> Result<()> {
         let m = self.prime(j)?.m;
-        let half = self.a.len() / 2;
-        let (lo, hi) = self.a.split_at_mut(half);
-        for k in 0..half {
-            lo[k] = m.add(lo[k], m.reduce_i64(self.msg[2 * k] as i64));
-            hi[k] = m.add(hi[k], m.reduce_i64(self.msg[2 * k + 1] as i64));
-        }
+        merge_msg(self.msg, self.a, |x, v| m.add(x, m.reduce_i64(v)));
         Ok(())
     }
 
     fn load_msg_into_b(&mut self, j: usize) -> Result<()> {
         let m = self.prime(j)?.m;
-        let half = self.b.len() / 2;
-        let (lo, hi) = self.b.split_at_mut(half);
-        for k in 0..half {
-            lo[k] = m.reduce_i64(self.msg[2 * k] as i64);
-            hi[k] = m.reduce_i64(self.msg[2 * k + 1] as i64);
-        }
+        merge_msg(self.msg, self.b, |_, v| m.reduce_i64(v));
         Ok(())
     }
 
@@ -528,6 +476,32 @@ macro_rules! core_encryptor_methods {
 }
 #[cfg(feature = "alloc")]
 pub(crate) use core_encryptor_methods;
+
+/// `buf[i] = f(buf[i], msg coefficient)` over a residue buffer, whose first half holds the even
+/// message coefficients and second half the odd ones (`msg` interleaves them).
+fn merge_msg(msg: &[f64], buf: &mut [u32], f: impl Fn(u32, i64) -> u32) {
+    let half = buf.len() / 2;
+    let (lo, hi) = buf.split_at_mut(half);
+    for k in 0..half {
+        lo[k] = f(lo[k], msg[2 * k] as i64);
+        hi[k] = f(hi[k], msg[2 * k + 1] as i64);
+    }
+}
+
+/// Sends limb `prime` of ciphertext polynomial `poly`.
+fn send_limb(
+    sink: &mut (impl Sink + ?Sized),
+    poly: usize,
+    prime: usize,
+    coeffs: &[u32],
+) -> Result<()> {
+    sink.send(Part::Limb {
+        poly,
+        prime,
+        coeffs,
+    })
+    .map_err(|_| CkksError::SinkFailed)
+}
 
 /// Caller memory for a [`BufferEncryptor`]: working buffers (written) and tables (read).
 /// Lengths must equal [`DeviceConfig::buffer_sizes`]; unused ones are empty slices.
@@ -664,8 +638,7 @@ impl<'a> BufferEncryptor<'a> {
 
 impl Drop for BufferEncryptor<'_> {
     fn drop(&mut self) {
-        let mut c = self.core();
-        c.wipe();
-        c.forget_key();
+        // The core wipes the working buffers as it goes.
+        self.core().forget_key();
     }
 }

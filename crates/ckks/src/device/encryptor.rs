@@ -173,8 +173,7 @@ impl DeviceEncryptor {
 
 impl Drop for DeviceEncryptor {
     fn drop(&mut self) {
-        let mut c = self.core();
-        c.wipe();
-        c.forget_key();
+        // The core wipes the working buffers as it goes.
+        self.core().forget_key();
     }
 }

@@ -8,7 +8,6 @@ use num_traits::{ToPrimitive, Zero};
 use super::ciphertext::Ciphertext;
 use super::context::ServerContext;
 use super::keys::SecretKey;
-use super::ring::add_mod;
 use crate::arith::{inv_mod, mul_mod};
 use crate::encoding::Complex;
 use crate::error::{CkksError, Result};
@@ -39,20 +38,19 @@ impl<'a> Decryptor<'a> {
         }
         let mut out = vec![0u64; ct.level * n];
         for i in 0..ct.level {
-            let q = self.ctx.q(i);
             let mq = self.ctx.modulus(i);
             let s = self.sk.ntt_limb(i);
             let acc = &mut out[i * n..(i + 1) * n];
             acc.copy_from_slice(ct.limb(0, i));
             let c1 = ct.limb(1, i);
             for k in 0..n {
-                acc[k] = add_mod(acc[k], mq.mul(c1[k], s[k]), q);
+                acc[k] = mq.add(acc[k], mq.mul(c1[k], s[k]));
             }
             if ct.size == 3 {
                 let c2 = ct.limb(2, i);
                 for k in 0..n {
                     let s2 = mq.mul(s[k], s[k]);
-                    acc[k] = add_mod(acc[k], mq.mul(c2[k], s2), q);
+                    acc[k] = mq.add(acc[k], mq.mul(c2[k], s2));
                 }
             }
             self.ctx.inverse(i, acc)?;

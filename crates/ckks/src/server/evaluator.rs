@@ -6,13 +6,42 @@
 use super::ciphertext::Ciphertext;
 use super::context::ServerContext;
 use super::keys::RelinKeys;
-use super::ring::{add_mod, sub_mod};
 use crate::arith::inv_mod;
 use crate::error::{CkksError, Result};
 
 /// Stateless evaluator over a context.
 pub struct Evaluator<'a> {
     ctx: &'a ServerContext,
+}
+
+/// Division by p = q(`p_idx`) with rounding, for one polynomial whose limb mod p is `last` (NTT
+/// form; overwritten): for each prime i < `l` of the result, calls `f(i, t, p⁻¹ mod q_i)` with
+/// t = NTT([last + ⌊p/2⌋]_p − ⌊p/2⌋ mod q_i), the rounding term; x_i / p ≈ (x_i − t) · p⁻¹.
+/// `tmp` is N words of scratch.
+fn rounding_terms(
+    ctx: &ServerContext,
+    p_idx: usize,
+    l: usize,
+    last: &mut [u64],
+    tmp: &mut [u64],
+    mut f: impl FnMut(usize, &[u64], u64),
+) -> Result<()> {
+    let (p, mp) = (ctx.q(p_idx), ctx.modulus(p_idx));
+    let half = p >> 1;
+    ctx.inverse(p_idx, last)?;
+    for x in last.iter_mut() {
+        *x = mp.add(*x, half);
+    }
+    for i in 0..l {
+        let (q, mq) = (ctx.q(i), ctx.modulus(i));
+        let half_q = half % q;
+        for (d, &x) in tmp.iter_mut().zip(last.iter()) {
+            *d = mq.sub(x % q, half_q);
+        }
+        ctx.forward(i, tmp)?;
+        f(i, tmp, inv_mod(p % q, q));
+    }
+    Ok(())
 }
 
 fn same_scale(a: f64, b: f64) -> bool {
@@ -47,18 +76,14 @@ impl<'a> Evaluator<'a> {
         let mut out = Ciphertext::zero(a.n, a.level, size, a.scale);
         for p in 0..size {
             for i in 0..a.level {
-                let q = self.ctx.q(i);
+                let mq = self.ctx.modulus(i);
                 let dst = out.limb_mut(p, i);
                 if p < a.size {
                     dst.copy_from_slice(a.limb(p, i));
                 }
                 if p < b.size {
                     for (d, &y) in dst.iter_mut().zip(b.limb(p, i)) {
-                        *d = if sub {
-                            sub_mod(*d, y, q)
-                        } else {
-                            add_mod(*d, y, q)
-                        };
+                        *d = if sub { mq.sub(*d, y) } else { mq.add(*d, y) };
                     }
                 }
             }
@@ -79,9 +104,9 @@ impl<'a> Evaluator<'a> {
         let mut out = a.clone();
         for p in 0..a.size {
             for i in 0..a.level {
-                let q = self.ctx.q(i);
+                let mq = self.ctx.modulus(i);
                 for x in out.limb_mut(p, i) {
-                    *x = sub_mod(0, *x, q);
+                    *x = mq.neg(*x);
                 }
             }
         }
@@ -98,12 +123,11 @@ impl<'a> Evaluator<'a> {
         }
         let mut out = Ciphertext::zero(a.n, a.level, 3, a.scale * b.scale);
         for i in 0..a.level {
-            let q = self.ctx.q(i);
             let mq = self.ctx.modulus(i);
             let (a0, a1, b0, b1) = (a.limb(0, i), a.limb(1, i), b.limb(0, i), b.limb(1, i));
             for k in 0..a.n {
                 let d0 = mq.mul(a0[k], b0[k]);
-                let d1 = add_mod(mq.mul(a0[k], b1[k]), mq.mul(a1[k], b0[k]), q);
+                let d1 = mq.add(mq.mul(a0[k], b1[k]), mq.mul(a1[k], b0[k]));
                 let d2 = mq.mul(a1[k], b1[k]);
                 out.limb_mut(0, i)[k] = d0;
                 out.limb_mut(1, i)[k] = d1;
@@ -159,37 +183,24 @@ impl<'a> Evaluator<'a> {
                 for poly in 0..2 {
                     let k = key.limb(poly, ti);
                     for ((a, &x), &y) in acc[poly][t].iter_mut().zip(&tmp).zip(k) {
-                        *a = add_mod(*a, mq.mul(x, y), q);
+                        *a = mq.add(*a, mq.mul(x, y));
                     }
                 }
             }
         }
         // Divide by P with rounding: (acc_i − [acc_P + ⌊P/2⌋]_P + ⌊P/2⌋) · P^{-1} mod q_i.
-        let p = ctx.q(sp_idx);
-        let half = p >> 1;
         let mut out = Ciphertext::zero(n, l, 2, ct.scale);
-        for poly in 0..2 {
-            let mut last = acc[poly][l].clone();
-            ctx.inverse(sp_idx, &mut last)?;
-            for x in last.iter_mut() {
-                *x = add_mod(*x, half, p);
-            }
-            for i in 0..l {
-                let q = ctx.q(i);
+        for (poly, acc) in acc.iter_mut().enumerate() {
+            let (low, last) = acc.split_at_mut(l);
+            rounding_terms(ctx, sp_idx, l, &mut last[0], &mut tmp, |i, t, p_inv| {
                 let mq = ctx.modulus(i);
-                let p_inv = inv_mod(p % q, q);
-                let half_q = half % q;
-                for (d, &x) in tmp.iter_mut().zip(&last) {
-                    *d = sub_mod(x % q, half_q, q);
-                }
-                ctx.forward(i, &mut tmp)?;
                 let src = ct.limb(poly, i);
                 let dst = out.limb_mut(poly, i);
                 for k in 0..n {
-                    let v = mq.mul(sub_mod(acc[poly][i][k], tmp[k], q), p_inv);
-                    dst[k] = add_mod(src[k], v, q);
+                    let v = mq.mul(mq.sub(low[i][k], t[k]), p_inv);
+                    dst[k] = mq.add(src[k], v);
                 }
-            }
+            })?;
         }
         Ok(out)
     }
@@ -204,32 +215,19 @@ impl<'a> Evaluator<'a> {
         let ctx = self.ctx;
         let n = ct.n;
         let l = ct.level - 1;
-        let ql = ctx.q(l);
-        let half = ql >> 1;
-        let mut out = Ciphertext::zero(n, l, ct.size, ct.scale / ql as f64);
+        let mut out = Ciphertext::zero(n, l, ct.size, ct.scale / ctx.q(l) as f64);
         let mut last = vec![0u64; n];
         let mut tmp = vec![0u64; n];
         for poly in 0..ct.size {
             last.copy_from_slice(ct.limb(poly, l));
-            ctx.inverse(l, &mut last)?;
-            for x in last.iter_mut() {
-                *x = add_mod(*x, half, ql);
-            }
-            for i in 0..l {
-                let q = ctx.q(i);
+            rounding_terms(ctx, l, l, &mut last, &mut tmp, |i, t, inv| {
                 let mq = ctx.modulus(i);
-                let inv = inv_mod(ql % q, q);
-                let half_q = half % q;
-                for (d, &x) in tmp.iter_mut().zip(&last) {
-                    *d = sub_mod(x % q, half_q, q);
-                }
-                ctx.forward(i, &mut tmp)?;
                 let src = ct.limb(poly, i);
                 let dst = out.limb_mut(poly, i);
                 for k in 0..n {
-                    dst[k] = mq.mul(sub_mod(src[k], tmp[k], q), inv);
+                    dst[k] = mq.mul(mq.sub(src[k], t[k]), inv);
                 }
-            }
+            })?;
         }
         Ok(out)
     }

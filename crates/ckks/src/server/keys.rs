@@ -10,7 +10,6 @@ use zeroize::{Zeroize, ZeroizeOnDrop};
 
 use super::ciphertext::Ciphertext;
 use super::context::ServerContext;
-use super::ring::{add_mod, from_i64, sub_mod};
 use crate::device::keys::{DevicePublicKey, DeviceSecretKey};
 use crate::error::{CkksError, Result};
 
@@ -39,10 +38,10 @@ impl SecretKey {
         }
         let mut ntt = vec![0u64; ctx.key_level() * n];
         for i in 0..ctx.key_level() {
-            let q = ctx.q(i);
+            let mq = ctx.modulus(i);
             let limb = &mut ntt[i * n..(i + 1) * n];
             for (x, &c) in limb.iter_mut().zip(&coeffs) {
-                *x = from_i64(c as i64, q);
+                *x = mq.reduce_i64(c as i64);
             }
             ctx.forward(i, limb)?;
         }
@@ -195,7 +194,7 @@ impl<'a> KeyGenerator<'a> {
             let s = self.sk.ntt_limb(j);
             for (x, &si) in k.limb_mut(0, j).iter_mut().zip(s) {
                 let s2 = mq.mul(si, si);
-                *x = add_mod(*x, mq.mul(s2, factor), q);
+                *x = mq.add(*x, mq.mul(s2, factor));
             }
             keys.push(k);
         }
@@ -233,13 +232,11 @@ fn encrypt_zero_key_level<R: RngCore + CryptoRng>(
     for i in 0..kl {
         let q = ctx.q(i);
         let mq = ctx.modulus(i);
-        let mut ei: Vec<u64> = e.iter().map(|&x| from_i64(x, q)).collect();
+        let mut ei: Vec<u64> = e.iter().map(|&x| mq.reduce_i64(x)).collect();
         ctx.forward(i, &mut ei)?;
         let a: Vec<u64> = (0..n).map(|_| uniform_mod(rng, q)).collect();
         let s = sk.ntt_limb(i);
-        let c0: Vec<u64> = (0..n)
-            .map(|k| sub_mod(ei[k], mq.mul(a[k], s[k]), q))
-            .collect();
+        let c0: Vec<u64> = (0..n).map(|k| mq.sub(ei[k], mq.mul(a[k], s[k]))).collect();
         ct.limb_mut(0, i).copy_from_slice(&c0);
         ct.limb_mut(1, i).copy_from_slice(&a);
     }

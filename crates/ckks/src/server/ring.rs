@@ -1,37 +1,7 @@
-//! Small RNS helpers of the server. The NTT itself is vsp-math's `NttTable` (SEAL order, Harvey lazy
-//! butterflies with Shoup constants, AVX2 when available); products use vsp-math's Barrett `Modulus`.
-
-/// a + b mod q for reduced inputs.
-#[inline(always)]
-pub fn add_mod(a: u64, b: u64, q: u64) -> u64 {
-    let s = a + b;
-    if s >= q {
-        s - q
-    } else {
-        s
-    }
-}
-
-/// a − b mod q for reduced inputs.
-#[inline(always)]
-pub fn sub_mod(a: u64, b: u64, q: u64) -> u64 {
-    if a >= b {
-        a - b
-    } else {
-        a + q - b
-    }
-}
-
-/// A signed integer reduced mod q.
-#[inline(always)]
-pub fn from_i64(x: i64, q: u64) -> u64 {
-    let r = x.unsigned_abs() % q;
-    if x < 0 && r != 0 {
-        q - r
-    } else {
-        r
-    }
-}
+//! The server's ring arithmetic is vsp-math's: the NTT is `NttTable` (SEAL order, Harvey lazy
+//! butterflies with Shoup constants, SIMD when available) and every residue operation (add, sub,
+//! neg, Barrett products, signed reduction) is a `Modulus` method. This module checks that the
+//! device's 32-bit NTT agrees with it.
 
 #[cfg(test)]
 mod tests {

@@ -235,140 +235,71 @@ unsafe fn twiddle_quad(roots: &[ShoupConst], k: usize) -> Twiddle {
     }
 }
 
-/// Forward transform, output fully reduced. Requires n = a.len() ≥ 16, a power of two, and
-/// `roots.len() == n`.
-#[target_feature(enable = "avx2")]
-pub(crate) unsafe fn forward(a: &mut [u64], roots: &[ShoupConst], q: &Modulus) {
+/// Input words are the working lanes.
+#[inline(always)]
+unsafe fn load_u(p: *const u64, _: &Consts) -> __m256i {
+    // SAFETY: the caller upholds this function's safety contract (its target features are
+    // present, pointers and lengths in bounds); the block relies on nothing else.
+    unsafe { load(p) }
+}
+
+/// Output words are the working lanes.
+#[inline(always)]
+unsafe fn store_u(p: *mut u64, v: __m256i) {
+    // SAFETY: the caller upholds this function's safety contract (its target features are
+    // present, pointers and lengths in bounds); the block relies on nothing else.
+    unsafe { store(p, v) }
+}
+
+/// [0, 4q) → [0, q).
+#[inline(always)]
+unsafe fn finish(x: __m256i, c: &Consts) -> __m256i {
+    // SAFETY: the caller upholds this function's safety contract (its target features are
+    // present, pointers and lengths in bounds); the block relies on nothing else.
+    unsafe { reduce_q(reduce_2q(x, c), c) }
+}
+
+/// (low 128-bit halves, high halves) of two vectors: the regrouping of the stage t = 2.
+#[inline(always)]
+unsafe fn halves(a: __m256i, b: __m256i) -> (__m256i, __m256i) {
     // SAFETY: the caller upholds this function's safety contract (its target features are
     // present, pointers and lengths in bounds); the block relies on nothing else.
     unsafe {
-        let n = a.len();
-        let c = consts(q);
-        let p = a.as_mut_ptr();
-        let mut t = n;
-        let mut m = 1;
-        while t > 4 {
-            t >>= 1;
-            for i in 0..m {
-                let w = broadcast(roots[m + i]);
-                let base = 2 * t * i;
-                let mut j = 0;
-                while j < t {
-                    // SAFETY: base + t + j + 4 ≤ 2t(i + 1) ≤ n, so both 4-lane accesses are in bounds.
-                    let (x, y) = ct(load(p.add(base + j)), load(p.add(base + t + j)), w, &c);
-                    store(p.add(base + j), x);
-                    store(p.add(base + t + j), y);
-                    j += 4;
-                }
-            }
-            m <<= 1;
-        }
-        // t = 2: blocks of 4 words; two blocks per pair of vectors.
-        for i in (0..m).step_by(2) {
-            let w = twiddle_pairs(roots, m + i);
-            // SAFETY: 4i + 8 ≤ 2m·2 = n words.
-            let (v0, v1) = (load(p.add(4 * i)), load(p.add(4 * i + 4)));
-            let x = _mm256_permute2x128_si256(v0, v1, 0x20);
-            let y = _mm256_permute2x128_si256(v0, v1, 0x31);
-            let (x, y) = ct(x, y, w, &c);
-            store(p.add(4 * i), _mm256_permute2x128_si256(x, y, 0x20));
-            store(p.add(4 * i + 4), _mm256_permute2x128_si256(x, y, 0x31));
-        }
-        m <<= 1;
-        // t = 1: pairs; four blocks per pair of vectors; the final reduction to [0, q) is merged in.
-        for i in (0..m).step_by(4) {
-            let w = twiddle_quad(roots, m + i);
-            // SAFETY: 2i + 8 ≤ 2m = n words.
-            let (v0, v1) = (load(p.add(2 * i)), load(p.add(2 * i + 4)));
-            let x = _mm256_unpacklo_epi64(v0, v1);
-            let y = _mm256_unpackhi_epi64(v0, v1);
-            let (x, y) = ct(x, y, w, &c);
-            let (x, y) = (
-                reduce_q(reduce_2q(x, &c), &c),
-                reduce_q(reduce_2q(y, &c), &c),
-            );
-            store(p.add(2 * i), _mm256_unpacklo_epi64(x, y));
-            store(p.add(2 * i + 4), _mm256_unpackhi_epi64(x, y));
-        }
+        (
+            _mm256_permute2x128_si256(a, b, 0x20),
+            _mm256_permute2x128_si256(a, b, 0x31),
+        )
     }
 }
 
-/// Inverse transform including N^{-1}, output fully reduced. Same requirements as [`forward`].
-#[target_feature(enable = "avx2")]
-pub(crate) unsafe fn inverse(
-    a: &mut [u64],
-    inv_roots: &[ShoupConst],
-    n_inv: ShoupConst,
-    last: ShoupConst,
-    q: &Modulus,
-) {
+/// (even lanes, odd lanes) of two vectors, interleaved: the regrouping of the stage t = 1.
+#[inline(always)]
+unsafe fn unpack(a: __m256i, b: __m256i) -> (__m256i, __m256i) {
+    // SAFETY: the caller upholds this function's safety contract (its target features are
+    // present, pointers and lengths in bounds); the block relies on nothing else.
+    unsafe { (_mm256_unpacklo_epi64(a, b), _mm256_unpackhi_epi64(a, b)) }
+}
+
+/// The last inverse stage on [0, 2q) lanes with N^{-1} (`wn`) and N^{-1}·ψ^{-bitrev(1)} (`wl`)
+/// merged, reduced to [0, q).
+#[inline(always)]
+unsafe fn last_butterfly(
+    x: __m256i,
+    y: __m256i,
+    wn: Twiddle,
+    wl: Twiddle,
+    c: &Consts,
+) -> (__m256i, __m256i) {
     // SAFETY: the caller upholds this function's safety contract (its target features are
     // present, pointers and lengths in bounds); the block relies on nothing else.
     unsafe {
-        let n = a.len();
-        let c = consts(q);
-        let p = a.as_mut_ptr();
-        // t = 1 (h = n/2 blocks).
-        let mut h = n / 2;
-        for i in (0..h).step_by(4) {
-            let w = twiddle_quad(inv_roots, h + i);
-            // SAFETY: 2i + 8 ≤ n.
-            let (v0, v1) = (load(p.add(2 * i)), load(p.add(2 * i + 4)));
-            let (x, y) = gs(
-                _mm256_unpacklo_epi64(v0, v1),
-                _mm256_unpackhi_epi64(v0, v1),
-                w,
-                &c,
-            );
-            store(p.add(2 * i), _mm256_unpacklo_epi64(x, y));
-            store(p.add(2 * i + 4), _mm256_unpackhi_epi64(x, y));
-        }
-        // t = 2.
-        h >>= 1;
-        for i in (0..h).step_by(2) {
-            let w = twiddle_pairs(inv_roots, h + i);
-            // SAFETY: 4i + 8 ≤ n.
-            let (v0, v1) = (load(p.add(4 * i)), load(p.add(4 * i + 4)));
-            let x = _mm256_permute2x128_si256(v0, v1, 0x20);
-            let y = _mm256_permute2x128_si256(v0, v1, 0x31);
-            let (x, y) = gs(x, y, w, &c);
-            store(p.add(4 * i), _mm256_permute2x128_si256(x, y, 0x20));
-            store(p.add(4 * i + 4), _mm256_permute2x128_si256(x, y, 0x31));
-        }
-        // t ≥ 4 until the last stage.
-        let mut t = 4;
-        h >>= 1;
-        while h > 1 {
-            for i in 0..h {
-                let w = broadcast(inv_roots[h + i]);
-                let base = 2 * t * i;
-                let mut j = 0;
-                while j < t {
-                    // SAFETY: base + t + j + 4 ≤ 2t(i + 1) ≤ n.
-                    let (x, y) = gs(load(p.add(base + j)), load(p.add(base + t + j)), w, &c);
-                    store(p.add(base + j), x);
-                    store(p.add(base + t + j), y);
-                    j += 4;
-                }
-            }
-            t <<= 1;
-            h >>= 1;
-        }
-        // Last stage with N^{-1} merged, then the final reduction to [0, q).
-        let (wn, wl) = (broadcast(n_inv), broadcast(last));
-        let half = n / 2;
-        let mut j = 0;
-        while j < half {
-            // SAFETY: half + j + 4 ≤ n.
-            let (x, y) = (load(p.add(j)), load(p.add(half + j)));
-            let s = mul_shoup_lazy(_mm256_add_epi64(x, y), wn, &c);
-            let d = mul_shoup_lazy(_mm256_add_epi64(_mm256_sub_epi64(x, y), c.two_q), wl, &c);
-            store(p.add(j), reduce_q(s, &c));
-            store(p.add(half + j), reduce_q(d, &c));
-            j += 4;
-        }
+        let s = mul_shoup_lazy(_mm256_add_epi64(x, y), wn, c);
+        let d = mul_shoup_lazy(_mm256_add_epi64(_mm256_sub_epi64(x, y), c.two_q), wl, c);
+        (reduce_q(s, c), reduce_q(d, c))
     }
 }
+
+avx2_kernels!("avx2", ShoupConst);
 
 /// Whether this CPU runs the AVX2 kernels (without `std`, only if compiled in with `-C target-feature`).
 pub(crate) fn is_supported() -> bool {

@@ -148,9 +148,17 @@ unsafe fn load_u(p: *const u64, c: &Consts) -> __m256d {
     unsafe { to_f64(_mm256_loadu_si256(p as *const __m256i), c) }
 }
 
+/// A twiddle (the bits of a double) in every lane.
+#[inline(always)]
+unsafe fn broadcast(bits: u64) -> __m256d {
+    // SAFETY: the caller upholds this function's safety contract (its target features are
+    // present, pointers and lengths in bounds); the block relies on nothing else.
+    unsafe { _mm256_set1_pd(f64::from_bits(bits)) }
+}
+
 /// Twiddles k, k, k+1, k+1 (stage t = 2).
 #[inline(always)]
-unsafe fn tw_pairs(roots: &[u64], k: usize) -> __m256d {
+unsafe fn twiddle_pairs(roots: &[u64], k: usize) -> __m256d {
     // SAFETY: the caller upholds this function's safety contract (its target features are
     // present, pointers and lengths in bounds); the block relies on nothing else.
     unsafe {
@@ -162,7 +170,7 @@ unsafe fn tw_pairs(roots: &[u64], k: usize) -> __m256d {
 
 /// Twiddles k, k+2, k+1, k+3 (stage t = 1, unpack lane order).
 #[inline(always)]
-unsafe fn tw_quad(roots: &[u64], k: usize) -> __m256d {
+unsafe fn twiddle_quad(roots: &[u64], k: usize) -> __m256d {
     // SAFETY: the caller upholds this function's safety contract (its target features are
     // present, pointers and lengths in bounds); the block relies on nothing else.
     unsafe {
@@ -171,148 +179,65 @@ unsafe fn tw_quad(roots: &[u64], k: usize) -> __m256d {
     }
 }
 
-/// Forward transform; `roots[k]` = the bits of ψ^{bitrev(k)} as a double. Input u64 in [0, 4q), output u64 in
-/// [0, q). Requires n = a.len() ≥ 16 (a power of two), roots.len() == n, q < 2^50.
-#[target_feature(enable = "avx2,fma")]
-pub(crate) unsafe fn forward(a: &mut [u64], roots: &[u64], q: &Modulus) {
+/// Output words: u64 lanes.
+#[inline(always)]
+unsafe fn store_u(p: *mut u64, v: __m256i) {
+    // SAFETY: the caller upholds this function's safety contract (its target features are
+    // present, pointers and lengths in bounds); the block relies on nothing else.
+    unsafe { _mm256_storeu_si256(p as *mut __m256i, v) }
+}
+
+/// Signed working lanes → u64 words in [0, q).
+#[inline(always)]
+unsafe fn finish(x: __m256d, c: &Consts) -> __m256i {
+    // SAFETY: the caller upholds this function's safety contract (its target features are
+    // present, pointers and lengths in bounds); the block relies on nothing else.
+    unsafe { normalize(x, c) }
+}
+
+/// (low 128-bit halves, high halves) of two vectors: the regrouping of the stage t = 2.
+#[inline(always)]
+unsafe fn halves(a: __m256d, b: __m256d) -> (__m256d, __m256d) {
     // SAFETY: the caller upholds this function's safety contract (its target features are
     // present, pointers and lengths in bounds); the block relies on nothing else.
     unsafe {
-        let n = a.len();
-        let c = consts(q);
-        let p = a.as_mut_ptr();
-        let mut t = n;
-        let mut m = 1;
-        let mut first = true;
-        while t > 4 {
-            t >>= 1;
-            for i in 0..m {
-                let w = _mm256_set1_pd(f64::from_bits(roots[m + i]));
-                let base = 2 * t * i;
-                let mut j = 0;
-                while j < t {
-                    // SAFETY: base + t + j + 4 ≤ 2t(i + 1) ≤ n.
-                    let (x, y) = if first {
-                        (load_u(p.add(base + j), &c), load_u(p.add(base + t + j), &c))
-                    } else {
-                        (load(p.add(base + j)), load(p.add(base + t + j)))
-                    };
-                    let (x, y) = ct(x, y, w, &c);
-                    store(p.add(base + j), x);
-                    store(p.add(base + t + j), y);
-                    j += 4;
-                }
-            }
-            first = false;
-            m <<= 1;
-        }
-        for i in (0..m).step_by(2) {
-            let w = tw_pairs(roots, m + i);
-            // SAFETY: 4i + 8 ≤ n.
-            let (v0, v1) = (load(p.add(4 * i)), load(p.add(4 * i + 4)));
-            let (x, y) = ct(
-                _mm256_permute2f128_pd(v0, v1, 0x20),
-                _mm256_permute2f128_pd(v0, v1, 0x31),
-                w,
-                &c,
-            );
-            store(p.add(4 * i), _mm256_permute2f128_pd(x, y, 0x20));
-            store(p.add(4 * i + 4), _mm256_permute2f128_pd(x, y, 0x31));
-        }
-        m <<= 1;
-        for i in (0..m).step_by(4) {
-            let w = tw_quad(roots, m + i);
-            // SAFETY: 2i + 8 ≤ n.
-            let (v0, v1) = (load(p.add(2 * i)), load(p.add(2 * i + 4)));
-            let (x, y) = ct(
-                _mm256_unpacklo_pd(v0, v1),
-                _mm256_unpackhi_pd(v0, v1),
-                w,
-                &c,
-            );
-            let (x, y) = (normalize(x, &c), normalize(y, &c));
-            _mm256_storeu_si256(p.add(2 * i) as *mut __m256i, _mm256_unpacklo_epi64(x, y));
-            _mm256_storeu_si256(
-                p.add(2 * i + 4) as *mut __m256i,
-                _mm256_unpackhi_epi64(x, y),
-            );
-        }
+        (
+            _mm256_permute2f128_pd(a, b, 0x20),
+            _mm256_permute2f128_pd(a, b, 0x31),
+        )
     }
 }
 
-/// Inverse transform with N^{-1} merged; `inv_roots[k]` = bits of ψ^{-bitrev(k)} as a double, `n_inv` and
-/// `last` the merged constants of the last stage. Input u64 in [0, 2q), output u64 in [0, q).
-#[target_feature(enable = "avx2,fma")]
-pub(crate) unsafe fn inverse(a: &mut [u64], inv_roots: &[u64], n_inv: u64, last: u64, q: &Modulus) {
+/// (even lanes, odd lanes) of two vectors, interleaved: the regrouping of the stage t = 1.
+#[inline(always)]
+unsafe fn unpack(a: __m256d, b: __m256d) -> (__m256d, __m256d) {
+    // SAFETY: the caller upholds this function's safety contract (its target features are
+    // present, pointers and lengths in bounds); the block relies on nothing else.
+    unsafe { (_mm256_unpacklo_pd(a, b), _mm256_unpackhi_pd(a, b)) }
+}
+
+/// The last inverse stage with N^{-1} (`wn`) and N^{-1}·ψ^{-bitrev(1)} (`wl`) merged, as u64 words
+/// in [0, q).
+#[inline(always)]
+unsafe fn last_butterfly(
+    x: __m256d,
+    y: __m256d,
+    wn: __m256d,
+    wl: __m256d,
+    c: &Consts,
+) -> (__m256i, __m256i) {
     // SAFETY: the caller upholds this function's safety contract (its target features are
     // present, pointers and lengths in bounds); the block relies on nothing else.
     unsafe {
-        let n = a.len();
-        let c = consts(q);
-        let p = a.as_mut_ptr();
-        let mut h = n / 2;
-        for i in (0..h).step_by(4) {
-            let w = tw_quad(inv_roots, h + i);
-            // SAFETY: 2i + 8 ≤ n.
-            let (v0, v1) = (load_u(p.add(2 * i), &c), load_u(p.add(2 * i + 4), &c));
-            let (x, y) = gs(
-                _mm256_unpacklo_pd(v0, v1),
-                _mm256_unpackhi_pd(v0, v1),
-                w,
-                &c,
-            );
-            store(p.add(2 * i), _mm256_unpacklo_pd(x, y));
-            store(p.add(2 * i + 4), _mm256_unpackhi_pd(x, y));
-        }
-        h >>= 1;
-        for i in (0..h).step_by(2) {
-            let w = tw_pairs(inv_roots, h + i);
-            // SAFETY: 4i + 8 ≤ n.
-            let (v0, v1) = (load(p.add(4 * i)), load(p.add(4 * i + 4)));
-            let (x, y) = gs(
-                _mm256_permute2f128_pd(v0, v1, 0x20),
-                _mm256_permute2f128_pd(v0, v1, 0x31),
-                w,
-                &c,
-            );
-            store(p.add(4 * i), _mm256_permute2f128_pd(x, y, 0x20));
-            store(p.add(4 * i + 4), _mm256_permute2f128_pd(x, y, 0x31));
-        }
-        let mut t = 4;
-        h >>= 1;
-        while h > 1 {
-            for i in 0..h {
-                let w = _mm256_set1_pd(f64::from_bits(inv_roots[h + i]));
-                let base = 2 * t * i;
-                let mut j = 0;
-                while j < t {
-                    // SAFETY: base + t + j + 4 ≤ 2t(i + 1) ≤ n.
-                    let (x, y) = gs(load(p.add(base + j)), load(p.add(base + t + j)), w, &c);
-                    store(p.add(base + j), x);
-                    store(p.add(base + t + j), y);
-                    j += 4;
-                }
-            }
-            t <<= 1;
-            h >>= 1;
-        }
-        let (wn, wl) = (
-            _mm256_set1_pd(f64::from_bits(n_inv)),
-            _mm256_set1_pd(f64::from_bits(last)),
-        );
-        let half = n / 2;
-        let mut j = 0;
-        while j < half {
-            // SAFETY: half + j + 4 ≤ n.
-            let (x, y) = (load(p.add(j)), load(p.add(half + j)));
-            let s = mulmod(_mm256_add_pd(x, y), wn, &c);
-            let d = mulmod(_mm256_sub_pd(x, y), wl, &c);
-            _mm256_storeu_si256(p.add(j) as *mut __m256i, normalize(s, &c));
-            _mm256_storeu_si256(p.add(half + j) as *mut __m256i, normalize(d, &c));
-            j += 4;
-        }
+        let s = mulmod(_mm256_add_pd(x, y), wn, c);
+        let d = mulmod(_mm256_sub_pd(x, y), wl, c);
+        (normalize(s, c), normalize(d, c))
     }
 }
+
+// `roots[k]` holds the bits of ψ^{bitrev(k)} as a double (ψ^{-bitrev(k)} for the inverse), and
+// q < 2^50.
+avx2_kernels!("avx2,fma", u64);
 
 /// Whether this CPU has AVX2 and FMA.
 pub(crate) fn is_supported() -> bool {

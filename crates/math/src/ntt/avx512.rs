@@ -181,6 +181,33 @@ const STAGE_T1: SmallStage = SmallStage {
 };
 
 #[inline(always)]
+unsafe fn load(p: *const u64) -> __m512i {
+    // SAFETY: the caller upholds this function's safety contract (its target features are
+    // present, pointers and lengths in bounds); the block relies on nothing else.
+    unsafe { _mm512_loadu_si512(p as *const _) }
+}
+
+#[inline(always)]
+unsafe fn store(p: *mut u64, v: __m512i) {
+    // SAFETY: the caller upholds this function's safety contract (its target features are
+    // present, pointers and lengths in bounds); the block relies on nothing else.
+    unsafe { _mm512_storeu_si512(p as *mut _, v) }
+}
+
+/// A twiddle and its quotient, broadcast to every lane.
+#[inline(always)]
+unsafe fn broadcast(r: ShoupConst) -> (__m512i, __m512i) {
+    // SAFETY: the caller upholds this function's safety contract (its target features are
+    // present, pointers and lengths in bounds); the block relies on nothing else.
+    unsafe {
+        (
+            _mm512_set1_epi64(r.value as i64),
+            _mm512_set1_epi64(r.quotient as i64),
+        )
+    }
+}
+
+#[inline(always)]
 unsafe fn idx(v: &[i64; 8]) -> __m512i {
     // SAFETY: `v` is 64 readable bytes; the caller guarantees AVX-512F.
     unsafe { _mm512_loadu_si512(v.as_ptr() as *const _) }
@@ -261,24 +288,15 @@ unsafe fn forward_impl<M: ShoupMul>(a: &mut [u64], roots: &[ShoupConst], q: &Mod
         let mut m = 1;
         while t > 8 {
             t >>= 1;
-            for i in 0..m {
-                let r = roots[m + i];
-                let (w, wq) = (
-                    _mm512_set1_epi64(r.value as i64),
-                    _mm512_set1_epi64(r.quotient as i64),
-                );
-                let base = 2 * t * i;
-                let mut j = 0;
-                while j < t {
-                    // SAFETY: base + t + j + 8 ≤ 2t(i + 1) ≤ n.
-                    let x = _mm512_loadu_si512(p.add(base + j) as *const _);
-                    let y = _mm512_loadu_si512(p.add(base + t + j) as *const _);
-                    let (x, y) = ct::<M>(x, y, w, wq, &c);
-                    _mm512_storeu_si512(p.add(base + j) as *mut _, x);
-                    _mm512_storeu_si512(p.add(base + t + j) as *mut _, y);
-                    j += 8;
-                }
-            }
+            vector_stage!(
+                p,
+                m,
+                t,
+                8,
+                load,
+                |i| broadcast(roots[m + i]),
+                |x, y, w| ct::<M>(x, y, w.0, w.1, &c)
+            );
             m <<= 1;
         }
         small_stage::<M>(a, roots, m, &STAGE_T4, true, false, &c);
@@ -307,41 +325,24 @@ unsafe fn inverse_impl<M: ShoupMul>(
         let mut t = 8;
         let mut h = n / 16;
         while h > 1 {
-            for i in 0..h {
-                let r = inv_roots[h + i];
-                let (w, wq) = (
-                    _mm512_set1_epi64(r.value as i64),
-                    _mm512_set1_epi64(r.quotient as i64),
-                );
-                let base = 2 * t * i;
-                let mut j = 0;
-                while j < t {
-                    // SAFETY: base + t + j + 8 ≤ 2t(i + 1) ≤ n.
-                    let x = _mm512_loadu_si512(p.add(base + j) as *const _);
-                    let y = _mm512_loadu_si512(p.add(base + t + j) as *const _);
-                    let (x, y) = gs::<M>(x, y, w, wq, &c);
-                    _mm512_storeu_si512(p.add(base + j) as *mut _, x);
-                    _mm512_storeu_si512(p.add(base + t + j) as *mut _, y);
-                    j += 8;
-                }
-            }
+            vector_stage!(
+                p,
+                h,
+                t,
+                8,
+                load,
+                |i| broadcast(inv_roots[h + i]),
+                |x, y, w| { gs::<M>(x, y, w.0, w.1, &c) }
+            );
             t <<= 1;
             h >>= 1;
         }
-        let (wn, wnq) = (
-            _mm512_set1_epi64(n_inv.value as i64),
-            _mm512_set1_epi64(n_inv.quotient as i64),
-        );
-        let (wl, wlq) = (
-            _mm512_set1_epi64(last.value as i64),
-            _mm512_set1_epi64(last.quotient as i64),
-        );
+        let ((wn, wnq), (wl, wlq)) = (broadcast(n_inv), broadcast(last));
         let half = n / 2;
         let mut j = 0;
         while j < half {
             // SAFETY: half + j + 8 ≤ n.
-            let x = _mm512_loadu_si512(p.add(j) as *const _);
-            let y = _mm512_loadu_si512(p.add(half + j) as *const _);
+            let (x, y) = (load(p.add(j)), load(p.add(half + j)));
             let s = M::mul_lazy(_mm512_add_epi64(x, y), wn, wnq, &c);
             let d = M::mul_lazy(
                 _mm512_add_epi64(_mm512_sub_epi64(x, y), c.two_q),
@@ -349,56 +350,46 @@ unsafe fn inverse_impl<M: ShoupMul>(
                 wlq,
                 &c,
             );
-            _mm512_storeu_si512(p.add(j) as *mut _, reduce_q(s, &c));
-            _mm512_storeu_si512(p.add(half + j) as *mut _, reduce_q(d, &c));
+            store(p.add(j), reduce_q(s, &c));
+            store(p.add(half + j), reduce_q(d, &c));
             j += 8;
         }
     }
 }
 
-/// Forward transform with AVX-512F/DQ. Requires n = a.len() ≥ 32, a power of two, n-entry table.
-#[target_feature(enable = "avx512f,avx512dq")]
-pub(crate) unsafe fn forward_wide(a: &mut [u64], roots: &[ShoupConst], q: &Modulus) {
-    // SAFETY: the caller upholds this function's safety contract (its target features are
-    // present, pointers and lengths in bounds); the block relies on nothing else.
-    unsafe { forward_impl::<Wide>(a, roots, q) }
+/// The entry points of one flavour: `$forward` and `$inverse` with `$features` enabled, over
+/// `forward_impl` / `inverse_impl` with multiplication `$mul`. Both require n = a.len() ≥ 32, a
+/// power of two, and n-entry twiddle tables with the flavour's Shoup quotients.
+macro_rules! entry_points {
+    ($features:literal, $mul:ty, $forward:ident, $inverse:ident) => {
+        /// Forward transform (see `entry_points!`).
+        #[target_feature(enable = $features)]
+        pub(crate) unsafe fn $forward(a: &mut [u64], roots: &[ShoupConst], q: &Modulus) {
+            // SAFETY: the caller upholds this function's safety contract (its target features
+            // are present, pointers and lengths in bounds); the block relies on nothing else.
+            unsafe { forward_impl::<$mul>(a, roots, q) }
+        }
+
+        /// Inverse transform (see `entry_points!`).
+        #[target_feature(enable = $features)]
+        pub(crate) unsafe fn $inverse(
+            a: &mut [u64],
+            inv: &[ShoupConst],
+            n_inv: ShoupConst,
+            last: ShoupConst,
+            q: &Modulus,
+        ) {
+            // SAFETY: the caller upholds this function's safety contract (its target features
+            // are present, pointers and lengths in bounds); the block relies on nothing else.
+            unsafe { inverse_impl::<$mul>(a, inv, n_inv, last, q) }
+        }
+    };
 }
 
-/// Inverse transform with AVX-512F/DQ. Same requirements as [`forward_wide`].
-#[target_feature(enable = "avx512f,avx512dq")]
-pub(crate) unsafe fn inverse_wide(
-    a: &mut [u64],
-    inv: &[ShoupConst],
-    n_inv: ShoupConst,
-    last: ShoupConst,
-    q: &Modulus,
-) {
-    // SAFETY: the caller upholds this function's safety contract (its target features are
-    // present, pointers and lengths in bounds); the block relies on nothing else.
-    unsafe { inverse_impl::<Wide>(a, inv, n_inv, last, q) }
-}
-
-/// Forward transform with IFMA52; q < 2^50 and 52-bit Shoup quotients in `roots`.
-#[target_feature(enable = "avx512f,avx512ifma")]
-pub(crate) unsafe fn forward_ifma(a: &mut [u64], roots: &[ShoupConst], q: &Modulus) {
-    // SAFETY: the caller upholds this function's safety contract (its target features are
-    // present, pointers and lengths in bounds); the block relies on nothing else.
-    unsafe { forward_impl::<Ifma>(a, roots, q) }
-}
-
-/// Inverse transform with IFMA52; q < 2^50 and 52-bit Shoup quotients throughout.
-#[target_feature(enable = "avx512f,avx512ifma")]
-pub(crate) unsafe fn inverse_ifma(
-    a: &mut [u64],
-    inv: &[ShoupConst],
-    n_inv: ShoupConst,
-    last: ShoupConst,
-    q: &Modulus,
-) {
-    // SAFETY: the caller upholds this function's safety contract (its target features are
-    // present, pointers and lengths in bounds); the block relies on nothing else.
-    unsafe { inverse_impl::<Ifma>(a, inv, n_inv, last, q) }
-}
+// AVX-512F/DQ, any q < 2^62.
+entry_points!("avx512f,avx512dq", Wide, forward_wide, inverse_wide);
+// IFMA52: q < 2^50 and 52-bit Shoup quotients throughout.
+entry_points!("avx512f,avx512ifma", Ifma, forward_ifma, inverse_ifma);
 
 /// Whether the CPU has AVX-512F and DQ.
 pub(crate) fn wide_supported() -> bool {

@@ -15,6 +15,172 @@
 //! [`Backend::preference`]; [`NttTable::with_backend`] picks a kernel explicitly (tests, benches).
 //! [`NttOnTheFly`] keeps no twiddle table at all (seed 003's memory-saving mode).
 
+/// The butterflies of one stage of a vector kernel (`avx2`, `avx2_fma`, `avx512`) whose half-block
+/// `t` holds whole vectors of `lanes` words: for each block `i` of `blocks`, the twiddle `w` =
+/// `twiddle` once, then for each vector offset j < t the vectors x at word 2ti + j and y t words
+/// later, `load`ed (with the optional extra argument), replaced by `butterfly` and `store`d back.
+/// `load` and `store` are the kernel's own functions. Expanded in place, inside the kernel's
+/// `unsafe` block, so it runs with the kernel's target features; `p` points to 2t·blocks words.
+#[cfg(target_arch = "x86_64")]
+macro_rules! vector_stage {
+    ($p:expr, $blocks:expr, $t:expr, $lanes:expr, $load:ident $(($extra:expr))?,
+     |$i:ident| $twiddle:expr, |$x:ident, $y:ident, $w:ident| $butterfly:expr) => {{
+        let (p, t) = ($p, $t);
+        for $i in 0..$blocks {
+            let $w = $twiddle;
+            let base = 2 * t * $i;
+            let mut j = 0;
+            while j < t {
+                // SAFETY: base + t + j + lanes ≤ 2t(i + 1) ≤ 2t·blocks, so both accesses are in
+                // bounds.
+                let $x = $load(p.add(base + j) $(, $extra)?);
+                let $y = $load(p.add(base + t + j) $(, $extra)?);
+                let (x, y) = $butterfly;
+                store(p.add(base + j), x);
+                store(p.add(base + t + j), y);
+                j += $lanes;
+            }
+        }
+    }};
+}
+
+/// The forward and inverse kernels of both AVX2 backends, which share their stage structure:
+/// `avx2` (integer Shoup lanes, any q < 2^62) and `avx2_fma` (doubles, q < 2^50). `$root` is the
+/// module's twiddle type. The module provides the vector operations the stages use: `consts`,
+/// `load`/`store` (working lanes), `load_u` (input words → working lanes), `store_u` (output words),
+/// `finish` (working lanes → words in [0, q)), `broadcast`, `twiddle_pairs` (k, k, k+1, k+1),
+/// `twiddle_quad` (k, k+2, k+1, k+3), `halves` and `unpack` (the lane regroupings of the stages
+/// t = 2 and t = 1, each its own inverse), the butterflies `ct` and `gs`, and `last_butterfly` (the
+/// last inverse stage with N^{-1} merged, fully reduced).
+///
+/// `forward`: input words in [0, 4q), output in [0, q); `inverse` (N^{-1} and the last twiddle
+/// merged into `n_inv` and `last`): input in [0, 2q), output in [0, q). Both require
+/// n = a.len() ≥ 16, a power of two, and n-entry twiddle tables.
+#[cfg(target_arch = "x86_64")]
+macro_rules! avx2_kernels {
+    ($features:literal, $root:ty) => {
+        /// Forward transform (see `avx2_kernels!` in `ntt/mod.rs`).
+        #[target_feature(enable = $features)]
+        pub(crate) unsafe fn forward(a: &mut [u64], roots: &[$root], q: &Modulus) {
+            // SAFETY: the caller upholds this function's safety contract (its target features are
+            // present, pointers and lengths in bounds); the block relies on nothing else.
+            unsafe {
+                let n = a.len();
+                let c = consts(q);
+                let p = a.as_mut_ptr();
+                // Stages with t ≥ 4; the first (t = n/2, one block) converts the input as it loads.
+                let mut t = n / 2;
+                vector_stage!(
+                    p,
+                    1,
+                    t,
+                    4,
+                    load_u(&c),
+                    |i| broadcast(roots[1 + i]),
+                    |x, y, w| { ct(x, y, w, &c) }
+                );
+                let mut m = 2;
+                while t > 4 {
+                    t >>= 1;
+                    vector_stage!(p, m, t, 4, load, |i| broadcast(roots[m + i]), |x, y, w| {
+                        ct(x, y, w, &c)
+                    });
+                    m <<= 1;
+                }
+                // t = 2: blocks of 4 words; two blocks per pair of vectors.
+                for i in (0..m).step_by(2) {
+                    let w = twiddle_pairs(roots, m + i);
+                    // SAFETY: 4i + 8 ≤ 2m·2 = n words.
+                    let (x, y) = halves(load(p.add(4 * i)), load(p.add(4 * i + 4)));
+                    let (x, y) = ct(x, y, w, &c);
+                    let (v0, v1) = halves(x, y);
+                    store(p.add(4 * i), v0);
+                    store(p.add(4 * i + 4), v1);
+                }
+                m <<= 1;
+                // t = 1: pairs; four blocks per pair of vectors; the final reduction merged in.
+                for i in (0..m).step_by(4) {
+                    let w = twiddle_quad(roots, m + i);
+                    // SAFETY: 2i + 8 ≤ 2m = n words.
+                    let (x, y) = unpack(load(p.add(2 * i)), load(p.add(2 * i + 4)));
+                    let (x, y) = ct(x, y, w, &c);
+                    let (x, y) = (finish(x, &c), finish(y, &c));
+                    store_u(p.add(2 * i), _mm256_unpacklo_epi64(x, y));
+                    store_u(p.add(2 * i + 4), _mm256_unpackhi_epi64(x, y));
+                }
+            }
+        }
+
+        /// Inverse transform including N^{-1} (see `avx2_kernels!` in `ntt/mod.rs`).
+        #[target_feature(enable = $features)]
+        pub(crate) unsafe fn inverse(
+            a: &mut [u64],
+            inv_roots: &[$root],
+            n_inv: $root,
+            last: $root,
+            q: &Modulus,
+        ) {
+            // SAFETY: the caller upholds this function's safety contract (its target features are
+            // present, pointers and lengths in bounds); the block relies on nothing else.
+            unsafe {
+                let n = a.len();
+                let c = consts(q);
+                let p = a.as_mut_ptr();
+                // t = 1 (h = n/2 blocks), converting the input as it loads.
+                let mut h = n / 2;
+                for i in (0..h).step_by(4) {
+                    let w = twiddle_quad(inv_roots, h + i);
+                    // SAFETY: 2i + 8 ≤ n.
+                    let (x, y) = unpack(load_u(p.add(2 * i), &c), load_u(p.add(2 * i + 4), &c));
+                    let (x, y) = gs(x, y, w, &c);
+                    let (v0, v1) = unpack(x, y);
+                    store(p.add(2 * i), v0);
+                    store(p.add(2 * i + 4), v1);
+                }
+                // t = 2.
+                h >>= 1;
+                for i in (0..h).step_by(2) {
+                    let w = twiddle_pairs(inv_roots, h + i);
+                    // SAFETY: 4i + 8 ≤ n.
+                    let (x, y) = halves(load(p.add(4 * i)), load(p.add(4 * i + 4)));
+                    let (x, y) = gs(x, y, w, &c);
+                    let (v0, v1) = halves(x, y);
+                    store(p.add(4 * i), v0);
+                    store(p.add(4 * i + 4), v1);
+                }
+                // t ≥ 4 until the last stage.
+                let mut t = 4;
+                h >>= 1;
+                while h > 1 {
+                    vector_stage!(
+                        p,
+                        h,
+                        t,
+                        4,
+                        load,
+                        |i| broadcast(inv_roots[h + i]),
+                        |x, y, w| { gs(x, y, w, &c) }
+                    );
+                    t <<= 1;
+                    h >>= 1;
+                }
+                // Last stage with N^{-1} merged, then the final reduction to [0, q).
+                let (wn, wl) = (broadcast(n_inv), broadcast(last));
+                let half = n / 2;
+                let mut j = 0;
+                while j < half {
+                    // SAFETY: half + j + 4 ≤ n.
+                    let (x, y) = (load(p.add(j)), load(p.add(half + j)));
+                    let (s, d) = last_butterfly(x, y, wn, wl, &c);
+                    store_u(p.add(j), s);
+                    store_u(p.add(half + j), d);
+                    j += 4;
+                }
+            }
+        }
+    };
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx2;
 #[cfg(target_arch = "x86_64")]
@@ -133,6 +299,25 @@ impl Backend {
     }
 }
 
+/// The smallest primitive 2n-th root of unity mod q (SEAL's choice), for q NTT-friendly for n.
+fn minimal_root(n: usize, modulus: &Modulus) -> Result<u64> {
+    check_ntt_prime(modulus, n)?;
+    minimal_primitive_root(2 * n as u64, modulus)
+}
+
+/// Checks that q is NTT-friendly for degree n and ψ a primitive 2n-th root of unity mod q.
+fn check_root(n: usize, modulus: &Modulus, psi: u64) -> Result<()> {
+    check_ntt_prime(modulus, n)?;
+    if !is_primitive_root(psi, 2 * n as u64, modulus) {
+        return Err(MathError::NotPrimitiveRoot {
+            root: psi,
+            order: 2 * n as u64,
+            modulus: modulus.value(),
+        });
+    }
+    Ok(())
+}
+
 /// Largest modulus size for the IFMA backend: lazy values below 4q must fit in 52 bits.
 pub const IFMA_MAX_BITS: u32 = 50;
 
@@ -183,22 +368,14 @@ impl NttTable {
     /// Tables for degree `n` and NTT-friendly prime q (q ≡ 1 mod 2n), with the smallest primitive
     /// 2n-th root (SEAL's choice) and the fastest backend of this CPU.
     pub fn new(n: usize, modulus: Modulus) -> Result<Self> {
-        check_ntt_prime(&modulus, n)?;
-        let psi = minimal_primitive_root(2 * n as u64, &modulus)?;
+        let psi = minimal_root(n, &modulus)?;
         Self::with_root(n, modulus, psi)
     }
 
     /// Tables for a caller-chosen primitive 2n-th root ψ.
     pub fn with_root(n: usize, modulus: Modulus, psi: u64) -> Result<Self> {
-        check_ntt_prime(&modulus, n)?;
+        check_root(n, &modulus, psi)?;
         let q = &modulus;
-        if !is_primitive_root(psi, 2 * n as u64, q) {
-            return Err(MathError::NotPrimitiveRoot {
-                root: psi,
-                order: 2 * n as u64,
-                modulus: q.value(),
-            });
-        }
         let log_n = n.trailing_zeros();
         let psi_inv = q.inv(psi)?;
         let bitrev = |k: usize| {
@@ -428,21 +605,13 @@ pub struct NttOnTheFly {
 impl NttOnTheFly {
     /// On-the-fly transform for degree `n`, prime q ≡ 1 mod 2n and the smallest primitive root.
     pub fn new(n: usize, modulus: Modulus) -> Result<Self> {
-        check_ntt_prime(&modulus, n)?;
-        let psi = minimal_primitive_root(2 * n as u64, &modulus)?;
+        let psi = minimal_root(n, &modulus)?;
         Self::with_root(n, modulus, psi)
     }
 
     /// On-the-fly transform with a caller-chosen primitive 2n-th root ψ.
     pub fn with_root(n: usize, modulus: Modulus, psi: u64) -> Result<Self> {
-        check_ntt_prime(&modulus, n)?;
-        if !is_primitive_root(psi, 2 * n as u64, &modulus) {
-            return Err(MathError::NotPrimitiveRoot {
-                root: psi,
-                order: 2 * n as u64,
-                modulus: modulus.value(),
-            });
-        }
+        check_root(n, &modulus, psi)?;
         Ok(Self {
             n,
             modulus,

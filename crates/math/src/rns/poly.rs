@@ -143,16 +143,22 @@ impl RnsPoly {
         })
     }
 
-    /// A polynomial with small signed coefficients (a secret, an error), in coefficient form.
-    pub fn from_signed(ctx: &Arc<RnsContext>, coeffs: &[i64]) -> Result<Self> {
-        if coeffs.len() != ctx.n {
+    /// The zero polynomial in coefficient form, to be filled from `len` coefficients (which must
+    /// be N).
+    fn zero_coefficients(ctx: &Arc<RnsContext>, len: usize) -> Result<Self> {
+        if len != ctx.n {
             return Err(MathError::LengthMismatch {
                 what: "coefficients",
                 expected: ctx.n,
-                got: coeffs.len(),
+                got: len,
             });
         }
-        let mut p = Self::zero(ctx, Representation::Coefficient);
+        Ok(Self::zero(ctx, Representation::Coefficient))
+    }
+
+    /// A polynomial with small signed coefficients (a secret, an error), in coefficient form.
+    pub fn from_signed(ctx: &Arc<RnsContext>, coeffs: &[i64]) -> Result<Self> {
+        let mut p = Self::zero_coefficients(ctx, coeffs.len())?;
         for (limb, q) in p.data.chunks_exact_mut(ctx.n).zip(ctx.basis.moduli()) {
             for (o, &c) in limb.iter_mut().zip(coeffs) {
                 *o = q.reduce_i64(c);
@@ -163,14 +169,7 @@ impl RnsPoly {
 
     /// A polynomial from big signed coefficients (reduced mod Q), in coefficient form.
     pub fn from_bigint(ctx: &Arc<RnsContext>, coeffs: &[BigInt]) -> Result<Self> {
-        if coeffs.len() != ctx.n {
-            return Err(MathError::LengthMismatch {
-                what: "coefficients",
-                expected: ctx.n,
-                got: coeffs.len(),
-            });
-        }
-        let mut p = Self::zero(ctx, Representation::Coefficient);
+        let mut p = Self::zero_coefficients(ctx, coeffs.len())?;
         let n = ctx.n;
         for (c, x) in coeffs.iter().enumerate() {
             for (i, r) in ctx.basis.decompose_signed(x).into_iter().enumerate() {
