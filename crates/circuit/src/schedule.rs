@@ -143,7 +143,7 @@ pub fn run(
     tick_every: Duration,
     tick: &mut dyn FnMut(usize),
 ) -> Result<RunTiming, CircuitError> {
-    run_pumped(g, threads, &|t, _| exec(t), &|_| 1, None, tick_every, tick)
+    run_pumped(g, threads, &|t, _| exec(t), &|_| 1, None, None, tick_every, tick)
 }
 
 /// [`run`] where a task may use more than its own worker: `wide(t)` is the most threads task `t`
@@ -160,7 +160,44 @@ pub fn run_wide(
     tick_every: Duration,
     tick: &mut dyn FnMut(usize),
 ) -> Result<RunTiming, CircuitError> {
-    run_pumped(g, threads, exec, wide, None, tick_every, tick)
+    run_pumped(g, threads, exec, wide, None, None, tick_every, tick)
+}
+
+/// Tasks a worker may run together in one call ([`run_batched`]): gate bootstraps, which share
+/// their reads of the bootstrapping key when run as a batch.
+pub struct Batching<'a> {
+    /// Most tasks in one batch (1: none are batched).
+    pub max: usize,
+    /// Whether task `t` may join a batch.
+    pub batchable: &'a (dyn Fn(usize) -> bool + Sync),
+    /// Runs the tasks of a batch (two or more, independent: all were ready at once).
+    pub exec: &'a (dyn Fn(&[usize]) -> Result<(), CircuitError> + Sync),
+}
+
+/// [`run_wide`] where a worker that takes a batchable task also takes the next ready ones while they
+/// are batchable, up to `batching.max` in all, and runs them in one call of `batching.exec`. It
+/// takes them in priority order, only from the surplus of ready tasks over the workers free to take
+/// them (a task another worker would start at once is never held back in a batch), and never waits
+/// for a task to become ready.
+pub fn run_batched(
+    g: &TaskGraph,
+    threads: usize,
+    exec: &(dyn Fn(usize, usize) -> Result<(), CircuitError> + Sync),
+    wide: &(dyn Fn(usize) -> usize + Sync),
+    batching: &Batching<'_>,
+    tick_every: Duration,
+    tick: &mut dyn FnMut(usize),
+) -> Result<RunTiming, CircuitError> {
+    run_pumped(
+        g,
+        threads,
+        exec,
+        wide,
+        Some(batching),
+        None,
+        tick_every,
+        tick,
+    )
 }
 
 /// The ready tasks and the lanes (worker threads) the running tasks hold.
@@ -189,12 +226,15 @@ pub(crate) struct Pump<'a> {
 
 /// [`run_wide`], where tasks may also wait for outside events: the calling thread calls the pump's
 /// `poll` at the start, after tasks finish and at least every `pump.every`, releases the tasks it
-/// reports, and returns once every task is done and the pump is idle.
+/// reports, and returns once every task is done and the pump is idle. With `batching`, workers run
+/// ready batchable tasks together as [`run_batched`] says.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn run_pumped(
     g: &TaskGraph,
     threads: usize,
     exec: &(dyn Fn(usize, usize) -> Result<(), CircuitError> + Sync),
     wide: &(dyn Fn(usize) -> usize + Sync),
+    batching: Option<&Batching<'_>>,
     mut pump: Option<Pump<'_>>,
     tick_every: Duration,
     tick: &mut dyn FnMut(usize),
@@ -231,8 +271,10 @@ pub(crate) fn run_pumped(
 
     let worker = || {
         let mut ready = Vec::new();
+        // The tasks this worker runs now: one, or a batch.
+        let mut group: Vec<usize> = Vec::new();
         loop {
-            let (task, lanes) = {
+            let lanes = {
                 let mut h = lock(&heap);
                 loop {
                     if failed.load(Ordering::Acquire) || done.load(Ordering::Acquire) == n {
@@ -245,14 +287,34 @@ pub(crate) fn run_pumped(
                             let spare = (threads - h.held - 1).saturating_sub(h.heap.len());
                             let lanes = 1 + wide(t).saturating_sub(1).min(spare);
                             h.held += lanes;
-                            break (t, lanes);
+                            group.clear();
+                            group.push(t);
+                            if let Some(bt) = batching.filter(|bt| lanes == 1 && (bt.batchable)(t)) {
+                                // Only the ready tasks beyond those the free workers will take.
+                                while group.len() < bt.max
+                                    && h.heap.len() > threads.saturating_sub(h.held)
+                                {
+                                    match h.heap.peek() {
+                                        Some(&Ready(_, u)) if (bt.batchable)(u as usize) => {
+                                            h.heap.pop();
+                                            group.push(u as usize);
+                                        }
+                                        _ => break,
+                                    }
+                                }
+                            }
+                            break lanes;
                         }
                     }
                     h = cv.wait(h).unwrap_or_else(|e| e.into_inner());
                 }
             };
+            let task = group[0];
             let t0 = Instant::now();
-            let outcome = match catch_unwind(AssertUnwindSafe(|| exec(task, lanes))) {
+            let outcome = match catch_unwind(AssertUnwindSafe(|| match (group.len(), batching) {
+                (2.., Some(bt)) => (bt.exec)(&group),
+                _ => exec(task, lanes),
+            })) {
                 Ok(r) => r,
                 Err(_) => Err(CircuitError::Backend(format!("task {task} panicked"))),
             };
@@ -268,19 +330,21 @@ pub(crate) fn run_pumped(
             }
             busy_ns.fetch_add(t0.elapsed().as_nanos() as usize, Ordering::Relaxed);
             if pumping {
-                lock(&finished).push(task as u32);
+                lock(&finished).extend(group.iter().map(|&t| t as u32));
             }
             ready.clear();
-            for &s in g.successors(task) {
-                if remaining[s as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
-                    ready.push(Ready(g.priority[s as usize], s));
+            for &task in &group {
+                for &s in g.successors(task) {
+                    if remaining[s as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
+                        ready.push(Ready(g.priority[s as usize], s));
+                    }
                 }
             }
-            // The lanes go back before the task counts as done (a worker seeing every task done
+            // The lanes go back before the tasks count as done (a worker seeing every task done
             // finds none held).
             let mut h = lock(&heap);
             h.held -= lanes;
-            let now_done = done.fetch_add(1, Ordering::AcqRel) + 1;
+            let now_done = done.fetch_add(group.len(), Ordering::AcqRel) + group.len();
             // Lanes lent to this task free workers for tasks already waiting.
             let k = ready.len() + if lanes > 1 { h.heap.len() } else { 0 };
             if k > 0 || now_done == n || pumping {
@@ -449,6 +513,7 @@ mod tests {
                 threads,
                 &|t, _| exec(t),
                 &|_| 1,
+                None,
                 Some(pump),
                 Duration::from_millis(50),
                 &mut |_| {},

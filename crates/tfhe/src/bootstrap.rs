@@ -164,6 +164,38 @@ pub(crate) fn key_switch(p: &Params, ks: &KsKey, c: &Tlwe<u32>) -> Tlwe<u32> {
     Tlwe { data: out }
 }
 
+/// [`key_switch`] of several level-1 samples together: each key entry is read once (from memory) and
+/// subtracted from every output while it is in L1, instead of the key being streamed once per sample.
+/// Wrapping integer arithmetic, so each output equals [`key_switch`] of its sample bit for bit.
+pub(crate) fn key_switch_many(p: &Params, ks: &KsKey, cs: &[&Tlwe<u32>]) -> Vec<Tlwe<u32>> {
+    let n0 = p.n0;
+    let t = p.ks.levels as usize;
+    let mut outs: Vec<Vec<u32>> = cs
+        .iter()
+        .map(|c| {
+            let mut out = vec![0u32; n0 + 1];
+            out[n0] = c.b();
+            out
+        })
+        .collect();
+    // Digits of coefficient i of every sample, sample after sample.
+    let mut d = vec![0i64; t * cs.len()];
+    for i in 0..p.n1 {
+        for (c, dc) in cs.iter().zip(d.chunks_exact_mut(t)) {
+            p.ks.decompose(c.a()[i], dc);
+        }
+        for j in 0..t {
+            let entry = ks.entry(i * t + j);
+            for (out, dc) in outs.iter_mut().zip(d.chunks_exact(t)) {
+                if dc[j] != 0 {
+                    sub_scaled(out, entry, dc[j] as u32);
+                }
+            }
+        }
+    }
+    outs.into_iter().map(|data| Tlwe { data }).collect()
+}
+
 /// Word i of a packed entry (its top 24 bits; the low byte is zero).
 #[inline(always)]
 fn packed_word(key: &[u8], i: usize) -> u32 {
