@@ -565,6 +565,68 @@ mod tests {
         }
     }
 
+    /// Batches: ready batchable tasks beyond the free workers run together, in priority order, up
+    /// to the batch size, never with a task that depends on another of the batch nor with a
+    /// non-batchable one; every task runs once, after its predecessors.
+    #[test]
+    fn ready_batchable_tasks_run_in_batches() {
+        // 0 -> {1..=6} -> 7; 4 is not batchable; 1..=6 have falling priorities.
+        let mut preds: Vec<Vec<u32>> = vec![vec![]];
+        preds.extend((1..=6).map(|_| vec![0]));
+        preds.push((1..=6).collect());
+        let cost = [1.0, 9.0, 8.0, 7.0, 6.0, 5.0, 4.0, 1.0];
+        let g = TaskGraph::new(&preds, &cost);
+        for threads in [1usize, 2, 3] {
+            let log = M::new(Vec::<Vec<usize>>::new());
+            let exec = |t: usize, _| {
+                log.lock().unwrap().push(vec![t]);
+                Ok(())
+            };
+            let exec_batch = |ts: &[usize]| {
+                log.lock().unwrap().push(ts.to_vec());
+                Ok(())
+            };
+            let batching = Batching {
+                max: 3,
+                batchable: &|t| t != 4,
+                exec: &exec_batch,
+            };
+            run_batched(
+                &g,
+                threads,
+                &exec,
+                &|_| 1,
+                &batching,
+                Duration::from_millis(50),
+                &mut |_| {},
+            )
+            .unwrap();
+            let log = log.into_inner().unwrap();
+            let mut all: Vec<usize> = log.iter().flatten().copied().collect();
+            all.sort();
+            assert_eq!(all, (0..8).collect::<Vec<_>>(), "{log:?}");
+            let pos = |t: usize| log.iter().position(|b| b.contains(&t)).unwrap();
+            for (t, ps) in preds.iter().enumerate() {
+                for &p in ps {
+                    assert!(pos(p as usize) < pos(t), "{log:?}");
+                }
+            }
+            for b in &log {
+                assert!(b.len() <= 3, "{log:?}");
+                if b.len() > 1 {
+                    assert!(!b.contains(&4), "{log:?}");
+                    assert!(b.windows(2).all(|w| w[0] < w[1]), "priority order: {log:?}");
+                }
+            }
+            if threads == 1 {
+                // One worker: 0, then 1–3 together (4 is next and not batchable), 4, 5–6, 7.
+                let want: Vec<Vec<usize>> =
+                    vec![vec![0], vec![1, 2, 3], vec![4], vec![5, 6], vec![7]];
+                assert_eq!(log, want);
+            }
+        }
+    }
+
     #[test]
     fn panic_in_task_is_an_error() {
         let g = TaskGraph::new(&[vec![], vec![0], vec![]], &[1.0, 1.0, 1.0]);

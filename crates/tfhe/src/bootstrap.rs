@@ -511,6 +511,88 @@ impl EvalKey {
 #[cfg(test)]
 mod tests {
     use super::KsKey;
+    use crate::fft::{FftPlan, Kernel};
+    use crate::tlwe::Tlwe;
+    use crate::torus::Gadget;
+    use crate::trgsw::TrgswFft;
+    use crate::trlwe::Trlwe;
+
+    fn words(n: usize, seed: u32) -> Vec<u32> {
+        let mut x = seed.wrapping_mul(0x9e37_79b9) | 1;
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                x
+            })
+            .collect()
+    }
+
+    /// The blind rotations of a batch, step by step together, equal each sample's own rotation bit
+    /// for bit, for batches of 1 to 5 (the first with a zero mask word: a skipped step) on every FFT
+    /// kernel the CPU has (the portable one, and the fused AVX-512 step where present), and the
+    /// batched key switch equals the single one.
+    #[test]
+    fn batched_rotation_and_key_switch_match_one_at_a_time() {
+        let n = 1024;
+        let n0 = 12;
+        let gadget = Gadget {
+            levels: 2,
+            base_bits: 8,
+        };
+        let samples: Vec<Tlwe<u32>> = (0..5)
+            .map(|i| {
+                let mut data = words(n0 + 1, 100 + i);
+                if i == 0 {
+                    data[3] = 0;
+                }
+                Tlwe { data }
+            })
+            .collect();
+        let tv = vec![1u32 << 29; n];
+        for kernel in Kernel::available() {
+            let plan = FftPlan::with_kernel(n, kernel);
+            let bk: Vec<TrgswFft<u32>> = (0..n0 as u32)
+                .map(|k| {
+                    let rows: Vec<Trlwe<u32>> = (0..4)
+                        .map(|r| Trlwe {
+                            a: words(n, 1000 * k + 10 * r + 1),
+                            b: words(n, 1000 * k + 10 * r + 2),
+                        })
+                        .collect();
+                    TrgswFft::from_rows(&plan, gadget, &rows)
+                })
+                .collect();
+            let single: Vec<Trlwe<u32>> = samples
+                .iter()
+                .map(|c| super::blind_rotate(&plan, &bk, gadget, c, &tv, 1))
+                .collect();
+            for b in 1..=samples.len() {
+                let refs: Vec<&Tlwe<u32>> = samples[..b].iter().collect();
+                let many = super::blind_rotate_many(&plan, &bk, gadget, &refs, &tv, 1);
+                assert_eq!(many, single[..b], "{kernel:?}, batch of {b}");
+            }
+        }
+        let p = crate::params::Params {
+            n0,
+            ..crate::params::Params::default_128()
+        };
+        let t = p.ks.levels as usize;
+        let ks = KsKey::pack(&words(p.n1 * t * (n0 + 1), 7), n0 + 1);
+        let level1: Vec<Tlwe<u32>> = (0..5)
+            .map(|i| Tlwe {
+                data: words(p.n1 + 1, 200 + i),
+            })
+            .collect();
+        for b in 1..=level1.len() {
+            let refs: Vec<&Tlwe<u32>> = level1[..b].iter().collect();
+            let many = super::key_switch_many(&p, &ks, &refs);
+            for (c, got) in level1.iter().zip(&many) {
+                assert_eq!(got, &super::key_switch(&p, &ks, c), "batch of {b}");
+            }
+        }
+    }
 
     /// The AVX2 and AVX-512 key-switching loops equal the portable one (where the CPU has them), on a
     /// packed key whose words are the rounded top 24 bits of the originals.
