@@ -143,7 +143,16 @@ pub fn run(
     tick_every: Duration,
     tick: &mut dyn FnMut(usize),
 ) -> Result<RunTiming, CircuitError> {
-    run_pumped(g, threads, &|t, _| exec(t), &|_| 1, None, None, tick_every, tick)
+    run_pumped(
+        g,
+        threads,
+        &|t, _| exec(t),
+        &|_| 1,
+        None,
+        None,
+        tick_every,
+        tick,
+    )
 }
 
 /// [`run`] where a task may use more than its own worker: `wide(t)` is the most threads task `t`
@@ -289,7 +298,8 @@ pub(crate) fn run_pumped(
                             h.held += lanes;
                             group.clear();
                             group.push(t);
-                            if let Some(bt) = batching.filter(|bt| lanes == 1 && (bt.batchable)(t)) {
+                            if let Some(bt) = batching.filter(|bt| lanes == 1 && (bt.batchable)(t))
+                            {
                                 // Only the ready tasks beyond those the free workers will take.
                                 while group.len() < bt.max
                                     && h.heap.len() > threads.saturating_sub(h.held)

@@ -566,6 +566,9 @@ fn batched_bootstraps_leave_the_same_ciphertexts() {
             assert_eq!(decrypt_value(sk, &sum.0).unwrap(), (201 + 77 + 1) & 255);
             runs.push((e.snapshot_bytes(), e.output("rdata").unwrap(), stats, sum));
         }
-        assert!(runs[0] == runs[1], "{threads} threads: batched != one at a time");
+        assert!(
+            runs[0] == runs[1],
+            "{threads} threads: batched != one at a time"
+        );
     }
 }

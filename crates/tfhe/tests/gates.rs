@@ -164,7 +164,11 @@ fn batched_bootstraps_equal_single_calls() {
     let jobs: Vec<(Bootstrap<'_>, bool, bool)> = vec![
         (Bootstrap::Gate2(Gate2::Nand, a, b), false, true),
         (Bootstrap::Cell(&maj, &cell_ins), true, maj.eval(&plain)),
-        (Bootstrap::Gate2(Gate2::Xor, &bits[2].1, &bits[3].1), true, false),
+        (
+            Bootstrap::Gate2(Gate2::Xor, &bits[2].1, &bits[3].1),
+            true,
+            false,
+        ),
         (Bootstrap::Refresh(&bits[4].1), false, false),
         (Bootstrap::Cell(&xor3, &cell_ins), false, xor3.eval(&plain)),
     ];

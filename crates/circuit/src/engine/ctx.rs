@@ -156,7 +156,12 @@ impl<B: Backend> Ctx<'_, B> {
                 Task::Lift(id) => vec![id],
                 _ => return Err(internal("a batched task that is no bootstrap")),
             };
-            ins.push(nodes.into_iter().map(|x| self.get(x)).collect::<Result<_, _>>()?);
+            ins.push(
+                nodes
+                    .into_iter()
+                    .map(|x| self.get(x))
+                    .collect::<Result<_, _>>()?,
+            );
         }
         let jobs = ts
             .iter()

@@ -216,8 +216,7 @@ pub(crate) fn run_tasks<B: Backend>(
             batchable: &batchable,
             exec: &exec_batch,
         };
-        let timing =
-            schedule::run_batched(graph, threads, &exec, &wide, &batching, TICK, tick)?;
+        let timing = schedule::run_batched(graph, threads, &exec, &wide, &batching, TICK, tick)?;
         Ok(DagRun {
             busy: timing.busy,
             threads: timing.threads,
