@@ -59,7 +59,7 @@ fn main() {
     let ks = (cpu() - t) / reps;
     println!("nand {nand:?}; blind rotation + extract (loop) {br:?}; key switch (loop) {ks:?}");
     println!("nand - (br + ks) = {:?}", nand.saturating_sub(br + ks));
-    batched(&sk, &ek, reps);
+    batched(sk, ek, reps);
     // The same rotation with a small level 0 (n0 = 48: a 3 MB bootstrapping key that stays in cache),
     // per CMUX step, against the full key streamed from memory: how memory-bound the rotation is.
     let small = vsp_tfhe::Params {
