@@ -2,7 +2,8 @@
 //! switch, each timed in a loop of its own (keys then stay in the last-level cache as far as they fit)
 //! and inside full NANDs (every key streamed once per gate, as the engine runs them); then the time per
 //! CMUX step with the full 52 MB bootstrapping key against a 3 MB one (n0 = 48) that stays in cache,
-//! which tells how memory-bound the rotation is on this machine. `small-only` as a second argument runs
+//! which tells how memory-bound the rotation is on this machine; and NANDs in batches of 2, 3, 4 and 8
+//! (`EvalKey::bootstrap_batch`) against one at a time (`nand_batched_ms_bB=`, per gate). `small-only` as a second argument runs
 //! only the latter (a compute-only profile for `perf record`).
 //! `cargo run --release -p vsp-tfhe --example gate_breakdown [reps] [small-only]`; every timed result is
 //! decrypted.
