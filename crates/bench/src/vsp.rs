@@ -12,7 +12,9 @@
 //! `memory=SIZE` runs the cores with other ROM/RAM sizes (`vsp --memory-size` syntax: `memory=2048`,
 //! `memory=rom=8192,ram=512`; default 512 bytes each; repeat it to run several sizes with the same
 //! keys, one after the other; rows and keys are then labelled `pearl_rom8192_ram512`), and `pearl`
-//! or `ruby` runs one core only.
+//! or `ruby` runs one core only. `batch=N` runs at most N ready gate bootstraps as one batch
+//! (`TfheBackend::with_boot_batch`; default `vsp_circuit::tfhe_backend::BOOT_BATCH`, 1: one at a
+//! time, as before batches), to compare the two in one build.
 //! Per core it also prints the gate bootstraps by cell kind and the cycle's critical path in
 //! bootstraps, without and with the cells, and it times TFHE-rs's DEFAULT NAND on one thread in the
 //! same process: `<core>_cycle_tfhe_rs_nands` = seconds per cycle × threads ÷ that NAND.
@@ -45,18 +47,24 @@ pub fn run(args: &[String]) -> Result<()> {
     // netlist's two-input gates (no multi-input cells).
     let (mut leveled, mut cells) = (true, true);
     let (mut sizes, mut only) = (Vec::new(), None);
+    let mut boot_batch = vsp_circuit::tfhe_backend::BOOT_BATCH;
     for a in args.iter().skip(2) {
         match a.as_str() {
             "gates" => leveled = false,
             "nocells" => cells = false,
             "pearl" | "ruby" => only = Core::from_name(a),
-            other => match other.strip_prefix("memory=") {
-                Some(spec) => {
+            other => match (other.strip_prefix("memory="), other.strip_prefix("batch=")) {
+                (Some(spec), _) => {
                     sizes.push(vsp_platform::processor::program::parse_memory_size(spec)?)
                 }
-                None => bail!(
-                    "after the counts: `gates`, `nocells`, `memory=SIZE`, `pearl`, `ruby` or \
-                     nothing, got {other:?}"
+                (_, Some(n)) => {
+                    boot_batch = n
+                        .parse()
+                        .map_err(|_| anyhow::anyhow!("batch= takes a number, got {n:?}"))?
+                }
+                _ => bail!(
+                    "after the counts: `gates`, `nocells`, `memory=SIZE`, `batch=N`, `pearl`, \
+                     `ruby` or nothing, got {other:?}"
                 ),
             },
         }
@@ -83,6 +91,7 @@ pub fn run(args: &[String]) -> Result<()> {
         "TFHE-rs 1.x DEFAULT_PARAMETERS NAND, one thread, this process: {nand_ms:.2} ms \
          ({nand_cpu_ms:.2} ms CPU)"
     );
+    println!("at most {boot_batch} ready gate bootstraps per batch (batch=N)");
     println!(
         "{warmup} warm-up cycles (untimed: at power-up every flip-flop is a public zero, so early \
          cycles are cheaper), then {cycles} timed cycles; registers and RAM checked against the plain run"
@@ -118,7 +127,9 @@ pub fn run(args: &[String]) -> Result<()> {
         };
         let c = vsp_platform::core_circuit_with(core, Memory::Cmux, build)?;
         let stats = c.stats();
-        let backend = TfheBackend::new(ek.clone(), Some(ck.clone()))?.with_leveled(leveled);
+        let backend = TfheBackend::new(ek.clone(), Some(ck.clone()))?
+            .with_leveled(leveled)
+            .with_boot_batch(boot_batch);
         // The same plan without cells, for the counts (not run).
         let plain_gates = Engine::new(backend.clone().with_cells(false), c.clone());
         let backend = backend.with_cells(cells);

@@ -40,6 +40,33 @@ pub enum TaskKind {
     RamRefreshCell,
 }
 
+/// One bootstrap of a batch ([`Backend::boot_batch`]).
+#[derive(Clone, Copy, Debug)]
+pub enum Boot<'a, Bit> {
+    /// A two-input gate: [`Backend::gate_ring`] when `ring`, else [`Backend::gate`].
+    Gate {
+        kind: GateKind,
+        a: &'a Bit,
+        b: &'a Bit,
+        ring: bool,
+    },
+    /// A multi-input cell: [`Backend::cell_ring`] when `ring`, else [`Backend::cell`].
+    Cell {
+        spec: &'a CellSpec,
+        ins: &'a [&'a Bit],
+        ring: bool,
+    },
+    /// [`Backend::lift`] (always a ring).
+    Lift(&'a Bit),
+}
+
+/// The result of one bootstrap of a batch: a bit or a ring, as the job asked.
+#[derive(Clone, Debug)]
+pub enum Booted<Bit, Ring> {
+    Bit(Bit),
+    Ring(Ring),
+}
+
 /// A bit representation and the operations on it.
 pub trait Backend: Send + Sync {
     /// One bit of the circuit (a `u64` of 64 lanes, or a ciphertext).
@@ -86,6 +113,49 @@ pub trait Backend: Send + Sync {
     fn ring_not(&self, r: &Self::Ring) -> Self::Ring;
     /// Lifts a bit to ring form (a bootstrap in TFHE).
     fn lift(&self, a: &Self::Bit) -> Result<Self::Ring, CircuitError>;
+    /// Most bootstraps worth running as one batch ([`Self::boot_batch`]); 1 (the default): batches
+    /// gain nothing, so a scheduler does not form them.
+    fn boot_batch_max(&self) -> usize {
+        1
+    }
+    /// Runs several independent bootstraps; result i is what job i's own call gives, bit for bit
+    /// (TFHE: the blind rotations step by step together, one read of the bootstrapping key for the
+    /// batch). The default runs them one by one.
+    #[allow(clippy::type_complexity)]
+    fn boot_batch(
+        &self,
+        jobs: &[Boot<'_, Self::Bit>],
+    ) -> Result<Vec<Booted<Self::Bit, Self::Ring>>, CircuitError> {
+        jobs.iter()
+            .map(|job| {
+                Ok(match *job {
+                    Boot::Gate {
+                        kind,
+                        a,
+                        b,
+                        ring: true,
+                    } => Booted::Ring(self.gate_ring(kind, a, b)?),
+                    Boot::Gate {
+                        kind,
+                        a,
+                        b,
+                        ring: false,
+                    } => Booted::Bit(self.gate(kind, a, b)?),
+                    Boot::Cell {
+                        spec,
+                        ins,
+                        ring: true,
+                    } => Booted::Ring(self.cell_ring(spec, ins)?),
+                    Boot::Cell {
+                        spec,
+                        ins,
+                        ring: false,
+                    } => Booted::Bit(self.cell(spec, ins)?),
+                    Boot::Lift(a) => Booted::Ring(self.lift(a)?),
+                })
+            })
+            .collect()
+    }
     /// A two-input gate whose result is left in ring form (a gate bootstrap without extraction).
     fn gate_ring(
         &self,

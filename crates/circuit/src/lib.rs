@@ -112,7 +112,7 @@ pub mod techmap;
 pub mod tfhe_backend;
 pub mod yosys;
 
-pub use backend::{Backend, Reader, TaskKind};
+pub use backend::{Backend, Boot, Booted, Reader, TaskKind};
 pub use blueprint::{Blueprint, MemImpl, MemKind, MemorySpec, PortRef};
 pub use circuit::{Circuit, Dff, ExtPort, MemBlock, Node, NodeId, Step};
 pub use cmux::{TfheRam, TfheRom, WriteValue};

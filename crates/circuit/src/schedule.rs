@@ -143,7 +143,16 @@ pub fn run(
     tick_every: Duration,
     tick: &mut dyn FnMut(usize),
 ) -> Result<RunTiming, CircuitError> {
-    run_pumped(g, threads, &|t, _| exec(t), &|_| 1, None, tick_every, tick)
+    run_pumped(
+        g,
+        threads,
+        &|t, _| exec(t),
+        &|_| 1,
+        None,
+        None,
+        tick_every,
+        tick,
+    )
 }
 
 /// [`run`] where a task may use more than its own worker: `wide(t)` is the most threads task `t`
@@ -160,7 +169,44 @@ pub fn run_wide(
     tick_every: Duration,
     tick: &mut dyn FnMut(usize),
 ) -> Result<RunTiming, CircuitError> {
-    run_pumped(g, threads, exec, wide, None, tick_every, tick)
+    run_pumped(g, threads, exec, wide, None, None, tick_every, tick)
+}
+
+/// Tasks a worker may run together in one call ([`run_batched`]): gate bootstraps, which share
+/// their reads of the bootstrapping key when run as a batch.
+pub struct Batching<'a> {
+    /// Most tasks in one batch (1: none are batched).
+    pub max: usize,
+    /// Whether task `t` may join a batch.
+    pub batchable: &'a (dyn Fn(usize) -> bool + Sync),
+    /// Runs the tasks of a batch (two or more, independent: all were ready at once).
+    pub exec: &'a (dyn Fn(&[usize]) -> Result<(), CircuitError> + Sync),
+}
+
+/// [`run_wide`] where a worker that takes a batchable task also takes the next ready ones while they
+/// are batchable, up to `batching.max` in all, and runs them in one call of `batching.exec`. It
+/// takes them in priority order, only from the surplus of ready tasks over the workers free to take
+/// them (a task another worker would start at once is never held back in a batch), and never waits
+/// for a task to become ready.
+pub fn run_batched(
+    g: &TaskGraph,
+    threads: usize,
+    exec: &(dyn Fn(usize, usize) -> Result<(), CircuitError> + Sync),
+    wide: &(dyn Fn(usize) -> usize + Sync),
+    batching: &Batching<'_>,
+    tick_every: Duration,
+    tick: &mut dyn FnMut(usize),
+) -> Result<RunTiming, CircuitError> {
+    run_pumped(
+        g,
+        threads,
+        exec,
+        wide,
+        Some(batching),
+        None,
+        tick_every,
+        tick,
+    )
 }
 
 /// The ready tasks and the lanes (worker threads) the running tasks hold.
@@ -189,12 +235,15 @@ pub(crate) struct Pump<'a> {
 
 /// [`run_wide`], where tasks may also wait for outside events: the calling thread calls the pump's
 /// `poll` at the start, after tasks finish and at least every `pump.every`, releases the tasks it
-/// reports, and returns once every task is done and the pump is idle.
+/// reports, and returns once every task is done and the pump is idle. With `batching`, workers run
+/// ready batchable tasks together as [`run_batched`] says.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn run_pumped(
     g: &TaskGraph,
     threads: usize,
     exec: &(dyn Fn(usize, usize) -> Result<(), CircuitError> + Sync),
     wide: &(dyn Fn(usize) -> usize + Sync),
+    batching: Option<&Batching<'_>>,
     mut pump: Option<Pump<'_>>,
     tick_every: Duration,
     tick: &mut dyn FnMut(usize),
@@ -231,8 +280,10 @@ pub(crate) fn run_pumped(
 
     let worker = || {
         let mut ready = Vec::new();
+        // The tasks this worker runs now: one, or a batch.
+        let mut group: Vec<usize> = Vec::new();
         loop {
-            let (task, lanes) = {
+            let lanes = {
                 let mut h = lock(&heap);
                 loop {
                     if failed.load(Ordering::Acquire) || done.load(Ordering::Acquire) == n {
@@ -245,14 +296,35 @@ pub(crate) fn run_pumped(
                             let spare = (threads - h.held - 1).saturating_sub(h.heap.len());
                             let lanes = 1 + wide(t).saturating_sub(1).min(spare);
                             h.held += lanes;
-                            break (t, lanes);
+                            group.clear();
+                            group.push(t);
+                            if let Some(bt) = batching.filter(|bt| lanes == 1 && (bt.batchable)(t))
+                            {
+                                // Only the ready tasks beyond those the free workers will take.
+                                while group.len() < bt.max
+                                    && h.heap.len() > threads.saturating_sub(h.held)
+                                {
+                                    match h.heap.peek() {
+                                        Some(&Ready(_, u)) if (bt.batchable)(u as usize) => {
+                                            h.heap.pop();
+                                            group.push(u as usize);
+                                        }
+                                        _ => break,
+                                    }
+                                }
+                            }
+                            break lanes;
                         }
                     }
                     h = cv.wait(h).unwrap_or_else(|e| e.into_inner());
                 }
             };
+            let task = group[0];
             let t0 = Instant::now();
-            let outcome = match catch_unwind(AssertUnwindSafe(|| exec(task, lanes))) {
+            let outcome = match catch_unwind(AssertUnwindSafe(|| match (group.len(), batching) {
+                (2.., Some(bt)) => (bt.exec)(&group),
+                _ => exec(task, lanes),
+            })) {
                 Ok(r) => r,
                 Err(_) => Err(CircuitError::Backend(format!("task {task} panicked"))),
             };
@@ -268,19 +340,21 @@ pub(crate) fn run_pumped(
             }
             busy_ns.fetch_add(t0.elapsed().as_nanos() as usize, Ordering::Relaxed);
             if pumping {
-                lock(&finished).push(task as u32);
+                lock(&finished).extend(group.iter().map(|&t| t as u32));
             }
             ready.clear();
-            for &s in g.successors(task) {
-                if remaining[s as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
-                    ready.push(Ready(g.priority[s as usize], s));
+            for &task in &group {
+                for &s in g.successors(task) {
+                    if remaining[s as usize].fetch_sub(1, Ordering::AcqRel) == 1 {
+                        ready.push(Ready(g.priority[s as usize], s));
+                    }
                 }
             }
-            // The lanes go back before the task counts as done (a worker seeing every task done
+            // The lanes go back before the tasks count as done (a worker seeing every task done
             // finds none held).
             let mut h = lock(&heap);
             h.held -= lanes;
-            let now_done = done.fetch_add(1, Ordering::AcqRel) + 1;
+            let now_done = done.fetch_add(group.len(), Ordering::AcqRel) + group.len();
             // Lanes lent to this task free workers for tasks already waiting.
             let k = ready.len() + if lanes > 1 { h.heap.len() } else { 0 };
             if k > 0 || now_done == n || pumping {
@@ -449,6 +523,7 @@ mod tests {
                 threads,
                 &|t, _| exec(t),
                 &|_| 1,
+                None,
                 Some(pump),
                 Duration::from_millis(50),
                 &mut |_| {},
@@ -497,6 +572,68 @@ mod tests {
             let pair = (threads.max(2) - 1).max(1);
             assert_eq!(lanes, vec![threads, pair, 1, threads], "{threads} threads");
             assert!(most.load(Ordering::SeqCst) <= threads, "{threads} threads");
+        }
+    }
+
+    /// Batches: ready batchable tasks beyond the free workers run together, in priority order, up
+    /// to the batch size, never with a task that depends on another of the batch nor with a
+    /// non-batchable one; every task runs once, after its predecessors.
+    #[test]
+    fn ready_batchable_tasks_run_in_batches() {
+        // 0 -> {1..=6} -> 7; 4 is not batchable; 1..=6 have falling priorities.
+        let mut preds: Vec<Vec<u32>> = vec![vec![]];
+        preds.extend((1..=6).map(|_| vec![0]));
+        preds.push((1..=6).collect());
+        let cost = [1.0, 9.0, 8.0, 7.0, 6.0, 5.0, 4.0, 1.0];
+        let g = TaskGraph::new(&preds, &cost);
+        for threads in [1usize, 2, 3] {
+            let log = M::new(Vec::<Vec<usize>>::new());
+            let exec = |t: usize, _| {
+                log.lock().unwrap().push(vec![t]);
+                Ok(())
+            };
+            let exec_batch = |ts: &[usize]| {
+                log.lock().unwrap().push(ts.to_vec());
+                Ok(())
+            };
+            let batching = Batching {
+                max: 3,
+                batchable: &|t| t != 4,
+                exec: &exec_batch,
+            };
+            run_batched(
+                &g,
+                threads,
+                &exec,
+                &|_| 1,
+                &batching,
+                Duration::from_millis(50),
+                &mut |_| {},
+            )
+            .unwrap();
+            let log = log.into_inner().unwrap();
+            let mut all: Vec<usize> = log.iter().flatten().copied().collect();
+            all.sort();
+            assert_eq!(all, (0..8).collect::<Vec<_>>(), "{log:?}");
+            let pos = |t: usize| log.iter().position(|b| b.contains(&t)).unwrap();
+            for (t, ps) in preds.iter().enumerate() {
+                for &p in ps {
+                    assert!(pos(p as usize) < pos(t), "{log:?}");
+                }
+            }
+            for b in &log {
+                assert!(b.len() <= 3, "{log:?}");
+                if b.len() > 1 {
+                    assert!(!b.contains(&4), "{log:?}");
+                    assert!(b.windows(2).all(|w| w[0] < w[1]), "priority order: {log:?}");
+                }
+            }
+            if threads == 1 {
+                // One worker: 0, then 1–3 together (4 is next and not batchable), 4, 5–6, 7.
+                let want: Vec<Vec<usize>> =
+                    vec![vec![0], vec![1, 2, 3], vec![4], vec![5, 6], vec![7]];
+                assert_eq!(log, want);
+            }
         }
     }
 

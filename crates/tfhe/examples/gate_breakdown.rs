@@ -2,7 +2,8 @@
 //! switch, each timed in a loop of its own (keys then stay in the last-level cache as far as they fit)
 //! and inside full NANDs (every key streamed once per gate, as the engine runs them); then the time per
 //! CMUX step with the full 52 MB bootstrapping key against a 3 MB one (n0 = 48) that stays in cache,
-//! which tells how memory-bound the rotation is on this machine. `small-only` as a second argument runs
+//! which tells how memory-bound the rotation is on this machine; and NANDs in batches of 2, 3, 4 and 8
+//! (`EvalKey::bootstrap_batch`) against one at a time (`nand_batched_ms_bB=`, per gate). `small-only` as a second argument runs
 //! only the latter (a compute-only profile for `perf record`).
 //! `cargo run --release -p vsp-tfhe --example gate_breakdown [reps] [small-only]`; every timed result is
 //! decrypted.
@@ -59,6 +60,7 @@ fn main() {
     let ks = (cpu() - t) / reps;
     println!("nand {nand:?}; blind rotation + extract (loop) {br:?}; key switch (loop) {ks:?}");
     println!("nand - (br + ks) = {:?}", nand.saturating_sub(br + ks));
+    batched(sk, ek, reps);
     // The same rotation with a small level 0 (n0 = 48: a 3 MB bootstrapping key that stays in cache),
     // per CMUX step, against the full key streamed from memory: how memory-bound the rotation is.
     let small = vsp_tfhe::Params {
@@ -83,6 +85,60 @@ fn main() {
         br.as_secs_f64() * 1e6 / ek.params().n0 as f64,
         br2.as_secs_f64() * 1e6 / small.n0 as f64
     );
+}
+
+/// NANDs in batches of B ([`vsp_tfhe::EvalKey::bootstrap_batch`]: the rotations step by step
+/// together, one read of each key per batch) against one at a time (B = 1: `nand`), per gate by
+/// thread CPU time: 5 rounds, each running `reps` gates (rounded up to whole batches) at every B in
+/// turn; medians over the rounds. Every result is checked.
+fn batched(sk: &vsp_tfhe::SecretKey, ek: &vsp_tfhe::EvalKey, reps: u32) {
+    use vsp_tfhe::{Booted, Bootstrap, Gate2};
+    let sizes = [1usize, 2, 3, 4, 8];
+    let ins: Vec<_> = (0..8)
+        .map(|i| (sk.encrypt_bit(i % 2 == 0), sk.encrypt_bit(i % 3 == 0)))
+        .collect();
+    let mut per_gate: Vec<Vec<f64>> = vec![Vec::new(); sizes.len()];
+    for _round in 0..5 {
+        for (k, &b) in sizes.iter().enumerate() {
+            let batches = (reps as usize).div_ceil(b);
+            let t = cpu();
+            for _ in 0..batches {
+                let outs: Vec<_> = if b == 1 {
+                    vec![ek.nand(&ins[0].0, &ins[0].1).unwrap()]
+                } else {
+                    let jobs: Vec<_> = ins[..b]
+                        .iter()
+                        .map(|(x, y)| (Bootstrap::Gate2(Gate2::Nand, x, y), false))
+                        .collect();
+                    ek.bootstrap_batch(&jobs)
+                        .unwrap()
+                        .into_iter()
+                        .map(|o| match o {
+                            Booted::Bit(c) => c,
+                            Booted::Ring(_) => panic!("a ring for a bit job"),
+                        })
+                        .collect()
+                };
+                for (c, (x, y)) in outs.iter().zip(&ins) {
+                    let want = !(sk.decrypt_bit(x).unwrap() && sk.decrypt_bit(y).unwrap());
+                    assert_eq!(sk.decrypt_bit(c).unwrap(), want);
+                }
+            }
+            per_gate[k].push((cpu() - t).as_secs_f64() * 1e3 / (batches * b) as f64);
+        }
+    }
+    let med = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let one = med(&mut per_gate[0].clone());
+    for (k, &b) in sizes.iter().enumerate() {
+        let m = med(&mut per_gate[k]);
+        println!(
+            "nand_batched_ms_b{b}={m:.3} (per gate, thread CPU, median of 5 rounds; {:.3} of B = 1)",
+            m / one
+        );
+    }
 }
 
 /// Only the cache-resident rotation (for `perf record`: the compute part of the profile alone).

@@ -125,12 +125,17 @@ impl EvalKey {
     /// is the result (±1/8), ready to be a CMUX data input. [`EvalKey::extract_bit`] of it equals
     /// [`EvalKey::gate2`] (same rotation, same key switch).
     pub fn gate2_trlwe(&self, g: Gate2, a: &Bit, b: &Bit) -> Result<Trlwe<u32>, Error> {
+        let lin = self.gate2_input(g, a, b)?;
+        self.bootstrap_to_trlwe(&lin, MU)
+    }
+
+    /// The level-0 sample a two-input gate bootstraps (its linear combination; inputs checked).
+    pub(crate) fn gate2_input(&self, g: Gate2, a: &Bit, b: &Bit) -> Result<Tlwe<u32>, Error> {
         for t in [a, b] {
             self.check0(t)?;
         }
         let ((ca, cb), k) = g.linear();
-        let lin = Tlwe::linear(&[(ca, a), (cb, b)], k)?;
-        self.bootstrap_to_trlwe(&lin, MU)
+        Tlwe::linear(&[(ca, a), (cb, b)], k)
     }
 
     /// ¬(a ∧ b).

@@ -52,6 +52,7 @@
 
 #![allow(clippy::needless_range_loop)] // index loops mirror the papers' formulas
 
+pub mod batch;
 pub mod bootstrap;
 pub mod cells;
 pub mod circuit_bootstrap;
@@ -72,6 +73,7 @@ pub mod torus;
 pub mod trgsw;
 pub mod trlwe;
 
+pub use batch::{Booted, Bootstrap};
 pub use bootstrap::{CompressedEvalKey, EvalKey};
 pub use cells::CellSpec;
 pub use circuit_bootstrap::{CircuitKey, CompressedCircuitKey, PrivFunction};

@@ -142,3 +142,69 @@ fn vsp2021_parameters_compute_gates() {
     let r = vsp_tfhe::noise::predict(&p);
     assert!(r.log2_gate_failure < -30.0, "{r:?}");
 }
+
+/// A batch of bootstraps ([`vsp_tfhe::EvalKey::bootstrap_batch`]) gives each job what its own call
+/// gives, bit for bit: batches of 1 to 5 mixing gates, cells and refreshes, to bits and to rings,
+/// on the FFT kernel this CPU runs; and they decrypt to the gates' values. A wrong dimension in any
+/// job fails the batch.
+#[test]
+fn batched_bootstraps_equal_single_calls() {
+    use vsp_tfhe::{Booted, Bootstrap, CellSpec, Gate2};
+    let (sk, ek) = keys();
+    let bits: Vec<(bool, Bit)> = [true, false, true, true, false]
+        .into_iter()
+        .map(|v| (v, sk.encrypt_bit(v)))
+        .collect();
+    let maj = CellSpec::new(&[1, 1, 1], 2).unwrap();
+    let xor3 = CellSpec::new(&[2, 2, 2], 0).unwrap();
+    let cell_ins: Vec<&Bit> = bits[..3].iter().map(|(_, c)| c).collect();
+    let plain: Vec<bool> = bits[..3].iter().map(|(v, _)| *v).collect();
+    let (a, b) = (&bits[0].1, &bits[1].1);
+    // (job, ring, expected plain value)
+    let jobs: Vec<(Bootstrap<'_>, bool, bool)> = vec![
+        (Bootstrap::Gate2(Gate2::Nand, a, b), false, true),
+        (Bootstrap::Cell(&maj, &cell_ins), true, maj.eval(&plain)),
+        (
+            Bootstrap::Gate2(Gate2::Xor, &bits[2].1, &bits[3].1),
+            true,
+            false,
+        ),
+        (Bootstrap::Refresh(&bits[4].1), false, false),
+        (Bootstrap::Cell(&xor3, &cell_ins), false, xor3.eval(&plain)),
+    ];
+    let single = |job: Bootstrap<'_>, ring: bool| -> Booted {
+        match (job, ring) {
+            (Bootstrap::Gate2(g, x, y), false) => Booted::Bit(ek.gate2(g, x, y).unwrap()),
+            (Bootstrap::Gate2(g, x, y), true) => Booted::Ring(ek.gate2_trlwe(g, x, y).unwrap()),
+            (Bootstrap::Cell(s, ins), false) => Booted::Bit(ek.cell(s, ins).unwrap()),
+            (Bootstrap::Cell(s, ins), true) => Booted::Ring(ek.cell_trlwe(s, ins).unwrap()),
+            (Bootstrap::Refresh(x), false) => Booted::Bit(ek.bootstrap(x).unwrap()),
+            (Bootstrap::Refresh(x), true) => Booted::Ring(ek.bit_to_trlwe(x).unwrap()),
+        }
+    };
+    let want: Vec<Booted> = jobs.iter().map(|&(j, r, _)| single(j, r)).collect();
+    for n in 1..=jobs.len() {
+        // Batches rotated by one, so that every job sits at several places in a batch.
+        for start in [0, 1] {
+            let idx: Vec<usize> = (0..n).map(|i| (i + start) % jobs.len()).collect();
+            let batch: Vec<(Bootstrap<'_>, bool)> =
+                idx.iter().map(|&i| (jobs[i].0, jobs[i].1)).collect();
+            let got = ek.bootstrap_batch(&batch).unwrap();
+            assert_eq!(got.len(), n);
+            for (&i, out) in idx.iter().zip(&got) {
+                assert_eq!(out, &want[i], "job {i} in a batch of {n}");
+                let bit = match out {
+                    Booted::Bit(c) => c.clone(),
+                    Booted::Ring(r) => ek.extract_bit(r, 0).unwrap(),
+                };
+                assert_eq!(sk.decrypt_bit(&bit).unwrap(), jobs[i].2, "job {i}");
+            }
+        }
+    }
+    let short = vsp_tfhe::Tlwe::constant(10, true);
+    let bad = [
+        (Bootstrap::Gate2(Gate2::And, a, b), false),
+        (Bootstrap::Refresh(&short), true),
+    ];
+    assert!(ek.bootstrap_batch(&bad).is_err());
+}

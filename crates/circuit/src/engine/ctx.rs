@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 
 use super::tasks::{span, Task};
 use super::MemState;
-use crate::backend::Backend;
+use crate::backend::{Backend, Boot, Booted};
 use crate::blueprint::MemKind;
 use crate::circuit::{Circuit, Node, NodeId};
 use crate::error::CircuitError;
@@ -120,6 +120,90 @@ impl<B: Backend> Ctx<'_, B> {
         };
         self.b.select_threads().min(bits).max(1)
     }
+    /// Whether task `t` is one gate bootstrap that may run in a batch with others
+    /// ([`Self::exec_batch`]): a two-input gate, a cell, or a lift of a bit whose ring is not
+    /// carried over from the last cycle.
+    pub(crate) fn batchable(&self, t: Task) -> bool {
+        match t {
+            Task::Node(id) => matches!(
+                self.c.nodes.get(id as usize),
+                Some(Node::Gate(..) | Node::Cell { .. })
+            ),
+            Task::Lift(id) => self.carried_ring(id).is_none(),
+            _ => false,
+        }
+    }
+    /// The ring node `id` (a flip-flop) carries over from the last cycle, if any.
+    fn carried_ring(&self, id: NodeId) -> Option<&B::Ring> {
+        match self.c.nodes.get(id as usize) {
+            Some(Node::Dff(k)) => self.dff_rings.get(*k as usize).and_then(Option::as_ref),
+            _ => None,
+        }
+    }
+    /// Runs batchable tasks ([`Self::batchable`], independent of each other) as one batch of
+    /// bootstraps ([`Backend::boot_batch`]): the same slots filled with the same values as
+    /// [`Self::exec`] of each.
+    pub(crate) fn exec_batch(&self, ts: &[Task]) -> Result<(), CircuitError> {
+        // Each task's inputs first (the jobs borrow them), then the jobs.
+        let mut ins: Vec<Vec<&B::Bit>> = Vec::with_capacity(ts.len());
+        for &t in ts {
+            let nodes = match t {
+                Task::Node(id) => match &self.c.nodes[id as usize] {
+                    Node::Gate(_, x, y) => vec![*x, *y],
+                    Node::Cell { spec, ins } => ins[..spec.arity()].to_vec(),
+                    _ => return Err(internal("a batched task that is no bootstrap")),
+                },
+                Task::Lift(id) => vec![id],
+                _ => return Err(internal("a batched task that is no bootstrap")),
+            };
+            ins.push(
+                nodes
+                    .into_iter()
+                    .map(|x| self.get(x))
+                    .collect::<Result<_, _>>()?,
+            );
+        }
+        let jobs = ts
+            .iter()
+            .zip(&ins)
+            .map(|(&t, xs)| match t {
+                Task::Node(id) => {
+                    let ring = self.plan.ring[id as usize];
+                    match &self.c.nodes[id as usize] {
+                        Node::Gate(kind, ..) => Ok(Boot::Gate {
+                            kind: *kind,
+                            a: xs[0],
+                            b: xs[1],
+                            ring,
+                        }),
+                        Node::Cell { spec, .. } => Ok(Boot::Cell {
+                            spec,
+                            ins: xs,
+                            ring,
+                        }),
+                        _ => Err(internal("a batched task that is no bootstrap")),
+                    }
+                }
+                _ => Ok(Boot::Lift(xs[0])),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let outs = self.b.boot_batch(&jobs)?;
+        if outs.len() != ts.len() {
+            return Err(internal("a batch of bootstraps lost results"));
+        }
+        for (&t, out) in ts.iter().zip(outs) {
+            match (t, out) {
+                (Task::Lift(id), Booted::Ring(r)) => {
+                    self.lifts.fetch_add(1, Ordering::Relaxed);
+                    self.set_ring(id, r);
+                }
+                (Task::Node(id), Booted::Ring(r)) => self.set_from_ring(id, r)?,
+                (Task::Node(id), Booted::Bit(v)) => self.set(id, v),
+                _ => return Err(internal("a batched bootstrap of the wrong form")),
+            }
+        }
+        Ok(())
+    }
     /// Runs task `t` on up to `lanes` threads (its own and `lanes − 1` idle ones a scheduler lends
     /// it; only [`Self::wide`] tasks use more than one). The values are the same on any number.
     pub(crate) fn exec(&self, t: Task, lanes: usize) -> Result<(), CircuitError> {
@@ -204,11 +288,7 @@ impl<B: Backend> Ctx<'_, B> {
                 }
             }
             Task::Lift(id) => {
-                let carried = match self.c.nodes[id as usize] {
-                    Node::Dff(k) => self.dff_rings.get(k as usize).and_then(Option::as_ref),
-                    _ => None,
-                };
-                let r = match carried {
+                let r = match self.carried_ring(id) {
                     Some(r) => r.clone(),
                     None => {
                         self.lifts.fetch_add(1, Ordering::Relaxed);

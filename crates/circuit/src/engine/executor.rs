@@ -177,7 +177,9 @@ const TICK: Duration = Duration::from_millis(500);
 
 /// Runs `tasks` (in topological order; `graph` is theirs) through `ctx`: in order with one thread,
 /// else on the list scheduler with `threads` workers, a batch of circuit bootstraps split over the
-/// workers that would idle while it runs ([`schedule::run_wide`], [`Ctx::wide`]); `tick` hears the
+/// workers that would idle while it runs ([`schedule::run_wide`], [`Ctx::wide`]) and ready gate
+/// bootstraps beyond the free workers run in batches ([`schedule::run_batched`],
+/// [`Backend::boot_batch`]); `tick` hears the
 /// tasks done about every [`TICK`]. The local executor runs its tasks with this.
 pub(crate) fn run_tasks<B: Backend>(
     ctx: &Ctx<'_, B>,
@@ -204,7 +206,17 @@ pub(crate) fn run_tasks<B: Backend>(
             tasks: tasks.len(),
         })
     } else {
-        let timing = schedule::run_wide(graph, threads, &exec, &wide, TICK, tick)?;
+        let batchable = |t: usize| ctx.batchable(tasks[t]);
+        let exec_batch = |ts: &[usize]| {
+            let group: Vec<Task> = ts.iter().map(|&t| tasks[t]).collect();
+            ctx.exec_batch(&group)
+        };
+        let batching = schedule::Batching {
+            max: ctx.b.boot_batch_max(),
+            batchable: &batchable,
+            exec: &exec_batch,
+        };
+        let timing = schedule::run_batched(graph, threads, &exec, &wide, &batching, TICK, tick)?;
         Ok(DagRun {
             busy: timing.busy,
             threads: timing.threads,

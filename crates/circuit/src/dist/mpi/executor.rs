@@ -413,7 +413,16 @@ impl<B: Backend> Executor<B> for MpiExecutor {
                 every: POLL,
                 poll: &mut poll,
             };
-            let res = run_pumped(&rp.graph, v.threads, &exec, &wide, Some(pump), TICK, tick);
+            let res = run_pumped(
+                &rp.graph,
+                v.threads,
+                &exec,
+                &wide,
+                None,
+                Some(pump),
+                TICK,
+                tick,
+            );
             // Pending sends may not be abandoned: a failed rank stops the job here.
             let timing = match res {
                 Ok(t) => t,
