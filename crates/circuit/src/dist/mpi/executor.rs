@@ -23,7 +23,7 @@ use crate::engine::tasks::{Grain, Task};
 use crate::engine::{Carried, Item, MemState, State};
 use crate::error::CircuitError;
 use crate::partition::{grain_for, refresh_share, Partition, Placement, RamEdge};
-use crate::schedule::{run_pumped, Pump, Pumped, TaskGraph};
+use crate::schedule::{run_pumped, Batching, Pump, Pumped, TaskGraph};
 use std::sync::OnceLock;
 
 /// Tags of the point-to-point messages: a cycle's `n`-th message from one rank to another
@@ -57,6 +57,9 @@ struct RankPlan {
     feeds: Vec<Vec<u32>>,
     /// Messages it sends, with how many of its tasks make their items (0: the cycle's sources).
     sends: Vec<(usize, u32)>,
+    /// Whether the rank follows the partition's planned order ([`Partition::planned_order`]);
+    /// otherwise it batches ready gate bootstraps as the local executor does.
+    ordered: bool,
 }
 
 impl RankPlan {
@@ -83,6 +86,7 @@ impl RankPlan {
             waiting.push((i, Vec::new()));
         }
         let before = p.planned_order().filter(|_| one_thread);
+        let ordered = before.is_some();
         let mut preds = Vec::with_capacity(global.len());
         let mut external = Vec::with_capacity(global.len());
         for (lt, &t) in global.iter().enumerate() {
@@ -124,6 +128,7 @@ impl RankPlan {
         }
         let priority = global.iter().map(|&t| p.priority[t]).collect();
         RankPlan {
+            ordered,
             tasks: global.iter().map(|&t| set.tasks[t]).collect(),
             graph: TaskGraph::with_priorities(&preds, priority),
             external,
@@ -319,6 +324,20 @@ impl<B: Backend> Executor<B> for MpiExecutor {
         // A batch of circuit bootstraps takes the rank's idle threads (when it has more than one).
         let exec = |t: usize, lanes: usize| ctx.exec(rp.tasks[t], lanes);
         let wide = |t: usize| ctx.wide(rp.tasks[t]);
+        // Ready gate bootstraps beyond the free threads run in batches, as in the local executor,
+        // unless the rank runs its tasks in the planned order (one at a time, the cycle's critical
+        // path first).
+        let batchable = |t: usize| ctx.batchable(rp.tasks[t]);
+        let exec_batch = |ts: &[usize]| {
+            let group: Vec<_> = ts.iter().map(|&t| rp.tasks[t]).collect();
+            ctx.exec_batch(&group)
+        };
+        let batching = Batching {
+            max: ctx.b.boot_batch_max(),
+            batchable: &batchable,
+            exec: &exec_batch,
+        };
+        let batching = (!rp.ordered).then_some(&batching);
         // Send buffers outlive the request scope.
         let bufs: Vec<OnceCell<Vec<u8>>> = rp.sends.iter().map(|_| OnceCell::new()).collect();
         // Per message sent: its items' makers still running; per message received: whether it came.
@@ -418,7 +437,7 @@ impl<B: Backend> Executor<B> for MpiExecutor {
                 v.threads,
                 &exec,
                 &wide,
-                None,
+                batching,
                 Some(pump),
                 TICK,
                 tick,
