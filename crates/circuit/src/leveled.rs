@@ -711,11 +711,9 @@ fn low_noise_selects(c: &Circuit, p: &LeveledParams, cmux: &[bool], plan: MuxPla
         let i = id as usize;
         match c.nodes[i] {
             Node::Not(a) if uncut.ring[i] => reach[i] = reach[a as usize],
-            Node::Mux { s, a, b } if uncut.cmux[i] => {
-                if reach[a as usize] || reach[b as usize] {
-                    low[s as usize] = true;
-                    reach[i] = !uncut.refresh[i];
-                }
+            Node::Mux { s, a, b } if uncut.cmux[i] && (reach[a as usize] || reach[b as usize]) => {
+                low[s as usize] = true;
+                reach[i] = !uncut.refresh[i];
             }
             _ => {}
         }
