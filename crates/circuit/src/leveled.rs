@@ -20,7 +20,8 @@
 //! key-switch, bootstrap back to a fresh ring). Flip-flops whose bit feeds a CMUX either lift it every
 //! cycle or *carry* their D's ring across the clock edge while its variance is within a per-flip-flop
 //! budget (checked by the engine every cycle); refresh *cuts* after the carried rings' first CMUX levels
-//! give them budget where that pays. The plan then picks the selects to convert greedily by
+//! give them budget where that pays, and so does circuit-bootstrapping the selects of the CMUXes they
+//! pass through with the RAM's low-noise gadget (`Params::cb_ram`, [`LeveledParams::v_ext_low`]). The plan then picks the selects to convert greedily by
 //! cost (in gate-bootstrap units): start from every select with two or more MUXes, and drop the select
 //! whose removal lowers the total cost most, until none does.
 
