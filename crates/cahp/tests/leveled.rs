@@ -26,10 +26,12 @@ fn cmux_plan_matches_gate_plan_on_both_cores() {
 
 #[test]
 fn pessimistic_noise_model_plan_matches_gate_plan() {
-    // Twice the CMUX noise: shorter chains, refreshes (CMUX and gate-MUX rings alike).
+    // Twice the CMUX noise (both gadgets): shorter chains, refreshes (CMUX and gate-MUX rings
+    // alike).
     let lp = LeveledParams::for_params(&vsp_tfhe::Params::default_128()).unwrap();
     let p = LeveledParams {
         v_ext: 2.0 * lp.v_ext,
+        v_ext_low: 2.0 * lp.v_ext_low,
         ..lp
     };
     let base = vsp_circuit::MuxPlan::new(&circuit(Core::Pearl), &lp).counts();
@@ -118,6 +120,39 @@ fn check_plan(lp: LeveledParams, extra: impl Fn(&vsp_circuit::PlanCounts)) {
 }
 
 #[test]
+fn low_noise_selects_cut_the_register_files_lifts() {
+    // Giving the register file's write and read selects the RAM's low-noise gadget lets its carried
+    // rings take ~3.6× more cycles before a lift; the planner chooses it by cost, so the cycle can only
+    // get cheaper than with the circuit's gadget alone, and the failure bounds still hold.
+    let lp = LeveledParams::for_params(&vsp_tfhe::Params::default_128()).unwrap();
+    let one_gadget = LeveledParams {
+        v_ext_low: lp.v_ext,
+        v_ms_cb_low: lp.v_ms_cb,
+        cost_cb_low: lp.cost_cb,
+        cost_cmux_low: lp.cost_cmux,
+        ..lp
+    };
+    for core in [Core::Pearl, Core::Ruby] {
+        let c = circuit(core);
+        let two = vsp_circuit::MuxPlan::new(&c, &lp).counts();
+        let one = vsp_circuit::MuxPlan::new(&c, &one_gadget).counts();
+        eprintln!("{core}: one gadget {one:?}\n{core}: two gadgets {two:?}");
+        assert_eq!(one.low_noise_selects, 0, "{core}: {one:?}");
+        assert!(two.low_noise_selects > 0, "{core}: {two:?}");
+        assert!(two.low_noise_cmuxes > 0, "{core}: {two:?}");
+        assert!(two.cost < one.cost, "{core}: {two:?} vs {one:?}");
+        assert!(
+            two.carried_lifts + (two.refreshes as f64) < one.carried_lifts + (one.refreshes as f64),
+            "{core}: {two:?} vs {one:?}"
+        );
+        assert!(
+            two.log2_failure <= -40.0 && two.log2_worst_decision <= -64.0 + 1e-9,
+            "{core}: {two:?}"
+        );
+    }
+}
+
+#[test]
 fn plan_predicts_the_engines_lifts_cycle_by_cycle() {
     // The engine lifts a carried flip-flop ring only when it is over budget; the plan runs the same
     // rule on its noise model. From a first cycle that lifts every carried ring (`set_leveled` drops
@@ -143,6 +178,9 @@ fn plan_predicts_the_engines_lifts_cycle_by_cycle() {
             e.plan_counts(),
             "{core}: the engine runs another plan"
         );
+        // The plan carries rings through CMUXes with low-noise selects, which the model charges
+        // their own (smaller) variance: the engine's carry rule must follow that too.
+        assert!(counts.low_noise_selects > 0, "{core}: {counts:?}");
         // Ruby's registers fall into groups with different noise, so its period is longer.
         let cycles = 16 + 3 * 64;
         let expected: Vec<usize> = plan
@@ -165,7 +203,7 @@ fn plan_predicts_the_engines_lifts_cycle_by_cycle() {
             "{core}: {measured:?}"
         );
         // The steady-state mean: over one period from cycle 16 (Pearl: the registers are lifted
-        // every third cycle), or over cycles 16-79 where the bursts do not repeat within 64 cycles
+        // every twelfth cycle, their write and read selects having the low-noise gadget), or over cycles 16-79 where the bursts do not repeat within 64 cycles
         // (Ruby: its register groups drift apart).
         let tail = &measured[16..];
         let window = (1..=64)

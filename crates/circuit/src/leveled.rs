@@ -20,7 +20,8 @@
 //! key-switch, bootstrap back to a fresh ring). Flip-flops whose bit feeds a CMUX either lift it every
 //! cycle or *carry* their D's ring across the clock edge while its variance is within a per-flip-flop
 //! budget (checked by the engine every cycle); refresh *cuts* after the carried rings' first CMUX levels
-//! give them budget where that pays. The plan then picks the selects to convert greedily by
+//! give them budget where that pays, and so does circuit-bootstrapping the selects of the CMUXes they
+//! pass through with the RAM's low-noise gadget (`Params::cb_ram`, [`LeveledParams::v_ext_low`]). The plan then picks the selects to convert greedily by
 //! cost (in gate-bootstrap units): start from every select with two or more MUXes, and drop the select
 //! whose removal lowers the total cost most, until none does.
 
@@ -51,6 +52,15 @@ pub struct LeveledParams {
     pub v_input: f64,
     /// The level-0 variance bound (per-gate failure ≤ 2^-64 with both inputs at it).
     pub v_tlwe_max: f64,
+    /// One circuit bootstrapping with the low-noise gadget (`Params::cb_ram`, the RAM's), which the
+    /// planner may give a select whose CMUXes carry flip-flop rings.
+    pub cost_cb_low: f64,
+    /// One CMUX with such a select.
+    pub cost_cmux_low: f64,
+    /// Variance one CMUX with such a select adds.
+    pub v_ext_low: f64,
+    /// Modulus-switch variance at such a circuit bootstrap's input (its many-LUT stride).
+    pub v_ms_cb_low: f64,
 }
 
 /// log2 of the per-gate failure bound the plan keeps.
@@ -80,6 +90,11 @@ impl LeveledParams {
             v_ms_cb,
             v_input,
             v_tlwe_max,
+            // No second gadget unless `with_low_noise_selects` names one.
+            cost_cb_low: cost_cb,
+            cost_cmux_low: cost_cmux,
+            v_ext_low: m.v_ext,
+            v_ms_cb_low: v_ms_cb,
         };
         // A gate MUX's ring (two rotations) must take at least one CMUX, and a fresh input must fit.
         (2.0 * p.v_br + p.v_ext <= p.v_ring_max() && v_input <= v_tlwe_max).then_some(p)
@@ -91,15 +106,48 @@ impl LeveledParams {
     /// (alone) since December 2026 (`examples/task_costs`, the scheduler's costs): planned at 3, Pearl
     /// trades 11 gate bootstraps for 3 circuit bootstraps (−0.4 % of its cost) and lengthens its
     /// critical path from 36.5 to 38.2; Ruby's plan does not change (`vsp-bench plan`, 2026-12-04).
+    ///
+    /// Selects may also be circuit-bootstrapped with the RAM's low-noise gadget (`Params::cb_ram`,
+    /// [`Self::with_low_noise_selects`]): weighed at 5 × 46.3 / 38.3 ≈ 6.0 (the measured one-bit
+    /// task costs of the two gadgets, `tfhe_backend`'s `costs`), a CMUX at 0.0015 × 0.024 / 0.013.
     pub fn for_params(p: &vsp_tfhe::Params) -> Option<Self> {
+        let m = NoiseModel::of(p);
         LeveledParams::from_noise(
-            &NoiseModel::of(p),
+            &m,
             vsp_tfhe::noise::mod_switch_var(p, p.n2, p.cb_stride()),
             p.sigma0 * p.sigma0,
             5.0,
             0.0015,
             0.05,
         )
+        .map(|lp| {
+            lp.with_low_noise_selects(
+                m.v_ext_ram,
+                vsp_tfhe::noise::mod_switch_var(p, p.n2, vsp_tfhe::Params::stride_of(p.cb_ram)),
+                5.0 * 46.3 / 38.3,
+                0.0015 * 0.024 / 0.013,
+            )
+        })
+    }
+
+    /// The same parameters with a second, low-noise select gadget: a CMUX with it adds `v_ext_low`,
+    /// its circuit bootstrap's input has modulus-switch variance `v_ms_cb_low`, and the two cost
+    /// `cost_cb_low` and `cost_cmux_low`. The planner gives it to a select where that lowers the
+    /// cycle's cost (fewer lifts of carried flip-flops, fewer refreshes).
+    pub fn with_low_noise_selects(
+        self,
+        v_ext_low: f64,
+        v_ms_cb_low: f64,
+        cost_cb_low: f64,
+        cost_cmux_low: f64,
+    ) -> Self {
+        LeveledParams {
+            v_ext_low,
+            v_ms_cb_low,
+            cost_cb_low,
+            cost_cmux_low,
+            ..self
+        }
     }
 
     /// The ring variance bound.
@@ -128,6 +176,10 @@ pub struct PlanCounts {
     pub cmuxes: usize,
     /// Selects circuit-bootstrapped once per cycle.
     pub circuit_bootstraps: usize,
+    /// Of those, the selects circuit-bootstrapped with the low-noise gadget (`Params::cb_ram`).
+    pub low_noise_selects: usize,
+    /// CMUXes whose select has the low-noise gadget (of `cmuxes`).
+    pub low_noise_cmuxes: usize,
     /// Level-0 bits lifted to rings by a bootstrap every cycle (inputs and flip-flops feeding CMUXes).
     pub lifts: usize,
     /// Flip-flops that carry their D's ring across the clock edge, lifted only in the cycles where
@@ -168,6 +220,8 @@ pub struct MuxPlan {
     pub(crate) sel_slot: Vec<u32>,
     /// The selects that are circuit-bootstrapped each cycle.
     pub(crate) sel_nodes: Vec<NodeId>,
+    /// Per select slot: circuit-bootstrapped with the low-noise gadget (`Params::cb_ram`).
+    pub(crate) sel_low: Vec<bool>,
     /// Per node: the level-0 form is needed.
     pub(crate) tlwe: Vec<bool>,
     /// Per node: the ring form is needed.
@@ -194,12 +248,14 @@ pub(crate) const NO_SLOT: u32 = u32::MAX;
 impl MuxPlan {
     /// The plan with every MUX a gate (what backends without CMUX support run).
     pub fn gates_only(c: &Circuit) -> MuxPlan {
-        evaluate(c, None, &vec![false; c.nodes.len()])
+        let none = vec![false; c.nodes.len()];
+        evaluate(c, None, &none, &none)
     }
 
     /// Every MUX a gate, with costs and the failure bound computed under `p` (for comparisons).
     pub fn gates_only_under(c: &Circuit, p: &LeveledParams) -> MuxPlan {
-        evaluate(c, Some(p), &vec![false; c.nodes.len()])
+        let none = vec![false; c.nodes.len()];
+        evaluate(c, Some(p), &none, &none)
     }
 
     /// Plans `c` under `p`: chooses the selects whose MUXes become CMUXes.
@@ -234,7 +290,8 @@ impl MuxPlan {
             }
             f
         };
-        let mut best = evaluate(c, Some(p), &flags(&on));
+        let none = vec![false; c.nodes.len()];
+        let mut best = evaluate(c, Some(p), &flags(&on), &none);
         loop {
             let mut improved: Option<(usize, MuxPlan)> = None;
             for g in 0..groups.len() {
@@ -242,7 +299,7 @@ impl MuxPlan {
                     continue;
                 }
                 on[g] = false;
-                let cand = evaluate(c, Some(p), &flags(&on));
+                let cand = evaluate(c, Some(p), &flags(&on), &none);
                 on[g] = true;
                 let bar = improved
                     .as_ref()
@@ -256,7 +313,11 @@ impl MuxPlan {
                     on[g] = false;
                     best = plan;
                 }
-                None => return cut_for_carries(c, p, best),
+                None => {
+                    let cmux = flags(&on);
+                    let plan = cut_for_carries(c, p, best);
+                    return low_noise_selects(c, p, &cmux, plan);
+                }
             }
         }
     }
@@ -293,6 +354,31 @@ impl MuxPlan {
     /// True when node `id` is a MUX the plan evaluates as a CMUX (its select circuit-bootstrapped).
     pub fn is_cmux(&self, id: NodeId) -> bool {
         self.cmux.get(id as usize).copied().unwrap_or(false)
+    }
+
+    /// True when MUX-plan select slot `slot` is circuit-bootstrapped with the low-noise gadget
+    /// (`Params::cb_ram`, `Backend::ram_select_batch`) instead of the circuit's.
+    pub fn is_low_noise_select(&self, slot: u32) -> bool {
+        self.sel_low.get(slot as usize).copied().unwrap_or(false)
+    }
+
+    /// True when node `i` is a CMUX whose select has the low-noise gadget.
+    fn low_cmux(&self, c: &Circuit, i: usize) -> bool {
+        match c.nodes[i] {
+            Node::Mux { s, .. } if self.cmux[i] => {
+                self.is_low_noise_select(self.sel_slot[s as usize])
+            }
+            _ => false,
+        }
+    }
+
+    /// The variance CMUX node `i` adds (its select's gadget).
+    fn v_ext(&self, c: &Circuit, p: &LeveledParams, i: usize) -> f64 {
+        if self.low_cmux(c, i) {
+            p.v_ext_low
+        } else {
+            p.v_ext
+        }
     }
 
     /// True when `id` is a flip-flop that carries its ring across the clock edge.
@@ -336,8 +422,9 @@ fn log2_tail(var: f64, margin: f64) -> f64 {
     tail.min(1.0).log2()
 }
 
-/// Builds the plan for the given CMUX flags (`p = None`: no CMUX at all).
-fn evaluate(c: &Circuit, p: Option<&LeveledParams>, cmux: &[bool]) -> MuxPlan {
+/// Builds the plan for the given CMUX flags (`p = None`: no CMUX at all) and low-noise selects
+/// (`low`, per node: a select circuit-bootstrapped with the low-noise gadget).
+fn evaluate(c: &Circuit, p: Option<&LeveledParams>, cmux: &[bool], low: &[bool]) -> MuxPlan {
     let n = c.nodes.len();
     let is_cmux = |id: NodeId| p.is_some() && cmux[id as usize];
     let mut tlwe = vec![false; n];
@@ -443,10 +530,12 @@ fn evaluate(c: &Circuit, p: Option<&LeveledParams>, cmux: &[bool]) -> MuxPlan {
         }
     }
     let cmux_flags: Vec<bool> = (0..n as NodeId).map(is_cmux).collect();
+    let sel_low = sel_nodes.iter().map(|&s| low[s as usize]).collect();
     let mut plan = MuxPlan {
         cmux: cmux_flags,
         sel_slot,
         sel_nodes,
+        sel_low,
         tlwe,
         ring,
         lift,
@@ -589,15 +678,139 @@ fn cut_for_carries(c: &Circuit, p: &LeveledParams, plan: MuxPlan) -> MuxPlan {
     best
 }
 
+/// Gives the low-noise select gadget (`Params::cb_ram`) to the selects whose CMUXes a carried
+/// flip-flop's ring passes through, where that lowers the cycle's cost: their CMUXes add `v_ext_low`
+/// instead of `v_ext`, so the carried rings (a register file's, through its write and read trees) stay
+/// within budget for more cycles and are lifted less often, for a dearer circuit bootstrap and dearer
+/// CMUXes. Starts from the plan with every such select low-noise (if it is the cheaper) and returns
+/// selects to the circuit's gadget while that lowers the cost: in each round every select whose
+/// return alone lowers it without adding a lift or a refresh, if together they lower it more than the
+/// best alone, else that best one;
+/// each candidate gets its own refresh cut ([`cut_for_carries`]). A select is a candidate only while
+/// its circuit bootstrap with the low-noise gadget's wider many-LUT stride keeps its decision within
+/// the per-gate bound.
+fn low_noise_selects(c: &Circuit, p: &LeveledParams, cmux: &[bool], plan: MuxPlan) -> MuxPlan {
+    if p.v_ext_low >= p.v_ext || !plan.carry.iter().any(|&x| x) {
+        return plan;
+    }
+    let n = c.nodes.len();
+    // The selects of CMUXes a carried ring reaches before a refresh.
+    let uncut = evaluate(c, Some(p), cmux, &vec![false; n]);
+    let mut reach = vec![false; n];
+    for d in c
+        .dffs
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| uncut.carry[*k])
+        .map(|(_, d)| d)
+    {
+        reach[d.q as usize] = true;
+    }
+    let mut low = vec![false; n];
+    for step in &c.order {
+        let Step::Node(id) = *step else { continue };
+        let i = id as usize;
+        match c.nodes[i] {
+            Node::Not(a) if uncut.ring[i] => reach[i] = reach[a as usize],
+            Node::Mux { s, a, b } if uncut.cmux[i] && (reach[a as usize] || reach[b as usize]) => {
+                low[s as usize] = true;
+                reach[i] = !uncut.refresh[i];
+            }
+            _ => {}
+        }
+    }
+    let plan_for = |low: &[bool]| {
+        let cand = cut_for_carries(c, p, evaluate(c, Some(p), cmux, low));
+        low_decisions_ok(c, p, &cand).then_some(cand)
+    };
+    // Drop candidates whose own decision would break the per-gate bound with the wider stride.
+    let mut cands: Vec<NodeId> = (0..n as NodeId).filter(|&s| low[s as usize]).collect();
+    let tv = {
+        let mut all = evaluate(c, Some(p), cmux, &low);
+        noise_pass(c, p, &mut all, true)
+    };
+    cands.retain(|&s| {
+        let ok = log2_tail(tv[s as usize] + p.v_ms_cb_low, 0.125) <= GATE_FAILURE_LOG2;
+        low[s as usize] = ok;
+        ok
+    });
+    let mut best = plan;
+    let Some(all) = plan_for(&low) else {
+        return best;
+    };
+    if all.counts.cost >= best.counts.cost - 1e-9 {
+        return best;
+    }
+    best = all;
+    // Drop, in rounds, every select whose return alone lowers the cost without a lift or refresh
+    // more, when together they lower it more than the best alone, else only the best one.
+    loop {
+        let mut single: Vec<(f64, NodeId, MuxPlan)> = Vec::new();
+        for &s in &cands {
+            if !low[s as usize] {
+                continue;
+            }
+            low[s as usize] = false;
+            let cand = plan_for(&low);
+            low[s as usize] = true;
+            if let Some(cand) = cand.filter(|x| x.counts.cost < best.counts.cost - 1e-9) {
+                single.push((cand.counts.cost, s, cand));
+            }
+        }
+        if single.is_empty() {
+            return best;
+        }
+        single.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
+        // Returns that cost no lift and no refresh only save their selects' price, so they add up.
+        let free: Vec<NodeId> = single
+            .iter()
+            .filter(|(_, _, x)| {
+                x.counts.carried_lifts <= best.counts.carried_lifts + 1e-9
+                    && x.counts.refreshes <= best.counts.refreshes
+                    && x.counts.lifts <= best.counts.lifts
+            })
+            .map(|(_, s, _)| *s)
+            .collect();
+        if free.len() > 1 {
+            let mut fewer = low.clone();
+            for s in &free {
+                fewer[*s as usize] = false;
+            }
+            if let Some(cand) = plan_for(&fewer).filter(|x| x.counts.cost < single[0].0 - 1e-9) {
+                low = fewer;
+                best = cand;
+                continue;
+            }
+        }
+        let (_, s, cand) = single.swap_remove(0);
+        low[s as usize] = false;
+        best = cand;
+    }
+}
+
+/// Whether every low-noise select's circuit bootstrap keeps the per-gate failure bound (its wider
+/// many-LUT stride rounds its input more coarsely).
+fn low_decisions_ok(c: &Circuit, p: &LeveledParams, plan: &MuxPlan) -> bool {
+    let mut scratch = plan.clone();
+    let tv = noise_pass(c, p, &mut scratch, true);
+    plan.sel_nodes
+        .iter()
+        .zip(&plan.sel_low)
+        .filter(|(_, &l)| l)
+        .all(|(&s, _)| log2_tail(tv[s as usize] + p.v_ms_cb_low, 0.125) <= GATE_FAILURE_LOG2)
+}
+
 /// The largest ring variance each carried flip-flop may start a cycle with: the plan was made with
 /// every flip-flop ring as fresh as a lift (`v_br`); a ring of variance V instead reaches, after the
-/// longest CMUX chain `d` it feeds (to an extraction, a refresh or the next clock edge), V + d·v_ext,
+/// longest CMUX chain it feeds (to an extraction, a refresh or the next clock edge), V plus the sum of
+/// the chain's CMUX variances (`v_ext`, or `v_ext_low` for a low-noise select),
 /// which must stay within `v_ring_max`. Every node downstream then stays within its bound (the CMUX
 /// bound is a max over operands), so the plan's refreshes and failure bounds hold unchanged.
 fn budgets(c: &Circuit, p: &LeveledParams, plan: &MuxPlan) -> Vec<f64> {
     let n = c.nodes.len();
-    // depth[x]: the most CMUXes x's ring passes through before it stops being a ring.
-    let mut depth = vec![0usize; n];
+    // depth[x]: the most variance the CMUXes x's ring passes through add before it stops being a
+    // ring (each CMUX its select's gadget's).
+    let mut depth = vec![0.0f64; n];
     for step in c.order.iter().rev() {
         let Step::Node(id) = *step else { continue };
         let i = id as usize;
@@ -606,7 +819,7 @@ fn budgets(c: &Circuit, p: &LeveledParams, plan: &MuxPlan) -> Vec<f64> {
                 depth[a as usize] = depth[a as usize].max(depth[i]);
             }
             Node::Mux { a, b, .. } if plan.cmux[i] => {
-                let d = 1 + if plan.refresh[i] { 0 } else { depth[i] };
+                let d = plan.v_ext(c, p, i) + if plan.refresh[i] { 0.0 } else { depth[i] };
                 for o in [a, b] {
                     depth[o as usize] = depth[o as usize].max(d);
                 }
@@ -616,7 +829,7 @@ fn budgets(c: &Circuit, p: &LeveledParams, plan: &MuxPlan) -> Vec<f64> {
     }
     c.dffs
         .iter()
-        .map(|d| p.v_ring_max() - depth[d.q as usize] as f64 * p.v_ext)
+        .map(|d| p.v_ring_max() - depth[d.q as usize])
         .collect()
 }
 
@@ -673,9 +886,10 @@ fn forward(
                 rv[i] = p.v_br;
             }
             Node::Mux { a, b, .. } if plan.cmux[i] => {
+                let ext = plan.v_ext(c, p, i);
                 if mark {
                     for o in [a, b] {
-                        if rv[o as usize] + p.v_ext <= p.v_ring_max() {
+                        if rv[o as usize] + ext <= p.v_ring_max() {
                             continue;
                         }
                         // Too noisy for one more CMUX: make the operand's ring fresh at its source.
@@ -687,7 +901,7 @@ fn forward(
                         }
                     }
                 }
-                let raw = rv[a as usize].max(rv[b as usize]) + p.v_ext;
+                let raw = rv[a as usize].max(rv[b as usize]) + ext;
                 tv[i] = raw + p.v_ks;
                 rv[i] = if refresh[i] { p.v_br } else { raw };
             }
@@ -727,6 +941,7 @@ fn noise_pass(c: &Circuit, p: &LeveledParams, plan: &mut MuxPlan, report: bool) 
 fn count(c: &Circuit, p: Option<&LeveledParams>, plan: &MuxPlan) -> PlanCounts {
     let mut k = PlanCounts {
         circuit_bootstraps: plan.sel_nodes.len(),
+        low_noise_selects: plan.sel_low.iter().filter(|&&x| x).count(),
         ..Default::default()
     };
     for step in &c.order {
@@ -746,6 +961,7 @@ fn count(c: &Circuit, p: Option<&LeveledParams>, plan: &MuxPlan) -> PlanCounts {
             }
             Node::Mux { .. } if plan.cmux[i] => {
                 k.cmuxes += 1;
+                k.low_noise_cmuxes += usize::from(plan.low_cmux(c, i));
                 if plan.tlwe[i] || plan.refresh[i] {
                     k.extractions += 1;
                     k.key_switches += 1;
@@ -773,11 +989,14 @@ fn count(c: &Circuit, p: Option<&LeveledParams>, plan: &MuxPlan) -> PlanCounts {
         .filter(|&i| plan.lift[i] && plan.carried(c, i as NodeId))
         .count();
     let (cb, cm, ks) = p.map_or((0.0, 0.0, 0.0), |p| (p.cost_cb, p.cost_cmux, p.cost_ks));
+    let (cb_low, cm_low) = p.map_or((0.0, 0.0), |p| (p.cost_cb_low, p.cost_cmux_low));
     k.carried_lifts = p.map_or(0.0, |p| carried_lifts(c, p, plan));
     k.cost = (k.gates + k.cells + 2 * k.gate_muxes + k.lifts + k.refreshes) as f64
         + k.carried_lifts
-        + cb * k.circuit_bootstraps as f64
-        + cm * k.cmuxes as f64
+        + cb * (k.circuit_bootstraps - k.low_noise_selects) as f64
+        + cb_low * k.low_noise_selects as f64
+        + cm * (k.cmuxes - k.low_noise_cmuxes) as f64
+        + cm_low * k.low_noise_cmuxes as f64
         + ks * k.extractions as f64;
     (k.log2_failure, k.log2_worst_decision) = p
         .map_or((f64::NEG_INFINITY, f64::NEG_INFINITY), |p| {
@@ -835,8 +1054,14 @@ fn failure_log2(c: &Circuit, p: &LeveledParams, plan: &MuxPlan) -> (f64, f64) {
         if plan.lift[i] {
             add(log2_tail(v + p.v_ms, 0.125));
         }
-        if plan.sel_slot[i] != NO_SLOT {
-            add(log2_tail(v + p.v_ms_cb, 0.125));
+        let slot = plan.sel_slot[i];
+        if slot != NO_SLOT {
+            let ms = if plan.is_low_noise_select(slot) {
+                p.v_ms_cb_low
+            } else {
+                p.v_ms_cb
+            };
+            add(log2_tail(v + ms, 0.125));
         }
     }
     (sum.log2(), worst)

@@ -31,6 +31,7 @@ fn run_against_plain(plan: Option<LeveledParams>) -> PlanCounts {
     }
     e.set_threads(2);
     let counts = e.plan_counts();
+    eprintln!("{counts:?}");
     assert!(
         counts.cmuxes > 0 && counts.circuit_bootstraps > 0,
         "{counts:?}"
@@ -89,11 +90,16 @@ fn encrypted_plan_with_lifted_cells_matches_plain() {
     let lp = LeveledParams::for_params(&Params::default_128()).unwrap();
     let forced = LeveledParams {
         cost_cb: 0.1,
+        cost_cb_low: 0.2,
         v_ext: 3.0 * lp.v_ext,
+        v_ext_low: 3.0 * lp.v_ext_low,
         ..lp
     };
     let counts = run_against_plain(Some(forced));
     assert!(counts.lifts > 0 && counts.cmuxes >= 30, "{counts:?}");
+    // Cheap low-noise selects too: the cells' carried rings go through CMUXes whose selects the
+    // engine circuit-bootstraps with the RAM's gadget, and the run still matches the oracle.
+    assert!(counts.low_noise_selects > 0, "{counts:?}");
 }
 
 fn torus(x: u32) -> f64 {
@@ -192,4 +198,80 @@ fn cmux_chain_variance_matches_the_planner_model() {
         );
     }
     assert!(lp.v_br + depth as f64 * lp.v_ext + m.v_ks <= lp.v_tlwe_max);
+}
+
+#[test]
+fn low_noise_select_chain_variance_matches_the_planner_model() {
+    // The selects the planner gives the low-noise gadget run through the backend's RAM selects
+    // (`Backend::ram_select_batch`, gadget `Params::cb_ram`) and the ordinary CMUX: each CMUX must add
+    // at most the model's `v_ext_low`, and the longest chain that model allows after a gate's ring must
+    // still extract to a level-0 bit within `v_tlwe_max`.
+    let (sk, ek, ck) = keys();
+    let params = Params::default_128();
+    let lp = LeveledParams::for_params(&params).unwrap();
+    assert!(lp.v_ext_low < 0.5 * lp.v_ext, "{lp:?}");
+    let depth = ((lp.v_ring_max() - lp.v_br) / lp.v_ext_low).floor() as usize;
+    assert!(depth > 2 * lp.max_chain(), "{depth} vs {}", lp.max_chain());
+    let b = TfheBackend::new(ek.clone(), Some(ck.clone())).unwrap();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(12);
+    let ring_errs = |r: &vsp_tfhe::Trlwe<u32>| -> Vec<f64> {
+        sk.phase_trlwe(r)
+            .unwrap()
+            .iter()
+            .map(|&x| err(torus(x)))
+            .collect()
+    };
+    let (mut fresh, mut chained, mut extracted) = (Vec::new(), Vec::new(), Vec::new());
+    for _trial in 0..2 {
+        let bit = |rng: &mut rand::rngs::StdRng| sk.encrypt_bit(rng.gen());
+        let mut acc = ek
+            .gate2_trlwe(Gate2::Nand, &bit(&mut rng), &bit(&mut rng))
+            .unwrap();
+        fresh.extend(ring_errs(&acc));
+        let want = sk.decrypt_bit(&ek.extract_bit(&acc, 0).unwrap()).unwrap();
+        let picks: Vec<bool> = (0..depth).map(|_| rng.gen()).collect();
+        let bits: Vec<_> = picks.iter().map(|&s| sk.encrypt_bit(s)).collect();
+        let sels = b
+            .ram_select_batch(&bits.iter().collect::<Vec<_>>())
+            .unwrap();
+        for (sel, &s) in sels.iter().zip(&picks) {
+            assert_eq!(sel.gadget(), params.cb_ram);
+            let other = ek
+                .gate2_trlwe(Gate2::Xor, &bit(&mut rng), &bit(&mut rng))
+                .unwrap();
+            // Backend::cmux(s, a, b) is s ? b : a; the chain is always the one picked.
+            acc = if s {
+                b.cmux(sel, &other, &acc).unwrap()
+            } else {
+                b.cmux(sel, &acc, &other).unwrap()
+            };
+        }
+        chained.extend(ring_errs(&acc));
+        assert_eq!(
+            sk.decrypt_bit(&ek.extract_bit(&acc, 0).unwrap()).unwrap(),
+            want
+        );
+        for i in (0..params.n1).step_by(8) {
+            let e = ek.extract_bit(&acc, i).unwrap();
+            extracted.push(err(sk.phase_lvl0(&e).unwrap()));
+        }
+    }
+    let (v_fresh, v_chain, v_bit) = (var(&fresh), var(&chained), var(&extracted));
+    let per_cmux = (v_chain - v_fresh) / depth as f64;
+    let m = NoiseModel::of(&params);
+    let bound = lp.v_br + depth as f64 * lp.v_ext_low + m.v_ks;
+    for (name, meas, model) in [
+        ("one CMUX with a low-noise select", per_cmux, lp.v_ext_low),
+        ("extracted bit after the chain", v_bit, bound),
+    ] {
+        println!(
+            "{name} ({depth} CMUXes): measured {meas:.3e}, model {model:.3e}, ratio {:.2}",
+            meas / model
+        );
+        assert!(
+            meas <= 1.1 * model && meas >= 0.6 * model,
+            "{name}: measured {meas:.3e} vs model {model:.3e}"
+        );
+    }
+    assert!(bound <= lp.v_tlwe_max);
 }

@@ -261,10 +261,15 @@ impl<B: Backend> Ctx<'_, B> {
                     .map(|&s| self.get(self.plan.sel_nodes[s as usize]))
                     .collect::<Result<Vec<_>, _>>()?;
                 let lanes = lanes.min(bits.len());
-                let sels = if lanes > 1 {
-                    b.select_batch_on(&bits, lanes)?
-                } else {
-                    b.select_batch(&bits)?
+                // A batch has one gadget: the low-noise selects take the RAM's.
+                let low = slots
+                    .first()
+                    .is_some_and(|&s| self.plan.is_low_noise_select(s));
+                let sels = match (low, lanes > 1) {
+                    (false, true) => b.select_batch_on(&bits, lanes)?,
+                    (false, false) => b.select_batch(&bits)?,
+                    (true, true) => b.ram_select_batch_on(&bits, lanes)?,
+                    (true, false) => b.ram_select_batch(&bits)?,
                 };
                 for (&s, sel) in slots.iter().zip(sels) {
                     let _ = self.msels[s as usize].set(sel);

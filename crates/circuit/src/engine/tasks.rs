@@ -251,18 +251,26 @@ pub(crate) fn facts<B: Backend>(
             let slots = batches.get(bt as usize).map_or(&[][..], Vec::as_slice);
             r.extend(slots.iter().map(|&s| Item::Bit(plan.sel_nodes[s as usize])));
             w.extend(slots.iter().map(|&s| Item::MuxSel(s)));
-            let cost = b.select_cost(slots.len(), false);
+            // A batch has one gadget (`task_list`): the circuit's, or the low-noise RAM one.
+            let low = slots.first().is_some_and(|&s| plan.is_low_noise_select(s));
+            let cost = b.select_cost(slots.len(), low);
             return finish_cost(TaskKind::Select, cost, r, w);
         }
         Task::Cmux(id) => {
+            let mut low = false;
             if let Node::Mux { s, a, b } = c.nodes[id as usize] {
                 r.extend([Item::Ring(a), Item::Ring(b)]);
                 let slot = plan.sel_slot[s as usize];
                 if slot != NO_SLOT {
                     r.push(Item::MuxSel(slot));
+                    low = plan.is_low_noise_select(slot);
                 }
             }
             stored(plan, id, &mut w);
+            if low {
+                // A low-noise select's TRGSW has the RAM's gadget: a RAM CMUX's cost.
+                return finish_cost(TaskKind::Cmux, b.ram_cmux_cost(), r, w);
+            }
             (TaskKind::Cmux, 1.0)
         }
         Task::Lift(id) => {
@@ -429,10 +437,12 @@ fn task_list(c: &Circuit, plan: &MuxPlan, grain: Grain) -> (Vec<Task>, Vec<Vec<u
                         if !batched[slot as usize] {
                             // One batch: this select and up to select_batch − 1 others not yet
                             // batched whose values exist by now and are no deeper (so none delays
-                            // this one), deepest first.
+                            // this one), deepest first, all with this select's gadget.
                             let d = depth[s as usize];
+                            let low = plan.is_low_noise_select(slot);
                             let mut others: Vec<(u32, u32)> = (0..plan.sel_nodes.len() as u32)
                                 .filter(|&u| u != slot && !batched[u as usize])
+                                .filter(|&u| plan.is_low_noise_select(u) == low)
                                 .map(|u| (depth[plan.sel_nodes[u as usize] as usize], u))
                                 .filter(|&(du, u)| {
                                     du <= d && made[plan.sel_nodes[u as usize] as usize]
