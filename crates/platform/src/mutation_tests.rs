@@ -19,8 +19,9 @@ use crate::keys::{generate_secret, ClientKey, ServerKeys};
 use crate::mutate;
 use crate::processor::packets::{decrypt_result, parse_request};
 use crate::processor::program::PlainRequest;
-use crate::processor::run::parse_snapshot;
+use crate::processor::run::{parse_snapshot, Snapshot};
 use crate::wire::envelope::{Envelope, Kind};
+use vsp_codec::FileCodec;
 
 const KINDS: [Kind; 6] = [
     Kind::SecretKey,
@@ -151,7 +152,7 @@ proptest! {
                 Kind::Request => drop(parse_request(&env.body, key().sk.params())),
                 Kind::Result => drop(decrypt_result(key(), &env)),
                 Kind::Trace => drop(crate::design::decrypt_circuit_trace(key(), &env, toggle())),
-                Kind::Snapshot => drop(parse_snapshot(&env.body)),
+                Kind::Snapshot => drop(Snapshot::decode(&bytes, &()).and_then(|s| s.core())),
             }
         }
     }
