@@ -10,7 +10,8 @@
 //!
 //! A file type of the platform implements [`FileCodec`] with this [`FORMAT`], [`param_id`] and
 //! [`parse_param`] for its header, and is read and written by [`load`] and [`save`] (so far the
-//! snapshot, [`crate::processor::run::Snapshot`]); the other kinds still go through [`Envelope`].
+//! snapshot, [`crate::processor::run::Snapshot`], and the encrypted trace,
+//! [`crate::design::EncryptedTrace`]); the other kinds still go through [`Envelope`].
 
 use std::fmt;
 use std::path::Path;
