@@ -44,6 +44,6 @@ pub use processor::emu::{emulate, plain_state_after, EmuResult};
 pub use processor::machine::{core_circuit, core_circuit_with, CoreBuild, Machine};
 pub use processor::packets::{decrypt_result, Decrypted, EncryptedMemories, Request};
 pub use processor::program::PlainRequest;
-pub use processor::run::{RunProgress, Snapshots};
+pub use processor::run::{RunProgress, Snapshot, Snapshots, Stamp};
 pub use vsp_cahp::cores::{Core, MemSize, Memory};
 pub use wire::envelope::{Envelope, KeyId, Kind, Writer};

@@ -15,12 +15,14 @@ use proptest::prelude::*;
 use vsp_cahp::cores;
 use vsp_tfhe::Params;
 
+use crate::design::EncryptedTrace;
 use crate::keys::{generate_secret, ClientKey, ServerKeys};
 use crate::mutate;
 use crate::processor::packets::{decrypt_result, parse_request};
 use crate::processor::program::PlainRequest;
-use crate::processor::run::parse_snapshot;
+use crate::processor::run::{parse_snapshot, Snapshot};
 use crate::wire::envelope::{Envelope, Kind};
+use vsp_codec::FileCodec;
 
 const KINDS: [Kind; 6] = [
     Kind::SecretKey,
@@ -71,6 +73,12 @@ fn trace_body() -> &'static [u8] {
         }
         w.into_bytes()
     })
+}
+
+/// A trace file's bytes, read and decrypted as [`toggle`]'s.
+fn decrypt_trace(bytes: &[u8]) -> crate::Result<crate::design::Trace> {
+    let trace = EncryptedTrace::decode(bytes, key().sk.params())?;
+    crate::design::decrypt_circuit_trace(key(), &trace, toggle())
 }
 
 fn key() -> &'static ClientKey {
@@ -150,8 +158,8 @@ proptest! {
                 Kind::EvalKey => drop(ServerKeys::parse_compressed(&env, path())),
                 Kind::Request => drop(parse_request(&env.body, key().sk.params())),
                 Kind::Result => drop(decrypt_result(key(), &env)),
-                Kind::Trace => drop(crate::design::decrypt_circuit_trace(key(), &env, toggle())),
-                Kind::Snapshot => drop(parse_snapshot(&env.body)),
+                Kind::Trace => drop(decrypt_trace(&bytes)),
+                Kind::Snapshot => drop(Snapshot::decode(&bytes, &()).and_then(|s| s.core())),
             }
         }
     }
@@ -183,7 +191,7 @@ proptest! {
     #[test]
     fn mutated_traces_never_panic(ops in mutate::ops()) {
         let body = mutate::apply(trace_body(), &ops, false);
-        let _ = crate::design::decrypt_circuit_trace(key(), &envelope(Kind::Trace, body), toggle());
+        let _ = decrypt_trace(&envelope(Kind::Trace, body).to_bytes());
     }
 
     #[test]
@@ -225,12 +233,11 @@ fn the_unmutated_files_are_accepted() {
     ClientKey::from_envelope(env, path()).unwrap();
     parse_request(request_body(), key().sk.params()).unwrap();
     decrypt_result(key(), &envelope(Kind::Result, result_body().to_vec())).unwrap();
-    let t = crate::design::decrypt_circuit_trace(
-        key(),
-        &envelope(Kind::Trace, trace_body().to_vec()),
-        toggle(),
-    )
-    .unwrap();
+    let trace = envelope(Kind::Trace, trace_body().to_vec()).to_bytes();
+    let t = decrypt_trace(&trace).unwrap();
+    // A trace read and written again is the same file, byte for byte.
+    let back = EncryptedTrace::decode(&trace, key().sk.params()).unwrap();
+    assert_eq!(back.encode(key().sk.params()), *trace);
     assert_eq!(
         t.json_lines(),
         "{\"cycle\":0,\"outputs\":{\"q\":1,\"y\":0}}\n{\"cycle\":1,\"outputs\":{\"q\":0,\"y\":1}}\n{\"cycle\":2,\"outputs\":{\"q\":1,\"y\":0}}\n"

@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use vsp_platform::{Envelope, Kind};
+use vsp_platform::Snapshot;
 
 use crate::error::{Result, ServerError};
 use crate::store::{Job, JobState};
@@ -94,11 +94,8 @@ const LOG_LINES: usize = 16;
 /// The cycle a complete, checked snapshot is at (processor and circuit snapshots alike: a machine tag
 /// byte, then the engine's snapshot, docs/files.md).
 fn snapshot_cycle(path: &Path) -> Result<u64> {
-    let env = Envelope::read(path, Kind::Snapshot)?;
-    let mut r = vsp_codec::Reader::new(&env.body);
-    r.u8("body")?;
-    let state = r.blob(usize::MAX, "body")?;
-    vsp_circuit::snapshot::snapshot_cycle(state)
+    let snapshot: Snapshot = vsp_platform::wire::envelope::load(path, &())?;
+    vsp_circuit::snapshot::snapshot_cycle(&snapshot.state)
         .map_err(|e| ServerError::Job(format!("{}: {e}", path.display())))
 }
 
@@ -393,17 +390,19 @@ mod tests {
                 b"plain:none",
                 &inner,
             );
-            let mut w = vsp_platform::Writer::default();
-            w.u8(0);
-            w.blob(&state);
-            let body = w.into_bytes();
-            let env = Envelope {
-                kind: Kind::Snapshot,
-                params: "plain".into(),
-                key_id: vsp_platform::KeyId([0; 16]),
-                body: body.into(),
+            let snapshot = Snapshot {
+                stamp: vsp_platform::Stamp {
+                    params_name: "plain".into(),
+                    key_id: vsp_platform::KeyId([0; 16]),
+                },
+                tag: vsp_platform::wire::tags::MachineTag::Core(
+                    vsp_platform::Core::Pearl,
+                    vsp_platform::Memory::Cmux,
+                    vsp_platform::MemSize::B512,
+                ),
+                state: state.into(),
             };
-            env.write(&d.join(slot)).unwrap();
+            vsp_platform::wire::envelope::save(&snapshot, &d.join(slot), &()).unwrap();
         };
         write(SLOTS[0], 7);
         assert_eq!(latest_snapshot(d), Some((d.join(SLOTS[0]), 7)));

@@ -80,8 +80,8 @@ pub fn decrypt_file(
         let out = decrypt_circuit_result(&key, &env, &circuit).map_err(|e| e.in_file(path))?;
         return Ok(Decrypted::Result(out));
     }
-    let env = Envelope::read(path, Kind::Trace)?;
-    let trace = decrypt_circuit_trace(&key, &env, &circuit).map_err(|e| e.in_file(path))?;
+    let trace: super::EncryptedTrace = crate::wire::envelope::load(path, key.sk.params())?;
+    let trace = decrypt_circuit_trace(&key, &trace, &circuit).map_err(|e| e.in_file(path))?;
     if let Some(p) = vcd {
         write_atomic(p, trace.vcd().as_bytes(), Access::Public)?;
     }

@@ -5,7 +5,6 @@ use std::path::Path;
 use std::sync::Arc;
 
 use vsp_circuit::{Circuit, Engine, TfheBackend};
-use vsp_codec::Reader;
 
 use super::*;
 use crate::error::{PlatformError, Result, ResultExt};
@@ -13,6 +12,7 @@ use crate::keys::ServerKeys;
 use crate::processor::run::{
     read_snapshot, run_engine, save_engine, snapshot_wrap, RunProgress, Snapshots, Stamp,
 };
+use crate::wire::tags::MachineTag;
 
 /// An encrypted circuit run on the server: the engine and the key it runs under.
 pub struct CircuitMachine {
@@ -66,19 +66,16 @@ impl CircuitMachine {
         path: &Path,
         threads: Option<usize>,
     ) -> Result<CircuitMachine> {
-        let env = read_snapshot(keys, path)?;
-        let mut r = Reader::new(&env.body);
-        if r.u8("body")? != crate::wire::tags::CIRCUIT {
+        let snapshot = read_snapshot(keys, path)?;
+        if snapshot.tag != MachineTag::Circuit {
             return Err(PlatformError::usage(format!(
                 "{} is a processor snapshot: continue it with `vsp resume`",
                 path.display()
             )));
         }
-        let state = r.blob(usize::MAX, "body")?;
-        r.end()?;
         let mut m = Self::new(keys, circuit, threads)?;
         m.engine
-            .restore_snapshot(state)
+            .restore_snapshot(&snapshot.state)
             .context(|| format!("{}: corrupt or for another circuit", path.display()))?;
         Ok(m)
     }
@@ -89,10 +86,7 @@ impl CircuitMachine {
     }
 
     fn snapshot_wrap(&self) -> vsp_circuit::SnapshotWrap {
-        snapshot_wrap(
-            self.stamp.clone(),
-            crate::wire::tags::MachineTag::Circuit.to_bytes(),
-        )
+        snapshot_wrap(self.stamp.clone(), MachineTag::Circuit)
     }
 
     /// [`CircuitMachine::run`], recording every cycle's encrypted outputs in `trace` (numbered as

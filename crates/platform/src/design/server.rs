@@ -108,9 +108,11 @@ impl CircuitMachine {
             return Ok(None);
         }
         let trace_bytes = match (&trace, plan.trace) {
-            (Some(tr), Some(path)) => {
-                Some(tr.to_envelope(self.engine.backend().params()).write(path)?)
-            }
+            (Some(tr), Some(path)) => Some(crate::wire::envelope::save(
+                tr,
+                path,
+                self.engine.backend().params(),
+            )?),
             _ => None,
         };
         let result_bytes = self.result()?.write(plan.output)?;

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use vsp_circuit::{client, Circuit};
-use vsp_codec::Reader;
+use vsp_codec::{FileCodec, Format, Reader};
 use vsp_tfhe::{Params, Tlwe};
 
 use super::request::name_of;
@@ -14,7 +14,7 @@ use crate::error::{PlatformError, Result};
 use crate::keys::ClientKey;
 use crate::processor::packets::{get_cells, put_cells};
 use crate::processor::run::Stamp;
-use crate::wire::envelope::{Envelope, Kind, Writer};
+use crate::wire::envelope::{self, check_same_key, Kind, Writer, FORMAT};
 
 /// Output values cycle by cycle, rendered as JSON lines and as a VCD.
 pub struct Trace {
@@ -128,7 +128,12 @@ pub struct EncryptedTrace {
     fingerprint: [u8; 32],
     signals: Vec<(String, usize)>,
     first: Option<u64>,
-    cycles: Vec<Vec<Vec<Tlwe<u32>>>>,
+    /// Cycles recorded.
+    cycles: u64,
+    /// Per cycle, per output, its cells, one after another.
+    cells: Vec<Tlwe<u32>>,
+    /// The cells' parameter set.
+    params: Params,
 }
 
 /// Most cycles one encrypted trace holds.
@@ -147,103 +152,154 @@ impl EncryptedTrace {
                 .map(|p| (p.name.clone(), p.bits.len()))
                 .collect(),
             first: None,
-            cycles: Vec::new(),
+            cycles: 0,
+            cells: Vec::new(),
+            params: *machine.engine.backend().params(),
         }
     }
 
     /// Records the outputs of engine cycle `cycle` (consecutive from the first recorded).
     pub(super) fn record(&mut self, cycle: u64, outputs: Vec<Vec<Tlwe<u32>>>) -> Result<()> {
         let first = *self.first.get_or_insert(cycle);
-        if cycle != first + self.cycles.len() as u64 || self.cycles.len() as u64 >= MAX_TRACE_CYCLES
-        {
+        if cycle != first + self.cycles || self.cycles >= MAX_TRACE_CYCLES {
             return Err(PlatformError::usage(format!(
                 "an encrypted trace holds consecutive cycles, at most {MAX_TRACE_CYCLES}"
             )));
         }
-        self.cycles.push(outputs);
+        let widths = outputs.iter().map(Vec::len);
+        if !widths.eq(self.signals.iter().map(|(_, w)| *w)) {
+            return Err(PlatformError::usage(
+                "the engine's outputs are not the traced circuit's",
+            ));
+        }
+        self.cells.extend(outputs.into_iter().flatten());
+        self.cycles += 1;
         Ok(())
     }
+}
 
-    /// The trace as a file: fingerprint ‖ first cycle u64 ‖ cycle count u64 ‖ outputs (u32 count ‖
-    /// name blob ‖ width u32) ‖ per cycle, per output, its cells.
-    pub fn to_envelope(&self, params: &Params) -> Envelope {
-        let mut w = Writer::default();
+/// The trace's file: fingerprint ‖ first cycle u64 ‖ cycle count u64 ‖ outputs (u32 count ‖ name
+/// blob ‖ width u32) ‖ per cycle, per output, its cells. Its context is the parameter set (the
+/// cells' size); which circuit it is of is checked when it is decrypted.
+impl FileCodec for EncryptedTrace {
+    const FORMAT: &'static Format = &FORMAT;
+    const KIND: u16 = Kind::Trace as u16;
+    type Context = Params;
+    type Error = PlatformError;
+
+    fn param_id(&self, _: &Params) -> Vec<u8> {
+        envelope::param_id(self.stamp.key_id, &self.stamp.params_name)
+    }
+
+    fn write_body(&self, w: &mut Writer) {
         w.bytes(&self.fingerprint);
         w.u64(self.first.unwrap_or(0));
-        w.u64(self.cycles.len() as u64);
+        w.u64(self.cycles);
         w.u32(self.signals.len() as u32);
         for (name, width) in &self.signals {
             w.blob(name.as_bytes());
             w.u32(*width as u32);
         }
-        for outputs in &self.cycles {
-            for bits in outputs {
-                put_cells(&mut w, bits, params);
+        let mut at = 0;
+        for _ in 0..self.cycles {
+            for (_, width) in &self.signals {
+                put_cells(w, &self.cells[at..at + width], &self.params);
+                at += width;
             }
         }
-        Envelope::new(
-            Kind::Trace,
-            &self.stamp.params_name,
-            self.stamp.key_id,
-            w.into_bytes(),
-        )
     }
+
+    fn read_body(param: &[u8], r: &mut Reader<'_>, params: &Params) -> Result<Self> {
+        let (key_id, params_name) = envelope::parse_param(param)?;
+        let fingerprint: [u8; 32] = r.array("body")?;
+        let first = r.u64("body")?;
+        let n = r.u64("body")?;
+        if n > MAX_TRACE_CYCLES || first.checked_add(n).is_none() {
+            return Err(corrupt(format!("{n} cycles from cycle {first}")));
+        }
+        // Each output takes bytes of the file: the count is not trusted with an allocation.
+        let count = r.u32("body")?;
+        let mut signals = Vec::new();
+        for _ in 0..count {
+            let name = name_of(r)?;
+            signals.push((name, r.u32("body")? as usize));
+        }
+        let mut cells = Vec::new();
+        for _ in 0..n {
+            for (_, width) in &signals {
+                cells.extend(get_cells(r, *width, params)?);
+            }
+        }
+        Ok(EncryptedTrace {
+            stamp: Stamp {
+                params_name,
+                key_id,
+            },
+            fingerprint,
+            signals,
+            first: Some(first),
+            cycles: n,
+            cells,
+            params: *params,
+        })
+    }
+}
+
+fn corrupt(m: String) -> PlatformError {
+    PlatformError::format(format!("corrupt encrypted trace: {m}"))
 }
 
 /// Decrypts an encrypted trace of `circuit` (from `vsp circuit exec --trace`) into the trace a
 /// plain run writes: the same JSON lines and VCD, the same cycle numbers.
-pub fn decrypt_circuit_trace(key: &ClientKey, env: &Envelope, circuit: &Circuit) -> Result<Trace> {
-    key.check_file("the trace", env)?;
-    let corrupt = |m: String| PlatformError::format(format!("corrupt encrypted trace: {m}"));
-    let params = key.sk.params();
-    let mut r = Reader::new(&env.body);
-    let fingerprint: [u8; 32] = r.array("body")?;
-    if fingerprint != circuit.fingerprint() {
+pub fn decrypt_circuit_trace(
+    key: &ClientKey,
+    trace: &EncryptedTrace,
+    circuit: &Circuit,
+) -> Result<Trace> {
+    check_same_key(
+        "the trace",
+        trace.stamp.key_id,
+        &trace.stamp.params_name,
+        key.key_id,
+        &key.params_name,
+    )?;
+    if trace.fingerprint != circuit.fingerprint() {
         return Err(PlatformError::KeyMismatch(
             "the trace is of another circuit (its fingerprint differs)".into(),
         ));
     }
-    let first = r.u64("body")?;
-    let n = r.u64("body")?;
-    if n > MAX_TRACE_CYCLES || first.checked_add(n).is_none() {
-        return Err(corrupt(format!("{n} cycles from cycle {first}")));
-    }
-    let count = r.u32("body")? as usize;
+    let count = trace.signals.len();
     if count != circuit.outputs().len() {
         return Err(corrupt(format!(
             "{count} outputs, the circuit has {}",
             circuit.outputs().len()
         )));
     }
-    let mut signals = Vec::with_capacity(count);
-    for p in circuit.outputs() {
-        let name = name_of(&mut r)?;
-        let width = r.u32("body")? as usize;
-        if name != p.name || width != p.bits.len() {
+    for ((name, width), p) in trace.signals.iter().zip(circuit.outputs()) {
+        if *name != p.name || *width != p.bits.len() {
             return Err(corrupt(format!(
                 "output {:?} of {width} bits where {:?} of {} was expected",
-                crate::files::text::excerpt(&name),
+                crate::files::text::excerpt(name),
                 p.name,
                 p.bits.len()
             )));
         }
-        signals.push((name, width));
     }
-    let mut trace = Trace::new(signals.clone());
-    for cycle in first..first + n {
-        let values = signals
+    let mut plain = Trace::new(trace.signals.clone());
+    let mut cells = trace.cells.iter();
+    let first = trace.first.unwrap_or(0);
+    for cycle in first..first + trace.cycles {
+        let values = trace
+            .signals
             .iter()
             .map(|(_, w)| {
-                Ok(client::decrypt_value(
-                    &key.sk,
-                    &get_cells(&mut r, *w, params)?,
-                )?)
+                let bits: Vec<Tlwe<u32>> = cells.by_ref().take(*w).cloned().collect();
+                Ok(client::decrypt_value(&key.sk, &bits)?)
             })
             .collect::<Result<Vec<u64>>>()?;
-        trace.record(cycle, &values);
+        plain.record(cycle, &values);
     }
-    r.end()?;
-    Ok(trace)
+    Ok(plain)
 }
 
 #[cfg(test)]

@@ -25,8 +25,8 @@ use vsp_circuit::{
 };
 
 use super::run::{
-    parse_snapshot, read_snapshot, run_engine, save_engine, snapshot_wrap, target_cycle,
-    RunProgress, Snapshots, Stamp,
+    read_snapshot, run_engine, save_engine, snapshot_wrap, target_cycle, RunProgress, Snapshots,
+    Stamp,
 };
 use crate::error::{PlatformError, Result, ResultExt};
 use crate::keys::ServerKeys;
@@ -146,10 +146,7 @@ impl<B: Backend> Machine<B> {
             params_name: "plain".into(),
             key_id: KeyId([0; 16]),
         });
-        snapshot_wrap(
-            stamp,
-            MachineTag::Core(self.core, self.memory, self.size).to_bytes(),
-        )
+        snapshot_wrap(stamp, MachineTag::Core(self.core, self.memory, self.size))
     }
 }
 
@@ -239,11 +236,11 @@ impl Machine<TfheBackend> {
         path: &Path,
         threads: Option<usize>,
     ) -> Result<Machine<TfheBackend>> {
-        let env = read_snapshot(keys, path)?;
-        let (core, memory, size, state) = parse_snapshot(&env.body).in_file(path)?;
+        let snapshot = read_snapshot(keys, path)?;
+        let (core, memory, size) = snapshot.core().in_file(path)?;
         let mut m = Self::encrypted(keys, core, memory, size, threads)?;
         m.engine
-            .restore_snapshot(state)
+            .restore_snapshot(&snapshot.state)
             .context(|| format!("{}: corrupt snapshot", path.display()))?;
         Ok(m)
     }
@@ -286,7 +283,6 @@ mod tests {
     use super::*;
     use crate::processor::emu::*;
     use crate::processor::run::*;
-    use crate::wire::envelope::Kind;
 
     #[test]
     fn the_cycle_counter_never_wraps() {
@@ -308,7 +304,7 @@ mod tests {
                     body.extend_from_slice(&1u64.to_le_bytes());
                     body.push(9);
                     let (c, m, z, s) = parse_snapshot(&body).unwrap();
-                    assert_eq!((c, m, z, s), (core, memory, size, &[9u8][..]));
+                    assert_eq!((c, m, z, &s[..]), (core, memory, size, &[9u8][..]));
                 }
             }
         }
@@ -344,13 +340,19 @@ mod tests {
         assert_eq!(mux.result, p.expected);
     }
 
+    /// The core, memory, size and engine state of the processor snapshot at `path`.
+    fn read_core_snapshot(path: &Path) -> (Core, Memory, MemSize, Vec<u8>) {
+        let s: Snapshot = crate::wire::envelope::load(path, &()).unwrap();
+        let (core, memory, size) = s.core().unwrap();
+        (core, memory, size, s.state.into_owned())
+    }
+
     /// The cycle of the machine snapshot at `path` (`None` when there is none yet).
     fn snapshot_cycle(path: &Path) -> Option<u64> {
         path.exists().then(|| {
-            let env = Envelope::read(path, Kind::Snapshot).unwrap();
-            let (core, memory, size, state) = parse_snapshot(&env.body).unwrap();
+            let (core, memory, size, state) = read_core_snapshot(path);
             let mut m = Machine::new(PlainBackend, core, memory, size).unwrap();
-            m.engine_mut().restore_snapshot(state).unwrap();
+            m.engine_mut().restore_snapshot(&state).unwrap();
             m.cycle()
         })
     }
@@ -388,14 +390,13 @@ mod tests {
         assert_eq!(snapshot_cycle(&kept), Some(6));
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
 
-        let env = Envelope::read(&kept, Kind::Snapshot).unwrap();
-        let (core, memory, size, state) = parse_snapshot(&env.body).unwrap();
+        let (core, memory, size, state) = read_core_snapshot(&kept);
         assert_eq!(
             (core, memory, size),
             (Core::Pearl, Memory::Mux, MemSize::B512)
         );
         let mut back = Machine::new(PlainBackend, core, memory, size).unwrap();
-        back.engine_mut().restore_snapshot(state).unwrap();
+        back.engine_mut().restore_snapshot(&state).unwrap();
         back.run(5, None, &mut |_| {}).unwrap();
         assert_eq!(back.cycle(), 11);
         let (finished, regs, ram) = plain_state_after(&req, Core::Pearl, 11).unwrap();
@@ -426,18 +427,17 @@ mod tests {
             &mut |_| {},
         )
         .unwrap();
-        let env = Envelope::read(&path, Kind::Snapshot).unwrap();
-        let (core, memory, size, state) = parse_snapshot(&env.body).unwrap();
+        let (core, memory, size, state) = read_core_snapshot(&path);
         assert_eq!(
             (core, memory, size),
             (Core::Pearl, Memory::Cmux, MemSize::K1)
         );
         let mut back = Machine::new(PlainBackend, core, memory, size).unwrap();
-        back.engine_mut().restore_snapshot(state).unwrap();
+        back.engine_mut().restore_snapshot(&state).unwrap();
         assert_eq!(back.regs().unwrap(), m.regs().unwrap());
         assert_eq!(back.ram_bytes().unwrap().len(), 1024);
         let mut small = Machine::new(PlainBackend, core, memory, MemSize::B512).unwrap();
-        let e = small.engine_mut().restore_snapshot(state).unwrap_err();
+        let e = small.engine_mut().restore_snapshot(&state).unwrap_err();
         assert!(e.to_string().contains("different circuit"), "{e}");
     }
 }

@@ -3,6 +3,7 @@
 //! what a run reports ([`RunProgress`]), the key stamped on them ([`Stamp`]), the snapshot file
 //! around the engine's state, and the engine's run with both.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -12,9 +13,9 @@ use vsp_circuit::{Backend, Engine, Progress, RunOptions, SnapshotWrap};
 
 use crate::error::{PlatformError, Result};
 use crate::keys::ServerKeys;
-use crate::wire::envelope::{Envelope, KeyId, Kind, Writer};
+use crate::wire::envelope::{self, KeyId, Kind, Writer, FORMAT};
 use crate::wire::tags::MachineTag;
-use vsp_codec::Reader;
+use vsp_codec::{FileCodec, Format, Reader};
 
 /// Where and how often a run writes snapshots.
 #[derive(Clone, Debug)]
@@ -61,25 +62,57 @@ pub struct Stamp {
     pub key_id: KeyId,
 }
 
-/// The platform's snapshot file around an engine snapshot: an envelope of kind snapshot stamped with
-/// the key, whose body is `tag` (which machine: a core and its memory, or a user circuit) and the
-/// engine's snapshot as a blob. The engine's run writes it ([`vsp_circuit::RunOptions::snapshot_wrap`]).
-pub(crate) fn snapshot_wrap(stamp: Stamp, tag: Vec<u8>) -> SnapshotWrap {
+/// The platform's snapshot file around an engine snapshot: a `vsp` file of kind snapshot stamped
+/// with the key, whose body is the machine's tag (a core and its memory, or a user circuit) and the
+/// engine's snapshot as a blob.
+pub struct Snapshot<'a> {
+    pub stamp: Stamp,
+    pub tag: MachineTag,
+    /// The engine's snapshot ([`vsp_circuit::snapshot`]).
+    pub state: Cow<'a, [u8]>,
+}
+
+impl FileCodec for Snapshot<'_> {
+    const FORMAT: &'static Format = &FORMAT;
+    const KIND: u16 = Kind::Snapshot as u16;
+    type Context = ();
+    type Error = PlatformError;
+
+    fn param_id(&self, _: &()) -> Vec<u8> {
+        envelope::param_id(self.stamp.key_id, &self.stamp.params_name)
+    }
+
+    fn write_body(&self, w: &mut Writer) {
+        w.bytes(&self.tag.to_bytes());
+        w.blob(&self.state);
+    }
+
+    fn read_body(param: &[u8], r: &mut Reader<'_>, _: &()) -> Result<Self> {
+        let (key_id, params_name) = envelope::parse_param(param)?;
+        let tag = MachineTag::parse(r)?;
+        let state = r.blob(usize::MAX, "body")?.to_vec();
+        Ok(Snapshot {
+            stamp: Stamp {
+                params_name,
+                key_id,
+            },
+            tag,
+            state: Cow::Owned(state),
+        })
+    }
+}
+
+/// How the engine's run writes snapshots ([`vsp_circuit::RunOptions::snapshot_wrap`]): as a
+/// [`Snapshot`] of the machine `tag` stamped with `stamp`.
+pub(crate) fn snapshot_wrap(stamp: Stamp, tag: MachineTag) -> SnapshotWrap {
     SnapshotWrap(Arc::new(move |state: &[u8]| {
-        let mut w = Writer::default();
-        for &b in &tag {
-            w.u8(b);
-        }
-        w.blob(state);
-        let mut bytes = Envelope::new(
-            Kind::Snapshot,
-            &stamp.params_name,
-            stamp.key_id,
-            w.into_bytes(),
-        )
-        .to_bytes();
         // A snapshot holds ciphertexts and public values only: nothing to zeroize.
-        std::mem::take(&mut *bytes)
+        Snapshot {
+            stamp: stamp.clone(),
+            tag,
+            state: Cow::Borrowed(state),
+        }
+        .encode(&())
     }))
 }
 
@@ -99,10 +132,14 @@ pub(crate) fn save_engine<B: Backend>(
 }
 
 /// Reads a snapshot file and checks that it was written under `keys`' key.
-pub(crate) fn read_snapshot(keys: &ServerKeys, path: &Path) -> Result<Envelope> {
-    let env = Envelope::read(path, Kind::Snapshot)?;
-    keys.check_key_of("the snapshot", env.key_id, &env.params)?;
-    Ok(env)
+pub(crate) fn read_snapshot(keys: &ServerKeys, path: &Path) -> Result<Snapshot<'static>> {
+    let snapshot: Snapshot = envelope::load(path, &())?;
+    keys.check_key_of(
+        "the snapshot",
+        snapshot.stamp.key_id,
+        &snapshot.stamp.params_name,
+    )?;
+    Ok(snapshot)
 }
 
 /// Runs `cycles` cycles of `engine` in one engine run, which writes the snapshots (through `wrap`)
@@ -136,17 +173,26 @@ pub(crate) fn run_engine<B: Backend>(
     Ok(())
 }
 
-/// The core, memory, memory size and engine state of a snapshot's body ([`MachineTag`]).
-pub fn parse_snapshot(body: &[u8]) -> Result<(Core, Memory, MemSize, &[u8])> {
-    let mut r = Reader::new(body);
-    let MachineTag::Core(core, memory, size) = MachineTag::parse(&mut r)? else {
-        return Err(PlatformError::usage(
-            "a circuit snapshot: continue it with `vsp circuit resume`",
-        ));
-    };
-    let state = r.blob(usize::MAX, "body")?;
-    r.end()?;
-    Ok((core, memory, size, state))
+impl Snapshot<'_> {
+    /// The core, memory and memory size of a processor snapshot (a circuit's is refused).
+    pub fn core(&self) -> Result<(Core, Memory, MemSize)> {
+        let MachineTag::Core(core, memory, size) = self.tag else {
+            return Err(PlatformError::usage(
+                "a circuit snapshot: continue it with `vsp circuit resume`",
+            ));
+        };
+        Ok((core, memory, size))
+    }
+}
+
+/// The core, memory, memory size and engine state of a snapshot file whose body is `body`.
+#[cfg(test)]
+pub(crate) fn parse_snapshot(body: &[u8]) -> Result<(Core, Memory, MemSize, Vec<u8>)> {
+    let param = envelope::param_id(KeyId([0; 16]), "plain");
+    let bytes = vsp_codec::seal(&FORMAT, Kind::Snapshot as u16, &param, body);
+    let s = Snapshot::decode(&bytes, &())?;
+    let (core, memory, size) = s.core()?;
+    Ok((core, memory, size, s.state.into_owned()))
 }
 
 /// The cycle a run of `cycles` more cycles from `start` ends at, refusing a counter that would wrap
@@ -157,4 +203,43 @@ pub(crate) fn target_cycle(start: u64, cycles: u64) -> Result<u64> {
             "cannot run {cycles} more cycles from cycle {start}: the cycle counter would overflow"
         ))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::envelope::Envelope;
+    use vsp_cahp::cores::{Core, MemSize, Memory};
+
+    /// A snapshot file is the envelope of kind snapshot around the tag and the state blob, byte for
+    /// byte as before it had its own type, and reads back.
+    #[test]
+    fn snapshot_files_are_the_envelope_around_tag_and_state() {
+        let stamp = Stamp {
+            params_name: "default".into(),
+            key_id: KeyId([3; 16]),
+        };
+        for tag in [
+            MachineTag::Circuit,
+            MachineTag::Core(Core::Ruby, Memory::Mux, MemSize::K1),
+        ] {
+            let s = Snapshot {
+                stamp: stamp.clone(),
+                tag,
+                state: Cow::Borrowed(b"engine state"),
+            };
+            let mut body = tag.to_bytes();
+            body.extend_from_slice(&12u64.to_le_bytes());
+            body.extend_from_slice(b"engine state");
+            let env = Envelope::new(Kind::Snapshot, "default", KeyId([3; 16]), body);
+            let bytes = s.encode(&());
+            assert_eq!(bytes, *env.to_bytes());
+            let back = Snapshot::decode(&bytes, &()).unwrap();
+            assert_eq!((back.tag, &back.state[..]), (tag, &b"engine state"[..]));
+            assert_eq!(
+                (back.stamp.key_id, back.stamp.params_name),
+                (KeyId([3; 16]), "default".to_string())
+            );
+        }
+    }
 }

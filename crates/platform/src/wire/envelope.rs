@@ -7,11 +7,16 @@
 //! before it looks at the body, so a truncated, corrupt or mismatched file is refused with a message
 //! that says which of these it is. Files are written by [`crate::files::write_atomic`], so a crash
 //! never leaves a half-written file under the final name.
+//!
+//! A file type of the platform implements [`FileCodec`] with this [`FORMAT`], [`param_id`] and
+//! [`parse_param`] for its header, and is read and written by [`load`] and [`save`] (so far the
+//! snapshot, [`crate::processor::run::Snapshot`], and the encrypted trace,
+//! [`crate::design::EncryptedTrace`]); the other kinds still go through [`Envelope`].
 
 use std::fmt;
 use std::path::Path;
 
-use vsp_codec::Format;
+use vsp_codec::{FileCodec, Format};
 use zeroize::Zeroizing;
 
 use crate::error::{PlatformError, Result};
@@ -87,15 +92,10 @@ impl Envelope {
     }
 
     pub fn to_bytes(&self) -> Zeroizing<Vec<u8>> {
-        let name = self.params.as_bytes();
-        // Parameter names are short identifiers chosen by this program; clamp defensively.
-        let name = &name[..name.len().min(vsp_codec::envelope::MAX_PARAM_ID - 16)];
-        let mut param = self.key_id.0.to_vec();
-        param.extend_from_slice(name);
         Zeroizing::new(vsp_codec::seal(
             &FORMAT,
             self.kind as u16,
-            &param,
+            &param_id(self.key_id, &self.params),
             &self.body,
         ))
     }
@@ -144,17 +144,53 @@ impl Envelope {
     }
 
     pub fn read(path: &Path, expected: Kind) -> Result<Envelope> {
-        let (max, what) = match expected {
-            Kind::SecretKey => (vsp_codec::limits::SECRET_KEY, "a secret key"),
-            _ => (vsp_codec::limits::ANY, "any vsp file"),
-        };
-        let bytes = Zeroizing::new(vsp_codec::read_bounded(path, max, what)?);
+        let bytes = read_bytes(path, expected as u16)?;
         Envelope::from_bytes(&bytes, expected).map_err(|e| e.in_file(path))
     }
 }
 
+/// The bytes of the file `path` of kind `kind`, read up to that kind's size limit.
+fn read_bytes(path: &Path, kind: u16) -> Result<Zeroizing<Vec<u8>>> {
+    let (max, what) = if kind == Kind::SecretKey as u16 {
+        (vsp_codec::limits::SECRET_KEY, "a secret key")
+    } else {
+        (vsp_codec::limits::ANY, "any vsp file")
+    };
+    Ok(Zeroizing::new(vsp_codec::read_bounded(path, max, what)?))
+}
+
+/// Reads the `vsp` file `path` of a [`FileCodec`] type: read up to its kind's size limit, envelope
+/// and body checked, an error naming the file.
+pub fn load<T: FileCodec<Error = PlatformError>>(path: &Path, ctx: &T::Context) -> Result<T> {
+    let bytes = read_bytes(path, T::KIND)?;
+    T::decode(&bytes, ctx).map_err(|e| e.in_file(path))
+}
+
+/// Writes `value` atomically to `path` (a secret key 0600, see [`crate::files`]); returns the
+/// file's size.
+pub fn save<T: FileCodec<Error = PlatformError>>(
+    value: &T,
+    path: &Path,
+    ctx: &T::Context,
+) -> Result<u64> {
+    let bytes = Zeroizing::new(value.encode(ctx));
+    write_atomic(path, &bytes, T::ACCESS)?;
+    Ok(bytes.len() as u64)
+}
+
+/// The header's parameter id of a file made under the key `key_id` of parameter set `params`: the
+/// key id, then the name.
+pub fn param_id(key_id: KeyId, params: &str) -> Vec<u8> {
+    let name = params.as_bytes();
+    // Parameter names are short identifiers chosen by this program; clamp defensively.
+    let name = &name[..name.len().min(vsp_codec::envelope::MAX_PARAM_ID - 16)];
+    let mut param = key_id.0.to_vec();
+    param.extend_from_slice(name);
+    param
+}
+
 /// The key id and parameter-set name of a header's parameter id.
-fn parse_param(param: &[u8]) -> Result<(KeyId, String)> {
+pub fn parse_param(param: &[u8]) -> Result<(KeyId, String)> {
     let mut r = vsp_codec::Reader::new(param);
     let key_id = KeyId(r.array("key id")?);
     let params = std::str::from_utf8(r.take(r.remaining(), "parameter-set name")?)
