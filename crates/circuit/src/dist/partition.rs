@@ -963,15 +963,20 @@ fn place_earliest(
 ) -> (Vec<u32>, Vec<f64>) {
     let n = set.len();
     let m = &price.measured;
-    let wire = |i: &Item| -> f64 {
+    // An item's time on its sender's link, and its latency, in cost units.
+    let send = |i: &Item| -> f64 {
         let bytes = match i {
             Item::Bit(_) => m.bit_bytes,
             Item::Ring(_) | Item::WriteVal { .. } | Item::RamPart { .. } => m.ring_bytes,
             Item::Sel { .. } | Item::MuxSel(_) => m.sel_bytes,
         };
-        (price.network.latency + bytes as f64 * 8.0 / price.network.bandwidth_bits)
-            / m.seconds_per_unit
+        bytes as f64 * 8.0 / price.network.bandwidth_bits / m.seconds_per_unit
     };
+    let latency = price.network.latency / m.seconds_per_unit;
+    // Each rank's link, free from this time on (sends queue on it, one after another), and when
+    // each item already sent to a rank arrives there (sent once, whoever reads it).
+    let mut link = vec![0f64; ranks];
+    let mut sent: HashMap<(Item, u32), f64> = HashMap::new();
     let mut unit_rank: HashMap<u32, u32> = HashMap::new();
     for (t, f) in forced.iter().enumerate() {
         if let Some(r) = f {
@@ -1010,9 +1015,14 @@ fn place_earliest(
             if o == u32::MAX {
                 continue;
             }
-            let far = done + wire(i);
+            let far = done.max(link[o as usize]) + send(i) + latency;
             for (r, x) in ready.iter_mut().enumerate() {
-                *x = x.max(if r as u32 == o { done } else { far });
+                let at = if r as u32 == o {
+                    done
+                } else {
+                    sent.get(&(*i, r as u32)).copied().unwrap_or(far)
+                };
+                *x = x.max(at);
             }
         }
         let root = units.find(t);
@@ -1037,6 +1047,19 @@ fn place_earliest(
         finish[t as usize] = start + f.cost;
         if f.cost > 0.0 {
             busy[r].insert(k, (start, start + f.cost));
+        }
+        // The operands it reads from other ranks now leave on their makers' links.
+        for i in &f.reads {
+            let Some(&p) = set.producer.get(i) else {
+                continue;
+            };
+            let o = owner[p as usize];
+            if o == u32::MAX || o as usize == r || sent.contains_key(&(*i, r as u32)) {
+                continue;
+            }
+            let leave = finish[p as usize].max(link[o as usize]);
+            link[o as usize] = leave + send(i);
+            sent.insert((*i, r as u32), link[o as usize] + latency);
         }
         load[r] += f.cost;
         start_at[t as usize] = start;
