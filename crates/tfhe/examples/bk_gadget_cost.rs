@@ -3,17 +3,11 @@
 //! decrypted, and the gate output's variance measured against `noise::predict`. A gate output of
 //! 2.9e-6 instead of 2.2e-5 is what margin-1/16 cells (AND3, OR3, AND-OR in one bootstrap) need; see
 //! docs/encrypted-cycle.md. `cargo run --release -p vsp-tfhe --example bk_gadget_cost`.
-use std::time::Duration;
+#[path = "../tests/common/mod.rs"]
+mod common;
+use common::thread_cpu as cpu;
 use vsp_tfhe::{noise, EvalKey, Gadget, Params, SecretKey};
-fn cpu() -> Duration {
-    let s = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
-    Duration::from_nanos(
-        s.split_whitespace()
-            .next()
-            .and_then(|x| x.parse().ok())
-            .unwrap_or(0),
-    )
-}
+
 fn main() {
     let base = Params::default_128();
     let var = Params {

@@ -8,18 +8,12 @@
 //! its spinning at the barriers).
 //! `cargo run --release -p vsp-tfhe --example cb_breakdown [reps]`; every result is checked by a CMUX
 //! that must select the right pattern. `VSP_TFHE_KERNEL=avx2` selects the AVX2 kernels.
+#[path = "../tests/common/mod.rs"]
+mod common;
 use std::time::{Duration, Instant};
 use vsp_tfhe::{CircuitKey, Params, PrivFunction, SecretKey, Tlwe, TrgswFft};
 
-fn cpu() -> Duration {
-    let s = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
-    Duration::from_nanos(
-        s.split_whitespace()
-            .next()
-            .and_then(|x| x.parse().ok())
-            .unwrap_or(0),
-    )
-}
+use common::thread_cpu as cpu;
 
 /// This process's CPU time (all threads), from /proc/self/stat (clock ticks of 10 ms).
 fn cpu_process() -> Duration {

@@ -9,17 +9,8 @@
 //! decrypted.
 #[path = "../tests/common/mod.rs"]
 mod common;
-use std::time::Duration;
 
-fn cpu() -> Duration {
-    let s = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
-    Duration::from_nanos(
-        s.split_whitespace()
-            .next()
-            .and_then(|x| x.parse().ok())
-            .unwrap_or(0),
-    )
-}
+use common::thread_cpu as cpu;
 
 fn main() {
     let reps: u32 = std::env::args()

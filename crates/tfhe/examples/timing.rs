@@ -3,18 +3,8 @@
 //! Every timed result is checked after the timed loop.
 #[path = "../tests/common/mod.rs"]
 mod common;
-use std::time::Duration;
 
-/// CPU time of this thread (schedstat, ns): wall-clock time is meaningless on a shared, loaded box.
-fn cpu() -> Duration {
-    let s = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
-    Duration::from_nanos(
-        s.split_whitespace()
-            .next()
-            .and_then(|x| x.parse().ok())
-            .unwrap_or(0),
-    )
-}
+use common::thread_cpu as cpu;
 
 fn time_gates() {
     let t = cpu();

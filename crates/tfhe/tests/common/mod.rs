@@ -2,7 +2,20 @@
 #![allow(dead_code)]
 
 use std::sync::OnceLock;
+use std::time::Duration;
 use vsp_tfhe::{EvalKey, Params, SecretKey};
+
+/// CPU time of this thread (`/proc/thread-self/schedstat`, ns): the examples time with it, since
+/// wall-clock time is meaningless on a shared, loaded machine.
+pub fn thread_cpu() -> Duration {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
+    Duration::from_nanos(
+        s.split_whitespace()
+            .next()
+            .and_then(|x| x.parse().ok())
+            .unwrap_or(0),
+    )
+}
 
 pub fn keys() -> &'static (SecretKey, EvalKey) {
     static K: OnceLock<(SecretKey, EvalKey)> = OnceLock::new();
