@@ -174,12 +174,13 @@ fn measure(dir: &Path, cycles: u64, warmup: u64) -> Result<()> {
     println!();
     println!(
         "Cost model: {:.2} ms per cost unit (busy time of the 2-thread cycle / {units:.0} units), {} B per \
-         bit, {} B per ring, {} B per selector; clock edge (RAM write and refresh) {:.2} s on one thread by the model, \
+         bit, {} B per ring, {} / {} B per selector (RAM / ROM); clock edge (RAM write and refresh) {:.2} s on one thread by the model, \
          measured {:.2} s on 2 threads",
         spu * 1e3,
         m.bit_bytes,
         m.ring_bytes,
         m.sel_bytes,
+        m.small_sel_bytes,
         p1.edge_seconds_one_thread,
         latch1 / n
     );
@@ -445,11 +446,17 @@ fn measured(backend: &TfheBackend, seconds_per_unit: f64) -> Result<Measured> {
     for s in backend.ram_select_batch(&[&zero])? {
         backend.encode_sel(&s, &mut sel);
     }
+    // A ROM's or an ordinary MUX select's (the circuit's gadget).
+    let mut small = Vec::new();
+    for s in backend.select_batch(&[&zero])? {
+        backend.encode_sel(&s, &mut small);
+    }
     Ok(Measured {
         seconds_per_unit,
         bit_bytes: bit.len(),
         ring_bytes: ring.len(),
         sel_bytes: sel.len(),
+        small_sel_bytes: small.len(),
     })
 }
 

@@ -65,6 +65,8 @@ pub struct Measured {
     pub bit_bytes: usize,
     pub ring_bytes: usize,
     pub sel_bytes: usize,
+    /// Bytes of a selector with the circuit's gadget (a ROM's, an ordinary MUX select's).
+    pub small_sel_bytes: usize,
 }
 
 impl Measured {
@@ -344,7 +346,10 @@ pub fn predict_with(
     let size = |i: usize| -> usize {
         let msg = &part.messages[i];
         let (b, r) = msg.counts();
-        b * m.bit_bytes + r * m.ring_bytes + msg.sels() * m.sel_bytes
+        b * m.bit_bytes
+            + r * m.ring_bytes
+            + (msg.sels() - msg.small_sels) * m.sel_bytes
+            + msg.small_sels * m.small_sel_bytes
     };
     let (mut clock, mut link) = dataflow(part, m, net, threads, split, &size);
     // The clock edge, RAM by RAM.

@@ -111,6 +111,9 @@ pub struct Message {
     pub deadline: u32,
     /// Items in ascending order.
     pub items: Vec<Item>,
+    /// How many of its selectors have the circuit's gadget (a ROM's address, an ordinary MUX
+    /// select: fewer levels, a smaller TRGSW than a RAM's or a low-noise select's).
+    pub small_sels: usize,
 }
 
 impl Message {
@@ -139,6 +142,19 @@ impl Message {
 
 /// Who holds a source item (no task makes it).
 const EVERYWHERE: u32 = u32::MAX;
+
+/// Whether `i` is a selector with the circuit's gadget (a ROM's address bit, a MUX select not on
+/// the low-noise gadget), the smaller TRGSW on the wire.
+fn small_sel(c: &Circuit, plan: &MuxPlan, i: &Item) -> bool {
+    match *i {
+        Item::Sel { mem, .. } => c
+            .mems
+            .get(mem as usize)
+            .is_some_and(|m| m.spec.kind == MemKind::Rom),
+        Item::MuxSel(slot) => !plan.is_low_noise_select(slot),
+        _ => false,
+    }
+}
 
 /// The partition of one cycle over `ranks` ranks.
 #[derive(Clone, Debug)]
@@ -418,8 +434,15 @@ impl Partition {
         let critical = balanced_by(true);
         // Placed by finish times, a CMUX may go where its select is not (the select travels).
         let mut free_units = grouping(c, &set, ranks, false).units;
-        let (earliest, planned) =
-            place_earliest(&set, ranks, &mut free_units, &forced, &PLACEMENT_PRICE);
+        let small = |i: &Item| small_sel(c, plan, i);
+        let (earliest, planned) = place_earliest(
+            &set,
+            ranks,
+            &mut free_units,
+            &forced,
+            &PLACEMENT_PRICE,
+            &small,
+        );
         let finish = |owner: Vec<u32>, how: Placement| {
             let mut p = Partition::finish(
                 c,
@@ -606,6 +629,7 @@ impl Partition {
                     dst,
                     seq: *n - 1,
                     deadline,
+                    small_sels: items.iter().filter(|i| small_sel(c, plan, i)).count(),
                     items,
                 }
             })
@@ -932,7 +956,7 @@ fn place(
 
 /// What the partition assumes when it prices placements: the cost model's inputs at the default
 /// parameters (a quiet machine's 1.36 ms per cost unit; 3,232 B per level-0 bit, 8,208 B per ring,
-/// 229,392 B per RAM selector) on the cluster network (10 Gb/s, 20 µs).
+/// 229,392 B per RAM or low-noise selector, 131,080 B per ROM or ordinary MUX selector) on the cluster network (10 Gb/s, 20 µs).
 pub struct Pricing {
     pub measured: Measured,
     pub network: Network,
@@ -945,6 +969,7 @@ pub const PLACEMENT_PRICE: Pricing = Pricing {
         bit_bytes: 3232,
         ring_bytes: 8208,
         sel_bytes: 229_392,
+        small_sel_bytes: 131_080,
     },
     network: Network::TEN_GBE,
 };
@@ -960,6 +985,7 @@ fn place_earliest(
     units: &mut Units,
     forced: &[Option<u32>],
     price: &Pricing,
+    small_sel: &dyn Fn(&Item) -> bool,
 ) -> (Vec<u32>, Vec<f64>) {
     let n = set.len();
     let m = &price.measured;
@@ -968,6 +994,7 @@ fn place_earliest(
         let bytes = match i {
             Item::Bit(_) => m.bit_bytes,
             Item::Ring(_) | Item::WriteVal { .. } | Item::RamPart { .. } => m.ring_bytes,
+            Item::Sel { .. } | Item::MuxSel(_) if small_sel(i) => m.small_sel_bytes,
             Item::Sel { .. } | Item::MuxSel(_) => m.sel_bytes,
         };
         bytes as f64 * 8.0 / price.network.bandwidth_bits / m.seconds_per_unit

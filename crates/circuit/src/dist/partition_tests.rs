@@ -207,6 +207,7 @@ fn cost_model_is_consistent() {
             bit_bytes: 2528,
             ring_bytes: 16400,
             sel_bytes: 131_080,
+            small_sel_bytes: 131_080,
         };
         let free = Network {
             bandwidth_bits: f64::INFINITY,
@@ -275,6 +276,7 @@ fn ram_refresh_is_spread_over_ranks() {
         bit_bytes: 2528,
         ring_bytes: 16400,
         sel_bytes: 131_080,
+        small_sel_bytes: 131_080,
     };
     // The same partitions with the RAM refreshing `cells` cells of 10 units each, or none.
     let e = Engine::new(PlainBackend, c.clone());
@@ -414,6 +416,7 @@ fn ram_is_spread_and_the_cb_split_is_priced() {
         bit_bytes: 2528,
         ring_bytes: 16400,
         sel_bytes: 131_080,
+        small_sel_bytes: 131_080,
     };
     let lp = LeveledParams::for_params(&vsp_tfhe::Params::default_128()).unwrap();
     let mut e = Engine::new(PlainBackend, memuser());
