@@ -115,6 +115,15 @@ fn err(phase: f64) -> f64 {
     }
 }
 
+/// Every coefficient's error of `r`'s phase under `sk`.
+fn ring_errs(sk: &vsp_tfhe::SecretKey, r: &vsp_tfhe::Trlwe<u32>) -> Vec<f64> {
+    sk.phase_trlwe(r)
+        .unwrap()
+        .iter()
+        .map(|&x| err(torus(x)))
+        .collect()
+}
+
 fn var(xs: &[f64]) -> f64 {
     let m = xs.iter().sum::<f64>() / xs.len() as f64;
     xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (xs.len() - 1) as f64
@@ -128,13 +137,7 @@ fn cmux_chain_variance_matches_the_planner_model() {
     let depth = lp.max_chain();
     assert!(depth >= 2, "{lp:?}");
     let mut rng = rand::rngs::StdRng::seed_from_u64(11);
-    let ring_errs = |r: &vsp_tfhe::Trlwe<u32>| -> Vec<f64> {
-        sk.phase_trlwe(r)
-            .unwrap()
-            .iter()
-            .map(|&x| err(torus(x)))
-            .collect()
-    };
+    let ring_errs = |r: &vsp_tfhe::Trlwe<u32>| ring_errs(sk, r);
     let (mut fresh, mut chained, mut extracted) = (Vec::new(), Vec::new(), Vec::new());
     for _trial in 0..3 {
         let bit = |rng: &mut rand::rngs::StdRng| sk.encrypt_bit(rng.gen());
@@ -214,13 +217,7 @@ fn low_noise_select_chain_variance_matches_the_planner_model() {
     assert!(depth > 2 * lp.max_chain(), "{depth} vs {}", lp.max_chain());
     let b = TfheBackend::new(ek.clone(), Some(ck.clone())).unwrap();
     let mut rng = rand::rngs::StdRng::seed_from_u64(12);
-    let ring_errs = |r: &vsp_tfhe::Trlwe<u32>| -> Vec<f64> {
-        sk.phase_trlwe(r)
-            .unwrap()
-            .iter()
-            .map(|&x| err(torus(x)))
-            .collect()
-    };
+    let ring_errs = |r: &vsp_tfhe::Trlwe<u32>| ring_errs(sk, r);
     let (mut fresh, mut chained, mut extracted) = (Vec::new(), Vec::new(), Vec::new());
     for _trial in 0..2 {
         let bit = |rng: &mut rand::rngs::StdRng| sk.encrypt_bit(rng.gen());

@@ -514,20 +514,9 @@ mod tests {
     use crate::fft::{FftPlan, Kernel};
     use crate::tlwe::Tlwe;
     use crate::torus::Gadget;
+    use crate::trgsw::tests::words;
     use crate::trgsw::TrgswFft;
     use crate::trlwe::Trlwe;
-
-    fn words(n: usize, seed: u32) -> Vec<u32> {
-        let mut x = seed.wrapping_mul(0x9e37_79b9) | 1;
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 17;
-                x ^= x << 5;
-                x
-            })
-            .collect()
-    }
 
     /// The blind rotations of a batch, step by step together, equal each sample's own rotation bit
     /// for bit, for batches of 1 to 5 (the first with a zero mask word: a skipped step) on every FFT

@@ -301,12 +301,13 @@ impl<T: Torus> TrgswFft<T> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::fft::{FftPlan, Kernel};
     use crate::trlwe::mul_monomial_minus_one;
 
-    fn words(n: usize, seed: u32) -> Vec<u32> {
+    /// Pseudo-random words (xorshift) for the kernels' tests.
+    pub(crate) fn words(n: usize, seed: u32) -> Vec<u32> {
         let mut x = seed.wrapping_mul(0x9e37_79b9) | 1;
         (0..n)
             .map(|_| {
