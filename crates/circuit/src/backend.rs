@@ -326,10 +326,14 @@ pub trait Backend: Send + Sync {
             self.kind()
         )))
     }
-    /// The cells of part `part` of `parts` (a power of two; the words cut into equal contiguous
-    /// ranges) after the write of `vals` at `addr`, as [`Self::ram_write_unrefreshed`] leaves
-    /// them; nothing else changes ([`Self::ram_write_bookkeep`] does the rest). The write values
-    /// are those made with this cycle's read of the same bit kept ([`Self::ram_write_value_keep`]).
+    /// The cells of data bits `bits` in part `part` of `parts` (a power of two; the words cut into
+    /// equal contiguous ranges) after the write of `vals` at `addr`, as
+    /// [`Self::ram_write_unrefreshed`] leaves them; nothing else changes
+    /// ([`Self::ram_write_bookkeep`] does the rest). Each cell's change depends on its own bit
+    /// only, so a part written a few bits at a time is the same as written at once. The write
+    /// values are those made with this cycle's read of the same bit kept
+    /// ([`Self::ram_write_value_keep`]).
+    #[allow(clippy::too_many_arguments)]
     fn ram_write_part(
         &self,
         _ram: &mut Self::Ram,
@@ -337,6 +341,7 @@ pub trait Backend: Send + Sync {
         _vals: &[Self::WriteVal],
         _part: usize,
         _parts: usize,
+        _bits: std::ops::Range<usize>,
         _threads: usize,
     ) -> Result<(), CircuitError> {
         Err(CircuitError::Backend(format!(

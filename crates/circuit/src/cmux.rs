@@ -489,21 +489,29 @@ fn demux_subtree(
     Ok(level)
 }
 
-/// The part of a write that touches the words of part `part` of `parts` (a power of two, the words
-/// cut into equal contiguous ranges): their cells get their changes, exactly as [`ram_write`] gives
-/// them; nothing else changes (no noise bounds, no refresh: [`ram_write_bookkeep`]). The values must
-/// be changes ([`WriteValue::Change`]): the stored bit is read by this cycle's read, whose tree
-/// spans every part.
+/// The part of a write that touches data bits `bits` of the words of part `part` of `parts` (a
+/// power of two, the words cut into equal contiguous ranges): their cells get their changes,
+/// exactly as [`ram_write`] gives them; nothing else changes (no noise bounds, no refresh:
+/// [`ram_write_bookkeep`]). The values must be changes ([`WriteValue::Change`]): the stored bit is
+/// read by this cycle's read, whose tree spans every part.
 pub(crate) fn ram_write_part(
     ram: &mut TfheRam,
     addr: &[&TrgswFft<u32>],
     vals: &[WriteValue],
     part: usize,
     parts: usize,
+    bits: std::ops::Range<usize>,
     threads: usize,
 ) -> Result<(), CircuitError> {
     let (a, w) = (ram.addr_width, ram.data_width);
-    if addr.len() != a || vals.len() != w || a == 0 || !parts.is_power_of_two() || part >= parts {
+    if addr.len() != a
+        || vals.len() != w
+        || a == 0
+        || !parts.is_power_of_two()
+        || part >= parts
+        || bits.start > bits.end
+        || bits.end > w
+    {
         return Err(CircuitError::Usage("RAM write of the wrong shape".into()));
     }
     let split = parts.trailing_zeros() as usize;
@@ -521,9 +529,11 @@ pub(crate) fn ram_write_part(
             )),
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let changes = par_for(w, threads, |i| demux_subtree(addr, deltas[i], split, part))?;
+    let changes = par_for(bits.len(), threads, |k| {
+        demux_subtree(addr, deltas[bits.start + k], split, part)
+    })?;
     let per = (1usize << a) / parts;
-    for (i, ch) in changes.into_iter().enumerate() {
+    for (i, ch) in bits.zip(changes) {
         for (m, d) in ch.iter().enumerate() {
             ram.cells[(part * per + m) * w + i]
                 .add_assign(d)

@@ -275,6 +275,7 @@ impl Backend for PlainBackend {
             .sum();
         Ok((v, None))
     }
+    #[allow(clippy::too_many_arguments)]
     fn ram_write_part(
         &self,
         ram: &mut PlainMemory,
@@ -282,6 +283,7 @@ impl Backend for PlainBackend {
         vals: &[u64],
         part: usize,
         parts: usize,
+        bits: std::ops::Range<usize>,
         _threads: usize,
     ) -> Result<(), CircuitError> {
         let (a, w) = (ram.addr_width, ram.data_width);
@@ -290,6 +292,8 @@ impl Backend for PlainBackend {
             || !parts.is_power_of_two()
             || part >= parts
             || parts > 1usize << a
+            || bits.start > bits.end
+            || bits.end > w
         {
             return Err(CircuitError::Usage("RAM write of the wrong shape".into()));
         }
@@ -299,7 +303,7 @@ impl Backend for PlainBackend {
             if j / per != part {
                 continue;
             }
-            for (i, v) in vals.iter().enumerate() {
+            for (i, v) in vals.iter().enumerate().take(bits.end).skip(bits.start) {
                 let cell = &mut ram.bits[j * w + i];
                 *cell = (*cell & !(1u64 << l)) | (v & (1u64 << l));
             }

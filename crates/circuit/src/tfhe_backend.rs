@@ -512,6 +512,7 @@ impl Backend for TfheBackend {
         let (bit, tree) = cmux::ram_read_join(&self.ek, parts, addr_high)?;
         Ok((bit, Some(tree)))
     }
+    #[allow(clippy::too_many_arguments)]
     fn ram_write_part(
         &self,
         ram: &mut TfheRam,
@@ -519,9 +520,10 @@ impl Backend for TfheBackend {
         vals: &[WriteValue],
         part: usize,
         parts: usize,
+        bits: std::ops::Range<usize>,
         threads: usize,
     ) -> Result<(), CircuitError> {
-        cmux::ram_write_part(ram, addr, vals, part, parts, threads)
+        cmux::ram_write_part(ram, addr, vals, part, parts, bits, threads)
     }
     fn ram_write_bookkeep(&self, ram: &mut TfheRam) -> Result<Vec<usize>, CircuitError> {
         cmux::ram_write_bookkeep(&self.noise, self.policy, ram)

@@ -366,6 +366,23 @@ fn split_ram_write_and_rom_read_and_selector_encoding_match_the_whole() {
     assert!(!list.is_empty(), "the policy refreshes a word every cycle");
     assert!(list.len() < 8 * w, "but not every word");
     assert_ne!(split, whole, "the refresh changes the cells");
+    // A spread RAM's holders write their parts a few data bits at a time (each cell leaving for
+    // its refresh with its bit): the same cells and, with the bookkeeping, the same list.
+    let mut pieces = ram.clone();
+    for part in 0..2 {
+        for bits in [0..1, 1..3, 3..w] {
+            b.ram_write_part(&mut pieces, &addr, &changes, part, 2, bits, 1)
+                .unwrap();
+        }
+    }
+    assert_eq!(b.ram_write_bookkeep(&mut pieces).unwrap(), list);
+    assert_eq!(
+        pieces, split,
+        "a write in parts and bit ranges is the whole write"
+    );
+    assert!(b
+        .ram_write_part(&mut pieces, &addr, &changes, 0, 2, 3..w + 1, 1)
+        .is_err());
     for &i in &list {
         let fresh = b.refresh_ram_cell(&b.ram_cell(&split, i).unwrap()).unwrap();
         b.set_ram_cell(&mut split, i, fresh).unwrap();

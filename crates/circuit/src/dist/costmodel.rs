@@ -18,7 +18,7 @@ use std::collections::{BinaryHeap, HashMap};
 
 use crate::backend::TaskKind;
 use crate::engine::Item;
-use crate::partition::{refresh_share, Partition};
+use crate::partition::{refreshers, Partition};
 
 /// A network between ranks.
 #[derive(Clone, Copy, Debug)]
@@ -358,47 +358,85 @@ pub fn predict_with(
     let on_threads = |cells: usize, unit: f64| cells.div_ceil(threads) as f64 * unit * spu;
     let (mut edge_one, mut edge_floor) = (0f64, 0f64);
     for e in &part.ram_edges {
-        let holders: Vec<usize> = e
-            .holders
-            .iter()
-            .map(|&h| (h as usize).min(ranks - 1))
-            .collect();
+        let holders: Vec<u32> = e.holders.iter().map(|&h| h.min(ranks as u32 - 1)).collect();
         let parts = holders.len().max(1);
+        let w = e.data_width.max(1);
         edge_one += (e.write_units * parts as f64 + e.refresh_cells as f64 * e.refresh_units) * spu;
-        edge_floor += e.write_units * spu / threads as f64;
+        // A spread RAM's holders write `threads` bits at a time and send each cell to refresh
+        // with its bit; a whole one is written before any cell leaves.
+        let step = threads.min(w);
+        let chunk = e.write_units * spu * step as f64 / w as f64 / threads as f64;
+        let written = |h: usize, start: &[f64], bit: usize| -> f64 {
+            let held = holders.iter().filter(|&&x| x as usize == h).count() as f64;
+            match parts {
+                1 => start[h] + e.write_units * spu / threads as f64,
+                _ => start[h] + held * chunk * (bit / step + 1) as f64,
+            }
+        };
+        edge_floor += match parts {
+            1 => e.write_units * spu / threads as f64,
+            _ => chunk,
+        };
         if e.refresh_cells > 0 {
             edge_floor += e.refresh_units * spu;
         }
-        // Each holder writes its parts on its threads.
+        let start = clock.clone();
         for &h in &holders {
-            clock[h] += e.write_units * spu / threads as f64;
+            let h = h as usize;
+            clock[h] = written(h, &start, w - 1);
         }
-        // The cells to refresh leave from their holders; which holder holds a cycle's cells moves
-        // with the round robin, so each share is taken to leave from the holder that finished its
-        // write last, on its link (pessimistic when the RAM is spread).
-        let o = *holders
-            .iter()
-            .max_by(|&&a, &&b| clock[a].total_cmp(&clock[b]).then(b.cmp(&a)))
-            .unwrap_or(&0);
-        link[o] = link[o].max(clock[o]);
-        let mut back = holders.iter().map(|&h| clock[h]).fold(0f64, f64::max);
-        for r in (0..ranks).filter(|&r| r != o) {
-            let k = refresh_share(e.refresh_cells, ranks, r).len();
+        // The cycle's cells to refresh: some consecutive words (the round robin's), here the first.
+        let list: Vec<usize> = (0..e.refresh_cells).collect();
+        let words = e.words.max(1);
+        let holder = |i: usize| holders[((i / w) * parts / words).min(parts - 1)] as usize;
+        let who = refreshers(&list, w, &holders, ranks);
+        // Each (holder, refresher) message leaves with its last cell's bit, on the holder's link.
+        let mut msgs: Vec<(f64, usize, usize, usize)> = Vec::new();
+        for r in 0..ranks {
+            for &h in &holders {
+                let h = h as usize;
+                let ks: Vec<usize> = (0..list.len())
+                    .filter(|&k| who[k] as usize == r && holder(list[k]) == h)
+                    .collect();
+                if ks.is_empty() || msgs.iter().any(|m| m.1 == h && m.2 == r) {
+                    continue;
+                }
+                let last = ks.iter().map(|&k| list[k] % w).max().unwrap_or(0);
+                msgs.push((written(h, &start, last), h, r, ks.len()));
+            }
+        }
+        msgs.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+        let mut arrive = vec![0f64; ranks];
+        for &(at, h, r, k) in &msgs {
+            if h == r {
+                arrive[r] = arrive[r].max(at);
+                continue;
+            }
+            link[h] = link[h].max(at) + wire(k);
+            arrive[r] = arrive[r].max(link[h] + net.latency);
+        }
+        // Each refresher refreshes its share when its cells are in and its own work is done, and
+        // sends every holder its cells back; the holders wait for them.
+        let mut back = vec![0f64; ranks];
+        for r in 0..ranks {
+            let k = who.iter().filter(|&&x| x as usize == r).count();
             if k == 0 {
                 continue;
             }
-            link[o] += wire(k);
-            let start = clock[r].max(link[o] + net.latency);
-            let done = start + on_threads(k, e.refresh_units);
-            link[r] = link[r].max(done) + wire(k);
-            back = back.max(link[r] + net.latency);
+            let done = clock[r].max(arrive[r]) + on_threads(k, e.refresh_units);
             clock[r] = done;
+            for &(_, h, _, kk) in msgs.iter().filter(|m| m.2 == r) {
+                if h == r {
+                    back[h] = back[h].max(done);
+                    continue;
+                }
+                link[r] = link[r].max(done) + wire(kk);
+                back[h] = back[h].max(link[r] + net.latency);
+            }
         }
-        let own = refresh_share(e.refresh_cells, ranks, o).len();
-        clock[o] = (clock[o] + on_threads(own, e.refresh_units)).max(back);
-        // Every holder waits for its refreshed cells.
         for &h in &holders {
-            clock[h] = clock[h].max(back);
+            let h = h as usize;
+            clock[h] = clock[h].max(back[h]);
         }
     }
     let end = clock.iter().copied().fold(0f64, f64::max);

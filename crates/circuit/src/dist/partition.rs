@@ -14,7 +14,7 @@
 //!   memory's address bits and a ROM word's bits in several tasks.
 //! * A CMUX RAM's clock edge has two parts ([`RamEdge`]): the write (external products over cells
 //!   the owner holds) runs on the memory's rank, the refresh of the cycle's cells (a bootstrap each,
-//!   most of the edge) is split evenly over every rank ([`refresh_share`]).
+//!   most of the edge) is split evenly over every rank ([`refreshers`]).
 //! * Units are placed largest first on the least-loaded rank; the remaining tasks level by level,
 //!   largest first, each on the rank that already holds most of its operands among those whose load at
 //!   that level stays within the level's fair share, else on the least-loaded one. That balances the
@@ -25,7 +25,6 @@
 //!   of its level — with the level at which the receiver first needs it.
 
 use std::collections::{BTreeMap, HashMap};
-use std::ops::Range;
 use std::sync::Arc;
 
 use crate::backend::{Backend, TaskKind};
@@ -73,25 +72,46 @@ pub fn ram_holder(part: usize, parts: usize, ranks: usize) -> u32 {
     (part as u128 * ranks as u128 / parts.max(1) as u128) as u32
 }
 
-/// The refreshed cells (positions in a RAM edge's list of `cells`) rank `r` of `ranks` refreshes:
-/// contiguous, as even as can be.
-pub fn refresh_share(cells: usize, ranks: usize, r: usize) -> Range<usize> {
-    let ranks = ranks.max(1);
-    let at = |r: usize| (cells as u128 * r as u128 / ranks as u128) as usize;
-    at(r)..at(r + 1)
+/// Who refreshes each cell of a clock edge's refresh list `list` (cells `word * data_width + bit`
+/// of a RAM whose parts `holders` hold) on `ranks` ranks: the rank for each position of `list`.
+/// Shares are as even as can be. A spread RAM's holders write their parts a few data bits at a
+/// time and send each cell as soon as its bit is written, so the cells are dealt in bit order;
+/// the ranks that hold no part come first (they are free while the holders write), and the first
+/// of them take the larger shares (when the cells do not divide evenly) and with them the
+/// earliest cells. A function of its arguments only, so every rank computes the same answer.
+pub fn refreshers(list: &[usize], data_width: usize, holders: &[u32], ranks: usize) -> Vec<u32> {
+    let (ranks, w) = (ranks.max(1), data_width.max(1));
+    let mut order: Vec<usize> = (0..list.len()).collect();
+    order.sort_by_key(|&k| (list[k] % w, list[k]));
+    let holds = |r: usize| holders.iter().any(|&h| h as usize == r);
+    let by_freedom = (0..ranks)
+        .filter(|&r| !holds(r))
+        .chain((0..ranks).filter(|&r| holds(r)));
+    let (base, extra) = (list.len() / ranks, list.len() % ranks);
+    let mut out = vec![0u32; list.len()];
+    let mut next = order.into_iter();
+    for (p, r) in by_freedom.enumerate() {
+        for k in next.by_ref().take(base + usize::from(p < extra)) {
+            out[k] = r as u32;
+        }
+    }
+    out
 }
 
 /// The clock edge of one CMUX RAM: the write runs where its cells are (the memory's rank, or each
 /// part's holder writing its part when the RAM is spread), then the cycle's refreshes are split
-/// over every rank ([`refresh_share`]), in memory order.
+/// over every rank ([`refreshers`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct RamEdge {
     pub mem: u32,
     /// The rank holding each part of the memory's words (one: the memory is whole there), each
     /// doing the write of its part.
     pub holders: Vec<u32>,
-    /// Cost units of the write of one part.
+    /// Cost units of the write of one part (all its data bits; each bit the same share).
     pub write_units: f64,
+    /// Words, and data bits of a word.
+    pub words: usize,
+    pub data_width: usize,
     /// Cells refreshed per cycle (about: the policy's round-robin share) and the units of one.
     pub refresh_cells: usize,
     pub refresh_units: f64,
@@ -613,6 +633,8 @@ impl Partition {
                 mem: m as u32,
                 holders: holders(m),
                 write_units: ram_write_units(c, b, &set, m),
+                words: c.mems[m].spec.words(),
+                data_width: c.mems[m].spec.data_width,
                 refresh_cells: b.ram_refreshes_per_cycle(&c.mems[m].spec),
                 refresh_units: b.task_cost(TaskKind::RamRefreshCell),
             })

@@ -174,22 +174,67 @@ fn every_read_is_local_or_received_in_time() {
     assert!(cmuxes > 0, "the plans exercise CMUXes");
 }
 
-/// Refresh shares cover every cell once, in order, as evenly as possible.
+/// Refresh shares are as even as can be; the ranks holding no part of the RAM take the larger
+/// shares and the earliest-written bits; the answer does not depend on the list's order.
 #[test]
-fn refresh_shares_split_evenly() {
-    for cells in [0, 1, 7, 304, 4096] {
-        for ranks in [1, 2, 3, 64, 256] {
-            let shares: Vec<_> = (0..ranks).map(|r| refresh_share(cells, ranks, r)).collect();
-            assert_eq!(shares[0].start, 0);
-            assert_eq!(shares[ranks - 1].end, cells);
-            for w in shares.windows(2) {
-                assert_eq!(w[0].end, w[1].start);
+fn refreshers_deal_cells_evenly_in_bit_order() {
+    let w = 16;
+    for (cells, first_word) in [(0, 0), (1, 3), (7, 40), (80, 37), (304, 0), (4096, 0)] {
+        let list: Vec<usize> = (first_word * w..first_word * w + cells).collect();
+        for (ranks, holders) in [
+            (1, vec![0]),
+            (2, vec![0]),
+            (3, vec![0, 1]),
+            (
+                64,
+                (0..16).map(|p| ram_holder(p, 16, 64)).collect::<Vec<_>>(),
+            ),
+            (256, (0..16).map(|p| ram_holder(p, 16, 256)).collect()),
+        ] {
+            let who = refreshers(&list, w, &holders, ranks);
+            assert_eq!(who.len(), cells);
+            let mut share = vec![0usize; ranks];
+            for &r in &who {
+                share[r as usize] += 1;
             }
-            let (lo, hi) = shares.iter().fold((usize::MAX, 0), |(lo, hi), s| {
-                (lo.min(s.len()), hi.max(s.len()))
-            });
-            assert!(hi - lo <= 1, "{cells} cells on {ranks} ranks");
+            let (lo, hi) = (share.iter().min().unwrap(), share.iter().max().unwrap());
+            assert!(hi - lo <= 1, "{cells} cells on {ranks} ranks: {share:?}");
+            let holds = |r: usize| holders.contains(&(r as u32));
+            for r in 0..ranks {
+                for q in 0..ranks {
+                    if !holds(r) && holds(q) {
+                        assert!(share[r] >= share[q], "a holder took more than a free rank");
+                    }
+                }
+            }
+            // Bit order: every cell a free rank refreshes is written no later than any cell a
+            // holder refreshes.
+            let bit = |k: usize| list[k] % w;
+            let latest_free = (0..cells)
+                .filter(|&k| !holds(who[k] as usize))
+                .map(bit)
+                .max();
+            let earliest_held = (0..cells)
+                .filter(|&k| holds(who[k] as usize))
+                .map(bit)
+                .min();
+            if let (Some(f), Some(h)) = (latest_free, earliest_held) {
+                assert!(f <= h, "{cells} cells on {ranks} ranks");
+            }
+            let mut rev = list.clone();
+            rev.reverse();
+            let mut who_rev = refreshers(&rev, w, &holders, ranks);
+            who_rev.reverse();
+            assert_eq!(who_rev, who, "the list's order matters");
         }
+    }
+    // 80 cells on 64 ranks of which 16 hold the RAM: the 48 free ranks take 64 cells (16 of them
+    // two), the holders one each.
+    let holders: Vec<u32> = (0..16).map(|p| ram_holder(p, 16, 64)).collect();
+    let list: Vec<usize> = (37 * w..42 * w).collect();
+    let who = refreshers(&list, w, &holders, 64);
+    for h in &holders {
+        assert_eq!(who.iter().filter(|&&r| r == *h).count(), 1);
     }
     assert_eq!(select_batch_for(1), SELECT_BATCH);
     assert_eq!(select_batch_for(2), SELECT_BATCH);

@@ -140,8 +140,9 @@ pub(crate) fn write_ram_here<B: Backend>(
         return v.b.ram_write(ram, addr, vals, v.threads);
     }
     let b = v.b;
+    let w = b.ram_shape(ram).1;
     for part in 0..parts {
-        b.ram_write_part(ram, addr, vals, part, parts, v.threads)?;
+        b.ram_write_part(ram, addr, vals, part, parts, 0..w, v.threads)?;
     }
     let list = b.ram_write_bookkeep(ram)?;
     let ram_ro: &B::Ram = ram;

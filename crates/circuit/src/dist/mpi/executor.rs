@@ -22,7 +22,7 @@ use crate::engine::executor::{DagRun, Executor, View};
 use crate::engine::tasks::{Grain, Task};
 use crate::engine::{Carried, Item, MemState, State};
 use crate::error::CircuitError;
-use crate::partition::{grain_for, refresh_share, Partition, Placement, RamEdge};
+use crate::partition::{grain_for, refreshers, Partition, Placement, RamEdge};
 use crate::schedule::{run_pumped, Batching, Pump, Pumped, TaskGraph};
 use std::sync::OnceLock;
 
@@ -474,18 +474,17 @@ impl<B: Backend> Executor<B> for MpiExecutor {
             return b.ram_write(ram, addr, vals, v.threads);
         };
         let me = self.me();
-        // The write of the parts held here without the refresh (with the RAM's bookkeeping, which
-        // every rank keeps in step), then every rank refreshes its share of the listed cells.
-        let list = if edge.holders.len() == 1 {
-            b.ram_write_unrefreshed(ram, addr, vals, v.threads)?
-        } else {
-            let parts = edge.holders.len();
-            for (j, _) in edge.holders.iter().enumerate().filter(|(_, &h)| h == me) {
-                b.ram_write_part(ram, addr, vals, j, parts, v.threads)?;
-            }
-            b.ram_write_bookkeep(ram)?
-        };
-        refresh_exchange(v, edge, me, self.size, ram, &list)
+        if edge.holders.len() == 1 {
+            // Whole here: the write, then every rank refreshes its share of the listed cells.
+            let list = b.ram_write_unrefreshed(ram, addr, vals, v.threads)?;
+            return refresh_exchange(v, edge, me, self.size, ram, &list, None);
+        }
+        // Spread: the bookkeeping (which every rank keeps in step, and which reads no cell) says
+        // which cells to refresh; the parts held here are written a few bits at a time, each cell
+        // to refresh leaving as soon as its bit is written.
+        let list = b.ram_write_bookkeep(ram)?;
+        let write = PartWrite { addr, vals };
+        refresh_exchange(v, edge, me, self.size, ram, &list, Some(write))
     }
 
     /// Keeps RAM `m`'s bookkeeping in step (its cells are held elsewhere) and refreshes this rank's
@@ -501,7 +500,7 @@ impl<B: Backend> Executor<B> for MpiExecutor {
             return Ok(());
         };
         let list = v.b.ram_write_bookkeep(ram)?;
-        refresh_exchange(v, edge, self.me(), self.size, ram, &list)
+        refresh_exchange(v, edge, self.me(), self.size, ram, &list, None)
     }
 
     /// Rank 0 receives the flip-flops, carried rings and memories the other ranks hold.
@@ -619,11 +618,18 @@ fn spread_cells<B: Backend>(
     )
 }
 
+/// The write of a spread RAM's parts held here ([`Backend::ram_write_part`]).
+struct PartWrite<'a, B: Backend> {
+    addr: &'a [&'a B::Sel],
+    vals: &'a [B::WriteVal],
+}
+
 /// The refresh of the cells `list` (the same on every rank: each keeps the RAM's bookkeeping) of
-/// the RAM of `edge`: every rank refreshes its share ([`refresh_share`]) of the list — receiving
-/// the cells from the ranks holding them, sending them back refreshed — and every holder stores
-/// the refreshed cells it holds. Messages are posted before any wait, so no two ranks wait for
-/// each other's sends.
+/// the RAM of `edge`: every rank refreshes the cells [`refreshers`] gives it — receiving them from
+/// the ranks holding them, sending them back refreshed — and every holder stores the refreshed
+/// cells it holds. With `write`, this rank first writes the parts it holds, `threads` data bits
+/// at a time, and sends each refresher its cells as soon as their bits are written. Messages are
+/// posted before any wait, so no two ranks wait for each other's sends.
 fn refresh_exchange<B: Backend>(
     v: &View<'_, B>,
     edge: &RamEdge,
@@ -631,57 +637,77 @@ fn refresh_exchange<B: Backend>(
     size: usize,
     ram: &mut B::Ram,
     list: &[usize],
+    write: Option<PartWrite<'_, B>>,
 ) -> Result<(), CircuitError> {
-    if list.is_empty() {
-        return Ok(());
-    }
     let (b, threads) = (v.b, v.threads);
     let spec = &v.c.mems[edge.mem as usize].spec;
     let (w, words) = (spec.data_width.max(1), spec.words());
-    let per = words / edge.holders.len().max(1);
-    let holder =
-        |i: usize| -> u32 { edge.holders[((i / w) / per.max(1)).min(edge.holders.len() - 1)] };
+    let parts = edge.holders.len().max(1);
+    let per = words / parts;
+    let holder = |i: usize| -> u32 { edge.holders[((i / w) / per.max(1)).min(parts - 1)] };
+    let who = refreshers(list, w, &edge.holders, size);
+    let (who, holder) = (&who, &holder);
+    // Positions of `list` that `r` refreshes and `h` holds, in list order.
+    let mine =
+        |r: u32, h: u32| (0..list.len()).filter(move |&k| who[k] == r && holder(list[k]) == h);
+    // The data bit after which this rank can send refresher `r` its cells (None: nothing to send).
+    let last_bit = |r: u32| mine(r, me).map(|k| list[k] % w).max();
     let world = SimpleCommunicator::world();
-    // Positions of `list` that `r` refreshes and `h` holds.
-    let mine = |r: usize, h: u32| {
-        refresh_share(list.len(), size, r).filter(move |&k| holder(list[k]) == h)
-    };
-    // What this rank sends each refresher: the cells it holds in their shares.
-    let mut out: Vec<Vec<u8>> = Vec::with_capacity(size);
-    {
-        let ram_ro: &B::Ram = ram;
-        for r in 0..size {
-            let mut buf = Vec::new();
-            if r as u32 != me {
-                for k in mine(r, me) {
-                    b.encode_ring(&b.ram_cell(ram_ro, list[k])?, &mut buf);
-                }
-            }
-            out.push(buf);
-        }
-    }
-    let own = refresh_share(list.len(), size, me as usize);
+    let out: Vec<OnceCell<Vec<u8>>> = (0..size).map(|_| OnceCell::new()).collect();
     let back: Vec<OnceCell<Vec<u8>>> = (0..size).map(|_| OnceCell::new()).collect();
+    let own: Vec<usize> = (0..list.len()).filter(|&k| who[k] == me).collect();
     let mut stored: Vec<(usize, B::Ring)> = Vec::new();
-    let ram_ro: &B::Ram = ram;
     mpi::request::scope(|scope| -> Result<(), CircuitError> {
         let mut reqs = Vec::new();
-        for r in (0..size).filter(|&r| r as u32 != me && !out[r].is_empty()) {
-            reqs.push(world.process_at_rank(r as i32).immediate_send_with_tag(
-                scope,
-                &out[r][..],
-                TAG_REFRESH,
-            ));
+        // The cells refresher `r` gets from this rank, encoded.
+        let cells_for = |r: usize, ram: &B::Ram| -> Result<Vec<u8>, CircuitError> {
+            let mut buf = Vec::new();
+            for k in mine(r as u32, me) {
+                b.encode_ring(&b.ram_cell(ram, list[k])?, &mut buf);
+            }
+            Ok(buf)
+        };
+        let others = (0..size).filter(|&r| r as u32 != me);
+        // Without a write here every cell is written already; with one, the parts held here are
+        // written `threads` data bits at a time, and each refresher's cells leave with their last
+        // bit.
+        let mut done = if write.is_some() { 0 } else { w };
+        let mut sent = vec![false; size];
+        loop {
+            if let Some(pw) = &write {
+                let bits = done..(done + threads.max(1)).min(w);
+                for j in (0..parts).filter(|&j| edge.holders[j] == me) {
+                    b.ram_write_part(ram, pw.addr, pw.vals, j, parts, bits.clone(), threads)?;
+                }
+                done = bits.end;
+            }
+            for r in others.clone() {
+                if !sent[r] && last_bit(r as u32).is_some_and(|l| l < done) {
+                    sent[r] = true;
+                    let buf = cells_for(r, ram)?;
+                    let buf: &Vec<u8> = out[r].get_or_init(|| buf);
+                    reqs.push(world.process_at_rank(r as i32).immediate_send_with_tag(
+                        scope,
+                        &buf[..],
+                        TAG_REFRESH,
+                    ));
+                }
+            }
+            if done >= w {
+                break;
+            }
         }
-        // This rank's share: its own cells, and those the other holders send, in list order.
+        let ram_ro: &B::Ram = ram;
+        // This rank's share: its own cells, and those the holders send, in list order.
         let mut cells: Vec<Option<B::Ring>> = (0..own.len()).map(|_| None).collect();
-        let mut from: Vec<u32> = own.clone().map(|k| holder(list[k])).collect();
+        let at = |k: usize| own.binary_search(&k).unwrap_or(usize::MAX);
+        let mut from: Vec<u32> = own.iter().map(|&k| holder(list[k])).collect();
         from.sort_unstable();
         from.dedup();
         for &h in &from {
             if h == me {
-                for k in mine(me as usize, me) {
-                    cells[k - own.start] = Some(b.ram_cell(ram_ro, list[k])?);
+                for k in mine(me, me) {
+                    cells[at(k)] = Some(b.ram_cell(ram_ro, list[k])?);
                 }
                 continue;
             }
@@ -689,8 +715,8 @@ fn refresh_exchange<B: Backend>(
                 .process_at_rank(h as i32)
                 .receive_vec_with_tag::<u8>(TAG_REFRESH);
             let mut rd = Reader::new(&bytes);
-            for k in mine(me as usize, h) {
-                cells[k - own.start] = Some(b.decode_ring(&mut rd)?);
+            for k in mine(me, h) {
+                cells[at(k)] = Some(b.decode_ring(&mut rd)?);
             }
             if rd.remaining() != 0 {
                 return Err(CircuitError::Mpi(format!(
@@ -706,8 +732,8 @@ fn refresh_exchange<B: Backend>(
         let fresh = par_for(cells.len(), threads, |k| b.refresh_ram_cell(&cells[k]))?;
         for &h in from.iter().filter(|&&h| h != me) {
             let mut buf = Vec::new();
-            for k in mine(me as usize, h) {
-                b.encode_ring(&fresh[k - own.start], &mut buf);
+            for k in mine(me, h) {
+                b.encode_ring(&fresh[at(k)], &mut buf);
             }
             let buf: &Vec<u8> = back[h as usize].get_or_init(|| buf);
             reqs.push(world.process_at_rank(h as i32).immediate_send_with_tag(
@@ -716,14 +742,14 @@ fn refresh_exchange<B: Backend>(
                 TAG_REFRESHED,
             ));
         }
-        for (k, cell) in own.clone().zip(fresh) {
+        for (&k, cell) in own.iter().zip(fresh) {
             if holder(list[k]) == me {
                 stored.push((list[k], cell));
             }
         }
         // The cells this rank holds, refreshed by the others.
-        for r in (0..size).filter(|&r| r as u32 != me) {
-            let ks: Vec<usize> = mine(r, me).collect();
+        for r in others {
+            let ks: Vec<usize> = mine(r as u32, me).collect();
             if ks.is_empty() {
                 continue;
             }
