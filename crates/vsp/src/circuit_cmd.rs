@@ -15,7 +15,7 @@ use vsp_platform::design::{
 use vsp_platform::server::Watch;
 
 use crate::progress::{fmt_bytes, Shown};
-use crate::{JsonArg, ResumeArgs, SecretKeyArg, ServerArgs};
+use crate::{JsonArg, ResumeArgs, SecretKeyArg, ServerArgs, ThreadsArg};
 
 /// The inputs file, as `-h` shows it.
 const INPUTS_SHORT: &str =
@@ -29,6 +29,13 @@ const INPUTS_HELP: &str = "JSON file with input values and memory contents:
 maps a memory (a [[builtin]]) to its words from address 0 (the rest 0). Both keys are optional;
 unknown keys are refused. Encrypted runs encrypt every value and memory given here; the other
 inputs (and --reset) are public. See docs/circuit.md.";
+
+/// `--inputs` of the commands that encrypt or run a circuit.
+#[derive(clap::Args)]
+pub struct InputsArg {
+    #[arg(long, help = INPUTS_SHORT, long_help = INPUTS_HELP)]
+    inputs: Option<PathBuf>,
+}
 
 /// `--blueprint`, shared by every circuit command.
 #[derive(clap::Args)]
@@ -77,8 +84,8 @@ pub struct EncArgs {
     blueprint: BlueprintArg,
     #[command(flatten)]
     key: SecretKeyArg,
-    #[arg(long, help = INPUTS_SHORT, long_help = INPUTS_HELP)]
-    inputs: Option<PathBuf>,
+    #[command(flatten)]
+    inputs: InputsArg,
     /// Write the encrypted request here (for `vsp circuit exec`).
     #[arg(short, long)]
     output: PathBuf,
@@ -114,8 +121,8 @@ pub struct EncryptedTraceArg {
 pub struct RunArgs {
     #[command(flatten)]
     blueprint: BlueprintArg,
-    #[arg(long, help = INPUTS_SHORT, long_help = INPUTS_HELP)]
-    inputs: Option<PathBuf>,
+    #[command(flatten)]
+    inputs: InputsArg,
     /// Cycles to run (after the reset cycle, which is not counted).
     #[arg(long)]
     cycles: u64,
@@ -140,9 +147,8 @@ pub struct RunArgs {
     /// Write every cycle's outputs here as a VCD (Value Change Dump; GTKWave opens it).
     #[arg(long)]
     vcd: Option<PathBuf>,
-    /// Worker threads (default: all cores).
-    #[arg(short, long, value_parser = vsp_platform::server::parse_threads)]
-    threads: Option<usize>,
+    #[command(flatten)]
+    threads: ThreadsArg,
 }
 
 #[derive(clap::Args)]
@@ -171,20 +177,10 @@ pub struct DecArgs {
 impl CircuitCommand {
     pub fn run(self, shown: &mut Shown) -> Result<()> {
         match self {
-            CircuitCommand::Stats { blueprint, json } => {
-                let v = stats_json(&*load_design(&blueprint.blueprint)?);
-                if json.json {
-                    println!("{}", serde_json::to_string_pretty(&v)?);
-                } else if let Some(obj) = v.as_object() {
-                    for (k, v) in obj {
-                        println!("{k:<26} {v}");
-                    }
-                }
-                Ok(())
-            }
+            CircuitCommand::Stats { blueprint, json } => stats(&blueprint, json),
             CircuitCommand::Run(a) => a.run(shown),
             CircuitCommand::Enc(a) => {
-                let (bp, inputs) = (&a.blueprint.blueprint, a.inputs.as_deref());
+                let (bp, inputs) = (&a.blueprint.blueprint, a.inputs.inputs.as_deref());
                 let size = encrypt_inputs(bp, &a.key.key, inputs, &a.output, shown)?;
                 let (out, size) = (a.output.display(), fmt_bytes(size));
                 shown.end(&format!("wrote circuit request {out} ({size})"))
@@ -211,7 +207,7 @@ impl RunArgs {
     fn run(self, shown: &mut Shown) -> Result<()> {
         let run = LocalRun {
             blueprint: self.blueprint.blueprint,
-            inputs: self.inputs,
+            inputs: self.inputs.inputs,
             cycles: self.cycles,
             until: self.until,
             reset: self.reset,
@@ -219,7 +215,7 @@ impl RunArgs {
             output: self.output,
             trace: self.trace,
             vcd: self.vcd,
-            threads: self.threads,
+            threads: self.threads.threads,
         };
         if let (Some(out), None) = (run.run(shown)?, &run.output) {
             println!("{}", outputs_json(&out));
@@ -244,6 +240,19 @@ impl DecArgs {
         }
         Ok(())
     }
+}
+
+/// `vsp circuit stats`.
+fn stats(blueprint: &BlueprintArg, json: JsonArg) -> Result<()> {
+    let v = stats_json(&*load_design(&blueprint.blueprint)?);
+    if json.json {
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else if let Some(obj) = v.as_object() {
+        for (k, v) in obj {
+            println!("{k:<26} {v}");
+        }
+    }
+    Ok(())
 }
 
 /// The server's half of a circuit run (`exec`, `resume`), and what it wrote (rank 0, unless quiet).

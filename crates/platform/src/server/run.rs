@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use vsp_cahp::cores::{Core, MemSize, Memory};
 use vsp_circuit::TfheBackend;
+use vsp_codec::text::fmt_secs;
 use vsp_codec::OutputLock;
 
 use super::mpi;
@@ -21,9 +22,17 @@ use crate::wire::envelope::{Envelope, Kind};
 /// What a server run tells its caller (a command shows a spinner, a bar and warnings; a library
 /// user may ignore all of it: every method has a default).
 pub trait Watch {
-    /// Loads the evaluation key (seconds: it is decompressed); the default loads it quietly.
+    /// Loads the evaluation key (seconds: it is decompressed) as a [`Watch::step`], then notes the
+    /// time it took.
     fn load_keys(&mut self, path: &Path) -> Result<Arc<ServerKeys>> {
-        Ok(Arc::new(ServerKeys::load(path)?))
+        let t = Instant::now();
+        self.step("loading the evaluation key (regenerating masks from seeds)");
+        let keys = ServerKeys::load(path);
+        self.step_done();
+        let keys = keys?;
+        let secs = fmt_secs(t.elapsed().as_secs_f64());
+        self.note(&format!("evaluation key ready in {secs}"));
+        Ok(Arc::new(keys))
     }
     /// A run of `cycles` cycles starts.
     fn running(&mut self, _cycles: u64) {}
