@@ -16,8 +16,9 @@ use crate::keys::ServerKeys;
 use crate::processor::machine::Machine;
 use crate::processor::packets::{request_memory, Request};
 use crate::processor::program::memory_name;
+use crate::processor::run::Snapshot;
 use crate::processor::run::{RunProgress, Snapshots};
-use crate::wire::envelope::{Envelope, Kind};
+use crate::wire::envelope::{read_header, Envelope, Kind};
 
 /// What a server run tells its caller (a command shows a spinner, a bar and warnings; a library
 /// user may ignore all of it: every method has a default).
@@ -207,7 +208,7 @@ pub enum Start<'a> {
 /// Checks from the headers alone that the snapshot was made under the evaluation key (before the
 /// key is loaded and decompressed).
 pub fn check_snapshot_header(snapshot: &Path, eval_key: &Path) -> Result<()> {
-    let (id, params) = Envelope::read_header(snapshot, Kind::Snapshot)?;
+    let (id, params) = read_header::<Snapshot<'static>>(snapshot)?;
     ServerKeys::check_header(
         eval_key,
         &format!("the snapshot {}", snapshot.display()),

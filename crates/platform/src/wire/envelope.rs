@@ -9,9 +9,11 @@
 //! never leaves a half-written file under the final name.
 //!
 //! A file type of the platform implements [`FileCodec`] with this [`FORMAT`], [`param_id`] and
-//! [`parse_param`] for its header, and is read and written by [`load`] and [`save`] (so far the
-//! snapshot, [`crate::processor::run::Snapshot`], and the encrypted trace,
-//! [`crate::design::EncryptedTrace`]); the other kinds still go through [`Envelope`].
+//! [`parse_param`] for its header, is read and written by [`load`] and [`save`], and its header read
+//! alone by [`read_header`]: so far the keys ([`crate::keys::ClientKey`],
+//! [`crate::keys::EvalKeyFile`]), the snapshot ([`crate::processor::run::Snapshot`]) and the
+//! encrypted trace ([`crate::design::EncryptedTrace`]); requests and results still go through
+//! [`Envelope`].
 
 use std::fmt;
 use std::path::Path;
@@ -123,26 +125,6 @@ impl Envelope {
         Ok(bytes.len() as u64)
     }
 
-    /// The key id and parameter-set name in the header of the file `path` of kind `expected`, from
-    /// its first few hundred bytes (magic, version and kind checked; the rest is checked when the
-    /// file is read whole): what a large file belongs to, known before it is loaded.
-    pub fn read_header(path: &Path, expected: Kind) -> Result<(KeyId, String)> {
-        let prefix = vsp_codec::read_prefix(
-            path,
-            vsp_codec::envelope::MAX_HEADER as u64,
-            vsp_codec::limits::ANY,
-            "any vsp file",
-        )?;
-        let header = || -> Result<(KeyId, String)> {
-            parse_param(vsp_codec::envelope::peek_param(
-                &FORMAT,
-                &prefix,
-                expected as u16,
-            )?)
-        };
-        header().map_err(|e| e.in_file(path))
-    }
-
     pub fn read(path: &Path, expected: Kind) -> Result<Envelope> {
         let bytes = read_bytes(path, expected as u16)?;
         Envelope::from_bytes(&bytes, expected).map_err(|e| e.in_file(path))
@@ -176,6 +158,20 @@ pub fn save<T: FileCodec<Error = PlatformError>>(
     let bytes = Zeroizing::new(value.encode(ctx));
     write_atomic(path, &bytes, T::ACCESS)?;
     Ok(bytes.len() as u64)
+}
+
+/// The key id and parameter-set name in the header of the `vsp` file `path` of a [`FileCodec`]
+/// type, from its first few hundred bytes (magic, version and kind checked; the rest is checked when
+/// the file is read whole): what a large file belongs to, known before it is loaded.
+pub fn read_header<T: FileCodec>(path: &Path) -> Result<(KeyId, String)> {
+    let prefix = vsp_codec::read_prefix(
+        path,
+        vsp_codec::envelope::MAX_HEADER as u64,
+        vsp_codec::limits::ANY,
+        "any vsp file",
+    )?;
+    let header = || parse_param(T::peek_param(&prefix)?);
+    header().map_err(|e| e.in_file(path))
 }
 
 /// The header's parameter id of a file made under the key `key_id` of parameter set `params`: the
