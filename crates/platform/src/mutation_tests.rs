@@ -103,7 +103,7 @@ fn request_body() -> &'static [u8] {
             .unwrap()
             .encrypt(key())
             .unwrap()
-            .to_envelope(key().sk.params())
+            .to_envelope()
             .body
             .to_vec()
     })

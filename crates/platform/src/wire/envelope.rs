@@ -10,10 +10,13 @@
 //!
 //! A file type of the platform implements [`FileCodec`] with this [`FORMAT`], [`param_id`] and
 //! [`parse_param`] for its header, is read and written by [`load`] and [`save`], and its header read
-//! alone by [`read_header`]: so far the keys ([`crate::keys::ClientKey`],
-//! [`crate::keys::EvalKeyFile`]), the snapshot ([`crate::processor::run::Snapshot`]) and the
-//! encrypted trace ([`crate::design::EncryptedTrace`]); requests and results still go through
-//! [`Envelope`].
+//! alone by [`read_header`]: the keys ([`crate::keys::ClientKey`], [`crate::keys::EvalKeyFile`]),
+//! the requests ([`crate::Request`], [`crate::design::CircuitRequest`]: one kind, the reader's
+//! context says which), the snapshot ([`crate::processor::run::Snapshot`]) and the encrypted trace
+//! ([`crate::design::EncryptedTrace`]). A read whose header is checked before the body can be
+//! decoded (a request's key against the evaluation key's header, before that key is loaded) holds
+//! the checked file as an [`Envelope`] and decodes it with [`Envelope::decode`]. Results are still
+//! built and read on [`Envelope`] directly.
 
 use std::fmt;
 use std::path::Path;
@@ -125,9 +128,46 @@ impl Envelope {
         Ok(bytes.len() as u64)
     }
 
+    /// The value this verified envelope holds, read by its [`FileCodec`] (to its end): the second
+    /// half of a read whose header was checked first (a request's key against the evaluation key's
+    /// header before that key is loaded).
+    pub fn decode<T: FileCodec<Error = PlatformError>>(&self, ctx: &T::Context) -> Result<T> {
+        if kind_of::<T>()? != self.kind {
+            return Err(PlatformError::format(format!(
+                "found {}, expected {}",
+                self.kind,
+                FORMAT.kind_name(T::KIND)
+            )));
+        }
+        let mut r = vsp_codec::Reader::new(&self.body);
+        let value = T::read_body(&param_id(self.key_id, &self.params), &mut r, ctx)?;
+        r.end()?;
+        Ok(value)
+    }
+
     pub fn read(path: &Path, expected: Kind) -> Result<Envelope> {
         let bytes = read_bytes(path, expected as u16)?;
         Envelope::from_bytes(&bytes, expected).map_err(|e| e.in_file(path))
+    }
+}
+
+/// The [`Kind`] of a [`FileCodec`] type of this format.
+fn kind_of<T: FileCodec>() -> Result<Kind> {
+    const KINDS: [Kind; 6] = [
+        Kind::SecretKey,
+        Kind::EvalKey,
+        Kind::Request,
+        Kind::Result,
+        Kind::Snapshot,
+        Kind::Trace,
+    ];
+    match KINDS.into_iter().find(|k| *k as u16 == T::KIND) {
+        Some(k) if T::FORMAT.magic == FORMAT.magic => Ok(k),
+        _ => Err(PlatformError::format(format!(
+            "{} kind {} is not a vsp file",
+            T::FORMAT.name,
+            T::KIND
+        ))),
     }
 }
 
