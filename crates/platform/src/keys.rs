@@ -355,6 +355,30 @@ mod tests {
         );
     }
 
+    /// The evaluation key file through [`FileCodec`] keeps its layout (gate key length u64 ‖ gate
+    /// key ‖ circuit key in the envelope) and reads back to the same keys; its header names the key.
+    #[test]
+    fn evaluation_key_files_keep_their_bytes() {
+        let key = generate_secret("default", &Params::default_128()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ek");
+        key.save_eval_key(&path).unwrap();
+        let file: EvalKeyFile = envelope::load(&path, &()).unwrap();
+        let (gate, circuit) = (file.gate.to_bytes(), file.circuit.to_bytes());
+        let mut body = (gate.len() as u64).to_le_bytes().to_vec();
+        body.extend_from_slice(&gate);
+        body.extend_from_slice(&circuit);
+        let before = Envelope::new(Kind::EvalKey, "default", key.key_id, body);
+        assert_eq!(std::fs::read(&path).unwrap(), *before.to_bytes());
+        let header = envelope::read_header::<EvalKeyFile>(&path).unwrap();
+        assert_eq!(header, (key.key_id, "default".to_string()));
+        let e = error_line(&envelope::read_header::<ClientKey>(&path).unwrap_err());
+        assert!(
+            e.ends_with("found evaluation key, expected secret key"),
+            "{e}"
+        );
+    }
+
     /// A key made by a build whose `default` had other values (n0 = 805 before 2026-12-04) is intact:
     /// refused as from another version, with what to do, not called corrupt.
     #[test]

@@ -30,13 +30,6 @@ maps a memory (a [[builtin]]) to its words from address 0 (the rest 0). Both key
 unknown keys are refused. Encrypted runs encrypt every value and memory given here; the other
 inputs (and --reset) are public. See docs/circuit.md.";
 
-/// `--inputs` of the commands that encrypt or run a circuit.
-#[derive(clap::Args)]
-pub struct InputsArg {
-    #[arg(long, help = INPUTS_SHORT, long_help = INPUTS_HELP)]
-    inputs: Option<PathBuf>,
-}
-
 /// `--blueprint`, shared by every circuit command.
 #[derive(clap::Args)]
 pub struct BlueprintArg {
@@ -84,8 +77,8 @@ pub struct EncArgs {
     blueprint: BlueprintArg,
     #[command(flatten)]
     key: SecretKeyArg,
-    #[command(flatten)]
-    inputs: InputsArg,
+    #[arg(long, help = INPUTS_SHORT, long_help = INPUTS_HELP)]
+    inputs: Option<PathBuf>,
     /// Write the encrypted request here (for `vsp circuit exec`).
     #[arg(short, long)]
     output: PathBuf,
@@ -121,8 +114,8 @@ pub struct EncryptedTraceArg {
 pub struct RunArgs {
     #[command(flatten)]
     blueprint: BlueprintArg,
-    #[command(flatten)]
-    inputs: InputsArg,
+    #[arg(long, help = INPUTS_SHORT, long_help = INPUTS_HELP)]
+    inputs: Option<PathBuf>,
     /// Cycles to run (after the reset cycle, which is not counted).
     #[arg(long)]
     cycles: u64,
@@ -179,12 +172,7 @@ impl CircuitCommand {
         match self {
             CircuitCommand::Stats { blueprint, json } => stats(&blueprint, json),
             CircuitCommand::Run(a) => a.run(shown),
-            CircuitCommand::Enc(a) => {
-                let (bp, inputs) = (&a.blueprint.blueprint, a.inputs.inputs.as_deref());
-                let size = encrypt_inputs(bp, &a.key.key, inputs, &a.output, shown)?;
-                let (out, size) = (a.output.display(), fmt_bytes(size));
-                shown.end(&format!("wrote circuit request {out} ({size})"))
-            }
+            CircuitCommand::Enc(a) => a.run(shown),
             CircuitCommand::Exec(a) => {
                 let (input, reset) = (&a.input, a.reset);
                 let start = CircuitStart::Request { input, reset };
@@ -203,11 +191,20 @@ impl CircuitCommand {
     }
 }
 
+impl EncArgs {
+    fn run(self, shown: &mut Shown) -> Result<()> {
+        let (bp, inputs) = (&self.blueprint.blueprint, self.inputs.as_deref());
+        let size = encrypt_inputs(bp, &self.key.key, inputs, &self.output, shown)?;
+        let (out, size) = (self.output.display(), fmt_bytes(size));
+        shown.end(&format!("wrote circuit request {out} ({size})"))
+    }
+}
+
 impl RunArgs {
     fn run(self, shown: &mut Shown) -> Result<()> {
         let run = LocalRun {
             blueprint: self.blueprint.blueprint,
-            inputs: self.inputs.inputs,
+            inputs: self.inputs,
             cycles: self.cycles,
             until: self.until,
             reset: self.reset,

@@ -130,12 +130,33 @@ enum TokenCommand {
 }
 
 impl Serve {
-    pub fn run(self, shown: &mut Shown) -> Result<()> {
-        if let Some(ServeCommand::Token(t)) = self.token {
+    pub fn run(mut self, shown: &mut Shown) -> Result<()> {
+        if let Some(ServeCommand::Token(t)) = self.token.take() {
             return t.run(shown);
         }
+        let cfg = self.config()?;
+        let (ranks, data, jobs) = (
+            cfg.mpi.as_ref().map(|m| m.ranks),
+            cfg.data.clone(),
+            cfg.jobs,
+        );
+        let server = Server::start(cfg)?;
+        // The address goes to stdout (a script that asked for port 0 reads it there).
+        println!("listening on http://{}", server.addr());
+        shown.note(&format!(
+            "vsp serve: data in {}, {jobs} job(s) at a time; Ctrl-C stops (running jobs resume at the next start)",
+            data.display(),
+        ));
+        if let Some(r) = ranks {
+            shown.note(&format!("every job runs under mpirun on {r} ranks"));
+        }
+        Ok(server.run_until_signal()?)
+    }
+
+    /// The server's configuration.
+    fn config(self) -> Result<Config> {
         let data = self.data.ok_or_else(|| anyhow!("--data DIR is required"))?;
-        let cfg = Config {
+        Ok(Config {
             listen: self.listen,
             jobs: self.jobs as usize,
             threads: self.threads,
@@ -145,20 +166,7 @@ impl Serve {
             max_request_bytes: self.max_request_bytes,
             mpi: self.mpi.launch()?,
             ..Config::new(data)
-        };
-        let (ranks, data) = (cfg.mpi.as_ref().map(|m| m.ranks), cfg.data.clone());
-        let server = Server::start(cfg)?;
-        // The address goes to stdout (a script that asked for port 0 reads it there).
-        println!("listening on http://{}", server.addr());
-        shown.note(&format!(
-            "vsp serve: data in {}, {} job(s) at a time; Ctrl-C stops (running jobs resume at the next start)",
-            data.display(),
-            self.jobs
-        ));
-        if let Some(r) = ranks {
-            shown.note(&format!("every job runs under mpirun on {r} ranks"));
-        }
-        Ok(server.run_until_signal()?)
+        })
     }
 }
 
@@ -290,19 +298,7 @@ impl Remote {
         match self.command {
             RemoteCommand::KeyUpload { key } => key_upload(&c, &key)?,
             RemoteCommand::Submit(s) => s.run(&c, shown)?,
-            RemoteCommand::Status { id, json } => {
-                let all = match id {
-                    Some(id) => vec![c.status(&id)?],
-                    None => c.list()?,
-                };
-                if json {
-                    println!("{}", serde_json::to_string_pretty(&all)?);
-                } else {
-                    for s in &all {
-                        println!("{}", s.line());
-                    }
-                }
-            }
+            RemoteCommand::Status { id, json } => status(&c, id.as_deref(), json)?,
             RemoteCommand::Watch(job) => {
                 let st = c.wait_done(&job.id, &mut JobBar::new(shown.quiet()).on_status())?;
                 println!("{}", st.line());
@@ -322,6 +318,22 @@ impl Remote {
         }
         Ok(())
     }
+}
+
+/// `vsp remote status`: one job's status, or every job of this client's.
+fn status(c: &Client, id: Option<&str>, json: bool) -> Result<()> {
+    let all = match id {
+        Some(id) => vec![c.status(id)?],
+        None => c.list()?,
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&all)?);
+    } else {
+        for s in &all {
+            println!("{}", s.line());
+        }
+    }
+    Ok(())
 }
 
 /// `vsp remote key-upload`.
