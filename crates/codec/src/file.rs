@@ -10,7 +10,7 @@
 use std::path::Path;
 
 use crate::atomic::{read_file, write_atomic, Access};
-use crate::envelope::{open, seal, Format};
+use crate::envelope::{open, peek_param, seal, Format};
 use crate::{Error, Reader, Writer};
 
 /// One kind of object in one file format.
@@ -64,6 +64,13 @@ pub trait FileCodec: Sized {
         let v = Self::read_body(o.param, &mut r, ctx)?;
         r.end()?;
         Ok(v)
+    }
+
+    /// The parameter id in the header at the start of a file of this kind, from its first
+    /// [`MAX_HEADER`](crate::envelope::MAX_HEADER) bytes or more: magic, version and kind checked,
+    /// nothing else ([`peek_param`]); what a large file belongs to, known before it is read whole.
+    fn peek_param(prefix: &[u8]) -> Result<&[u8], Error> {
+        peek_param(Self::FORMAT, prefix, Self::KIND)
     }
 
     /// Writes the file atomically ([`write_atomic`], with [`FileCodec::ACCESS`]).
@@ -152,5 +159,10 @@ mod tests {
         let p = Pair(1, vec![9]);
         p.save(&path, &1).unwrap();
         assert_eq!(Pair::load(&path, &1).unwrap(), p);
+        // The header alone: the parameter id; another kind is refused.
+        let bytes = p.encode(&1);
+        assert_eq!(Pair::peek_param(&bytes[..20]).unwrap(), [1]);
+        let other = seal(&F, 2, &[1], &[]);
+        assert!(Pair::peek_param(&other).is_err());
     }
 }

@@ -112,7 +112,7 @@ pub fn run(o: &DemoOptions, watch: &mut dyn Watch) -> Result<()> {
     ));
     let t = Instant::now();
     let request = plain.encrypt(&client)?;
-    let req_size = request.to_envelope(client.sk.params()).write(&req_path)?;
+    let req_size = crate::wire::envelope::save(&request, &req_path, client.sk.params())?;
     let (size, secs) = (fmt_bytes(req_size), secs_since(t));
     watch.say(&format!("[alice] encrypted request: {size} in {secs}"));
 

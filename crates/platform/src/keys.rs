@@ -8,16 +8,21 @@
 //! the compressed gate key (bootstrapping key level 0→1 + key switching 1→0) and the compressed
 //! circuit key (level 0→2 bootstrapping key + private key switching 2→1); masks are regenerated from
 //! seeds on load, which is why the file is a fraction of the in-memory size.
+//!
+//! Both files are [`FileCodec`] types ([`ClientKey`], [`EvalKeyFile`]): read by
+//! [`crate::wire::envelope::load`], written by [`crate::wire::envelope::save`], their headers read by
+//! [`crate::wire::envelope::read_header`].
 
 use std::path::Path;
 use std::sync::Arc;
 
+use vsp_codec::{Access, FileCodec, Format, Reader, Writer};
 use vsp_tfhe::{
     CircuitKey, CompressedCircuitKey, CompressedEvalKey, EvalKey, ParamId, Params, SecretKey,
 };
 
 use crate::error::{PlatformError, Result};
-use crate::wire::envelope::{Envelope, KeyId, Kind};
+use crate::wire::envelope::{self, Envelope, KeyId, Kind, FORMAT};
 
 /// The parameter-set names the CLI accepts; all but `default` need `--insecure`.
 pub const PARAM_SETS: [&str; 3] = ["default", "vsp2021", "cggi16"];
@@ -57,17 +62,15 @@ fn label_id(name: &str) -> Option<ParamId> {
 
 /// Refuses a key file whose envelope label does not name the parameter set of the key inside (a
 /// relabelled `cggi16` key must not pass as `default`).
-fn check_label(path: &Path, what: &str, label: &str, inside: &Params) -> Result<()> {
+fn check_label(what: &str, label: &str, inside: &Params) -> Result<()> {
     match label_id(label) {
         Some(id) if id == inside.id => Ok(()),
         Some(_) => Err(PlatformError::KeyMismatch(format!(
-            "{}: the file says parameter set {label:?} but the {what} inside uses {:?}",
-            path.display(),
+            "the file says parameter set {label:?} but the {what} inside uses {:?}",
             inside.id
         ))),
         None => Err(PlatformError::format(format!(
-            "{}: unknown parameter set {label:?}",
-            path.display()
+            "unknown parameter set {label:?}"
         ))),
     }
 }
@@ -123,53 +126,112 @@ impl ClientKey {
         )
     }
 
+    /// Writes the secret key file (created 0600); returns its size.
     pub fn save(&self, path: &Path) -> Result<u64> {
-        let body = self.sk.to_bytes();
-        let env = Envelope::new(
-            Kind::SecretKey,
-            &self.params_name,
-            self.key_id,
-            body.to_vec(),
-        );
-        env.write(path)
+        envelope::save(self, path, &())
     }
 
+    /// Reads a secret key file: the key, its label and its id checked against the key inside.
     pub fn load(path: &Path) -> Result<ClientKey> {
-        let env = Envelope::read(path, Kind::SecretKey)?;
-        Self::from_envelope(env, path)
-    }
-
-    /// The key in a verified secret-key envelope read from `path` (named in errors).
-    pub fn from_envelope(env: Envelope, path: &Path) -> Result<ClientKey> {
-        let sk = SecretKey::from_bytes(&env.body).map_err(load_error(path, "secret key"))?;
-        check_label(path, "secret key", &env.params, sk.params())?;
-        let derived = key_id_of(&sk.to_bytes());
-        if derived != env.key_id {
-            return Err(PlatformError::KeyMismatch(format!(
-                "{}: the secret key's id {} is not the id of the key inside ({derived}): the key was \
-                 modified, or made by a build before key ids were derived from keys (make a new one \
-                 with `vsp genkey`)",
-                path.display(),
-                env.key_id
-            )));
-        }
-        Ok(ClientKey {
-            sk,
-            params_name: env.params,
-            key_id: env.key_id,
-        })
+        envelope::load(path, &())
     }
 
     /// Generates the compressed evaluation key (gate key + circuit key) and writes it.
     pub fn save_eval_key(&self, path: &Path) -> Result<u64> {
-        let gate = CompressedEvalKey::generate(&self.sk).to_bytes();
-        let circuit = CompressedCircuitKey::generate(&self.sk).to_bytes();
-        let mut body = Vec::with_capacity(gate.len() + circuit.len() + 8);
-        body.extend_from_slice(&(gate.len() as u64).to_le_bytes());
-        body.extend_from_slice(&gate);
-        body.extend_from_slice(&circuit);
-        let env = Envelope::new(Kind::EvalKey, &self.params_name, self.key_id, body);
-        env.write(path)
+        let file = EvalKeyFile {
+            params_name: self.params_name.clone(),
+            key_id: self.key_id,
+            gate: CompressedEvalKey::generate(&self.sk),
+            circuit: CompressedCircuitKey::generate(&self.sk),
+        };
+        envelope::save(&file, path, &())
+    }
+}
+
+/// The secret key file: vsp-tfhe's encoding of the key, under the key's label and id.
+impl FileCodec for ClientKey {
+    const FORMAT: &'static Format = &FORMAT;
+    const KIND: u16 = Kind::SecretKey as u16;
+    const ACCESS: Access = Access::Private;
+    type Context = ();
+    type Error = PlatformError;
+
+    fn param_id(&self, _: &()) -> Vec<u8> {
+        envelope::param_id(self.key_id, &self.params_name)
+    }
+
+    fn write_body(&self, w: &mut Writer) {
+        w.bytes(&self.sk.to_bytes());
+    }
+
+    fn read_body(param: &[u8], r: &mut Reader<'_>, _: &()) -> Result<ClientKey> {
+        let (key_id, params_name) = envelope::parse_param(param)?;
+        let body = r.take(r.remaining(), "secret key")?;
+        let sk = SecretKey::from_bytes(body).map_err(load_error("secret key"))?;
+        check_label("secret key", &params_name, sk.params())?;
+        let derived = key_id_of(&sk.to_bytes());
+        if derived != key_id {
+            return Err(PlatformError::KeyMismatch(format!(
+                "the secret key's id {key_id} is not the id of the key inside ({derived}): the key \
+                 was modified, or made by a build before key ids were derived from keys (make a new \
+                 one with `vsp genkey`)"
+            )));
+        }
+        Ok(ClientKey {
+            sk,
+            params_name,
+            key_id,
+        })
+    }
+}
+
+/// The evaluation key file as stored: the compressed gate key (bootstrapping key level 0→1 + key
+/// switching 1→0) and circuit key (level 0→2 bootstrapping key + private key switching 2→1), under
+/// the secret key's label and id. Body: gate key length u64 ‖ gate key ‖ circuit key.
+pub struct EvalKeyFile {
+    pub params_name: String,
+    pub key_id: KeyId,
+    pub gate: CompressedEvalKey,
+    pub circuit: CompressedCircuitKey,
+}
+
+impl FileCodec for EvalKeyFile {
+    const FORMAT: &'static Format = &FORMAT;
+    const KIND: u16 = Kind::EvalKey as u16;
+    type Context = ();
+    type Error = PlatformError;
+
+    fn param_id(&self, _: &()) -> Vec<u8> {
+        envelope::param_id(self.key_id, &self.params_name)
+    }
+
+    fn write_body(&self, w: &mut Writer) {
+        let gate = self.gate.to_bytes();
+        w.u64(gate.len() as u64);
+        w.bytes(&gate);
+        w.bytes(&self.circuit.to_bytes());
+    }
+
+    /// The two compressed keys, their parameter set checked against the label (before the slow
+    /// decompression).
+    fn read_body(param: &[u8], r: &mut Reader<'_>, _: &()) -> Result<EvalKeyFile> {
+        let (key_id, params_name) = envelope::parse_param(param)?;
+        let framing = || PlatformError::format("corrupt evaluation key (bad framing)");
+        let len = r.array::<8>("gate key length").map_err(|_| framing())?;
+        let gate_len = usize::try_from(u64::from_le_bytes(len)).map_err(|_| framing())?;
+        let gate = r.take(gate_len, "gate key").map_err(|_| framing())?;
+        let circuit = r.take(r.remaining(), "circuit key")?;
+        let gate = CompressedEvalKey::from_bytes(gate).map_err(load_error("evaluation key"))?;
+        let circuit =
+            CompressedCircuitKey::from_bytes(circuit).map_err(load_error("evaluation key"))?;
+        check_label("evaluation key", &params_name, gate.params())?;
+        check_label("circuit key", &params_name, circuit.params())?;
+        Ok(EvalKeyFile {
+            params_name,
+            key_id,
+            gate,
+            circuit,
+        })
     }
 }
 
@@ -189,7 +251,7 @@ impl ServerKeys {
     /// decompressed, which takes seconds), that `what` — made under `key_id`/`params_name` — can run
     /// with it: a request under another key is refused at once.
     pub fn check_header(path: &Path, what: &str, key_id: KeyId, params_name: &str) -> Result<()> {
-        let (ek_id, ek_params) = Envelope::read_header(path, Kind::EvalKey)?;
+        let (ek_id, ek_params) = envelope::read_header::<EvalKeyFile>(path)?;
         if params_name != ek_params {
             return Err(PlatformError::KeyMismatch(format!(
                 "{what} was made with parameter set {params_name:?}, the evaluation key {} uses \
@@ -209,66 +271,34 @@ impl ServerKeys {
 
     /// Loads and decompresses an evaluation key file (regenerating the masks from their seeds).
     pub fn load(path: &Path) -> Result<ServerKeys> {
-        let env = Envelope::read(path, Kind::EvalKey)?;
-        let (ek, ck) = Self::parse_compressed(&env, path)?;
-        let ek = ek
-            .decompress()
-            .map_err(load_error(path, "evaluation key"))?;
-        let ck = ck
-            .decompress()
-            .map_err(load_error(path, "evaluation key"))?;
+        let file: EvalKeyFile = envelope::load(path, &())?;
+        let decompress = || -> Result<(EvalKey, CircuitKey)> {
+            let ek = file.gate.decompress();
+            let ck = file.circuit.decompress();
+            let e = load_error("evaluation key");
+            Ok((ek.map_err(&e)?, ck.map_err(&e)?))
+        };
+        let (ek, ck) = decompress().map_err(|e| e.in_file(path))?;
         Ok(ServerKeys {
             ek: Arc::new(ek),
             ck: Arc::new(ck),
-            params_name: env.params,
-            key_id: env.key_id,
+            params_name: file.params_name,
+            key_id: file.key_id,
         })
-    }
-
-    /// The compressed gate and circuit keys of a verified evaluation-key envelope, their parameter
-    /// set checked against the label.
-    pub fn parse_compressed(
-        env: &Envelope,
-        path: &Path,
-    ) -> Result<(CompressedEvalKey, CompressedCircuitKey)> {
-        let framing = || {
-            PlatformError::format(format!(
-                "{}: corrupt evaluation key (bad framing)",
-                path.display()
-            ))
-        };
-        let len_bytes: [u8; 8] = env
-            .body
-            .get(..8)
-            .and_then(|s| s.try_into().ok())
-            .ok_or_else(framing)?;
-        let gate_len = usize::try_from(u64::from_le_bytes(len_bytes)).map_err(|_| framing())?;
-        let gate = env
-            .body
-            .get(8..8usize.saturating_add(gate_len))
-            .ok_or_else(framing)?;
-        let circuit = &env.body[8 + gate_len..];
-        let ek = CompressedEvalKey::from_bytes(gate).map_err(load_error(path, "evaluation key"))?;
-        let ck = CompressedCircuitKey::from_bytes(circuit)
-            .map_err(load_error(path, "evaluation key"))?;
-        // Before the (slow) decompression: the label must name the keys' parameter set.
-        check_label(path, "evaluation key", &env.params, ek.params())?;
-        check_label(path, "circuit key", &env.params, ck.params())?;
-        Ok((ek, ck))
     }
 }
 
-/// "`path`: corrupt `what`" around a vsp-tfhe error; an intact key made by a build whose parameter
-/// values differ is not called corrupt, and the message says how to go on.
-fn load_error<'a>(path: &'a Path, what: &'a str) -> impl Fn(vsp_tfhe::Error) -> PlatformError + 'a {
+/// "corrupt `what`" around a vsp-tfhe error (the file is named by the caller); an intact key made
+/// by a build whose parameter values differ is not called corrupt, and the message says how to go
+/// on.
+fn load_error(what: &str) -> impl Fn(vsp_tfhe::Error) -> PlatformError + '_ {
     move |e| {
         let context = match e {
             vsp_tfhe::Error::ParamsChanged(_) => format!(
-                "{}: {what} made by another version of vsp (make new keys with `vsp genkey` and \
-                 `vsp genbkey`)",
-                path.display()
+                "{what} made by another version of vsp (make new keys with `vsp genkey` and `vsp \
+                 genbkey`)"
             ),
-            _ => format!("{}: corrupt {what}", path.display()),
+            _ => format!("corrupt {what}"),
         };
         PlatformError::from(e).context(context)
     }
@@ -277,6 +307,7 @@ fn load_error<'a>(path: &'a Path, what: &'a str) -> impl Fn(vsp_tfhe::Error) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::files::error_line;
 
     /// Issue 25: a secret key whose seed was changed and whose envelope was sealed again used to
     /// load (and decrypt silently wrong); the id is now the key's own and checked.
@@ -294,15 +325,58 @@ mod tests {
         let mut env = Envelope::read(&path, Kind::SecretKey).unwrap();
         env.body = zeroize::Zeroizing::new(other.sk.to_bytes().to_vec());
         env.write(&path).unwrap();
-        let e = ClientKey::load(&path).err().unwrap().to_string();
+        let e = error_line(&ClientKey::load(&path).err().unwrap());
         assert!(e.contains("is not the id of the key inside"), "{e}");
         // The key's own material under another id (a key passing as someone else's): refused too.
         let mut env = Envelope::read(&path, Kind::SecretKey).unwrap();
         env.body = zeroize::Zeroizing::new(key.sk.to_bytes().to_vec());
         env.key_id = KeyId([9; 16]);
         env.write(&path).unwrap();
-        let e = ClientKey::load(&path).err().unwrap().to_string();
+        let e = error_line(&ClientKey::load(&path).err().unwrap());
         assert!(e.contains("is not the id of the key inside"), "{e}");
+    }
+
+    /// The secret key file through [`FileCodec`] is the envelope it always was: the key's
+    /// encoding under its label and id, byte for byte.
+    #[test]
+    fn secret_key_files_keep_their_bytes() {
+        let key = generate_secret("default", &Params::default_128()).unwrap();
+        let before = Envelope::new(
+            Kind::SecretKey,
+            "default",
+            key.key_id,
+            key.sk.to_bytes().to_vec(),
+        );
+        assert_eq!(key.encode(&()), *before.to_bytes());
+        let back = ClientKey::decode(&before.to_bytes(), &()).unwrap();
+        assert_eq!(
+            (back.key_id, back.params_name),
+            (key.key_id, key.params_name)
+        );
+    }
+
+    /// The evaluation key file through [`FileCodec`] keeps its layout (gate key length u64 ‖ gate
+    /// key ‖ circuit key in the envelope) and reads back to the same keys; its header names the key.
+    #[test]
+    fn evaluation_key_files_keep_their_bytes() {
+        let key = generate_secret("default", &Params::default_128()).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ek");
+        key.save_eval_key(&path).unwrap();
+        let file: EvalKeyFile = envelope::load(&path, &()).unwrap();
+        let (gate, circuit) = (file.gate.to_bytes(), file.circuit.to_bytes());
+        let mut body = (gate.len() as u64).to_le_bytes().to_vec();
+        body.extend_from_slice(&gate);
+        body.extend_from_slice(&circuit);
+        let before = Envelope::new(Kind::EvalKey, "default", key.key_id, body);
+        assert_eq!(std::fs::read(&path).unwrap(), *before.to_bytes());
+        let header = envelope::read_header::<EvalKeyFile>(&path).unwrap();
+        assert_eq!(header, (key.key_id, "default".to_string()));
+        let e = error_line(&envelope::read_header::<ClientKey>(&path).unwrap_err());
+        assert!(
+            e.ends_with("found evaluation key, expected secret key"),
+            "{e}"
+        );
     }
 
     /// A key made by a build whose `default` had other values (n0 = 805 before 2026-12-04) is intact:
@@ -320,18 +394,13 @@ mod tests {
             .unwrap()
             .save(&path)
             .unwrap();
-        let err = ClientKey::load(&path).err().unwrap();
-        let e = err.to_string();
+        let e = error_line(&ClientKey::load(&path).err().unwrap());
         assert!(
             e.contains("old.key: secret key made by another version of vsp (make new keys with"),
             "{e}"
         );
-        let cause = std::error::Error::source(&err).unwrap().to_string();
-        assert!(cause.contains("parameter fingerprint mismatch"), "{cause}");
-        assert!(
-            !e.contains("corrupt") && !cause.contains("corrupt"),
-            "{e}: {cause}"
-        );
+        assert!(e.contains("parameter fingerprint mismatch"), "{e}");
+        assert!(!e.contains("corrupt"), "{e}");
         // A damaged key is still called corrupt.
         let key = generate_secret("default", &Params::default_128()).unwrap();
         let mut env = Envelope::read(&path, Kind::SecretKey).unwrap();
@@ -339,7 +408,7 @@ mod tests {
         body.truncate(body.len() - 1);
         env.body = zeroize::Zeroizing::new(body);
         env.write(&path).unwrap();
-        let e = ClientKey::load(&path).err().unwrap().to_string();
+        let e = error_line(&ClientKey::load(&path).err().unwrap());
         assert!(e.contains("old.key: corrupt secret key"), "{e}");
     }
 }

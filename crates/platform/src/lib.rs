@@ -17,7 +17,7 @@
 //! | [`error`] | [`PlatformError`], wrapping the lower crates' errors |
 //!
 //! The client's side: [`keys::generate_secret`] → [`PlainRequest::new`] → [`PlainRequest::encrypt`]
-//! → [`Request::to_envelope`]. The server's: [`keys::ServerKeys::load`] → [`Machine::start`] →
+//! → [`wire::envelope::save`]. The server's: [`keys::ServerKeys::load`] → [`Machine::start`] →
 //! [`Machine::run`] (→ [`Machine::save`] / [`Machine::resume`]) → [`Machine::result`]. The client
 //! again: [`decrypt_result`].
 

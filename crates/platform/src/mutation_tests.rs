@@ -16,7 +16,7 @@ use vsp_cahp::cores;
 use vsp_tfhe::Params;
 
 use crate::design::EncryptedTrace;
-use crate::keys::{generate_secret, ClientKey, ServerKeys};
+use crate::keys::{generate_secret, ClientKey, EvalKeyFile};
 use crate::mutate;
 use crate::processor::packets::{decrypt_result, parse_request};
 use crate::processor::program::PlainRequest;
@@ -103,7 +103,7 @@ fn request_body() -> &'static [u8] {
             .unwrap()
             .encrypt(key())
             .unwrap()
-            .to_envelope(key().sk.params())
+            .to_envelope()
             .body
             .to_vec()
     })
@@ -154,8 +154,8 @@ proptest! {
         if let Ok(env) = Envelope::from_bytes(&bytes, kind) {
             prop_assert_eq!(env.kind, kind);
             match kind {
-                Kind::SecretKey => drop(ClientKey::from_envelope(env, path())),
-                Kind::EvalKey => drop(ServerKeys::parse_compressed(&env, path())),
+                Kind::SecretKey => drop(ClientKey::decode(&bytes, &())),
+                Kind::EvalKey => drop(EvalKeyFile::decode(&bytes, &())),
                 Kind::Request => drop(parse_request(&env.body, key().sk.params())),
                 Kind::Result => drop(decrypt_result(key(), &env)),
                 Kind::Trace => drop(decrypt_trace(&bytes)),
@@ -170,9 +170,8 @@ proptest! {
         let mut env = envelope(Kind::SecretKey, body);
         env.params = ["default", "vsp2021", "cggi16", "other"][label].into();
         let bytes = env.to_bytes();
-        let env = Envelope::from_bytes(&bytes, Kind::SecretKey).unwrap();
         // Accepted only with the key's own material: the id is derived from it (issue 25).
-        if let Ok(k) = ClientKey::from_envelope(env, path()) {
+        if let Ok(k) = ClientKey::decode(&bytes, &()) {
             prop_assert_eq!(&k.sk.to_bytes()[..], &key().sk.to_bytes()[..]);
         }
     }
@@ -201,8 +200,8 @@ proptest! {
     ) {
         let mut body = gate_len.to_le_bytes().to_vec();
         body.extend_from_slice(&tail);
-        let env = envelope(Kind::EvalKey, body);
-        prop_assert!(ServerKeys::parse_compressed(&env, path()).is_err());
+        let bytes = envelope(Kind::EvalKey, body).to_bytes();
+        prop_assert!(EvalKeyFile::decode(&bytes, &()).is_err());
     }
 
     #[test]
@@ -229,8 +228,7 @@ proptest! {
 
 #[test]
 fn the_unmutated_files_are_accepted() {
-    let env = Envelope::from_bytes(&key_envelope().to_bytes(), Kind::SecretKey).unwrap();
-    ClientKey::from_envelope(env, path()).unwrap();
+    ClientKey::decode(&key_envelope().to_bytes(), &()).unwrap();
     parse_request(request_body(), key().sk.params()).unwrap();
     decrypt_result(key(), &envelope(Kind::Result, result_body().to_vec())).unwrap();
     let trace = envelope(Kind::Trace, trace_body().to_vec()).to_bytes();

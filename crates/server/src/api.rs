@@ -12,7 +12,6 @@
 
 use std::convert::Infallible;
 use std::os::unix::fs::DirBuilderExt;
-use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,11 +26,12 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use futures_util::{Stream, StreamExt};
 use serde::Deserialize;
-use vsp_codec::Access;
+use vsp_codec::{Access, FileCodec};
 use vsp_platform::design::{load_design, netlist_blueprint, CircuitRequest};
+use vsp_platform::keys::EvalKeyFile;
 use vsp_platform::processor::program;
 use vsp_platform::wire::envelope::FORMAT;
-use vsp_platform::{keys, Envelope, Kind, Request, ServerKeys};
+use vsp_platform::{keys, Envelope, Kind, Request};
 
 use crate::error::ServerError;
 use crate::store::{hex, is_hash, is_id, random_hex, sha3_hex, Job, JobStatus};
@@ -210,7 +210,7 @@ async fn key_put(
             ));
         }
         keys::params_by_name(&env.params, true).map_err(bad)?;
-        ServerKeys::parse_compressed(&env, Path::new("the uploaded key")).map_err(bad)?;
+        EvalKeyFile::decode(&bytes, &()).map_err(|e| bad(e.in_file("the uploaded key")))?;
         let store = sh2.store();
         write_upload(&store.key_path(&client, &key_id), &bytes)?;
         store.add_key(&client, &key_id, &env.params, bytes.len() as u64)?;

@@ -464,7 +464,7 @@ fn counter(dir: &std::path::Path) -> Counter {
     inputs
         .encrypt(&key, &circuit)
         .unwrap()
-        .to_envelope(key.sk.params())
+        .to_envelope()
         .write(&req)
         .unwrap();
     Counter {

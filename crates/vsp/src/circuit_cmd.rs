@@ -15,7 +15,7 @@ use vsp_platform::design::{
 use vsp_platform::server::Watch;
 
 use crate::progress::{fmt_bytes, Shown};
-use crate::{JsonArg, ResumeArgs, SecretKeyArg, ServerArgs};
+use crate::{JsonArg, ResumeArgs, SecretKeyArg, ServerArgs, ThreadsArg};
 
 /// The inputs file, as `-h` shows it.
 const INPUTS_SHORT: &str =
@@ -140,9 +140,8 @@ pub struct RunArgs {
     /// Write every cycle's outputs here as a VCD (Value Change Dump; GTKWave opens it).
     #[arg(long)]
     vcd: Option<PathBuf>,
-    /// Worker threads (default: all cores).
-    #[arg(short, long, value_parser = vsp_platform::server::parse_threads)]
-    threads: Option<usize>,
+    #[command(flatten)]
+    threads: ThreadsArg,
 }
 
 #[derive(clap::Args)]
@@ -171,24 +170,9 @@ pub struct DecArgs {
 impl CircuitCommand {
     pub fn run(self, shown: &mut Shown) -> Result<()> {
         match self {
-            CircuitCommand::Stats { blueprint, json } => {
-                let v = stats_json(&*load_design(&blueprint.blueprint)?);
-                if json.json {
-                    println!("{}", serde_json::to_string_pretty(&v)?);
-                } else if let Some(obj) = v.as_object() {
-                    for (k, v) in obj {
-                        println!("{k:<26} {v}");
-                    }
-                }
-                Ok(())
-            }
+            CircuitCommand::Stats { blueprint, json } => stats(&blueprint, json),
             CircuitCommand::Run(a) => a.run(shown),
-            CircuitCommand::Enc(a) => {
-                let (bp, inputs) = (&a.blueprint.blueprint, a.inputs.as_deref());
-                let size = encrypt_inputs(bp, &a.key.key, inputs, &a.output, shown)?;
-                let (out, size) = (a.output.display(), fmt_bytes(size));
-                shown.end(&format!("wrote circuit request {out} ({size})"))
-            }
+            CircuitCommand::Enc(a) => a.run(shown),
             CircuitCommand::Exec(a) => {
                 let (input, reset) = (&a.input, a.reset);
                 let start = CircuitStart::Request { input, reset };
@@ -207,6 +191,15 @@ impl CircuitCommand {
     }
 }
 
+impl EncArgs {
+    fn run(self, shown: &mut Shown) -> Result<()> {
+        let (bp, inputs) = (&self.blueprint.blueprint, self.inputs.as_deref());
+        let size = encrypt_inputs(bp, &self.key.key, inputs, &self.output, shown)?;
+        let (out, size) = (self.output.display(), fmt_bytes(size));
+        shown.end(&format!("wrote circuit request {out} ({size})"))
+    }
+}
+
 impl RunArgs {
     fn run(self, shown: &mut Shown) -> Result<()> {
         let run = LocalRun {
@@ -219,7 +212,7 @@ impl RunArgs {
             output: self.output,
             trace: self.trace,
             vcd: self.vcd,
-            threads: self.threads,
+            threads: self.threads.threads,
         };
         if let (Some(out), None) = (run.run(shown)?, &run.output) {
             println!("{}", outputs_json(&out));
@@ -244,6 +237,19 @@ impl DecArgs {
         }
         Ok(())
     }
+}
+
+/// `vsp circuit stats`.
+fn stats(blueprint: &BlueprintArg, json: JsonArg) -> Result<()> {
+    let v = stats_json(&*load_design(&blueprint.blueprint)?);
+    if json.json {
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else if let Some(obj) = v.as_object() {
+        for (k, v) in obj {
+            println!("{k:<26} {v}");
+        }
+    }
+    Ok(())
 }
 
 /// The server's half of a circuit run (`exec`, `resume`), and what it wrote (rank 0, unless quiet).

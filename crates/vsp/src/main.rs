@@ -24,7 +24,7 @@ use vsp_platform::processor::program::{
     self, memory_name, parse_core, parse_memory, parse_memory_size,
 };
 use vsp_platform::server::{mpi, parse_threads, Ran, ServerRun, SnapshotPlan, Start};
-use vsp_platform::{demo, MemSize};
+use vsp_platform::{demo, EmuResult, MemSize};
 
 use crate::progress::{fmt_bytes, fmt_secs, Shown};
 
@@ -201,9 +201,8 @@ struct DemoArgs {
     /// Benchmark program: fib, hamming or bf.
     #[arg(long, default_value = "fib")]
     program: String,
-    /// Worker threads (default: all cores).
-    #[arg(short, long, value_parser = parse_threads)]
-    threads: Option<usize>,
+    #[command(flatten)]
+    threads: ThreadsArg,
     /// Keep the key, request and result files in this directory (default: a temporary one).
     #[arg(long)]
     dir: Option<PathBuf>,
@@ -298,6 +297,14 @@ struct MachineSize {
     size: Option<MemSize>,
 }
 
+/// `--threads`, shared by the commands that run encrypted.
+#[derive(clap::Args)]
+pub(crate) struct ThreadsArg {
+    /// Worker threads (default: all cores).
+    #[arg(short, long, value_parser = parse_threads)]
+    pub(crate) threads: Option<usize>,
+}
+
 /// The arguments of every server run (`run`, `resume`, `circuit exec`, `circuit resume`).
 #[derive(clap::Args)]
 pub(crate) struct ServerArgs {
@@ -311,9 +318,8 @@ pub(crate) struct ServerArgs {
     /// needs; a circuit's reset cycle is not counted).
     #[arg(short, long)]
     cycles: u64,
-    /// Worker threads (default: all cores).
-    #[arg(short, long, value_parser = parse_threads)]
-    threads: Option<usize>,
+    #[command(flatten)]
+    threads: ThreadsArg,
     /// Write the machine state here after the run and every --snapshot-every cycles (default:
     /// OUTPUT.snapshot; the matching `resume` command continues from it).
     #[arg(long)]
@@ -333,7 +339,7 @@ impl ServerArgs {
             eval_key: self.eval_key,
             output: self.output,
             cycles: self.cycles,
-            threads: self.threads,
+            threads: self.threads.threads,
             snapshots: SnapshotPlan {
                 path: self.snapshot,
                 every: self.snapshot_every,
@@ -472,16 +478,7 @@ impl DecArgs {
         println!("result a0:  {} (0x{:04x})", d.result, d.result);
         print!("{}", regs_table(&d.regs));
         if self.ram {
-            // 16 bytes a line, all-zero lines skipped.
-            for (i, chunk) in d
-                .ram
-                .chunks(16)
-                .enumerate()
-                .filter(|(_, c)| c.iter().any(|&b| b != 0))
-            {
-                let hex: Vec<String> = chunk.iter().map(|b| format!("{b:02x}")).collect();
-                println!("{:04x}: {}", i * 16, hex.join(" "));
-            }
+            print!("{}", ram_dump(&d.ram));
         }
         Ok(())
     }
@@ -492,7 +489,7 @@ impl DemoArgs {
         let o = demo::DemoOptions {
             core: self.core.core,
             program: self.program,
-            threads: self.threads,
+            threads: self.threads.threads,
             dir: self.dir,
             max_cycles: self.max_cycles,
             size: self.memory_size.size,
@@ -540,28 +537,44 @@ impl EmuArgs {
         let r = vsp_platform::emulate(&image, args, core, memory, size, max)?;
         if self.json.json {
             println!("{}", serde_json::to_string_pretty(&r)?);
-            return Ok(r.check(max)?);
+        } else {
+            print_emulated(&r, size, max);
         }
-        let why = match (r.finished, &r.isa_error) {
-            (true, _) => format!("(pass --cycles {} to `vsp run`)", r.cycles),
-            (false, Some(_)) => "(stopped where the ISA simulator stopped the program)".to_string(),
-            (false, None) => format!("(stopped at --max-cycles {max}: the program had not halted)"),
-        };
-        let check = match (r.agrees_with_isa, &r.isa_error) {
-            (Some(true), _) => "agrees",
-            (Some(false), _) => "DISAGREES",
-            (None, Some(_)) => "stopped the program (below)",
-            (None, None) => "not made (the gate-level run stopped before the halt)",
-        };
-        println!("core:       {} ({} memory, {size})", r.core, r.memory);
-        println!("finished:   {}", if r.finished { "yes" } else { "no" });
-        println!("cycles:     {}   {why}", r.cycles);
-        println!("result a0:  {} (0x{:04x})", r.result, r.result);
-        let n = r.instructions;
-        println!("ISA check:  {check} ({n} instructions retired)");
-        print!("{}", regs_table(&r.regs));
         Ok(r.check(max)?)
     }
+}
+
+/// What `vsp emu` found, as text.
+fn print_emulated(r: &EmuResult, size: MemSize, max: u64) {
+    let why = match (r.finished, &r.isa_error) {
+        (true, _) => format!("(pass --cycles {} to `vsp run`)", r.cycles),
+        (false, Some(_)) => "(stopped where the ISA simulator stopped the program)".to_string(),
+        (false, None) => format!("(stopped at --max-cycles {max}: the program had not halted)"),
+    };
+    let check = match (r.agrees_with_isa, &r.isa_error) {
+        (Some(true), _) => "agrees",
+        (Some(false), _) => "DISAGREES",
+        (None, Some(_)) => "stopped the program (below)",
+        (None, None) => "not made (the gate-level run stopped before the halt)",
+    };
+    println!("core:       {} ({} memory, {size})", r.core, r.memory);
+    println!("finished:   {}", if r.finished { "yes" } else { "no" });
+    println!("cycles:     {}   {why}", r.cycles);
+    println!("result a0:  {} (0x{:04x})", r.result, r.result);
+    let n = r.instructions;
+    println!("ISA check:  {check} ({n} instructions retired)");
+    print!("{}", regs_table(&r.regs));
+}
+
+/// A hex dump of the RAM: 16 bytes a line, all-zero lines skipped.
+fn ram_dump(ram: &[u8]) -> String {
+    let lines = ram.chunks(16).enumerate();
+    let mut s = String::new();
+    for (i, chunk) in lines.filter(|(_, c)| c.iter().any(|&b| b != 0)) {
+        let hex: Vec<String> = chunk.iter().map(|b| format!("{b:02x}")).collect();
+        s.push_str(&format!("{:04x}: {}\n", i * 16, hex.join(" ")));
+    }
+    s
 }
 
 /// x0..x15, eight to a line.

@@ -4,14 +4,12 @@
 //! and the ETA, so a log is not silent for minutes.
 
 use std::io::IsTerminal;
-use std::path::Path;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 pub use vsp_platform::files::text::{fmt_bytes, fmt_secs};
 use vsp_platform::server::Watch;
-use vsp_platform::{RunProgress, ServerKeys};
+use vsp_platform::RunProgress;
 use vsp_server::JobStatus;
 
 /// A progress bar on the terminal, a line per finished cycle (stderr is not a terminal), or
@@ -112,7 +110,12 @@ impl JobBar {
         }
     }
 
-    pub fn show(&mut self, s: &JobStatus) {
+    /// What a job's statuses go to while it is followed (dropping the bar clears it).
+    pub fn on_status(&mut self) -> impl FnMut(&JobStatus) + '_ {
+        |s| self.show(s)
+    }
+
+    fn show(&mut self, s: &JobStatus) {
         let (done, total, per_cycle, eta) =
             (s.cycles_done, s.cycles, s.seconds_per_cycle, s.eta_seconds);
         if self.bar.as_ref().is_none_or(|(_, t)| *t != total) {
@@ -164,16 +167,6 @@ impl Shown {
 }
 
 impl Watch for Shown {
-    fn load_keys(&mut self, path: &Path) -> vsp_platform::Result<Arc<ServerKeys>> {
-        let t = Instant::now();
-        let msg = "loading the evaluation key (regenerating masks from seeds)";
-        let bar = Bar::spinner(self.quiet, msg);
-        let keys = ServerKeys::load(path)?;
-        drop(bar);
-        let secs = fmt_secs(t.elapsed().as_secs_f64());
-        self.note(&format!("evaluation key ready in {secs}"));
-        Ok(Arc::new(keys))
-    }
     fn running(&mut self, cycles: u64) {
         self.bar = Some(Bar::cycles(self.quiet, cycles));
     }

@@ -9,6 +9,7 @@ use anyhow::{anyhow, Result};
 use clap::{Args, Subcommand};
 use vsp_platform::processor::client::load_client_key;
 use vsp_platform::server::Watch;
+use vsp_platform::ClientKey;
 use vsp_server::client::{result_path, Client, Follow, Followed, Submission};
 use vsp_server::{Config, Server};
 
@@ -129,12 +130,33 @@ enum TokenCommand {
 }
 
 impl Serve {
-    pub fn run(self, shown: &mut Shown) -> Result<()> {
-        if let Some(ServeCommand::Token(t)) = self.token {
+    pub fn run(mut self, shown: &mut Shown) -> Result<()> {
+        if let Some(ServeCommand::Token(t)) = self.token.take() {
             return t.run(shown);
         }
+        let cfg = self.config()?;
+        let (ranks, data, jobs) = (
+            cfg.mpi.as_ref().map(|m| m.ranks),
+            cfg.data.clone(),
+            cfg.jobs,
+        );
+        let server = Server::start(cfg)?;
+        // The address goes to stdout (a script that asked for port 0 reads it there).
+        println!("listening on http://{}", server.addr());
+        shown.note(&format!(
+            "vsp serve: data in {}, {jobs} job(s) at a time; Ctrl-C stops (running jobs resume at the next start)",
+            data.display(),
+        ));
+        if let Some(r) = ranks {
+            shown.note(&format!("every job runs under mpirun on {r} ranks"));
+        }
+        Ok(server.run_until_signal()?)
+    }
+
+    /// The server's configuration.
+    fn config(self) -> Result<Config> {
         let data = self.data.ok_or_else(|| anyhow!("--data DIR is required"))?;
-        let cfg = Config {
+        Ok(Config {
             listen: self.listen,
             jobs: self.jobs as usize,
             threads: self.threads,
@@ -144,20 +166,7 @@ impl Serve {
             max_request_bytes: self.max_request_bytes,
             mpi: self.mpi.launch()?,
             ..Config::new(data)
-        };
-        let (ranks, data) = (cfg.mpi.as_ref().map(|m| m.ranks), cfg.data.clone());
-        let server = Server::start(cfg)?;
-        // The address goes to stdout (a script that asked for port 0 reads it there).
-        println!("listening on http://{}", server.addr());
-        shown.note(&format!(
-            "vsp serve: data in {}, {} job(s) at a time; Ctrl-C stops (running jobs resume at the next start)",
-            data.display(),
-            self.jobs
-        ));
-        if let Some(r) = ranks {
-            shown.note(&format!("every job runs under mpirun on {r} ranks"));
-        }
-        Ok(server.run_until_signal()?)
+        })
     }
 }
 
@@ -210,8 +219,8 @@ enum RemoteCommand {
     Submit(SubmitArgs),
     /// Give a done job more cycles (it continues from where it ended).
     Extend {
-        /// The job id (`vsp remote submit` prints it).
-        id: String,
+        #[command(flatten)]
+        job: JobArg,
         /// Cycles to add.
         #[arg(short, long)]
         cycles: u64,
@@ -225,28 +234,26 @@ enum RemoteCommand {
         json: bool,
     },
     /// Follow a job's progress until it ends.
-    Watch {
-        /// The job id (`vsp remote submit` prints it).
-        id: String,
-    },
+    Watch(JobArg),
     /// Fetch a done job's result.
     Fetch {
-        /// The job id (`vsp remote submit` prints it).
-        id: String,
+        #[command(flatten)]
+        job: JobArg,
         /// Where to write the result file.
         #[arg(short, long)]
         output: PathBuf,
     },
     /// Cancel a queued or running job.
-    Cancel {
-        /// The job id (`vsp remote submit` prints it).
-        id: String,
-    },
+    Cancel(JobArg),
     /// Delete a job and its files on the server.
-    Delete {
-        /// The job id (`vsp remote submit` prints it).
-        id: String,
-    },
+    Delete(JobArg),
+}
+
+/// The job a remote command is about.
+#[derive(Args)]
+struct JobArg {
+    /// The job id (`vsp remote submit` prints it).
+    id: String,
 }
 
 #[derive(Args)]
@@ -291,38 +298,42 @@ impl Remote {
         match self.command {
             RemoteCommand::KeyUpload { key } => key_upload(&c, &key)?,
             RemoteCommand::Submit(s) => s.run(&c, shown)?,
-            RemoteCommand::Status { id, json } => {
-                let all = match id {
-                    Some(id) => vec![c.status(&id)?],
-                    None => c.list()?,
-                };
-                if json {
-                    println!("{}", serde_json::to_string_pretty(&all)?);
-                } else {
-                    for s in &all {
-                        println!("{}", s.line());
-                    }
-                }
-            }
-            RemoteCommand::Watch { id } => {
-                let mut bar = JobBar::new(shown.quiet());
-                let st = c.wait_done(&id, &mut |s| bar.show(s))?;
-                drop(bar);
+            RemoteCommand::Status { id, json } => status(&c, id.as_deref(), json)?,
+            RemoteCommand::Watch(job) => {
+                let st = c.wait_done(&job.id, &mut JobBar::new(shown.quiet()).on_status())?;
                 println!("{}", st.line());
             }
-            RemoteCommand::Fetch { id, output } => {
-                let n = fmt_bytes(c.fetch(&id, &output)?);
+            RemoteCommand::Fetch { job, output } => {
+                let n = fmt_bytes(c.fetch(&job.id, &output)?);
                 shown.note(&format!("wrote result {} ({n})", output.display()));
             }
-            RemoteCommand::Cancel { id } => println!("{}", c.cancel(&id)?.line()),
-            RemoteCommand::Extend { id, cycles } => println!("{}", c.extend(&id, cycles)?.line()),
-            RemoteCommand::Delete { id } => {
+            RemoteCommand::Cancel(job) => println!("{}", c.cancel(&job.id)?.line()),
+            RemoteCommand::Extend { job, cycles } => {
+                println!("{}", c.extend(&job.id, cycles)?.line())
+            }
+            RemoteCommand::Delete(JobArg { id }) => {
                 c.delete(&id)?;
                 println!("deleted {id}");
             }
         }
         Ok(())
     }
+}
+
+/// `vsp remote status`: one job's status, or every job of this client's.
+fn status(c: &Client, id: Option<&str>, json: bool) -> Result<()> {
+    let all = match id {
+        Some(id) => vec![c.status(id)?],
+        None => c.list()?,
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&all)?);
+    } else {
+        for s in &all {
+            println!("{}", s.line());
+        }
+    }
+    Ok(())
 }
 
 /// `vsp remote key-upload`.
@@ -346,30 +357,13 @@ impl SubmitArgs {
         let load = |k| load_client_key(k, shown);
         let key = self.until_finished.as_deref().map(load).transpose()?;
         let t = Instant::now();
-        let id = c
-            .submit_job(&Submission {
-                request: &self.request,
-                cycles: self.cycles,
-                core: &self.core,
-                netlist: self.netlist.as_deref(),
-                reset: self.reset,
-            })?
-            .id;
+        let id = c.submit_job(&self.submission())?.id;
         println!("{id}");
-        let (step, max_cycles) = (self.step, self.max_cycles);
-        let how = match &key {
-            Some(key) => Follow::UntilFinished {
-                key,
-                step,
-                max_cycles,
-            },
-            None if self.wait => Follow::Done,
-            None => return Ok(()),
+        let Some(how) = self.follow(key.as_ref()) else {
+            return Ok(());
         };
         let out = self.output.unwrap_or_else(|| result_path(&id));
-        let mut bar = JobBar::new(shown.quiet());
-        let followed = c.follow(&id, how, &out, &mut |s| bar.show(s))?;
-        drop(bar);
+        let followed = c.follow(&id, how, &out, &mut JobBar::new(shown.quiet()).on_status())?;
         let (out, secs) = (out.display(), fmt_secs(t.elapsed().as_secs_f64()));
         let wrote = match followed {
             Followed::Finished(d) => {
@@ -379,5 +373,29 @@ impl SubmitArgs {
             Followed::Fetched(n) => format!("wrote result {out} ({})", fmt_bytes(n)),
         };
         shown.end(&format!("{wrote}; {secs} from submit to result"))
+    }
+
+    fn submission(&self) -> Submission<'_> {
+        Submission {
+            request: &self.request,
+            cycles: self.cycles,
+            core: &self.core,
+            netlist: self.netlist.as_deref(),
+            reset: self.reset,
+        }
+    }
+
+    /// How the job is followed after the submit, if at all (with the secret key of
+    /// --until-finished).
+    fn follow<'a>(&self, key: Option<&'a ClientKey>) -> Option<Follow<'a>> {
+        let (step, max_cycles) = (self.step, self.max_cycles);
+        match key {
+            Some(key) => Some(Follow::UntilFinished {
+                key,
+                step,
+                max_cycles,
+            }),
+            None => self.wait.then_some(Follow::Done),
+        }
     }
 }

@@ -34,10 +34,8 @@ pub fn encrypt_inputs(
         watch.warn(&public_warning(false));
     }
     let key = load_client_key(key, watch)?;
-    inputs
-        .encrypt(&key, &circuit)?
-        .to_envelope(key.sk.params())
-        .write(output)
+    let request = inputs.encrypt(&key, &circuit)?;
+    crate::wire::envelope::save(&request, output, &(circuit, *key.sk.params()))
 }
 
 /// What `vsp circuit dec` decrypts.

@@ -1,8 +1,10 @@
 //! A circuit request: the inputs and memories the client encrypted for one circuit, and its wire
 //! format.
 
+use std::sync::Arc;
+
 use vsp_circuit::{client, Circuit, Engine, MemImpl, MemKind, TfheBackend, TfheRam, TfheRom};
-use vsp_codec::Reader;
+use vsp_codec::{FileCodec, Format, Reader};
 use vsp_tfhe::{Params, Tlwe};
 
 use super::inputs::{input_width, memory_spec};
@@ -10,7 +12,7 @@ use super::*;
 use crate::error::{PlatformError, Result, ResultExt};
 use crate::keys::ClientKey;
 use crate::processor::packets::{get_cells, put_cells};
-use crate::wire::envelope::{Envelope, KeyId, Kind, Writer};
+use crate::wire::envelope::{self, Envelope, KeyId, Kind, Writer, FORMAT};
 
 /// An encrypted memory of a circuit.
 pub enum EncryptedMemory {
@@ -28,7 +30,13 @@ pub struct CircuitRequest {
     pub fingerprint: [u8; 32],
     pub inputs: Vec<(String, Vec<Tlwe<u32>>)>,
     pub memories: Vec<(String, EncryptedMemory)>,
+    /// The parameter set of the ciphertexts.
+    pub params: Params,
 }
+
+/// What a circuit request is decoded for: its circuit (names, widths and fingerprint checked against
+/// it) and the parameter set.
+pub type RequestContext = (Arc<Circuit>, Params);
 
 impl CircuitInputs {
     /// Encrypts every input and memory named under `key`, for `circuit`.
@@ -67,113 +75,23 @@ impl CircuitInputs {
             fingerprint: circuit.fingerprint(),
             inputs,
             memories,
+            params: *sk.params(),
         })
     }
 }
 
 impl CircuitRequest {
-    /// The request as a file: fingerprint ‖ inputs (u32 count ‖ name blob ‖ cells) ‖ memories
-    /// (u32 count ‖ name blob ‖ kind u8 (0 ROM, 1 RAM, 2 cells) ‖ blob or cells).
-    pub fn to_envelope(&self, params: &Params) -> Envelope {
+    /// The request as an envelope (written by [`Envelope::write`], or sent).
+    pub fn to_envelope(&self) -> Envelope {
         let mut w = Writer::default();
-        w.bytes(&self.fingerprint);
-        w.u32(self.inputs.len() as u32);
-        for (name, bits) in &self.inputs {
-            w.blob(name.as_bytes());
-            put_cells(&mut w, bits, params);
-        }
-        w.u32(self.memories.len() as u32);
-        for (name, m) in &self.memories {
-            w.blob(name.as_bytes());
-            match m {
-                EncryptedMemory::Rom(r) => {
-                    w.u8(0);
-                    w.blob(&r.to_bytes());
-                }
-                EncryptedMemory::Ram(r) => {
-                    w.u8(1);
-                    w.blob(&r.to_bytes());
-                }
-                EncryptedMemory::Cells(c) => {
-                    w.u8(2);
-                    put_cells(&mut w, c, params);
-                }
-            }
-        }
-        Envelope::new(
-            Kind::Request,
-            &self.params_name,
-            self.key_id,
-            w.into_bytes(),
-        )
+        self.write_body(&mut w);
+        let body = w.into_bytes();
+        Envelope::new(Kind::Request, &self.params_name, self.key_id, body)
     }
 
-    /// Parses a request for `circuit`: the fingerprint, every name and every size is checked against
-    /// the circuit before anything is decoded.
-    pub fn from_envelope(env: &Envelope, circuit: &Circuit, params: &Params) -> Result<Self> {
-        let corrupt = |m: String| PlatformError::format(format!("corrupt circuit request: {m}"));
-        let mut r = Reader::new(&env.body);
-        let fingerprint: [u8; 32] = r.array("body")?;
-        if fingerprint != circuit.fingerprint() {
-            return Err(PlatformError::KeyMismatch(
-                "the request was made for another circuit (its fingerprint differs)".into(),
-            ));
-        }
-        let n = r.u32("body")? as usize;
-        if n > circuit.inputs().len() {
-            return Err(corrupt(format!(
-                "{n} inputs, the circuit has {}",
-                circuit.inputs().len()
-            )));
-        }
-        let mut inputs = Vec::with_capacity(n);
-        for _ in 0..n {
-            let name = name_of(&mut r)?;
-            let width = input_width(circuit, &name).map_err(|e| corrupt(e.to_string()))?;
-            inputs.push((name, get_cells(&mut r, width, params)?));
-        }
-        let n = r.u32("body")? as usize;
-        if n > circuit.memories().len() {
-            return Err(corrupt(format!(
-                "{n} memories, the circuit has {}",
-                circuit.memories().len()
-            )));
-        }
-        let mut memories = Vec::with_capacity(n);
-        for _ in 0..n {
-            let name = name_of(&mut r)?;
-            let spec = memory_spec(circuit, &name).map_err(|e| corrupt(e.to_string()))?;
-            let m = match (r.u8("body")?, spec.imp, spec.kind) {
-                (0, MemImpl::Cmux, MemKind::Rom) => EncryptedMemory::Rom(
-                    TfheRom::from_bytes(r.blob(usize::MAX, "body")?, params)
-                        .context(|| format!("memory {name}"))?,
-                ),
-                (1, MemImpl::Cmux, MemKind::Ram) => EncryptedMemory::Ram(
-                    TfheRam::from_bytes(r.blob(usize::MAX, "body")?, params)
-                        .context(|| format!("memory {name}"))?,
-                ),
-                (2, MemImpl::Mux, _) => EncryptedMemory::Cells(get_cells(
-                    &mut r,
-                    (1usize << spec.addr_width) * spec.data_width,
-                    params,
-                )?),
-                (tag, ..) => {
-                    return Err(corrupt(format!(
-                        "memory {name}: kind {tag} is not the circuit's ({:?} {:?})",
-                        spec.imp, spec.kind
-                    )))
-                }
-            };
-            memories.push((name, m));
-        }
-        r.end()?;
-        Ok(CircuitRequest {
-            params_name: env.params.clone(),
-            key_id: env.key_id,
-            fingerprint,
-            inputs,
-            memories,
-        })
+    /// Parses a verified request envelope for `circuit` and `params` ([`FileCodec::read_body`]).
+    pub fn from_envelope(env: &Envelope, circuit: &Arc<Circuit>, params: &Params) -> Result<Self> {
+        env.decode(&(circuit.clone(), *params))
     }
 
     /// Loads the inputs and memories into `engine`.
@@ -189,6 +107,115 @@ impl CircuitRequest {
             }
         }
         Ok(())
+    }
+}
+
+/// The request file: fingerprint ‖ inputs (u32 count ‖ name blob ‖ cells) ‖ memories (u32 count ‖
+/// name blob ‖ kind u8 (0 ROM, 1 RAM, 2 cells) ‖ blob or cells). Read for a circuit: the
+/// fingerprint, every name and every size is checked against the circuit before anything is decoded.
+impl FileCodec for CircuitRequest {
+    const FORMAT: &'static Format = &FORMAT;
+    const KIND: u16 = Kind::Request as u16;
+    type Context = RequestContext;
+    type Error = PlatformError;
+
+    fn param_id(&self, _: &RequestContext) -> Vec<u8> {
+        envelope::param_id(self.key_id, &self.params_name)
+    }
+
+    fn write_body(&self, w: &mut Writer) {
+        let params = &self.params;
+        w.bytes(&self.fingerprint);
+        w.u32(self.inputs.len() as u32);
+        for (name, bits) in &self.inputs {
+            w.blob(name.as_bytes());
+            put_cells(w, bits, params);
+        }
+        w.u32(self.memories.len() as u32);
+        for (name, m) in &self.memories {
+            w.blob(name.as_bytes());
+            match m {
+                EncryptedMemory::Rom(r) => {
+                    w.u8(0);
+                    w.blob(&r.to_bytes());
+                }
+                EncryptedMemory::Ram(r) => {
+                    w.u8(1);
+                    w.blob(&r.to_bytes());
+                }
+                EncryptedMemory::Cells(c) => {
+                    w.u8(2);
+                    put_cells(w, c, params);
+                }
+            }
+        }
+    }
+
+    fn read_body(param: &[u8], r: &mut Reader<'_>, ctx: &RequestContext) -> Result<Self> {
+        let (key_id, params_name) = envelope::parse_param(param)?;
+        let (circuit, params) = (&*ctx.0, &ctx.1);
+        let corrupt = |m: String| PlatformError::format(format!("corrupt circuit request: {m}"));
+        let fingerprint: [u8; 32] = r.array("body")?;
+        if fingerprint != circuit.fingerprint() {
+            return Err(PlatformError::KeyMismatch(
+                "the request was made for another circuit (its fingerprint differs)".into(),
+            ));
+        }
+        let n = r.u32("body")? as usize;
+        if n > circuit.inputs().len() {
+            return Err(corrupt(format!(
+                "{n} inputs, the circuit has {}",
+                circuit.inputs().len()
+            )));
+        }
+        let mut inputs = Vec::with_capacity(n);
+        for _ in 0..n {
+            let name = name_of(r)?;
+            let width = input_width(circuit, &name).map_err(|e| corrupt(e.to_string()))?;
+            inputs.push((name, get_cells(r, width, params)?));
+        }
+        let n = r.u32("body")? as usize;
+        if n > circuit.memories().len() {
+            return Err(corrupt(format!(
+                "{n} memories, the circuit has {}",
+                circuit.memories().len()
+            )));
+        }
+        let mut memories = Vec::with_capacity(n);
+        for _ in 0..n {
+            let name = name_of(r)?;
+            let spec = memory_spec(circuit, &name).map_err(|e| corrupt(e.to_string()))?;
+            let m = match (r.u8("body")?, spec.imp, spec.kind) {
+                (0, MemImpl::Cmux, MemKind::Rom) => EncryptedMemory::Rom(
+                    TfheRom::from_bytes(r.blob(usize::MAX, "body")?, params)
+                        .context(|| format!("memory {name}"))?,
+                ),
+                (1, MemImpl::Cmux, MemKind::Ram) => EncryptedMemory::Ram(
+                    TfheRam::from_bytes(r.blob(usize::MAX, "body")?, params)
+                        .context(|| format!("memory {name}"))?,
+                ),
+                (2, MemImpl::Mux, _) => EncryptedMemory::Cells(get_cells(
+                    r,
+                    (1usize << spec.addr_width) * spec.data_width,
+                    params,
+                )?),
+                (tag, ..) => {
+                    return Err(corrupt(format!(
+                        "memory {name}: kind {tag} is not the circuit's ({:?} {:?})",
+                        spec.imp, spec.kind
+                    )))
+                }
+            };
+            memories.push((name, m));
+        }
+        Ok(CircuitRequest {
+            params_name,
+            key_id,
+            fingerprint,
+            inputs,
+            memories,
+            params: *params,
+        })
     }
 }
 

@@ -95,7 +95,7 @@ pub fn encrypt_program(
     watch.step("encrypting ROM and RAM");
     let written = plain
         .encrypt(&key)
-        .and_then(|r| r.to_envelope(key.sk.params()).write(output));
+        .and_then(|r| crate::wire::envelope::save(&r, output, key.sk.params()));
     watch.step_done();
     Ok((written?, memory, size))
 }

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use vsp_cahp::cores::{Core, MemSize, Memory};
 use vsp_circuit::TfheBackend;
+use vsp_codec::text::fmt_secs;
 use vsp_codec::OutputLock;
 
 use super::mpi;
@@ -15,15 +16,24 @@ use crate::keys::ServerKeys;
 use crate::processor::machine::Machine;
 use crate::processor::packets::{request_memory, Request};
 use crate::processor::program::memory_name;
+use crate::processor::run::Snapshot;
 use crate::processor::run::{RunProgress, Snapshots};
-use crate::wire::envelope::{Envelope, Kind};
+use crate::wire::envelope::{read_header, Envelope, Kind};
 
 /// What a server run tells its caller (a command shows a spinner, a bar and warnings; a library
 /// user may ignore all of it: every method has a default).
 pub trait Watch {
-    /// Loads the evaluation key (seconds: it is decompressed); the default loads it quietly.
+    /// Loads the evaluation key (seconds: it is decompressed) as a [`Watch::step`], then notes the
+    /// time it took.
     fn load_keys(&mut self, path: &Path) -> Result<Arc<ServerKeys>> {
-        Ok(Arc::new(ServerKeys::load(path)?))
+        let t = Instant::now();
+        self.step("loading the evaluation key (regenerating masks from seeds)");
+        let keys = ServerKeys::load(path);
+        self.step_done();
+        let keys = keys?;
+        let secs = fmt_secs(t.elapsed().as_secs_f64());
+        self.note(&format!("evaluation key ready in {secs}"));
+        Ok(Arc::new(keys))
     }
     /// A run of `cycles` cycles starts.
     fn running(&mut self, _cycles: u64) {}
@@ -198,7 +208,7 @@ pub enum Start<'a> {
 /// Checks from the headers alone that the snapshot was made under the evaluation key (before the
 /// key is loaded and decompressed).
 pub fn check_snapshot_header(snapshot: &Path, eval_key: &Path) -> Result<()> {
-    let (id, params) = Envelope::read_header(snapshot, Kind::Snapshot)?;
+    let (id, params) = read_header::<Snapshot<'static>>(snapshot)?;
     ServerKeys::check_header(
         eval_key,
         &format!("the snapshot {}", snapshot.display()),

@@ -9,9 +9,14 @@
 //! never leaves a half-written file under the final name.
 //!
 //! A file type of the platform implements [`FileCodec`] with this [`FORMAT`], [`param_id`] and
-//! [`parse_param`] for its header, and is read and written by [`load`] and [`save`] (so far the
-//! snapshot, [`crate::processor::run::Snapshot`], and the encrypted trace,
-//! [`crate::design::EncryptedTrace`]); the other kinds still go through [`Envelope`].
+//! [`parse_param`] for its header, is read and written by [`load`] and [`save`], and its header read
+//! alone by [`read_header`]: the keys ([`crate::keys::ClientKey`], [`crate::keys::EvalKeyFile`]),
+//! the requests ([`crate::Request`], [`crate::design::CircuitRequest`]: one kind, the reader's
+//! context says which), the snapshot ([`crate::processor::run::Snapshot`]) and the encrypted trace
+//! ([`crate::design::EncryptedTrace`]). A read whose header is checked before the body can be
+//! decoded (a request's key against the evaluation key's header, before that key is loaded) holds
+//! the checked file as an [`Envelope`] and decodes it with [`Envelope::decode`]. Results are still
+//! built and read on [`Envelope`] directly.
 
 use std::fmt;
 use std::path::Path;
@@ -123,29 +128,46 @@ impl Envelope {
         Ok(bytes.len() as u64)
     }
 
-    /// The key id and parameter-set name in the header of the file `path` of kind `expected`, from
-    /// its first few hundred bytes (magic, version and kind checked; the rest is checked when the
-    /// file is read whole): what a large file belongs to, known before it is loaded.
-    pub fn read_header(path: &Path, expected: Kind) -> Result<(KeyId, String)> {
-        let prefix = vsp_codec::read_prefix(
-            path,
-            vsp_codec::envelope::MAX_HEADER as u64,
-            vsp_codec::limits::ANY,
-            "any vsp file",
-        )?;
-        let header = || -> Result<(KeyId, String)> {
-            parse_param(vsp_codec::envelope::peek_param(
-                &FORMAT,
-                &prefix,
-                expected as u16,
-            )?)
-        };
-        header().map_err(|e| e.in_file(path))
+    /// The value this verified envelope holds, read by its [`FileCodec`] (to its end): the second
+    /// half of a read whose header was checked first (a request's key against the evaluation key's
+    /// header before that key is loaded).
+    pub fn decode<T: FileCodec<Error = PlatformError>>(&self, ctx: &T::Context) -> Result<T> {
+        if kind_of::<T>()? != self.kind {
+            return Err(PlatformError::format(format!(
+                "found {}, expected {}",
+                self.kind,
+                FORMAT.kind_name(T::KIND)
+            )));
+        }
+        let mut r = vsp_codec::Reader::new(&self.body);
+        let value = T::read_body(&param_id(self.key_id, &self.params), &mut r, ctx)?;
+        r.end()?;
+        Ok(value)
     }
 
     pub fn read(path: &Path, expected: Kind) -> Result<Envelope> {
         let bytes = read_bytes(path, expected as u16)?;
         Envelope::from_bytes(&bytes, expected).map_err(|e| e.in_file(path))
+    }
+}
+
+/// The [`Kind`] of a [`FileCodec`] type of this format.
+fn kind_of<T: FileCodec>() -> Result<Kind> {
+    const KINDS: [Kind; 6] = [
+        Kind::SecretKey,
+        Kind::EvalKey,
+        Kind::Request,
+        Kind::Result,
+        Kind::Snapshot,
+        Kind::Trace,
+    ];
+    match KINDS.into_iter().find(|k| *k as u16 == T::KIND) {
+        Some(k) if T::FORMAT.magic == FORMAT.magic => Ok(k),
+        _ => Err(PlatformError::format(format!(
+            "{} kind {} is not a vsp file",
+            T::FORMAT.name,
+            T::KIND
+        ))),
     }
 }
 
@@ -176,6 +198,20 @@ pub fn save<T: FileCodec<Error = PlatformError>>(
     let bytes = Zeroizing::new(value.encode(ctx));
     write_atomic(path, &bytes, T::ACCESS)?;
     Ok(bytes.len() as u64)
+}
+
+/// The key id and parameter-set name in the header of the `vsp` file `path` of a [`FileCodec`]
+/// type, from its first few hundred bytes (magic, version and kind checked; the rest is checked when
+/// the file is read whole): what a large file belongs to, known before it is loaded.
+pub fn read_header<T: FileCodec>(path: &Path) -> Result<(KeyId, String)> {
+    let prefix = vsp_codec::read_prefix(
+        path,
+        vsp_codec::envelope::MAX_HEADER as u64,
+        vsp_codec::limits::ANY,
+        "any vsp file",
+    )?;
+    let header = || parse_param(T::peek_param(&prefix)?);
+    header().map_err(|e| e.in_file(path))
 }
 
 /// The header's parameter id of a file made under the key `key_id` of parameter set `params`: the

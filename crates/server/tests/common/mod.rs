@@ -37,7 +37,7 @@ pub fn keys() -> &'static Keys {
         plain
             .encrypt(&key)
             .unwrap()
-            .to_envelope(key.sk.params())
+            .to_envelope()
             .write(&request)
             .unwrap();
         Keys {

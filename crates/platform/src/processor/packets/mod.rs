@@ -141,9 +141,16 @@ pub(crate) mod tests {
             memory: Memory::Mux,
             size: MemSize::B512,
         };
-        let env = plain.encrypt(key).unwrap().to_envelope(p);
+        let request = plain.encrypt(key).unwrap();
+        let env = request.to_envelope();
+        // The file through FileCodec is the envelope's, byte for byte.
+        assert_eq!(vsp_codec::FileCodec::encode(&request, p), *env.to_bytes());
         let back = Request::from_envelope(&env, p).unwrap();
         assert_eq!(back.size, MemSize::B512);
+        // An envelope of another kind is not decoded as a request.
+        let result = result_with(key, [1; 17], (1, 1), MemSize::B512);
+        let e = result.decode::<Request>(p).err().unwrap().to_string();
+        assert_eq!(e, "found encrypted result, expected encrypted request");
         let EncryptedMemories::Mux { rom, ram } = &back.memories else {
             panic!("a MUX request parsed as CMUX")
         };
@@ -179,7 +186,7 @@ pub(crate) mod tests {
                 memory,
                 size: MemSize::K1,
             };
-            let env = plain.encrypt(key).unwrap().to_envelope(p);
+            let env = plain.encrypt(key).unwrap().to_envelope();
             assert_eq!(request_memory(&env).unwrap(), (memory, MemSize::K1));
             let back = Request::from_envelope(&env, p).unwrap();
             assert_eq!(back.size, MemSize::K1);
@@ -221,7 +228,7 @@ pub(crate) mod tests {
             memory: Memory::Cmux,
             size: MemSize::B512,
         };
-        let env = small.encrypt(key).unwrap().to_envelope(p);
+        let env = small.encrypt(key).unwrap().to_envelope();
         let mut body = env.body.to_vec();
         body[0] |= 2;
         let e = anyhow_chain(parse_request(&body, p).err().unwrap());

@@ -8,9 +8,9 @@ use super::*;
 use crate::error::{PlatformError, Result, ResultExt};
 use crate::keys::ClientKey;
 use crate::processor::program::PlainRequest;
-use crate::wire::envelope::{Envelope, KeyId, Kind, Writer};
+use crate::wire::envelope::{self, Envelope, KeyId, Kind, Writer, FORMAT};
 use crate::wire::tags::{get_memory, put_memory};
-use vsp_codec::Reader;
+use vsp_codec::{FileCodec, Format, Reader};
 
 /// The core's memories, encrypted.
 pub enum EncryptedMemories {
@@ -41,6 +41,8 @@ pub struct Request {
     /// The size of ROM and RAM (the memories have its shape).
     pub size: MemSize,
     pub memories: EncryptedMemories,
+    /// The parameter set the memories are encrypted with.
+    pub params: Params,
 }
 
 impl PlainRequest {
@@ -64,41 +66,61 @@ impl PlainRequest {
             key_id: key.key_id,
             size: self.size,
             memories,
+            params: *sk.params(),
         })
     }
 }
 
 impl Request {
-    /// The request as a file.
-    pub fn to_envelope(&self, params: &Params) -> Envelope {
+    /// The request as an envelope (written by [`Envelope::write`], or sent).
+    pub fn to_envelope(&self) -> Envelope {
         let mut w = Writer::default();
-        put_memory(&mut w, self.memories.memory(), self.size);
+        self.write_body(&mut w);
+        let body = w.into_bytes();
+        Envelope::new(Kind::Request, &self.params_name, self.key_id, body)
+    }
+
+    /// Parses a verified request envelope for parameters `params`.
+    pub fn from_envelope(env: &Envelope, params: &Params) -> Result<Request> {
+        env.decode(params)
+    }
+}
+
+/// The request file: memory ‖ ROM ‖ RAM ([`super`]); decoded for a parameter set, each memory
+/// checked against the size's shape.
+impl FileCodec for Request {
+    const FORMAT: &'static Format = &FORMAT;
+    const KIND: u16 = Kind::Request as u16;
+    type Context = Params;
+    type Error = PlatformError;
+
+    fn param_id(&self, _: &Params) -> Vec<u8> {
+        envelope::param_id(self.key_id, &self.params_name)
+    }
+
+    fn write_body(&self, w: &mut Writer) {
+        put_memory(w, self.memories.memory(), self.size);
         match &self.memories {
             EncryptedMemories::Cmux { rom, ram } => {
                 w.blob(&rom.to_bytes());
                 w.blob(&ram.to_bytes());
             }
             EncryptedMemories::Mux { rom, ram } => {
-                put_cells(&mut w, rom, params);
-                put_cells(&mut w, ram, params);
+                put_cells(w, rom, &self.params);
+                put_cells(w, ram, &self.params);
             }
         }
-        Envelope::new(
-            Kind::Request,
-            &self.params_name,
-            self.key_id,
-            w.into_bytes(),
-        )
     }
 
-    /// Parses a verified request envelope for parameters `params`.
-    pub fn from_envelope(env: &Envelope, params: &Params) -> Result<Request> {
-        let (size, memories) = parse_request(&env.body, params)?;
+    fn read_body(param: &[u8], r: &mut Reader<'_>, params: &Params) -> Result<Request> {
+        let (key_id, params_name) = envelope::parse_param(param)?;
+        let (size, memories) = read_memories(r, params)?;
         Ok(Request {
-            params_name: env.params.clone(),
-            key_id: env.key_id,
+            params_name,
+            key_id,
             size,
             memories,
+            params: *params,
         })
     }
 }
@@ -113,7 +135,14 @@ pub fn request_memory(env: &Envelope) -> Result<(Memory, MemSize)> {
 /// The size and the memories of a request's body; each memory must have the size's shape.
 pub fn parse_request(body: &[u8], params: &Params) -> Result<(MemSize, EncryptedMemories)> {
     let mut r = Reader::new(body);
-    let (memory, size) = get_memory(&mut r).context(|| "corrupt request".into())?;
+    let m = read_memories(&mut r, params)?;
+    r.end()?;
+    Ok(m)
+}
+
+/// The memory field and the memories it names, read from a request's body.
+fn read_memories(r: &mut Reader<'_>, params: &Params) -> Result<(MemSize, EncryptedMemories)> {
+    let (memory, size) = get_memory(r).context(|| "corrupt request".into())?;
     let corrupt = |what: &str, e: PlatformError| e.context(format!("corrupt request: {what}"));
     let want = format!("a {size} request's");
     let (ra, aa) = (size.rom_addr_width(), size.ram_addr_width());
@@ -130,10 +159,9 @@ pub fn parse_request(body: &[u8], params: &Params) -> Result<(MemSize, Encrypted
             EncryptedMemories::Cmux { rom, ram }
         }
         Memory::Mux => EncryptedMemories::Mux {
-            rom: get_cells(&mut r, rom_bits(size), params).map_err(|e| corrupt("ROM", e))?,
-            ram: get_cells(&mut r, ram_bits(size), params).map_err(|e| corrupt("RAM", e))?,
+            rom: get_cells(r, rom_bits(size), params).map_err(|e| corrupt("ROM", e))?,
+            ram: get_cells(r, ram_bits(size), params).map_err(|e| corrupt("RAM", e))?,
         },
     };
-    r.end()?;
     Ok((size, m))
 }
