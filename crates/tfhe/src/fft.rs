@@ -435,6 +435,37 @@ impl FftPlan {
         false
     }
 
+    /// [`FftPlan::rot_dec_forward`] on the 64-bit torus (the level-2 step; AVX-512, N = 2048-like
+    /// shapes: `fft_avx512::rot_dec_forward_u64`). Returns false, doing nothing, where there is no
+    /// fused kernel for this shape; the caller then rotates, decomposes and transforms step by step
+    /// (the same values, bit for bit).
+    pub(crate) fn rot_dec_forward_u64(
+        &self,
+        g: crate::torus::Gadget,
+        src: &[u64],
+        k: usize,
+        out: &mut [f64],
+        stride: usize,
+        ahead: &mut Ahead,
+    ) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if self.kernel == Kernel::Avx512
+            && src.len() == self.n
+            && k < 2 * self.n
+            && stride >= self.n
+            && g.levels >= 1
+            && out.len() >= (g.levels as usize - 1) * stride + self.n
+            && crate::fft_avx512::rot_dec_forward_u64_fits(self.n, g.levels as usize)
+        {
+            // SAFETY: Kernel::Avx512 is only selected after is_x86_feature_detected!("avx512f"); the
+            // shape conditions of rot_dec_forward_u64 are checked just above.
+            unsafe { crate::fft_avx512::rot_dec_forward_u64(self, g, src, k, out, stride, ahead) };
+            return true;
+        }
+        let _ = (g, src, k, out, stride, ahead);
+        false
+    }
+
     /// Inverse transform; the result (integer-valued f64, re = low half) stays in `f`.
     ///
     /// # Panics

@@ -216,10 +216,12 @@ impl<T: Torus> TrgswFft<T> {
         true
     }
 
-    /// [`TrgswFft::rotate_step_fused`] on the 64-bit torus (level 2, every kernel): X^k·acc − acc is
-    /// formed and decomposed a chunk of coefficients at a time (no rotated copy of acc), the
-    /// transforms step one prefetch stream over the next key, and the product is rounded and added
-    /// to acc in one pass. The same operations on the same values as rotating, running
+    /// [`TrgswFft::rotate_step_fused`] on the 64-bit torus (level 2, every kernel): with AVX-512 and
+    /// N = 2048 the rotation X^k·acc − acc, its decomposition and the first forward pass run in one
+    /// kernel ([`FftPlan::rot_dec_forward_u64`]: the digits never go through memory); otherwise
+    /// X^k·acc − acc is formed and decomposed a chunk of coefficients at a time (no rotated copy of
+    /// acc). The transforms step one prefetch stream over the next key, and the product is rounded
+    /// and added to acc in one pass. The same operations on the same values as rotating, running
     /// [`TrgswFft::external_product_into`] and adding, so the same result bit for bit
     /// (`tests::level2_step_matches_unfused`).
     fn rotate_step_level2(
@@ -236,6 +238,13 @@ impl<T: Torus> TrgswFft<T> {
         let stride = s.stride;
         for (part, poly) in [&acc.a, &acc.b].into_iter().enumerate() {
             let dec = &mut s.dec[part * l * stride..(part + 1) * l * stride];
+            let any: &dyn std::any::Any = poly;
+            let fused = any.downcast_ref::<Vec<u64>>().is_some_and(|words| {
+                plan.rot_dec_forward_u64(self.gadget, words, k % (2 * n), dec, stride, &mut ahead)
+            });
+            if fused {
+                continue;
+            }
             rot_decompose(self.gadget, poly, k, dec, stride);
             for buf in dec.chunks_exact_mut(stride) {
                 let (re, im) = buf[..n].split_at_mut(n / 2);
@@ -477,7 +486,14 @@ pub(crate) mod tests {
     /// k ≥ N, chunks straddling the wrap point), for the default BK2 gadget and a three-level one.
     #[test]
     fn level2_step_matches_unfused() {
-        let n = 2048;
+        for n in [512, 1024, 2048] {
+            level2_step_case(n);
+        }
+    }
+
+    /// [`level2_step_matches_unfused`] at degree n (2048 and 512 take the fused AVX-512 kernel,
+    /// 1024 the chunked path).
+    fn level2_step_case(n: usize) {
         let wide = |len: usize, seed: u32| -> Vec<u64> {
             let (hi, lo) = (words(len, seed), words(len, seed ^ 0x5555));
             hi.iter()
@@ -513,7 +529,9 @@ pub(crate) mod tests {
                 };
                 for k in [
                     1, 5, 255, 256, 257, 1000, 2047, 2048, 2049, 2300, 3071, 4095,
-                ] {
+                ]
+                .map(|k| k * n / 2048 + k % 3)
+                {
                     let mut tmp = Trlwe::zero(n);
                     mul_monomial_minus_one(&mut tmp.a, &acc0.a, k);
                     mul_monomial_minus_one(&mut tmp.b, &acc0.b, k);
