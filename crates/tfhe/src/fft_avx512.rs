@@ -587,20 +587,44 @@ pub(crate) unsafe fn rot_dec_forward_u64(
         let mut j = 0;
         while j < q {
             let (ia, ib, ic, id) = (j, j + q, j + h, j + h + q);
-            // re[x] = coefficient x, im[x] = coefficient x + m (the fold).
-            let xr = [ia, ib, ic, id]
-                .map(|c| digit_prep_u64(rot_minus_one8_u64(src, k, c), offv, stepv));
-            let xi = [ia, ib, ic, id]
-                .map(|c| digit_prep_u64(rot_minus_one8_u64(src, k, c + m), offv, stepv));
+            // re[x] = coefficient x, im[x] = coefficient x + m (the fold). (No closures here: they
+            // would not inherit this function's target features, and calls spill every register.)
+            let pa = digit_prep_u64(rot_minus_one8_u64(src, k, ia), offv, stepv);
+            let pb = digit_prep_u64(rot_minus_one8_u64(src, k, ib), offv, stepv);
+            let pc = digit_prep_u64(rot_minus_one8_u64(src, k, ic), offv, stepv);
+            let pd = digit_prep_u64(rot_minus_one8_u64(src, k, id), offv, stepv);
+            let qa = digit_prep_u64(rot_minus_one8_u64(src, k, ia + m), offv, stepv);
+            let qb = digit_prep_u64(rot_minus_one8_u64(src, k, ib + m), offv, stepv);
+            let qc = digit_prep_u64(rot_minus_one8_u64(src, k, ic + m), offv, stepv);
+            let qd = digit_prep_u64(rot_minus_one8_u64(src, k, id + m), offv, stepv);
             for i in 0..l {
                 let shift = _mm_cvtsi64_si128((64 - (i as u32 + 1) * g.base_bits) as i64);
                 let (rp, ip) = (op.add(i * stride), op.add(i * stride + m));
-                let dg = |x| digit_f64_u64(x, shift, maskv, halfv);
                 // The twist, then the radix-4 pass of half-size h, as `radix4_dif::<true>` does it.
-                let (ar, ai) = cmul(dg(xr[0]), dg(xi[0]), ld(tr, ia), ld(ti, ia));
-                let (br, bi) = cmul(dg(xr[1]), dg(xi[1]), ld(tr, ib), ld(ti, ib));
-                let (cr, ci) = cmul(dg(xr[2]), dg(xi[2]), ld(tr, ic), ld(ti, ic));
-                let (dr, di) = cmul(dg(xr[3]), dg(xi[3]), ld(tr, id), ld(ti, id));
+                let (ar, ai) = cmul(
+                    digit_f64_u64(pa, shift, maskv, halfv),
+                    digit_f64_u64(qa, shift, maskv, halfv),
+                    ld(tr, ia),
+                    ld(ti, ia),
+                );
+                let (br, bi) = cmul(
+                    digit_f64_u64(pb, shift, maskv, halfv),
+                    digit_f64_u64(qb, shift, maskv, halfv),
+                    ld(tr, ib),
+                    ld(ti, ib),
+                );
+                let (cr, ci) = cmul(
+                    digit_f64_u64(pc, shift, maskv, halfv),
+                    digit_f64_u64(qc, shift, maskv, halfv),
+                    ld(tr, ic),
+                    ld(ti, ic),
+                );
+                let (dr, di) = cmul(
+                    digit_f64_u64(pd, shift, maskv, halfv),
+                    digit_f64_u64(qd, shift, maskv, halfv),
+                    ld(tr, id),
+                    ld(ti, id),
+                );
                 let (w1r, w1i) = (ld(wr, h + j), ld(wi, h + j));
                 let (w2r, w2i) = (ld(wr, q + j), ld(wi, q + j));
                 let (a1r, a1i) = (_mm512_add_pd(ar, cr), _mm512_add_pd(ai, ci));
