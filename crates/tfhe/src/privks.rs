@@ -333,7 +333,9 @@ unsafe fn slab_vnni<const KB: usize>(slab: &[u32], dig: &[u32], stride: usize, o
     let (ps, pd, po) = (slab.as_ptr(), dig.as_ptr(), out.as_mut_ptr());
     // SAFETY: checked above: the slab holds CHUNK·16 words (reads at p·32 and p·32 + 16, 16 words
     // each, for p < CHUNK/2), the digit pairs (k·stride + p) for k < KB, p < CHUNK/2, and out KB·16
-    // words; the prefetch addresses are formed with wrapping_add and prefetches never fault.
+    // words; the prefetch addresses are formed with wrapping_add and prefetches never fault; the
+    // inline `vpdpwssd`s only read and write the zmm registers given to them (AVX-512 VNNI, which
+    // the caller guarantees).
     unsafe {
         let mut lo = [_mm512_setzero_si512(); KB];
         let mut hi = [_mm512_setzero_si512(); KB];
