@@ -435,6 +435,37 @@ impl FftPlan {
         false
     }
 
+    /// [`FftPlan::rot_dec_forward`] on the 64-bit torus (the level-2 step; AVX-512, N = 2048-like
+    /// shapes: `fft_avx512::rot_dec_forward_u64`). Returns false, doing nothing, where there is no
+    /// fused kernel for this shape; the caller then rotates, decomposes and transforms step by step
+    /// (the same values, bit for bit).
+    pub(crate) fn rot_dec_forward_u64(
+        &self,
+        g: crate::torus::Gadget,
+        src: &[u64],
+        k: usize,
+        out: &mut [f64],
+        stride: usize,
+        ahead: &mut Ahead,
+    ) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if self.kernel == Kernel::Avx512
+            && src.len() == self.n
+            && k < 2 * self.n
+            && stride >= self.n
+            && g.levels >= 1
+            && out.len() >= (g.levels as usize - 1) * stride + self.n
+            && crate::fft_avx512::rot_dec_forward_u64_fits(self.n, g.levels as usize)
+        {
+            // SAFETY: Kernel::Avx512 is only selected after is_x86_feature_detected!("avx512f"); the
+            // shape conditions of rot_dec_forward_u64 are checked just above.
+            unsafe { crate::fft_avx512::rot_dec_forward_u64(self, g, src, k, out, stride, ahead) };
+            return true;
+        }
+        let _ = (g, src, k, out, stride, ahead);
+        false
+    }
+
     /// Inverse transform; the result (integer-valued f64, re = low half) stays in `f`.
     ///
     /// # Panics
@@ -454,6 +485,29 @@ impl FftPlan {
             },
             #[cfg(not(target_arch = "x86_64"))]
             Kernel::Avx2Fma | Kernel::Avx512 => backward_core(self, re, im),
+        }
+    }
+
+    /// [`FftPlan::forward_in_place`] that meanwhile steps the prefetch stream `ahead` (AVX-512 kernel
+    /// only; the others just transform): a blind-rotation step shares one stream, the next step's
+    /// key, over all its transforms ([`crate::TrgswFft`]'s level-2 step).
+    pub(crate) fn forward_in_place_stepping(
+        &self,
+        re: &mut [f64],
+        im: &mut [f64],
+        ahead: &mut Ahead,
+    ) {
+        match self.kernel {
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512 => {
+                assert!(re.len() == self.n / 2 && im.len() == self.n / 2);
+                // SAFETY: as in forward_in_place (lengths asserted above).
+                unsafe { crate::fft_avx512::forward(self, re, im, ahead) }
+            }
+            _ => {
+                let _ = ahead;
+                self.forward_in_place(re, im)
+            }
         }
     }
 
@@ -496,6 +550,19 @@ impl FftPlan {
             // SAFETY: Kernel::Avx512 is only selected after is_x86_feature_detected!("avx512f").
             Kernel::Avx512 => unsafe { crate::fft_avx512::add_rounded_u32(out, x) },
             _ => u32::add_f64_slice(out, x),
+        }
+    }
+
+    /// out += x rounded to integers mod 2^64 (the values a level-2 inverse transform leaves), as
+    /// `u64::from_f64_slice` and a wrapping add do, in one pass; vectorized with AVX-512 where the
+    /// plan's kernel is AVX-512 (`fft_avx512::add_rounded_u64`, equal to the scalar rounding on every
+    /// input: `tests::add_rounded_u64_matches_scalar`).
+    pub(crate) fn add_rounded_u64(&self, out: &mut [u64], x: &[f64]) {
+        match self.kernel {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: Kernel::Avx512 is only selected after is_x86_feature_detected!("avx512f").
+            Kernel::Avx512 => unsafe { crate::fft_avx512::add_rounded_u64(out, x) },
+            _ => u64::add_f64_slice(out, x),
         }
     }
 
@@ -1194,5 +1261,48 @@ mod tests {
             "max level-2 FFT error 2^{}",
             max_err.log2()
         );
+    }
+
+    /// The level-2 step's fused rounding and add ([`FftPlan::add_rounded_u64`]) equals the scalar
+    /// rounding (`u64::from_f64_mod`) followed by a wrapping add, with every kernel, on edge cases
+    /// (halves, zeros, subnormals, magnitudes past 2^64, odd tail lengths) and random magnitudes.
+    #[test]
+    fn add_rounded_u64_matches_scalar() {
+        let mut x: Vec<f64> = vec![
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            1.5,
+            -2.5,
+            5e-324,
+            -1e-310,
+            0.49999999999999994,
+            2f64.powi(63),
+            -(2f64.powi(63)),
+            2f64.powi(64) + 2f64.powi(12),
+            -(2f64.powi(90) + 2f64.powi(40)),
+            2f64.powi(1000),
+            (1u64 << 53) as f64 - 0.5,
+        ];
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(23);
+        for _ in 0..3001 {
+            let v = rng.gen_range(0.5..1.0) * 2f64.powi(rng.gen_range(-10..90));
+            x.push(if rng.gen() { v } else { -v });
+        }
+        let start: Vec<u64> = (0..x.len()).map(|_| rng.gen()).collect();
+        let want: Vec<u64> = start
+            .iter()
+            .zip(&x)
+            .map(|(&o, &v)| o.wrapping_add(u64::from_f64_mod(v)))
+            .collect();
+        for k in Kernel::available() {
+            let p = FftPlan::with_kernel(2048, k);
+            for len in [x.len(), 7, 8, 13] {
+                let mut got = start[..len].to_vec();
+                p.add_rounded_u64(&mut got, &x[..len]);
+                assert_eq!(got, want[..len], "{k:?}, {len} values");
+            }
+        }
     }
 }

@@ -445,6 +445,219 @@ pub(crate) unsafe fn rot_dec_forward(
     }
 }
 
+/// Whether [`rot_dec_forward_u64`] handles a plan of degree `n` with `levels` gadget levels: the first
+/// forward pass must be the radix-4 one fused with the twist (an even number ≥ 2 of stages above the
+/// 64-point register tail, e.g. N = 2048), and at most 8 levels.
+pub(crate) fn rot_dec_forward_u64_fits(n: usize, levels: usize) -> bool {
+    let m = n / 2;
+    m >= 256
+        && m.is_power_of_two()
+        && (m.trailing_zeros() - 6).is_multiple_of(2)
+        && (1..=8).contains(&levels)
+}
+
+/// [`rot_straddle8`] for 64-bit words.
+#[cold]
+#[inline(never)]
+fn rot_straddle8_u64(src: &[u64], idx: usize) -> [u64; 8] {
+    let n = src.len();
+    let wrap = 2 * n - 1;
+    let mut w = [0u64; 8];
+    for (t, x) in w.iter_mut().enumerate() {
+        let id = (idx + t) & wrap;
+        *x = if id < n {
+            src[id]
+        } else {
+            src[id - n].wrapping_neg()
+        };
+    }
+    w
+}
+
+/// [`rot_minus_one8`] for 64-bit words: eight words of X^k·src − src from coefficient `c` on.
+///
+/// # Safety
+/// AVX-512F; `c + 8 ≤ n = src.len()`, n a power of two ≥ 8; k < 2n.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn rot_minus_one8_u64(src: &[u64], k: usize, c: usize) -> __m512i {
+    let n = src.len();
+    let wrap = 2 * n - 1;
+    let idx = (c + 2 * n - k) & wrap;
+    let (base, neg) = if idx < n {
+        (idx, false)
+    } else {
+        (idx - n, true)
+    };
+    // SAFETY: base + 8 ≤ n in the first branch; c + 8 ≤ n by the caller's contract.
+    unsafe {
+        let rot = if base + 8 <= n {
+            let v = _mm512_loadu_si512(src.as_ptr().add(base) as *const __m512i);
+            if neg {
+                _mm512_sub_epi64(_mm512_setzero_si512(), v)
+            } else {
+                v
+            }
+        } else {
+            let w = rot_straddle8_u64(src, idx);
+            _mm512_loadu_si512(w.as_ptr() as *const __m512i)
+        };
+        _mm512_sub_epi64(
+            rot,
+            _mm512_loadu_si512(src.as_ptr().add(c) as *const __m512i),
+        )
+    }
+}
+
+/// [`digit_prep`] for eight 64-bit words: v = x + off − p·step and p = x & 1 (as eight i32).
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn digit_prep_u64(x: __m512i, off: __m512i, step: __m512i) -> (__m512i, __m256i) {
+    let p = _mm512_and_si512(x, _mm512_set1_epi64(1));
+    let ps = _mm512_and_si512(_mm512_sub_epi64(_mm512_setzero_si512(), p), step);
+    (
+        _mm512_sub_epi64(_mm512_add_epi64(x, off), ps),
+        _mm512_cvtepi64_epi32(p),
+    )
+}
+
+/// One level's digits of eight prepared 64-bit words, as f64: ((v >> shift) & mask) − Bg/2 + p, the
+/// masked digit taken as i32 (as `Gadget::decompose_poly_core` does).
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn digit_f64_u64(
+    (v, p): (__m512i, __m256i),
+    shift: __m128i,
+    mask: __m512i,
+    half: __m256i,
+) -> __m512d {
+    let d = _mm512_cvtepi64_epi32(_mm512_and_si512(_mm512_srl_epi64(v, shift), mask));
+    _mm512_cvtepi32_pd(_mm256_add_epi32(_mm256_sub_epi32(d, half), p))
+}
+
+/// [`rot_dec_forward`] on the 64-bit torus (the level-2 blind rotation's step): the rotation
+/// t = X^k·src − src, its zero-mean gadget digits and the forward transforms of the `levels` digit
+/// polynomials into `out[i·stride .. i·stride + N]`, the digits never going through memory: the
+/// first forward pass (radix-4, fused with the twist, as in [`forward`] for N = 2048) reads its eight
+/// coefficient vectors (j, j + N/8, j + N/4, j + 3N/8 and the same + N/2) straight from the
+/// rotation, for every level at once. The same arithmetic in the same order as rotating,
+/// decomposing and transforming, so the output is bit-identical to that (tested in
+/// `trgsw::tests::level2_step_matches_unfused`). `ahead` is stepped once per level and loop
+/// iteration, as the unfused transforms step it.
+///
+/// # Safety
+/// AVX-512F; [`rot_dec_forward_u64_fits`]`(src.len(), g.levels)`; src.len() = the plan's N; stride ≥
+/// N; out.len() ≥ (levels − 1)·stride + N; k < 2N.
+#[target_feature(enable = "avx512f")]
+pub(crate) unsafe fn rot_dec_forward_u64(
+    p: &FftPlan,
+    g: crate::torus::Gadget,
+    src: &[u64],
+    k: usize,
+    out: &mut [f64],
+    stride: usize,
+    ahead: &mut Ahead,
+) {
+    let n = src.len();
+    let (m, l) = (n / 2, g.levels as usize);
+    assert!(
+        n == p.n()
+            && rot_dec_forward_u64_fits(n, l)
+            && stride >= n
+            && out.len() >= (l - 1) * stride + n
+            && k < 2 * n,
+        "rot_dec_forward_u64: bad shape"
+    );
+    let (h, q) = (m / 2, m / 4);
+    let (off, step, mask, half) = g.digit_constants_u64();
+    let (tr, ti) = p.twist();
+    let (twr, twi) = p.stage_tables();
+    let (tr, ti, wr, wi) = (tr.as_ptr(), ti.as_ptr(), twr.as_ptr(), twi.as_ptr());
+    let op = out.as_mut_ptr();
+    let offv = _mm512_set1_epi64(off as i64);
+    let stepv = _mm512_set1_epi64(step as i64);
+    let maskv = _mm512_set1_epi64(mask as i64);
+    let halfv = _mm256_set1_epi32(half);
+    // SAFETY: j + 8 ≤ q, so the coefficients j + {0, q, h, h + q} (+ m) + 8 ≤ n; out holds
+    // (l − 1)·stride + n doubles, so level i's re/im halves [i·stride, i·stride + m) and
+    // [i·stride + m, i·stride + n) are in bounds and the stores at j + {0, q, h, h + q} < m are
+    // too; twist and stage tables hold m entries and are read at j + h + q + 8 ≤ m and
+    // h + j + 8 ≤ m.
+    unsafe {
+        let mut j = 0;
+        while j < q {
+            let (ia, ib, ic, id) = (j, j + q, j + h, j + h + q);
+            // re[x] = coefficient x, im[x] = coefficient x + m (the fold). (No closures here: they
+            // would not inherit this function's target features, and calls spill every register.)
+            let pa = digit_prep_u64(rot_minus_one8_u64(src, k, ia), offv, stepv);
+            let pb = digit_prep_u64(rot_minus_one8_u64(src, k, ib), offv, stepv);
+            let pc = digit_prep_u64(rot_minus_one8_u64(src, k, ic), offv, stepv);
+            let pd = digit_prep_u64(rot_minus_one8_u64(src, k, id), offv, stepv);
+            let qa = digit_prep_u64(rot_minus_one8_u64(src, k, ia + m), offv, stepv);
+            let qb = digit_prep_u64(rot_minus_one8_u64(src, k, ib + m), offv, stepv);
+            let qc = digit_prep_u64(rot_minus_one8_u64(src, k, ic + m), offv, stepv);
+            let qd = digit_prep_u64(rot_minus_one8_u64(src, k, id + m), offv, stepv);
+            for i in 0..l {
+                let shift = _mm_cvtsi64_si128((64 - (i as u32 + 1) * g.base_bits) as i64);
+                let (rp, ip) = (op.add(i * stride), op.add(i * stride + m));
+                // The twist, then the radix-4 pass of half-size h, as `radix4_dif::<true>` does it.
+                let (ar, ai) = cmul(
+                    digit_f64_u64(pa, shift, maskv, halfv),
+                    digit_f64_u64(qa, shift, maskv, halfv),
+                    ld(tr, ia),
+                    ld(ti, ia),
+                );
+                let (br, bi) = cmul(
+                    digit_f64_u64(pb, shift, maskv, halfv),
+                    digit_f64_u64(qb, shift, maskv, halfv),
+                    ld(tr, ib),
+                    ld(ti, ib),
+                );
+                let (cr, ci) = cmul(
+                    digit_f64_u64(pc, shift, maskv, halfv),
+                    digit_f64_u64(qc, shift, maskv, halfv),
+                    ld(tr, ic),
+                    ld(ti, ic),
+                );
+                let (dr, di) = cmul(
+                    digit_f64_u64(pd, shift, maskv, halfv),
+                    digit_f64_u64(qd, shift, maskv, halfv),
+                    ld(tr, id),
+                    ld(ti, id),
+                );
+                let (w1r, w1i) = (ld(wr, h + j), ld(wi, h + j));
+                let (w2r, w2i) = (ld(wr, q + j), ld(wi, q + j));
+                let (a1r, a1i) = (_mm512_add_pd(ar, cr), _mm512_add_pd(ai, ci));
+                let (c1r, c1i) = cmul(_mm512_sub_pd(ar, cr), _mm512_sub_pd(ai, ci), w1r, w1i);
+                let (b1r, b1i) = (_mm512_add_pd(br, dr), _mm512_add_pd(bi, di));
+                let (ur, ui) = cmul(_mm512_sub_pd(br, dr), _mm512_sub_pd(bi, di), w1r, w1i);
+                st(rp, ia, _mm512_add_pd(a1r, b1r));
+                st(ip, ia, _mm512_add_pd(a1i, b1i));
+                let (xr2, xi2) = cmul(_mm512_sub_pd(a1r, b1r), _mm512_sub_pd(a1i, b1i), w2r, w2i);
+                st(rp, ib, xr2);
+                st(ip, ib, xi2);
+                st(rp, ic, _mm512_add_pd(c1r, ui));
+                st(ip, ic, _mm512_sub_pd(c1i, ur));
+                let (yr, yi) = cmul(_mm512_sub_pd(c1r, ui), _mm512_add_pd(c1i, ur), w2r, w2i);
+                st(rp, id, yr);
+                st(ip, id, yi);
+                ahead.step();
+            }
+            j += 8;
+        }
+        for i in 0..l {
+            forward_rest(
+                p,
+                op.add(i * stride),
+                op.add(i * stride + m),
+                m,
+                m / 8,
+                ahead,
+            );
+        }
+    }
+}
+
 /// The last stages of the forward transform on blocks of 8·V points held in registers (V = 2: h = 8, 4,
 /// 2, 1; V = 8: h = 32, 16, 8, 4, 2, 1): stages with h ≥ 8 pair whole vectors, the rest run inside each
 /// vector ([`Small::dif8`]).
@@ -773,6 +986,54 @@ pub(crate) unsafe fn add_rounded_u32(out: &mut [u32], x: &[f64]) {
     }
     for (o, &v) in out[i..n].iter_mut().zip(&x[i..n]) {
         *o = o.wrapping_add((v + MAGIC).to_bits() as u32);
+    }
+}
+
+/// out[i] += x[i] rounded to an integer mod 2^64, for i < min(out.len(), x.len()): the rounding of
+/// `Torus::from_f64_mod` for u64 (sign, exponent and mantissa, shifted: exact mod 2^64 at any
+/// magnitude, half away from zero below the binary point), 8 words a step, with variable shifts
+/// (which give 0 for counts ≥ 64, as the scalar code's range checks do), then a wrapping add.
+///
+/// # Safety
+/// The CPU must support AVX-512F.
+#[target_feature(enable = "avx512f")]
+pub(crate) unsafe fn add_rounded_u64(out: &mut [u64], x: &[f64]) {
+    use crate::torus::Torus;
+    let n = out.len().min(x.len());
+    let (op, xp) = (out.as_mut_ptr(), x.as_ptr());
+    let mant_mask = _mm512_set1_epi64((1i64 << 52) - 1);
+    let hidden = _mm512_set1_epi64(1i64 << 52);
+    let exp_mask = _mm512_set1_epi64(0x7ff);
+    let bias = _mm512_set1_epi64(1075);
+    let one = _mm512_set1_epi64(1);
+    let zero = _mm512_setzero_si512();
+    let mut i = 0;
+    // SAFETY: i + 8 ≤ n ≤ both lengths, so every load and store is in bounds.
+    unsafe {
+        while i + 8 <= n {
+            let bits = _mm512_castpd_si512(ld(xp, i));
+            let exp = _mm512_and_si512(_mm512_srli_epi64::<52>(bits), exp_mask);
+            let mant = _mm512_or_si512(_mm512_and_si512(bits, mant_mask), hidden);
+            let shift = _mm512_sub_epi64(exp, bias);
+            // shift ≥ 0: mant << shift (0 from 64 on); shift < 0: (mant + 2^(s−1)) >> s with s = −shift
+            // (0 from s = 64 on; exp = 0 gives s = 1075).
+            let left = _mm512_sllv_epi64(mant, shift);
+            let s = _mm512_sub_epi64(zero, shift);
+            let half = _mm512_sllv_epi64(one, _mm512_sub_epi64(s, one));
+            let right = _mm512_srlv_epi64(_mm512_add_epi64(mant, half), s);
+            let nonneg = _mm512_cmpge_epi64_mask(shift, zero);
+            let mag = _mm512_mask_blend_epi64(nonneg, right, left);
+            // exp = 0 (zero or subnormal) is 0, as in the scalar code.
+            let mag = _mm512_maskz_mov_epi64(_mm512_cmpneq_epi64_mask(exp, zero), mag);
+            let neg = _mm512_cmplt_epi64_mask(bits, zero);
+            let r = _mm512_mask_sub_epi64(mag, neg, zero, mag);
+            let o = _mm512_loadu_si512(op.add(i) as *const __m512i);
+            _mm512_storeu_si512(op.add(i) as *mut __m512i, _mm512_add_epi64(o, r));
+            i += 8;
+        }
+    }
+    for (o, &v) in out[i..n].iter_mut().zip(&x[i..n]) {
+        *o = o.wrapping_add(u64::from_f64_mod(v));
     }
 }
 

@@ -367,6 +367,21 @@ impl Gadget {
         )
     }
 
+    /// [`Gadget::digit_constants_u32`] for the 64-bit torus (offset, range step, digit mask, Bg/2),
+    /// for the level-2 kernel that fuses the decomposition (`fft_avx512::rot_dec_forward_u64`).
+    #[cfg(target_arch = "x86_64")]
+    pub(crate) fn digit_constants_u64(&self) -> (u64, u64, u64, i32) {
+        let step = (1..=self.levels).fold(0u64, |a, i| {
+            a.wrapping_add(1u64 << (64 - i * self.base_bits))
+        });
+        (
+            self.offset::<u64>(),
+            step,
+            (1u64 << self.base_bits) - 1,
+            1i32 << (self.base_bits - 1),
+        )
+    }
+
     /// Portable body of [`Gadget::decompose_poly_f64`]. Digits are masked to `base_bits` < 32 bits before
     /// the i32 → f64 conversion, which (unlike u64 → f64) has a vector instruction.
     ///

@@ -188,6 +188,10 @@ impl<T: Torus> TrgswFft<T> {
         next: &[f64],
     ) -> bool {
         let l = self.gadget.levels as usize;
+        if T::BITS == 64 {
+            self.rotate_step_level2(plan, acc, k, s, next);
+            return true;
+        }
         let (Some(a), Some(b)) = (T::as_u32_slice(&acc.a), T::as_u32_slice(&acc.b)) else {
             return false;
         };
@@ -210,6 +214,53 @@ impl<T: Torus> TrgswFft<T> {
             }
         }
         true
+    }
+
+    /// [`TrgswFft::rotate_step_fused`] on the 64-bit torus (level 2, every kernel): with AVX-512 and
+    /// N = 2048 the rotation X^k·acc − acc, its decomposition and the first forward pass run in one
+    /// kernel ([`FftPlan::rot_dec_forward_u64`]: the digits never go through memory); otherwise
+    /// X^k·acc − acc is formed and decomposed a chunk of coefficients at a time (no rotated copy of
+    /// acc). The transforms step one prefetch stream over the next key, and the product is rounded
+    /// and added to acc in one pass. The same operations on the same values as rotating, running
+    /// [`TrgswFft::external_product_into`] and adding, so the same result bit for bit
+    /// (`tests::level2_step_matches_unfused`).
+    fn rotate_step_level2(
+        &self,
+        plan: &FftPlan,
+        acc: &mut Trlwe<T>,
+        k: usize,
+        s: &mut ExtScratch,
+        next: &[f64],
+    ) {
+        let n = self.n;
+        let l = self.gadget.levels as usize;
+        let mut ahead = Ahead::new(next, (2 * l + 2) * plan.ahead_steps());
+        let stride = s.stride;
+        for (part, poly) in [&acc.a, &acc.b].into_iter().enumerate() {
+            let dec = &mut s.dec[part * l * stride..(part + 1) * l * stride];
+            let any: &dyn std::any::Any = poly;
+            let fused = any.downcast_ref::<Vec<u64>>().is_some_and(|words| {
+                plan.rot_dec_forward_u64(self.gadget, words, k % (2 * n), dec, stride, &mut ahead)
+            });
+            if fused {
+                continue;
+            }
+            rot_decompose(self.gadget, poly, k, dec, stride);
+            for buf in dec.chunks_exact_mut(stride) {
+                let (re, im) = buf[..n].split_at_mut(n / 2);
+                plan.forward_in_place_stepping(re, im, &mut ahead);
+            }
+        }
+        plan.mul_acc_rows_strided(&mut s.acc_a, &mut s.acc_b, &s.dec, stride, &self.data);
+        plan.backward_in_place_ahead(&mut s.acc_a, &mut ahead);
+        plan.backward_in_place_ahead(&mut s.acc_b, &mut ahead);
+        for (poly, prod) in [(&mut acc.a, &s.acc_a), (&mut acc.b, &s.acc_b)] {
+            let any: &mut dyn std::any::Any = poly;
+            match any.downcast_mut::<Vec<u64>>() {
+                Some(words) => plan.add_rounded_u64(words, prod),
+                None => T::add_f64_slice(poly, prod),
+            }
+        }
     }
 
     /// The external product self ⊡ c (allocates its scratch).
@@ -297,6 +348,42 @@ impl<T: Torus> TrgswFft<T> {
             })
             .collect();
         Self::from_rows(plan, gadget, &rows)
+    }
+}
+
+/// Coefficients per chunk of [`rot_decompose`] (2 KiB of u64 words: stays in L1 between the
+/// rotation and the decomposition).
+const ROT_CHUNK: usize = 256;
+
+/// The gadget digits of X^k·p − p (negacyclic, k < 2N) into `out` (level i at i·stride, stride ≥ N),
+/// ROT_CHUNK coefficients at a time: each chunk is rotated into a small buffer and decomposed by
+/// [`Gadget::decompose_poly_f64_strided`], so the digits are exactly those of
+/// `mul_monomial_minus_one` followed by that decomposition.
+fn rot_decompose<T: Torus>(g: Gadget, p: &[T], k: usize, out: &mut [f64], stride: usize) {
+    let n = p.len();
+    let k = k % (2 * n);
+    // X^k = −X^(k−N) for k ≥ N; coefficients j < kk wrap around (one more sign change).
+    let (kk, neg) = if k >= n { (k - n, true) } else { (k, false) };
+    let mut tmp = [T::zero(); ROT_CHUNK];
+    for j0 in (0..n).step_by(ROT_CHUNK) {
+        let c = ROT_CHUNK.min(n - j0);
+        let split = kk.clamp(j0, j0 + c);
+        let (wrap, rest) = tmp[..c].split_at_mut(split - j0);
+        let sign = |v: T, negate: bool| if negate { v.neg() } else { v };
+        // Coefficients j0..split (< kk) come from p[j + N − kk], the others from p[j − kk].
+        if !wrap.is_empty() {
+            let src = &p[j0 + n - kk..split + n - kk];
+            for ((t, &v), &x) in wrap.iter_mut().zip(src).zip(&p[j0..split]) {
+                *t = sign(v, !neg).sub(x);
+            }
+        }
+        if !rest.is_empty() {
+            let src = &p[split - kk..j0 + c - kk];
+            for ((t, &v), &x) in rest.iter_mut().zip(src).zip(&p[split..j0 + c]) {
+                *t = sign(v, neg).sub(x);
+            }
+        }
+        g.decompose_poly_f64_strided(&tmp[..c], &mut out[j0..], stride);
     }
 }
 
@@ -388,6 +475,80 @@ pub(crate) mod tests {
                 for (x, y) in got.a.iter().chain(&got.b).zip(port.a.iter().chain(&port.b)) {
                     let d = x.wrapping_sub(*y) as i32;
                     assert!(d.abs() <= 2, "k = {k}: {d} units from the portable kernel");
+                }
+            }
+        }
+    }
+
+    /// The level-2 step (64-bit torus, N = 2048: chunked rotation and decomposition, one prefetch
+    /// stream, rounding fused with the add) gives the unfused path's result bit for bit (rotate,
+    /// external product, add), with every kernel, for rotations with and without a wrap (k < N,
+    /// k ≥ N, chunks straddling the wrap point), for the default BK2 gadget and a three-level one.
+    #[test]
+    fn level2_step_matches_unfused() {
+        for n in [512, 1024, 2048] {
+            level2_step_case(n);
+        }
+    }
+
+    /// [`level2_step_matches_unfused`] at degree n (2048 and 512 take the fused AVX-512 kernel,
+    /// 1024 the chunked path).
+    fn level2_step_case(n: usize) {
+        let wide = |len: usize, seed: u32| -> Vec<u64> {
+            let (hi, lo) = (words(len, seed), words(len, seed ^ 0x5555));
+            hi.iter()
+                .zip(&lo)
+                .map(|(&h, &l)| ((h as u64) << 32) | l as u64)
+                .collect()
+        };
+        for kernel in Kernel::available() {
+            let plan = FftPlan::with_kernel(n, kernel);
+            for (gi, gadget) in [
+                Gadget {
+                    levels: 2,
+                    base_bits: 15,
+                },
+                Gadget {
+                    levels: 3,
+                    base_bits: 10,
+                },
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                let rows: Vec<Trlwe<u64>> = (0..2 * gadget.levels)
+                    .map(|r| Trlwe {
+                        a: wide(n, 10 * r + 1),
+                        b: wide(n, 10 * r + 2),
+                    })
+                    .collect();
+                let g = TrgswFft::<u64>::from_rows(&plan, gadget, &rows);
+                let acc0 = Trlwe {
+                    a: wide(n, 77 + gi as u32),
+                    b: wide(n, 78 + gi as u32),
+                };
+                for k in [
+                    1, 5, 255, 256, 257, 1000, 2047, 2048, 2049, 2300, 3071, 4095,
+                ]
+                .map(|k| k * n / 2048 + k % 3)
+                {
+                    let mut tmp = Trlwe::zero(n);
+                    mul_monomial_minus_one(&mut tmp.a, &acc0.a, k);
+                    mul_monomial_minus_one(&mut tmp.b, &acc0.b, k);
+                    let mut prod = Trlwe::zero(n);
+                    g.external_product_into(
+                        &plan,
+                        &tmp,
+                        &mut prod,
+                        &mut ExtScratch::new(n, gadget),
+                    );
+                    let mut want = acc0.clone();
+                    want.add_assign_unchecked(&prod);
+                    let mut got = acc0.clone();
+                    let mut s = ExtScratch::new(n, gadget);
+                    assert!(g.rotate_step_fused(&plan, &mut got, k, &mut s, &g.data));
+                    assert_ne!(got, acc0, "{kernel:?}, k = {k}: the step changed acc");
+                    assert_eq!(got, want, "{kernel:?}, k = {k}, gadget {gadget:?}");
                 }
             }
         }
