@@ -26,10 +26,13 @@ pub struct TfheBackend {
     boot_batch: usize,
 }
 
-/// Gate bootstraps per batch ([`Backend::boot_batch`]): per gate, thread CPU time fell to 0.92, 0.87,
-/// 0.82 and 0.82 of one at a time for batches of 2, 3, 4 and 8 NANDs (`gate_breakdown`, AMD EPYC
-/// Zen 4, cpu family 25): from 4 on each step's key is read once and the rotation is as fast as
-/// with the key in cache.
+/// Ready bootstrap tasks a scheduler runs as one batch ([`Backend::boot_batch`]): per NAND, thread
+/// CPU time was 0.89, 0.82, 0.79, 0.81, 0.81, 0.79, 0.79 of one at a time for batches of 2, 3, 4, 6,
+/// 8, 12, 16 on one thread, and 0.85, 0.81, 0.79, 0.79, 0.79, 0.79, 0.76 with two threads batching
+/// at once (`gate_breakdown 32 batch-only`, AMD EPYC Zen 4, cpu family 25, 2 vCPUs): from 4 on each
+/// step's key is read once and the rotation runs as fast as with the key in cache, so a larger
+/// batch would only delay its first result (the critical task's) for nothing. Bulk work with no
+/// first result to wait for (a ROM word's bits, RAM refreshes) runs in batches of up to 16.
 pub const BOOT_BATCH: usize = 4;
 
 impl std::fmt::Debug for TfheBackend {
