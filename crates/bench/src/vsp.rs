@@ -102,6 +102,7 @@ pub fn run(args: &[String]) -> Result<()> {
     let mut mems = Vec::new();
     let mut results = Vec::new();
     let mut kinds = Vec::new();
+    let mut batch_counts = Vec::new();
     let runs = sizes.iter().flat_map(|&size| {
         Core::ALL
             .into_iter()
@@ -163,6 +164,7 @@ pub fn run(args: &[String]) -> Result<()> {
         };
         let refreshed_before = refreshes(&e)?;
         let (mut dag, mut edge, mut eff, mut lifts) = (0.0, 0.0, 0.0, 0usize);
+        let (mut batched, mut tasks) = (0usize, 0usize);
         let t = Instant::now();
         let cpu0 = process_cpu_seconds();
         for _ in 0..cycles {
@@ -171,6 +173,8 @@ pub fn run(args: &[String]) -> Result<()> {
             edge += s.latch_seconds;
             eff += s.efficiency();
             lifts += s.lifts;
+            batched += s.batched;
+            tasks += s.tasks;
         }
         let per_cycle = t.elapsed().as_secs_f64() / cycles as f64;
         let cpu_per_cycle = (process_cpu_seconds() - cpu0) / cycles as f64;
@@ -204,7 +208,8 @@ pub fn run(args: &[String]) -> Result<()> {
             (plan.gates + plan.cells + 2 * plan.gate_muxes + plan.refreshes) as f64 + lifts,
             eff / n
         ));
-        results.push((label, per_cycle, cpu_per_cycle));
+        results.push((label.clone(), per_cycle, cpu_per_cycle));
+        batch_counts.push((label, batched as f64 / n, tasks as f64 / n));
     }
     println!(
         "Per cycle, before (every MUX two gate bootstraps) and after (select-once CMUXes); core"
@@ -256,6 +261,9 @@ pub fn run(args: &[String]) -> Result<()> {
             "{core}_cpu_seconds_per_cycle={cpu:.2} {core}_cycle_tfhe_rs_nands_cpu={:.0}",
             cpu / (nand_cpu_ms / 1e3)
         );
+    }
+    for (core, batched, tasks) in &batch_counts {
+        println!("{core}_batched_tasks_per_cycle={batched:.0} (of {tasks:.0} DAG tasks)");
     }
     for (core, b, a) in &kinds {
         println!(

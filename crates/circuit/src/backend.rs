@@ -42,7 +42,7 @@ pub enum TaskKind {
 
 /// One bootstrap of a batch ([`Backend::boot_batch`]).
 #[derive(Clone, Copy, Debug)]
-pub enum Boot<'a, Bit> {
+pub enum Boot<'a, Bit, Ring> {
     /// A two-input gate: [`Backend::gate_ring`] when `ring`, else [`Backend::gate`].
     Gate {
         kind: GateKind,
@@ -58,13 +58,32 @@ pub enum Boot<'a, Bit> {
     },
     /// [`Backend::lift`] (always a ring).
     Lift(&'a Bit),
+    /// A gate MUX `s ? b : a`: [`Backend::mux_ring`] when `ring`, else [`Backend::mux`] (two
+    /// bootstraps in TFHE).
+    Mux {
+        s: &'a Bit,
+        a: &'a Bit,
+        b: &'a Bit,
+        ring: bool,
+    },
+    /// What a RAM read makes of its CMUX tree's output ([`Backend::ram_read_tree`]):
+    /// [`Backend::read_out`] (always a ring).
+    ReadOut(&'a Ring),
+    /// A RAM write value: [`Backend::ram_write_value_keep`] (two bootstraps in TFHE).
+    WriteValue {
+        wren: &'a Bit,
+        wdata: &'a Bit,
+        rdata: &'a Bit,
+        kept: Option<&'a Ring>,
+    },
 }
 
-/// The result of one bootstrap of a batch: a bit or a ring, as the job asked.
+/// The result of one bootstrap of a batch: a bit, a ring or a write value, as the job asked.
 #[derive(Clone, Debug)]
-pub enum Booted<Bit, Ring> {
+pub enum Booted<Bit, Ring, WriteVal> {
     Bit(Bit),
     Ring(Ring),
+    WriteVal(WriteVal),
 }
 
 /// A bit representation and the operations on it.
@@ -124,8 +143,8 @@ pub trait Backend: Send + Sync {
     #[allow(clippy::type_complexity)]
     fn boot_batch(
         &self,
-        jobs: &[Boot<'_, Self::Bit>],
-    ) -> Result<Vec<Booted<Self::Bit, Self::Ring>>, CircuitError> {
+        jobs: &[Boot<'_, Self::Bit, Self::Ring>],
+    ) -> Result<Vec<Booted<Self::Bit, Self::Ring, Self::WriteVal>>, CircuitError> {
         jobs.iter()
             .map(|job| {
                 Ok(match *job {
@@ -152,6 +171,25 @@ pub trait Backend: Send + Sync {
                         ring: false,
                     } => Booted::Bit(self.cell(spec, ins)?),
                     Boot::Lift(a) => Booted::Ring(self.lift(a)?),
+                    Boot::Mux {
+                        s,
+                        a,
+                        b,
+                        ring: true,
+                    } => Booted::Ring(self.mux_ring(s, a, b)?),
+                    Boot::Mux {
+                        s,
+                        a,
+                        b,
+                        ring: false,
+                    } => Booted::Bit(self.mux(s, a, b)?),
+                    Boot::ReadOut(tree) => Booted::Ring(self.read_out(tree)?),
+                    Boot::WriteValue {
+                        wren,
+                        wdata,
+                        rdata,
+                        kept,
+                    } => Booted::WriteVal(self.ram_write_value_keep(wren, wdata, rdata, kept)?),
                 })
             })
             .collect()
@@ -252,6 +290,26 @@ pub trait Backend: Send + Sync {
         bit: usize,
     ) -> Result<(Self::Ring, Option<Self::Ring>), CircuitError> {
         Ok((self.ram_read(ram, addr, bit)?, None))
+    }
+    /// The first half of [`Self::ram_read_keep`] where the backend can split it: the CMUX tree's
+    /// output for data bit `bit` at `addr` (what `ram_read_keep` keeps), whose [`Self::read_out`] is
+    /// the read's ring — so that reads run their bootstraps in a batch ([`Boot::ReadOut`]). `None`
+    /// (the default): the read does not split; run [`Self::ram_read_keep`].
+    fn ram_read_tree(
+        &self,
+        _ram: &Self::Ram,
+        _addr: &[&Self::Sel],
+        _bit: usize,
+    ) -> Result<Option<Self::Ring>, CircuitError> {
+        Ok(None)
+    }
+    /// The second half of a split read: the fresh ring of the bit a [`Self::ram_read_tree`] holds
+    /// (extraction and a bootstrap in TFHE). The default refuses (no backend's tree reaches it).
+    fn read_out(&self, _tree: &Self::Ring) -> Result<Self::Ring, CircuitError> {
+        Err(CircuitError::Backend(format!(
+            "the {} backend does not split RAM reads",
+            self.kind()
+        )))
     }
     /// The value stored by a write of `wdata` with enable `wren`, given the old value `rdata`.
     fn ram_write_value(
@@ -368,6 +426,15 @@ pub trait Backend: Send + Sync {
             "the {} backend does not refresh RAM cells",
             self.kind()
         )))
+    }
+    /// [`Self::refresh_ram_cell`] of each of `cells`, on up to `threads` threads (TFHE: in batches
+    /// of bootstraps); the same cells, bit for bit.
+    fn refresh_ram_cells(
+        &self,
+        cells: &[&Self::Ring],
+        threads: usize,
+    ) -> Result<Vec<Self::Ring>, CircuitError> {
+        crate::cmux::par_for(cells.len(), threads, |k| self.refresh_ram_cell(cells[k]))
     }
     /// Replaces cell `i` of a RAM (a refreshed cell from [`Self::refresh_ram_cell`]).
     fn set_ram_cell(

@@ -16,7 +16,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use vsp_tfhe::{CircuitKey, EvalKey, Tlwe, TrgswFft, Trlwe};
+use vsp_tfhe::{Booted, Bootstrap, CircuitKey, EvalKey, Tlwe, TrgswFft, Trlwe};
 
 use crate::error::CircuitError;
 use crate::noise::{NoiseModel, RefreshPolicy};
@@ -172,9 +172,72 @@ fn cmux_tree(
 /// Extracts coefficient `i`, key-switches it and bootstraps the ±1/4 phase into a fresh ±1/8 bit in
 /// ring form (a gate bootstrap stopped before its extraction: CMUXes take it as it is, gates take its
 /// extraction).
-fn extract_fresh(ek: &EvalKey, c: &Trlwe<u32>, i: usize) -> Result<Trlwe<u32>, CircuitError> {
+pub(crate) fn extract_fresh(
+    ek: &EvalKey,
+    c: &Trlwe<u32>,
+    i: usize,
+) -> Result<Trlwe<u32>, CircuitError> {
     let t = ek.extract_bit(c, i).map_err(tfhe_err)?;
     ek.bit_to_trlwe(&t).map_err(tfhe_err)
+}
+
+/// The gates' test value, 1/8: a bootstrap to a fresh bit.
+pub(crate) const EIGHTH: u32 = 1 << 29;
+
+/// Most bootstraps [`boot_rings_on`] runs as one batch: per NAND, thread CPU time was 0.79 of one at
+/// a time from batches of 4 on and 0.76–0.79 at 12 and 16 (`gate_breakdown`, AMD EPYC Zen 4, cpu
+/// family 25, one and two threads batching at once); bulk work (refreshes, a ROM word's bits) has
+/// no first result to wait for, so it takes the largest batches that still share the work evenly
+/// among the threads.
+pub(crate) const BULK_BATCH: usize = 16;
+
+/// The rings of bootstraps `jobs` (each left as a ring), run as one batch
+/// ([`EvalKey::bootstrap_batch`]): each the same as its own call, bit for bit.
+pub(crate) fn boot_rings(
+    ek: &EvalKey,
+    jobs: &[Bootstrap<'_>],
+) -> Result<Vec<Trlwe<u32>>, CircuitError> {
+    let jobs: Vec<_> = jobs.iter().map(|&j| (j, true)).collect();
+    ek.bootstrap_batch(&jobs)
+        .map_err(tfhe_err)?
+        .into_iter()
+        .map(|b| match b {
+            Booted::Ring(r) => Ok(r),
+            Booted::Bit(_) => Err(CircuitError::Backend(
+                "a batch of bootstraps to rings returned a bit".into(),
+            )),
+        })
+        .collect()
+}
+
+/// [`boot_rings`] of many jobs on up to `threads` threads: cut into near-equal batches of at most
+/// [`BULK_BATCH`], as many as a multiple of the threads (so that each thread gets as many), run
+/// side by side; the results in the jobs' order, the same bit for bit.
+pub(crate) fn boot_rings_on(
+    ek: &EvalKey,
+    jobs: &[Bootstrap<'_>],
+    threads: usize,
+) -> Result<Vec<Trlwe<u32>>, CircuitError> {
+    let threads = threads.max(1);
+    let batches = jobs.len().div_ceil(BULK_BATCH).div_ceil(threads) * threads;
+    let per = jobs.len().div_ceil(batches.max(1)).max(1);
+    let chunks: Vec<&[Bootstrap<'_>]> = jobs.chunks(per).collect();
+    let out = par_for(chunks.len(), threads, |k| boot_rings(ek, chunks[k]))?;
+    Ok(out.into_iter().flatten().collect())
+}
+
+/// Refreshed copies of RAM cells ([`refresh_cell`] of each), in batches on up to `threads` threads
+/// ([`boot_rings_on`]): the same cells, bit for bit.
+pub(crate) fn refresh_cells(
+    ek: &EvalKey,
+    cells: &[&Trlwe<u32>],
+    threads: usize,
+) -> Result<Vec<Trlwe<u32>>, CircuitError> {
+    let jobs: Vec<_> = cells
+        .iter()
+        .map(|c| Bootstrap::Coefficient(c, 0, QUARTER))
+        .collect();
+    boot_rings_on(ek, &jobs, threads)
 }
 
 /// Reads the whole word at `addr` from a ROM.
@@ -213,7 +276,11 @@ pub(crate) fn rom_read_bits(
         let rotated = acc.mul_monomial(-((1i64 << rom.slot_log) << j));
         acc = sel.cmux(&rotated, &acc).map_err(tfhe_err)?;
     }
-    bits.map(|i| extract_fresh(ek, &acc, i)).collect()
+    // Each bit extracted and bootstrapped ([`extract_fresh`]), all in one batch.
+    let jobs: Vec<_> = bits
+        .map(|i| Bootstrap::Coefficient(&acc, i, EIGHTH))
+        .collect();
+    boot_rings(ek, &jobs)
 }
 
 /// Reads data bit `bit` of the word at `addr`.
@@ -290,7 +357,7 @@ pub(crate) fn ram_read_join(
 
 /// The read's CMUX tree for data bit `bit` at `addr` (the stored bit at ±1/4 plus `a` external
 /// products' errors).
-fn ram_tree(
+pub(crate) fn ram_tree(
     ram: &TfheRam,
     addr: &[&TrgswFft<u32>],
     bit: usize,
@@ -334,14 +401,55 @@ pub(crate) fn write_value(
     wdata: &Tlwe<u32>,
     rdata: &Tlwe<u32>,
 ) -> Result<Trlwe<u32>, CircuitError> {
+    let (x, y) = write_value_inputs(wren, wdata, rdata)?;
+    let mut halves = boot_rings(
+        ek,
+        &[
+            Bootstrap::Sample(&x, QUARTER),
+            Bootstrap::Sample(&y, QUARTER),
+        ],
+    )?;
+    let y = halves.pop();
+    match (halves.pop(), y) {
+        (Some(x), Some(y)) => write_value_join(x, &y),
+        _ => Err(CircuitError::Backend("a write value lost a half".into())),
+    }
+}
+
+/// The two level-0 samples a write value bootstraps: wren ∧ wdata and ¬wren ∧ rdata (at −1/8 off).
+pub(crate) fn write_value_inputs(
+    wren: &Tlwe<u32>,
+    wdata: &Tlwe<u32>,
+    rdata: &Tlwe<u32>,
+) -> Result<(Tlwe<u32>, Tlwe<u32>), CircuitError> {
     let eighth_neg = (QUARTER >> 1).wrapping_neg();
     let x = Tlwe::linear(&[(1, wren), (1, wdata)], eighth_neg).map_err(tfhe_err)?;
     let y = Tlwe::linear(&[(-1, wren), (1, rdata)], eighth_neg).map_err(tfhe_err)?;
-    let mut w = ek.bootstrap_to_trlwe(&x, QUARTER).map_err(tfhe_err)?;
-    w.add_assign(&ek.bootstrap_to_trlwe(&y, QUARTER).map_err(tfhe_err)?)
-        .map_err(tfhe_err)?;
-    w.add_const(0, QUARTER).map_err(tfhe_err)?;
-    Ok(w)
+    Ok((x, y))
+}
+
+/// The write value from its two halves' rings (each bootstrapped with test value 1/4).
+pub(crate) fn write_value_join(
+    mut x: Trlwe<u32>,
+    y: &Trlwe<u32>,
+) -> Result<Trlwe<u32>, CircuitError> {
+    x.add_assign(y).map_err(tfhe_err)?;
+    x.add_const(0, QUARTER).map_err(tfhe_err)?;
+    Ok(x)
+}
+
+/// The write value given what the read kept ([`write_change`]) from the value itself.
+pub(crate) fn change_from(
+    mut v: Trlwe<u32>,
+    read: Option<&Trlwe<u32>>,
+) -> Result<WriteValue, CircuitError> {
+    Ok(match read {
+        Some(r) => {
+            v.sub_assign(r).map_err(tfhe_err)?;
+            WriteValue::Change(v)
+        }
+        None => WriteValue::Value(v),
+    })
 }
 
 /// The write value of one data bit given what the read kept: the change δ = v − r when the read's
@@ -354,14 +462,7 @@ pub(crate) fn write_change(
     rdata: &Tlwe<u32>,
     read: Option<&Trlwe<u32>>,
 ) -> Result<WriteValue, CircuitError> {
-    let mut v = write_value(ek, wren, wdata, rdata)?;
-    Ok(match read {
-        Some(r) => {
-            v.sub_assign(r).map_err(tfhe_err)?;
-            WriteValue::Change(v)
-        }
-        None => WriteValue::Value(v),
-    })
+    change_from(write_value(ek, wren, wdata, rdata)?, read)
 }
 
 /// Writes `vals` (one per data bit) into the word at `addr`, then refreshes words as the policy says.
@@ -386,8 +487,8 @@ pub(crate) fn ram_write(
     threads: usize,
 ) -> Result<(), CircuitError> {
     let list = ram_write_unrefreshed(noise, policy, ram, addr, vals, threads)?;
-    let cells = &ram.cells;
-    let fresh = par_for(list.len(), threads, |t| refresh_cell(ek, &cells[list[t]]))?;
+    let cells: Vec<&Trlwe<u32>> = list.iter().map(|&i| &ram.cells[i]).collect();
+    let fresh = refresh_cells(ek, &cells, threads)?;
     for (&idx, c) in list.iter().zip(fresh) {
         ram.cells[idx] = c;
     }

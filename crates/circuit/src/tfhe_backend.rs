@@ -26,10 +26,13 @@ pub struct TfheBackend {
     boot_batch: usize,
 }
 
-/// Gate bootstraps per batch ([`Backend::boot_batch`]): per gate, thread CPU time fell to 0.92, 0.87,
-/// 0.82 and 0.82 of one at a time for batches of 2, 3, 4 and 8 NANDs (`gate_breakdown`, AMD EPYC
-/// Zen 4, cpu family 25): from 4 on each step's key is read once and the rotation is as fast as
-/// with the key in cache.
+/// Ready bootstrap tasks a scheduler runs as one batch ([`Backend::boot_batch`]): per NAND, thread
+/// CPU time was 0.89, 0.82, 0.79, 0.81, 0.81, 0.79, 0.79 of one at a time for batches of 2, 3, 4, 6,
+/// 8, 12, 16 on one thread, and 0.85, 0.81, 0.79, 0.79, 0.79, 0.79, 0.76 with two threads batching
+/// at once (`gate_breakdown 32 batch-only`, AMD EPYC Zen 4, cpu family 25, 2 vCPUs): from 4 on each
+/// step's key is read once and the rotation runs as fast as with the key in cache, so a larger
+/// batch would only delay its first result (the critical task's) for nothing. Bulk work with no
+/// first result to wait for (a ROM word's bits, RAM refreshes) runs in batches of up to 16.
 pub const BOOT_BATCH: usize = 4;
 
 impl std::fmt::Debug for TfheBackend {
@@ -359,26 +362,68 @@ impl Backend for TfheBackend {
     }
     fn boot_batch(
         &self,
-        jobs: &[Boot<'_, Tlwe<u32>>],
-    ) -> Result<Vec<Booted<Tlwe<u32>, Trlwe<u32>>>, CircuitError> {
-        let tfhe_jobs: Vec<_> = jobs
+        jobs: &[Boot<'_, Tlwe<u32>, Trlwe<u32>>],
+    ) -> Result<Vec<Booted<Tlwe<u32>, Trlwe<u32>, WriteValue>>, CircuitError> {
+        // A write value's two samples first (the batch's jobs borrow them).
+        let halves = jobs
             .iter()
-            .map(|job| match *job {
-                Boot::Gate { kind, a, b, ring } => (Bootstrap::Gate2(kind, a, b), ring),
-                Boot::Cell { spec, ins, ring } => (Bootstrap::Cell(spec, ins), ring),
-                Boot::Lift(a) => (Bootstrap::Refresh(a), true),
+            .filter_map(|job| match *job {
+                Boot::WriteValue {
+                    wren, wdata, rdata, ..
+                } => Some(cmux::write_value_inputs(wren, wdata, rdata)),
+                _ => None,
             })
-            .collect();
-        Ok(self
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut halves_at = halves.iter();
+        let mut tfhe_jobs = Vec::with_capacity(jobs.len() + halves.len());
+        for job in jobs {
+            match *job {
+                Boot::Gate { kind, a, b, ring } => {
+                    tfhe_jobs.push((Bootstrap::Gate2(kind, a, b), ring))
+                }
+                Boot::Cell { spec, ins, ring } => {
+                    tfhe_jobs.push((Bootstrap::Cell(spec, ins), ring))
+                }
+                Boot::Lift(a) => tfhe_jobs.push((Bootstrap::Refresh(a), true)),
+                // Netlist MUX is s ? b : a; vsp-tfhe's mux(c, x, y) is c ? x : y.
+                Boot::Mux { s, a, b, ring } => tfhe_jobs.push((Bootstrap::Mux(s, b, a), ring)),
+                Boot::ReadOut(tree) => {
+                    tfhe_jobs.push((Bootstrap::Coefficient(tree, 0, cmux::EIGHTH), true))
+                }
+                Boot::WriteValue { .. } => {
+                    let (x, y) = halves_at.next().ok_or_else(|| {
+                        CircuitError::Backend("a write value's halves are missing".into())
+                    })?;
+                    tfhe_jobs.push((Bootstrap::Sample(x, cmux::QUARTER), true));
+                    tfhe_jobs.push((Bootstrap::Sample(y, cmux::QUARTER), true));
+                }
+            }
+        }
+        let mut outs = self
             .ek
             .bootstrap_batch(&tfhe_jobs)
             .map_err(tfhe_err)?
-            .into_iter()
-            .map(|out| match out {
-                vsp_tfhe::Booted::Bit(c) => Booted::Bit(c),
-                vsp_tfhe::Booted::Ring(r) => Booted::Ring(r),
+            .into_iter();
+        let ring = |o: Option<vsp_tfhe::Booted>| match o {
+            Some(vsp_tfhe::Booted::Ring(r)) => Ok(r),
+            _ => Err(CircuitError::Backend(
+                "a batched bootstrap lost its ring".into(),
+            )),
+        };
+        jobs.iter()
+            .map(|job| match *job {
+                Boot::WriteValue { kept, .. } => {
+                    let x = ring(outs.next())?;
+                    let y = ring(outs.next())?;
+                    let v = cmux::write_value_join(x, &y)?;
+                    Ok(Booted::WriteVal(cmux::change_from(v, kept)?))
+                }
+                _ => match outs.next() {
+                    Some(vsp_tfhe::Booted::Bit(c)) => Ok(Booted::Bit(c)),
+                    o => Ok(Booted::Ring(ring(o)?)),
+                },
             })
-            .collect())
+            .collect()
     }
     fn lift(&self, a: &Tlwe<u32>) -> Result<Trlwe<u32>, CircuitError> {
         self.ek.bit_to_trlwe(a).map_err(tfhe_err)
@@ -460,6 +505,17 @@ impl Backend for TfheBackend {
         let (bit, tree) = cmux::ram_read_keep(&self.ek, ram, addr, bit)?;
         Ok((bit, Some(tree)))
     }
+    fn ram_read_tree(
+        &self,
+        ram: &TfheRam,
+        addr: &[&TrgswFft<u32>],
+        bit: usize,
+    ) -> Result<Option<Trlwe<u32>>, CircuitError> {
+        cmux::ram_tree(ram, addr, bit).map(Some)
+    }
+    fn read_out(&self, tree: &Trlwe<u32>) -> Result<Trlwe<u32>, CircuitError> {
+        cmux::extract_fresh(&self.ek, tree, 0)
+    }
     fn ram_write_value(
         &self,
         wren: &Tlwe<u32>,
@@ -536,6 +592,13 @@ impl Backend for TfheBackend {
     }
     fn refresh_ram_cell(&self, cell: &Trlwe<u32>) -> Result<Trlwe<u32>, CircuitError> {
         cmux::refresh_cell(&self.ek, cell)
+    }
+    fn refresh_ram_cells(
+        &self,
+        cells: &[&Trlwe<u32>],
+        threads: usize,
+    ) -> Result<Vec<Trlwe<u32>>, CircuitError> {
+        cmux::refresh_cells(&self.ek, cells, threads)
     }
     fn set_ram_cell(
         &self,

@@ -272,3 +272,91 @@ fn low_noise_select_chain_variance_matches_the_planner_model() {
     }
     assert!(bound <= lp.v_tlwe_max);
 }
+
+/// Bootstraps run in batches ([`TfheBackend::with_boot_batch`]: gates, gate MUXes, lifts, CMUXes'
+/// refreshes) leave exactly the state one at a time leaves: the same ciphertexts, bit for bit, in
+/// the flip-flops and the outputs, and the same task and lift counts, on one worker and on two,
+/// under a plan with gate MUXes beside CMUXes and one with CMUXes refreshed (chains longer than a
+/// noisier model allows); and batches did form.
+#[test]
+fn batched_plans_leave_the_same_ciphertexts() {
+    let (sk, ek, ck) = keys();
+    let c = chain_circuit(10);
+    let lp = LeveledParams::for_params(&Params::default_128()).unwrap();
+    let noisier = |m: f64| LeveledParams {
+        v_ext: m * lp.v_ext,
+        v_ext_low: m * lp.v_ext_low,
+        ..lp
+    };
+    let mut rng = rand::rngs::StdRng::seed_from_u64(9);
+    let ins: Vec<_> = (0..3)
+        .map(|_| {
+            (
+                client::encrypt_value(sk, rng.gen_range(0..256), 8),
+                client::encrypt_value(sk, rng.gen_range(0..4), 2),
+            )
+        })
+        .collect();
+    let (mut gate_muxes, mut refreshes) = (0, 0);
+    for plan in [noisier(5.5), noisier(7.0)] {
+        let mut runs = Vec::new();
+        for threads in [1, 2] {
+            for batch in [1, vsp_circuit::tfhe_backend::BOOT_BATCH, 16] {
+                let backend = TfheBackend::new(ek.clone(), Some(ck.clone()))
+                    .unwrap()
+                    .with_boot_batch(batch);
+                let mut e = Engine::new(backend, c.clone());
+                e.set_leveled(Some(plan));
+                e.set_threads(threads);
+                let counts = e.plan_counts();
+                assert!(counts.cmuxes > 0 && counts.lifts > 0, "{counts:?}");
+                gate_muxes += counts.gate_muxes;
+                refreshes += counts.refreshes;
+                let (mut stats, mut outs, mut batched) = (Vec::new(), Vec::new(), 0);
+                for (x, s) in &ins {
+                    e.set_input("x", x.clone()).unwrap();
+                    e.set_input("s", s.clone()).unwrap();
+                    let st = e.step().unwrap();
+                    stats.push((st.tasks, st.lifts));
+                    batched += st.batched;
+                    outs.push(e.output("y").unwrap());
+                }
+                assert_eq!(
+                    batched > 0,
+                    batch > 1,
+                    "batches of {batch} on {threads} threads: {batched} tasks batched"
+                );
+                runs.push((e.snapshot_bytes(), outs, stats));
+            }
+        }
+        for (k, r) in runs.iter().enumerate() {
+            assert!(r == &runs[0], "{plan:?}: run {k} != one at a time");
+        }
+    }
+    assert!(gate_muxes > 0 && refreshes > 0, "{gate_muxes} {refreshes}");
+}
+
+/// Long chains of MUXes on two shared selects (longer than a ring's noise allows without a refresh),
+/// gates on their results and flip-flops in the loop.
+fn chain_circuit(len: usize) -> Arc<Circuit> {
+    use vsp_circuit::netlist::{GateKind, NetlistBuilder};
+    let mut b = NetlistBuilder::new();
+    let x = b.input("x", 8);
+    let s = b.input("s", 2);
+    let q: Vec<_> = (0..4).map(|i| b.dff(i % 2 == 0)).collect();
+    let mut outs = Vec::new();
+    for (c, &start) in q.iter().enumerate() {
+        let mut v = start;
+        for k in 0..len {
+            v = b.mux(s[(k + c) % 2], v, x[(k + 3 * c) % 8]);
+            if k % 5 == 4 {
+                outs.push(v);
+            }
+        }
+        let g = b.gate(GateKind::Xor, v, x[c]);
+        b.connect_dff(start, g).unwrap();
+        outs.push(g);
+    }
+    b.output("y", &outs);
+    Arc::new(Circuit::compile(&Blueprint::single("chains", b.build().unwrap())).unwrap())
+}

@@ -531,9 +531,10 @@ fn selects_split_over_threads_are_bit_identical() {
     }
 }
 
-/// Gate bootstraps run in batches ([`TfheBackend::with_boot_batch`], the default) leave exactly the
-/// state one at a time leaves: the same ciphertexts, bit for bit, in the flip-flops, the outputs and
-/// a CMUX RAM, and the same task and lift counts, on 2 and 4 workers.
+/// Bootstraps run in batches ([`TfheBackend::with_boot_batch`], the default: gates, a CMUX RAM's
+/// reads and write values) leave exactly the state one at a time leaves: the same ciphertexts, bit
+/// for bit, in the flip-flops, the outputs and a CMUX RAM, and the same task and lift counts, on 1,
+/// 2 and 4 workers.
 #[test]
 fn batched_bootstraps_leave_the_same_ciphertexts() {
     let (sk, _, _) = keys();
@@ -559,19 +560,29 @@ fn batched_bootstraps_leave_the_same_ciphertexts() {
         encrypt_value(sk, 77, 8),
         encrypt_value(sk, 1, 1),
     );
-    for threads in [2, 4] {
+    for threads in [1, 2, 4] {
         let mut runs = Vec::new();
         for batch in [1, vsp_circuit::tfhe_backend::BOOT_BATCH] {
             let mut e = Engine::new(backend().with_boot_batch(batch), ram.clone());
             e.set_threads(threads);
             e.set_ram("ram", ram_init.clone()).unwrap();
-            let mut stats = Vec::new();
+            let (mut stats, mut batched) = (Vec::new(), 0);
             for (a, w, d) in &ins {
                 e.set_input("addr", a.clone()).unwrap();
                 e.set_input("wren", w.clone()).unwrap();
                 e.set_input("wdata", d.clone()).unwrap();
                 let st = e.step().unwrap();
                 stats.push((st.tasks, st.lifts));
+                batched += st.batched;
+            }
+            // None with batches of one; the RAM's two reads and two write values batch on one
+            // worker (on more, each may have a worker of its own).
+            if batch == 1 || threads == 1 {
+                assert_eq!(
+                    batched > 0,
+                    batch > 1,
+                    "{threads} threads, batches of {batch}"
+                );
             }
             let mut f = Engine::new(backend().with_boot_batch(batch), adder.clone());
             f.set_threads(threads);
@@ -588,4 +599,45 @@ fn batched_bootstraps_leave_the_same_ciphertexts() {
             "{threads} threads: batched != one at a time"
         );
     }
+}
+
+/// Bulk bootstraps in batches equal them one at a time, bit for bit: RAM cells refreshed together
+/// on 1 to 3 threads ([`Backend::refresh_ram_cells`]: 32 cells, cut into batches) against
+/// [`Backend::refresh_ram_cell`] of each, and a ROM word's 16 bits read out in one batch against
+/// each bit read alone.
+#[test]
+fn bulk_bootstrap_batches_equal_one_at_a_time() {
+    let (sk, _, _) = keys();
+    let b = backend();
+    let words: Vec<u64> = (0..16).map(|i| (i * 7 + 3) & 3).collect();
+    let ram = encrypt_ram(sk, 4, 2, &words).unwrap();
+    let cells: Vec<_> = (0..32).map(|i| b.ram_cell(&ram, i).unwrap()).collect();
+    let refs: Vec<_> = cells.iter().collect();
+    let one: Vec<_> = cells
+        .iter()
+        .map(|c| b.refresh_ram_cell(c).unwrap())
+        .collect();
+    assert_ne!(one, cells);
+    for threads in [1, 2, 3] {
+        assert_eq!(
+            b.refresh_ram_cells(&refs, threads).unwrap(),
+            one,
+            "{threads} threads"
+        );
+    }
+    assert!(b.refresh_ram_cells(&refs[..0], 2).unwrap().is_empty());
+    let rom_words: Vec<u64> = (0..8u64).map(|i| (i * 0x3A5B) & 0xffff).collect();
+    let rom = encrypt_rom(sk, 3, 16, &rom_words).unwrap();
+    let addr_bits = encrypt_value(sk, 6, 3);
+    let sels = b
+        .select_batch(&addr_bits.iter().collect::<Vec<_>>())
+        .unwrap();
+    let sels: Vec<_> = sels.iter().collect();
+    let whole = b.rom_read(&rom, &sels).unwrap();
+    let bits: Vec<_> = (0..16)
+        .map(|i| b.rom_read_bits(&rom, &sels, i..i + 1).unwrap().remove(0))
+        .collect();
+    assert_eq!(whole, bits);
+    let ext: Vec<_> = whole.iter().map(|r| b.extract(r).unwrap()).collect();
+    assert_eq!(decrypt_value(sk, &ext).unwrap(), rom_words[6]);
 }

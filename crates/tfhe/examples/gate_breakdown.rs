@@ -2,11 +2,12 @@
 //! switch, each timed in a loop of its own (keys then stay in the last-level cache as far as they fit)
 //! and inside full NANDs (every key streamed once per gate, as the engine runs them); then the time per
 //! CMUX step with the full 52 MB bootstrapping key against a 3 MB one (n0 = 48) that stays in cache,
-//! which tells how memory-bound the rotation is on this machine; and NANDs in batches of 2, 3, 4 and 8
-//! (`EvalKey::bootstrap_batch`) against one at a time (`nand_batched_ms_bB=`, per gate). `small-only` as a second argument runs
-//! only the latter (a compute-only profile for `perf record`).
-//! `cargo run --release -p vsp-tfhe --example gate_breakdown [reps] [small-only]`; every timed result is
-//! decrypted.
+//! which tells how memory-bound the rotation is on this machine; and NANDs in batches of 2 to 16
+//! (`EvalKey::bootstrap_batch`) against one at a time (`nand_batched_ms_bB_tT=`, per gate, on T = 1
+//! and 2 threads batching at once). `small-only` as a second argument runs only the cache-resident
+//! rotation (a compute-only profile for `perf record`), `batch-only` only the batches.
+//! `cargo run --release -p vsp-tfhe --example gate_breakdown [reps] [small-only|batch-only]`; every
+//! timed result is decrypted.
 #[path = "../tests/common/mod.rs"]
 mod common;
 
@@ -19,6 +20,13 @@ fn main() {
         .unwrap_or(40);
     if std::env::args().nth(2).as_deref() == Some("small-only") {
         small_only(reps);
+        return;
+    }
+    if std::env::args().nth(2).as_deref() == Some("batch-only") {
+        let (sk, ek) = common::keys();
+        for threads in [1, 2] {
+            batched(sk, ek, reps, threads);
+        }
         return;
     }
     let (sk, ek) = common::keys();
@@ -51,7 +59,9 @@ fn main() {
     let ks = (cpu() - t) / reps;
     println!("nand {nand:?}; blind rotation + extract (loop) {br:?}; key switch (loop) {ks:?}");
     println!("nand - (br + ks) = {:?}", nand.saturating_sub(br + ks));
-    batched(sk, ek, reps);
+    for threads in [1, 2] {
+        batched(sk, ek, reps, threads);
+    }
     // The same rotation with a small level 0 (n0 = 48: a 3 MB bootstrapping key that stays in cache),
     // per CMUX step, against the full key streamed from memory: how memory-bound the rotation is.
     let small = vsp_tfhe::Params {
@@ -80,44 +90,60 @@ fn main() {
 
 /// NANDs in batches of B ([`vsp_tfhe::EvalKey::bootstrap_batch`]: the rotations step by step
 /// together, one read of each key per batch) against one at a time (B = 1: `nand`), per gate by
-/// thread CPU time: 5 rounds, each running `reps` gates (rounded up to whole batches) at every B in
-/// turn; medians over the rounds. Every result is checked.
-fn batched(sk: &vsp_tfhe::SecretKey, ek: &vsp_tfhe::EvalKey, reps: u32) {
+/// thread CPU time, on `threads` threads at once (each running the same batches; a barrier starts
+/// every size on all of them together, as the engine's workers batch side by side): 5 rounds, each
+/// running `reps` gates per thread (rounded up to whole batches) at every B in turn; medians over the
+/// rounds and threads. Every result is checked.
+fn batched(sk: &vsp_tfhe::SecretKey, ek: &vsp_tfhe::EvalKey, reps: u32, threads: usize) {
     use vsp_tfhe::{Booted, Bootstrap, Gate2};
-    let sizes = [1usize, 2, 3, 4, 8];
-    let ins: Vec<_> = (0..8)
+    let sizes = [1usize, 2, 3, 4, 6, 8, 12, 16];
+    let ins: Vec<_> = (0..16)
         .map(|i| (sk.encrypt_bit(i % 2 == 0), sk.encrypt_bit(i % 3 == 0)))
         .collect();
-    let mut per_gate: Vec<Vec<f64>> = vec![Vec::new(); sizes.len()];
-    for _round in 0..5 {
-        for (k, &b) in sizes.iter().enumerate() {
-            let batches = (reps as usize).div_ceil(b);
-            let t = cpu();
-            for _ in 0..batches {
-                let outs: Vec<_> = if b == 1 {
-                    vec![ek.nand(&ins[0].0, &ins[0].1).unwrap()]
-                } else {
-                    let jobs: Vec<_> = ins[..b]
-                        .iter()
-                        .map(|(x, y)| (Bootstrap::Gate2(Gate2::Nand, x, y), false))
-                        .collect();
-                    ek.bootstrap_batch(&jobs)
-                        .unwrap()
-                        .into_iter()
-                        .map(|o| match o {
-                            Booted::Bit(c) => c,
-                            Booted::Ring(_) => panic!("a ring for a bit job"),
-                        })
-                        .collect()
-                };
-                for (c, (x, y)) in outs.iter().zip(&ins) {
-                    let want = !(sk.decrypt_bit(x).unwrap() && sk.decrypt_bit(y).unwrap());
-                    assert_eq!(sk.decrypt_bit(c).unwrap(), want);
+    let barrier = std::sync::Barrier::new(threads);
+    let run = || {
+        let mut per_gate: Vec<Vec<f64>> = vec![Vec::new(); sizes.len()];
+        for _round in 0..5 {
+            for (k, &b) in sizes.iter().enumerate() {
+                barrier.wait();
+                let batches = (reps as usize).div_ceil(b);
+                let t = cpu();
+                for _ in 0..batches {
+                    let outs: Vec<_> = if b == 1 {
+                        vec![ek.nand(&ins[0].0, &ins[0].1).unwrap()]
+                    } else {
+                        let jobs: Vec<_> = ins[..b]
+                            .iter()
+                            .map(|(x, y)| (Bootstrap::Gate2(Gate2::Nand, x, y), false))
+                            .collect();
+                        ek.bootstrap_batch(&jobs)
+                            .unwrap()
+                            .into_iter()
+                            .map(|o| match o {
+                                Booted::Bit(c) => c,
+                                Booted::Ring(_) => panic!("a ring for a bit job"),
+                            })
+                            .collect()
+                    };
+                    for (c, (x, y)) in outs.iter().zip(&ins) {
+                        let want = !(sk.decrypt_bit(x).unwrap() && sk.decrypt_bit(y).unwrap());
+                        assert_eq!(sk.decrypt_bit(c).unwrap(), want);
+                    }
                 }
+                per_gate[k].push((cpu() - t).as_secs_f64() * 1e3 / (batches * b) as f64);
             }
-            per_gate[k].push((cpu() - t).as_secs_f64() * 1e3 / (batches * b) as f64);
         }
-    }
+        per_gate
+    };
+    let mut per_gate: Vec<Vec<f64>> = vec![Vec::new(); sizes.len()];
+    std::thread::scope(|s| {
+        let hs: Vec<_> = (0..threads).map(|_| s.spawn(run)).collect();
+        for h in hs {
+            for (all, mine) in per_gate.iter_mut().zip(h.join().unwrap()) {
+                all.extend(mine);
+            }
+        }
+    });
     let med = |v: &mut Vec<f64>| {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
@@ -126,7 +152,8 @@ fn batched(sk: &vsp_tfhe::SecretKey, ek: &vsp_tfhe::EvalKey, reps: u32) {
     for (k, &b) in sizes.iter().enumerate() {
         let m = med(&mut per_gate[k]);
         println!(
-            "nand_batched_ms_b{b}={m:.3} (per gate, thread CPU, median of 5 rounds; {:.3} of B = 1)",
+            "nand_batched_ms_b{b}_t{threads}={m:.3} (per gate, thread CPU, median of 5 rounds × \
+             {threads} threads; {:.3} of B = 1)",
             m / one
         );
     }

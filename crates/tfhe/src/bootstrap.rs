@@ -66,13 +66,30 @@ pub(crate) fn blind_rotate_many<T: Torus>(
     tv: &[T],
     stride: usize,
 ) -> Vec<Trlwe<T>> {
-    let n = tv.len();
+    let tvs = vec![tv; cs.len()];
+    blind_rotate_many_tvs(plan, bk, gadget, cs, &tvs, stride)
+}
+
+/// [`blind_rotate_many`] with a test vector per sample (`tvs[k]` for `cs[k]`, all of one degree):
+/// each result equals [`blind_rotate`] of its sample with its test vector, bit for bit.
+pub(crate) fn blind_rotate_many_tvs<T: Torus>(
+    plan: &FftPlan,
+    bk: &[TrgswFft<T>],
+    gadget: Gadget,
+    cs: &[&Tlwe<u32>],
+    tvs: &[&[T]],
+    stride: usize,
+) -> Vec<Trlwe<T>> {
+    let Some(n) = tvs.first().map(|tv| tv.len()) else {
+        return Vec::new();
+    };
     let log2_2n = (2 * n).trailing_zeros();
     let log2_stride = stride.trailing_zeros();
     let ms = |x: u32| mod_switch(x, log2_2n - log2_stride) << log2_stride;
     let mut accs: Vec<Trlwe<T>> = cs
         .iter()
-        .map(|c| {
+        .zip(tvs)
+        .map(|(c, tv)| {
             let mut acc = Trlwe::zero(n);
             mul_monomial(&mut acc.b, tv, (2 * n - ms(c.b())) % (2 * n));
             acc

@@ -5,7 +5,7 @@
 //! blind rotations and one key switch; `mux_without_se` (seed 000's "HomMUX without SE and IKS") stops at a
 //! level-1 TRLWE whose constant coefficient is the result.
 
-use crate::bootstrap::{blind_rotate, key_switch, EvalKey};
+use crate::bootstrap::{blind_rotate_many, key_switch, EvalKey};
 use crate::tlwe::Tlwe;
 use crate::trlwe::Trlwe;
 use crate::Error;
@@ -171,16 +171,32 @@ impl EvalKey {
         self.gate2(Gate2::OrNot, a, b)
     }
 
-    fn mux_halves(&self, c: &Bit, a: &Bit, b: &Bit) -> Result<(Trlwe<u32>, Trlwe<u32>), Error> {
+    /// The two level-0 samples a MUX `c ? a : b` bootstraps: c ∧ a and ¬c ∧ b (inputs checked).
+    pub(crate) fn mux_inputs(
+        &self,
+        c: &Bit,
+        a: &Bit,
+        b: &Bit,
+    ) -> Result<(Tlwe<u32>, Tlwe<u32>), Error> {
         for t in [c, a, b] {
             self.check0(t)?;
         }
         let x = Tlwe::linear(&[(1, c), (1, a)], MU.wrapping_neg())?; // c ∧ a
         let y = Tlwe::linear(&[(-1, c), (1, b)], MU.wrapping_neg())?; // ¬c ∧ b
+        Ok((x, y))
+    }
+
+    /// The MUX's two blind rotations, step by step together (one read of the bootstrapping key
+    /// for both; each the same as its own rotation, bit for bit).
+    fn mux_halves(&self, c: &Bit, a: &Bit, b: &Bit) -> Result<(Trlwe<u32>, Trlwe<u32>), Error> {
+        let (x, y) = self.mux_inputs(c, a, b)?;
         let tv = vec![MU; self.params.n1];
-        let bx = blind_rotate(&self.plan1, &self.bk, self.params.bk1, &x, &tv, 1);
-        let by = blind_rotate(&self.plan1, &self.bk, self.params.bk1, &y, &tv, 1);
-        Ok((bx, by))
+        let mut both = blind_rotate_many(&self.plan1, &self.bk, self.params.bk1, &[&x, &y], &tv, 1)
+            .into_iter();
+        match (both.next(), both.next()) {
+            (Some(bx), Some(by)) => Ok((bx, by)),
+            _ => Err(Error::Dimension("MUX rotation lost a half".into())),
+        }
     }
 
     /// c ? a : b (two blind rotations, one key switch).
@@ -209,6 +225,12 @@ impl EvalKey {
 
     /// Sample-extracts coefficient `i` of a level-1 TRLWE and key-switches it to a level-0 bit.
     pub fn extract_bit(&self, c: &Trlwe<u32>, i: usize) -> Result<Bit, Error> {
+        self.check1(c)?;
+        Ok(key_switch(&self.params, &self.ks, &c.sample_extract(i)?))
+    }
+
+    /// Checks that `c` is a level-1 TRLWE of these parameters' degree.
+    pub(crate) fn check1(&self, c: &Trlwe<u32>) -> Result<(), Error> {
         if c.degree() != self.params.n1 {
             return Err(Error::Dimension(format!(
                 "TRLWE degree {}, expected {}",
@@ -216,6 +238,6 @@ impl EvalKey {
                 self.params.n1
             )));
         }
-        Ok(key_switch(&self.params, &self.ks, &c.sample_extract(i)?))
+        Ok(())
     }
 }

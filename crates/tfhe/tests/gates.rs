@@ -144,9 +144,9 @@ fn vsp2021_parameters_compute_gates() {
 }
 
 /// A batch of bootstraps ([`vsp_tfhe::EvalKey::bootstrap_batch`]) gives each job what its own call
-/// gives, bit for bit: batches of 1 to 5 mixing gates, cells and refreshes, to bits and to rings,
-/// on the FFT kernel this CPU runs; and they decrypt to the gates' values. A wrong dimension in any
-/// job fails the batch.
+/// gives, bit for bit: batches of 1 to 11 mixing gates, cells, refreshes, gate MUXes, samples and
+/// ring coefficients with two test values, to bits and to rings, on the FFT kernel this CPU runs;
+/// and they decrypt to the gates' values. A wrong dimension in any job fails the batch.
 #[test]
 fn batched_bootstraps_equal_single_calls() {
     use vsp_tfhe::{Booted, Bootstrap, CellSpec, Gate2};
@@ -160,6 +160,8 @@ fn batched_bootstraps_equal_single_calls() {
     let cell_ins: Vec<&Bit> = bits[..3].iter().map(|(_, c)| c).collect();
     let plain: Vec<bool> = bits[..3].iter().map(|(v, _)| *v).collect();
     let (a, b) = (&bits[0].1, &bits[1].1);
+    // A ring holding 1 in coefficient 0 and 0 in coefficient 3 (as a memory's ring).
+    let ring = sk.encrypt_trlwe_bits(&[true, false, false, false]).unwrap();
     // (job, ring, expected plain value)
     let jobs: Vec<(Bootstrap<'_>, bool, bool)> = vec![
         (Bootstrap::Gate2(Gate2::Nand, a, b), false, true),
@@ -171,7 +173,31 @@ fn batched_bootstraps_equal_single_calls() {
         ),
         (Bootstrap::Refresh(&bits[4].1), false, false),
         (Bootstrap::Cell(&xor3, &cell_ins), false, xor3.eval(&plain)),
+        // c ? a : b with c = 1, a = 1, b = 0, then with c = 0 (the other half decides).
+        (
+            Bootstrap::Mux(&bits[0].1, &bits[2].1, &bits[1].1),
+            false,
+            true,
+        ),
+        (
+            Bootstrap::Mux(&bits[1].1, &bits[2].1, &bits[4].1),
+            true,
+            false,
+        ),
+        (Bootstrap::Sample(&bits[3].1, 1 << 30), true, true),
+        (Bootstrap::Sample(&bits[1].1, 1 << 29), false, false),
+        (Bootstrap::Coefficient(&ring, 0, 1 << 30), true, true),
+        (Bootstrap::Coefficient(&ring, 3, 1 << 29), false, false),
     ];
+    let sample = |x: &Bit, mu: u32, ring: bool| -> Booted {
+        match ring {
+            true => Booted::Ring(ek.bootstrap_to_trlwe(x, mu).unwrap()),
+            false => {
+                let l1 = ek.bootstrap_to_lvl1(x, mu).unwrap();
+                Booted::Bit(ek.key_switch(&l1).unwrap())
+            }
+        }
+    };
     let single = |job: Bootstrap<'_>, ring: bool| -> Booted {
         match (job, ring) {
             (Bootstrap::Gate2(g, x, y), false) => Booted::Bit(ek.gate2(g, x, y).unwrap()),
@@ -180,6 +206,12 @@ fn batched_bootstraps_equal_single_calls() {
             (Bootstrap::Cell(s, ins), true) => Booted::Ring(ek.cell_trlwe(s, ins).unwrap()),
             (Bootstrap::Refresh(x), false) => Booted::Bit(ek.bootstrap(x).unwrap()),
             (Bootstrap::Refresh(x), true) => Booted::Ring(ek.bit_to_trlwe(x).unwrap()),
+            (Bootstrap::Mux(c, x, y), false) => Booted::Bit(ek.mux(c, x, y).unwrap()),
+            (Bootstrap::Mux(c, x, y), true) => Booted::Ring(ek.mux_without_se(c, x, y).unwrap()),
+            (Bootstrap::Sample(x, mu), ring) => sample(x, mu, ring),
+            (Bootstrap::Coefficient(r, i, mu), ring) => {
+                sample(&ek.extract_bit(r, i).unwrap(), mu, ring)
+            }
         }
     };
     let want: Vec<Booted> = jobs.iter().map(|&(j, r, _)| single(j, r)).collect();
@@ -207,4 +239,15 @@ fn batched_bootstraps_equal_single_calls() {
         (Bootstrap::Refresh(&short), true),
     ];
     assert!(ek.bootstrap_batch(&bad).is_err());
+    let short_ring = vsp_tfhe::Trlwe::<u32>::zero(16);
+    for bad in [
+        Bootstrap::Coefficient(&short_ring, 0, 1 << 29),
+        Bootstrap::Coefficient(&ring, 1 << 20, 1 << 29),
+        Bootstrap::Mux(a, &short, b),
+        Bootstrap::Sample(&short, 1 << 30),
+    ] {
+        assert!(ek
+            .bootstrap_batch(&[(jobs[0].0, false), (bad, true)])
+            .is_err());
+    }
 }

@@ -28,6 +28,8 @@ pub(crate) struct Ctx<'a, B: Backend> {
     pub(crate) rings: &'a [OnceLock<B::Ring>],
     pub(crate) dff_rings: &'a [Option<B::Ring>],
     pub(crate) lifts: &'a AtomicUsize,
+    /// Tasks run in batches ([`Ctx::exec_batch`]).
+    pub(crate) batched: &'a AtomicUsize,
     pub(crate) sels: &'a [Vec<OnceLock<B::Sel>>],
     pub(crate) msels: &'a [OnceLock<B::Sel>],
     pub(crate) batches: &'a [Vec<u32>],
@@ -120,16 +122,22 @@ impl<B: Backend> Ctx<'_, B> {
         };
         self.b.select_threads().min(bits).max(1)
     }
-    /// Whether task `t` is one gate bootstrap that may run in a batch with others
-    /// ([`Self::exec_batch`]): a two-input gate, a cell, or a lift of a bit whose ring is not
-    /// carried over from the last cycle.
+    /// Whether task `t` is bootstraps that may run in a batch with others ([`Self::exec_batch`]): a
+    /// two-input gate, a cell, a gate MUX, a lift of a bit whose ring is not carried over from the
+    /// last cycle, a CMUX whose refreshed bit is lifted, a RAM read's extraction, a RAM write value.
     pub(crate) fn batchable(&self, t: Task) -> bool {
         match t {
             Task::Node(id) => matches!(
                 self.c.nodes.get(id as usize),
-                Some(Node::Gate(..) | Node::Cell { .. })
+                Some(Node::Gate(..) | Node::Cell { .. } | Node::Mux { .. })
             ),
             Task::Lift(id) => self.carried_ring(id).is_none(),
+            Task::Cmux(id) => {
+                let i = id as usize;
+                self.plan.refresh.get(i).copied().unwrap_or(false)
+                    && self.plan.ring.get(i).copied().unwrap_or(false)
+            }
+            Task::RamRead { .. } | Task::WriteVal { .. } => true,
             _ => false,
         }
     }
@@ -140,20 +148,55 @@ impl<B: Backend> Ctx<'_, B> {
             _ => None,
         }
     }
-    /// Runs batchable tasks ([`Self::batchable`], independent of each other) as one batch of
-    /// bootstraps ([`Backend::boot_batch`]): the same slots filled with the same values as
-    /// [`Self::exec`] of each.
+    /// Runs batchable tasks ([`Self::batchable`], independent of each other) with their bootstraps
+    /// in one batch ([`Backend::boot_batch`]), and the lifts of the gate MUXes refreshed before
+    /// their ring in a second: the same slots filled with the same values as [`Self::exec`] of each.
+    /// A CMUX runs its CMUX and extraction first, a RAM read its CMUX tree (a read the backend
+    /// cannot split runs whole, [`Backend::ram_read_tree`]).
     pub(crate) fn exec_batch(&self, ts: &[Task]) -> Result<(), CircuitError> {
-        // Each task's inputs first (the jobs borrow them), then the jobs.
-        let mut ins: Vec<Vec<&B::Bit>> = Vec::with_capacity(ts.len());
+        // What a task makes before its bootstrap: a refreshed CMUX's bit, a RAM read's tree.
+        let mut made: Vec<Made<B>> = Vec::with_capacity(ts.len());
         for &t in ts {
-            let nodes = match t {
-                Task::Node(id) => match &self.c.nodes[id as usize] {
+            made.push(match t {
+                Task::Cmux(id) => {
+                    let r = self.cmux_ring(id)?;
+                    Made::Bit(self.b.extract(&r)?)
+                }
+                Task::RamRead { mem, bit } => {
+                    let MemState::Ram(ram) = &self.mems[mem as usize] else {
+                        return Err(internal("RAM state missing"));
+                    };
+                    match self
+                        .b
+                        .ram_read_tree(ram, &self.addr(mem as usize)?, bit as usize)?
+                    {
+                        Some(tree) => Made::Tree(tree),
+                        None => {
+                            self.exec(t, 1)?;
+                            Made::Done
+                        }
+                    }
+                }
+                _ => Made::Nothing,
+            });
+        }
+        // Each task's level-0 inputs (the jobs borrow them).
+        let mut ins: Vec<Vec<&B::Bit>> = Vec::with_capacity(ts.len());
+        for (&t, m) in ts.iter().zip(&made) {
+            let nodes = match (t, m) {
+                (_, Made::Done | Made::Bit(_) | Made::Tree(_)) => Vec::new(),
+                (Task::Node(id), _) => match &self.c.nodes[id as usize] {
                     Node::Gate(_, x, y) => vec![*x, *y],
                     Node::Cell { spec, ins } => ins[..spec.arity()].to_vec(),
+                    Node::Mux { s, a, b } => vec![*s, *a, *b],
                     _ => return Err(internal("a batched task that is no bootstrap")),
                 },
-                Task::Lift(id) => vec![id],
+                (Task::Lift(id), _) => vec![id],
+                (Task::WriteVal { mem, bit }, _) => {
+                    let m = &self.c.mems[mem as usize];
+                    let we = m.wren.ok_or_else(|| internal("RAM without wren"))?;
+                    vec![we, m.wdata[bit as usize], m.rdata[bit as usize]]
+                }
                 _ => return Err(internal("a batched task that is no bootstrap")),
             };
             ins.push(
@@ -163,46 +206,125 @@ impl<B: Backend> Ctx<'_, B> {
                     .collect::<Result<_, _>>()?,
             );
         }
-        let jobs = ts
-            .iter()
-            .zip(&ins)
-            .map(|(&t, xs)| match t {
-                Task::Node(id) => {
-                    let ring = self.plan.ring[id as usize];
-                    match &self.c.nodes[id as usize] {
-                        Node::Gate(kind, ..) => Ok(Boot::Gate {
+        let mut jobs = Vec::with_capacity(ts.len());
+        for ((&t, xs), m) in ts.iter().zip(&ins).zip(&made) {
+            jobs.push(match (t, m) {
+                (_, Made::Done) => continue,
+                (_, Made::Bit(bit)) => Boot::Lift(bit),
+                (_, Made::Tree(tree)) => Boot::ReadOut(tree),
+                (Task::Node(id), _) => {
+                    let i = id as usize;
+                    let ring = self.plan.ring[i];
+                    match &self.c.nodes[i] {
+                        Node::Gate(kind, ..) => Boot::Gate {
                             kind: *kind,
                             a: xs[0],
                             b: xs[1],
                             ring,
-                        }),
-                        Node::Cell { spec, .. } => Ok(Boot::Cell {
+                        },
+                        Node::Cell { spec, .. } => Boot::Cell {
                             spec,
                             ins: xs,
                             ring,
-                        }),
-                        _ => Err(internal("a batched task that is no bootstrap")),
+                        },
+                        // A MUX refreshed before its ring is made a bit (its lift comes after).
+                        Node::Mux { .. } => Boot::Mux {
+                            s: xs[0],
+                            a: xs[1],
+                            b: xs[2],
+                            ring: ring && !self.plan.refresh[i],
+                        },
+                        _ => return Err(internal("a batched task that is no bootstrap")),
                     }
                 }
-                _ => Ok(Boot::Lift(xs[0])),
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let outs = self.b.boot_batch(&jobs)?;
-        if outs.len() != ts.len() {
-            return Err(internal("a batch of bootstraps lost results"));
+                (Task::Lift(_), _) => Boot::Lift(xs[0]),
+                (Task::WriteVal { mem, bit }, _) => Boot::WriteValue {
+                    wren: xs[0],
+                    wdata: xs[1],
+                    rdata: xs[2],
+                    kept: at(self.kept, mem, bit).ok().and_then(OnceLock::get),
+                },
+                _ => return Err(internal("a batched task that is no bootstrap")),
+            });
         }
-        for (&t, out) in ts.iter().zip(outs) {
-            match (t, out) {
-                (Task::Lift(id), Booted::Ring(r)) => {
+        let mut outs = self.b.boot_batch(&jobs)?.into_iter();
+        if jobs.len() > 1 {
+            self.batched.fetch_add(jobs.len(), Ordering::Relaxed);
+        }
+        drop(jobs);
+        // Gate MUXes refreshed before their ring: (node, bit), lifted in a second batch.
+        let mut refreshed: Vec<(NodeId, B::Bit)> = Vec::new();
+        for (&t, m) in ts.iter().zip(made) {
+            if matches!(m, Made::Done) {
+                continue;
+            }
+            let out = outs
+                .next()
+                .ok_or_else(|| internal("a batch of bootstraps lost results"))?;
+            match (t, m, out) {
+                (Task::Cmux(id), Made::Bit(bit), Booted::Ring(r)) => {
+                    self.set_ring(id, r);
+                    if self.plan.tlwe[id as usize] {
+                        self.set(id, bit);
+                    }
+                }
+                (Task::RamRead { mem, bit }, Made::Tree(tree), Booted::Ring(r)) => {
+                    if let Ok(slot) = at(self.kept, mem, bit) {
+                        let _ = slot.set(tree);
+                    }
+                    self.set_from_ring(self.c.mems[mem as usize].rdata[bit as usize], r)?;
+                }
+                (Task::Lift(id), _, Booted::Ring(r)) => {
                     self.lifts.fetch_add(1, Ordering::Relaxed);
                     self.set_ring(id, r);
                 }
-                (Task::Node(id), Booted::Ring(r)) => self.set_from_ring(id, r)?,
-                (Task::Node(id), Booted::Bit(v)) => self.set(id, v),
+                (Task::Node(id), _, Booted::Ring(r)) => self.set_from_ring(id, r)?,
+                (Task::Node(id), _, Booted::Bit(v)) => {
+                    let i = id as usize;
+                    let mux = matches!(self.c.nodes[i], Node::Mux { .. });
+                    if mux && self.plan.ring[i] && self.plan.refresh[i] {
+                        refreshed.push((id, v));
+                    } else {
+                        self.set(id, v);
+                    }
+                }
+                (Task::WriteVal { mem, bit }, _, Booted::WriteVal(v)) => {
+                    let _ = at(self.wvals, mem, bit)?.set(v);
+                }
                 _ => return Err(internal("a batched bootstrap of the wrong form")),
             }
         }
+        if refreshed.is_empty() {
+            return Ok(());
+        }
+        let lifts: Vec<_> = refreshed.iter().map(|(_, v)| Boot::Lift(v)).collect();
+        let rings = self.b.boot_batch(&lifts)?;
+        if rings.len() != refreshed.len() {
+            return Err(internal("a batch of lifts lost results"));
+        }
+        for ((id, v), r) in refreshed.into_iter().zip(rings) {
+            let Booted::Ring(r) = r else {
+                return Err(internal("a lift of the wrong form"));
+            };
+            self.set_ring(id, r);
+            if self.plan.tlwe[id as usize] {
+                self.set(id, v);
+            }
+        }
         Ok(())
+    }
+    /// The CMUX of MUX node `id` on rings with its select (before any extraction or refresh).
+    fn cmux_ring(&self, id: NodeId) -> Result<B::Ring, CircuitError> {
+        let Node::Mux { s, a, b: y } = self.c.nodes[id as usize] else {
+            return Err(internal("CMUX task on a non-MUX node"));
+        };
+        let slot = self.plan.sel_slot[s as usize];
+        let sel = self
+            .msels
+            .get(slot as usize)
+            .and_then(OnceLock::get)
+            .ok_or_else(|| internal("MUX select missing"))?;
+        self.b.cmux(sel, self.ring(a)?, self.ring(y)?)
     }
     /// Runs task `t` on up to `lanes` threads (its own and `lanes − 1` idle ones a scheduler lends
     /// it; only [`Self::wide`] tasks use more than one). The values are the same on any number.
@@ -276,16 +398,7 @@ impl<B: Backend> Ctx<'_, B> {
                 }
             }
             Task::Cmux(id) => {
-                let Node::Mux { s, a, b: y } = self.c.nodes[id as usize] else {
-                    return Err(internal("CMUX task on a non-MUX node"));
-                };
-                let slot = self.plan.sel_slot[s as usize];
-                let sel = self
-                    .msels
-                    .get(slot as usize)
-                    .and_then(OnceLock::get)
-                    .ok_or_else(|| internal("MUX select missing"))?;
-                let r = b.cmux(sel, self.ring(a)?, self.ring(y)?)?;
+                let r = self.cmux_ring(id)?;
                 if self.plan.refresh[id as usize] {
                     self.set_refreshed(id, b.extract(&r)?)?;
                 } else {
@@ -407,6 +520,18 @@ impl<B: Backend> Ctx<'_, B> {
         }
         Ok(())
     }
+}
+
+/// What a task of a batch makes before its bootstrap ([`Ctx::exec_batch`]).
+enum Made<B: Backend> {
+    /// Nothing: its bootstrap reads level-0 bits from the slots.
+    Nothing,
+    /// A refreshed CMUX's extracted bit, to lift.
+    Bit(B::Bit),
+    /// A RAM read's CMUX tree, to read out.
+    Tree(B::Ring),
+    /// The whole task (a read the backend does not split).
+    Done,
 }
 
 /// Stores `v` in slot `id` unless it holds a value already.

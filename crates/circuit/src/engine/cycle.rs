@@ -118,6 +118,7 @@ impl<B: Backend> Engine<B> {
             threads: run.threads,
             tasks: run.tasks,
             lifts: slots.lifts.into_inner(),
+            batched: slots.batched.into_inner(),
         };
         Ok(())
     }
@@ -158,7 +159,7 @@ fn carry_rings<B: Backend>(
 
 /// The slots one cycle's tasks fill, each written once by the task that produces it: every node's
 /// bit and ring, every CMUX memory's address selectors and RAM write values, the MUX plan's selects,
-/// and the count of lifts.
+/// and the counts of lifts and of tasks run in batches.
 struct Slots<B: Backend> {
     values: Vec<OnceLock<B::Bit>>,
     rings: Vec<OnceLock<B::Ring>>,
@@ -168,6 +169,7 @@ struct Slots<B: Backend> {
     kept: Vec<Vec<OnceLock<B::Ring>>>,
     ram_parts: Vec<Vec<OnceLock<B::Ring>>>,
     lifts: AtomicUsize,
+    batched: AtomicUsize,
 }
 
 impl<B: Backend> Slots<B> {
@@ -208,6 +210,7 @@ impl<B: Backend> Slots<B> {
             values,
             rings,
             lifts: AtomicUsize::new(0),
+            batched: AtomicUsize::new(0),
         }
     }
 
@@ -226,6 +229,7 @@ impl<B: Backend> Slots<B> {
             rings: &self.rings,
             dff_rings: &carried.rings,
             lifts: &self.lifts,
+            batched: &self.batched,
             sels: &self.sels,
             msels: &self.msels,
             batches: &v.tasks.batches,

@@ -14,7 +14,6 @@ use super::tasks::{ram_parts, Grain, Task, TaskSet, ENGINE_GRAIN};
 use super::{Carried, State};
 use crate::backend::Backend;
 use crate::circuit::{Circuit, NodeId};
-use crate::cmux::par_for;
 use crate::error::CircuitError;
 use crate::leveled::MuxPlan;
 use crate::schedule::{self, TaskGraph};
@@ -145,10 +144,11 @@ pub(crate) fn write_ram_here<B: Backend>(
         b.ram_write_part(ram, addr, vals, part, parts, 0..w, v.threads)?;
     }
     let list = b.ram_write_bookkeep(ram)?;
-    let ram_ro: &B::Ram = ram;
-    let fresh = par_for(list.len(), v.threads, |k| {
-        b.refresh_ram_cell(&b.ram_cell(ram_ro, list[k])?)
-    })?;
+    let cells = list
+        .iter()
+        .map(|&i| b.ram_cell(ram, i))
+        .collect::<Result<Vec<_>, _>>()?;
+    let fresh = b.refresh_ram_cells(&cells.iter().collect::<Vec<_>>(), v.threads)?;
     for (&i, cell) in list.iter().zip(fresh) {
         b.set_ram_cell(ram, i, cell)?;
     }
@@ -176,12 +176,13 @@ impl<B: Backend> Executor<B> for Local {
 /// How often a long cycle reports its task progress.
 const TICK: Duration = Duration::from_millis(500);
 
-/// Runs `tasks` (in topological order; `graph` is theirs) through `ctx`: in order with one thread,
-/// else on the list scheduler with `threads` workers, a batch of circuit bootstraps split over the
-/// workers that would idle while it runs ([`schedule::run_wide`], [`Ctx::wide`]) and ready gate
-/// bootstraps beyond the free workers run in batches ([`schedule::run_batched`],
-/// [`Backend::boot_batch`]); `tick` hears the
-/// tasks done about every [`TICK`]. The local executor runs its tasks with this.
+/// Runs `tasks` (in topological order; `graph` is theirs) through `ctx` on the list scheduler with
+/// `threads` workers: a batch of circuit bootstraps split over the workers that would idle while it
+/// runs ([`schedule::run_wide`], [`Ctx::wide`]), and ready bootstraps beyond the free workers run in
+/// batches ([`schedule::run_batched`], [`Ctx::exec_batch`]) — on one worker too, whenever several
+/// are ready; a backend whose batches gain nothing ([`Backend::boot_batch_max`] 1) runs its tasks
+/// in order on the calling thread with one. `tick` hears the tasks done about every [`TICK`]. The
+/// local executor runs its tasks with this.
 pub(crate) fn run_tasks<B: Backend>(
     ctx: &Ctx<'_, B>,
     tasks: &[Task],
@@ -191,7 +192,7 @@ pub(crate) fn run_tasks<B: Backend>(
 ) -> Result<DagRun, CircuitError> {
     let exec = |t: usize, lanes: usize| ctx.exec(tasks[t], lanes);
     let wide = |t: usize| ctx.wide(tasks[t]);
-    if threads <= 1 {
+    if threads <= 1 && ctx.b.boot_batch_max() <= 1 {
         let t0 = Instant::now();
         let mut last_tick = Instant::now();
         for t in 0..tasks.len() {

@@ -100,6 +100,9 @@ pub struct CycleStats {
     pub tasks: usize,
     /// Bits lifted to rings by a bootstrap in this cycle ([`crate::leveled`]).
     pub lifts: usize,
+    /// Tasks of the DAG whose bootstraps ran in a batch with other tasks' (of `tasks`;
+    /// [`crate::Backend::boot_batch`]).
+    pub batched: usize,
 }
 
 impl CycleStats {

@@ -16,7 +16,6 @@ use mpi::traits::Root;
 use super::abort_job;
 use crate::backend::{Backend, Reader};
 use crate::circuit::NodeId;
-use crate::cmux::par_for;
 use crate::engine::ctx::{at, got, internal, Ctx};
 use crate::engine::executor::{DagRun, Executor, View};
 use crate::engine::tasks::{Grain, Task};
@@ -729,7 +728,7 @@ fn refresh_exchange<B: Backend>(
             .into_iter()
             .map(|c| c.ok_or_else(|| internal("a cell to refresh is missing")))
             .collect::<Result<Vec<_>, _>>()?;
-        let fresh = par_for(cells.len(), threads, |k| b.refresh_ram_cell(&cells[k]))?;
+        let fresh = b.refresh_ram_cells(&cells.iter().collect::<Vec<_>>(), threads)?;
         for &h in from.iter().filter(|&&h| h != me) {
             let mut buf = Vec::new();
             for k in mine(me, h) {
