@@ -166,18 +166,7 @@ impl SecretKey {
     /// Encrypts bits packed into the coefficients of a level-1 TRLWE (coefficient i = bits[i],
     /// the rest false).
     pub fn encrypt_trlwe_bits(&self, bits: &[bool]) -> Result<Trlwe<u32>, Error> {
-        let n = self.params.n1;
-        if bits.len() > n {
-            return Err(Error::Dimension(format!(
-                "{} bits do not fit degree {n}",
-                bits.len()
-            )));
-        }
-        let mut m = vec![encode_bit::<u32>(false); n];
-        m.iter_mut()
-            .zip(bits)
-            .for_each(|(x, &b)| *x = encode_bit(b));
-        self.encrypt_trlwe(&m)
+        self.encrypt_trlwe(&trlwe::encode_bits::<u32>(self.params.n1, bits)?)
     }
 
     /// Encrypts an arbitrary torus polynomial of degree N as a level-1 TRLWE.

@@ -77,20 +77,18 @@ impl<T: Torus> Tlwe<T> {
     }
     /// self += o.
     pub fn add_assign(&mut self, o: &Self) -> Result<(), Error> {
-        self.check(o)?;
-        self.data
-            .iter_mut()
-            .zip(&o.data)
-            .for_each(|(x, &y)| *x = x.add(y));
-        Ok(())
+        self.combine(o, T::add)
     }
     /// self -= o.
     pub fn sub_assign(&mut self, o: &Self) -> Result<(), Error> {
+        self.combine(o, T::sub)
+    }
+    /// Coefficient-wise self ← f(self, o), for samples of one dimension.
+    fn combine(&mut self, o: &Self, f: fn(T, T) -> T) -> Result<(), Error> {
         self.check(o)?;
-        self.data
-            .iter_mut()
-            .zip(&o.data)
-            .for_each(|(x, &y)| *x = x.sub(y));
+        for (x, &y) in self.data.iter_mut().zip(&o.data) {
+            *x = f(*x, y);
+        }
         Ok(())
     }
     /// −self (the free NOT for gate ciphertexts).

@@ -13,15 +13,7 @@ use common::{fails, ok};
 const CYCLES: u64 = 60;
 const SEED: u64 = 0x3c;
 
-fn run(cmd: &mut Command) -> String {
-    let out = cmd.output().expect("the tool runs");
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+use common::tool::run;
 
 #[test]
 #[ignore = "needs yosys, iverilog"]

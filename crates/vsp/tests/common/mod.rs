@@ -3,6 +3,9 @@
 
 #![allow(dead_code)]
 
+#[path = "../../../circuit/tests/tool/mod.rs"]
+pub mod tool;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -48,14 +51,7 @@ pub fn programs_dir() -> PathBuf {
 
 /// Fails (never skips) without clang: the tests that call this are `#[ignore = "needs clang"]`.
 pub fn require_clang() {
-    let ok = Command::new("clang")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        ok,
-        "clang is not installed (apt-get install -y clang); this test needs it"
-    );
+    tool::require("clang", &["--version"], "apt-get install -y clang");
 }
 
 /// Alice's files in `d` for fib(5): the image `fib.img`, the keys `sk.key` and `ek.key`, and the
