@@ -29,6 +29,16 @@ pub fn encode_bit<T: Torus>(bit: bool) -> T {
     }
 }
 
+/// Checks that a level-`level` TLWE has the key's dimension `expected`.
+pub(crate) fn check_tlwe_dim(level: u8, dim: usize, expected: usize) -> Result<(), Error> {
+    if dim != expected {
+        return Err(Error::Dimension(format!(
+            "level-{level} TLWE of dim {dim}, expected {expected}"
+        )));
+    }
+    Ok(())
+}
+
 impl<T: Torus> Tlwe<T> {
     /// The noiseless sample (0, …, 0, m) of dimension `n`.
     pub fn trivial(n: usize, m: T) -> Self {

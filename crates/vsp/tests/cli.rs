@@ -5,7 +5,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{fails, ok, programs_dir, require_clang, vsp};
+use common::{enc_request, fails, ok, programs_dir, require_clang, vsp};
 
 #[test]
 fn asm_then_emu_gives_the_papers_results_on_both_cores() {
@@ -96,20 +96,10 @@ fn memory_size_1024_selects_the_1k_cores_and_512_refuses_larger_programs() {
     assert!(out.contains("1 KiB ROM and RAM"), "{out}");
 
     ok(&["-q", "genkey", "-o", "sk.key"], d);
-    let err = fails(&["-q", "enc", "-k", "sk.key", far, "-o", "r.enc"], d);
+    let err = fails(&enc_request("r.enc", &[far]), d);
     assert!(err.contains(hint), "{err}");
     let err = fails(
-        &[
-            "-q",
-            "enc",
-            "-k",
-            "sk.key",
-            "far.img",
-            "--memory-size",
-            "512",
-            "-o",
-            "r.enc",
-        ],
+        &enc_request("r.enc", &["far.img", "--memory-size", "512"]),
         d,
     );
     assert!(err.contains(conflict), "{err}");
@@ -119,17 +109,7 @@ fn memory_size_1024_selects_the_1k_cores_and_512_refuses_larger_programs() {
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("1 KiB ROM and RAM"), "{stderr}");
     ok(
-        &[
-            "-q",
-            "enc",
-            "-k",
-            "sk.key",
-            "far.img",
-            "--memory-size",
-            "1024",
-            "-o",
-            "r2.enc",
-        ],
+        &enc_request("r2.enc", &["far.img", "--memory-size", "1024"]),
         d,
     );
 

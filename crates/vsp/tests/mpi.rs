@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::ok;
+use common::{enc_request, ok, resume_request, run_request};
 
 fn testdata() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../circuit/testdata")
@@ -345,10 +345,7 @@ fn a_served_job_runs_under_mpirun_and_resumes_after_the_server_is_killed() {
     ok(&["-q", "asm", fib.to_str().unwrap(), "-o", "fib.img"], d);
     ok(&["-q", "genkey", "-o", "sk.key"], d);
     ok(&["-q", "genbkey", "-k", "sk.key", "-o", "ek.key"], d);
-    ok(
-        &["-q", "enc", "-k", "sk.key", "fib.img", "5", "-o", "req.enc"],
-        d,
-    );
+    ok(&enc_request("req.enc", &["fib.img", "5"]), d);
     ok(
         &[
             "-q", "serve", "token", "add", "alice", "--data", "data", "-o", "token",
@@ -424,9 +421,7 @@ fn a_served_job_runs_under_mpirun_and_resumes_after_the_server_is_killed() {
     let threads = ["--threads", "2"];
     ok(
         &[
-            &[
-                "-q", "run", "-e", "ek.key", "-i", "req.enc", "-o", "pre.enc",
-            ][..],
+            &run_request("req.enc", "pre.enc", &[])[..],
             &["--cycles", &at.to_string()],
             &threads,
         ]
@@ -435,15 +430,7 @@ fn a_served_job_runs_under_mpirun_and_resumes_after_the_server_is_killed() {
     );
     ok(
         &[
-            &[
-                "-q",
-                "resume",
-                "pre.enc.snapshot",
-                "-e",
-                "ek.key",
-                "-o",
-                "direct.enc",
-            ][..],
+            &resume_request("pre.enc.snapshot", "direct.enc", &[])[..],
             &["--cycles", &(CYCLES - at).to_string(), "--no-snapshot"],
             &threads,
         ]

@@ -9,7 +9,7 @@ mod serving;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::{fails, fib_request, ok};
+use common::{enc_request, fails, fib_request, ok, resume_request, run_request};
 use serving::{remote, status_json, strs, Serving};
 
 #[test]
@@ -96,37 +96,25 @@ fn a_job_killed_with_sigkill_resumes_and_ends_byte_identical_to_vsp_run() {
     assert!((1..total).contains(&at), "resumed at cycle {at}");
     let t = Instant::now();
     ok(
-        &[
-            "-q",
-            "run",
-            "-e",
-            "ek.key",
-            "-i",
+        &run_request(
             "req.enc",
-            "-o",
             "pre.enc",
-            "--cycles",
-            &at.to_string(),
-            "--threads",
-            "2",
-        ],
+            &["--cycles", &at.to_string(), "--threads", "2"],
+        ),
         d,
     );
     ok(
-        &[
-            "-q",
-            "resume",
+        &resume_request(
             "pre.enc.snapshot",
-            "-e",
-            "ek.key",
-            "-o",
             "direct.enc",
-            "--cycles",
-            &(total - at).to_string(),
-            "--threads",
-            "2",
-            "--no-snapshot",
-        ],
+            &[
+                "--cycles",
+                &(total - at).to_string(),
+                "--threads",
+                "2",
+                "--no-snapshot",
+            ],
+        ),
         d,
     );
     eprintln!(
@@ -176,10 +164,7 @@ fn a_job_killed_with_sigkill_resumes_and_ends_byte_identical_to_vsp_run() {
     let tiny = "    .text\n    .globl _start\n_start:\n    li a0, 7\n    hlt\n";
     std::fs::write(d.join("tiny.s"), tiny).unwrap();
     ok(&["-q", "asm", "tiny.s", "-o", "tiny.img"], d);
-    ok(
-        &["-q", "enc", "-k", "sk.key", "tiny.img", "-o", "tiny.enc"],
-        d,
-    );
+    ok(&enc_request("tiny.enc", &["tiny.img"]), d);
     let args = ["submit", "tiny.enc", "--cycles", "1", "--step", "1"];
     let args = [
         &args[..],

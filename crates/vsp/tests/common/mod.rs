@@ -66,3 +66,24 @@ pub fn fib_request(d: &Path) {
         d,
     );
 }
+
+/// `vsp -q run -e ek.key -i input -o output` and `rest`: the server's run of an encrypted request
+/// with the evaluation key `ek.key` of the test's folder.
+pub fn run_request<'a>(input: &'a str, output: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
+    let head = ["-q", "run", "-e", "ek.key", "-i", input, "-o", output];
+    [&head[..], rest].concat()
+}
+
+/// `vsp -q resume snapshot -e ek.key -o output` and `rest`: the server's resumption of an
+/// encrypted run with the evaluation key `ek.key` of the test's folder.
+pub fn resume_request<'a>(snapshot: &'a str, output: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
+    let head = ["-q", "resume", snapshot, "-e", "ek.key", "-o", output];
+    [&head[..], rest].concat()
+}
+
+/// `vsp -q enc -k sk.key -o output` and `rest` (the image, its inputs, options): the client's
+/// encryption of a request with the secret key `sk.key` of the test's folder.
+pub fn enc_request<'a>(output: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
+    let head = ["-q", "enc", "-k", "sk.key", "-o", output];
+    [&head[..], rest].concat()
+}
