@@ -5,7 +5,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{enc_request, fails, ok, programs_dir, require_clang, vsp};
+use common::{clang_scratch, enc_request, fails, ok, programs_dir, vsp};
 
 #[test]
 fn asm_then_emu_gives_the_papers_results_on_both_cores() {
@@ -342,8 +342,7 @@ fn circuit_run_takes_a_bare_netlist_and_writes_traces() {
 #[test]
 #[ignore = "needs clang"]
 fn cc_then_emu_runs_the_papers_c_programs() {
-    require_clang();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = clang_scratch();
     let d = dir.path();
     let c = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cc/tests/c");
     for (file, args, expected) in [
@@ -370,8 +369,7 @@ fn cc_then_emu_runs_the_papers_c_programs() {
 #[test]
 #[ignore = "needs clang"]
 fn cc_takes_several_files_and_clang_flags() {
-    require_clang();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = clang_scratch();
     let d = dir.path();
     std::fs::create_dir(d.join("inc")).unwrap();
     std::fs::write(d.join("inc/k.h"), "#define BASE 40\n").unwrap();
@@ -441,8 +439,7 @@ fn host_result(src: &Path, args: &[&str], dir: &Path) -> u16 {
 #[test]
 #[ignore = "needs clang"]
 fn cc_programs_agree_with_the_host_on_both_cores() {
-    require_clang();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = clang_scratch();
     let d = dir.path();
     let cases: [(&str, &[&str], &[&str]); 7] = [
         ("sieve", &["z", "2"], &["30"]),
@@ -489,8 +486,7 @@ fn cc_programs_agree_with_the_host_on_both_cores() {
 #[test]
 #[ignore = "needs clang"]
 fn cc_programs_too_large_for_512_bytes_run_on_the_1k_cores() {
-    require_clang();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = clang_scratch();
     let d = dir.path();
     let cases: [(&str, &[&str]); 8] = [
         ("interp", &["10", "3"]),
@@ -541,8 +537,7 @@ fn cc_programs_too_large_for_512_bytes_run_on_the_1k_cores() {
 #[test]
 #[ignore = "needs clang"]
 fn unaligned_accesses_run_right_at_every_level_on_both_cores() {
-    require_clang();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = clang_scratch();
     let d = dir.path();
     let issue = d.join("issue.c");
     std::fs::write(

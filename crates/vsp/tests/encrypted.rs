@@ -10,7 +10,9 @@ mod common;
 
 use std::path::Path;
 
-use common::{enc_request, fails, fib_request, ok, resume_request, run_request, vsp};
+use common::{
+    circuit_decrypted, enc_request, fails, fib_request, ok, resume_request, run_request, vsp,
+};
 
 /// The plain run's registers after exactly `cycles` cycles (`vsp emu --max-cycles`).
 fn plain_regs(core: &str, cycles: u64, dir: &Path) -> serde_json::Value {
@@ -247,20 +249,7 @@ fn encrypted_runs_match_the_plain_run_and_resume_continues_exactly() {
         ],
         d,
     );
-    let o: serde_json::Value = serde_json::from_str(&ok(
-        &[
-            "circuit",
-            "dec",
-            "--netlist",
-            net,
-            "-k",
-            "sk.key",
-            "-i",
-            "c2.res",
-        ],
-        d,
-    ))
-    .unwrap();
+    let o = circuit_decrypted(net, "c2.res", d);
     assert_eq!(
         (o["cycles"].as_u64(), o["outputs"]["count"].as_u64()),
         (Some(5), Some(4)),

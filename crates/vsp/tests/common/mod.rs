@@ -49,6 +49,12 @@ pub fn programs_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../cahp/asm/programs")
 }
 
+/// A scratch folder for a test that needs clang (it fails, never skips, without it).
+pub fn clang_scratch() -> tempfile::TempDir {
+    require_clang();
+    tempfile::tempdir().unwrap()
+}
+
 /// Fails (never skips) without clang: the tests that call this are `#[ignore = "needs clang"]`.
 pub fn require_clang() {
     tool::require("clang", &["--version"], "apt-get install -y clang");
@@ -86,4 +92,33 @@ pub fn resume_request<'a>(snapshot: &'a str, output: &'a str, rest: &[&'a str]) 
 pub fn enc_request<'a>(output: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
     let head = ["-q", "enc", "-k", "sk.key", "-o", output];
     [&head[..], rest].concat()
+}
+
+/// All that the child (spawned with a piped stderr) writes to stderr, read to its end.
+pub fn stderr_text(child: &mut std::process::Child) -> String {
+    use std::io::Read;
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .expect("stderr is piped")
+        .read_to_string(&mut err)
+        .unwrap();
+    err
+}
+
+/// The JSON `vsp circuit dec` prints for the encrypted circuit result `file` of the netlist `net`,
+/// decrypted with the secret key `sk.key` of the test's folder.
+pub fn circuit_decrypted(net: &str, file: &str, d: &Path) -> serde_json::Value {
+    let dec = [
+        "circuit",
+        "dec",
+        "--netlist",
+        net,
+        "-k",
+        "sk.key",
+        "-i",
+        file,
+    ];
+    serde_json::from_str(&ok(&dec, d)).unwrap()
 }
