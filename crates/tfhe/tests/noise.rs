@@ -52,7 +52,7 @@ fn measured_variances_match_predictions() {
     check("blind rotation", var(&br), pred.blind_rotate);
     check("key switch", var(&ks), pred.key_switch);
 
-    let ck = CircuitKey::generate(&sk).unwrap();
+    let ck = CircuitKey::generate(sk).unwrap();
     // Circuit bootstrapping's level-2 many-LUT rotation (BK2 gadget): every coefficient j of the
     // accumulator is ±Bg^-(j mod s + 1)/2 where j mod s < ℓ (s the stride), else 0, plus its noise.
     let (g, stride) = (p.cb, p.cb_stride());
