@@ -37,6 +37,18 @@ fn paper_q() -> BigUint {
     (BigUint::from(1u32) << 1200u32) - 3u32
 }
 
+/// Textbook FV of degree `n` and plaintext modulus `t` over the paper's q, with the Ziggurat
+/// sampler at σ = 3.2, its insecure parameters allowed.
+fn paper_scheme(n: usize, t: u64) -> anyhow::Result<TextbookFv> {
+    Ok(TextbookFv::new(
+        n,
+        paper_q(),
+        t,
+        ErrorDistribution::Ziggurat { sigma: 3.2 },
+        true,
+    )?)
+}
+
 fn samplers() -> anyhow::Result<(f64, f64)> {
     let mut rng = StdRng::seed_from_u64(1);
     let cdt = CdtSampler::new(3.2, 6.0)?;
@@ -85,13 +97,7 @@ fn samplers() -> anyhow::Result<(f64, f64)> {
 fn relinearisation(with_t2: bool) -> anyhow::Result<f64> {
     let n = 1024;
     let t = 2u64;
-    let tb = TextbookFv::new(
-        n,
-        paper_q(),
-        t,
-        ErrorDistribution::Ziggurat { sigma: 3.2 },
-        true,
-    )?;
+    let tb = paper_scheme(n, t)?;
     let mut rng = StdRng::seed_from_u64(2);
     let sk = tb.secret_key(&mut rng);
     let pk = tb.public_key(&sk, &mut rng)?;
@@ -167,13 +173,7 @@ fn logistic_regression() -> anyhow::Result<()> {
     // Fixed point as in vsp-bfv's RNS example: features and weights at scale 10 (z at 100), the
     // cubic's coefficients at scale 1000, so Y at 10^9; t = 2^40 holds it signed with margin.
     let t = 1u64 << 40;
-    let tb = TextbookFv::new(
-        n,
-        paper_q(),
-        t,
-        ErrorDistribution::Ziggurat { sigma: 3.2 },
-        true,
-    )?;
+    let tb = paper_scheme(n, t)?;
     let mut rng = StdRng::seed_from_u64(3);
     let (keys, t_keys) = secs(|| -> anyhow::Result<_> {
         let sk = tb.secret_key(&mut rng);

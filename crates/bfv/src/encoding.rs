@@ -185,26 +185,23 @@ impl Encoder {
 
     /// Slot values centered into (−t/2, t/2].
     pub fn decode_batch_signed(&self, pt: &Plaintext) -> Result<Vec<i64>> {
-        let t = self.params.plaintext_modulus();
-        Ok(self
-            .decode_batch(pt)?
-            .into_iter()
-            .map(|v| center(v, t))
-            .collect())
+        Ok(self.centered(self.decode_batch(pt)?))
     }
 
     /// Coefficients centered into (−t/2, t/2].
     pub fn decode_coefficients_signed(&self, pt: &Plaintext) -> Result<Vec<i64>> {
+        Ok(self.centered(self.decode_coefficients(pt)?))
+    }
+
+    /// Values mod t centered into (−t/2, t/2].
+    fn centered(&self, values: Vec<u64>) -> Vec<i64> {
         let t = self.params.plaintext_modulus();
-        Ok(self
-            .decode_coefficients(pt)?
-            .into_iter()
-            .map(|v| center(v, t))
-            .collect())
+        values.into_iter().map(|v| center(v, t)).collect()
     }
 }
 
-fn center(v: u64, t: u64) -> i64 {
+/// v ∈ [0, t) centered into (−t/2, t/2].
+pub(crate) fn center(v: u64, t: u64) -> i64 {
     if v > t / 2 {
         -((t - v) as i64)
     } else {

@@ -40,6 +40,30 @@ fn error_poly<R: RngCore + CryptoRng>(params: &BfvParameters, rng: &mut R) -> Ve
     )
 }
 
+/// An encryption of `pt` around the mask `(c0, c1, seed)` that `mask` draws (coefficient form over
+/// Q): c0 gets an error and Δ·m; c1 gets an error too unless it expands from `seed` (the seeded
+/// symmetric form, c1 = a uniform).
+fn encrypt_with<R: RngCore + CryptoRng>(
+    p: &Arc<BfvParameters>,
+    pt: &Plaintext,
+    rng: &mut R,
+    mask: impl FnOnce(&BfvParameters, &mut R) -> (Vec<u64>, Vec<u64>, Option<[u8; 32]>),
+) -> Result<Ciphertext> {
+    check_pt(p, pt)?;
+    let (n, m) = (p.degree(), p.q.moduli());
+    let (mut c0, mut c1, seed) = mask(p, rng);
+    poly::add_assign(m, &mut c0, &error_poly(p, rng), n);
+    if seed.is_none() {
+        poly::add_assign(m, &mut c1, &error_poly(p, rng), n);
+    }
+    add_scaled_message(p, &mut c0, &pt.coeffs);
+    Ok(Ciphertext {
+        params: p.clone(),
+        polys: vec![c0, c1],
+        seed,
+    })
+}
+
 impl PublicKey {
     /// Public-key encryption of `pt`.
     pub fn encrypt<R: RngCore + CryptoRng>(
@@ -47,24 +71,16 @@ impl PublicKey {
         pt: &Plaintext,
         rng: &mut R,
     ) -> Result<Ciphertext> {
-        let p = &self.params;
-        check_pt(p, pt)?;
-        let n = p.degree();
-        let m = p.q.moduli();
-        let mut u = poly::from_signed(m, &ternary(n, rng));
-        poly::forward(p.q.ntt(), &mut u, n, &Exec::sequential());
-        let mut c0 = poly::mul(m, &self.b, &u, n);
-        let mut c1 = poly::mul(m, &self.a, &u, n);
-        poly::inverse(p.q.ntt(), &mut c0, n, &Exec::sequential());
-        poly::inverse(p.q.ntt(), &mut c1, n, &Exec::sequential());
-        poly::add_assign(m, &mut c0, &error_poly(p, rng), n);
-        poly::add_assign(m, &mut c1, &error_poly(p, rng), n);
-        add_scaled_message(p, &mut c0, &pt.coeffs);
-        u.iter_mut().for_each(|x| *x = 0);
-        Ok(Ciphertext {
-            params: p.clone(),
-            polys: vec![c0, c1],
-            seed: None,
+        encrypt_with(&self.params, pt, rng, |p, rng| {
+            let (n, m) = (p.degree(), p.q.moduli());
+            let mut u = poly::from_signed(m, &ternary(n, rng));
+            poly::forward(p.q.ntt(), &mut u, n, &Exec::sequential());
+            let mut c0 = poly::mul(m, &self.b, &u, n);
+            let mut c1 = poly::mul(m, &self.a, &u, n);
+            poly::inverse(p.q.ntt(), &mut c0, n, &Exec::sequential());
+            poly::inverse(p.q.ntt(), &mut c1, n, &Exec::sequential());
+            u.iter_mut().for_each(|x| *x = 0);
+            (c0, c1, None)
         })
     }
 }
@@ -77,24 +93,17 @@ impl SecretKey {
         pt: &Plaintext,
         rng: &mut R,
     ) -> Result<Ciphertext> {
-        let p = &self.params;
-        check_pt(p, pt)?;
-        let n = p.degree();
-        let m = p.q.moduli();
-        let mut seed = [0u8; 32];
-        rng.fill_bytes(&mut seed);
-        let a_ntt = expand_uniform(p, &seed, 0);
-        let mut c0 = poly::mul(m, &a_ntt, &self.ntt, n);
-        poly::neg_assign(m, &mut c0, n);
-        poly::inverse(p.q.ntt(), &mut c0, n, &Exec::sequential());
-        let mut c1 = a_ntt;
-        poly::inverse(p.q.ntt(), &mut c1, n, &Exec::sequential());
-        poly::add_assign(m, &mut c0, &error_poly(p, rng), n);
-        add_scaled_message(p, &mut c0, &pt.coeffs);
-        Ok(Ciphertext {
-            params: p.clone(),
-            polys: vec![c0, c1],
-            seed: Some(seed),
+        encrypt_with(&self.params, pt, rng, |p, rng| {
+            let (n, m) = (p.degree(), p.q.moduli());
+            let mut seed = [0u8; 32];
+            rng.fill_bytes(&mut seed);
+            let a_ntt = expand_uniform(p, &seed, 0);
+            let mut c0 = poly::mul(m, &a_ntt, &self.ntt, n);
+            poly::neg_assign(m, &mut c0, n);
+            poly::inverse(p.q.ntt(), &mut c0, n, &Exec::sequential());
+            let mut c1 = a_ntt;
+            poly::inverse(p.q.ntt(), &mut c1, n, &Exec::sequential());
+            (c0, c1, Some(seed))
         })
     }
 

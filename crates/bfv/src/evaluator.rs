@@ -4,7 +4,7 @@
 //! threads; opt-in internal threading comes from its thread count.
 
 use crate::ciphertext::Ciphertext;
-use crate::encoding::Plaintext;
+use crate::encoding::{center, Plaintext};
 use crate::encrypt::add_scaled_message;
 use crate::error::{Error, Result};
 use crate::exec::Exec;
@@ -150,17 +150,7 @@ impl Evaluator {
         let n = p.degree();
         let m = p.q.moduli();
         let t = p.plaintext_modulus();
-        let signed: Vec<i64> = pt
-            .coeffs
-            .iter()
-            .map(|&v| {
-                if v > t / 2 {
-                    -((t - v) as i64)
-                } else {
-                    v as i64
-                }
-            })
-            .collect();
+        let signed: Vec<i64> = pt.coeffs.iter().map(|&v| center(v, t)).collect();
         let mut w = poly::from_signed(m, &signed);
         poly::forward(p.q.ntt(), &mut w, n, &self.exec);
         let mut polys = a.polys.clone();

@@ -93,35 +93,19 @@ pub struct BfvParametersBuilder {
 }
 
 impl BfvParametersBuilder {
-    /// Ring degree N (power of two, 1024 … 32768; smaller only with `insecure`).
-    pub fn degree(mut self, n: usize) -> Self {
-        self.degree = n;
-        self
-    }
-    /// Plaintext modulus t (batching needs a prime t ≡ 1 mod 2N).
-    pub fn plaintext_modulus(mut self, t: u64) -> Self {
-        self.plaintext = t;
-        self
-    }
-    /// Explicit ciphertext primes (each ≡ 1 mod 2N, < 2^61).
-    pub fn moduli(mut self, q: &[u64]) -> Self {
-        self.moduli = Some(q.to_vec());
-        self
-    }
-    /// Ciphertext primes generated from bit sizes (10 … 61 bits each).
-    pub fn moduli_sizes(mut self, sizes: &[u32]) -> Self {
-        self.sizes = Some(sizes.to_vec());
-        self
-    }
-    /// Error distribution (default CBD with η = 21, σ ≈ 3.24).
-    pub fn error_distribution(mut self, e: ErrorDistribution) -> Self {
-        self.error = e;
-        self
-    }
-    /// Default multiplication method of the evaluator.
-    pub fn mul_method(mut self, m: MulMethod) -> Self {
-        self.method = m;
-        self
+    vsp_codec::setters! {
+        /// Ring degree N (power of two, 1024 … 32768; smaller only with `insecure`).
+        degree(n: usize) => degree = n;
+        /// Plaintext modulus t (batching needs a prime t ≡ 1 mod 2N).
+        plaintext_modulus(t: u64) => plaintext = t;
+        /// Explicit ciphertext primes (each ≡ 1 mod 2N, < 2^61).
+        moduli(q: &[u64]) => moduli = Some(q.to_vec());
+        /// Ciphertext primes generated from bit sizes (10 … 61 bits each).
+        moduli_sizes(sizes: &[u32]) => sizes = Some(sizes.to_vec());
+        /// Error distribution (default CBD with η = 21, σ ≈ 3.24).
+        error_distribution(e: ErrorDistribution) => error = e;
+        /// Default multiplication method of the evaluator.
+        mul_method(m: MulMethod) => method = m;
     }
     /// Accept sets below 128-bit security (paper reproduction only; prints a warning).
     pub fn insecure(mut self) -> Self {

@@ -60,43 +60,19 @@ fn files() -> &'static Files {
     })
 }
 
-/// Reads `bytes` as a `T`; an accepted object must serialize back to a file that reads again.
-fn reread<T: FileCodec>(bytes: &[u8], ctx: &T::Context)
-where
-    T::Error: std::fmt::Debug,
-{
-    if let Ok(v) = T::decode(bytes, ctx) {
-        T::decode(&v.encode(ctx), ctx).unwrap();
-    }
-}
-
 /// Reads `bytes` as the type of `kind`.
 fn read(kind: u16, bytes: &[u8]) {
     let p = &files().params;
     match kind {
-        k if k == <BfvParameters as FileCodec>::KIND => reread::<BfvParameters>(bytes, &()),
-        k if k == <SecretKey as FileCodec>::KIND => reread::<SecretKey>(bytes, p),
-        k if k == <PublicKey as FileCodec>::KIND => reread::<PublicKey>(bytes, p),
-        k if k == <RelinKey as FileCodec>::KIND => reread::<RelinKey>(bytes, p),
-        k if k == <GaloisKeys as FileCodec>::KIND => reread::<GaloisKeys>(bytes, p),
-        k if k == <Ciphertext as FileCodec>::KIND => reread::<Ciphertext>(bytes, p),
-        k if k == <Plaintext as FileCodec>::KIND => reread::<Plaintext>(bytes, p),
+        k if k == <BfvParameters as FileCodec>::KIND => mutate::reread::<BfvParameters>(bytes, &()),
+        k if k == <SecretKey as FileCodec>::KIND => mutate::reread::<SecretKey>(bytes, p),
+        k if k == <PublicKey as FileCodec>::KIND => mutate::reread::<PublicKey>(bytes, p),
+        k if k == <RelinKey as FileCodec>::KIND => mutate::reread::<RelinKey>(bytes, p),
+        k if k == <GaloisKeys as FileCodec>::KIND => mutate::reread::<GaloisKeys>(bytes, p),
+        k if k == <Ciphertext as FileCodec>::KIND => mutate::reread::<Ciphertext>(bytes, p),
+        k if k == <Plaintext as FileCodec>::KIND => mutate::reread::<Plaintext>(bytes, p),
         k => panic!("no kind {k}"),
     }
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig { cases: mutate::cases(300), ..ProptestConfig::default() })]
-
-    #[test]
-    fn mutated_files_never_panic(k in 0..8usize, ops in mutate::ops()) {
-        let (kind, file) = &files().files[k];
-        read(*kind, &mutate::apply(file, &ops, false));
-    }
-
-    #[test]
-    fn mutated_bodies_never_panic(k in 0..8usize, ops in mutate::ops()) {
-        let (kind, file) = &files().files[k];
-        read(*kind, &mutate::mutate_body(&FORMAT, *kind, file, &ops));
-    }
-}
+mutate::file_properties!(files().files, FORMAT, read, 300);

@@ -3,6 +3,9 @@
 //! Needs seal-python (`pip install seal-python numpy`): `#[ignore = "needs seal-python"]`, run with
 //! `cargo test -- --include-ignored` (what `.ci/run` does); fails, never skips, when it is missing.
 
+#[path = "../../circuit/tests/tool/mod.rs"]
+mod tool;
+
 use std::process::Command;
 use vsp_bfv::*;
 
@@ -34,16 +37,14 @@ fn parse(s: &str, n: usize) -> Vec<u64> {
 #[ignore = "needs seal-python"]
 fn batch_encoding_matches_seal() {
     let (n, t) = (1024usize, 12289u64);
-    let out = Command::new("python3")
-        .args(["-c", SCRIPT, &n.to_string(), &t.to_string()])
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "seal-python is not installed (pip install seal-python numpy): {}",
-        String::from_utf8_lossy(&out.stderr)
+    tool::require(
+        "python3",
+        &["-c", "import seal, numpy"],
+        "pip install seal-python numpy",
     );
-    let seal = parse(&String::from_utf8_lossy(&out.stdout), n);
+    let out =
+        tool::run(Command::new("python3").args(["-c", SCRIPT, &n.to_string(), &t.to_string()]));
+    let seal = parse(&out, n);
     let params = BfvParameters::default_128(n, t).unwrap();
     let slots: Vec<u64> = (0..n as u64).map(|i| (i * i + 7) % (t / 2)).collect();
     let ours = Encoder::new(&params).encode_batch(&slots).unwrap();

@@ -75,20 +75,9 @@ fn hps_equals_textbook_and_behz_is_within_a_few_units() {
     );
 }
 
+/// a·b mod (X^n + 1, t).
 fn negacyclic(a: &[u64], b: &[u64], t: u64) -> Vec<u64> {
-    let n = a.len();
-    let mut c = vec![0i128; n];
-    for i in 0..n {
-        for j in 0..n {
-            let p = a[i] as i128 * b[j] as i128;
-            if i + j < n {
-                c[i + j] += p;
-            } else {
-                c[i + j - n] -= p;
-            }
-        }
-    }
-    c.iter().map(|&v| v.rem_euclid(t as i128) as u64).collect()
+    vsp_math::ntt::negacyclic_schoolbook(a, b, &vsp_math::Modulus::new(t).unwrap())
 }
 
 /// Fresh textbook keys (secret, public), two random plaintexts a and b, a's encryption (checked to decrypt), the

@@ -26,27 +26,33 @@ fn size(src: &str) -> usize {
 
 #[test]
 fn compression_picks_16_bit_forms_where_legal() {
-    assert_eq!(size("add a0, a0, a1"), 2);
-    assert_eq!(size("add a0, a1, a0"), 2, "commutative");
-    assert_eq!(size("sub a0, a1, a0"), 3, "not commutative");
-    assert_eq!(size("sub a0, a0, a1"), 2);
-    assert_eq!(size("addi a0, a0, -32"), 2);
-    assert_eq!(size("addi a0, a0, 32"), 3);
-    assert_eq!(size("addi a0, a1, 1"), 3);
-    assert_eq!(size("andi t0, t0, 15"), 2);
-    assert_eq!(size("xori t0, t0, 1"), 3, "no 16-bit xori");
-    assert_eq!(size("lsli a0, a0, 3"), 2);
-    assert_eq!(size("lw a0, 126(sp)"), 2);
-    assert_eq!(size("lw a0, 127(sp)"), 3);
-    assert_eq!(size("lw a0, -2(sp)"), 3);
-    assert_eq!(size("sw a0, 0(sp)"), 2);
-    assert_eq!(size("sw a0, 0(fp)"), 3);
-    assert_eq!(size("lb a0, 0(sp)"), 3);
-    assert_eq!(size("li a0, -32"), 2);
-    assert_eq!(size("li a0, 300"), 3);
-    assert_eq!(size("li a0, 0x8000"), 2, "lui alone");
-    assert_eq!(size("li a0, 0x8010"), 4, "lui + addi2");
-    assert_eq!(size("li a0, 0x1234"), 5, "lui + addi");
+    // (source, bytes, why)
+    let cases: [(&str, usize, &str); 21] = [
+        ("add a0, a0, a1", 2, ""),
+        ("add a0, a1, a0", 2, "commutative"),
+        ("sub a0, a1, a0", 3, "not commutative"),
+        ("sub a0, a0, a1", 2, ""),
+        ("addi a0, a0, -32", 2, ""),
+        ("addi a0, a0, 32", 3, ""),
+        ("addi a0, a1, 1", 3, ""),
+        ("andi t0, t0, 15", 2, ""),
+        ("xori t0, t0, 1", 3, "no 16-bit xori"),
+        ("lsli a0, a0, 3", 2, ""),
+        ("lw a0, 126(sp)", 2, ""),
+        ("lw a0, 127(sp)", 3, ""),
+        ("lw a0, -2(sp)", 3, ""),
+        ("sw a0, 0(sp)", 2, ""),
+        ("sw a0, 0(fp)", 3, ""),
+        ("lb a0, 0(sp)", 3, ""),
+        ("li a0, -32", 2, ""),
+        ("li a0, 300", 3, ""),
+        ("li a0, 0x8000", 2, "lui alone"),
+        ("li a0, 0x8010", 4, "lui + addi2"),
+        ("li a0, 0x1234", 5, "lui + addi"),
+    ];
+    for (src, bytes, why) in cases {
+        assert_eq!(size(src), bytes, "{src}: {why}");
+    }
     assert_eq!(
         size(".option nocompress\nadd a0, a0, a1\nli a0, 1\nlw a0, 0(sp)"),
         9

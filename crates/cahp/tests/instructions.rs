@@ -116,23 +116,30 @@ fn register_alu() {
 
 #[test]
 fn immediate_alu() {
-    assert_eq!(alui(Op::Addi, 10, -500), 10u16.wrapping_sub(500));
-    assert_eq!(alui(Op::Addi, 0xFFFF, 511), 510);
-    assert_eq!(alui(Op::Andi, 0xABCD, -256), 0xAB00);
-    assert_eq!(alui(Op::Andi, 0xABCD, 0xFF), 0xCD);
-    assert_eq!(alui(Op::Xori, 0x00FF, -1), 0xFF00);
-    assert_eq!(alui(Op::Ori, 0x1000, 0x1FF), 0x11FF);
-    assert_eq!(alui(Op::Lsli, 0x00F1, 4), 0x0F10);
-    assert_eq!(alui(Op::Lsri, 0x8F00, 8), 0x008F);
-    assert_eq!(alui(Op::Asri, 0x8F00, 8), 0xFF8F);
-    assert_eq!(alui(Op::Asri, 0x7F00, 15), 0);
-    assert_eq!(alui2(Op::Addi2, 5, -32), 5u16.wrapping_sub(32));
-    assert_eq!(alui2(Op::Addi2, 5, 31), 36);
-    assert_eq!(alui2(Op::Andi2, 0xFFFF, -16), 0xFFF0);
-    assert_eq!(alui2(Op::Andi2, 0xFFFF, 7), 7);
-    assert_eq!(alui2(Op::Lsli2, 3, 15), 0x8000);
-    assert_eq!(alui2(Op::Lsri2, 0x8000, 15), 1);
-    assert_eq!(alui2(Op::Asri2, 0x8000, 15), 0xFFFF);
+    // (32- or 16-bit form, op, rs1 value, immediate, result)
+    type Form = fn(Op, u16, i32) -> u16;
+    let cases: [(Form, Op, u16, i32, u16); 17] = [
+        (alui, Op::Addi, 10, -500, 10u16.wrapping_sub(500)),
+        (alui, Op::Addi, 0xFFFF, 511, 510),
+        (alui, Op::Andi, 0xABCD, -256, 0xAB00),
+        (alui, Op::Andi, 0xABCD, 0xFF, 0xCD),
+        (alui, Op::Xori, 0x00FF, -1, 0xFF00),
+        (alui, Op::Ori, 0x1000, 0x1FF, 0x11FF),
+        (alui, Op::Lsli, 0x00F1, 4, 0x0F10),
+        (alui, Op::Lsri, 0x8F00, 8, 0x008F),
+        (alui, Op::Asri, 0x8F00, 8, 0xFF8F),
+        (alui, Op::Asri, 0x7F00, 15, 0),
+        (alui2, Op::Addi2, 5, -32, 5u16.wrapping_sub(32)),
+        (alui2, Op::Addi2, 5, 31, 36),
+        (alui2, Op::Andi2, 0xFFFF, -16, 0xFFF0),
+        (alui2, Op::Andi2, 0xFFFF, 7, 7),
+        (alui2, Op::Lsli2, 3, 15, 0x8000),
+        (alui2, Op::Lsri2, 0x8000, 15, 1),
+        (alui2, Op::Asri2, 0x8000, 15, 0xFFFF),
+    ];
+    for (form, op, a, imm, want) in cases {
+        assert_eq!(form(op, a, imm), want, "{op:?} {a:#x}, {imm}");
+    }
 }
 
 #[test]

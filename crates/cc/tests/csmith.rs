@@ -14,6 +14,8 @@
 //! (`VSP_CSMITH_JOBS` sets the worker threads, `VSP_CSMITH_KEEP=dir` keeps the failing programs).
 
 mod common;
+#[path = "../../circuit/tests/tool/mod.rs"]
+mod tool;
 use common::{differential_levels, require_clang, LARGE, LEVELS};
 
 use std::collections::BTreeMap;
@@ -166,18 +168,13 @@ fn generate(seed: u64) -> String {
         "integer size = 2\npointer size = 2\n",
     )
     .expect("write platform.info");
-    let out = Command::new("csmith")
-        .current_dir(dir.path())
-        .args(["--seed", &seed.to_string()])
-        .args(CSMITH_ARGS)
-        .args(PROFILES[(seed % 3) as usize])
-        .args(["-o", "prog.c"])
-        .output()
-        .expect("run csmith");
-    assert!(
-        out.status.success(),
-        "csmith --seed {seed} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
+    tool::run(
+        Command::new("csmith")
+            .current_dir(dir.path())
+            .args(["--seed", &seed.to_string()])
+            .args(CSMITH_ARGS)
+            .args(PROFILES[(seed % 3) as usize])
+            .args(["-o", "prog.c"]),
     );
     let src = std::fs::read_to_string(dir.path().join("prog.c")).expect("read csmith output");
     format!("{src}\n{MAIN}")
@@ -220,18 +217,13 @@ fn oracle(src: &str, opt: &str, dir: &Path) -> Result<u16, &'static str> {
     let c = dir.join("oracle.c");
     let ll = dir.join("oracle.ll");
     std::fs::write(&c, src).expect("write");
-    let out = Command::new("clang")
-        .args(["--target=msp430", "-S", "-emit-llvm", opt, "-DVSP_ORACLE"])
-        .args(include_args())
-        .arg(&c)
-        .arg("-o")
-        .arg(&ll)
-        .output()
-        .expect("run clang");
-    assert!(
-        out.status.success(),
-        "oracle clang failed: {}",
-        String::from_utf8_lossy(&out.stderr)
+    tool::run(
+        Command::new("clang")
+            .args(["--target=msp430", "-S", "-emit-llvm", opt, "-DVSP_ORACLE"])
+            .args(include_args())
+            .arg(&c)
+            .arg("-o")
+            .arg(&ll),
     );
     let ir = std::fs::read_to_string(&ll).expect("read IR");
     let host: String = ir

@@ -138,13 +138,7 @@ fn big_loop(n: usize) -> (String, u16) {
 #[test]
 fn a_program_larger_than_the_rom_is_reported_as_not_fitting() {
     let (ir, _) = big_loop(200);
-    let asm = compile_ir_with(&ir, &opts()).expect("compiles");
-    let e = assemble_image(&asm, "t.s", MemConfig::default()).unwrap_err();
-    let text = e.to_string();
-    assert!(
-        matches!(e, CcError::DoesNotFit { limit: 512, used, .. } if used > 512),
-        "{text}"
-    );
+    let text = assert_does_not_fit(&ir, MemConfig::default(), 512);
     assert!(text.contains("does not fit"), "{text}");
 }
 
@@ -173,13 +167,19 @@ fn a_program_with_many_branches_and_high_data_is_reported_as_not_fitting() {
         ));
     }
     ir.push_str(&format!("b{n}:\n  ret i16 0\n}}\n"));
-    let asm = compile_ir_with(&ir, &opts()).expect("compiles");
-    let e = assemble_image(&asm, "t.s", MemConfig::kib1()).unwrap_err();
+    assert_does_not_fit(&ir, MemConfig::kib1(), 1024);
+}
+
+/// Compiles `ir`, which must then not fit the ROM of `mem` (`limit` bytes); the error's text.
+fn assert_does_not_fit(ir: &str, mem: MemConfig, limit: usize) -> String {
+    let asm = compile_ir_with(ir, &opts()).expect("compiles");
+    let e = assemble_image(&asm, "t.s", mem).unwrap_err();
     let text = e.to_string();
     assert!(
-        matches!(e, CcError::DoesNotFit { limit: 1024, used, .. } if used > 1024),
+        matches!(e, CcError::DoesNotFit { limit: l, used, .. } if l == limit && used > limit),
         "{text}"
     );
+    text
 }
 
 #[test]

@@ -19,15 +19,9 @@ use std::time::{Duration, Instant};
 
 use vsp_tfhe::{CircuitKey, EvalKey, ExtScratch, Params, SecretKey, Tlwe, TrgswFft};
 
-fn cpu() -> Duration {
-    let s = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
-    Duration::from_nanos(
-        s.split_whitespace()
-            .next()
-            .and_then(|x| x.parse().ok())
-            .unwrap_or(0),
-    )
-}
+#[path = "../../tfhe/tests/common/mod.rs"]
+mod common;
+use common::thread_cpu as cpu;
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3

@@ -80,6 +80,32 @@ impl Node {
     }
 }
 
+/// Applies the renumbering `map` to every node reference outside the nodes themselves: the
+/// flip-flops' `q` and `d`, the external ports' bits and the memories' ports.
+fn remap_refs(
+    dffs: &mut [Dff],
+    inputs: &mut [ExtPort],
+    outputs: &mut [ExtPort],
+    mems: &mut [MemBlock],
+    map: &mut impl FnMut(NodeId) -> NodeId,
+) {
+    for d in dffs {
+        d.q = map(d.q);
+        d.d = map(d.d);
+    }
+    for p in inputs.iter_mut().chain(outputs.iter_mut()) {
+        p.bits.iter_mut().for_each(|b| *b = map(*b));
+    }
+    for m in mems {
+        m.addr
+            .iter_mut()
+            .chain(m.wdata.iter_mut())
+            .chain(m.rdata.iter_mut())
+            .for_each(|b| *b = map(*b));
+        m.wren = m.wren.map(&mut *map);
+    }
+}
+
 /// A flip-flop: output node `q`, data input `d`, initial value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Dff {
@@ -260,23 +286,9 @@ impl Circuit {
             n.map_operands(&mut map);
         }
         let mut dffs = self.dffs.clone();
-        for d in &mut dffs {
-            d.q = map(d.q);
-            d.d = map(d.d);
-        }
         let (mut inputs, mut outputs) = (self.inputs.clone(), self.outputs.clone());
-        for p in inputs.iter_mut().chain(outputs.iter_mut()) {
-            p.bits.iter_mut().for_each(|b| *b = map(*b));
-        }
         let mut mems = self.mems.clone();
-        for m in &mut mems {
-            m.addr
-                .iter_mut()
-                .chain(m.wdata.iter_mut())
-                .chain(m.rdata.iter_mut())
-                .for_each(|b| *b = map(*b));
-            m.wren = m.wren.map(&mut map);
-        }
+        remap_refs(&mut dffs, &mut inputs, &mut outputs, &mut mems, &mut map);
         if let Some(x) = bad {
             return Err(CircuitError::Backend(format!(
                 "internal rebuild error: {} is used but dropped",
@@ -470,21 +482,9 @@ pub(crate) fn finish(
     for node in &mut nodes {
         node.map_operands(&mut |x| map(x));
     }
-    for d in &mut dffs {
-        d.q = map(d.q);
-        d.d = map(d.d);
-    }
-    for p in inputs.iter_mut().chain(outputs.iter_mut()) {
-        p.bits.iter_mut().for_each(|b| *b = map(*b));
-    }
-    for m in &mut mems {
-        m.addr
-            .iter_mut()
-            .chain(m.wdata.iter_mut())
-            .chain(m.rdata.iter_mut())
-            .for_each(|b| *b = map(*b));
-        m.wren = m.wren.map(map);
-    }
+    remap_refs(&mut dffs, &mut inputs, &mut outputs, &mut mems, &mut {
+        map
+    });
     let order = order_steps(&nodes, &names, &mems)?;
     let mut c = Circuit {
         nodes,

@@ -306,6 +306,27 @@ pub(crate) fn ram_read_keep(
     Ok((extract_fresh(ek, &tree, 0)?, tree))
 }
 
+/// Checks a part of a read of a RAM of 2^`addr_width` words of `data_width` bits (for every backend):
+/// data bit `bit` of the 2^k words from `first`, aligned to 2^k, inside the RAM.
+pub(crate) fn check_read_part(
+    addr_width: usize,
+    data_width: usize,
+    k: usize,
+    first: usize,
+    bit: usize,
+) -> Result<(), CircuitError> {
+    if k > addr_width
+        || bit >= data_width
+        || !first.is_multiple_of(1usize << k)
+        || first + (1usize << k) > 1usize << addr_width
+    {
+        return Err(CircuitError::Usage(
+            "RAM read part of the wrong shape".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// Part of a read's CMUX tree: the tree over words `first..first + 2^k` of data bit `bit` with the
 /// `k` low address selectors `addr_low` (the same external products as those of the whole tree over
 /// these words, so a tree joined from parts, [`ram_read_join`], is bit-identical to [`ram_tree`]).
@@ -317,15 +338,7 @@ pub(crate) fn ram_read_part(
 ) -> Result<Trlwe<u32>, CircuitError> {
     let k = addr_low.len();
     let w = ram.data_width;
-    if k > ram.addr_width
-        || bit >= w
-        || !first.is_multiple_of(1usize << k)
-        || first + (1usize << k) > 1usize << ram.addr_width
-    {
-        return Err(CircuitError::Usage(
-            "RAM read part of the wrong shape".into(),
-        ));
-    }
+    check_read_part(ram.addr_width, w, k, first, bit)?;
     if k == 0 {
         return Ok(ram.cells[first * w + bit].clone());
     }

@@ -386,6 +386,15 @@ impl MuxPlan {
         matches!(c.nodes[id as usize], Node::Dff(k) if self.carry[k as usize])
     }
 
+    /// The output nodes (`q`) of the flip-flops that carry their ring across the clock edge.
+    fn carried_outputs<'a>(&'a self, c: &'a Circuit) -> impl Iterator<Item = usize> + 'a {
+        c.dffs
+            .iter()
+            .zip(&self.carry)
+            .filter(|(_, &carry)| carry)
+            .map(|(d, _)| d.q as usize)
+    }
+
     /// The ring variance of every node in a cycle whose carried flip-flop rings start with the given
     /// variances (`dff_rv[k]`, used for flip-flops the plan carries; others are lifted).
     pub(crate) fn ring_vars(&self, c: &Circuit, dff_rv: &[f64]) -> Vec<f64> {
@@ -632,14 +641,8 @@ fn cut_for_carries(c: &Circuit, p: &LeveledParams, plan: MuxPlan) -> MuxPlan {
     let n = c.nodes.len();
     // depth[x]: the most CMUXes between a carried flip-flop's ring and x's ring (None: not reached).
     let mut depth: Vec<Option<usize>> = vec![None; n];
-    for d in c
-        .dffs
-        .iter()
-        .enumerate()
-        .filter(|(k, _)| plan.carry[*k])
-        .map(|(_, d)| d)
-    {
-        depth[d.q as usize] = Some(0);
+    for q in plan.carried_outputs(c) {
+        depth[q] = Some(0);
     }
     for step in &c.order {
         let Step::Node(id) = *step else { continue };
@@ -697,14 +700,8 @@ fn low_noise_selects(c: &Circuit, p: &LeveledParams, cmux: &[bool], plan: MuxPla
     // The selects of CMUXes a carried ring reaches before a refresh.
     let uncut = evaluate(c, Some(p), cmux, &vec![false; n]);
     let mut reach = vec![false; n];
-    for d in c
-        .dffs
-        .iter()
-        .enumerate()
-        .filter(|(k, _)| uncut.carry[*k])
-        .map(|(_, d)| d)
-    {
-        reach[d.q as usize] = true;
+    for q in uncut.carried_outputs(c) {
+        reach[q] = true;
     }
     let mut low = vec![false; n];
     for step in &c.order {

@@ -244,15 +244,7 @@ impl Backend for PlainBackend {
         bit: usize,
     ) -> Result<u64, CircuitError> {
         let (k, w) = (addr_low.len(), ram.data_width);
-        if k > ram.addr_width
-            || bit >= w
-            || !first.is_multiple_of(1usize << k)
-            || first + (1usize << k) > 1usize << ram.addr_width
-        {
-            return Err(CircuitError::Usage(
-                "RAM read part of the wrong shape".into(),
-            ));
-        }
+        crate::cmux::check_read_part(ram.addr_width, w, k, first, bit)?;
         Ok((0..64)
             .map(|l| {
                 let j = first + PlainMemory::lane_addr(addr_low, l);

@@ -576,6 +576,14 @@ pub fn map_planned(c: &Circuit, p: &MapParams, plan: &MuxPlan) -> Result<Circuit
 /// The cycle's critical path in gate bootstraps under `plan` as [`map_planned`] counts it (every MUX
 /// and memory read one level without a plan).
 pub fn critical_path(c: &Circuit, plan: Option<&MuxPlan>) -> f64 {
+    with_arrivals(c, plan, |mp| {
+        f64::from(mp.arrival.iter().copied().max().unwrap_or(0)) / f64::from(GATE)
+    })
+}
+
+/// `f` of the mapper after every node's arrival time was propagated with gates only (every MUX and
+/// memory read one level without a plan; `plan`'s delays with one).
+fn with_arrivals<R>(c: &Circuit, plan: Option<&MuxPlan>, f: impl FnOnce(&Mapper) -> R) -> R {
     let p = MapParams::for_params(&vsp_tfhe::Params::default_128());
     let mut mp = Mapper::new(c, &p);
     if let Some(plan) = plan {
@@ -586,23 +594,18 @@ pub fn critical_path(c: &Circuit, plan: Option<&MuxPlan>) -> f64 {
         let l = m.leaves(g, &Impl::Gate);
         m.arrival[g as usize] = m.arrival_of(&l);
     });
-    f64::from(mp.arrival.iter().copied().max().unwrap_or(0)) / f64::from(GATE)
+    f(&mp)
 }
 
 /// The nodes on the cycle's critical path as [`critical_path`] counts it, from the source (an input,
 /// a flip-flop or a constant) to the latest node, each with its arrival time in gate bootstraps: what
 /// to restructure when the path is too long (`vsp-bench plan` prints it).
 pub fn critical_chain(c: &Circuit, plan: Option<&MuxPlan>) -> Vec<(NodeId, f64)> {
-    let p = MapParams::for_params(&vsp_tfhe::Params::default_128());
-    let mut mp = Mapper::new(c, &p);
-    if let Some(plan) = plan {
-        mp.delays = Delays::planned(c, plan);
-    }
-    let order = c.order.clone();
-    mp.propagate(&order, &mut |m, g| {
-        let l = m.leaves(g, &Impl::Gate);
-        m.arrival[g as usize] = m.arrival_of(&l);
-    });
+    with_arrivals(c, plan, |mp| chain_of(c, mp))
+}
+
+/// The critical chain through the arrival times of `mp` (see [`critical_chain`]).
+fn chain_of(c: &Circuit, mp: &Mapper) -> Vec<(NodeId, f64)> {
     // Which memory each read-data node belongs to.
     let mut mem_of = vec![usize::MAX; c.nodes.len()];
     for (k, m) in c.mems.iter().enumerate() {
@@ -749,18 +752,26 @@ fn choose_depth(m: &mut Mapper<'_>, g: NodeId) {
     m.area_flow[g as usize] = best.1 .1;
 }
 
-fn choose_flow(m: &mut Mapper<'_>, g: NodeId, required: u32) {
-    let est = |x: NodeId| f64::from(m.refs[x as usize].max(1));
+/// `g`'s implementations (the gate, then its cut candidates) with their leaves and arrival time:
+/// those that meet `required`, and the current choice in any case.
+fn timed_options(m: &Mapper<'_>, g: NodeId, required: u32) -> Vec<(Impl, Vec<NodeId>, u32)> {
     let current = m.choice[g as usize];
     let mut options = vec![Impl::Gate];
     options.extend(m.cands[g as usize].iter().map(|&(c, s)| Impl::Cell(c, s)));
+    options
+        .into_iter()
+        .filter_map(|im| {
+            let l = m.leaves(g, &im);
+            let a = m.arrival_of(&l);
+            (a <= required || im == current).then_some((im, l, a))
+        })
+        .collect()
+}
+
+fn choose_flow(m: &mut Mapper<'_>, g: NodeId, required: u32) {
+    let est = |x: NodeId| f64::from(m.refs[x as usize].max(1));
     let mut best: Option<(Impl, u32, f64)> = None;
-    for im in options {
-        let l = m.leaves(g, &im);
-        let a = m.arrival_of(&l);
-        if a > required && im != current {
-            continue;
-        }
+    for (im, l, a) in timed_options(m, g, required) {
         let f = m.flow_of(&l, &est);
         let better = match &best {
             None => true,
@@ -780,15 +791,8 @@ fn choose_flow(m: &mut Mapper<'_>, g: NodeId, required: u32) {
 fn choose_exact(m: &mut Mapper<'_>, g: NodeId, required: u32) {
     let current = m.choice[g as usize];
     m.deref(g);
-    let mut options = vec![Impl::Gate];
-    options.extend(m.cands[g as usize].iter().map(|&(c, s)| Impl::Cell(c, s)));
     let mut best: Option<(Impl, u32, u32)> = None;
-    for im in options {
-        let l = m.leaves(g, &im);
-        let a = m.arrival_of(&l);
-        if a > required && im != current {
-            continue;
-        }
+    for (im, _, a) in timed_options(m, g, required) {
         m.choice[g as usize] = im;
         let area = m.reference(g);
         m.deref(g);

@@ -1,5 +1,8 @@
 //! Malformed inputs give the documented errors; the committed netlists match what Yosys makes today.
 
+#[path = "tool/mod.rs"]
+mod tool;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -188,13 +191,7 @@ fn engine_usage_errors() {
 #[test]
 #[ignore = "needs yosys"]
 fn committed_netlists_match_yosys() {
-    assert!(
-        std::process::Command::new("yosys")
-            .arg("-V")
-            .output()
-            .is_ok_and(|o| o.status.success()),
-        "yosys is not installed (apt-get install -y yosys); this test needs it"
-    );
+    tool::require("yosys", &["-V"], "apt-get install -y yosys");
     let dir = tempfile::tempdir().unwrap();
     for t in ["adder", "counter", "lfsr", "memuser"] {
         let out = dir.path().join(format!("{t}.json"));

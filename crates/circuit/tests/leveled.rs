@@ -7,10 +7,11 @@ mod common;
 use std::sync::Arc;
 
 use common::{keys, ram_blueprint, ram_step, testdata};
+use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use vsp_circuit::noise::NoiseModel;
 use vsp_circuit::*;
-use vsp_tfhe::{Gate2, Params};
+use vsp_tfhe::{Gate2, Params, Trlwe};
 
 /// Runs a RAM built from gates (its read trees and write MUXes share their selects, so the planner
 /// turns them into CMUXes; the cells are flip-flops) encrypted under `plan` (None: the backend's
@@ -129,45 +130,35 @@ fn var(xs: &[f64]) -> f64 {
     xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (xs.len() - 1) as f64
 }
 
-#[test]
-fn cmux_chain_variance_matches_the_planner_model() {
-    let (sk, ek, ck) = keys();
-    let params = Params::default_128();
-    let lp = LeveledParams::for_params(&params).unwrap();
-    let depth = lp.max_chain();
-    assert!(depth >= 2, "{lp:?}");
-    let mut rng = rand::rngs::StdRng::seed_from_u64(11);
-    let ring_errs = |r: &vsp_tfhe::Trlwe<u32>| ring_errs(sk, r);
+/// Variances of the ring errors of `trials` fresh gate rings (a NAND of random bits from an RNG seeded
+/// with `seed`), of the same rings after `chain` (which must keep the ring's bit), and of level-0
+/// bits extracted from every eighth coefficient of the chained rings. The chained ring's bit also
+/// feeds a gate, as in the engine.
+fn chain_variances(
+    seed: u64,
+    trials: usize,
+    mut chain: impl FnMut(&mut StdRng, Trlwe<u32>) -> Trlwe<u32>,
+) -> (f64, f64, f64) {
+    let (sk, ek, _) = keys();
+    let n1 = Params::default_128().n1;
+    let mut rng = StdRng::seed_from_u64(seed);
     let (mut fresh, mut chained, mut extracted) = (Vec::new(), Vec::new(), Vec::new());
-    for _trial in 0..3 {
-        let bit = |rng: &mut rand::rngs::StdRng| sk.encrypt_bit(rng.gen());
-        // The data: gate results in ring form; the selects: circuit-bootstrapped random bits.
-        let mut acc = ek
+    for _trial in 0..trials {
+        let bit = |rng: &mut StdRng| sk.encrypt_bit(rng.gen());
+        // The data: gate results in ring form.
+        let acc = ek
             .gate2_trlwe(Gate2::Nand, &bit(&mut rng), &bit(&mut rng))
             .unwrap();
-        fresh.extend(ring_errs(&acc));
-        // The select always picks the chain (on a random side), so the result went through all
-        // `depth` CMUXes: the worst case the planner bounds.
+        fresh.extend(ring_errs(sk, &acc));
         let want = sk.decrypt_bit(&ek.extract_bit(&acc, 0).unwrap()).unwrap();
-        for _ in 0..depth {
-            let other = ek
-                .gate2_trlwe(Gate2::Xor, &bit(&mut rng), &bit(&mut rng))
-                .unwrap();
-            let s: bool = rng.gen();
-            let sel = ck.circuit_bootstrap_one(&sk.encrypt_bit(s)).unwrap();
-            acc = if s {
-                sel.cmux(&acc, &other).unwrap()
-            } else {
-                sel.cmux(&other, &acc).unwrap()
-            };
-        }
-        chained.extend(ring_errs(&acc));
+        let acc = chain(&mut rng, acc);
+        chained.extend(ring_errs(sk, &acc));
         assert_eq!(
             sk.decrypt_bit(&ek.extract_bit(&acc, 0).unwrap()).unwrap(),
             want
         );
         // Every coefficient carries a bit with the same noise: extract and key-switch many of them.
-        for i in (0..params.n1).step_by(8) {
+        for i in (0..n1).step_by(8) {
             let e = ek.extract_bit(&acc, i).unwrap();
             extracted.push(err(sk.phase_lvl0(&e).unwrap()));
         }
@@ -177,22 +168,16 @@ fn cmux_chain_variance_matches_the_planner_model() {
             .unwrap();
         assert_eq!(sk.decrypt_bit(&g).unwrap(), !want);
     }
-    // The model is an upper bound (rounding terms charged in full, worst-case digits): each measured
-    // variance must be below it, and not so far below that the bound means nothing.
-    let (v_fresh, v_chain, v_bit) = (var(&fresh), var(&chained), var(&extracted));
-    let per_cmux = (v_chain - v_fresh) / depth as f64;
-    let m = NoiseModel::of(&params);
-    for (name, meas, model) in [
-        ("gate ring (blind rotation)", v_fresh, lp.v_br),
-        ("one CMUX with a CB select", per_cmux, lp.v_ext),
-        (
-            "extracted bit after the chain",
-            v_bit,
-            lp.v_br + depth as f64 * lp.v_ext + m.v_ks,
-        ),
-    ] {
+    (var(&fresh), var(&chained), var(&extracted))
+}
+
+/// The model is an upper bound (rounding terms charged in full, worst-case digits): each measured
+/// variance (name, measured, model) must be below it, and not so far below that the bound means
+/// nothing. `note` follows the name in the printed line.
+fn assert_near_model(note: &str, rows: &[(&str, f64, f64)]) {
+    for &(name, meas, model) in rows {
         println!(
-            "{name}: measured {meas:.3e}, model {model:.3e}, ratio {:.2}",
+            "{name}{note}: measured {meas:.3e}, model {model:.3e}, ratio {:.2}",
             meas / model
         );
         assert!(
@@ -200,6 +185,45 @@ fn cmux_chain_variance_matches_the_planner_model() {
             "{name}: measured {meas:.3e} vs model {model:.3e}"
         );
     }
+}
+
+#[test]
+fn cmux_chain_variance_matches_the_planner_model() {
+    let (sk, ek, ck) = keys();
+    let params = Params::default_128();
+    let lp = LeveledParams::for_params(&params).unwrap();
+    let depth = lp.max_chain();
+    assert!(depth >= 2, "{lp:?}");
+    let (v_fresh, v_chain, v_bit) = chain_variances(11, 3, |rng, mut acc| {
+        let bit = |rng: &mut StdRng| sk.encrypt_bit(rng.gen());
+        // The select always picks the chain (on a random side), so the result went through all
+        // `depth` CMUXes: the worst case the planner bounds.
+        for _ in 0..depth {
+            let other = ek.gate2_trlwe(Gate2::Xor, &bit(rng), &bit(rng)).unwrap();
+            let s: bool = rng.gen();
+            let sel = ck.circuit_bootstrap_one(&sk.encrypt_bit(s)).unwrap();
+            acc = if s {
+                sel.cmux(&acc, &other).unwrap()
+            } else {
+                sel.cmux(&other, &acc).unwrap()
+            };
+        }
+        acc
+    });
+    let per_cmux = (v_chain - v_fresh) / depth as f64;
+    let m = NoiseModel::of(&params);
+    assert_near_model(
+        "",
+        &[
+            ("gate ring (blind rotation)", v_fresh, lp.v_br),
+            ("one CMUX with a CB select", per_cmux, lp.v_ext),
+            (
+                "extracted bit after the chain",
+                v_bit,
+                lp.v_br + depth as f64 * lp.v_ext + m.v_ks,
+            ),
+        ],
+    );
     assert!(lp.v_br + depth as f64 * lp.v_ext + m.v_ks <= lp.v_tlwe_max);
 }
 
@@ -216,16 +240,8 @@ fn low_noise_select_chain_variance_matches_the_planner_model() {
     let depth = ((lp.v_ring_max() - lp.v_br) / lp.v_ext_low).floor() as usize;
     assert!(depth > 2 * lp.max_chain(), "{depth} vs {}", lp.max_chain());
     let b = TfheBackend::new(ek.clone(), Some(ck.clone())).unwrap();
-    let mut rng = rand::rngs::StdRng::seed_from_u64(12);
-    let ring_errs = |r: &vsp_tfhe::Trlwe<u32>| ring_errs(sk, r);
-    let (mut fresh, mut chained, mut extracted) = (Vec::new(), Vec::new(), Vec::new());
-    for _trial in 0..2 {
-        let bit = |rng: &mut rand::rngs::StdRng| sk.encrypt_bit(rng.gen());
-        let mut acc = ek
-            .gate2_trlwe(Gate2::Nand, &bit(&mut rng), &bit(&mut rng))
-            .unwrap();
-        fresh.extend(ring_errs(&acc));
-        let want = sk.decrypt_bit(&ek.extract_bit(&acc, 0).unwrap()).unwrap();
+    let (v_fresh, v_chain, v_bit) = chain_variances(12, 2, |rng, mut acc| {
+        let bit = |rng: &mut StdRng| sk.encrypt_bit(rng.gen());
         let picks: Vec<bool> = (0..depth).map(|_| rng.gen()).collect();
         let bits: Vec<_> = picks.iter().map(|&s| sk.encrypt_bit(s)).collect();
         let sels = b
@@ -233,9 +249,7 @@ fn low_noise_select_chain_variance_matches_the_planner_model() {
             .unwrap();
         for (sel, &s) in sels.iter().zip(&picks) {
             assert_eq!(sel.gadget(), params.cb_ram);
-            let other = ek
-                .gate2_trlwe(Gate2::Xor, &bit(&mut rng), &bit(&mut rng))
-                .unwrap();
+            let other = ek.gate2_trlwe(Gate2::Xor, &bit(rng), &bit(rng)).unwrap();
             // Backend::cmux(s, a, b) is s ? b : a; the chain is always the one picked.
             acc = if s {
                 b.cmux(sel, &other, &acc).unwrap()
@@ -243,33 +257,18 @@ fn low_noise_select_chain_variance_matches_the_planner_model() {
                 b.cmux(sel, &acc, &other).unwrap()
             };
         }
-        chained.extend(ring_errs(&acc));
-        assert_eq!(
-            sk.decrypt_bit(&ek.extract_bit(&acc, 0).unwrap()).unwrap(),
-            want
-        );
-        for i in (0..params.n1).step_by(8) {
-            let e = ek.extract_bit(&acc, i).unwrap();
-            extracted.push(err(sk.phase_lvl0(&e).unwrap()));
-        }
-    }
-    let (v_fresh, v_chain, v_bit) = (var(&fresh), var(&chained), var(&extracted));
+        acc
+    });
     let per_cmux = (v_chain - v_fresh) / depth as f64;
     let m = NoiseModel::of(&params);
     let bound = lp.v_br + depth as f64 * lp.v_ext_low + m.v_ks;
-    for (name, meas, model) in [
-        ("one CMUX with a low-noise select", per_cmux, lp.v_ext_low),
-        ("extracted bit after the chain", v_bit, bound),
-    ] {
-        println!(
-            "{name} ({depth} CMUXes): measured {meas:.3e}, model {model:.3e}, ratio {:.2}",
-            meas / model
-        );
-        assert!(
-            meas <= 1.1 * model && meas >= 0.6 * model,
-            "{name}: measured {meas:.3e} vs model {model:.3e}"
-        );
-    }
+    assert_near_model(
+        &format!(" ({depth} CMUXes)"),
+        &[
+            ("one CMUX with a low-noise select", per_cmux, lp.v_ext_low),
+            ("extracted bit after the chain", v_bit, bound),
+        ],
+    );
     assert!(bound <= lp.v_tlwe_max);
 }
 

@@ -12,6 +12,8 @@ use std::process::Command;
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 mod common;
+#[path = "../../circuit/tests/tool/mod.rs"]
+mod tool;
 
 use common::CallerMemory;
 use vsp_ckks::seal::{
@@ -49,14 +51,10 @@ fn python(script: &Path, cmd: &str, dir: &Path) -> Result<String, String> {
 }
 
 fn require_seal() {
-    let ok = Command::new("python3")
-        .args(["-c", "import seal, numpy"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    assert!(
-        ok,
-        "seal-python is not installed: run `pip install seal-python numpy` (SEAL interop test)"
+    tool::require(
+        "python3",
+        &["-c", "import seal, numpy"],
+        "pip install seal-python numpy: the SEAL interop test needs seal-python",
     );
 }
 

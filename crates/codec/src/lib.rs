@@ -36,3 +36,19 @@ pub use input::{check_input, limits, read_bounded, read_prefix, read_text_bounde
 pub use lock::{lock_output, OutputLock};
 pub use reader::Reader;
 pub use writer::Writer;
+
+/// Builder setters: `name(arg: Type) => field = value;` is `pub fn name(mut self, arg: Type) -> Self`
+/// that sets `self.field = value` (the parameter and instruction builders of the workspace's crates
+/// use it inside their `impl` blocks).
+#[macro_export]
+macro_rules! setters {
+    ($($(#[$doc:meta])* $name:ident($arg:ident: $ty:ty) => $field:ident = $value:expr;)*) => {
+        $(
+            $(#[$doc])*
+            pub fn $name(mut self, $arg: $ty) -> Self {
+                self.$field = $value;
+                self
+            }
+        )*
+    };
+}

@@ -132,28 +132,31 @@ impl<'a> Reader<'a> {
 
     /// `n` little-endian `u32`s (no count prefix); `n` is checked against the bytes that remain.
     pub fn u32_words(&mut self, n: usize, what: &str) -> Result<Vec<u32>, Error> {
-        let len = n
-            .checked_mul(4)
-            .ok_or_else(|| Error::Truncated(what.to_string()))?;
-        Ok(self
-            .take(len, what)?
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect())
+        self.words(n, what, u32::from_le_bytes)
     }
 
     /// `n` little-endian `u64`s (no count prefix); `n` is checked against the bytes that remain.
     pub fn u64_words(&mut self, n: usize, what: &str) -> Result<Vec<u64>, Error> {
+        self.words(n, what, u64::from_le_bytes)
+    }
+
+    /// `n` words of `W` bytes each, decoded by `word`; `n` is checked against the bytes that remain.
+    fn words<T, const W: usize>(
+        &mut self,
+        n: usize,
+        what: &str,
+        word: fn([u8; W]) -> T,
+    ) -> Result<Vec<T>, Error> {
         let len = n
-            .checked_mul(8)
+            .checked_mul(W)
             .ok_or_else(|| Error::Truncated(what.to_string()))?;
         Ok(self
             .take(len, what)?
-            .chunks_exact(8)
+            .chunks_exact(W)
             .map(|c| {
-                let mut a = [0u8; 8];
+                let mut a = [0u8; W];
                 a.copy_from_slice(c);
-                u64::from_le_bytes(a)
+                word(a)
             })
             .collect())
     }

@@ -130,19 +130,19 @@ impl Modulus {
     /// Reduces a signed integer to [0, q).
     #[inline]
     pub fn reduce_i64(&self, a: i64) -> u64 {
-        let r = self.reduce(a.unsigned_abs());
-        if a < 0 {
-            self.neg(r)
-        } else {
-            r
-        }
+        self.with_sign(a < 0, self.reduce(a.unsigned_abs()))
     }
 
     /// Reduces a signed 128-bit integer to [0, q).
     #[inline]
     pub fn reduce_i128(&self, a: i128) -> u64 {
-        let r = self.reduce_u128(a.unsigned_abs());
-        if a < 0 {
+        self.with_sign(a < 0, self.reduce_u128(a.unsigned_abs()))
+    }
+
+    /// −r if `negative`, else r (r ∈ [0, q)).
+    #[inline(always)]
+    fn with_sign(&self, negative: bool, r: u64) -> u64 {
+        if negative {
             self.neg(r)
         } else {
             r

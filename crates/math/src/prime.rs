@@ -235,22 +235,20 @@ mod tests {
 
     #[test]
     fn bad_parameters_are_errors() {
-        assert!(matches!(
-            generate_ntt_primes(63, 1024, 1),
-            Err(MathError::BitSizeOutOfRange { .. })
-        ));
-        assert!(matches!(
-            generate_ntt_primes(30, 1000, 1),
-            Err(MathError::InvalidDegree { .. })
-        ));
-        assert!(matches!(
-            generate_ntt_primes(13, 2048, 1),
-            Err(MathError::BitSizeOutOfRange { .. })
-        ));
-        assert!(matches!(
-            generate_ntt_primes(14, 2048, 100),
-            Err(MathError::NotEnoughPrimes { .. })
-        ));
+        type Check = fn(&Result<Vec<u64>>) -> bool;
+        let bad_bits: Check = |r| matches!(r, Err(MathError::BitSizeOutOfRange { .. }));
+        let bad_degree: Check = |r| matches!(r, Err(MathError::InvalidDegree { .. }));
+        let too_few: Check = |r| matches!(r, Err(MathError::NotEnoughPrimes { .. }));
+        let cases: [(u32, usize, usize, Check); 4] = [
+            (63, 1024, 1, bad_bits),
+            (30, 1000, 1, bad_degree),
+            (13, 2048, 1, bad_bits),
+            (14, 2048, 100, too_few),
+        ];
+        for (bits, n, count, expected) in cases {
+            let r = generate_ntt_primes(bits, n, count);
+            assert!(expected(&r), "({bits}, {n}, {count}) gave {r:?}");
+        }
         let q = Modulus::new(97).unwrap();
         assert!(check_ntt_prime(&q, 64).is_err());
         assert!(check_ntt_prime(&Modulus::new(91).unwrap(), 2).is_err());

@@ -2,6 +2,8 @@
 //! lists that client's jobs, their state and progress; with another client's token it lists none.
 
 mod common;
+#[path = "../../circuit/tests/tool/mod.rs"]
+mod tool;
 
 use std::process::Command;
 use std::time::Duration;
@@ -13,26 +15,20 @@ use vsp_server::JobState;
 /// The page's DOM after its scripts ran (a few seconds of virtual time) with `token`.
 fn page_dom(base: &str, token: &str) -> String {
     let profile = tempfile::tempdir().unwrap();
-    let out = Command::new("chromium")
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--no-first-run",
-            "--virtual-time-budget=5000",
-            "--dump-dom",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg(format!("{base}/#token={token}"))
-        .output()
-        .expect("chromium is installed (Debian: apt-get install chromium)");
-    assert!(
-        out.status.success(),
-        "chromium failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    tool::run(
+        Command::new("chromium")
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-dev-shm-usage",
+                "--no-first-run",
+                "--virtual-time-budget=5000",
+                "--dump-dom",
+            ])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .arg(format!("{base}/#token={token}")),
+    )
 }
 
 #[test]

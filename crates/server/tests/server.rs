@@ -9,7 +9,7 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use common::{client_key, job_and_key_files, keys, server, url};
+use common::{client, client_key, job_and_key_files, keys, server, url};
 use vsp_platform::{decrypt_result, plain_state_after, Core, Envelope, KeyId, Kind, Machine};
 use vsp_platform::{Request, ServerKeys};
 use vsp_server::client::Client;
@@ -77,8 +77,7 @@ fn fib_through_the_service_equals_a_direct_run_byte_for_byte() {
     let data = tempfile::tempdir().unwrap();
     let out_dir = tempfile::tempdir().unwrap();
     let srv = server(data.path(), |_| {});
-    let token = vsp_server::token_add(data.path(), "alice").unwrap();
-    let c = Client::new(&url(&srv), &token).unwrap();
+    let (_, c) = client(&srv, data.path(), "alice");
 
     let t = Instant::now();
     let up = c.key_upload(&k.ek).unwrap();
@@ -154,16 +153,8 @@ fn a_second_client_sees_nothing_of_the_first_clients_job() {
     let k = keys();
     let data = tempfile::tempdir().unwrap();
     let srv = server(data.path(), |_| {});
-    let alice = Client::new(
-        &url(&srv),
-        &vsp_server::token_add(data.path(), "alice").unwrap(),
-    )
-    .unwrap();
-    let bob = Client::new(
-        &url(&srv),
-        &vsp_server::token_add(data.path(), "bob").unwrap(),
-    )
-    .unwrap();
+    let (_, alice) = client(&srv, data.path(), "alice");
+    let (_, bob) = client(&srv, data.path(), "bob");
     let up = alice.key_upload(&k.ek).unwrap();
     let e = alice
         .submit(&k.request, 0, "pearl")
@@ -250,8 +241,7 @@ fn oversized_and_corrupt_uploads_are_refused_with_nothing_left_on_disk() {
     // The limit is just below the fib request's size.
     let limit = request.len() - 1;
     let srv = server(data.path(), |c| c.max_request_bytes = limit as u64);
-    let token = vsp_server::token_add(data.path(), "alice").unwrap();
-    let c = Client::new(&url(&srv), &token).unwrap();
+    let (token, c) = client(&srv, data.path(), "alice");
     let addr = srv.addr();
     let key_url = format!("/v1/keys/{key_id}");
 
@@ -324,44 +314,24 @@ fn oversized_and_corrupt_uploads_are_refused_with_nothing_left_on_disk() {
         body: vec![7u8; 4096].into(),
     }
     .to_bytes();
-    let (s, _, b) = raw(
-        addr,
-        &head("POST", "/v1/jobs?cycles=1", &token, Some(garbage.len())),
-        &garbage,
-    );
-    assert_eq!(s, 400, "{b}");
-    assert!(b.contains("not a valid request"), "{b}");
     let short = &garbage[..garbage.len() - 7];
-    let (s, _, b) = raw(
-        addr,
-        &head("POST", "/v1/jobs?cycles=1", &token, None),
-        short,
-    );
-    assert_eq!(s, 400, "{b}");
-    assert!(b.contains("truncated"), "{b}");
     let mut flipped = garbage.to_vec();
     flipped[100] ^= 4;
-    let (s, _, b) = raw(
-        addr,
-        &head("POST", "/v1/jobs?cycles=1", &token, Some(flipped.len())),
-        &flipped,
-    );
-    assert_eq!(s, 400, "{b}");
-    assert!(b.contains("checksum"), "{b}");
-    let (s, _, b) = raw(
-        addr,
-        &head("POST", "/v1/jobs?cycles=lots", &token, Some(garbage.len())),
-        &garbage,
-    );
-    assert_eq!(s, 400, "{b}");
-    assert!(b.contains("cycles"), "{b}");
-    let (s, _, b) = raw(
-        addr,
-        &head("POST", "/v1/jobs?cycles=0", &token, Some(garbage.len())),
-        &garbage,
-    );
-    assert_eq!(s, 400, "{b}");
-    assert!(b.contains("a job runs from 1 to"), "{b}");
+    // (query, body, whether the header announces its length, what the 400 says)
+    let refusals: [(&str, &[u8], bool, &str); 5] = [
+        ("cycles=1", &garbage, true, "not a valid request"),
+        ("cycles=1", short, false, "truncated"),
+        ("cycles=1", &flipped, true, "checksum"),
+        ("cycles=lots", &garbage, true, "cycles"),
+        ("cycles=0", &garbage, true, "a job runs from 1 to"),
+    ];
+    for (query, body, announced, says) in refusals {
+        let length = announced.then_some(body.len());
+        let path = format!("/v1/jobs?{query}");
+        let (s, _, b) = raw(addr, &head("POST", &path, &token, length), body);
+        assert_eq!(s, 400, "{query}: {b}");
+        assert!(b.contains(says), "{query}: {b}");
+    }
     assert_eq!(
         job_and_key_files(data.path()),
         vec![format!("keys/alice/{key_id}.key")],
@@ -379,8 +349,7 @@ fn concurrent_submissions_against_a_small_queue_are_accepted_or_503_and_every_ac
         c.queue = QUEUE;
         c.jobs = 1;
     });
-    let token = vsp_server::token_add(data.path(), "alice").unwrap();
-    let c = Client::new(&url(&srv), &token).unwrap();
+    let (token, c) = client(&srv, data.path(), "alice");
     c.key_upload(&k.ek).unwrap();
     let counter = counter(data.path());
     // A long circuit job takes the only runner, so that the queue fills.
@@ -511,8 +480,7 @@ fn one_server_per_data_folder() {
     );
     drop(first);
     let again = vsp_server::Server::start(cfg).unwrap();
-    let token = vsp_server::token_add(data.path(), "alice").unwrap();
-    let c = Client::new(&url(&again), &token).unwrap();
+    let (_, c) = client(&again, data.path(), "alice");
     assert!(c.list().unwrap().is_empty());
     assert_eq!(c.info().unwrap().queue, 16);
 }
@@ -524,8 +492,7 @@ fn a_circuit_job_runs_on_its_uploaded_netlist_like_the_plain_run() {
     let data = tempfile::tempdir().unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let srv = server(data.path(), |_| {});
-    let token = vsp_server::token_add(data.path(), "alice").unwrap();
-    let c = Client::new(&url(&srv), &token).unwrap();
+    let (token, c) = client(&srv, data.path(), "alice");
     c.key_upload(&k.ek).unwrap();
     let testdata = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../circuit/testdata");
     let counter = counter(tmp.path());

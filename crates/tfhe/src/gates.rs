@@ -92,6 +92,18 @@ impl Gate2 {
     }
 }
 
+/// The named two-input gates: each method is [`EvalKey::gate2`] with its [`Gate2`].
+macro_rules! gate2_methods {
+    ($($(#[$doc:meta])* $name:ident => $gate:ident;)*) => {
+        $(
+            $(#[$doc])*
+            pub fn $name(&self, a: &Bit, b: &Bit) -> Result<Bit, Error> {
+                self.gate2(Gate2::$gate, a, b)
+            }
+        )*
+    };
+}
+
 impl EvalKey {
     fn gate(&self, terms: &[(i64, &Bit)], constant: u32) -> Result<Bit, Error> {
         for (_, t) in terms {
@@ -138,37 +150,23 @@ impl EvalKey {
         Tlwe::linear(&[(ca, a), (cb, b)], k)
     }
 
-    /// ¬(a ∧ b).
-    pub fn nand(&self, a: &Bit, b: &Bit) -> Result<Bit, Error> {
-        self.gate2(Gate2::Nand, a, b)
-    }
-    /// a ∧ b.
-    pub fn and(&self, a: &Bit, b: &Bit) -> Result<Bit, Error> {
-        self.gate2(Gate2::And, a, b)
-    }
-    /// a ∨ b.
-    pub fn or(&self, a: &Bit, b: &Bit) -> Result<Bit, Error> {
-        self.gate2(Gate2::Or, a, b)
-    }
-    /// ¬(a ∨ b).
-    pub fn nor(&self, a: &Bit, b: &Bit) -> Result<Bit, Error> {
-        self.gate2(Gate2::Nor, a, b)
-    }
-    /// a ⊕ b.
-    pub fn xor(&self, a: &Bit, b: &Bit) -> Result<Bit, Error> {
-        self.gate2(Gate2::Xor, a, b)
-    }
-    /// ¬(a ⊕ b).
-    pub fn xnor(&self, a: &Bit, b: &Bit) -> Result<Bit, Error> {
-        self.gate2(Gate2::Xnor, a, b)
-    }
-    /// a ∧ ¬b (Yosys ANDNOT).
-    pub fn andnot(&self, a: &Bit, b: &Bit) -> Result<Bit, Error> {
-        self.gate2(Gate2::AndNot, a, b)
-    }
-    /// a ∨ ¬b (Yosys ORNOT).
-    pub fn ornot(&self, a: &Bit, b: &Bit) -> Result<Bit, Error> {
-        self.gate2(Gate2::OrNot, a, b)
+    gate2_methods! {
+        /// ¬(a ∧ b).
+        nand => Nand;
+        /// a ∧ b.
+        and => And;
+        /// a ∨ b.
+        or => Or;
+        /// ¬(a ∨ b).
+        nor => Nor;
+        /// a ⊕ b.
+        xor => Xor;
+        /// ¬(a ⊕ b).
+        xnor => Xnor;
+        /// a ∧ ¬b (Yosys ANDNOT).
+        andnot => AndNot;
+        /// a ∨ ¬b (Yosys ORNOT).
+        ornot => OrNot;
     }
 
     /// The two level-0 samples a MUX `c ? a : b` bootstraps: c ∧ a and ¬c ∧ b (inputs checked).

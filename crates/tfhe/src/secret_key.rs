@@ -6,7 +6,7 @@
 use crate::fft::plan;
 use crate::params::{KeyDist, Params};
 use crate::rng::{fresh_seed, noise_rng, with_thread_rng, Domain, Seed};
-use crate::tlwe::{encode_bit, Tlwe};
+use crate::tlwe::{check_tlwe_dim, encode_bit, Tlwe};
 use crate::torus::Torus;
 use crate::trgsw::TrgswFft;
 use crate::trlwe::{self, Trlwe};
@@ -128,56 +128,27 @@ impl SecretKey {
 
     /// The phase of a level-0 TLWE as a real in [-1/2, 1/2) (for noise measurements).
     pub fn phase_lvl0(&self, c: &Tlwe<u32>) -> Result<f64, Error> {
-        if c.dim() != self.params.n0 {
-            return Err(Error::Dimension(format!(
-                "level-0 TLWE of dim {}, expected {}",
-                c.dim(),
-                self.params.n0
-            )));
-        }
+        check_tlwe_dim(0, c.dim(), self.params.n0)?;
         Ok(c.phase(&self.s0).to_phase())
     }
 
     /// Phase of a level-1 TLWE (dimension N, e.g. from sample extraction).
     pub fn phase_lvl1_tlwe(&self, c: &Tlwe<u32>) -> Result<f64, Error> {
-        if c.dim() != self.params.n1 {
-            return Err(Error::Dimension(format!(
-                "level-1 TLWE of dim {}, expected {}",
-                c.dim(),
-                self.params.n1
-            )));
-        }
+        check_tlwe_dim(1, c.dim(), self.params.n1)?;
         Ok(c.phase(&self.s1).to_phase())
     }
 
     /// Phase of a level-2 TLWE (dimension N2, u64 torus; e.g. circuit bootstrapping's level-2
     /// samples), as the torus word (for noise measurements below f64's resolution of a real phase).
     pub fn phase_lvl2_tlwe(&self, c: &Tlwe<u64>) -> Result<u64, Error> {
-        if c.dim() != self.params.n2 {
-            return Err(Error::Dimension(format!(
-                "level-2 TLWE of dim {}, expected {}",
-                c.dim(),
-                self.params.n2
-            )));
-        }
+        check_tlwe_dim(2, c.dim(), self.params.n2)?;
         Ok(c.phase(&self.s2))
     }
 
     /// Encrypts bits packed into the coefficients of a level-1 TRLWE (coefficient i = bits[i],
     /// the rest false).
     pub fn encrypt_trlwe_bits(&self, bits: &[bool]) -> Result<Trlwe<u32>, Error> {
-        let n = self.params.n1;
-        if bits.len() > n {
-            return Err(Error::Dimension(format!(
-                "{} bits do not fit degree {n}",
-                bits.len()
-            )));
-        }
-        let mut m = vec![encode_bit::<u32>(false); n];
-        m.iter_mut()
-            .zip(bits)
-            .for_each(|(x, &b)| *x = encode_bit(b));
-        self.encrypt_trlwe(&m)
+        self.encrypt_trlwe(&trlwe::encode_bits::<u32>(self.params.n1, bits)?)
     }
 
     /// Encrypts an arbitrary torus polynomial of degree N as a level-1 TRLWE.

@@ -155,64 +155,72 @@ impl FileCodec for SecretKey {
     }
 }
 
-/// The evaluation key, compressed: mask seed and bodies.
-impl FileCodec for CompressedEvalKey {
-    const FORMAT: &'static Format = &FORMAT;
-    const KIND: u16 = 2;
-    type Context = ();
-    type Error = Error;
-    fn param_id(&self, _: &()) -> Vec<u8> {
-        param_id(&self.params)
-    }
-    fn write_body(&self, w: &mut Writer) {
-        w.bytes(self.mask_seed.as_bytes());
-        w.u32s(&self.bk_bodies);
-        w.u32s(&self.ks_bodies);
-    }
-    fn read_body(id: &[u8], r: &mut Reader<'_>, _: &()) -> Result<Self, Error> {
-        let p = params_of(id)?;
-        let mask_seed = seed(r)?;
-        let bk = p.n0 * 2 * p.bk1.levels as usize * p.n1;
-        let bk_bodies = r.u32s(bk, "bootstrapping key bodies")?;
-        let ks_bodies = r.u32s(p.n1 * p.ks.levels as usize, "key-switching key bodies")?;
-        Ok(CompressedEvalKey {
-            params: p,
-            mask_seed,
-            bk_bodies,
-            ks_bodies,
-        })
-    }
+/// A compressed key's file: the key's parameters' id, then its mask seed and its bodies, each
+/// `(field, the Writer/Reader method, its length under the parameters, what it is)`.
+macro_rules! compressed_key_file {
+    ($(#[$doc:meta])* $t:ident, $kind:literal, $(($field:ident, $words:ident, $len:expr, $what:literal)),+) => {
+        $(#[$doc])*
+        impl FileCodec for $t {
+            const FORMAT: &'static Format = &FORMAT;
+            const KIND: u16 = $kind;
+            type Context = ();
+            type Error = Error;
+            fn param_id(&self, _: &()) -> Vec<u8> {
+                param_id(&self.params)
+            }
+            fn write_body(&self, w: &mut Writer) {
+                w.bytes(self.mask_seed.as_bytes());
+                $(w.$words(&self.$field);)+
+            }
+            fn read_body(id: &[u8], r: &mut Reader<'_>, _: &()) -> Result<Self, Error> {
+                let p = params_of(id)?;
+                let mask_seed = seed(r)?;
+                $(let $field = r.$words(($len)(&p), $what)?;)+
+                Ok($t {
+                    params: p,
+                    mask_seed,
+                    $($field),+
+                })
+            }
+        }
+    };
 }
 
-/// The circuit-bootstrapping key, compressed: mask seed and bodies.
-impl FileCodec for CompressedCircuitKey {
-    const FORMAT: &'static Format = &FORMAT;
-    const KIND: u16 = 3;
-    type Context = ();
-    type Error = Error;
-    fn param_id(&self, _: &()) -> Vec<u8> {
-        param_id(&self.params)
-    }
-    fn write_body(&self, w: &mut Writer) {
-        w.bytes(self.mask_seed.as_bytes());
-        w.u64s(&self.bk2_bodies);
-        w.u32s(&self.privks_bodies);
-    }
-    fn read_body(id: &[u8], r: &mut Reader<'_>, _: &()) -> Result<Self, Error> {
-        let p = params_of(id)?;
-        let mask_seed = seed(r)?;
-        let bk2 = p.n0 * 2 * p.bk2.levels as usize * p.n2;
-        let bk2_bodies = r.u64s(bk2, "level-2 bootstrapping key bodies")?;
-        let privks = 2 * (p.n2 + 1) * p.privks.levels as usize * p.n1;
-        let privks_bodies = r.u32s(privks, "private key-switching key bodies")?;
-        Ok(CompressedCircuitKey {
-            params: p,
-            mask_seed,
-            bk2_bodies,
-            privks_bodies,
-        })
-    }
-}
+compressed_key_file!(
+    /// The evaluation key, compressed: mask seed and bodies.
+    CompressedEvalKey,
+    2,
+    (
+        bk_bodies,
+        u32s,
+        |p: &Params| p.n0 * 2 * p.bk1.levels as usize * p.n1,
+        "bootstrapping key bodies"
+    ),
+    (
+        ks_bodies,
+        u32s,
+        |p: &Params| p.n1 * p.ks.levels as usize,
+        "key-switching key bodies"
+    )
+);
+
+compressed_key_file!(
+    /// The circuit-bootstrapping key, compressed: mask seed and bodies.
+    CompressedCircuitKey,
+    3,
+    (
+        bk2_bodies,
+        u64s,
+        |p: &Params| p.n0 * 2 * p.bk2.levels as usize * p.n2,
+        "level-2 bootstrapping key bodies"
+    ),
+    (
+        privks_bodies,
+        u32s,
+        |p: &Params| 2 * (p.n2 + 1) * p.privks.levels as usize * p.n1,
+        "private key-switching key bodies"
+    )
+);
 
 // The crate's own names for the trait's methods (`to_bytes`/`from_bytes`, `save`/`load` without a
 // context), kept for its callers.

@@ -29,6 +29,16 @@ pub fn encode_bit<T: Torus>(bit: bool) -> T {
     }
 }
 
+/// Checks that a level-`level` TLWE has the key's dimension `expected`.
+pub(crate) fn check_tlwe_dim(level: u8, dim: usize, expected: usize) -> Result<(), Error> {
+    if dim != expected {
+        return Err(Error::Dimension(format!(
+            "level-{level} TLWE of dim {dim}, expected {expected}"
+        )));
+    }
+    Ok(())
+}
+
 impl<T: Torus> Tlwe<T> {
     /// The noiseless sample (0, …, 0, m) of dimension `n`.
     pub fn trivial(n: usize, m: T) -> Self {
@@ -77,20 +87,18 @@ impl<T: Torus> Tlwe<T> {
     }
     /// self += o.
     pub fn add_assign(&mut self, o: &Self) -> Result<(), Error> {
-        self.check(o)?;
-        self.data
-            .iter_mut()
-            .zip(&o.data)
-            .for_each(|(x, &y)| *x = x.add(y));
-        Ok(())
+        self.combine(o, T::add)
     }
     /// self -= o.
     pub fn sub_assign(&mut self, o: &Self) -> Result<(), Error> {
+        self.combine(o, T::sub)
+    }
+    /// Coefficient-wise self ← f(self, o), for samples of one dimension.
+    fn combine(&mut self, o: &Self, f: fn(T, T) -> T) -> Result<(), Error> {
         self.check(o)?;
-        self.data
-            .iter_mut()
-            .zip(&o.data)
-            .for_each(|(x, &y)| *x = x.sub(y));
+        for (x, &y) in self.data.iter_mut().zip(&o.data) {
+            *x = f(*x, y);
+        }
         Ok(())
     }
     /// −self (the free NOT for gate ciphertexts).

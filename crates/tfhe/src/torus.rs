@@ -539,27 +539,18 @@ mod tests {
         acc
     }
 
+    /// Gadgets of the given (levels, base bits).
+    fn gadgets(shapes: &[(u32, u32)]) -> Vec<Gadget> {
+        shapes
+            .iter()
+            .map(|&(levels, base_bits)| Gadget { levels, base_bits })
+            .collect()
+    }
+
     #[test]
     fn decomposition_is_balanced_and_close() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
-        for g in [
-            Gadget {
-                levels: 3,
-                base_bits: 6,
-            },
-            Gadget {
-                levels: 2,
-                base_bits: 10,
-            },
-            Gadget {
-                levels: 8,
-                base_bits: 3,
-            },
-            Gadget {
-                levels: 5,
-                base_bits: 3,
-            },
-        ] {
+        for g in gadgets(&[(3, 6), (2, 10), (8, 3), (5, 3)]) {
             let mut d = vec![0i64; g.levels as usize];
             for _ in 0..10_000 {
                 let x: u32 = rng.gen();
@@ -583,20 +574,7 @@ mod tests {
     #[test]
     fn scalar_digits_have_zero_mean() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
-        for g in [
-            Gadget {
-                levels: 8,
-                base_bits: 3,
-            },
-            Gadget {
-                levels: 7,
-                base_bits: 2,
-            },
-            Gadget {
-                levels: 5,
-                base_bits: 3,
-            },
-        ] {
+        for g in gadgets(&[(8, 3), (7, 2), (5, 3)]) {
             let l = g.levels as usize;
             let (mut sum, mut sq) = (vec![0f64; l], vec![0f64; l]);
             let mut d = vec![0i64; l];
@@ -717,16 +695,7 @@ mod tests {
     #[test]
     fn poly_decomposition_matches_scalar() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2);
-        for g in [
-            Gadget {
-                levels: 3,
-                base_bits: 6,
-            },
-            Gadget {
-                levels: 4,
-                base_bits: 4,
-            },
-        ] {
+        for g in gadgets(&[(3, 6), (4, 4)]) {
             let p: Vec<u32> = (0..64).map(|_| rng.gen()).collect();
             let mut out = vec![0.0; 64 * g.levels as usize];
             g.decompose_poly_f64(&p, &mut out);

@@ -59,6 +59,22 @@ pub(crate) fn mul_monomial_minus_one<T: Torus>(out: &mut [T], p: &[T], k: usize)
     out.iter_mut().zip(p).for_each(|(o, &v)| *o = o.sub(v));
 }
 
+/// The torus polynomial of degree n whose coefficient i encodes bits[i] (±1/8); remaining
+/// coefficients are false.
+pub(crate) fn encode_bits<T: Torus>(n: usize, bits: &[bool]) -> Result<Vec<T>, Error> {
+    if bits.len() > n {
+        return Err(Error::Dimension(format!(
+            "{} bits do not fit degree {n}",
+            bits.len()
+        )));
+    }
+    let mut m = vec![encode_bit::<T>(false); n];
+    m.iter_mut()
+        .zip(bits)
+        .for_each(|(x, &b)| *x = encode_bit(b));
+    Ok(m)
+}
+
 impl<T: Torus> Trlwe<T> {
     /// The noiseless sample (0, m).
     pub fn trivial(m: Vec<T>) -> Self {
@@ -69,17 +85,7 @@ impl<T: Torus> Trlwe<T> {
     }
     /// A trivial sample whose coefficient i encodes bits[i] (±1/8); remaining coefficients are false.
     pub fn trivial_bits(n: usize, bits: &[bool]) -> Result<Self, Error> {
-        if bits.len() > n {
-            return Err(Error::Dimension(format!(
-                "{} bits do not fit degree {n}",
-                bits.len()
-            )));
-        }
-        let mut m = vec![encode_bit::<T>(false); n];
-        m.iter_mut()
-            .zip(bits)
-            .for_each(|(x, &b)| *x = encode_bit(b));
-        Ok(Self::trivial(m))
+        Ok(Self::trivial(encode_bits(n, bits)?))
     }
     /// The zero sample of degree n.
     pub fn zero(n: usize) -> Self {
@@ -126,27 +132,22 @@ impl<T: Torus> Trlwe<T> {
         Ok(())
     }
     pub(crate) fn add_assign_unchecked(&mut self, o: &Self) {
-        self.a
-            .iter_mut()
-            .zip(&o.a)
-            .for_each(|(x, &y)| *x = x.add(y));
-        self.b
-            .iter_mut()
-            .zip(&o.b)
-            .for_each(|(x, &y)| *x = x.add(y));
+        self.combine(o, T::add);
     }
     /// self -= o.
     pub fn sub_assign(&mut self, o: &Self) -> Result<(), Error> {
         self.check(o)?;
-        self.a
-            .iter_mut()
-            .zip(&o.a)
-            .for_each(|(x, &y)| *x = x.sub(y));
-        self.b
-            .iter_mut()
-            .zip(&o.b)
-            .for_each(|(x, &y)| *x = x.sub(y));
+        self.combine(o, T::sub);
         Ok(())
+    }
+    /// Coefficient-wise self ← f(self, o) on both polynomials (lengths already checked).
+    fn combine(&mut self, o: &Self, f: fn(T, T) -> T) {
+        for (x, &y) in self.a.iter_mut().zip(&o.a) {
+            *x = f(*x, y);
+        }
+        for (x, &y) in self.b.iter_mut().zip(&o.b) {
+            *x = f(*x, y);
+        }
     }
     /// Adds a constant to coefficient `i` of the phase.
     pub fn add_const(&mut self, i: usize, m: T) -> Result<(), Error> {

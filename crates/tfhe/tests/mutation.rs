@@ -45,42 +45,18 @@ fn files() -> &'static Files {
     })
 }
 
-/// Reads `bytes` as a `T`; an accepted object must serialize back to a file that reads again.
-fn reread<T: FileCodec>(bytes: &[u8], ctx: &T::Context)
-where
-    T::Error: std::fmt::Debug,
-{
-    if let Ok(v) = T::decode(bytes, ctx) {
-        T::decode(&v.encode(ctx), ctx).unwrap();
-    }
-}
-
 /// Reads `bytes` as the type of `kind`.
 fn read(kind: u16, bytes: &[u8]) {
     let p = &files().params;
     match kind {
-        k if k == <SecretKey as FileCodec>::KIND => reread::<SecretKey>(bytes, &()),
-        k if k == <Tlwe<u32> as FileCodec>::KIND => reread::<Tlwe<u32>>(bytes, p),
-        k if k == <Trlwe<u32> as FileCodec>::KIND => reread::<Trlwe<u32>>(bytes, p),
-        _ => reread::<CompressedEvalKey>(bytes, &()),
+        k if k == <SecretKey as FileCodec>::KIND => mutate::reread::<SecretKey>(bytes, &()),
+        k if k == <Tlwe<u32> as FileCodec>::KIND => mutate::reread::<Tlwe<u32>>(bytes, p),
+        k if k == <Trlwe<u32> as FileCodec>::KIND => mutate::reread::<Trlwe<u32>>(bytes, p),
+        _ => mutate::reread::<CompressedEvalKey>(bytes, &()),
     }
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig { cases: mutate::cases(300), ..ProptestConfig::default() })]
-
-    #[test]
-    fn mutated_files_never_panic(k in 0..3usize, ops in mutate::ops()) {
-        let (kind, file) = &files().small[k];
-        read(*kind, &mutate::apply(file, &ops, false));
-    }
-
-    #[test]
-    fn mutated_bodies_never_panic(k in 0..3usize, ops in mutate::ops()) {
-        let (kind, file) = &files().small[k];
-        read(*kind, &mutate::mutate_body(&FORMAT, *kind, file, &ops));
-    }
-}
+mutate::file_properties!(files().small, FORMAT, read, 300);
 
 /// The evaluation key is megabytes and each case hashes it several times (≈ 0.2–1.2 s), so this runs a
 /// fixed 15 cases, also in CI's long campaign: a `proptest!` block's config is overridden by

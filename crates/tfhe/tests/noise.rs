@@ -1,7 +1,9 @@
 //! Empirical noise variances against `noise::predict` (within 25%).
 
+mod common;
+
 use vsp_tfhe::noise::{self, predict};
-use vsp_tfhe::{CircuitKey, EvalKey, Params, SecretKey};
+use vsp_tfhe::{CircuitKey, Params};
 
 fn err(phase: f64, mu: f64) -> f64 {
     // Distance to the nearest of ±mu.
@@ -31,8 +33,7 @@ fn measured_variances_match_predictions() {
     let p = Params::default_128();
     let pred = predict(&p);
     println!("{pred:#?}");
-    let sk = SecretKey::generate(&p).unwrap();
-    let ek = EvalKey::generate(&sk).unwrap();
+    let (sk, ek) = common::keys();
     let mu = 0.125;
     let mut br = Vec::new();
     let mut ks = Vec::new();
@@ -51,7 +52,7 @@ fn measured_variances_match_predictions() {
     check("blind rotation", var(&br), pred.blind_rotate);
     check("key switch", var(&ks), pred.key_switch);
 
-    let ck = CircuitKey::generate(&sk).unwrap();
+    let ck = CircuitKey::generate(sk).unwrap();
     // Circuit bootstrapping's level-2 many-LUT rotation (BK2 gadget): every coefficient j of the
     // accumulator is ±Bg^-(j mod s + 1)/2 where j mod s < ℓ (s the stride), else 0, plus its noise.
     let (g, stride) = (p.cb, p.cb_stride());
@@ -140,8 +141,8 @@ fn measured_variances_match_predictions() {
 fn external_product_errors_accumulate_without_a_common_bias() {
     let p = Params::default_128();
     let pred = predict(&p);
-    let sk = SecretKey::generate(&p).unwrap();
-    let ck = CircuitKey::generate(&sk).unwrap();
+    let (sk, _) = common::keys();
+    let ck = CircuitKey::generate(sk).unwrap();
     let k = 48;
     let one = sk.encrypt_bit(true);
     let sels = ck.circuit_bootstrap_batch_ram(&vec![&one; k]).unwrap();
@@ -174,8 +175,7 @@ fn cell_decision_variance_matches_the_model() {
     use vsp_tfhe::CellSpec;
     let p = Params::default_128();
     let pred = predict(&p);
-    let sk = SecretKey::generate(&p).unwrap();
-    let ek = EvalKey::generate(&sk).unwrap();
+    let (sk, ek) = common::keys();
     // A pool of fresh gate outputs (bootstrapped bits) with known values.
     let pool: Vec<(bool, vsp_tfhe::Bit)> = (0..512)
         .map(|i| {

@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{fails, ok, require_clang};
+use common::{clang_scratch, fails, ok};
 
 fn big_c() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/big.c")
@@ -56,8 +56,7 @@ fn host_results(src: &Path, dir: &Path, arg_sets: &[[&str; 2]]) -> Vec<u64> {
 #[test]
 #[ignore = "needs clang"]
 fn a_c_program_over_1_kib_runs_on_a_larger_rom_on_both_cores() {
-    require_clang();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = clang_scratch();
     let d = dir.path();
     let src = big_c();
     let src = src.to_str().unwrap();

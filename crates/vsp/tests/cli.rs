@@ -5,7 +5,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{fails, ok, programs_dir, require_clang, vsp};
+use common::{clang_scratch, enc_request, fails, ok, programs_dir, vsp};
 
 #[test]
 fn asm_then_emu_gives_the_papers_results_on_both_cores() {
@@ -96,20 +96,10 @@ fn memory_size_1024_selects_the_1k_cores_and_512_refuses_larger_programs() {
     assert!(out.contains("1 KiB ROM and RAM"), "{out}");
 
     ok(&["-q", "genkey", "-o", "sk.key"], d);
-    let err = fails(&["-q", "enc", "-k", "sk.key", far, "-o", "r.enc"], d);
+    let err = fails(&enc_request("r.enc", &[far]), d);
     assert!(err.contains(hint), "{err}");
     let err = fails(
-        &[
-            "-q",
-            "enc",
-            "-k",
-            "sk.key",
-            "far.img",
-            "--memory-size",
-            "512",
-            "-o",
-            "r.enc",
-        ],
+        &enc_request("r.enc", &["far.img", "--memory-size", "512"]),
         d,
     );
     assert!(err.contains(conflict), "{err}");
@@ -119,17 +109,7 @@ fn memory_size_1024_selects_the_1k_cores_and_512_refuses_larger_programs() {
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("1 KiB ROM and RAM"), "{stderr}");
     ok(
-        &[
-            "-q",
-            "enc",
-            "-k",
-            "sk.key",
-            "far.img",
-            "--memory-size",
-            "1024",
-            "-o",
-            "r2.enc",
-        ],
+        &enc_request("r2.enc", &["far.img", "--memory-size", "1024"]),
         d,
     );
 
@@ -362,8 +342,7 @@ fn circuit_run_takes_a_bare_netlist_and_writes_traces() {
 #[test]
 #[ignore = "needs clang"]
 fn cc_then_emu_runs_the_papers_c_programs() {
-    require_clang();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = clang_scratch();
     let d = dir.path();
     let c = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cc/tests/c");
     for (file, args, expected) in [
@@ -390,8 +369,7 @@ fn cc_then_emu_runs_the_papers_c_programs() {
 #[test]
 #[ignore = "needs clang"]
 fn cc_takes_several_files_and_clang_flags() {
-    require_clang();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = clang_scratch();
     let d = dir.path();
     std::fs::create_dir(d.join("inc")).unwrap();
     std::fs::write(d.join("inc/k.h"), "#define BASE 40\n").unwrap();
@@ -461,8 +439,7 @@ fn host_result(src: &Path, args: &[&str], dir: &Path) -> u16 {
 #[test]
 #[ignore = "needs clang"]
 fn cc_programs_agree_with_the_host_on_both_cores() {
-    require_clang();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = clang_scratch();
     let d = dir.path();
     let cases: [(&str, &[&str], &[&str]); 7] = [
         ("sieve", &["z", "2"], &["30"]),
@@ -509,8 +486,7 @@ fn cc_programs_agree_with_the_host_on_both_cores() {
 #[test]
 #[ignore = "needs clang"]
 fn cc_programs_too_large_for_512_bytes_run_on_the_1k_cores() {
-    require_clang();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = clang_scratch();
     let d = dir.path();
     let cases: [(&str, &[&str]); 8] = [
         ("interp", &["10", "3"]),
@@ -561,8 +537,7 @@ fn cc_programs_too_large_for_512_bytes_run_on_the_1k_cores() {
 #[test]
 #[ignore = "needs clang"]
 fn unaligned_accesses_run_right_at_every_level_on_both_cores() {
-    require_clang();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = clang_scratch();
     let d = dir.path();
     let issue = d.join("issue.c");
     std::fs::write(

@@ -10,7 +10,9 @@ mod common;
 
 use std::path::Path;
 
-use common::{fails, fib_request, ok, vsp};
+use common::{
+    circuit_decrypted, enc_request, fails, fib_request, ok, resume_request, run_request, vsp,
+};
 
 /// The plain run's registers after exactly `cycles` cycles (`vsp emu --max-cycles`).
 fn plain_regs(core: &str, cycles: u64, dir: &Path) -> serde_json::Value {
@@ -60,65 +62,29 @@ fn encrypted_runs_match_the_plain_run_and_resume_continues_exactly() {
         ],
         d,
     );
-    let err = fails(
-        &[
-            "-q",
-            "run",
-            "-e",
-            "ek.key",
-            "-i",
-            "other.enc",
-            "-o",
-            "x.enc",
-            "--cycles",
-            "1",
-        ],
-        d,
-    );
+    let err = fails(&run_request("other.enc", "x.enc", &["--cycles", "1"]), d);
     assert!(err.contains("another key"), "{err}");
-    let err = fails(
-        &[
-            "-q", "run", "-e", "ek.key", "-i", "sk.key", "-o", "x.enc", "--cycles", "1",
-        ],
-        d,
-    );
+    let err = fails(&run_request("sk.key", "x.enc", &["--cycles", "1"]), d);
     assert!(
         err.contains("found secret key, expected encrypted request"),
         "{err}"
     );
     let req = std::fs::read(d.join("req.enc")).unwrap();
     std::fs::write(d.join("cut.enc"), &req[..req.len() - 1000]).unwrap();
-    let err = fails(
-        &[
-            "-q", "run", "-e", "ek.key", "-i", "cut.enc", "-o", "x.enc", "--cycles", "1",
-        ],
-        d,
-    );
+    let err = fails(&run_request("cut.enc", "x.enc", &["--cycles", "1"]), d);
     assert!(err.contains("truncated"), "{err}");
     assert!(!d.join("x.enc").exists(), "nothing written on error");
 
     // Pearl: one cycle with a snapshot, then resume one more; must equal the plain state at cycle 2.
     ok(
-        &[
-            "-q",
-            "run",
-            "-e",
-            "ek.key",
-            "-i",
+        &run_request(
             "req.enc",
-            "-o",
             "r1.enc",
-            "--cycles",
-            "1",
-            "--core",
-            "pearl",
-            "--snapshot",
-            "s.snap",
-        ],
+            &["--cycles", "1", "--core", "pearl", "--snapshot", "s.snap"],
+        ),
         d,
     );
-    let r1: serde_json::Value =
-        serde_json::from_str(&ok(&["dec", "--json", "-k", "sk.key", "-i", "r1.enc"], d)).unwrap();
+    let r1 = decrypted("r1.enc", d);
     assert_eq!(r1["cycles"], 1);
     assert_eq!(r1["regs"], plain_regs("pearl", 1, d), "pearl after 1 cycle");
     assert!(
@@ -126,17 +92,11 @@ fn encrypted_runs_match_the_plain_run_and_resume_continues_exactly() {
         "--snapshot replaces the default path"
     );
     let snap = std::fs::read(d.join("s.snap")).unwrap();
-    ok(
-        &[
-            "-q", "resume", "s.snap", "--cycles", "1", "-e", "ek.key", "-o", "r2.enc",
-        ],
-        d,
-    );
+    ok(&resume_request("s.snap", "r2.enc", &["--cycles", "1"]), d);
     // The resumed run wrote a new snapshot next to its output; the one it resumed from is intact.
     assert_eq!(std::fs::read(d.join("s.snap")).unwrap(), snap);
     assert!(d.join("r2.enc.snapshot").exists());
-    let r2: serde_json::Value =
-        serde_json::from_str(&ok(&["dec", "--json", "-k", "sk.key", "-i", "r2.enc"], d)).unwrap();
+    let r2 = decrypted("r2.enc", d);
     assert_eq!(r2["cycles"], 2);
     assert_eq!(r2["regs"], plain_regs("pearl", 2, d), "pearl after resume");
     assert_ne!(
@@ -166,8 +126,7 @@ fn encrypted_runs_match_the_plain_run_and_resume_continues_exactly() {
         d.join("ruby.enc.snapshot").exists(),
         "snapshots are on by default"
     );
-    let r: serde_json::Value =
-        serde_json::from_str(&ok(&["dec", "--json", "-k", "sk.key", "-i", "ruby.enc"], d)).unwrap();
+    let r = decrypted("ruby.enc", d);
     let want = plain_regs("ruby", 6, d);
     assert_eq!(r["regs"], want, "ruby after 6 cycles");
     assert!(
@@ -290,20 +249,7 @@ fn encrypted_runs_match_the_plain_run_and_resume_continues_exactly() {
         ],
         d,
     );
-    let o: serde_json::Value = serde_json::from_str(&ok(
-        &[
-            "circuit",
-            "dec",
-            "--netlist",
-            net,
-            "-k",
-            "sk.key",
-            "-i",
-            "c2.res",
-        ],
-        d,
-    ))
-    .unwrap();
+    let o = circuit_decrypted(net, "c2.res", d);
     assert_eq!(
         (o["cycles"].as_u64(), o["outputs"]["count"].as_u64()),
         (Some(5), Some(4)),
@@ -327,41 +273,20 @@ fn encrypted_runs_match_the_plain_run_and_resume_continues_exactly() {
     // MUX memory (Iyokan's flip-flops + MUX trees): the request records it, a run for the other
     // memory is refused before any work, and one cycle matches the plain MUX-memory run.
     ok(
-        &[
-            "-q", "enc", "-k", "sk.key", "fib.img", "5", "-o", "mux.enc", "--memory", "mux",
-        ],
+        &enc_request("mux.enc", &["fib.img", "5", "--memory", "mux"]),
         d,
     );
     let err = fails(
-        &[
-            "-q", "run", "-e", "ek.key", "-i", "mux.enc", "-o", "x.enc", "--cycles", "1",
-            "--memory", "cmux",
-        ],
+        &run_request("mux.enc", "x.enc", &["--cycles", "1", "--memory", "cmux"]),
         d,
     );
     assert!(err.contains("encrypted for mux memory, not cmux"), "{err}");
     ok(
-        &[
-            "-q",
-            "run",
-            "-e",
-            "ek.key",
-            "-i",
-            "mux.enc",
-            "-o",
-            "mux-r.enc",
-            "--cycles",
-            "1",
-            "--no-snapshot",
-        ],
+        &run_request("mux.enc", "mux-r.enc", &["--cycles", "1", "--no-snapshot"]),
         d,
     );
     assert!(!d.join("mux-r.enc.snapshot").exists());
-    let r: serde_json::Value = serde_json::from_str(&ok(
-        &["dec", "--json", "-k", "sk.key", "-i", "mux-r.enc"],
-        d,
-    ))
-    .unwrap();
+    let r = decrypted("mux-r.enc", d);
     assert_eq!(r["regs"], plain_regs_with("pearl", "mux", 1, d));
     assert_eq!(r["regs"], r1["regs"], "MUX and CMUX memory agree");
 }
@@ -389,29 +314,13 @@ fn a_1k_request_runs_encrypted_on_the_1k_core() {
     );
     ok(&["-q", "genkey", "-o", "sk.key"], d);
     ok(&["-q", "genbkey", "-k", "sk.key", "-o", "ek.key"], d);
+    ok(&[&enc_request("req.enc", &["hs.img"])[..], &k1].concat(), d);
     ok(
-        &[
-            &["-q", "enc", "-k", "sk.key", "hs.img", "-o", "req.enc"][..],
-            &k1,
-        ]
-        .concat(),
-        d,
-    );
-    ok(
-        &[
-            "-q",
-            "run",
-            "-e",
-            "ek.key",
-            "-i",
+        &run_request(
             "req.enc",
-            "-o",
             "r1.enc",
-            "--cycles",
-            "1",
-            "--snapshot",
-            "s.snap",
-        ],
+            &["--cycles", "1", "--snapshot", "s.snap"],
+        ),
         d,
     );
     let out = vsp(
@@ -426,8 +335,7 @@ fn a_1k_request_runs_encrypted_on_the_1k_core() {
         err.contains("resuming pearl (cmux memory, 1 KiB ROM and RAM) at cycle 1"),
         "{err}"
     );
-    let r: serde_json::Value =
-        serde_json::from_str(&ok(&["dec", "--json", "-k", "sk.key", "-i", "r2.enc"], d)).unwrap();
+    let r = decrypted("r2.enc", d);
 
     let image = vsp_cahp::Image::read(&d.join("hs.img")).unwrap();
     let req = vsp_platform::PlainRequest::new_sized(
@@ -467,10 +375,7 @@ fn a_1k_request_runs_encrypted_on_the_1k_core() {
         .concat(),
         d,
     );
-    ok(
-        &["-q", "enc", "-k", "sk.key", "far.img", "-o", "far.enc"],
-        d,
-    );
+    ok(&enc_request("far.enc", &["far.img"]), d);
     let out = vsp(
         &[
             "run",
@@ -489,8 +394,7 @@ fn a_1k_request_runs_encrypted_on_the_1k_core() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(err.contains("4 KiB ROM and 512 B RAM"), "{err}");
-    let r: serde_json::Value =
-        serde_json::from_str(&ok(&["dec", "--json", "-k", "sk.key", "-i", "far.res"], d)).unwrap();
+    let r = decrypted("far.res", d);
     let image = vsp_cahp::Image::read(&d.join("far.img")).unwrap();
     assert!(image.rom.len() > 3072, "{}", image.rom.len());
     let size = vsp_platform::MemSize::new(4096, 512).unwrap();
@@ -518,4 +422,9 @@ fn nonzero(v: &serde_json::Value) -> bool {
         serde_json::Value::Object(o) => o.values().any(nonzero),
         _ => false,
     }
+}
+
+/// The JSON result `vsp dec --json -k sk.key` prints for the encrypted result `file`.
+fn decrypted(file: &str, d: &Path) -> serde_json::Value {
+    serde_json::from_str(&ok(&["dec", "--json", "-k", "sk.key", "-i", file], d)).unwrap()
 }

@@ -532,12 +532,7 @@ fn a_clang_killed_by_a_signal_is_named() {
 #[test]
 #[ignore = "needs clang"]
 fn a_clang_error_is_one_line_with_its_position() {
-    let have = Command::new("clang").arg("--version").output();
-    assert!(
-        have.is_ok_and(|o| o.status.success()),
-        "clang is not installed (apt-get install -y clang); this test needs it"
-    );
-    let dir = tempfile::tempdir().unwrap();
+    let dir = common::clang_scratch();
     let d = dir.path();
     std::fs::write(d.join("bad.c"), "int main(void) {\n  return y + z;\n}\n").unwrap();
     let err = one_line_error(&["cc", "bad.c", "-o", "b.img"], d);

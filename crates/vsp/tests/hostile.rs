@@ -67,13 +67,7 @@ fn a_closed_pipe_ends_the_output_quietly() {
     let mut first = [0u8; 64];
     out.read_exact(&mut first).unwrap();
     drop(out);
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    let err = common::stderr_text(&mut child);
     let status = child.wait().unwrap();
     assert!(!err.contains("panicked"), "{err}");
     assert!(

@@ -5,7 +5,7 @@
 //! for a program that does not fit, and `-Oz` suggested only to programs built at another level.
 
 mod common;
-use common::{fails, ok, require_clang, vsp};
+use common::{clang_scratch, fails, ok, vsp};
 use std::path::Path;
 
 /// `main` calls itself forever: every call takes 16 more bytes of stack.
@@ -50,19 +50,7 @@ fn a_stack_overflow_is_named_with_the_stack_size_and_how_to_get_more() {
         );
     }
     // On the 1 KiB machine there is no larger RAM to suggest.
-    ok(
-        &[
-            "-q",
-            "asm",
-            "--runtime",
-            "--memory-size",
-            "1024",
-            "rec.s",
-            "-o",
-            "rec1k.img",
-        ],
-        d,
-    );
+    asm_1k("rec.s", "rec1k.img", d);
     let err = fails(&["emu", "--memory-size", "1024", "rec1k.img"], d);
     assert!(err.contains("the 1014 bytes"), "{err}");
     // A larger RAM is offered for the stack, the ROM kept.
@@ -156,8 +144,7 @@ fn big_c(d: &Path) -> String {
 #[test]
 #[ignore = "needs clang"]
 fn emit_asm_is_written_when_the_program_does_not_fit() {
-    require_clang();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = clang_scratch();
     let d = dir.path();
     let src = big_c(d);
     let err = fails(
@@ -169,19 +156,7 @@ fn emit_asm_is_written_when_the_program_does_not_fit() {
     let asm = std::fs::read_to_string(d.join("interp.s")).expect("the assembly is written");
     assert!(asm.contains("main:"), "{asm}");
     // It is the program: assembled for the 1 KiB machine it is the image `vsp cc` builds there.
-    ok(
-        &[
-            "-q",
-            "asm",
-            "--runtime",
-            "--memory-size",
-            "1024",
-            "interp.s",
-            "-o",
-            "a.img",
-        ],
-        d,
-    );
+    asm_1k("interp.s", "a.img", d);
     ok(
         &["-q", "cc", &src, "--memory-size", "1024", "-o", "c.img"],
         d,
@@ -195,8 +170,7 @@ fn emit_asm_is_written_when_the_program_does_not_fit() {
 #[test]
 #[ignore = "needs clang"]
 fn the_does_not_fit_message_suggests_oz_only_to_other_levels() {
-    require_clang();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = clang_scratch();
     let d = dir.path();
     let src = big_c(d);
     let oz = fails(&["-q", "cc", &src, "-o", "p.img"], d);
@@ -205,4 +179,21 @@ fn the_does_not_fit_message_suggests_oz_only_to_other_levels() {
     assert!(oz.contains("use --memory-size "), "{oz}");
     let o2 = fails(&["-q", "cc", &src, "-O", "2", "-o", "p.img"], d);
     assert!(o2.contains("try -Oz"), "{o2}");
+}
+
+/// `vsp asm --runtime` of `src` for the 1 KiB machine, written to `img`.
+fn asm_1k(src: &str, img: &str, d: &Path) {
+    ok(
+        &[
+            "-q",
+            "asm",
+            "--runtime",
+            "--memory-size",
+            "1024",
+            src,
+            "-o",
+            img,
+        ],
+        d,
+    );
 }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::ok;
+use common::{enc_request, ok, resume_request, run_request};
 
 fn testdata() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../circuit/testdata")
@@ -62,6 +62,43 @@ fn memuser_inputs(dir: &Path) {
     std::fs::write(dir.join("in.json"), json.to_string()).unwrap();
 }
 
+/// A scratch folder with the memuser inputs (`in.json`).
+fn memuser() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    memuser_inputs(d.path());
+    d
+}
+
+/// The memuser blueprint's path.
+fn memuser_bp() -> &'static str {
+    static BP: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BP.get_or_init(|| {
+        testdata()
+            .join("memuser.toml")
+            .to_str()
+            .unwrap()
+            .to_string()
+    })
+}
+
+/// `vsp circuit run` of the memuser blueprint on its inputs for `cycles` cycles after a reset,
+/// and `rest`.
+fn memuser_run<'a>(cycles: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
+    let bp = memuser_bp();
+    let head = [
+        "circuit",
+        "run",
+        "--blueprint",
+        bp,
+        "--inputs",
+        "in.json",
+        "--reset",
+        "--cycles",
+        cycles,
+    ];
+    [&head[..], rest].concat()
+}
+
 fn same_file(dir: &Path, a: &str, b: &str) {
     let (x, y) = (
         std::fs::read(dir.join(a)).unwrap(),
@@ -73,28 +110,10 @@ fn same_file(dir: &Path, a: &str, b: &str) {
 #[test]
 #[ignore = "needs mpirun (openmpi-bin)"]
 fn plain_runs_on_two_and_three_ranks_like_one_process() {
-    let d = tempfile::tempdir().unwrap();
+    let d = memuser();
     let dir = d.path();
-    memuser_inputs(dir);
-    let bp = testdata().join("memuser.toml");
-    let bp = bp.to_str().unwrap();
-    let run = |out: &'static str, trace: &'static str| {
-        vec![
-            "circuit",
-            "run",
-            "--blueprint",
-            bp,
-            "--inputs",
-            "in.json",
-            "--reset",
-            "--cycles",
-            "37",
-            "-o",
-            out,
-            "--trace",
-            trace,
-        ]
-    };
+    let run =
+        |out: &'static str, trace: &'static str| memuser_run("37", &["-o", out, "--trace", trace]);
     ok(&run("one.json", "one.trace"), dir);
     let one: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("one.json")).unwrap()).unwrap();
@@ -110,11 +129,9 @@ fn plain_runs_on_two_and_three_ranks_like_one_process() {
 #[test]
 #[ignore = "needs mpirun (openmpi-bin)"]
 fn encrypted_runs_on_two_and_three_ranks_bit_identical() {
-    let d = tempfile::tempdir().unwrap();
+    let d = memuser();
     let dir = d.path();
-    memuser_inputs(dir);
-    let bp = testdata().join("memuser.toml");
-    let bp = bp.to_str().unwrap();
+    let bp = memuser_bp();
     ok(&["-q", "genkey", "-o", "sk.key"], dir);
     ok(&["-q", "genbkey", "-k", "sk.key", "-o", "ek.key"], dir);
     // One encrypted request; the server's result and snapshot are ciphertexts, compared bit for bit.
@@ -178,17 +195,7 @@ fn encrypted_runs_on_two_and_three_ranks_bit_identical() {
         "np3.res",
     ];
     let enc_out: serde_json::Value = serde_json::from_str(&ok(&dec, dir)).unwrap();
-    let plain = [
-        "circuit",
-        "run",
-        "--blueprint",
-        bp,
-        "--inputs",
-        "in.json",
-        "--reset",
-        "--cycles",
-        "7",
-    ];
+    let plain = memuser_run("7", &[]);
     let plain_out: serde_json::Value = serde_json::from_str(&ok(&plain, dir)).unwrap();
     // After reset and 6 cycles memuser has read back a written word into @acc and written three
     // RAM words: registers and RAM are compared, and neither is the power-up zero.
@@ -275,14 +282,7 @@ fn a_dying_rank_stops_the_job_without_a_result() {
     let status = wait_bounded(&mut child, Duration::from_secs(120));
     assert!(!status.success(), "the job must fail when a rank dies");
     assert!(!dir.join("out.json").exists(), "no partial result");
-    let mut err = String::new();
-    use std::io::Read;
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    let err = common::stderr_text(&mut child);
     assert!(
         err.contains("signal 9") || err.contains("Killed") || err.contains("exited"),
         "mpirun names the dead rank: {err}"
@@ -307,14 +307,7 @@ fn ranks_with_different_commands_stop_with_an_error() {
     let mut child = c.spawn().expect("mpirun runs");
     let status = wait_bounded(&mut child, Duration::from_secs(120));
     assert!(!status.success());
-    let mut err = String::new();
-    use std::io::Read;
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    let err = common::stderr_text(&mut child);
     assert!(err.contains("different command lines"), "{err}");
     assert!(!dir.join("out.json").exists());
     // Commands that do not run on ranks are refused.
@@ -335,7 +328,7 @@ mod serving;
 #[test]
 #[ignore = "needs mpirun (openmpi-bin)"]
 fn a_served_job_runs_under_mpirun_and_resumes_after_the_server_is_killed() {
-    use serving::{remote, strs, Serving};
+    use serving::{remote, resumed_at, strs, submit_until_snapshot, watch_and_fetch, Serving};
     const CYCLES: u64 = 3;
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
@@ -345,10 +338,7 @@ fn a_served_job_runs_under_mpirun_and_resumes_after_the_server_is_killed() {
     ok(&["-q", "asm", fib.to_str().unwrap(), "-o", "fib.img"], d);
     ok(&["-q", "genkey", "-o", "sk.key"], d);
     ok(&["-q", "genbkey", "-k", "sk.key", "-o", "ek.key"], d);
-    ok(
-        &["-q", "enc", "-k", "sk.key", "fib.img", "5", "-o", "req.enc"],
-        d,
-    );
+    ok(&enc_request("req.enc", &["fib.img", "5"]), d);
     ok(
         &[
             "-q", "serve", "token", "add", "alice", "--data", "data", "-o", "token",
@@ -369,22 +359,9 @@ fn a_served_job_runs_under_mpirun_and_resumes_after_the_server_is_killed() {
     ];
     let srv = Serving::start_with(&data, &log, &mpi, &envs);
     ok(&strs(&remote(&srv.url, &["key-upload", "ek.key"])), d);
-    let id = ok(
-        &strs(&remote(
-            &srv.url,
-            &["submit", "req.enc", "--cycles", &CYCLES.to_string()],
-        )),
-        d,
-    );
-    let id = id.trim().to_string();
-
     // Killed once the launched job wrote its first snapshot; its launcher lives on.
-    let job = data.join("jobs").join(&id);
-    let t = Instant::now();
-    while !job.join("snapshot").exists() {
-        assert!(t.elapsed() < Duration::from_secs(900), "no snapshot");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let cycles = CYCLES.to_string();
+    let (id, job) = submit_until_snapshot(&srv.url, d, &data, &cycles, Duration::from_secs(900));
     let pid: u32 = std::fs::read_to_string(job.join("launcher.pid"))
         .unwrap()
         .trim()
@@ -394,15 +371,7 @@ fn a_served_job_runs_under_mpirun_and_resumes_after_the_server_is_killed() {
     srv.kill();
 
     let srv = Serving::start_with(&data, &log, &mpi, &envs);
-    let out = ok(&strs(&remote(&srv.url, &["watch", &id])), d);
-    assert!(
-        out.contains("done") && out.contains(&format!("cycle {CYCLES}/{CYCLES}")),
-        "{out}"
-    );
-    ok(
-        &strs(&remote(&srv.url, &["fetch", &id, "-o", "service.enc"])),
-        d,
-    );
+    watch_and_fetch(&srv.url, &id, &CYCLES.to_string(), d);
     drop(srv);
     assert!(
         !Path::new(&format!("/proc/{pid}")).exists(),
@@ -413,20 +382,12 @@ fn a_served_job_runs_under_mpirun_and_resumes_after_the_server_is_killed() {
         logged.contains("every job runs under mpirun on 2 ranks"),
         "{logged}"
     );
-    let at: u64 = logged
-        .lines()
-        .find_map(|l| l.strip_prefix(&format!("job {id}: resuming from its snapshot at cycle ")))
-        .unwrap_or_else(|| panic!("no resume line in {logged}"))
-        .trim()
-        .parse()
-        .unwrap();
+    let at = resumed_at(&logged, &id);
     assert!((1..CYCLES).contains(&at), "resumed at cycle {at}");
     let threads = ["--threads", "2"];
     ok(
         &[
-            &[
-                "-q", "run", "-e", "ek.key", "-i", "req.enc", "-o", "pre.enc",
-            ][..],
+            &run_request("req.enc", "pre.enc", &[])[..],
             &["--cycles", &at.to_string()],
             &threads,
         ]
@@ -435,15 +396,7 @@ fn a_served_job_runs_under_mpirun_and_resumes_after_the_server_is_killed() {
     );
     ok(
         &[
-            &[
-                "-q",
-                "resume",
-                "pre.enc.snapshot",
-                "-e",
-                "ek.key",
-                "-o",
-                "direct.enc",
-            ][..],
+            &resume_request("pre.enc.snapshot", "direct.enc", &[])[..],
             &["--cycles", &(CYCLES - at).to_string(), "--no-snapshot"],
             &threads,
         ]

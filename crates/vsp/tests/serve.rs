@@ -9,8 +9,10 @@ mod serving;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::{fails, fib_request, ok};
-use serving::{remote, status_json, strs, Serving};
+use common::{circuit_decrypted, enc_request, fails, fib_request, ok, resume_request, run_request};
+use serving::{
+    remote, resumed_at, status_json, strs, submit_until_snapshot, watch_and_fetch, Serving,
+};
 
 #[test]
 fn a_job_killed_with_sigkill_resumes_and_ends_byte_identical_to_vsp_run() {
@@ -45,22 +47,8 @@ fn a_job_killed_with_sigkill_resumes_and_ends_byte_identical_to_vsp_run() {
     assert!(out.starts_with("uploaded key"), "{out}");
     let out = ok(&strs(&remote(&srv.url, &["key-upload", "ek.key"])), d);
     assert!(out.contains("has key") && out.contains("already"), "{out}");
-    let id = ok(
-        &strs(&remote(
-            &srv.url,
-            &["submit", "req.enc", "--cycles", CYCLES],
-        )),
-        d,
-    );
-    let id = id.trim().to_string();
-
     // Killed once the first snapshot is written, in the middle of the job.
-    let job = data.join("jobs").join(&id);
-    let t = Instant::now();
-    while !job.join("snapshot").exists() {
-        assert!(t.elapsed() < Duration::from_secs(600), "no snapshot");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let (id, job) = submit_until_snapshot(&srv.url, d, &data, CYCLES, Duration::from_secs(600));
     srv.kill();
     assert!(!job.join("result.enc").exists());
 
@@ -70,63 +58,37 @@ fn a_job_killed_with_sigkill_resumes_and_ends_byte_identical_to_vsp_run() {
         matches!(st["state"].as_str(), Some("queued" | "running")),
         "{st}"
     );
-    let out = ok(&strs(&remote(&srv.url, &["watch", &id])), d);
-    assert!(
-        out.contains("done") && out.contains(&format!("cycle {CYCLES}/{CYCLES}")),
-        "{out}"
-    );
-    ok(
-        &strs(&remote(&srv.url, &["fetch", &id, "-o", "service.enc"])),
-        d,
-    );
+    watch_and_fetch(&srv.url, &id, CYCLES, d);
     let logged = std::fs::read_to_string(&log).unwrap();
     assert!(logged.contains("resuming 1 unfinished job"), "{logged}");
 
     // The job resumed from the snapshot it had when it was killed: `vsp run` to that cycle and
     // `vsp resume` from its snapshot give the same bytes. (A resumed run's ciphertexts differ from
     // an uninterrupted run's, which decrypts the same: compared below with the plain run.)
-    let at: u64 = logged
-        .lines()
-        .find_map(|l| l.strip_prefix(&format!("job {id}: resuming from its snapshot at cycle ")))
-        .unwrap_or_else(|| panic!("no resume line in {logged}"))
-        .trim()
-        .parse()
-        .unwrap();
+    let at = resumed_at(&logged, &id);
     let total: u64 = CYCLES.parse().unwrap();
     assert!((1..total).contains(&at), "resumed at cycle {at}");
     let t = Instant::now();
     ok(
-        &[
-            "-q",
-            "run",
-            "-e",
-            "ek.key",
-            "-i",
+        &run_request(
             "req.enc",
-            "-o",
             "pre.enc",
-            "--cycles",
-            &at.to_string(),
-            "--threads",
-            "2",
-        ],
+            &["--cycles", &at.to_string(), "--threads", "2"],
+        ),
         d,
     );
     ok(
-        &[
-            "-q",
-            "resume",
+        &resume_request(
             "pre.enc.snapshot",
-            "-e",
-            "ek.key",
-            "-o",
             "direct.enc",
-            "--cycles",
-            &(total - at).to_string(),
-            "--threads",
-            "2",
-            "--no-snapshot",
-        ],
+            &[
+                "--cycles",
+                &(total - at).to_string(),
+                "--threads",
+                "2",
+                "--no-snapshot",
+            ],
+        ),
         d,
     );
     eprintln!(
@@ -176,10 +138,7 @@ fn a_job_killed_with_sigkill_resumes_and_ends_byte_identical_to_vsp_run() {
     let tiny = "    .text\n    .globl _start\n_start:\n    li a0, 7\n    hlt\n";
     std::fs::write(d.join("tiny.s"), tiny).unwrap();
     ok(&["-q", "asm", "tiny.s", "-o", "tiny.img"], d);
-    ok(
-        &["-q", "enc", "-k", "sk.key", "tiny.img", "-o", "tiny.enc"],
-        d,
-    );
+    ok(&enc_request("tiny.enc", &["tiny.img"]), d);
     let args = ["submit", "tiny.enc", "--cycles", "1", "--step", "1"];
     let args = [
         &args[..],
@@ -209,17 +168,7 @@ fn a_job_killed_with_sigkill_resumes_and_ends_byte_identical_to_vsp_run() {
     ];
     let args = [&args[..], &["--wait", "-o", "c.res"]].concat();
     ok(&strs(&remote(&srv.url, &args)), d);
-    let dec = [
-        "circuit",
-        "dec",
-        "--netlist",
-        net,
-        "-k",
-        "sk.key",
-        "-i",
-        "c.res",
-    ];
-    let o: serde_json::Value = serde_json::from_str(&ok(&dec, d)).unwrap();
+    let o = circuit_decrypted(net, "c.res", d);
     assert_eq!(
         (o["cycles"].as_u64(), o["outputs"]["count"].as_u64()),
         (Some(4), Some(3)),

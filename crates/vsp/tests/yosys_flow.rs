@@ -13,15 +13,7 @@ use common::{fails, ok};
 const CYCLES: u64 = 60;
 const SEED: u64 = 0x3c;
 
-fn run(cmd: &mut Command) -> String {
-    let out = cmd.output().expect("the tool runs");
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+use common::tool::run;
 
 #[test]
 #[ignore = "needs yosys, iverilog"]
@@ -63,9 +55,36 @@ fn the_flow_maps_memories_and_muxes_and_the_engine_agrees_with_iverilog() {
         "{err}"
     );
 
+    let outs = ["acc_out", "rd_out", "addr_out"];
+    let engine = engine_trace(d, &json, SEED, CYCLES, outs);
+    // The memory starts at 0 as the engine's flip-flops do (the reset does not clear it).
+    let sim = iverilog_trace(
+        d,
+        &design,
+        "memmux",
+        "wire [7:0] acc_out, rd_out;\n  wire [3:0] addr_out;",
+        "for (i = 0; i < 16; i = i + 1) dut.mem[i] = 0;",
+        SEED,
+        CYCLES,
+        outs,
+    );
+    assert_eq!(engine.len(), CYCLES as usize);
+    for (k, (e, s)) in engine.iter().zip(&sim).enumerate() {
+        assert_eq!(
+            e, s,
+            "cycle {k}: engine (acc, rd, addr) {e:?}, iverilog {s:?}"
+        );
+    }
+    // The run exercised the memory: some read returned a written, non-zero word.
+    assert!(sim.iter().any(|r| r[1] != 0), "no non-zero read: {sim:?}");
+}
+
+/// The outputs `outs` per cycle of `vsp circuit run` on the netlist `json` (in `d`) with the input
+/// `seed`, after a reset.
+fn engine_trace(d: &Path, json: &Path, seed: u64, cycles: u64, outs: [&str; 3]) -> Vec<[u64; 3]> {
     std::fs::write(
         d.join("in.json"),
-        format!("{{\"inputs\": {{\"seed\": {SEED}}}}}"),
+        format!("{{\"inputs\": {{\"seed\": {seed}}}}}"),
     )
     .unwrap();
     ok(
@@ -78,7 +97,7 @@ fn the_flow_maps_memories_and_muxes_and_the_engine_agrees_with_iverilog() {
             "in.json",
             "--reset",
             "--cycles",
-            &CYCLES.to_string(),
+            &cycles.to_string(),
             "--trace",
             "t.jsonl",
             "-o",
@@ -86,31 +105,44 @@ fn the_flow_maps_memories_and_muxes_and_the_engine_agrees_with_iverilog() {
         ],
         d,
     );
-    let engine: Vec<[u64; 3]> = std::fs::read_to_string(d.join("t.jsonl"))
+    std::fs::read_to_string(d.join("t.jsonl"))
         .unwrap()
         .lines()
         .map(|l| {
             let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            let o = &v["outputs"];
-            ["acc_out", "rd_out", "addr_out"].map(|n| o[n].as_u64().unwrap())
+            outs.map(|n| v["outputs"][n].as_u64().unwrap())
         })
-        .collect();
+        .collect()
+}
 
-    // iverilog: one reset cycle, then print the outputs at the start of each cycle. The memory
-    // starts at 0 as the engine's flip-flops do (the reset does not clear it).
+/// iverilog's simulation of `design` (module `top` with inputs clk, reset and an 8-bit seed, and the
+/// outputs `outs` that `wires` declares): one reset cycle, then the outputs at the start of each of
+/// `cycles` cycles. `clear` zeroes the design's memory first (the reset does not clear it; the
+/// engine's flip-flops start at 0).
+#[allow(clippy::too_many_arguments)]
+fn iverilog_trace(
+    d: &Path,
+    design: &Path,
+    top: &str,
+    wires: &str,
+    clear: &str,
+    seed: u64,
+    cycles: u64,
+    outs: [&str; 3],
+) -> Vec<[u64; 3]> {
+    let [o0, o1, o2] = outs;
     let tb = format!(
         "module tb;
   reg clk = 0, reset = 1;
-  reg [7:0] seed = {SEED};
-  wire [7:0] acc_out, rd_out;
-  wire [3:0] addr_out;
-  memmux dut(.clk(clk), .reset(reset), .seed(seed), .acc_out(acc_out), .rd_out(rd_out), .addr_out(addr_out));
+  reg [7:0] seed = {seed};
+  {wires}
+  {top} dut(.clk(clk), .reset(reset), .seed(seed), .{o0}({o0}), .{o1}({o1}), .{o2}({o2}));
   integer i, k;
   initial begin
-    for (i = 0; i < 16; i = i + 1) dut.mem[i] = 0;
+    {clear}
     #1 clk = 1; #1 clk = 0; reset = 0;
-    for (k = 0; k < {CYCLES}; k = k + 1) begin
-      #1 $display(\"%0d %0d %0d\", acc_out, rd_out, addr_out);
+    for (k = 0; k < {cycles}; k = k + 1) begin
+      #1 $display(\"%0d %0d %0d\", {o0}, {o1}, {o2});
       clk = 1; #1 clk = 0;
     end
     $finish;
@@ -133,16 +165,8 @@ endmodule
             [v[0], v[1], v[2]]
         })
         .collect();
-    assert_eq!(sim.len(), CYCLES as usize);
-    assert_eq!(engine.len(), CYCLES as usize);
-    for (k, (e, s)) in engine.iter().zip(&sim).enumerate() {
-        assert_eq!(
-            e, s,
-            "cycle {k}: engine (acc, rd, addr) {e:?}, iverilog {s:?}"
-        );
-    }
-    // The run exercised the memory: some read returned a written, non-zero word.
-    assert!(sim.iter().any(|r| r[1] != 0), "no non-zero read: {sim:?}");
+    assert_eq!(sim.len(), cycles as usize);
+    sim
 }
 
 /// The synthesis command of docs/circuit.md, exactly as documented, for `design` (a path) with top
@@ -232,73 +256,18 @@ fn a_third_party_design_imports_verbatim_through_the_documented_flow() {
     let old_json = std::fs::read_to_string(d.join("old.json")).unwrap();
     assert!(word_level_cells(&old_json).contains(&"$mux".to_string()));
 
-    std::fs::write(
-        d.join("in.json"),
-        format!("{{\"inputs\": {{\"seed\": {SEED}}}}}"),
-    )
-    .unwrap();
-    ok(
-        &[
-            "circuit",
-            "run",
-            "--netlist",
-            json.to_str().unwrap(),
-            "--inputs",
-            "in.json",
-            "--reset",
-            "--cycles",
-            &CYCLES.to_string(),
-            "--trace",
-            "t.jsonl",
-            "-o",
-            "out.json",
-        ],
+    let outs = ["acc_out", "rd_out", "mix_out"];
+    let engine = engine_trace(d, &json, SEED, CYCLES, outs);
+    let sim = iverilog_trace(
         d,
+        &design,
+        "thirdparty",
+        "wire [7:0] acc_out, rd_out, mix_out;",
+        "for (i = 0; i < 8; i = i + 1) dut.regs[i] = 0;",
+        SEED,
+        CYCLES,
+        outs,
     );
-    let names = ["acc_out", "rd_out", "mix_out"];
-    let engine: Vec<[u64; 3]> = std::fs::read_to_string(d.join("t.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            names.map(|n| v["outputs"][n].as_u64().unwrap())
-        })
-        .collect();
-    let tb = format!(
-        "module tb;
-  reg clk = 0, reset = 1;
-  reg [7:0] seed = {SEED};
-  wire [7:0] acc_out, rd_out, mix_out;
-  thirdparty dut(.clk(clk), .reset(reset), .seed(seed), .acc_out(acc_out), .rd_out(rd_out), .mix_out(mix_out));
-  integer i, k;
-  initial begin
-    for (i = 0; i < 8; i = i + 1) dut.regs[i] = 0;
-    #1 clk = 1; #1 clk = 0; reset = 0;
-    for (k = 0; k < {CYCLES}; k = k + 1) begin
-      #1 $display(\"%0d %0d %0d\", acc_out, rd_out, mix_out);
-      clk = 1; #1 clk = 0;
-    end
-    $finish;
-  end
-endmodule
-"
-    );
-    std::fs::write(d.join("tb.v"), tb).unwrap();
-    run(Command::new("iverilog").current_dir(d).args([
-        "-o",
-        "tb.vvp",
-        "tb.v",
-        design.to_str().unwrap(),
-    ]));
-    let sim: Vec<[u64; 3]> = run(Command::new("vvp").current_dir(d).args(["-n", "tb.vvp"]))
-        .lines()
-        .filter(|l| !l.trim().is_empty() && !l.contains("$finish"))
-        .map(|l| {
-            let v: Vec<u64> = l.split_whitespace().map(|x| x.parse().unwrap()).collect();
-            [v[0], v[1], v[2]]
-        })
-        .collect();
-    assert_eq!(sim.len(), CYCLES as usize);
     assert_eq!(engine, sim, "engine vs iverilog (acc, rd, mix) per cycle");
     // The run exercised the register file and the shared logic.
     assert!(

@@ -289,28 +289,15 @@ impl Inst {
         }
     }
 
-    /// Sets `rd`.
-    pub fn with_rd(mut self, r: Reg) -> Inst {
-        self.rd = r;
-        self
-    }
-
-    /// Sets `rs1`.
-    pub fn with_rs1(mut self, r: Reg) -> Inst {
-        self.rs1 = r;
-        self
-    }
-
-    /// Sets `rs2`.
-    pub fn with_rs2(mut self, r: Reg) -> Inst {
-        self.rs2 = r;
-        self
-    }
-
-    /// Sets `imm`.
-    pub fn with_imm(mut self, imm: i32) -> Inst {
-        self.imm = imm;
-        self
+    vsp_codec::setters! {
+        /// Sets `rd`.
+        with_rd(r: Reg) => rd = r;
+        /// Sets `rs1`.
+        with_rs1(r: Reg) => rs1 = r;
+        /// Sets `rs2`.
+        with_rs2(r: Reg) => rs2 = r;
+        /// Sets `imm`.
+        with_imm(imm: i32) => imm = imm;
     }
 
     /// Whether this is the halt idiom `js 0` (halfword 0x000E, §1.7).

@@ -9,6 +9,9 @@
 //! list; the final RAM and the cycle of the finish flag are compared as well.
 #![allow(dead_code)] // each test binary uses a different part
 
+#[path = "../../../circuit/tests/tool/mod.rs"]
+mod tool;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
@@ -358,16 +361,8 @@ pub fn hw_dir() -> PathBuf {
 
 /// Fails the test (never skips it) when `tool -V` does not run: the tests that call this are
 /// `#[ignore = "needs TOOL"]` and run with `cargo test -- --include-ignored` (what `.ci/run` does).
-pub fn require_tool(tool: &str) {
-    let ok = Command::new(tool)
-        .arg("-V")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    assert!(
-        ok,
-        "`{tool}` is not installed (apt-get install -y {tool}); this test needs it"
-    );
+pub fn require_tool(name: &str) {
+    tool::require(name, &["-V"], &format!("apt-get install -y {name}"));
 }
 
 /// A compiled iverilog testbench for one core.
@@ -390,24 +385,19 @@ impl Iverilog {
         let vvp = dir.path().join(format!("{}.vvp", core.name()));
         let hw = hw_dir();
         let (aw, rw) = (size.rom_log2(), size.ram_log2());
-        let out = Command::new("iverilog")
-            .args([
-                "-g2005",
-                &format!("-DCORE={}", core.name()),
-                &format!("-DAW={aw}"),
-                &format!("-DRW={rw}"),
-                "-o",
-            ])
-            .arg(&vvp)
-            .arg(hw.join("rtl/cahp_common.v"))
-            .arg(hw.join(format!("rtl/{}.v", core.name())))
-            .arg(hw.join("tb/tb_core.v"))
-            .output()
-            .expect("run iverilog");
-        assert!(
-            out.status.success(),
-            "iverilog failed: {}",
-            String::from_utf8_lossy(&out.stderr)
+        tool::run(
+            Command::new("iverilog")
+                .args([
+                    "-g2005",
+                    &format!("-DCORE={}", core.name()),
+                    &format!("-DAW={aw}"),
+                    &format!("-DRW={rw}"),
+                    "-o",
+                ])
+                .arg(&vvp)
+                .arg(hw.join("rtl/cahp_common.v"))
+                .arg(hw.join(format!("rtl/{}.v", core.name())))
+                .arg(hw.join("tb/tb_core.v")),
         );
         Iverilog { dir, vvp, size }
     }

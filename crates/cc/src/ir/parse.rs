@@ -41,12 +41,17 @@ impl<'a> Cur<'a> {
         hit
     }
     pub fn expect_p(&mut self, c: char) -> Result<()> {
-        if self.eat_p(c) {
+        let hit = self.eat_p(c);
+        self.expected(hit, c)
+    }
+    /// Ok when the expected token `what` was there (`hit`), else the error naming what was found.
+    fn expected(&self, hit: bool, what: impl std::fmt::Display) -> Result<()> {
+        if hit {
             Ok(())
         } else {
             parse_err(
                 self.line,
-                format!("expected '{c}', found {:?}", self.peek()),
+                format!("expected '{what}', found {:?}", self.peek()),
             )
         }
     }
@@ -61,14 +66,8 @@ impl<'a> Cur<'a> {
         hit
     }
     pub fn expect_word(&mut self, w: &str) -> Result<()> {
-        if self.eat_word(w) {
-            Ok(())
-        } else {
-            parse_err(
-                self.line,
-                format!("expected '{w}', found {:?}", self.peek()),
-            )
-        }
+        let hit = self.eat_word(w);
+        self.expected(hit, w)
     }
     pub fn int(&mut self) -> Result<i128> {
         match self.next()? {

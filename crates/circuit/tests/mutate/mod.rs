@@ -95,3 +95,39 @@ pub fn cases(default: u32) -> u32 {
         .and_then(|s| s.parse().ok())
         .unwrap_or(default)
 }
+
+/// Reads `bytes` as a `T`; an accepted object must serialize back to a file that reads again.
+pub fn reread<T: vsp_codec::FileCodec>(bytes: &[u8], ctx: &T::Context)
+where
+    T::Error: std::fmt::Debug,
+{
+    if let Ok(v) = T::decode(bytes, ctx) {
+        T::decode(&v.encode(ctx), ctx).unwrap();
+    }
+}
+
+/// The two properties of a format's object files (`$files`: a slice of (kind, valid file)):
+/// mutated whole files, and mutated bodies in a re-sealed `$format` envelope, read by `$read`
+/// (kind, bytes) without a panic, `$cases` cases each by default.
+#[allow(unused_macros)]
+macro_rules! file_properties {
+    ($files:expr, $format:expr, $read:path, $cases:expr) => {
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: mutate::cases($cases), ..ProptestConfig::default() })]
+
+            #[test]
+            fn mutated_files_never_panic(k in 0..$files.len(), ops in mutate::ops()) {
+                let (kind, file) = &$files[k];
+                $read(*kind, &mutate::apply(file, &ops, false));
+            }
+
+            #[test]
+            fn mutated_bodies_never_panic(k in 0..$files.len(), ops in mutate::ops()) {
+                let (kind, file) = &$files[k];
+                $read(*kind, &mutate::mutate_body(&$format, *kind, file, &ops));
+            }
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use file_properties;

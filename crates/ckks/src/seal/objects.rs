@@ -160,6 +160,15 @@ fn parse_ciphertext(ctx: &ServerContext, c: &mut Cur<'_>, allow_key: bool) -> Re
     Ok(ct)
 }
 
+/// Opens the SEAL object in `bytes` that must be at the key level of `ctx`: the cursor after its
+/// parms id, and where the object ends.
+fn key_object<'a>(ctx: &ServerContext, bytes: &'a [u8]) -> Result<(Cur<'a>, usize)> {
+    let mut c = Cur { b: bytes, pos: 0 };
+    let end = c.object()?;
+    level_of(ctx, c.take(32)?, true)?;
+    Ok((c, end))
+}
+
 fn finish<T>(c: &Cur<'_>, v: T) -> Result<T> {
     if c.pos != c.b.len() {
         return Err(CkksError::Format("trailing bytes after the SEAL object"));
@@ -184,9 +193,7 @@ pub fn read_public_key(ctx: &ServerContext, bytes: &[u8]) -> Result<PublicKey> {
 
 /// Reads relinearisation keys saved by SEAL's `RelinKeys::save`.
 pub fn read_relin_keys(ctx: &ServerContext, bytes: &[u8]) -> Result<RelinKeys> {
-    let mut c = Cur { b: bytes, pos: 0 };
-    let end = c.object()?;
-    level_of(ctx, c.take(32)?, true)?;
+    let (mut c, end) = key_object(ctx, bytes)?;
     if c.u64()? != 1 {
         return Err(CkksError::Format(
             "relinearisation keys must hold exactly the key of power 2",
@@ -213,9 +220,7 @@ pub fn read_relin_keys(ctx: &ServerContext, bytes: &[u8]) -> Result<RelinKeys> {
 
 /// Reads a secret key saved by SEAL's `SecretKey::save` (a key-level NTT plaintext).
 pub fn read_secret_key(ctx: &ServerContext, bytes: &[u8]) -> Result<SecretKey> {
-    let mut c = Cur { b: bytes, pos: 0 };
-    let end = c.object()?;
-    level_of(ctx, c.take(32)?, true)?;
+    let (mut c, end) = key_object(ctx, bytes)?;
     let count = (ctx.n() * ctx.key_level()) as u64;
     if c.u64()? != count {
         return Err(CkksError::Format(

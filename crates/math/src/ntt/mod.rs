@@ -658,5 +658,27 @@ impl NttOnTheFly {
     }
 }
 
+/// The negacyclic product a·b mod (X^N + 1, q) by the O(N²) schoolbook rule, for inputs in [0, q)
+/// of one length N: the reference the transforms are tested against.
+pub fn negacyclic_schoolbook(a: &[u64], b: &[u64], q: &Modulus) -> Vec<u64> {
+    let n = a.len();
+    let mut out = alloc::vec![0u64; n];
+    for (i, &ai) in a.iter().enumerate() {
+        if ai == 0 {
+            continue;
+        }
+        for (j, &bj) in b.iter().enumerate() {
+            let p = q.mul(ai, bj);
+            let k = i + j;
+            if k < n {
+                out[k] = q.add(out[k], p);
+            } else {
+                out[k - n] = q.sub(out[k - n], p);
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests;

@@ -103,6 +103,34 @@ pub(crate) fn last_gs_stage(a: &mut [u64], n_inv: ShoupConst, last: ShoupConst, 
     }
 }
 
+/// One stage of `blocks` (a power of two) butterfly blocks of half-width t, with twiddles computed
+/// as they go: blocks are visited in bit-reversed order, so block `bitrev(k)` uses
+/// root^{N/(2·blocks)}·(root^{N/blocks})^k, one multiplication each.
+fn stage_on_the_fly(
+    a: &mut [u64],
+    root: u64,
+    blocks: usize,
+    t: usize,
+    q: &Modulus,
+    butterfly: fn(&mut [u64], &mut [u64], ShoupConst, &Modulus),
+) {
+    let n = a.len();
+    let stage = blocks.trailing_zeros();
+    let step = q.pow(root, (n / blocks) as u64);
+    let mut w = q.pow(root, (n / (2 * blocks)) as u64);
+    for k in 0..blocks {
+        let i = if stage == 0 {
+            0
+        } else {
+            k.reverse_bits() >> (usize::BITS - stage)
+        };
+        let block = &mut a[2 * t * i..2 * t * (i + 1)];
+        let (x, y) = block.split_at_mut(t);
+        butterfly(x, y, q.shoup(w), q);
+        w = q.mul(w, step);
+    }
+}
+
 /// Forward NTT computing the twiddles as it goes (no table; seed 003's on-the-fly mode).
 ///
 /// Blocks of a stage are visited in bit-reversed order so that their twiddles form a geometric
@@ -115,20 +143,7 @@ pub(crate) fn forward_on_the_fly(a: &mut [u64], psi: u64, q: &Modulus) {
     let mut stage = 0u32;
     while m < n {
         t >>= 1;
-        let base = q.pow(psi, (n / (2 * m)) as u64);
-        let step = q.pow(psi, (n / m) as u64);
-        let mut w = base;
-        for k in 0..m {
-            let i = if stage == 0 {
-                0
-            } else {
-                k.reverse_bits() >> (usize::BITS - stage)
-            };
-            let block = &mut a[2 * t * i..2 * t * (i + 1)];
-            let (x, y) = block.split_at_mut(t);
-            ct_block(x, y, q.shoup(w), q);
-            w = q.mul(w, step);
-        }
+        stage_on_the_fly(a, psi, m, t, q, ct_block);
         m <<= 1;
         stage += 1;
     }
@@ -143,21 +158,7 @@ pub(crate) fn inverse_on_the_fly(a: &mut [u64], psi_inv: u64, n_inv: u64, q: &Mo
     let mut m = n;
     while m > 2 {
         let h = m >> 1;
-        let stage = h.trailing_zeros();
-        let base = q.pow(psi_inv, (n / (2 * h)) as u64);
-        let step = q.pow(psi_inv, (n / h) as u64);
-        let mut w = base;
-        for k in 0..h {
-            let i = if stage == 0 {
-                0
-            } else {
-                k.reverse_bits() >> (usize::BITS - stage)
-            };
-            let block = &mut a[2 * t * i..2 * t * (i + 1)];
-            let (x, y) = block.split_at_mut(t);
-            gs_block(x, y, q.shoup(w), q);
-            w = q.mul(w, step);
-        }
+        stage_on_the_fly(a, psi_inv, h, t, q, gs_block);
         t <<= 1;
         m = h;
     }

@@ -402,15 +402,32 @@ mod tests {
         (from, to, xs, input, n)
     }
 
-    #[test]
-    fn fast_conversion_is_off_by_a_small_multiple_of_q() {
+    /// The residues over the target base of each coefficient of `setup`'s input, converted fast
+    /// or exactly.
+    #[allow(clippy::type_complexity)]
+    fn converted(exact: bool) -> (RnsBasis, RnsBasis, Vec<BigUint>, Vec<Vec<u64>>) {
         let (from, to, xs, input, n) = setup();
         let conv = BaseConverter::new(&from, &to).unwrap();
         let mut out = alloc::vec![0u64; to.len() * n];
-        conv.fast_convert(&input, &mut out, n).unwrap();
-        for (c, x) in xs.iter().enumerate() {
-            let got: Vec<u64> = (0..to.len()).map(|j| out[j * n + c]).collect();
-            let value = to.reconstruct(&got).unwrap();
+        if exact {
+            conv.exact_convert(&input, &mut out, n).unwrap();
+        } else {
+            conv.fast_convert(&input, &mut out, n).unwrap();
+        }
+        let columns = (0..n).map(|c| column(&out, to.len(), n, c)).collect();
+        (from, to, xs, columns)
+    }
+
+    /// Coefficient c's residues in `out` (`limbs` limbs of n words).
+    fn column(out: &[u64], limbs: usize, n: usize, c: usize) -> Vec<u64> {
+        (0..limbs).map(|j| out[j * n + c]).collect()
+    }
+
+    #[test]
+    fn fast_conversion_is_off_by_a_small_multiple_of_q() {
+        let (from, to, xs, columns) = converted(false);
+        for (x, got) in xs.iter().zip(&columns) {
+            let value = to.reconstruct(got).unwrap();
             let diff = (value + to.product() - x) % to.product();
             let u = &diff / from.product();
             assert_eq!(&u * from.product(), diff, "difference is a multiple of Q");
@@ -420,20 +437,16 @@ mod tests {
 
     #[test]
     fn hps_exact_conversion_gives_the_centered_value() {
-        let (from, to, xs, input, n) = setup();
-        let conv = BaseConverter::new(&from, &to).unwrap();
-        let mut out = alloc::vec![0u64; to.len() * n];
-        conv.exact_convert(&input, &mut out, n).unwrap();
+        let (from, to, xs, columns) = converted(true);
         let half = from.product() >> 1usize;
-        for (c, x) in xs.iter().enumerate() {
-            let got: Vec<u64> = (0..to.len()).map(|j| out[j * n + c]).collect();
+        for (x, got) in xs.iter().zip(&columns) {
             let centered = if x > &half {
                 BigInt::from_biguint(Sign::Plus, x.clone())
                     - BigInt::from_biguint(Sign::Plus, from.product().clone())
             } else {
                 BigInt::from_biguint(Sign::Plus, x.clone())
             };
-            assert_eq!(to.reconstruct_centered(&got).unwrap(), centered);
+            assert_eq!(to.reconstruct_centered(got).unwrap(), centered);
         }
     }
 
@@ -490,7 +503,7 @@ mod tests {
         let mut out = alloc::vec![0u64; to.len() * n];
         sk.convert(&input, &msk, &mut out, n).unwrap();
         for (c, x) in xs.iter().enumerate() {
-            let got: Vec<u64> = (0..to.len()).map(|j| out[j * n + c]).collect();
+            let got = column(&out, to.len(), n, c);
             assert_eq!(&to.reconstruct(&got).unwrap(), x);
         }
         assert!(sk.convert(&input, &msk[1..], &mut out, n).is_err());

@@ -226,25 +226,28 @@ impl RnsPoly {
 
     /// Converts to NTT representation in place (no-op if already there).
     pub fn to_ntt(&mut self) -> Result<()> {
-        if self.repr == Representation::Ntt {
-            return Ok(());
-        }
-        for (limb, t) in self.data.chunks_exact_mut(self.ctx.n).zip(&self.ctx.tables) {
-            t.forward(limb)?;
-        }
-        self.repr = Representation::Ntt;
-        Ok(())
+        self.transform(Representation::Ntt, NttTable::forward)
     }
 
     /// Converts to coefficient representation in place (no-op if already there).
     pub fn to_coeff(&mut self) -> Result<()> {
-        if self.repr == Representation::Coefficient {
+        self.transform(Representation::Coefficient, NttTable::inverse)
+    }
+
+    /// Applies `f` (the forward or inverse transform) to every limb unless the polynomial is
+    /// already in `target` representation.
+    fn transform(
+        &mut self,
+        target: Representation,
+        f: fn(&NttTable, &mut [u64]) -> Result<()>,
+    ) -> Result<()> {
+        if self.repr == target {
             return Ok(());
         }
         for (limb, t) in self.data.chunks_exact_mut(self.ctx.n).zip(&self.ctx.tables) {
-            t.inverse(limb)?;
+            f(t, limb)?;
         }
-        self.repr = Representation::Coefficient;
+        self.repr = target;
         Ok(())
     }
 

@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 
 use vsp_platform::keys::{self, ClientKey};
 use vsp_platform::{Memory, PlainRequest};
+use vsp_server::client::Client;
 use vsp_server::{Config, Server};
 
 pub struct Keys {
@@ -62,6 +63,13 @@ pub fn server(data: &Path, f: impl FnOnce(&mut Config)) -> Server {
     cfg.threads = Some(2);
     f(&mut cfg);
     Server::start(cfg).unwrap()
+}
+
+/// A token for `name` on the server whose data folder is `data`, and a client of `srv` with it.
+pub fn client(srv: &Server, data: &Path, name: &str) -> (String, Client) {
+    let token = vsp_server::token_add(data, name).unwrap();
+    let c = Client::new(&url(srv), &token).unwrap();
+    (token, c)
 }
 
 pub fn url(s: &Server) -> String {

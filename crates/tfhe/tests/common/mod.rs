@@ -17,6 +17,15 @@ pub fn thread_cpu() -> Duration {
     )
 }
 
+/// Checks a multiplexer on all eight inputs: `mux(c, a, b)` (encrypt, evaluate, decrypt) must be
+/// `if c { a } else { b }`.
+pub fn check_mux(mux: impl Fn(bool, bool, bool) -> bool) {
+    for bits in 0..8u8 {
+        let (c, a, b) = (bits & 1 == 1, bits & 2 == 2, bits & 4 == 4);
+        assert_eq!(mux(c, a, b), if c { a } else { b }, "mux({c},{a},{b})");
+    }
+}
+
 pub fn keys() -> &'static (SecretKey, EvalKey) {
     static K: OnceLock<(SecretKey, EvalKey)> = OnceLock::new();
     K.get_or_init(|| {

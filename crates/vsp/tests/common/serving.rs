@@ -78,3 +78,48 @@ pub fn status_json(url: &str, id: &str, d: &Path) -> serde_json::Value {
     let out = ok(&strs(&remote(url, &["status", id, "--json"])), d);
     serde_json::from_str::<serde_json::Value>(&out).unwrap()[0].clone()
 }
+
+/// Submits the request `req.enc` of `d` for `cycles` cycles to the server at `url` and waits (at most
+/// `limit`) until the job's first snapshot is written under `data`; the job's id and folder.
+pub fn submit_until_snapshot(
+    url: &str,
+    d: &Path,
+    data: &Path,
+    cycles: &str,
+    limit: std::time::Duration,
+) -> (String, std::path::PathBuf) {
+    let id = ok(
+        &strs(&remote(url, &["submit", "req.enc", "--cycles", cycles])),
+        d,
+    );
+    let id = id.trim().to_string();
+    let job = data.join("jobs").join(&id);
+    let t = std::time::Instant::now();
+    while !job.join("snapshot").exists() {
+        assert!(t.elapsed() < limit, "no snapshot");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    (id, job)
+}
+
+/// Watches job `id` on the server at `url` until it is done after all its `cycles` cycles, then
+/// fetches its result to `service.enc` in `d`.
+pub fn watch_and_fetch(url: &str, id: &str, cycles: &str, d: &Path) {
+    let out = ok(&strs(&remote(url, &["watch", id])), d);
+    assert!(
+        out.contains("done") && out.contains(&format!("cycle {cycles}/{cycles}")),
+        "{out}"
+    );
+    ok(&strs(&remote(url, &["fetch", id, "-o", "service.enc"])), d);
+}
+
+/// The cycle the server's log says job `id` resumed from its snapshot at.
+pub fn resumed_at(logged: &str, id: &str) -> u64 {
+    logged
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("job {id}: resuming from its snapshot at cycle ")))
+        .unwrap_or_else(|| panic!("no resume line in {logged}"))
+        .trim()
+        .parse()
+        .unwrap()
+}
