@@ -24,15 +24,6 @@ use crate::processor::run::{parse_snapshot, Snapshot};
 use crate::wire::envelope::{Envelope, Kind};
 use vsp_codec::FileCodec;
 
-const KINDS: [Kind; 6] = [
-    Kind::SecretKey,
-    Kind::EvalKey,
-    Kind::Request,
-    Kind::Result,
-    Kind::Snapshot,
-    Kind::Trace,
-];
-
 /// A toggling flip-flop `q` and `y = q ^ a` as a bare netlist: the circuit of the inputs-file and
 /// trace mutations.
 const TOGGLE: &str = r#"{"modules":{"t":{"ports":{
@@ -141,8 +132,8 @@ proptest! {
     /// results get small bodies here (their real ones are megabytes; the properties below mutate
     /// those); mutations of the header reach every kind's checks.
     #[test]
-    fn mutated_envelopes_never_panic(ops in mutate::ops(), k in 0..KINDS.len()) {
-        let kind = KINDS[k];
+    fn mutated_envelopes_never_panic(ops in mutate::ops(), k in 0..Kind::ALL.len()) {
+        let kind = Kind::ALL[k];
         let body = match kind {
             Kind::SecretKey => key().sk.to_bytes().to_vec(),
             Kind::EvalKey => 3u64.to_le_bytes().iter().chain(&[7u8; 40]).copied().collect(),

@@ -1001,32 +1001,12 @@ pub(crate) unsafe fn add_rounded_u64(out: &mut [u64], x: &[f64]) {
     use crate::torus::Torus;
     let n = out.len().min(x.len());
     let (op, xp) = (out.as_mut_ptr(), x.as_ptr());
-    let mant_mask = _mm512_set1_epi64((1i64 << 52) - 1);
-    let hidden = _mm512_set1_epi64(1i64 << 52);
-    let exp_mask = _mm512_set1_epi64(0x7ff);
-    let bias = _mm512_set1_epi64(1075);
-    let one = _mm512_set1_epi64(1);
-    let zero = _mm512_setzero_si512();
     let mut i = 0;
     // SAFETY: i + 8 ≤ n ≤ both lengths, so every load and store is in bounds.
     unsafe {
         while i + 8 <= n {
-            let bits = _mm512_castpd_si512(ld(xp, i));
-            let exp = _mm512_and_si512(_mm512_srli_epi64::<52>(bits), exp_mask);
-            let mant = _mm512_or_si512(_mm512_and_si512(bits, mant_mask), hidden);
-            let shift = _mm512_sub_epi64(exp, bias);
-            // shift ≥ 0: mant << shift (0 from 64 on); shift < 0: (mant + 2^(s−1)) >> s with s = −shift
-            // (0 from s = 64 on; exp = 0 gives s = 1075).
-            let left = _mm512_sllv_epi64(mant, shift);
-            let s = _mm512_sub_epi64(zero, shift);
-            let half = _mm512_sllv_epi64(one, _mm512_sub_epi64(s, one));
-            let right = _mm512_srlv_epi64(_mm512_add_epi64(mant, half), s);
-            let nonneg = _mm512_cmpge_epi64_mask(shift, zero);
-            let mag = _mm512_mask_blend_epi64(nonneg, right, left);
-            // exp = 0 (zero or subnormal) is 0, as in the scalar code.
-            let mag = _mm512_maskz_mov_epi64(_mm512_cmpneq_epi64_mask(exp, zero), mag);
-            let neg = _mm512_cmplt_epi64_mask(bits, zero);
-            let r = _mm512_mask_sub_epi64(mag, neg, zero, mag);
+            let bits = ld(xp, i);
+            let r = crate::torus::round_f64x8(bits);
             let o = _mm512_loadu_si512(op.add(i) as *const __m512i);
             _mm512_storeu_si512(op.add(i) as *mut __m512i, _mm512_add_epi64(o, r));
             i += 8;

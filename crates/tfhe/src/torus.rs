@@ -218,6 +218,42 @@ impl Torus for u64 {
     }
 }
 
+/// Eight f64 rounded to integers mod 2^64 as [`Torus::from_f64_mod`] does for u64 (sign, exponent
+/// and mantissa, shifted: exact mod 2^64 at any magnitude, half away from zero below the binary
+/// point), with variable shifts (which give 0 for counts ≥ 64, as the scalar code's range checks
+/// do). Shared by the slice conversion below and `fft_avx512::add_rounded_u64`.
+///
+/// # Safety
+/// The CPU must support AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+pub(crate) unsafe fn round_f64x8(x: std::arch::x86_64::__m512d) -> std::arch::x86_64::__m512i {
+    use std::arch::x86_64::*;
+    let mant_mask = _mm512_set1_epi64((1i64 << 52) - 1);
+    let hidden = _mm512_set1_epi64(1i64 << 52);
+    let exp_mask = _mm512_set1_epi64(0x7ff);
+    let bias = _mm512_set1_epi64(1075);
+    let one = _mm512_set1_epi64(1);
+    let zero = _mm512_setzero_si512();
+    let bits = _mm512_castpd_si512(x);
+    let exp = _mm512_and_si512(_mm512_srli_epi64::<52>(bits), exp_mask);
+    let mant = _mm512_or_si512(_mm512_and_si512(bits, mant_mask), hidden);
+    let shift = _mm512_sub_epi64(exp, bias);
+    // shift ≥ 0: mant << shift (0 from 64 on); shift < 0: (mant + 2^(s−1)) >> s with s = −shift
+    // (0 from s = 64 on; exp = 0 gives s = 1075).
+    let left = _mm512_sllv_epi64(mant, shift);
+    let s = _mm512_sub_epi64(zero, shift);
+    let half = _mm512_sllv_epi64(one, _mm512_sub_epi64(s, one));
+    let right = _mm512_srlv_epi64(_mm512_add_epi64(mant, half), s);
+    let nonneg = _mm512_cmpge_epi64_mask(shift, zero);
+    let mag = _mm512_mask_blend_epi64(nonneg, right, left);
+    // exp = 0 (zero or subnormal) is 0, as in the scalar code.
+    let mag = _mm512_maskz_mov_epi64(_mm512_cmpneq_epi64_mask(exp, zero), mag);
+    let neg = _mm512_cmplt_epi64_mask(bits, zero);
+    _mm512_mask_sub_epi64(mag, neg, zero, mag)
+}
+
 /// [`Torus::from_f64_mod`] for u64 over a slice with AVX-512F, 8 lanes (the level-2 inverse
 /// transform's rounding, scalar bit manipulation per coefficient otherwise): the same sign, exponent
 /// and mantissa steps, with variable shifts (which give 0 for counts ≥ 64, as the scalar code's
@@ -231,32 +267,12 @@ unsafe fn u64_from_f64_avx512(out: &mut [u64], x: &[f64]) {
     use std::arch::x86_64::*;
     let n = out.len().min(x.len());
     let (po, px) = (out.as_mut_ptr(), x.as_ptr());
-    let mant_mask = _mm512_set1_epi64((1i64 << 52) - 1);
-    let hidden = _mm512_set1_epi64(1i64 << 52);
-    let exp_mask = _mm512_set1_epi64(0x7ff);
-    let bias = _mm512_set1_epi64(1075);
-    let one = _mm512_set1_epi64(1);
-    let zero = _mm512_setzero_si512();
     let mut i = 0;
     // SAFETY: i + 8 ≤ n ≤ both lengths, so every load and store is in bounds.
     unsafe {
         while i + 8 <= n {
-            let bits = _mm512_castpd_si512(_mm512_loadu_pd(px.add(i)));
-            let exp = _mm512_and_si512(_mm512_srli_epi64::<52>(bits), exp_mask);
-            let mant = _mm512_or_si512(_mm512_and_si512(bits, mant_mask), hidden);
-            let shift = _mm512_sub_epi64(exp, bias);
-            // shift ≥ 0: mant << shift (0 from 64 on); shift < 0: (mant + 2^(s−1)) >> s with s = −shift
-            // (0 from s = 64 on; exp = 0 gives s = 1075).
-            let left = _mm512_sllv_epi64(mant, shift);
-            let s = _mm512_sub_epi64(zero, shift);
-            let half = _mm512_sllv_epi64(one, _mm512_sub_epi64(s, one));
-            let right = _mm512_srlv_epi64(_mm512_add_epi64(mant, half), s);
-            let nonneg = _mm512_cmpge_epi64_mask(shift, zero);
-            let mag = _mm512_mask_blend_epi64(nonneg, right, left);
-            // exp = 0 (zero or subnormal) is 0, as in the scalar code.
-            let mag = _mm512_maskz_mov_epi64(_mm512_cmpneq_epi64_mask(exp, zero), mag);
-            let neg = _mm512_cmplt_epi64_mask(bits, zero);
-            let r = _mm512_mask_sub_epi64(mag, neg, zero, mag);
+            let bits = _mm512_loadu_pd(px.add(i));
+            let r = crate::torus::round_f64x8(bits);
             _mm512_storeu_si512(po.add(i) as *mut __m512i, r);
             i += 8;
         }

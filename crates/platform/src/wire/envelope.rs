@@ -57,6 +57,18 @@ pub enum Kind {
     Trace = 6,
 }
 
+impl Kind {
+    /// Every kind, in tag order.
+    pub const ALL: [Kind; 6] = [
+        Kind::SecretKey,
+        Kind::EvalKey,
+        Kind::Request,
+        Kind::Result,
+        Kind::Snapshot,
+        Kind::Trace,
+    ];
+}
+
 impl fmt::Display for Kind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&FORMAT.kind_name(*self as u16))
@@ -153,15 +165,7 @@ impl Envelope {
 
 /// The [`Kind`] of a [`FileCodec`] type of this format.
 fn kind_of<T: FileCodec>() -> Result<Kind> {
-    const KINDS: [Kind; 6] = [
-        Kind::SecretKey,
-        Kind::EvalKey,
-        Kind::Request,
-        Kind::Result,
-        Kind::Snapshot,
-        Kind::Trace,
-    ];
-    match KINDS.into_iter().find(|k| *k as u16 == T::KIND) {
+    match Kind::ALL.into_iter().find(|k| *k as u16 == T::KIND) {
         Some(k) if T::FORMAT.magic == FORMAT.magic => Ok(k),
         _ => Err(PlatformError::format(format!(
             "{} kind {} is not a vsp file",
