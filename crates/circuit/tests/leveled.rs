@@ -125,20 +125,42 @@ fn ring_errs(sk: &vsp_tfhe::SecretKey, r: &vsp_tfhe::Trlwe<u32>) -> Vec<f64> {
         .collect()
 }
 
-fn var(xs: &[f64]) -> f64 {
-    let m = xs.iter().sum::<f64>() / xs.len() as f64;
-    xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (xs.len() - 1) as f64
+/// A sample variance and its standard error (`s² · √(2 / (n − 1))` for normal samples).
+#[derive(Clone, Copy, Debug)]
+struct Var {
+    v: f64,
+    se: f64,
+}
+
+fn var(xs: &[f64]) -> Var {
+    let n = xs.len() as f64;
+    let m = xs.iter().sum::<f64>() / n;
+    let v = xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1.0);
+    Var {
+        v,
+        se: v * (2.0 / (n - 1.0)).sqrt(),
+    }
+}
+
+/// The variance one CMUX adds, from the rings before and after a chain of `depth` of them. The two
+/// samples come from the same rings (positively correlated), so adding their errors in quadrature
+/// overstates the difference's error: the check stays conservative.
+fn per_step(fresh: Var, chained: Var, depth: usize) -> Var {
+    Var {
+        v: (chained.v - fresh.v) / depth as f64,
+        se: fresh.se.hypot(chained.se) / depth as f64,
+    }
 }
 
 /// Variances of the ring errors of `trials` fresh gate rings (a NAND of random bits from an RNG seeded
 /// with `seed`), of the same rings after `chain` (which must keep the ring's bit), and of level-0
-/// bits extracted from every eighth coefficient of the chained rings. The chained ring's bit also
+/// bits extracted from every coefficient of the chained rings. The chained ring's bit also
 /// feeds a gate, as in the engine.
 fn chain_variances(
     seed: u64,
     trials: usize,
     mut chain: impl FnMut(&mut StdRng, Trlwe<u32>) -> Trlwe<u32>,
-) -> (f64, f64, f64) {
+) -> (Var, Var, Var) {
     let (sk, ek, _) = keys();
     let n1 = Params::default_128().n1;
     let mut rng = StdRng::seed_from_u64(seed);
@@ -158,7 +180,7 @@ fn chain_variances(
             want
         );
         // Every coefficient carries a bit with the same noise: extract and key-switch many of them.
-        for i in (0..n1).step_by(8) {
+        for i in 0..n1 {
             let e = ek.extract_bit(&acc, i).unwrap();
             extracted.push(err(sk.phase_lvl0(&e).unwrap()));
         }
@@ -171,18 +193,24 @@ fn chain_variances(
     (var(&fresh), var(&chained), var(&extracted))
 }
 
-/// The model is an upper bound (rounding terms charged in full, worst-case digits): each measured
-/// variance (name, measured, model) must be below it, and not so far below that the bound means
-/// nothing. `note` follows the name in the printed line.
-fn assert_near_model(note: &str, rows: &[(&str, f64, f64)]) {
+/// The model is an upper bound (rounding terms charged in full, worst-case digits) that is nearly
+/// tight: each measured variance (name, measured, model) must be below it and not so far below that
+/// the bound means nothing. The keys and the noise are fresh each run, so the check allows what a
+/// correct model still shows: the key at hand (its weight, its key-switching key's noise) moves the
+/// variance by a few per cent from the model's expectation over keys (0.89–1.00 of the 33-CMUX
+/// bound over five runs), hence 10 %, and the estimate's own sampling error, four standard errors
+/// (one CI run with an eighth of today's samples measured 1.13). `note` follows the name in the
+/// printed line.
+fn assert_near_model(note: &str, rows: &[(&str, Var, f64)]) {
     for &(name, meas, model) in rows {
+        let Var { v, se } = meas;
         println!(
-            "{name}{note}: measured {meas:.3e}, model {model:.3e}, ratio {:.2}",
-            meas / model
+            "{name}{note}: measured {v:.3e} ± {se:.1e}, model {model:.3e}, ratio {:.2}",
+            v / model
         );
         assert!(
-            meas <= 1.1 * model && meas >= 0.6 * model,
-            "{name}: measured {meas:.3e} vs model {model:.3e}"
+            v <= 1.1 * model + 4.0 * se && v >= 0.6 * model,
+            "{name}: measured {v:.3e} ± {se:.1e} vs model {model:.3e}"
         );
     }
 }
@@ -210,7 +238,7 @@ fn cmux_chain_variance_matches_the_planner_model() {
         }
         acc
     });
-    let per_cmux = (v_chain - v_fresh) / depth as f64;
+    let per_cmux = per_step(v_fresh, v_chain, depth);
     let m = NoiseModel::of(&params);
     assert_near_model(
         "",
@@ -259,7 +287,7 @@ fn low_noise_select_chain_variance_matches_the_planner_model() {
         }
         acc
     });
-    let per_cmux = (v_chain - v_fresh) / depth as f64;
+    let per_cmux = per_step(v_fresh, v_chain, depth);
     let m = NoiseModel::of(&params);
     let bound = lp.v_br + depth as f64 * lp.v_ext_low + m.v_ks;
     assert_near_model(
