@@ -326,18 +326,23 @@ mod tests {
         assert!(parse_snapshot(&[8, 9]).is_err());
     }
 
+    /// The fib benchmark assembled, and its arguments.
+    fn fib() -> (vsp_cahp::Image, Vec<String>) {
+        let p = &vsp_cahp::programs::FIB;
+        let image = vsp_cahp::assemble(p.source, p.name).unwrap();
+        (image, p.args.iter().map(|s| s.to_string()).collect())
+    }
+
     /// MUX memory (Iyokan's gates-and-flip-flops ROM/RAM) computes what CMUX memory does.
     #[test]
     fn mux_memory_runs_the_programs_like_cmux_memory() {
-        let p = &vsp_cahp::programs::FIB;
-        let image = vsp_cahp::assemble(p.source, p.name).unwrap();
-        let args: Vec<String> = p.args.iter().map(|s| s.to_string()).collect();
+        let (image, args) = fib();
         let b512 = MemSize::B512;
         let cmux = emulate(&image, &args, Core::Pearl, Memory::Cmux, b512, 5000).unwrap();
         let mux = emulate(&image, &args, Core::Pearl, Memory::Mux, b512, 5000).unwrap();
         assert!(cmux.finished && mux.finished && mux.agrees_with_isa == Some(true));
         assert_eq!((mux.cycles, &mux.regs), (cmux.cycles, &cmux.regs));
-        assert_eq!(mux.result, p.expected);
+        assert_eq!(mux.result, vsp_cahp::programs::FIB.expected);
     }
 
     /// The plain machine restored from the processor snapshot at `path`, with the snapshot's core,
@@ -361,9 +366,7 @@ mod tests {
     #[test]
     fn machine_snapshots_every_k_cycles_resume_to_a_straight_run() {
         let dir = tempfile::tempdir().unwrap();
-        let p = &vsp_cahp::programs::FIB;
-        let image = vsp_cahp::assemble(p.source, p.name).unwrap();
-        let args: Vec<String> = p.args.iter().map(|s| s.to_string()).collect();
+        let (image, args) = fib();
         let req = PlainRequest::new(&image, &args, Memory::Mux).unwrap();
         let mut m = Machine::plain(Core::Pearl, &req).unwrap();
         let snaps = Snapshots {
@@ -404,9 +407,7 @@ mod tests {
     #[test]
     fn a_1k_snapshot_resumes_on_the_1k_circuit_only() {
         let dir = tempfile::tempdir().unwrap();
-        let p = &vsp_cahp::programs::FIB;
-        let image = vsp_cahp::assemble(p.source, p.name).unwrap();
-        let args: Vec<String> = p.args.iter().map(|s| s.to_string()).collect();
+        let (image, args) = fib();
         let req = PlainRequest::new_sized(&image, &args, Memory::Cmux, MemSize::K1).unwrap();
         assert_eq!((req.rom.len(), req.ram.len()), (256, 512));
         let mut m = Machine::plain(Core::Pearl, &req).unwrap();
