@@ -6,28 +6,9 @@
 mod coverify_support;
 
 use coverify_support::{
-    check_iverilog, check_netlist, circuit, require_tool, run_netlist, simulate, Iverilog, Lane,
+    benchmark_lanes, check_iverilog_lanes, check_netlist, circuit, run_netlist, simulate,
 };
-use vsp_cahp::cores::{Core, Memory};
-use vsp_cahp::{assemble, load_args, programs};
-
-fn benchmark_lanes() -> Vec<(&'static str, Lane, u16)> {
-    programs::ALL
-        .iter()
-        .map(|p| {
-            let image = assemble(p.source, p.name).expect("benchmark assembles");
-            let ram = load_args(&image.ram, p.args, 512).expect("arguments fit");
-            (
-                p.name,
-                Lane {
-                    rom: image.rom.clone(),
-                    ram,
-                },
-                p.expected,
-            )
-        })
-        .collect()
-}
+use vsp_cahp::cores::{Core, MemSize, Memory};
 
 /// Bounds on the cycles to the finish flag, from what the program did (n instructions, j taken
 /// jumps/branches, l loads): Pearl needs one cycle per instruction plus at most one refetch cycle
@@ -43,7 +24,7 @@ fn cycle_bounds(core: Core, n: u64, j: u64, l: u64) -> (u64, u64) {
 
 #[test]
 fn benchmarks_netlists_match_the_simulator() {
-    let lanes = benchmark_lanes();
+    let lanes = benchmark_lanes(MemSize::B512);
     for core in Core::ALL {
         let c = circuit(core, Memory::Cmux).expect("blueprint compiles");
         for (name, lane, expected) in &lanes {
@@ -77,7 +58,7 @@ fn benchmarks_netlists_match_the_simulator() {
 #[test]
 fn benchmarks_in_mux_memory_match_the_simulator() {
     // MUX memory is the same netlist with gate-built ROM/RAM: one short program per core suffices.
-    let lanes = benchmark_lanes();
+    let lanes = benchmark_lanes(MemSize::B512);
     let (name, lane, _) = &lanes[0];
     let sim = simulate(lane, 100_000);
     for core in Core::ALL {
@@ -90,16 +71,7 @@ fn benchmarks_in_mux_memory_match_the_simulator() {
 #[test]
 #[ignore = "needs iverilog"]
 fn benchmarks_iverilog_match_the_simulator() {
-    require_tool("iverilog");
-    let lanes = benchmark_lanes();
-    for core in Core::ALL {
-        let tb = Iverilog::compile(core);
-        for (name, lane, _) in &lanes {
-            let sim = simulate(lane, 100_000);
-            let (steps, fin) = tb.run(lane, 20_000);
-            check_iverilog(&format!("{core} {name} (iverilog)"), &sim, &steps, fin);
-        }
-    }
+    check_iverilog_lanes(MemSize::B512, &benchmark_lanes(MemSize::B512));
 }
 
 #[test]

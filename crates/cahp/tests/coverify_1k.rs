@@ -7,8 +7,8 @@
 mod coverify_support;
 
 use coverify_support::{
-    assemble_lane, benchmark_lanes, check_iverilog, check_netlists_sized, require_tool,
-    simulate_sized, Iverilog, Lane,
+    assemble_lane, benchmark_lanes, check_iverilog_lanes, check_netlists_sized, simulate_sized,
+    Lane,
 };
 use vsp_cahp::cores::{Core, MemSize, Memory};
 
@@ -80,19 +80,5 @@ fn the_far_program_needs_the_1k_memories() {
 #[test]
 #[ignore = "needs iverilog"]
 fn kib_rtl_under_iverilog_matches_the_simulator() {
-    require_tool("iverilog");
-    let lanes = lanes();
-    for core in Core::ALL {
-        let tb = Iverilog::compile_sized(core, MemSize::K1);
-        for (name, lane, _) in &lanes {
-            let sim = simulate_sized(lane, 100_000, MemSize::K1);
-            let (steps, fin) = tb.run(lane, 20_000);
-            check_iverilog(
-                &format!("{core} 1 KiB {name} (iverilog)"),
-                &sim,
-                &steps,
-                fin,
-            );
-        }
-    }
+    check_iverilog_lanes(MemSize::K1, &lanes());
 }

@@ -8,8 +8,8 @@
 mod coverify_support;
 
 use coverify_support::{
-    assemble_lane, benchmark_lanes, check_iverilog, check_netlists_sized, require_tool,
-    simulate_sized, Iverilog, Lane,
+    assemble_lane, benchmark_lanes, check_iverilog_lanes, check_netlists_sized, simulate_sized,
+    Lane,
 };
 use vsp_cahp::cores::{Core, MemSize, Memory};
 use vsp_cahp::{assemble_sources, AsmOptions, Source};
@@ -152,21 +152,7 @@ fn call_takes_its_far_form_only_beyond_jsal() {
 #[test]
 #[ignore = "needs iverilog"]
 fn larger_rtl_under_iverilog_matches_the_simulator() {
-    require_tool("iverilog");
     for size in sizes() {
-        let lanes = lanes(size);
-        for core in Core::ALL {
-            let tb = Iverilog::compile_sized(core, size);
-            for (name, lane, _) in &lanes {
-                let sim = simulate_sized(lane, 100_000, size);
-                let (steps, fin) = tb.run(lane, 20_000);
-                check_iverilog(
-                    &format!("{core} {size} {name} (iverilog)"),
-                    &sim,
-                    &steps,
-                    fin,
-                );
-            }
-        }
+        check_iverilog_lanes(size, &lanes(size));
     }
 }

@@ -377,22 +377,7 @@ fn lower_call(
         stack_from = regs.len();
     }
     let in_regs = regs.len().min(ARG_REGS.len()).min(stack_from);
-    let stack = &regs[in_regs..];
-    for (k, r) in stack.iter().enumerate() {
-        cx.emit(MInst::Store {
-            w: Width::Word,
-            rs: *r,
-            base: crate::mir::SP,
-            off: Off::imm(2 * k as i32),
-        });
-    }
-    cx.f.out_args = cx.f.out_args.max(2 * stack.len() as u32);
-    for (k, r) in regs[..in_regs].iter().enumerate() {
-        cx.emit(MInst::Mov {
-            rd: ARG_REGS[k],
-            rs: *r,
-        });
-    }
+    cx.pass_args(&regs, in_regs);
     let target = match name {
         Some(n) => {
             cx.called.insert(n.clone());

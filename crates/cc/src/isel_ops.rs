@@ -48,12 +48,9 @@ pub(crate) fn const_of(o: &Operand) -> Option<i128> {
 }
 
 impl<'m> Ctx<'m> {
-    /// Calls helper `name` with 16-bit pieces `args` (the first six in a0..a5, the rest in the
-    /// outgoing stack area, as for any call); returns the result registers.
-    pub fn call_helper(&mut self, name: &str, args: &[Reg], nret: usize) -> Vec<Reg> {
-        self.called.insert(name.to_string());
-        self.f.has_calls = true;
-        let in_regs = args.len().min(ARG_REGS.len());
+    /// Passes the 16-bit pieces `args` of a call: the first `in_regs` in a0.., the rest in the
+    /// outgoing stack area (piece k at sp + 2k), which grows to hold them.
+    pub(crate) fn pass_args(&mut self, args: &[Reg], in_regs: usize) {
         let stack = &args[in_regs..];
         for (k, r) in stack.iter().enumerate() {
             self.emit(MInst::Store {
@@ -70,6 +67,15 @@ impl<'m> Ctx<'m> {
                 rs: *a,
             });
         }
+    }
+
+    /// Calls helper `name` with 16-bit pieces `args` (the first six in a0..a5, the rest in the
+    /// outgoing stack area, as for any call); returns the result registers.
+    pub fn call_helper(&mut self, name: &str, args: &[Reg], nret: usize) -> Vec<Reg> {
+        self.called.insert(name.to_string());
+        self.f.has_calls = true;
+        let in_regs = args.len().min(ARG_REGS.len());
+        self.pass_args(args, in_regs);
         self.emit(MInst::Call {
             callee: Callee::Sym(name.to_string()),
             uses: ARG_REGS[..in_regs].to_vec(),

@@ -532,3 +532,26 @@ pub trait Backend: Send + Sync {
 
 /// The bounds-checked reader backends decode snapshot and memory encodings with: the shared one.
 pub use vsp_codec::Reader;
+
+/// Checks the shape of a [`Backend::ram_write_part`] on a RAM of `a` address and `w` data bits:
+/// `addr` selectors and `vals` values as wide as the RAM, `part` one of `parts` (a power of two),
+/// `bits` within the word. (Whether there are as many words as parts is the caller's check.)
+pub(crate) fn check_write_part(
+    (a, w): (usize, usize),
+    (addr, vals): (usize, usize),
+    part: usize,
+    parts: usize,
+    bits: &std::ops::Range<usize>,
+) -> Result<(), CircuitError> {
+    if addr != a
+        || vals != w
+        || a == 0
+        || !parts.is_power_of_two()
+        || part >= parts
+        || bits.start > bits.end
+        || bits.end > w
+    {
+        return Err(CircuitError::Usage("RAM write of the wrong shape".into()));
+    }
+    Ok(())
+}

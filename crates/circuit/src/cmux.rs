@@ -18,6 +18,7 @@ use std::sync::Mutex;
 
 use vsp_tfhe::{Booted, Bootstrap, CircuitKey, EvalKey, Tlwe, TrgswFft, Trlwe};
 
+use crate::backend::check_write_part;
 use crate::error::CircuitError;
 use crate::noise::{NoiseModel, RefreshPolicy};
 
@@ -618,16 +619,7 @@ pub(crate) fn ram_write_part(
     threads: usize,
 ) -> Result<(), CircuitError> {
     let (a, w) = (ram.addr_width, ram.data_width);
-    if addr.len() != a
-        || vals.len() != w
-        || a == 0
-        || !parts.is_power_of_two()
-        || part >= parts
-        || bits.start > bits.end
-        || bits.end > w
-    {
-        return Err(CircuitError::Usage("RAM write of the wrong shape".into()));
-    }
+    check_write_part((a, w), (addr.len(), vals.len()), part, parts, &bits)?;
     let split = parts.trailing_zeros() as usize;
     if split > a {
         return Err(CircuitError::Usage(

@@ -190,16 +190,11 @@ pub(crate) fn flatten(bp: &Blueprint) -> Result<Circuit, CircuitError> {
                 vec![c; w]
             }
             PortRef::External { name, range } => slice(&ext_in[name], *range, src)?,
-            PortRef::Node { node, port, range } => {
-                let i = inst.get(node).ok_or_else(|| unknown_node(node, src))?;
-                let bits = i.outputs.get(port).ok_or_else(|| {
-                    CircuitError::Blueprint(format!(
-                        "{src}: {node} has no output port {port:?} (outputs: {})",
-                        list(i.outputs.keys())
-                    ))
-                })?;
-                slice(bits, *range, src)?
-            }
+            PortRef::Node { node, port, range } => slice(
+                port_bits(&inst, src, node, port, Side::Output)?,
+                *range,
+                src,
+            )?,
         };
         match dst {
             PortRef::Const(_) => {
@@ -242,14 +237,7 @@ pub(crate) fn flatten(bp: &Blueprint) -> Result<Circuit, CircuitError> {
                 }
             }
             PortRef::Node { node, port, range } => {
-                let i = inst.get(node).ok_or_else(|| unknown_node(node, dst))?;
-                let bits = i.inputs.get(port).ok_or_else(|| {
-                    CircuitError::Blueprint(format!(
-                        "{dst}: {node} has no input port {port:?} (inputs: {})",
-                        list(i.inputs.keys())
-                    ))
-                })?;
-                let dst_bits = slice(bits, *range, dst)?;
+                let dst_bits = slice(port_bits(&inst, dst, node, port, Side::Input)?, *range, dst)?;
                 if dst_bits.len() != src_bits.len() {
                     return Err(width_err(dst, dst_bits.len(), src, src_bits.len()));
                 }
@@ -287,6 +275,36 @@ fn unknown_node(node: &str, r: &PortRef) -> CircuitError {
     CircuitError::Blueprint(format!("{r}: no [[file]] or [[builtin]] is named {node:?}"))
 }
 
+/// Which ports of an instance a reference names: its outputs (a source) or its inputs (a
+/// destination).
+#[derive(Clone, Copy)]
+enum Side {
+    Input,
+    Output,
+}
+
+/// The bits of the `side` port `port` of instance `node`, which the reference `r` names (a missing
+/// instance or port is an error naming `r` and, for a port, the instance's ports on that side).
+fn port_bits<'a>(
+    inst: &'a HashMap<String, Instance>,
+    r: &PortRef,
+    node: &str,
+    port: &str,
+    side: Side,
+) -> Result<&'a [NodeId], CircuitError> {
+    let i = inst.get(node).ok_or_else(|| unknown_node(node, r))?;
+    let (ports, dir) = match side {
+        Side::Input => (&i.inputs, "input"),
+        Side::Output => (&i.outputs, "output"),
+    };
+    ports.get(port).map(Vec::as_slice).ok_or_else(|| {
+        CircuitError::Blueprint(format!(
+            "{r}: {node} has no {dir} port {port:?} ({dir}s: {})",
+            list(ports.keys())
+        ))
+    })
+}
+
 fn width_err(dst: &PortRef, dw: usize, src: &PortRef, sw: usize) -> CircuitError {
     CircuitError::WidthMismatch(format!(
         "\"{dst}\" is {dw} bits wide but \"{src}\" is {sw} bits"
@@ -310,15 +328,7 @@ fn resolve_width(dst: &PortRef, inst: &HashMap<String, Instance>) -> Result<usiz
     match dst {
         PortRef::Node { node, port, range } => match range {
             Some((a, b)) => Ok(b - a + 1),
-            None => {
-                let i = inst.get(node).ok_or_else(|| unknown_node(node, dst))?;
-                i.inputs.get(port).map(Vec::len).ok_or_else(|| {
-                    CircuitError::Blueprint(format!(
-                        "{dst}: {node} has no input port {port:?} (inputs: {})",
-                        list(i.inputs.keys())
-                    ))
-                })
-            }
+            None => port_bits(inst, dst, node, port, Side::Input).map(<[NodeId]>::len),
         },
         PortRef::External {
             range: Some((a, b)),

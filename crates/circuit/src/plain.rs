@@ -2,7 +2,7 @@
 //! circuit simulates 64 inputs at once. It is the oracle for the encrypted backend and what `vsp emu`
 //! runs. Memories are stored bit-sliced as well; reads and writes follow each lane's own address.
 
-use crate::backend::{Backend, Reader};
+use crate::backend::{check_write_part, Backend, Reader};
 use crate::blueprint::MemorySpec;
 use crate::error::CircuitError;
 use crate::netlist::GateKind;
@@ -279,14 +279,8 @@ impl Backend for PlainBackend {
         _threads: usize,
     ) -> Result<(), CircuitError> {
         let (a, w) = (ram.addr_width, ram.data_width);
-        if vals.len() != w
-            || addr.len() != a
-            || !parts.is_power_of_two()
-            || part >= parts
-            || parts > 1usize << a
-            || bits.start > bits.end
-            || bits.end > w
-        {
+        check_write_part((a, w), (addr.len(), vals.len()), part, parts, &bits)?;
+        if parts > 1usize << a {
             return Err(CircuitError::Usage("RAM write of the wrong shape".into()));
         }
         let per = (1usize << a) / parts;

@@ -47,10 +47,7 @@ fn ms(d: Duration) -> f64 {
 }
 
 fn main() {
-    let reps: usize = std::env::args()
-        .nth(1)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(3);
+    let reps: usize = common::arg(1, 3);
     let p = Params::default_128();
     let sk = SecretKey::generate(&p).unwrap();
     let ck = CircuitKey::generate(&sk).unwrap();

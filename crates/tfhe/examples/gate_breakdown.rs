@@ -14,10 +14,7 @@ mod common;
 use common::thread_cpu as cpu;
 
 fn main() {
-    let reps: u32 = std::env::args()
-        .nth(1)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(40);
+    let reps: u32 = common::arg(1, 40);
     if std::env::args().nth(2).as_deref() == Some("small-only") {
         small_only(reps);
         return;

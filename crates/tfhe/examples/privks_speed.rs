@@ -8,10 +8,7 @@ use common::thread_cpu as cpu;
 use vsp_tfhe::{CircuitKey, Params, PrivFunction, SecretKey, Tlwe};
 
 fn main() {
-    let reps: usize = std::env::args()
-        .nth(1)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(40);
+    let reps: usize = common::arg(1, 40);
     let p = Params::default_128();
     let sk = SecretKey::generate(&p).expect("keygen");
     let ck = CircuitKey::generate(&sk).expect("circuit key");

@@ -23,7 +23,7 @@ use crate::params::Params;
 use crate::privks::{PrivKsKey, BLOCK};
 use crate::rng::{fresh_seed, stream, Domain, Seed};
 use crate::secret_key::SecretKey;
-use crate::tlwe::Tlwe;
+use crate::tlwe::{check_tlwe_dim, Tlwe};
 use crate::torus::{mod_switch, Gadget, Torus};
 use crate::trgsw::TrgswFft;
 use crate::trlwe::{mul_monomial, mul_monomial_minus_one, Trlwe};
@@ -216,15 +216,9 @@ impl CircuitKey {
     }
 
     fn check_lvl2(&self, inputs: &[Tlwe<u64>]) -> Result<(), Error> {
-        let p = &self.params;
-        if let Some(bad) = inputs.iter().find(|c| c.dim() != p.n2) {
-            return Err(Error::Dimension(format!(
-                "level-2 TLWE of dim {}, expected {}",
-                bad.dim(),
-                p.n2
-            )));
-        }
-        Ok(())
+        inputs
+            .iter()
+            .try_for_each(|c| check_tlwe_dim(2, c.dim(), self.params.n2))
     }
 
     /// The private key switch's digits: per input, (N2+1)·t signed digits (coefficient u's digit j at
@@ -309,14 +303,7 @@ impl CircuitKey {
     }
 
     fn check_lvl0(&self, c: &Tlwe<u32>) -> Result<(), Error> {
-        if c.dim() != self.params.n0 {
-            return Err(Error::Dimension(format!(
-                "level-0 TLWE of dim {}, expected {}",
-                c.dim(),
-                self.params.n0
-            )));
-        }
-        Ok(())
+        check_tlwe_dim(0, c.dim(), self.params.n0)
     }
 
     /// Bg^-(i+1)/2 for output gadget `g`.

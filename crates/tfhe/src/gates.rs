@@ -7,7 +7,7 @@
 
 use crate::bootstrap::{blind_rotate_many, key_switch, EvalKey};
 use crate::tlwe::Tlwe;
-use crate::trlwe::Trlwe;
+use crate::trlwe::{check_trlwe_degree, Trlwe};
 use crate::Error;
 
 const MU: u32 = 1 << 29; // 1/8
@@ -229,13 +229,6 @@ impl EvalKey {
 
     /// Checks that `c` is a level-1 TRLWE of these parameters' degree.
     pub(crate) fn check1(&self, c: &Trlwe<u32>) -> Result<(), Error> {
-        if c.degree() != self.params.n1 {
-            return Err(Error::Dimension(format!(
-                "TRLWE degree {}, expected {}",
-                c.degree(),
-                self.params.n1
-            )));
-        }
-        Ok(())
+        check_trlwe_degree(c.degree(), self.params.n1)
     }
 }

@@ -169,13 +169,7 @@ impl SecretKey {
 
     /// Phase polynomial of a level-1 TRLWE (torus words).
     pub fn phase_trlwe(&self, c: &Trlwe<u32>) -> Result<Vec<u32>, Error> {
-        if c.degree() != self.params.n1 {
-            return Err(Error::Dimension(format!(
-                "TRLWE degree {}, expected {}",
-                c.degree(),
-                self.params.n1
-            )));
-        }
+        trlwe::check_trlwe_degree(c.degree(), self.params.n1)?;
         Ok(trlwe::phase(&plan(self.params.n1), &self.s1_fft, c))
     }
 

@@ -8,6 +8,16 @@ use crate::torus::Torus;
 use crate::Error;
 use serde::{Deserialize, Serialize};
 
+/// Checks that a TRLWE has the key's degree `expected`.
+pub(crate) fn check_trlwe_degree(degree: usize, expected: usize) -> Result<(), Error> {
+    if degree != expected {
+        return Err(Error::Dimension(format!(
+            "TRLWE degree {degree}, expected {expected}"
+        )));
+    }
+    Ok(())
+}
+
 /// A TRLWE sample (mask polynomial a, body polynomial b).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Trlwe<T> {

@@ -454,6 +454,25 @@ impl Iverilog {
     }
 }
 
+/// Runs the `lanes` (name, program, expected a0) under iverilog on both cores with memories of
+/// `size` and checks each instruction by instruction against the simulator.
+pub fn check_iverilog_lanes(size: MemSize, lanes: &[(&str, Lane, u16)]) {
+    require_tool("iverilog");
+    for core in Core::ALL {
+        let tb = Iverilog::compile_sized(core, size);
+        for (name, lane, _) in lanes {
+            let sim = simulate_sized(lane, 100_000, size);
+            let (steps, fin) = tb.run(lane, 20_000);
+            check_iverilog(
+                &format!("{core} {size} {name} (iverilog)"),
+                &sim,
+                &steps,
+                fin,
+            );
+        }
+    }
+}
+
 /// Checks an iverilog run instruction by instruction against the golden model.
 pub fn check_iverilog(what: &str, sim: &SimTrace, steps: &[Event], fin: Option<u64>) {
     assert!(fin.is_some(), "{what}: iverilog run did not finish");

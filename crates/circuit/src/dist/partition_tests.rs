@@ -60,6 +60,15 @@ fn engines() -> Vec<Engine<PlainBackend>> {
 
 /// Every value a rank reads at level L is made there earlier, held there, or arrives in a
 /// message from a lower level due by L; outputs reach rank 0 and D inputs their flip-flop's rank.
+/// The cost model's inputs the model tests share: 1 ms a unit and TFHE-like sizes on the wire.
+const MEASURED: Measured = Measured {
+    seconds_per_unit: 1e-3,
+    bit_bytes: 2528,
+    ring_bytes: 16400,
+    sel_bytes: 131_080,
+    small_sel_bytes: 131_080,
+};
+
 #[test]
 fn every_read_is_local_or_received_in_time() {
     let mut cmuxes = 0;
@@ -247,13 +256,7 @@ fn refreshers_deal_cells_evenly_in_bit_order() {
 #[test]
 fn cost_model_is_consistent() {
     for e in engines() {
-        let m = Measured {
-            seconds_per_unit: 1e-3,
-            bit_bytes: 2528,
-            ring_bytes: 16400,
-            sel_bytes: 131_080,
-            small_sel_bytes: 131_080,
-        };
+        let m = MEASURED;
         let free = Network {
             bandwidth_bits: f64::INFINITY,
             latency: 0.0,
@@ -316,13 +319,7 @@ fn ram_refresh_is_spread_over_ranks() {
         spec.data_width,
     );
     assert!(cells >= spec.data_width, "at least a word a cycle");
-    let m = Measured {
-        seconds_per_unit: 1e-3,
-        bit_bytes: 2528,
-        ring_bytes: 16400,
-        sel_bytes: 131_080,
-        small_sel_bytes: 131_080,
-    };
+    let m = MEASURED;
     // The same partitions with the RAM refreshing `cells` cells of 10 units each, or none.
     let e = Engine::new(PlainBackend, c.clone());
     let with_refresh = |ranks: usize, cells: usize| {
@@ -456,13 +453,7 @@ fn ram_is_spread_and_the_cb_split_is_priced() {
     assert_eq!(cb.latency_on(1), 1.0);
     assert!((cb.latency_on(4) - 0.3).abs() < 1e-12);
     assert!(cb.latency_on(2) < 1.0 && cb.latency_on(2) > 0.3);
-    let m = Measured {
-        seconds_per_unit: 1e-3,
-        bit_bytes: 2528,
-        ring_bytes: 16400,
-        sel_bytes: 131_080,
-        small_sel_bytes: 131_080,
-    };
+    let m = MEASURED;
     let lp = LeveledParams::for_params(&vsp_tfhe::Params::default_128()).unwrap();
     let mut e = Engine::new(PlainBackend, memuser());
     e.set_leveled(Some(lp));

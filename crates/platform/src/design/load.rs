@@ -33,21 +33,15 @@ pub fn netlist_blueprint(netlist_json: &str) -> Result<String> {
     let mut bp = String::from(
         "[[file]]\ntype = \"yosys-json\"\npath = \"netlist.json\"\nname = \"top\"\n\n[connect]\n",
     );
+    // A `[connect]` line: destination = source.
+    let mut connect = |dst: String, src: String| {
+        let _ = writeln!(bp, "{} = {}", quote(&dst), quote(&src));
+    };
     for p in n.inputs().iter().filter(|p| p.width() > 0) {
-        let _ = writeln!(
-            bp,
-            "{} = {}",
-            quote(&format!("top/{}", p.name)),
-            quote(&format!("@{}", p.name))
-        );
+        connect(format!("top/{}", p.name), format!("@{}", p.name));
     }
     for p in n.outputs().iter().filter(|p| p.width() > 0) {
-        let _ = writeln!(
-            bp,
-            "{} = {}",
-            quote(&format!("@{}", p.name)),
-            quote(&format!("top/{}", p.name))
-        );
+        connect(format!("@{}", p.name), format!("top/{}", p.name));
     }
     Ok(bp)
 }

@@ -83,10 +83,7 @@ impl CircuitInputs {
 impl CircuitRequest {
     /// The request as an envelope (written by [`Envelope::write`], or sent).
     pub fn to_envelope(&self) -> Envelope {
-        let mut w = Writer::default();
-        self.write_body(&mut w);
-        let body = w.into_bytes();
-        Envelope::new(Kind::Request, &self.params_name, self.key_id, body)
+        Envelope::of(self, Kind::Request, &self.params_name, self.key_id)
     }
 
     /// Parses a verified request envelope for `circuit` and `params` ([`FileCodec::read_body`]).
@@ -161,26 +158,21 @@ impl FileCodec for CircuitRequest {
                 "the request was made for another circuit (its fingerprint differs)".into(),
             ));
         }
-        let n = r.u32("body")? as usize;
-        if n > circuit.inputs().len() {
-            return Err(corrupt(format!(
-                "{n} inputs, the circuit has {}",
-                circuit.inputs().len()
-            )));
-        }
+        let count = |r: &mut Reader<'_>, max: usize, what: &str| -> Result<usize> {
+            let n = r.u32("body")? as usize;
+            if n > max {
+                return Err(corrupt(format!("{n} {what}, the circuit has {max}")));
+            }
+            Ok(n)
+        };
+        let n = count(r, circuit.inputs().len(), "inputs")?;
         let mut inputs = Vec::with_capacity(n);
         for _ in 0..n {
             let name = name_of(r)?;
             let width = input_width(circuit, &name).map_err(|e| corrupt(e.to_string()))?;
             inputs.push((name, get_cells(r, width, params)?));
         }
-        let n = r.u32("body")? as usize;
-        if n > circuit.memories().len() {
-            return Err(corrupt(format!(
-                "{n} memories, the circuit has {}",
-                circuit.memories().len()
-            )));
-        }
+        let n = count(r, circuit.memories().len(), "memories")?;
         let mut memories = Vec::with_capacity(n);
         for _ in 0..n {
             let name = name_of(r)?;

@@ -326,35 +326,39 @@ mod tests {
         assert!(parse_snapshot(&[8, 9]).is_err());
     }
 
+    /// The fib benchmark assembled, and its arguments.
+    fn fib() -> (vsp_cahp::Image, Vec<String>) {
+        let p = &vsp_cahp::programs::FIB;
+        let image = vsp_cahp::assemble(p.source, p.name).unwrap();
+        (image, p.args.iter().map(|s| s.to_string()).collect())
+    }
+
     /// MUX memory (Iyokan's gates-and-flip-flops ROM/RAM) computes what CMUX memory does.
     #[test]
     fn mux_memory_runs_the_programs_like_cmux_memory() {
-        let p = &vsp_cahp::programs::FIB;
-        let image = vsp_cahp::assemble(p.source, p.name).unwrap();
-        let args: Vec<String> = p.args.iter().map(|s| s.to_string()).collect();
+        let (image, args) = fib();
         let b512 = MemSize::B512;
         let cmux = emulate(&image, &args, Core::Pearl, Memory::Cmux, b512, 5000).unwrap();
         let mux = emulate(&image, &args, Core::Pearl, Memory::Mux, b512, 5000).unwrap();
         assert!(cmux.finished && mux.finished && mux.agrees_with_isa == Some(true));
         assert_eq!((mux.cycles, &mux.regs), (cmux.cycles, &cmux.regs));
-        assert_eq!(mux.result, p.expected);
+        assert_eq!(mux.result, vsp_cahp::programs::FIB.expected);
     }
 
-    /// The core, memory, size and engine state of the processor snapshot at `path`.
-    fn read_core_snapshot(path: &Path) -> (Core, Memory, MemSize, Vec<u8>) {
+    /// The plain machine restored from the processor snapshot at `path`, with the snapshot's core,
+    /// memory and size, and its engine state.
+    fn restore_plain(path: &Path) -> (Machine<PlainBackend>, (Core, Memory, MemSize), Vec<u8>) {
         let s: Snapshot = crate::wire::envelope::load(path, &()).unwrap();
         let (core, memory, size) = s.core().unwrap();
-        (core, memory, size, s.state.into_owned())
+        let state = s.state.into_owned();
+        let mut m = Machine::new(PlainBackend, core, memory, size).unwrap();
+        m.engine_mut().restore_snapshot(&state).unwrap();
+        (m, (core, memory, size), state)
     }
 
     /// The cycle of the machine snapshot at `path` (`None` when there is none yet).
     fn snapshot_cycle(path: &Path) -> Option<u64> {
-        path.exists().then(|| {
-            let (core, memory, size, state) = read_core_snapshot(path);
-            let mut m = Machine::new(PlainBackend, core, memory, size).unwrap();
-            m.engine_mut().restore_snapshot(&state).unwrap();
-            m.cycle()
-        })
+        path.exists().then(|| restore_plain(path).0.cycle())
     }
 
     /// The machine's snapshots are the engine run's: every k cycles and at the end, in the
@@ -362,9 +366,7 @@ mod tests {
     #[test]
     fn machine_snapshots_every_k_cycles_resume_to_a_straight_run() {
         let dir = tempfile::tempdir().unwrap();
-        let p = &vsp_cahp::programs::FIB;
-        let image = vsp_cahp::assemble(p.source, p.name).unwrap();
-        let args: Vec<String> = p.args.iter().map(|s| s.to_string()).collect();
+        let (image, args) = fib();
         let req = PlainRequest::new(&image, &args, Memory::Mux).unwrap();
         let mut m = Machine::plain(Core::Pearl, &req).unwrap();
         let snaps = Snapshots {
@@ -390,13 +392,8 @@ mod tests {
         assert_eq!(snapshot_cycle(&kept), Some(6));
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
 
-        let (core, memory, size, state) = read_core_snapshot(&kept);
-        assert_eq!(
-            (core, memory, size),
-            (Core::Pearl, Memory::Mux, MemSize::B512)
-        );
-        let mut back = Machine::new(PlainBackend, core, memory, size).unwrap();
-        back.engine_mut().restore_snapshot(&state).unwrap();
+        let (mut back, shape, _) = restore_plain(&kept);
+        assert_eq!(shape, (Core::Pearl, Memory::Mux, MemSize::B512));
         back.run(5, None, &mut |_| {}).unwrap();
         assert_eq!(back.cycle(), 11);
         let (finished, regs, ram) = plain_state_after(&req, Core::Pearl, 11).unwrap();
@@ -410,9 +407,7 @@ mod tests {
     #[test]
     fn a_1k_snapshot_resumes_on_the_1k_circuit_only() {
         let dir = tempfile::tempdir().unwrap();
-        let p = &vsp_cahp::programs::FIB;
-        let image = vsp_cahp::assemble(p.source, p.name).unwrap();
-        let args: Vec<String> = p.args.iter().map(|s| s.to_string()).collect();
+        let (image, args) = fib();
         let req = PlainRequest::new_sized(&image, &args, Memory::Cmux, MemSize::K1).unwrap();
         assert_eq!((req.rom.len(), req.ram.len()), (256, 512));
         let mut m = Machine::plain(Core::Pearl, &req).unwrap();
@@ -427,13 +422,11 @@ mod tests {
             &mut |_| {},
         )
         .unwrap();
-        let (core, memory, size, state) = read_core_snapshot(&path);
+        let (back, (core, memory, size), state) = restore_plain(&path);
         assert_eq!(
             (core, memory, size),
             (Core::Pearl, Memory::Cmux, MemSize::K1)
         );
-        let mut back = Machine::new(PlainBackend, core, memory, size).unwrap();
-        back.engine_mut().restore_snapshot(&state).unwrap();
         assert_eq!(back.regs().unwrap(), m.regs().unwrap());
         assert_eq!(back.ram_bytes().unwrap().len(), 1024);
         let mut small = Machine::new(PlainBackend, core, memory, MemSize::B512).unwrap();

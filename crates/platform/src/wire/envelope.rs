@@ -108,6 +108,14 @@ impl Envelope {
         }
     }
 
+    /// The envelope of `value`, a [`FileCodec`] object of `kind`, made under the key `key_id` of
+    /// parameter set `params` (a request, written by [`Envelope::write`] or sent).
+    pub fn of<T: FileCodec>(value: &T, kind: Kind, params: &str, key_id: KeyId) -> Envelope {
+        let mut w = Writer::default();
+        value.write_body(&mut w);
+        Envelope::new(kind, params, key_id, w.into_bytes())
+    }
+
     pub fn to_bytes(&self) -> Zeroizing<Vec<u8>> {
         Zeroizing::new(vsp_codec::seal(
             &FORMAT,

@@ -17,6 +17,14 @@ pub fn thread_cpu() -> Duration {
     )
 }
 
+/// The example's command-line argument `n`, or `default` when it is absent or does not parse.
+pub fn arg<T: std::str::FromStr>(n: usize, default: T) -> T {
+    std::env::args()
+        .nth(n)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(default)
+}
+
 /// Checks a multiplexer on all eight inputs: `mux(c, a, b)` (encrypt, evaluate, decrypt) must be
 /// `if c { a } else { b }`.
 pub fn check_mux(mux: impl Fn(bool, bool, bool) -> bool) {

@@ -74,10 +74,7 @@ impl PlainRequest {
 impl Request {
     /// The request as an envelope (written by [`Envelope::write`], or sent).
     pub fn to_envelope(&self) -> Envelope {
-        let mut w = Writer::default();
-        self.write_body(&mut w);
-        let body = w.into_bytes();
-        Envelope::new(Kind::Request, &self.params_name, self.key_id, body)
+        Envelope::of(self, Kind::Request, &self.params_name, self.key_id)
     }
 
     /// Parses a verified request envelope for parameters `params`.
