@@ -261,14 +261,8 @@ fn exec(
     let run = server.run();
     let done = run.run_circuit(&blueprint.blueprint, start, trace.as_deref(), shown)?;
     let Some(done) = done else { return Ok(()) };
-    if let (Some(size), Some(path)) = (done.trace_bytes, trace) {
-        let (path, size) = (path.display(), fmt_bytes(size));
-        shown.note(&format!("wrote encrypted trace {path} ({size})"));
+    if let Some(line) = done.trace_line() {
+        shown.note(&line);
     }
-    let (cycles, out, size) = (
-        run.cycles,
-        run.output.display(),
-        fmt_bytes(done.result_bytes),
-    );
-    shown.end(&format!("ran {cycles} cycles; wrote result {out} ({size})"))
+    shown.end(&done.to_string())
 }
