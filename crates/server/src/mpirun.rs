@@ -371,6 +371,23 @@ mod tests {
             Some(3)
         );
         assert_eq!(cycle_line("cycle 3/10"), None);
+        // The line a `vsp run` rank writes is the line read here.
+        let engine = vsp_circuit::Progress {
+            cycle_finished: true,
+            ..Default::default()
+        };
+        let p = |done| vsp_platform::RunProgress {
+            done,
+            total: 10,
+            elapsed: 1.0,
+            engine: &engine,
+        };
+        for done in [0, 7, 10] {
+            assert_eq!(
+                p(done).finished_line().and_then(|l| cycle_line(&l)),
+                Some(done)
+            );
+        }
         assert_eq!(cycle_line("error: cycle 3/10 done in"), None);
         assert_eq!(cycle_line("cycle x/10 done in 1 s"), None);
     }

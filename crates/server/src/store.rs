@@ -117,6 +117,17 @@ impl JobStatus {
         }
         out
     }
+
+    /// The job's progress on one line, as a follower logs it when stderr is not a terminal:
+    /// `cycle 3/10 (4.1 s/cycle, ETA 29s)`, or `cycle 0/10` before a rate is known.
+    pub fn progress_line(&self) -> String {
+        let (done, total) = (self.cycles_done, self.cycles);
+        let eta = vsp_codec::text::fmt_secs(self.eta_seconds.unwrap_or(0.0));
+        match self.seconds_per_cycle {
+            Some(s) => format!("cycle {done}/{total} ({s:.1} s/cycle, ETA {eta})"),
+            None => format!("cycle {done}/{total}"),
+        }
+    }
 }
 
 /// Whether `queue` jobs wait already (asked inside the transaction that would queue one more).
@@ -641,4 +652,45 @@ fn finish_status(r: Row) -> Result<JobStatus> {
         started,
         finished,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{JobState, JobStatus};
+
+    fn status() -> JobStatus {
+        JobStatus {
+            id: "j1".into(),
+            state: JobState::Running,
+            core: "pearl".into(),
+            key_id: "00".repeat(16),
+            cycles: 10,
+            cycles_done: 3,
+            seconds_per_cycle: Some(4.12),
+            eta_seconds: Some(28.8),
+            gates: None,
+            error: None,
+            created: 0.0,
+            started: None,
+            finished: None,
+        }
+    }
+
+    /// `vsp remote status`'s line and a follower's progress line, with and without a rate.
+    #[test]
+    fn a_status_prints_on_one_line() {
+        let mut s = status();
+        assert_eq!(
+            s.line(),
+            "j1  running   pearl cycle 3/10  4.1 s/cycle  ETA 29s"
+        );
+        assert_eq!(s.progress_line(), "cycle 3/10 (4.1 s/cycle, ETA 29s)");
+        (s.seconds_per_cycle, s.eta_seconds) = (None, None);
+        s.error = Some("out of memory".into());
+        assert_eq!(
+            s.line(),
+            "j1  running   pearl cycle 3/10  error: out of memory"
+        );
+        assert_eq!(s.progress_line(), "cycle 3/10");
+    }
 }

@@ -9,8 +9,8 @@ use anyhow::Result;
 use clap::Subcommand;
 
 use vsp_platform::design::{
-    decrypt_file, encrypt_inputs, load_design, outputs_json, stats_json, CircuitStart, Decrypt,
-    Decrypted, LocalRun,
+    decrypt_file, encrypt_inputs, load_design, outputs_json, stats_json, stats_text, CircuitStart,
+    Decrypt, Decrypted, LocalRun,
 };
 use vsp_platform::server::Watch;
 
@@ -244,10 +244,8 @@ fn stats(blueprint: &BlueprintArg, json: JsonArg) -> Result<()> {
     let v = stats_json(&*load_design(&blueprint.blueprint)?);
     if json.json {
         println!("{}", serde_json::to_string_pretty(&v)?);
-    } else if let Some(obj) = v.as_object() {
-        for (k, v) in obj {
-            println!("{k:<26} {v}");
-        }
+    } else {
+        print!("{}", stats_text(&v));
     }
     Ok(())
 }
@@ -263,14 +261,8 @@ fn exec(
     let run = server.run();
     let done = run.run_circuit(&blueprint.blueprint, start, trace.as_deref(), shown)?;
     let Some(done) = done else { return Ok(()) };
-    if let (Some(size), Some(path)) = (done.trace_bytes, trace) {
-        let (path, size) = (path.display(), fmt_bytes(size));
-        shown.note(&format!("wrote encrypted trace {path} ({size})"));
+    if let Some(line) = done.trace_line() {
+        shown.note(&line);
     }
-    let (cycles, out, size) = (
-        run.cycles,
-        run.output.display(),
-        fmt_bytes(done.result_bytes),
-    );
-    shown.end(&format!("ran {cycles} cycles; wrote result {out} ({size})"))
+    shown.end(&done.to_string())
 }

@@ -24,7 +24,7 @@ use vsp_platform::processor::program::{
     self, memory_name, parse_core, parse_memory, parse_memory_size,
 };
 use vsp_platform::server::{mpi, parse_threads, Ran, ServerRun, SnapshotPlan, Start};
-use vsp_platform::{demo, EmuResult, MemSize};
+use vsp_platform::{demo, MemSize};
 
 use crate::progress::{fmt_bytes, fmt_secs, Shown};
 
@@ -456,14 +456,7 @@ impl ResumeArgs {
 
 /// What a processor's server run wrote (rank 0, unless quiet).
 fn print_ran(ran: Option<Ran>, shown: &mut Shown) -> Result<()> {
-    let Some(r) = ran else { return Ok(()) };
-    let (time, per_cycle) = (fmt_secs(r.seconds), r.seconds / r.cycles.max(1) as f64);
-    let (out, bytes) = (r.output.display(), fmt_bytes(r.result_bytes));
-    let snapshot = r.snapshot.map(|s| format!(", snapshot {}", s.display()));
-    shown.end(&format!(
-        "ran {} cycles on {} ({}) with {} threads in {time} ({per_cycle:.2} s/cycle); wrote result {out} ({bytes}){}",
-        r.cycles, r.core, r.size, r.threads, snapshot.unwrap_or_default()
-    ))
+    ran.map_or(Ok(()), |r| shown.end(&r.to_string()))
 }
 
 impl DecArgs {
@@ -473,12 +466,9 @@ impl DecArgs {
             println!("{}", serde_json::to_string_pretty(&d)?);
             return Ok(());
         }
-        println!("cycles:     {}", d.cycles);
-        println!("finished:   {}", if d.finished { "yes" } else { "no" });
-        println!("result a0:  {} (0x{:04x})", d.result, d.result);
-        print!("{}", regs_table(&d.regs));
+        print!("{d}");
         if self.ram {
-            print!("{}", ram_dump(&d.ram));
+            print!("{}", d.ram_dump());
         }
         Ok(())
     }
@@ -538,55 +528,10 @@ impl EmuArgs {
         if self.json.json {
             println!("{}", serde_json::to_string_pretty(&r)?);
         } else {
-            print_emulated(&r, size, max);
+            print!("{}", r.report(size, max));
         }
         Ok(r.check(max)?)
     }
-}
-
-/// What `vsp emu` found, as text.
-fn print_emulated(r: &EmuResult, size: MemSize, max: u64) {
-    let why = match (r.finished, &r.isa_error) {
-        (true, _) => format!("(pass --cycles {} to `vsp run`)", r.cycles),
-        (false, Some(_)) => "(stopped where the ISA simulator stopped the program)".to_string(),
-        (false, None) => format!("(stopped at --max-cycles {max}: the program had not halted)"),
-    };
-    let check = match (r.agrees_with_isa, &r.isa_error) {
-        (Some(true), _) => "agrees",
-        (Some(false), _) => "DISAGREES",
-        (None, Some(_)) => "stopped the program (below)",
-        (None, None) => "not made (the gate-level run stopped before the halt)",
-    };
-    println!("core:       {} ({} memory, {size})", r.core, r.memory);
-    println!("finished:   {}", if r.finished { "yes" } else { "no" });
-    println!("cycles:     {}   {why}", r.cycles);
-    println!("result a0:  {} (0x{:04x})", r.result, r.result);
-    let n = r.instructions;
-    println!("ISA check:  {check} ({n} instructions retired)");
-    print!("{}", regs_table(&r.regs));
-}
-
-/// A hex dump of the RAM: 16 bytes a line, all-zero lines skipped.
-fn ram_dump(ram: &[u8]) -> String {
-    let lines = ram.chunks(16).enumerate();
-    let mut s = String::new();
-    for (i, chunk) in lines.filter(|(_, c)| c.iter().any(|&b| b != 0)) {
-        let hex: Vec<String> = chunk.iter().map(|b| format!("{b:02x}")).collect();
-        s.push_str(&format!("{:04x}: {}\n", i * 16, hex.join(" ")));
-    }
-    s
-}
-
-/// x0..x15, eight to a line.
-fn regs_table(regs: &[u16]) -> String {
-    let mut s = String::new();
-    for (i, v) in regs.iter().enumerate() {
-        s.push_str(&format!(
-            "x{i:<2}={v:<6}{}",
-            if i % 8 == 7 { "\n" } else { " " }
-        ));
-    }
-    s
 }
 
 #[cfg(test)]

@@ -54,22 +54,15 @@ impl Bar {
 
     /// Updates the cycle bar (or prints the line of a finished cycle) from a run's progress.
     pub fn cycle(&self, p: &RunProgress<'_>) {
-        let (per_cycle, eta, e) = (p.seconds_per_cycle(), p.eta(), p.engine);
+        let e = p.engine;
         match self {
-            Bar::Lines if e.cycle_finished => eprintln!(
-                "cycle {}/{} done in {:.1} s ({:.1} s/cycle, ETA {})",
-                p.done,
-                p.total,
-                e.cycle_seconds,
-                per_cycle.unwrap_or(e.cycle_seconds),
-                fmt_secs(eta.unwrap_or(0.0))
-            ),
+            Bar::Lines => p.finished_line().into_iter().for_each(|l| eprintln!("{l}")),
             Bar::Drawn(_) => {
                 let gates =
                     (e.tasks_total > 0).then_some((e.tasks_done as u64, e.tasks_total as u64));
-                self.show(p.done, per_cycle, eta, gates);
+                self.show(p.done, p.seconds_per_cycle(), p.eta(), gates);
             }
-            _ => {}
+            Bar::None => {}
         }
     }
 
@@ -116,8 +109,7 @@ impl JobBar {
     }
 
     fn show(&mut self, s: &JobStatus) {
-        let (done, total, per_cycle, eta) =
-            (s.cycles_done, s.cycles, s.seconds_per_cycle, s.eta_seconds);
+        let (done, total) = (s.cycles_done, s.cycles);
         if self.bar.as_ref().is_none_or(|(_, t)| *t != total) {
             self.bar = Some((Bar::cycles(self.quiet, total), total));
         }
@@ -126,13 +118,8 @@ impl JobBar {
             return;
         }
         match self.bar.as_ref().map(|(b, _)| b) {
-            Some(Bar::Lines) if s.gates.is_none() => {
-                let rate = per_cycle
-                    .map(|s| format!(" ({s:.1} s/cycle, ETA {})", fmt_secs(eta.unwrap_or(0.0))))
-                    .unwrap_or_default();
-                eprintln!("cycle {done}/{total}{rate}");
-            }
-            Some(bar) => bar.show(done, per_cycle, eta, s.gates),
+            Some(Bar::Lines) if s.gates.is_none() => eprintln!("{}", s.progress_line()),
+            Some(bar) => bar.show(done, s.seconds_per_cycle, s.eta_seconds, s.gates),
             None => {}
         }
     }

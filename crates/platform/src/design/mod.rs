@@ -15,7 +15,7 @@
 //! | `run` | local runs ([`LocalRun`]): plain, or encrypted on one machine |
 //! | `server` | the server's half ([`crate::server::ServerRun::run_circuit`]) |
 //! | `client` | the client's files: [`encrypt_inputs`], [`decrypt_file`] |
-//! | `stats` | [`stats_json`] |
+//! | `stats` | [`stats_json`], [`stats_text`] |
 
 mod client;
 mod inputs;
@@ -41,5 +41,5 @@ pub use run::{
     LocalRun,
 };
 pub use server::{CircuitStart, Exec, Executed};
-pub use stats::stats_json;
+pub use stats::{stats_json, stats_text};
 pub use trace::{decrypt_circuit_trace, EncryptedTrace, Trace, MAX_TRACE_CYCLES};

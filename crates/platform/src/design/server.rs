@@ -3,10 +3,12 @@
 //! and trace written ([`ServerRun::run_circuit`], as `vsp circuit exec` and `resume` play it). The
 //! root/follower choreography is [`crate::server`]'s.
 
-use std::path::Path;
+use std::fmt;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use vsp_circuit::Circuit;
+use vsp_codec::text::fmt_bytes;
 
 use super::run::{check_reset, public_warning};
 use super::{load_design, CircuitMachine, CircuitRequest, EncryptedTrace};
@@ -26,10 +28,33 @@ pub struct Exec<'a> {
     pub trace: Option<&'a Path>,
 }
 
-/// What [`CircuitMachine::exec`] wrote: the trace's size (when asked for) and the result's.
+/// What [`CircuitMachine::exec`] did and wrote: the cycles, the result (and its size), and the
+/// encrypted trace (and its size) when asked for.
 pub struct Executed {
-    pub trace_bytes: Option<u64>,
+    pub cycles: u64,
+    pub output: PathBuf,
     pub result_bytes: u64,
+    pub trace: Option<(PathBuf, u64)>,
+}
+
+impl Executed {
+    /// The line that says the trace was written (`vsp circuit exec --trace`), if one was.
+    pub fn trace_line(&self) -> Option<String> {
+        let (path, size) = self.trace.as_ref()?;
+        Some(format!(
+            "wrote encrypted trace {} ({})",
+            path.display(),
+            fmt_bytes(*size)
+        ))
+    }
+}
+
+/// The run's summary, as `vsp circuit exec` and `resume` end (the reset cycle not counted).
+impl fmt::Display for Executed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (out, size) = (self.output.display(), fmt_bytes(self.result_bytes));
+        write!(f, "ran {} cycles; wrote result {out} ({size})", self.cycles)
+    }
 }
 
 impl CircuitMachine {
@@ -107,18 +132,19 @@ impl CircuitMachine {
         if !root {
             return Ok(None);
         }
-        let trace_bytes = match (&trace, plan.trace) {
-            (Some(tr), Some(path)) => Some(crate::wire::envelope::save(
-                tr,
-                path,
-                self.engine.backend().params(),
-            )?),
+        let params = self.engine.backend().params();
+        let trace = match (&trace, plan.trace) {
+            (Some(tr), Some(path)) => {
+                let size = crate::wire::envelope::save(tr, path, params)?;
+                Some((path.to_path_buf(), size))
+            }
             _ => None,
         };
-        let result_bytes = self.result()?.write(plan.output)?;
         Ok(Some(Executed {
-            trace_bytes,
-            result_bytes,
+            cycles,
+            output: plan.output.to_path_buf(),
+            result_bytes: self.result()?.write(plan.output)?,
+            trace,
         }))
     }
 }
@@ -173,5 +199,32 @@ impl ServerRun {
             trace,
         };
         m.exec(&plan, watch)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    /// `vsp circuit exec`'s closing lines: the trace's (when written), then the run's.
+    #[test]
+    fn an_exec_sums_itself_up() {
+        let mut done = super::Executed {
+            cycles: 5,
+            output: PathBuf::from("out.res"),
+            result_bytes: 3 << 20,
+            trace: Some((PathBuf::from("t.trace"), 512)),
+        };
+        assert_eq!(
+            done.to_string(),
+            "ran 5 cycles; wrote result out.res (3.0 MiB)"
+        );
+        let line = done.trace_line();
+        assert_eq!(
+            line.as_deref(),
+            Some("wrote encrypted trace t.trace (512 B)")
+        );
+        done.trace = None;
+        assert_eq!(done.trace_line(), None);
     }
 }

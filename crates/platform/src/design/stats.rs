@@ -39,6 +39,13 @@ pub fn stats_json(c: &Circuit) -> serde_json::Value {
     })
 }
 
+/// Statistics (from [`stats_json`]) as `vsp circuit stats` prints them without `--json`: one line a
+/// key, the key in a column of 26.
+pub fn stats_text(stats: &serde_json::Value) -> String {
+    let keys = stats.as_object().into_iter().flatten();
+    keys.map(|(k, v)| format!("{k:<26} {v}\n")).collect()
+}
+
 /// What an encrypted cycle costs with select-once MUXes at the default parameters (memories aside).
 fn encrypted_plan_json(c: &Circuit) -> serde_json::Value {
     let Some(lp) = LeveledParams::for_params(&vsp_tfhe::Params::default_128()) else {
@@ -57,4 +64,19 @@ fn encrypted_plan_json(c: &Circuit) -> serde_json::Value {
         "bootstrap_equivalents": (k.cost * 10.0).round() / 10.0,
         "log2_failure_per_cycle": (k.log2_failure * 10.0).round() / 10.0,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    /// One line a key, in the object's order; anything but an object prints nothing.
+    #[test]
+    fn stats_print_one_line_a_key() {
+        let v = serde_json::json!({"dff": 3, "gates": {"AND": 2}, "memories": ["rom"]});
+        let want = format!(
+            "{:<26} 3\n{:<26} {{\"AND\":2}}\n{:<26} [\"rom\"]\n",
+            "dff", "gates", "memories"
+        );
+        assert_eq!(super::stats_text(&v), want);
+        assert_eq!(super::stats_text(&serde_json::json!(7)), "");
+    }
 }

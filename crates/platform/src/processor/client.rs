@@ -7,9 +7,8 @@ use std::path::{Path, PathBuf};
 use vsp_cahp::cores::{MemSize, Memory};
 use vsp_cahp::Image;
 
-use super::emu::EmuResult;
 use super::program::{self, PlainRequest};
-use crate::error::{PlatformError, Result};
+use crate::error::Result;
 use crate::files::{check_output, lock_output, write_atomic, Access, OutputLock};
 use crate::keys::{self, ClientKey};
 use crate::processor::packets::Decrypted;
@@ -141,28 +140,4 @@ pub fn compile_to(
 /// Writes a program image with the one atomic writer.
 pub fn write_image(image: &Image, path: &Path) -> Result<()> {
     write_atomic(path, &image.to_bytes()?, Access::Public)
-}
-
-impl EmuResult {
-    /// Refuses a run that did not end in a halt within `max_cycles` (saying whether more cycles
-    /// would do) or that the ISA simulator stopped.
-    pub fn check(&self, max_cycles: u64) -> Result<()> {
-        if let Some(e) = &self.isa_error {
-            return Err(PlatformError::Refused(e.clone()));
-        }
-        if self.finished {
-            return Ok(());
-        }
-        let hint = if self.isa_halted {
-            format!(
-                "; the ISA simulator halts it after {} instructions: raise --max-cycles",
-                self.instructions
-            )
-        } else {
-            String::new()
-        };
-        Err(PlatformError::Refused(format!(
-            "the program did not halt within --max-cycles {max_cycles} cycles{hint}"
-        )))
-    }
 }

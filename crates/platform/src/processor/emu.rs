@@ -7,7 +7,8 @@ use vsp_cahp::cores::{Core, MemSize, Memory};
 use vsp_cahp::{Image, SimError, Simulator, StackGuard};
 
 use super::machine::Machine;
-use crate::error::Result;
+use crate::error::{PlatformError, Result};
+use crate::processor::packets::{regs_table, yes_no};
 use crate::processor::program::PlainRequest;
 
 /// What a plain gate-level run found.
@@ -44,6 +45,62 @@ pub struct EmuResult {
     /// arguments, and the message says how to get more), or an illegal instruction.
     pub isa_error: Option<String>,
     pub seconds: f64,
+}
+
+impl EmuResult {
+    /// What the run found, as `vsp emu` prints it: the machine (`size`: the memories it ran on),
+    /// the finish flag, the cycles to pass to `vsp run` (or why the run stopped short of the halt:
+    /// the ISA simulator's error, or `max_cycles`), a0, the ISA check and x0..x15.
+    pub fn report(&self, size: MemSize, max_cycles: u64) -> String {
+        let why = match (self.finished, &self.isa_error) {
+            (true, _) => format!("(pass --cycles {} to `vsp run`)", self.cycles),
+            (false, Some(_)) => "(stopped where the ISA simulator stopped the program)".into(),
+            (false, None) => {
+                format!("(stopped at --max-cycles {max_cycles}: the program had not halted)")
+            }
+        };
+        let check = match (self.agrees_with_isa, &self.isa_error) {
+            (Some(true), _) => "agrees",
+            (Some(false), _) => "DISAGREES",
+            (None, Some(_)) => "stopped the program (below)",
+            (None, None) => "not made (the gate-level run stopped before the halt)",
+        };
+        let (r, n) = (self.result, self.instructions);
+        [
+            format!(
+                "core:       {} ({} memory, {size})\n",
+                self.core, self.memory
+            ),
+            format!("finished:   {}\n", yes_no(self.finished)),
+            format!("cycles:     {}   {why}\n", self.cycles),
+            format!("result a0:  {r} (0x{r:04x})\n"),
+            format!("ISA check:  {check} ({n} instructions retired)\n"),
+            regs_table(&self.regs),
+        ]
+        .concat()
+    }
+
+    /// Refuses a run that did not end in a halt within `max_cycles` (saying whether more cycles
+    /// would do) or that the ISA simulator stopped.
+    pub fn check(&self, max_cycles: u64) -> Result<()> {
+        if let Some(e) = &self.isa_error {
+            return Err(PlatformError::Refused(e.clone()));
+        }
+        if self.finished {
+            return Ok(());
+        }
+        let hint = if self.isa_halted {
+            format!(
+                "; the ISA simulator halts it after {} instructions: raise --max-cycles",
+                self.instructions
+            )
+        } else {
+            String::new()
+        };
+        Err(PlatformError::Refused(format!(
+            "the program did not halt within --max-cycles {max_cycles} cycles{hint}"
+        )))
+    }
 }
 
 /// Runs `image` with `args` on the gate-level netlist of `core` with `memory` of `size` (plain
@@ -131,4 +188,64 @@ pub fn plain_state_after(
     let mut m = Machine::plain(core, request)?;
     m.run(cycles, None, &mut |_| {})?;
     Ok((m.finished()?, m.regs()?, m.ram_bytes()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::EmuResult;
+    use vsp_cahp::cores::MemSize;
+
+    fn found(finished: bool, agrees: Option<bool>, isa_error: Option<&str>) -> EmuResult {
+        EmuResult {
+            core: "pearl".into(),
+            memory: "cmux".into(),
+            memory_size: 512,
+            rom_size: 512,
+            ram_size: 512,
+            finished,
+            cycles: 42,
+            regs: vec![7; 16],
+            result: 7,
+            instructions: 30,
+            isa_halted: finished,
+            agrees_with_isa: agrees,
+            isa_error: isa_error.map(str::to_string),
+            seconds: 0.5,
+        }
+    }
+
+    /// `vsp emu`'s text: what it ran on, the cycles to pass to `vsp run` or why it stopped, the
+    /// ISA check, then the registers.
+    #[test]
+    fn the_report_says_what_the_run_found() {
+        let size = MemSize::B512;
+        let done = found(true, Some(true), None).report(size, 100);
+        let mut lines = done.lines();
+        assert_eq!(
+            lines.next(),
+            Some("core:       pearl (cmux memory, 512 B ROM and RAM)")
+        );
+        assert_eq!(lines.next(), Some("finished:   yes"));
+        assert_eq!(
+            lines.next(),
+            Some("cycles:     42   (pass --cycles 42 to `vsp run`)")
+        );
+        assert_eq!(lines.next(), Some("result a0:  7 (0x0007)"));
+        assert_eq!(
+            lines.next(),
+            Some("ISA check:  agrees (30 instructions retired)")
+        );
+        assert!(lines.next().unwrap().starts_with("x0 =7      x1 =7"));
+        assert!(lines.next().unwrap().starts_with("x8 =7 "));
+        assert_eq!(lines.next(), None);
+        let short = found(false, None, None).report(size, 100);
+        assert!(short.contains("(stopped at --max-cycles 100: the program had not halted)"));
+        assert!(short.contains("not made (the gate-level run stopped before the halt)"));
+        let stopped = found(false, None, Some("stack overflow")).report(size, 100);
+        assert!(stopped.contains("(stopped where the ISA simulator stopped the program)"));
+        assert!(stopped.contains("ISA check:  stopped the program (below)"));
+        assert!(found(true, Some(false), None)
+            .report(size, 100)
+            .contains("DISAGREES"));
+    }
 }

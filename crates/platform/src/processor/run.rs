@@ -15,6 +15,7 @@ use crate::error::{PlatformError, Result};
 use crate::keys::ServerKeys;
 use crate::wire::envelope::{self, KeyId, Kind, Writer, FORMAT};
 use crate::wire::tags::MachineTag;
+use vsp_codec::text::fmt_secs;
 use vsp_codec::{FileCodec, Format, Reader};
 
 /// Where and how often a run writes snapshots.
@@ -52,6 +53,19 @@ impl RunProgress<'_> {
     pub fn eta(&self) -> Option<f64> {
         self.seconds_per_cycle()
             .map(|s| s * self.total.saturating_sub(self.done) as f64)
+    }
+
+    /// The log line of a finished cycle, `cycle 3/10 done in 4.2 s (4.1 s/cycle, ETA 29s)`: what
+    /// a command prints when stderr is not a terminal, and what the job server reads back from an
+    /// MPI run's log. `None` within a cycle.
+    pub fn finished_line(&self) -> Option<String> {
+        let (e, done, total) = (self.engine, self.done, self.total);
+        e.cycle_finished.then(|| {
+            let per_cycle = self.seconds_per_cycle().unwrap_or(e.cycle_seconds);
+            let eta = fmt_secs(self.eta().unwrap_or(0.0));
+            let took = e.cycle_seconds;
+            format!("cycle {done}/{total} done in {took:.1} s ({per_cycle:.1} s/cycle, ETA {eta})")
+        })
     }
 }
 
@@ -210,6 +224,33 @@ mod tests {
     use super::*;
     use crate::wire::envelope::Envelope;
     use vsp_cahp::cores::{Core, MemSize, Memory};
+
+    /// A finished cycle has a log line (rate and ETA from the run's mean); a report within a cycle
+    /// has none.
+    #[test]
+    fn a_finished_cycle_has_a_log_line() {
+        let mut engine = Progress {
+            cycle_seconds: 4.24,
+            cycle_finished: true,
+            ..Progress::default()
+        };
+        let p = |engine: &Progress, done| {
+            RunProgress {
+                done,
+                total: 10,
+                elapsed: 12.3,
+                engine,
+            }
+            .finished_line()
+        };
+        let line = "cycle 3/10 done in 4.2 s (4.1 s/cycle, ETA 29s)";
+        assert_eq!(p(&engine, 3).as_deref(), Some(line));
+        // No mean yet: the cycle's own time, and no ETA.
+        let first = "cycle 0/10 done in 4.2 s (4.2 s/cycle, ETA 0s)";
+        assert_eq!(p(&engine, 0).as_deref(), Some(first));
+        engine.cycle_finished = false;
+        assert_eq!(p(&engine, 3), None);
+    }
 
     /// A snapshot file is the envelope of kind snapshot around the tag and the state blob, byte for
     /// byte as before it had its own type, and reads back.

@@ -1,12 +1,13 @@
 //! The processor's server run: request or snapshot → machine (on every MPI rank) → result.
 
+use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
 use vsp_cahp::cores::{Core, MemSize, Memory};
 use vsp_circuit::TfheBackend;
-use vsp_codec::text::fmt_secs;
+use vsp_codec::text::{fmt_bytes, fmt_secs};
 use vsp_codec::OutputLock;
 
 use super::mpi;
@@ -307,6 +308,27 @@ pub struct Ran {
     pub seconds: f64,
 }
 
+/// The run's summary, as `vsp run` and `vsp resume` end: cycles, machine, threads, time (total
+/// and per cycle), the result and the snapshot written.
+impl fmt::Display for Ran {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (time, per_cycle) = (
+            fmt_secs(self.seconds),
+            self.seconds / self.cycles.max(1) as f64,
+        );
+        let (out, bytes) = (self.output.display(), fmt_bytes(self.result_bytes));
+        write!(
+            f,
+            "ran {} cycles on {} ({}) with {} threads in {time} ({per_cycle:.2} s/cycle); wrote result {out} ({bytes})",
+            self.cycles, self.core, self.size, self.threads
+        )?;
+        match &self.snapshot {
+            Some(s) => write!(f, ", snapshot {}", s.display()),
+            None => Ok(()),
+        }
+    }
+}
+
 /// Runs `cycles` cycles with `run`, telling `watch` (the start, the progress, the end); whether this
 /// process writes what the run made (false on an MPI rank other than 0).
 pub(crate) fn watched(
@@ -348,6 +370,34 @@ pub fn advance(
 
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
+
+    use vsp_cahp::cores::{Core, MemSize};
+
+    /// `vsp run`'s closing line, with and without a snapshot.
+    #[test]
+    fn a_run_sums_itself_up_on_one_line() {
+        let mut ran = super::Ran {
+            cycles: 4,
+            core: Core::Pearl,
+            size: MemSize::B512,
+            threads: 2,
+            output: PathBuf::from("out.res"),
+            result_bytes: 2048,
+            snapshot: Some(PathBuf::from("out.res.snapshot")),
+            seconds: 10.0,
+        };
+        let line = "ran 4 cycles on pearl (512 B ROM and RAM) with 2 threads in 10s (2.50 s/cycle); wrote result out.res (2.0 KiB)";
+        assert_eq!(
+            ran.to_string(),
+            format!("{line}, snapshot out.res.snapshot")
+        );
+        ran.snapshot = None;
+        assert_eq!(ran.to_string(), line);
+        ran.cycles = 0;
+        assert!(ran.to_string().contains("(10.00 s/cycle)"));
+    }
+
     #[test]
     fn thread_counts_from_1_to_the_most() {
         assert_eq!(super::parse_threads("1").ok(), Some(1));

@@ -31,6 +31,7 @@ mod result;
 pub(crate) use cells::{check_ram_shape, check_shape, get_cells, put_cells, ram_bits, rom_bits};
 pub use request::{parse_request, request_memory, EncryptedMemories, Request};
 pub use result::{decrypt_result, result_envelope, Decrypted, EncryptedRam};
+pub(crate) use result::{regs_table, yes_no};
 
 #[cfg(test)]
 use crate::wire::tags::{memory_from_tag, size_from_log2};

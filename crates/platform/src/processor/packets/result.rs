@@ -1,5 +1,7 @@
 //! The result: built by the server's machine, decrypted by the client into a [`Decrypted`] state.
 
+use std::fmt;
+
 use vsp_cahp::cores::{self, MemSize, Memory};
 use vsp_circuit::{client, TfheRam};
 use vsp_tfhe::{Params, Tlwe};
@@ -57,6 +59,48 @@ pub struct Decrypted {
     /// main's return value (x8 = a0).
     pub result: u16,
     pub ram: Vec<u8>,
+}
+
+impl Decrypted {
+    /// A hex dump of the RAM (`vsp dec --ram`): 16 bytes a line, all-zero lines skipped.
+    pub fn ram_dump(&self) -> String {
+        let lines = self.ram.chunks(16).enumerate();
+        let mut s = String::new();
+        for (i, chunk) in lines.filter(|(_, c)| c.iter().any(|&b| b != 0)) {
+            let hex: Vec<String> = chunk.iter().map(|b| format!("{b:02x}")).collect();
+            s.push_str(&format!("{:04x}: {}\n", i * 16, hex.join(" ")));
+        }
+        s
+    }
+}
+
+/// The result as `vsp dec` prints it: cycles, the finish flag, a0 and x0..x15.
+impl fmt::Display for Decrypted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "cycles:     {}", self.cycles)?;
+        writeln!(f, "finished:   {}", yes_no(self.finished))?;
+        writeln!(f, "result a0:  {} (0x{:04x})", self.result, self.result)?;
+        f.write_str(&regs_table(&self.regs))
+    }
+}
+
+/// `yes` or `no`, as the reports say a flag.
+pub(crate) fn yes_no(flag: bool) -> &'static str {
+    if flag {
+        "yes"
+    } else {
+        "no"
+    }
+}
+
+/// x0..x15, eight to a line (each line ends in a newline).
+pub(crate) fn regs_table(regs: &[u16]) -> String {
+    let mut s = String::new();
+    for (i, v) in regs.iter().enumerate() {
+        let end = if i % 8 == 7 { "\n" } else { " " };
+        s.push_str(&format!("x{i:<2}={v:<6}{end}"));
+    }
+    s
 }
 
 /// Decrypts a result with the secret key.
@@ -117,4 +161,45 @@ pub fn decrypt_result(key: &ClientKey, env: &Envelope) -> Result<Decrypted> {
         result: values[1 + 8] as u16,
         ram: cores::ram_bytes(&words),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Decrypted;
+
+    fn decrypted(ram: Vec<u8>) -> Decrypted {
+        Decrypted {
+            cycles: 12,
+            finished: true,
+            regs: (0..16).map(|i| i * 1000).collect(),
+            result: 8000,
+            ram,
+        }
+    }
+
+    /// `vsp dec`'s text, line by line (the CLI tests read it).
+    #[test]
+    fn a_decrypted_result_prints_as_vsp_dec_shows_it() {
+        let text = decrypted(vec![0; 32]).to_string();
+        let want = "cycles:     12\nfinished:   yes\nresult a0:  8000 (0x1f40)\n\
+            x0 =0      x1 =1000   x2 =2000   x3 =3000   x4 =4000   x5 =5000   x6 =6000   x7 =7000  \n\
+            x8 =8000   x9 =9000   x10=10000  x11=11000  x12=12000  x13=13000  x14=14000  x15=15000 \n";
+        assert_eq!(text, want);
+        let unfinished = Decrypted {
+            finished: false,
+            ..decrypted(vec![])
+        };
+        assert!(unfinished.to_string().contains("finished:   no\n"));
+    }
+
+    /// The RAM dump skips all-zero lines and numbers the others by their address.
+    #[test]
+    fn the_ram_dump_shows_only_lines_with_data() {
+        let mut ram = vec![0u8; 48];
+        ram[33] = 0xab;
+        let d = decrypted(ram);
+        let zeros = "00 ".repeat(14);
+        assert_eq!(d.ram_dump(), format!("0020: 00 ab {}\n", zeros.trim_end()));
+        assert_eq!(decrypted(vec![0; 64]).ram_dump(), "");
+    }
 }
