@@ -530,9 +530,60 @@ impl FftPlan {
     }
 
     /// About how many [`Ahead`] steps one transform of this plan takes (AVX-512: one per loop
-    /// iteration of each pass, 7·N/128 for N = 1024).
+    /// iteration of each pass: N/128 for the register-block pass and a radix-8 one, N/64 for a radix-4
+    /// one, N/32 for a radix-2 one; 2·N/128 for N = 1024).
     pub(crate) fn ahead_steps(&self) -> usize {
-        (7 * self.n / 128).max(1)
+        let blocks = self.n / 128;
+        let outer = (self.n / 2).trailing_zeros().saturating_sub(6) as usize;
+        let passes = match outer {
+            1 => 4,
+            o if o % 2 == 1 => 1 + (o - 3),
+            o => o,
+        };
+        (blocks * (1 + passes)).max(1)
+    }
+
+    /// out += the inverse transform of `f` rounded to integers mod 2^32 ([`FftPlan::backward_in_place`]
+    /// then [`FftPlan::add_rounded_u32`], the same values bit for bit), stepping the prefetch stream
+    /// `ahead` meanwhile; the AVX-512 kernel adds in its last pass (`fft_avx512::backward_add_u32`).
+    /// `f` is destroyed.
+    ///
+    /// # Panics
+    /// If `f` or `out` is not N long.
+    pub(crate) fn backward_add_u32(&self, out: &mut [u32], f: &mut [f64], ahead: &mut Ahead) {
+        assert!(f.len() == self.n && out.len() == self.n);
+        match self.kernel {
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512 => {
+                let (re, im) = f.split_at_mut(self.n / 2);
+                // SAFETY: as in backward_in_place (lengths asserted above).
+                unsafe { crate::fft_avx512::backward_add_u32(self, re, im, out, ahead) }
+            }
+            _ => {
+                self.backward_in_place_ahead(f, ahead);
+                self.add_rounded_u32(out, f);
+            }
+        }
+    }
+
+    /// [`FftPlan::backward_add_u32`] mod 2^64 ([`FftPlan::add_rounded_u64`]'s rounding).
+    ///
+    /// # Panics
+    /// If `f` or `out` is not N long.
+    pub(crate) fn backward_add_u64(&self, out: &mut [u64], f: &mut [f64], ahead: &mut Ahead) {
+        assert!(f.len() == self.n && out.len() == self.n);
+        match self.kernel {
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512 => {
+                let (re, im) = f.split_at_mut(self.n / 2);
+                // SAFETY: as in backward_in_place (lengths asserted above).
+                unsafe { crate::fft_avx512::backward_add_u64(self, re, im, out, ahead) }
+            }
+            _ => {
+                self.backward_in_place_ahead(f, ahead);
+                self.add_rounded_u64(out, f);
+            }
+        }
     }
 
     /// Inverse transform of `f` (destroyed), rounded to the torus and written to `out`.

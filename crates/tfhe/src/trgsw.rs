@@ -205,12 +205,13 @@ impl<T: Torus> TrgswFft<T> {
             return false;
         }
         plan.mul_acc_rows_strided(&mut s.acc_a, &mut s.acc_b, &s.dec, stride, &self.data);
-        plan.backward_in_place_ahead(&mut s.acc_a, &mut ahead);
-        plan.backward_in_place_ahead(&mut s.acc_b, &mut ahead);
-        for (poly, prod) in [(&mut acc.a, &s.acc_a), (&mut acc.b, &s.acc_b)] {
+        for (poly, prod) in [(&mut acc.a, &mut s.acc_a), (&mut acc.b, &mut s.acc_b)] {
             match T::as_u32_slice_mut(poly) {
-                Some(words) => plan.add_rounded_u32(words, prod),
-                None => T::add_f64_slice(poly, prod),
+                Some(words) => plan.backward_add_u32(words, prod, &mut ahead),
+                None => {
+                    plan.backward_in_place_ahead(prod, &mut ahead);
+                    T::add_f64_slice(poly, prod)
+                }
             }
         }
         true
@@ -252,13 +253,14 @@ impl<T: Torus> TrgswFft<T> {
             }
         }
         plan.mul_acc_rows_strided(&mut s.acc_a, &mut s.acc_b, &s.dec, stride, &self.data);
-        plan.backward_in_place_ahead(&mut s.acc_a, &mut ahead);
-        plan.backward_in_place_ahead(&mut s.acc_b, &mut ahead);
-        for (poly, prod) in [(&mut acc.a, &s.acc_a), (&mut acc.b, &s.acc_b)] {
+        for (poly, prod) in [(&mut acc.a, &mut s.acc_a), (&mut acc.b, &mut s.acc_b)] {
             let any: &mut dyn std::any::Any = poly;
             match any.downcast_mut::<Vec<u64>>() {
-                Some(words) => plan.add_rounded_u64(words, prod),
-                None => T::add_f64_slice(poly, prod),
+                Some(words) => plan.backward_add_u64(words, prod, &mut ahead),
+                None => {
+                    plan.backward_in_place_ahead(prod, &mut ahead);
+                    T::add_f64_slice(poly, prod)
+                }
             }
         }
     }
