@@ -140,35 +140,57 @@ fn dit4(x: [C; 4], (w1r, w1i): C, (w2r, w2i): C) -> [C; 4] {
     ]
 }
 
-/// Forward stages 4q, 2q and q on the points x_t = j + t·q (t < 8) of a block of 8q, held in
-/// registers: stage 4q pairs (x_t, x_{t+4}) with W_4q[j + t·q], then [`dif4`] on each half. `w`: the
-/// stage tables (≥ 8q entries).
+/// Forward stage 4q of a block of 8q points x_t = j + t·q (t < 8) held in registers, on the pair
+/// (x_t, x_{t+4}) = (a, b): (a + b, (a − b)·W_4q[j + t·q]). The block's other stages are [`dif8_rest`]
+/// (the two together are one radix-8 DIF; the pairs go one at a time so that few values are live).
+///
+/// # Safety
+/// j + 8 ≤ q, t < 4; the stage tables hold ≥ 8q doubles each.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn dif8_pair(
+    a: C,
+    b: C,
+    w: (*const f64, *const f64),
+    j: usize,
+    q: usize,
+    t: usize,
+) -> (C, C) {
+    // SAFETY: the table read at 4q + j + t·q + 8 ≤ 8q.
+    let (wr, wi) = unsafe { ldc(w.0, w.1, 4 * q + j + t * q) };
+    (
+        (_mm512_add_pd(a.0, b.0), _mm512_add_pd(a.1, b.1)),
+        cmul(_mm512_sub_pd(a.0, b.0), _mm512_sub_pd(a.1, b.1), wr, wi),
+    )
+}
+
+/// Forward stages 2q and q of a block of 8q points after [`dif8_pair`]: [`dif4`] on each half
+/// (`lo` = x_0..x_3, `hi` = x_4..x_7); the outputs in the places of x_0..x_7.
+///
+/// # Safety
+/// j + 8 ≤ q; the stage tables hold ≥ 4q doubles each.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn dif8_rest(
+    lo: [C; 4],
+    hi: [C; 4],
+    w: (*const f64, *const f64),
+    j: usize,
+    q: usize,
+) -> [C; 8] {
+    // SAFETY: table reads at 2q + j + 8 ≤ 4q.
+    let (w1, w2) = unsafe { (ldc(w.0, w.1, 2 * q + j), ldc(w.0, w.1, q + j)) };
+    let [a, b, c, d] = dif4(lo, w1, w2);
+    let [e, f, g, h] = dif4(hi, w1, w2);
+    [a, b, c, d, e, f, g, h]
+}
+
+/// Inverse stages q, 2q and 4q on the points x_t = j + t·q (t < 8) of a block of 8q (the mirror of
+/// [`dif8_pair`] and [`dif8_rest`]): [`dit4`] on each half, then stage 4q pairs (x_t, x_{t+4}) with
+/// conj W_4q[j + t·q].
 ///
 /// # Safety
 /// j + 8 ≤ q; the stage tables hold ≥ 8q doubles each.
-#[inline]
-#[target_feature(enable = "avx512f")]
-unsafe fn dif8(mut x: [C; 8], w: (*const f64, *const f64), j: usize, q: usize) -> [C; 8] {
-    // SAFETY: table reads at ≤ 4q + j + 3q + 8 ≤ 8q.
-    unsafe {
-        for t in 0..4 {
-            let (a, b) = (x[t], x[t + 4]);
-            let (wr, wi) = ldc(w.0, w.1, 4 * q + j + t * q);
-            x[t] = (_mm512_add_pd(a.0, b.0), _mm512_add_pd(a.1, b.1));
-            x[t + 4] = cmul(_mm512_sub_pd(a.0, b.0), _mm512_sub_pd(a.1, b.1), wr, wi);
-        }
-        let (w1, w2) = (ldc(w.0, w.1, 2 * q + j), ldc(w.0, w.1, q + j));
-        let [a, b, c, d] = dif4([x[0], x[1], x[2], x[3]], w1, w2);
-        let [e, f, g, h] = dif4([x[4], x[5], x[6], x[7]], w1, w2);
-        [a, b, c, d, e, f, g, h]
-    }
-}
-
-/// Inverse stages q, 2q and 4q on the points x_t = j + t·q (t < 8) of a block of 8q (mirror of
-/// [`dif8`]): [`dit4`] on each half, then stage 4q pairs (x_t, x_{t+4}) with conj W_4q[j + t·q].
-///
-/// # Safety
-/// As [`dif8`].
 #[inline]
 #[target_feature(enable = "avx512f")]
 unsafe fn dit8(x: [C; 8], w: (*const f64, *const f64), j: usize, q: usize) -> [C; 8] {
@@ -570,7 +592,7 @@ struct Digits {
 
 /// One level of one block of [`rot_dec_forward`]: the digits of the 16 prepared coefficient vectors
 /// `xs` (j + t·q to the real parts, m + j + t·q to the imaginary parts), twisted, through
-/// [`dif8`], stored at j + t·q of (rp, ip), as `radix8_dif_twist` does it. Kept out of line: inlined
+/// [`dif8_pair`] and [`dif8_rest`], stored at j + t·q of (rp, ip), as `radix8_dif_twist` does it. Kept out of line: inlined
 /// into the level loop, the 16 twist and 12 twiddle vectors (the same for every level) were hoisted
 /// out of it and spilled, 28 stores per block (measured 5% slower per bootstrap on Zen 4).
 ///
@@ -589,17 +611,25 @@ unsafe fn dec_block_dif8(
 ) {
     // SAFETY: the caller's contract: every access at j + t·q + 8 ≤ 8q.
     unsafe {
-        let mut x = [(_mm512_setzero_pd(), _mm512_setzero_pd()); 8];
-        for (k, v) in x.iter_mut().enumerate() {
-            let c = j + k * q;
-            *v = cmul(
+        let zero = (_mm512_setzero_pd(), _mm512_setzero_pd());
+        let (mut lo, mut hi) = ([zero; 4], [zero; 4]);
+        for k in 0..4 {
+            let (c, c4) = (j + k * q, j + (k + 4) * q);
+            let a = cmul(
                 digit_f64(xs[k], d.shift, d.mask, d.half),
                 digit_f64(xs[8 + k], d.shift, d.mask, d.half),
                 ld(t.0, c),
                 ld(t.1, c),
             );
+            let b = cmul(
+                digit_f64(xs[k + 4], d.shift, d.mask, d.half),
+                digit_f64(xs[12 + k], d.shift, d.mask, d.half),
+                ld(t.0, c4),
+                ld(t.1, c4),
+            );
+            (lo[k], hi[k]) = dif8_pair(a, b, w, j, q, k);
         }
-        let y = dif8(x, w, j, q);
+        let y = dif8_rest(lo, hi, w, j, q);
         for (k, v) in y.into_iter().enumerate() {
             stc(rp, ip, j + k * q, v);
         }
@@ -1179,7 +1209,7 @@ unsafe fn radix8_dit_untwist<S: Sink>(
     ahead: &mut Ahead,
 ) {
     let q = m / 8;
-    // SAFETY: points j + k·q + 8 ≤ 8q = m; dif8's tables hold m = 8q entries.
+    // SAFETY: points j + k·q + 8 ≤ 8q = m; the stage tables hold m = 8q entries.
     unsafe {
         let mut j = 0;
         while j < q {
@@ -1198,8 +1228,8 @@ unsafe fn radix8_dit_untwist<S: Sink>(
     }
 }
 
-/// Forward stages m/2, m/4 and m/8 in one pass ([`dif8`] on blocks of 8 vectors m/8 apart), fused
-/// with the twist.
+/// Forward stages m/2, m/4 and m/8 in one pass ([`dif8_pair`], [`dif8_rest`] on blocks of 8 vectors m/8
+/// apart), fused with the twist.
 ///
 /// # Safety
 /// AVX-512F; `rp`/`ip` point to m doubles (m a multiple of 64), `t` to m doubles each, `w` to the stage
@@ -1215,16 +1245,19 @@ unsafe fn radix8_dif_twist(
     ahead: &mut Ahead,
 ) {
     let q = m / 8;
-    // SAFETY: points j + k·q + 8 ≤ 8q = m; dif8's tables hold m = 8q entries.
+    // SAFETY: points j + k·q + 8 ≤ 8q = m; the stage tables hold m = 8q entries.
     unsafe {
         let mut j = 0;
         while j < q {
-            let mut x = [(_mm512_setzero_pd(), _mm512_setzero_pd()); 8];
-            for (k, v) in x.iter_mut().enumerate() {
-                let i = j + k * q;
-                *v = cmul(ld(rp, i), ld(ip, i), ld(t.0, i), ld(t.1, i));
+            let zero = (_mm512_setzero_pd(), _mm512_setzero_pd());
+            let (mut lo, mut hi) = ([zero; 4], [zero; 4]);
+            for k in 0..4 {
+                let (i, i4) = (j + k * q, j + (k + 4) * q);
+                let a = cmul(ld(rp, i), ld(ip, i), ld(t.0, i), ld(t.1, i));
+                let b = cmul(ld(rp, i4), ld(ip, i4), ld(t.0, i4), ld(t.1, i4));
+                (lo[k], hi[k]) = dif8_pair(a, b, w, j, q, k);
             }
-            let y = dif8(x, w, j, q);
+            let y = dif8_rest(lo, hi, w, j, q);
             for (k, v) in y.into_iter().enumerate() {
                 stc(rp, ip, j + k * q, v);
             }
