@@ -1002,69 +1002,35 @@ pub(crate) unsafe fn backward(p: &FftPlan, re: &mut [f64], im: &mut [f64], ahead
     unsafe { backward_to(p, re, im, &mut InPlace { rp, ip }, ahead) }
 }
 
-/// out[i] += x_i rounded to an integer mod 2^32 for the N coefficients x of the inverse transform of
-/// (re, im) (x_i for i < m in the real parts, x_{m + i} in the imaginary parts): [`backward`] then
-/// [`add_rounded_u32`], the same values bit for bit, with the add done by the last pass as it untwists
-/// (no pass over the result of its own). (re, im) are left holding the values before that pass.
+/// out[i] += x_i rounded to an integer mod 2^32 (W = u32) or 2^64 (W = u64) for the N coefficients x
+/// of the inverse transform of (re, im) (x_i for i < m in the real parts, x_{m + i} in the imaginary
+/// parts): [`backward`] then [`add_rounded_u32`] or [`add_rounded_u64`], the same values bit for bit,
+/// with the add done by the last pass as it untwists (no pass over the result of its own). (re, im)
+/// are left holding the values before that pass.
 ///
 /// # Safety
 /// As [`forward`]; out.len() = 2·re.len().
 #[target_feature(enable = "avx512f")]
-pub(crate) unsafe fn backward_add_u32(
+pub(crate) unsafe fn backward_add<W>(
     p: &FftPlan,
     re: &mut [f64],
     im: &mut [f64],
-    out: &mut [u32],
+    out: &mut [W],
     ahead: &mut Ahead,
-) {
+) where
+    AddRounded<W>: Sink,
+{
     assert_eq!(out.len(), 2 * re.len());
-    let m = re.len();
+    let mut sink = AddRounded {
+        out: out.as_mut_ptr(),
+        m: re.len(),
+    };
     // SAFETY: the caller's contract; out holds 2m words.
-    unsafe {
-        backward_to(
-            p,
-            re,
-            im,
-            &mut AddU32 {
-                out: out.as_mut_ptr(),
-                m,
-            },
-            ahead,
-        )
-    }
-}
-
-/// [`backward_add_u32`] on the 64-bit torus: [`backward`] then [`add_rounded_u64`], bit for bit.
-///
-/// # Safety
-/// As [`forward`]; out.len() = 2·re.len().
-#[target_feature(enable = "avx512f")]
-pub(crate) unsafe fn backward_add_u64(
-    p: &FftPlan,
-    re: &mut [f64],
-    im: &mut [f64],
-    out: &mut [u64],
-    ahead: &mut Ahead,
-) {
-    assert_eq!(out.len(), 2 * re.len());
-    let m = re.len();
-    // SAFETY: the caller's contract; out holds 2m words.
-    unsafe {
-        backward_to(
-            p,
-            re,
-            im,
-            &mut AddU64 {
-                out: out.as_mut_ptr(),
-                m,
-            },
-            ahead,
-        )
-    }
+    unsafe { backward_to(p, re, im, &mut sink, ahead) }
 }
 
 /// Where the last inverse pass puts its untwisted values.
-trait Sink {
+pub(crate) trait Sink {
     /// Takes the values of points i .. i + 8.
     ///
     /// # Safety
@@ -1087,13 +1053,13 @@ impl Sink for InPlace {
     }
 }
 
-/// Rounded and added to 2m words mod 2^32 (real parts to words i, imaginary parts to words m + i).
-struct AddU32 {
-    out: *mut u32,
+/// Rounded and added to 2m torus words (real parts to words i, imaginary parts to words m + i).
+pub(crate) struct AddRounded<W> {
+    out: *mut W,
     m: usize,
 }
 
-impl Sink for AddU32 {
+impl Sink for AddRounded<u32> {
     #[inline]
     #[target_feature(enable = "avx512f")]
     unsafe fn put(&mut self, i: usize, v: C) {
@@ -1105,13 +1071,7 @@ impl Sink for AddU32 {
     }
 }
 
-/// Rounded and added to 2m words mod 2^64 (as [`AddU32`]).
-struct AddU64 {
-    out: *mut u64,
-    m: usize,
-}
-
-impl Sink for AddU64 {
+impl Sink for AddRounded<u64> {
     #[inline]
     #[target_feature(enable = "avx512f")]
     unsafe fn put(&mut self, i: usize, v: C) {

@@ -207,7 +207,7 @@ impl<T: Torus> TrgswFft<T> {
         plan.mul_acc_rows_strided(&mut s.acc_a, &mut s.acc_b, &s.dec, stride, &self.data);
         for (poly, prod) in [(&mut acc.a, &mut s.acc_a), (&mut acc.b, &mut s.acc_b)] {
             match T::as_u32_slice_mut(poly) {
-                Some(words) => plan.backward_add_u32(words, prod, &mut ahead),
+                Some(words) => plan.backward_add(words, prod, &mut ahead),
                 None => {
                     plan.backward_in_place_ahead(prod, &mut ahead);
                     T::add_f64_slice(poly, prod)
@@ -256,7 +256,7 @@ impl<T: Torus> TrgswFft<T> {
         for (poly, prod) in [(&mut acc.a, &mut s.acc_a), (&mut acc.b, &mut s.acc_b)] {
             let any: &mut dyn std::any::Any = poly;
             match any.downcast_mut::<Vec<u64>>() {
-                Some(words) => plan.backward_add_u64(words, prod, &mut ahead),
+                Some(words) => plan.backward_add(words, prod, &mut ahead),
                 None => {
                     plan.backward_in_place_ahead(prod, &mut ahead);
                     T::add_f64_slice(poly, prod)
