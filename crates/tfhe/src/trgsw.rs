@@ -366,6 +366,8 @@ const ROT_CHUNK: usize = 256;
 /// poly += the inverse transform of `prod` (destroyed), rounded: [`FftPlan::backward_add`] on 32- and
 /// 64-bit words (the last inverse pass adds where the kernel has that), else the inverse transform
 /// and [`Torus::add_f64_slice`] (the same rounding); `ahead` is stepped meanwhile.
+// A Vec, not a slice: the 64-bit words are found by downcasting it (a slice is not `Any`).
+#[allow(clippy::ptr_arg)]
 fn backward_add_words<T: Torus>(
     plan: &FftPlan,
     poly: &mut Vec<T>,
