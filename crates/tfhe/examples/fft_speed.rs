@@ -8,6 +8,9 @@
 //! `Params::default_128`'s level-1 gadget) with the key in cache, and the same streaming through 630
 //! different keys (40 MB at N = 1024, as the blind rotation does: memory-bound). Times in µs per call.
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 use std::hint::black_box;
 use std::time::Instant;
 use vsp_tfhe::fft::{FftPlan, Kernel};
@@ -26,11 +29,16 @@ fn time(reps: usize, mut f: impl FnMut()) -> f64 {
     t.elapsed().as_secs_f64() * 1e6 / reps as f64
 }
 
-/// `fft_speed loop <portable|avx2|avx512> <n> <fb|fwd|bwd|mac|macs> <reps>` (fb: forward then backward
-/// in place, a round trip with no copy; fwd/bwd: one transform plus a copy of the input back; macs:
-/// mul_acc_rows streaming 630 keys): only that loop, for `perf stat`
+/// `fft_speed loop <portable|avx2|avx512> <n> <fb|fwd|bwd|mac|macs|cmux> <reps>` (fb: forward then
+/// backward in place, a round trip with no copy; fwd/bwd: one transform plus a copy of the input back;
+/// macs: mul_acc_rows streaming 630 keys; cmux: `TrgswFft::cmux_with` with the RAM's gadget 2^3 × 4 on
+/// a TRGSW of random Fourier data, the shared plan's kernel): only that loop, for `perf stat`
 /// (user-mode cycles are immune to the time-sharing that makes wall-clock medians noisy).
 fn single_loop(args: &[String]) {
+    if args[4] == "cmux" {
+        cmux_loop(args[3].parse().expect("n"), args[5].parse().expect("reps"));
+        return;
+    }
     let kernel = match args[2].as_str() {
         "portable" => Kernel::Portable,
         "avx2" => Kernel::Avx2Fma,
@@ -71,6 +79,33 @@ fn single_loop(args: &[String]) {
         black_box((&buf, &acc_a, &acc_b));
     }
     println!("{:?} n={n} {} x{reps}", p.kernel(), args[4]);
+}
+
+/// `reps` CMUXes of degree n (see [`single_loop`]), printing the thread CPU time per CMUX.
+fn cmux_loop(n: usize, reps: usize) {
+    use vsp_tfhe::{ExtScratch, Gadget, TrgswFft, Trlwe};
+    let gadget = Gadget {
+        levels: 4,
+        base_bits: 3,
+    };
+    let data: Vec<f64> = (0..2 * gadget.levels as usize * 2 * n)
+        .map(|i| ((i * 7919) % 2039) as f64 - 1019.0)
+        .collect();
+    let g = TrgswFft::<u32>::from_fourier_data(n, gadget, data).expect("TRGSW");
+    let word = |i: usize, s: usize| (i as u32).wrapping_mul(2654435761).wrapping_add(s as u32);
+    let poly = |s: usize| (0..n).map(|i| word(i, s)).collect::<Vec<u32>>();
+    let d0 = Trlwe::from_polys(poly(1), poly(2)).expect("TRLWE");
+    let d1 = Trlwe::from_polys(poly(3), poly(4)).expect("TRLWE");
+    let mut s = ExtScratch::new(n, gadget);
+    let t = common::thread_cpu();
+    for _ in 0..reps {
+        black_box(g.cmux_with(&d1, &d0, &mut s).expect("CMUX"));
+    }
+    println!(
+        "cmux n={n} {:?}: {:.2} µs per CMUX (thread CPU time)",
+        vsp_tfhe::fft::plan(n).kernel(),
+        (common::thread_cpu() - t).as_secs_f64() * 1e6 / reps as f64
+    );
 }
 
 fn main() {

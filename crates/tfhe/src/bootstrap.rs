@@ -38,7 +38,6 @@ pub(crate) fn blind_rotate<T: Torus>(
     let mut acc = Trlwe::zero(n);
     mul_monomial(&mut acc.b, tv, (2 * n - bbar) % (2 * n));
     let mut tmp = Trlwe::zero(n);
-    let mut prod = Trlwe::zero(n);
     let mut s = ExtScratch::new(n, gadget);
     for (i, (key, &a)) in bk.iter().zip(c.a()).enumerate() {
         let abar = ms(a);
@@ -48,8 +47,7 @@ pub(crate) fn blind_rotate<T: Torus>(
         }
         mul_monomial_minus_one(&mut tmp.a, &acc.a, abar);
         mul_monomial_minus_one(&mut tmp.b, &acc.b, abar);
-        key.external_product_into(plan, &tmp, &mut prod, &mut s);
-        acc.add_assign_unchecked(&prod);
+        key.external_product_add_into(plan, &tmp, &mut acc, &mut s);
     }
     acc
 }
@@ -96,7 +94,6 @@ pub(crate) fn blind_rotate_many_tvs<T: Torus>(
         })
         .collect();
     let mut tmp = Trlwe::zero(n);
-    let mut prod = Trlwe::zero(n);
     let mut s = ExtScratch::new(n, gadget);
     for (i, key) in bk.iter().enumerate() {
         let next = bk.get(i + 1).map_or(&[][..], |k| &k.data[..]);
@@ -108,8 +105,7 @@ pub(crate) fn blind_rotate_many_tvs<T: Torus>(
             }
             mul_monomial_minus_one(&mut tmp.a, &acc.a, abar);
             mul_monomial_minus_one(&mut tmp.b, &acc.b, abar);
-            key.external_product_into(plan, &tmp, &mut prod, &mut s);
-            acc.add_assign_unchecked(&prod);
+            key.external_product_add_into(plan, &tmp, acc, &mut s);
         }
     }
     accs

@@ -153,6 +153,59 @@ pub fn interleaved_index(n: usize, rows: usize, r: usize, poly: usize, j: usize)
     ((j / w) * rows + r) * 4 * w + poly * 2 * w + j % w
 }
 
+/// Torus words that [`FftPlan::backward_add`] rounds and adds into (u32 and u64).
+pub(crate) trait RoundedAddWord: Sized {
+    /// out += x rounded ([`FftPlan::add_rounded_u32`] or [`FftPlan::add_rounded_u64`]).
+    fn add_rounded(plan: &FftPlan, out: &mut [Self], x: &[f64]);
+
+    /// `fft_avx512::backward_add` on these words.
+    ///
+    /// # Safety
+    /// As `fft_avx512::backward_add`.
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn backward_add_avx512(
+        plan: &FftPlan,
+        re: &mut [f64],
+        im: &mut [f64],
+        out: &mut [Self],
+        ahead: &mut Ahead,
+    );
+}
+
+impl RoundedAddWord for u32 {
+    fn add_rounded(plan: &FftPlan, out: &mut [u32], x: &[f64]) {
+        plan.add_rounded_u32(out, x)
+    }
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn backward_add_avx512(
+        plan: &FftPlan,
+        re: &mut [f64],
+        im: &mut [f64],
+        out: &mut [u32],
+        ahead: &mut Ahead,
+    ) {
+        // SAFETY: the caller's contract.
+        unsafe { crate::fft_avx512::backward_add(plan, re, im, out, ahead) }
+    }
+}
+
+impl RoundedAddWord for u64 {
+    fn add_rounded(plan: &FftPlan, out: &mut [u64], x: &[f64]) {
+        plan.add_rounded_u64(out, x)
+    }
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn backward_add_avx512(
+        plan: &FftPlan,
+        re: &mut [f64],
+        im: &mut [f64],
+        out: &mut [u64],
+        ahead: &mut Ahead,
+    ) {
+        // SAFETY: the caller's contract.
+        unsafe { crate::fft_avx512::backward_add(plan, re, im, out, ahead) }
+    }
+}
+
 /// Precomputed tables for one ring degree N.
 #[derive(Debug)]
 pub struct FftPlan {
@@ -530,9 +583,47 @@ impl FftPlan {
     }
 
     /// About how many [`Ahead`] steps one transform of this plan takes (AVX-512: one per loop
-    /// iteration of each pass, 7·N/128 for N = 1024).
+    /// iteration of each pass: N/128 for the register-block pass and a radix-8 one, N/64 for a radix-4
+    /// one, N/32 for a radix-2 one; 2·N/128 for N = 1024).
     pub(crate) fn ahead_steps(&self) -> usize {
-        (7 * self.n / 128).max(1)
+        let blocks = self.n / 128;
+        let outer = (self.n / 2).trailing_zeros().saturating_sub(6) as usize;
+        let passes = match outer {
+            1 => 4,
+            o if o % 2 == 1 => 1 + (o - 3),
+            o => o,
+        };
+        (blocks * (1 + passes)).max(1)
+    }
+
+    /// out += the inverse transform of `f` rounded to integers mod 2^32 or 2^64 (by the word type):
+    /// [`FftPlan::backward_in_place`] then [`FftPlan::add_rounded_u32`] or
+    /// [`FftPlan::add_rounded_u64`], the same values bit for bit, stepping the prefetch stream
+    /// `ahead` meanwhile; the AVX-512 kernel adds in its last pass (`fft_avx512::backward_add`).
+    /// `f` is destroyed.
+    ///
+    /// # Panics
+    /// If `f` or `out` is not N long.
+    pub(crate) fn backward_add<W: RoundedAddWord>(
+        &self,
+        out: &mut [W],
+        f: &mut [f64],
+        ahead: &mut Ahead,
+    ) {
+        assert!(f.len() == self.n && out.len() == self.n);
+        match self.kernel {
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512 => {
+                let (re, im) = f.split_at_mut(self.n / 2);
+                // SAFETY: Kernel::Avx512 is only selected after is_x86_feature_detected!("avx512f"),
+                // never for N < 32; the lengths are asserted above.
+                unsafe { W::backward_add_avx512(self, re, im, out, ahead) }
+            }
+            _ => {
+                self.backward_in_place_ahead(f, ahead);
+                W::add_rounded(self, out, f);
+            }
+        }
     }
 
     /// Inverse transform of `f` (destroyed), rounded to the torus and written to `out`.

@@ -150,6 +150,30 @@ impl<T: Torus> TrgswFft<T> {
         out: &mut Trlwe<T>,
         s: &mut ExtScratch,
     ) {
+        self.external_mac(plan, c, s);
+        plan.backward_torus(&mut out.a, &mut s.acc_a);
+        plan.backward_torus(&mut out.b, &mut s.acc_b);
+    }
+
+    /// out += self ⊡ c: [`TrgswFft::external_product_into`] and an add, the same words bit for bit,
+    /// with the product rounded and added by the inverse transforms' last pass where the kernel has
+    /// that ([`FftPlan::backward_add`]). Degrees must match (checked by callers).
+    pub(crate) fn external_product_add_into(
+        &self,
+        plan: &FftPlan,
+        c: &Trlwe<T>,
+        out: &mut Trlwe<T>,
+        s: &mut ExtScratch,
+    ) {
+        self.external_mac(plan, c, s);
+        let mut ahead = Ahead::new(&[], 1);
+        backward_add_words(plan, &mut out.a, &mut s.acc_a, &mut ahead);
+        backward_add_words(plan, &mut out.b, &mut s.acc_b, &mut ahead);
+    }
+
+    /// The Fourier-domain part of self ⊡ c: the digits of c transformed and multiplied into
+    /// `s.acc_a`, `s.acc_b`.
+    fn external_mac(&self, plan: &FftPlan, c: &Trlwe<T>, s: &mut ExtScratch) {
         let n = self.n;
         let l = self.gadget.levels as usize;
         let half = n / 2;
@@ -166,8 +190,6 @@ impl<T: Torus> TrgswFft<T> {
             }
         }
         plan.mul_acc_rows_strided(&mut s.acc_a, &mut s.acc_b, &s.dec, stride, &self.data);
-        plan.backward_torus(&mut out.a, &mut s.acc_a);
-        plan.backward_torus(&mut out.b, &mut s.acc_b);
     }
 
     /// One blind-rotation step, acc ← acc + self ⊡ (X^k·acc − acc) (a CMUX between acc and X^k·acc on
@@ -205,14 +227,8 @@ impl<T: Torus> TrgswFft<T> {
             return false;
         }
         plan.mul_acc_rows_strided(&mut s.acc_a, &mut s.acc_b, &s.dec, stride, &self.data);
-        plan.backward_in_place_ahead(&mut s.acc_a, &mut ahead);
-        plan.backward_in_place_ahead(&mut s.acc_b, &mut ahead);
-        for (poly, prod) in [(&mut acc.a, &s.acc_a), (&mut acc.b, &s.acc_b)] {
-            match T::as_u32_slice_mut(poly) {
-                Some(words) => plan.add_rounded_u32(words, prod),
-                None => T::add_f64_slice(poly, prod),
-            }
-        }
+        backward_add_words(plan, &mut acc.a, &mut s.acc_a, &mut ahead);
+        backward_add_words(plan, &mut acc.b, &mut s.acc_b, &mut ahead);
         true
     }
 
@@ -252,15 +268,8 @@ impl<T: Torus> TrgswFft<T> {
             }
         }
         plan.mul_acc_rows_strided(&mut s.acc_a, &mut s.acc_b, &s.dec, stride, &self.data);
-        plan.backward_in_place_ahead(&mut s.acc_a, &mut ahead);
-        plan.backward_in_place_ahead(&mut s.acc_b, &mut ahead);
-        for (poly, prod) in [(&mut acc.a, &s.acc_a), (&mut acc.b, &s.acc_b)] {
-            let any: &mut dyn std::any::Any = poly;
-            match any.downcast_mut::<Vec<u64>>() {
-                Some(words) => plan.add_rounded_u64(words, prod),
-                None => T::add_f64_slice(poly, prod),
-            }
-        }
+        backward_add_words(plan, &mut acc.a, &mut s.acc_a, &mut ahead);
+        backward_add_words(plan, &mut acc.b, &mut s.acc_b, &mut ahead);
     }
 
     /// The external product self ⊡ c (allocates its scratch).
@@ -325,9 +334,8 @@ impl<T: Torus> TrgswFft<T> {
         let plan = crate::fft::plan(self.n);
         let mut diff = when1.clone();
         diff.sub_assign(when0)?;
-        let mut out = Trlwe::zero(self.n);
-        self.external_product_into(&plan, &diff, &mut out, s);
-        out.add_assign_unchecked(when0);
+        let mut out = when0.clone();
+        self.external_product_add_into(&plan, &diff, &mut out, s);
         Ok(out)
     }
 
@@ -354,6 +362,30 @@ impl<T: Torus> TrgswFft<T> {
 /// Coefficients per chunk of [`rot_decompose`] (2 KiB of u64 words: stays in L1 between the
 /// rotation and the decomposition).
 const ROT_CHUNK: usize = 256;
+
+/// poly += the inverse transform of `prod` (destroyed), rounded: [`FftPlan::backward_add`] on 32- and
+/// 64-bit words (the last inverse pass adds where the kernel has that), else the inverse transform
+/// and [`Torus::add_f64_slice`] (the same rounding); `ahead` is stepped meanwhile.
+// A Vec, not a slice: the 64-bit words are found by downcasting it (a slice is not `Any`).
+#[allow(clippy::ptr_arg)]
+fn backward_add_words<T: Torus>(
+    plan: &FftPlan,
+    poly: &mut Vec<T>,
+    prod: &mut [f64],
+    ahead: &mut Ahead,
+) {
+    if let Some(words) = T::as_u32_slice_mut(poly) {
+        plan.backward_add(words, prod, ahead);
+        return;
+    }
+    let any: &mut dyn std::any::Any = poly;
+    if let Some(words) = any.downcast_mut::<Vec<u64>>() {
+        plan.backward_add(words, prod, ahead);
+        return;
+    }
+    plan.backward_in_place_ahead(prod, ahead);
+    T::add_f64_slice(poly, prod);
+}
 
 /// The gadget digits of X^k·p − p (negacyclic, k < 2N) into `out` (level i at i·stride, stride ≥ N),
 /// ROT_CHUNK coefficients at a time: each chunk is rotated into a small buffer and decomposed by
