@@ -279,17 +279,7 @@ impl MuxPlan {
             }
         }
         let mut on: Vec<bool> = groups.iter().map(|(_, m)| m.len() >= 2).collect();
-        let flags = |on: &[bool]| {
-            let mut f = vec![false; c.nodes.len()];
-            for (g, (_, muxes)) in groups.iter().enumerate() {
-                if on[g] {
-                    for &m in muxes {
-                        f[m as usize] = true;
-                    }
-                }
-            }
-            f
-        };
+        let flags = |on: &[bool]| group_flags(c.nodes.len(), &groups, on);
         let none = vec![false; c.nodes.len()];
         let mut best = evaluate(c, Some(p), &flags(&on), &none);
         loop {
@@ -316,7 +306,8 @@ impl MuxPlan {
                 None => {
                     let cmux = flags(&on);
                     let plan = cut_for_carries(c, p, best);
-                    return low_noise_selects(c, p, &cmux, plan);
+                    let plan = low_noise_selects(c, p, &cmux, plan);
+                    return low_noise_chains(c, p, &groups, &mut on, plan);
                 }
             }
         }
@@ -785,6 +776,115 @@ fn low_noise_selects(c: &Circuit, p: &LeveledParams, cmux: &[bool], plan: MuxPla
     }
 }
 
+/// Per node: a MUX of a select group that is on.
+fn group_flags(n: usize, groups: &[(NodeId, Vec<NodeId>)], on: &[bool]) -> Vec<bool> {
+    let mut f = vec![false; n];
+    for (g, (_, muxes)) in groups.iter().enumerate() {
+        if on[g] {
+            for &m in muxes {
+                f[m as usize] = true;
+            }
+        }
+    }
+    f
+}
+
+/// Turns select groups that the drop left as gates back into CMUXes where the low-noise gadget makes
+/// them pay. The drop prices the circuit's gadget only, under which a chain of more than
+/// [`LeveledParams::max_chain`] CMUXes (8 at the default parameters) must be refreshed, so where MUX
+/// trees follow each other (a register read, an operand select, a shifter, a result select) a whole
+/// level of them stays two bootstraps per MUX — 53 MUXes on one select on Pearl. With the low-noise
+/// gadget for that select and for the selects of the CMUXes whose rings reach its MUXes, a chain of
+/// 33 fits. Each round tries every such group so (then hands the added selects back to the circuit's
+/// gadget one at a time while that lowers the cost) and keeps the best candidate that lowers the
+/// cycle's cost; candidates whose low-noise selects would break the per-gate bound are skipped.
+fn low_noise_chains(
+    c: &Circuit,
+    p: &LeveledParams,
+    groups: &[(NodeId, Vec<NodeId>)],
+    on: &mut [bool],
+    mut best: MuxPlan,
+) -> MuxPlan {
+    if p.v_ext_low >= p.v_ext {
+        return best;
+    }
+    let n = c.nodes.len();
+    loop {
+        let mut low = vec![false; n];
+        for (&s, &l) in best.sel_nodes.iter().zip(&best.sel_low) {
+            low[s as usize] = l;
+        }
+        let mut improved: Option<(usize, MuxPlan)> = None;
+        for g in 0..groups.len() {
+            if on[g] || groups[g].1.len() < 2 {
+                continue;
+            }
+            on[g] = true;
+            let cmux = group_flags(n, groups, on);
+            on[g] = false;
+            // g's select and the selects of every CMUX upstream of g's MUXes and of its select
+            // through rings (each handed back below if that is cheaper).
+            let mut cand_low = low.clone();
+            cand_low[groups[g].0 as usize] = true;
+            let mut seen = vec![false; n];
+            let mut stack = groups[g].1.clone();
+            stack.push(groups[g].0);
+            while let Some(x) = stack.pop() {
+                let up = match c.nodes[x as usize] {
+                    Node::Mux { s, a, b } if cmux[x as usize] => {
+                        cand_low[s as usize] = true;
+                        [Some(a), Some(b)]
+                    }
+                    Node::Not(a) => [Some(a), None],
+                    _ => [None, None],
+                };
+                for y in up.into_iter().flatten() {
+                    if !std::mem::replace(&mut seen[y as usize], true) {
+                        stack.push(y);
+                    }
+                }
+            }
+            let plan_for = |low: &[bool]| {
+                let cand = cut_for_carries(c, p, evaluate(c, Some(p), &cmux, low));
+                low_decisions_ok(c, p, &cand).then_some(cand)
+            };
+            // Selects whose own circuit bootstrap would break the per-gate bound with the low-noise
+            // gadget's wider stride keep the circuit's gadget.
+            let tv = noise_pass(c, p, &mut evaluate(c, Some(p), &cmux, &cand_low), true);
+            for s in 0..n {
+                if cand_low[s] && !low[s] {
+                    cand_low[s] = log2_tail(tv[s] + p.v_ms_cb_low, 0.125) <= GATE_FAILURE_LOG2;
+                }
+            }
+            let Some(mut cand) = plan_for(&cand_low) else {
+                continue;
+            };
+            for s in 0..n {
+                if cand_low[s] && !low[s] {
+                    cand_low[s] = false;
+                    match plan_for(&cand_low).filter(|x| x.counts.cost < cand.counts.cost - 1e-9) {
+                        Some(x) => cand = x,
+                        None => cand_low[s] = true,
+                    }
+                }
+            }
+            let bar = improved
+                .as_ref()
+                .map_or(best.counts.cost, |(_, b)| b.counts.cost);
+            if cand.counts.cost < bar - 1e-9 {
+                improved = Some((g, cand));
+            }
+        }
+        match improved {
+            Some((g, plan)) => {
+                on[g] = true;
+                best = plan;
+            }
+            None => return best,
+        }
+    }
+}
+
 /// Whether every low-noise select's circuit bootstrap keeps the per-gate failure bound (its wider
 /// many-LUT stride rounds its input more coarsely).
 fn low_decisions_ok(c: &Circuit, p: &LeveledParams, plan: &MuxPlan) -> bool {
@@ -1123,6 +1223,7 @@ out_rdata_width = 2
             &c,
             &LeveledParams {
                 cost_cb: 1000.0,
+                cost_cb_low: 1000.0,
                 ..lp
             },
         )

@@ -325,7 +325,13 @@ fn batched_plans_leave_the_same_ciphertexts() {
         })
         .collect();
     let (mut gate_muxes, mut refreshes) = (0, 0);
-    for plan in [noisier(5.5), noisier(7.0)] {
+    // The first keeps gate MUXes: with dear low-noise selects no chain is worth turning into
+    // CMUXes with them.
+    let dear_low = LeveledParams {
+        cost_cb_low: 1000.0,
+        ..noisier(5.5)
+    };
+    for plan in [dear_low, noisier(7.0)] {
         let mut runs = Vec::new();
         for threads in [1, 2] {
             for batch in [1, vsp_circuit::tfhe_backend::BOOT_BATCH, 16] {
@@ -386,4 +392,73 @@ fn chain_circuit(len: usize) -> Arc<Circuit> {
     }
     b.output("y", &outs);
     Arc::new(Circuit::compile(&Blueprint::single("chains", b.build().unwrap())).unwrap())
+}
+
+/// Pairs of MUX chains as long as a ring takes with the circuit's gadget (8 CMUXes on two shared
+/// selects), each pair joined by a MUX on a third select: the join's operands are at the ring bound,
+/// so with the circuit's gadget alone every join costs two bootstraps (a gate MUX, or refreshing both
+/// operands) and the drop leaves the third select's MUXes as gates. With the low-noise gadget for
+/// the chains' and the join's selects the whole tree is one CMUX chain of 9, which costs less; the
+/// plan says so, keeps every decision within the per-gate bound, and an encrypted cycle under it
+/// gives the plain circuit's outputs.
+#[test]
+fn long_chains_take_low_noise_selects() {
+    use vsp_circuit::netlist::NetlistBuilder;
+    let lp = LeveledParams::for_params(&Params::default_128()).unwrap();
+    let depth = lp.max_chain();
+    let mut b = NetlistBuilder::new();
+    let x = b.input("x", 8);
+    let s = b.input("s", 3);
+    let mut outs = Vec::new();
+    for pair in 0..8 {
+        let chain = |b: &mut NetlistBuilder, first: usize| {
+            let mut v = x[(pair + first) % 8];
+            for k in 0..depth {
+                v = b.mux(s[k % 2], v, x[(pair + first + 3 * k + 1) % 8]);
+            }
+            v
+        };
+        let (l, r) = (chain(&mut b, 0), chain(&mut b, 5));
+        outs.push(b.mux(s[2], l, r));
+    }
+    b.output("y", &outs);
+    let c = Arc::new(Circuit::compile(&Blueprint::single("pairs", b.build().unwrap())).unwrap());
+    let with = MuxPlan::new(&c, &lp).counts();
+    let without = MuxPlan::new(
+        &c,
+        &LeveledParams {
+            cost_cb_low: 1000.0,
+            ..lp
+        },
+    )
+    .counts();
+    assert!(without.gate_muxes > 0, "{without:?}");
+    assert!(
+        with.gate_muxes == 0 && with.low_noise_selects > 0,
+        "{with:?}"
+    );
+    assert!(with.cost < without.cost - 1.0, "{with:?} vs {without:?}");
+    assert!(with.log2_worst_decision <= -64.0 + 1e-9, "{with:?}");
+    let (sk, ek, ck) = keys();
+    let mut e = Engine::new(
+        TfheBackend::new(ek.clone(), Some(ck.clone())).unwrap(),
+        c.clone(),
+    );
+    e.set_threads(2);
+    assert_eq!(e.plan_counts(), with);
+    let mut p = Engine::new(PlainBackend, c);
+    let mut rng = StdRng::seed_from_u64(21);
+    for _ in 0..2 {
+        let (xv, sv) = (rng.gen_range(0..256), rng.gen_range(0..8));
+        e.set_input("x", client::encrypt_value(sk, xv, 8)).unwrap();
+        e.set_input("s", client::encrypt_value(sk, sv, 3)).unwrap();
+        p.set_input_value("x", xv).unwrap();
+        p.set_input_value("s", sv).unwrap();
+        e.step().unwrap();
+        p.step().unwrap();
+        assert_eq!(
+            client::decrypt_value(sk, &e.output("y").unwrap()).unwrap(),
+            p.output_value("y", 0).unwrap()
+        );
+    }
 }
