@@ -21,6 +21,15 @@
 //! `z` makes a Gaussian tail
 //! (Mills-ratio bound `P(|X| > zσ) ≤ √(2/π)·e^(−z²/2)/z`) at most `p_cycle / decisions`; decisions per
 //! cycle = every cell (refresh or carry) plus every read bit, so the union bound gives ≤ `p_cycle` per cycle.
+//!
+//! How tight (docs/encrypted-cycle.md, "How tight the RAM's bound is"): the bound is the worst case
+//! over the encrypted addresses — a word written in the cycle after its refresh (every read-tree and
+//! demultiplexer level with select 1, so every external product's gadget-rounding term arises; with
+//! select 0 only the TRGSW-noise term does), then written around for K − 1 cycles at the address
+//! that differs from it in the top bit only. A word that was never written sits V_br + a·V_ext_ram
+//! below its tracked bound, which is the price of not knowing the address, not a model term the
+//! ciphertexts lack: against the model of their own histories the worst-case unaddressed and the
+//! written cells measure 0.95× and 0.98–0.99× (`tests/tfhe.rs`), one RAM-select CMUX 0.96×.
 
 use vsp_tfhe::noise as tfhe_noise;
 use vsp_tfhe::Params;

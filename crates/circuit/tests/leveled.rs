@@ -193,14 +193,14 @@ fn chain_variances(
     (var(&fresh), var(&chained), var(&extracted))
 }
 
-/// The model is an upper bound (rounding terms charged in full, worst-case digits) that is nearly
-/// tight: each measured variance (name, measured, model) must be below it and not so far below that
-/// the bound means nothing. The keys and the noise are fresh each run, so the check allows what a
+/// The model is an upper bound (rounding terms charged in full, as a select of 1 incurs them) that is
+/// nearly tight for the worst case the chains here run: each measured variance (name, measured, model)
+/// must be below it and not so far below that a term of the model would be missing from the
+/// ciphertexts (≥ 0.8×). The keys and the noise are fresh each run, so the check allows what a
 /// correct model still shows: the key at hand (its weight, its key-switching key's noise) moves the
-/// variance by a few per cent from the model's expectation over keys (0.89–1.00 of the 33-CMUX
-/// bound over five runs), hence 10 %, and the estimate's own sampling error, four standard errors
-/// (one CI run with an eighth of today's samples measured 1.13). `note` follows the name in the
-/// printed line.
+/// variance by a few per cent from the model's expectation over keys, hence 10 %, and the estimate's
+/// own sampling error, four standard errors (one CI run with an eighth of today's samples measured
+/// 1.13). `note` follows the name in the printed line.
 fn assert_near_model(note: &str, rows: &[(&str, Var, f64)]) {
     for &(name, meas, model) in rows {
         let Var { v, se } = meas;
@@ -209,7 +209,7 @@ fn assert_near_model(note: &str, rows: &[(&str, Var, f64)]) {
             v / model
         );
         assert!(
-            v <= 1.1 * model + 4.0 * se && v >= 0.6 * model,
+            v <= 1.1 * model + 4.0 * se && v >= 0.8 * model,
             "{name}: measured {v:.3e} ± {se:.1e} vs model {model:.3e}"
         );
     }
@@ -224,17 +224,15 @@ fn cmux_chain_variance_matches_the_planner_model() {
     assert!(depth >= 2, "{lp:?}");
     let (v_fresh, v_chain, v_bit) = chain_variances(11, 3, |rng, mut acc| {
         let bit = |rng: &mut StdRng| sk.encrypt_bit(rng.gen());
-        // The select always picks the chain (on a random side), so the result went through all
-        // `depth` CMUXes: the worst case the planner bounds.
+        // The select always picks the chain, so the result went through all `depth` CMUXes, and it is
+        // 1 (the chain on the 1 side): a CMUX's gadget-rounding term (−sel·ε(d1 − d0), 48 % of V_ext
+        // with the circuit's gadget) only arises when the select is 1, so this is the worst case the
+        // planner bounds. (With random selects the chain measured 0.76–0.81× V_ext per CMUX: the
+        // TRGSW-noise term plus half the rounding term is 0.76× V_ext.)
         for _ in 0..depth {
             let other = ek.gate2_trlwe(Gate2::Xor, &bit(rng), &bit(rng)).unwrap();
-            let s: bool = rng.gen();
-            let sel = ck.circuit_bootstrap_one(&sk.encrypt_bit(s)).unwrap();
-            acc = if s {
-                sel.cmux(&acc, &other).unwrap()
-            } else {
-                sel.cmux(&other, &acc).unwrap()
-            };
+            let sel = ck.circuit_bootstrap_one(&sk.encrypt_bit(true)).unwrap();
+            acc = sel.cmux(&acc, &other).unwrap();
         }
         acc
     });
@@ -270,7 +268,9 @@ fn low_noise_select_chain_variance_matches_the_planner_model() {
     let b = TfheBackend::new(ek.clone(), Some(ck.clone())).unwrap();
     let (v_fresh, v_chain, v_bit) = chain_variances(12, 2, |rng, mut acc| {
         let bit = |rng: &mut StdRng| sk.encrypt_bit(rng.gen());
-        let picks: Vec<bool> = (0..depth).map(|_| rng.gen()).collect();
+        // Every select 1, the chain on the 1 side: the worst case (the rounding term, 11 % of
+        // V_ext_low, only arises when the select is 1).
+        let picks: Vec<bool> = vec![true; depth];
         let bits: Vec<_> = picks.iter().map(|&s| sk.encrypt_bit(s)).collect();
         let sels = b
             .ram_select_batch(&bits.iter().collect::<Vec<_>>())

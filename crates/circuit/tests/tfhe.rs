@@ -242,28 +242,40 @@ fn write_value_truth_table() {
 }
 
 /// A memory cell's noise after the writes since its last refresh, measured over every coefficient of
-/// its TRLWE, against the bound the RAM tracks for it (the noise model behind the refresh period).
+/// its TRLWEs, against the bound the RAM tracks for it (the noise model behind the refresh period) and
+/// against the model of the history it actually had.
+///
+/// The tracked bound is the worst case over the (encrypted) addresses: after one write every word's
+/// bound is at least that of a word written in that cycle, 2·V_br + 2a·V_ext_ram, because the server
+/// cannot tell which word it was ([`NoiseModel::after_write`]). A word that was in fact never written
+/// sits below its tracked bound by that difference (V_br + a·V_ext_ram, here 0.6–0.7× the bound), which
+/// is no slack of the model: the test therefore checks each extreme against its own exact model.
 #[test]
 fn cmux_ram_cell_variance_after_writes_matches_the_tracked_bound() {
     let (sk, _, _) = keys();
-    let enc = compile(&ram_blueprint("ram", 3, 1));
+    let (a, w) = (3usize, 4usize);
+    let enc = compile(&ram_blueprint("ram", a, w));
     let mut e = Engine::new(backend(), enc);
-    let init: Vec<u64> = (0..8).map(|i| i & 1).collect();
-    e.set_ram("ram", encrypt_ram(sk, 3, 1, &init).unwrap())
+    let init: Vec<u64> = (0..8).map(|i| i * 5 % 16).collect();
+    e.set_ram("ram", encrypt_ram(sk, a, w, &init).unwrap())
         .unwrap();
     let mut rng = rand::rngs::StdRng::seed_from_u64(21);
     // The demultiplexer splits a node x into x − sel⊡x and sel⊡x: on the branch the address does not
     // take, x's error is cancelled (sel = 1) or multiplied by 0 (sel = 0), so a cell gains the errors of
     // the levels from its lowest address bit that differs from the written address down to the leaf.
-    // Address 4 differs from word 0 in the top bit only, so word 0 gains all `a` errors every write:
-    // the worst case the tracked bound assumes. Word 0 is never addressed; the round-robin refresh (one of the
-    // 8 words per cycle here) refreshes it in the first cycle, so after 8 cycles it has taken 7 writes
-    // since.
-    for _ in 0..8 {
-        e.set_input("addr", encrypt_value(sk, 4, 3)).unwrap();
+    // An external product's gadget-rounding term only arises where sel = 1, so on a level where the
+    // address bit is 0 a cell gains the TRGSW-noise term alone. Address 7 (all ones) differs from word 3
+    // in the top bit only: word 3 gains all `a` errors, each with its rounding term, on every write —
+    // exactly a·V_ext_ram, the worst case the tracked bound assumes. The round-robin refresh (one of the
+    // 8 words per cycle here) refreshes word 3 in cycle 4, so after 11 cycles it has taken 7 writes
+    // since; word 7 is written every cycle (the read tree's and the demultiplexer's `a` levels all with
+    // sel = 1).
+    let cycles = 11;
+    for _ in 0..cycles {
+        e.set_input("addr", encrypt_value(sk, 7, a)).unwrap();
         e.set_input("wren", encrypt_value(sk, rng.gen_range(0..2), 1))
             .unwrap();
-        e.set_input("wdata", encrypt_value(sk, rng.gen_range(0..2), 1))
+        e.set_input("wdata", encrypt_value(sk, rng.gen_range(0..16), w))
             .unwrap();
         e.step().unwrap();
     }
@@ -275,29 +287,53 @@ fn cmux_ram_cell_variance_after_writes_matches_the_tracked_bound() {
         let t = x as i32 as f64 / 2f64.powi(32);
         t - (4.0 * t).round() / 4.0
     };
-    let mut worst = (0.0, 0.0);
-    for (j, (cell, &bound)) in ram.cells().iter().zip(ram.noise_bounds()).enumerate() {
-        // Mean square error over the cell's coefficients, not the variance about their mean: an offset
-        // common to all coefficients is an error too (a biased key-switching decomposition once gave
-        // every circuit-bootstrapped TRGSW the same noise polynomial, and cells drifted coherently).
-        let e: Vec<f64> = sk.phase_trlwe(cell).unwrap().into_iter().map(err).collect();
-        let var = e.iter().map(|x| x * x).sum::<f64>() / e.len() as f64;
+    // Mean square error over the word's cells' coefficients, not the variance about their mean: an
+    // offset common to all coefficients is an error too (a biased key-switching decomposition once gave
+    // every circuit-bootstrapped TRGSW the same noise polynomial, and cells drifted coherently). With
+    // its standard error for normal samples, s²·√(2/n).
+    let word_var = |j: usize| {
+        let e: Vec<f64> = ram.cells()[j * w..(j + 1) * w]
+            .iter()
+            .flat_map(|c| sk.phase_trlwe(c).unwrap().into_iter().map(err))
+            .collect();
+        let v = e.iter().map(|x| x * x).sum::<f64>() / e.len() as f64;
+        (v, v * (2.0 / e.len() as f64).sqrt())
+    };
+    for (j, &bound) in ram.noise_bounds().iter().enumerate() {
+        let (var, se) = word_var(j);
         assert!(
-            var <= 1.1 * bound,
+            var <= 1.1 * bound + 4.0 * se,
             "word {j}: measured {var:.3e} above the tracked bound {bound:.3e}"
         );
-        if j == 0 {
-            worst = (var, bound);
-        }
     }
-    // Word 0 took the worst case every cycle: the bound must not be vacuous either.
-    println!("word 0: measured {:.3e}, bound {:.3e}", worst.0, worst.1);
-    assert!(
-        worst.0 >= 0.4 * worst.1,
-        "bound {:.3e} vs measured {:.3e}",
-        worst.1,
-        worst.0
-    );
+    // Each extreme against the model of its history: below it within what the key at hand and the
+    // sampling allow (10 % and four standard errors; single external products measure 0.96–0.99× the
+    // model with sel = 1, vsp-tfhe's tests/noise.rs), and not far below (a model term that is not there
+    // would show as a ratio ≲ 0.7).
+    let m = NoiseModel::of(sk.params());
+    let ext = a as f64 * m.v_ext_ram;
+    let writes = cycles - 4;
+    for (j, note, model) in [
+        (
+            3,
+            "unaddressed, refreshed, then 7 worst-case writes",
+            m.after_refresh() + writes as f64 * ext,
+        ),
+        (7, "written", 2.0 * m.v_br + 2.0 * ext),
+    ] {
+        let (var, se) = word_var(j);
+        let bound = ram.noise_bounds()[j];
+        println!(
+            "word {j} ({note}): measured {var:.3e} ± {se:.1e}, model {model:.3e} (ratio {:.2}), \
+             tracked bound {bound:.3e}",
+            var / model
+        );
+        assert!(
+            var <= 1.1 * model + 4.0 * se && var >= 0.75 * model,
+            "word {j} ({note}): measured {var:.3e} ± {se:.1e} vs model {model:.3e}"
+        );
+        assert!(model <= bound * (1.0 + 1e-9), "{model:.3e} vs {bound:.3e}");
+    }
 }
 
 /// The pieces the MPI executor spreads over ranks give exactly what the single process computes:
