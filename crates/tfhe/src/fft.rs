@@ -455,17 +455,20 @@ impl FftPlan {
         }
     }
 
-    /// One blind-rotation step's input transforms in one fused pass where this plan's kernel has it
+    /// An external product's input transforms in one fused pass where this plan's kernel has it
     /// (AVX-512, N = 1024-like shapes, u32 torus: `fft_avx512::rot_dec_forward`): the forward
-    /// transforms of the `g` digit polynomials of X^k·src − src into `out` (level i at i·stride,
-    /// stride ≥ N), stepping the prefetch stream `ahead` meanwhile. Returns false, doing nothing,
-    /// where there is no fused kernel for this shape; the caller then rotates, decomposes and
-    /// transforms step by step (the same values, bit for bit).
+    /// transforms of the `g` digit polynomials of X^k·src − minus (X^k·src where `minus` is None:
+    /// X^k·acc − acc for a blind-rotation step, when1 − when0 with k = 0 for a CMUX) into `out`
+    /// (level i at i·stride, stride ≥ N), stepping the prefetch stream `ahead` meanwhile. Returns
+    /// false, doing nothing, where there is no fused kernel for this shape; the caller then rotates,
+    /// subtracts, decomposes and transforms step by step (the same values, bit for bit).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn rot_dec_forward(
         &self,
         g: crate::torus::Gadget,
         src: &[u32],
         k: usize,
+        minus: Option<&[u32]>,
         out: &mut [f64],
         stride: usize,
         ahead: &mut Ahead,
@@ -473,6 +476,7 @@ impl FftPlan {
         #[cfg(target_arch = "x86_64")]
         if self.kernel == Kernel::Avx512
             && src.len() == self.n
+            && minus.is_none_or(|x| x.len() == self.n)
             && k < 2 * self.n
             && stride >= self.n
             && g.levels >= 1
@@ -481,10 +485,12 @@ impl FftPlan {
         {
             // SAFETY: Kernel::Avx512 is only selected after is_x86_feature_detected!("avx512f"); the
             // shape conditions of rot_dec_forward are checked just above.
-            unsafe { crate::fft_avx512::rot_dec_forward(self, g, src, k, out, stride, ahead) };
+            unsafe {
+                crate::fft_avx512::rot_dec_forward(self, g, src, k, minus, out, stride, ahead)
+            };
             return true;
         }
-        let _ = (g, src, k, out, stride, ahead);
+        let _ = (g, src, k, minus, out, stride, ahead);
         false
     }
 
