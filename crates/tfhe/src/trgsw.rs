@@ -429,7 +429,7 @@ const ROT_CHUNK: usize = 256;
 /// and [`Torus::add_f64_slice`] (the same rounding); `ahead` is stepped meanwhile.
 // A Vec, not a slice: the 64-bit words are found by downcasting it (a slice is not `Any`).
 #[allow(clippy::ptr_arg)]
-fn backward_add_words<T: Torus>(
+pub(crate) fn backward_add_words<T: Torus>(
     plan: &FftPlan,
     poly: &mut Vec<T>,
     prod: &mut [f64],
