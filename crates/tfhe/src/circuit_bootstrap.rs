@@ -587,9 +587,10 @@ impl SpinBarrier {
     }
 }
 
-/// [`blind_rotate`] (its unfused path, which level 2 takes) on two threads, bit-identical to it:
-/// thread p owns polynomial p of the accumulator (p = 0 the mask, 1 the body). Per step: (1) each
-/// thread forms X^ā·acc_p − acc_p, its digits and their forward transforms; barrier; (2) each thread
+/// [`blind_rotate`] on two threads, bit-identical to it: thread p owns polynomial p of the
+/// accumulator (p = 0 the mask, 1 the body). Per step: (1) each thread forms X^ā·acc_p − acc_p, its
+/// digits and their forward transforms (one fused kernel on the 64-bit torus where the plan has it,
+/// as the one-thread step); barrier; (2) each thread
 /// computes half of the Fourier points of both products (every point summed over all rows in the
 /// same order as the one-thread MAC); barrier; (3) each thread gathers its polynomial's points from
 /// both halves, transforms back and adds the product to acc_p.

@@ -13,9 +13,9 @@
 //! that LLVM vectorizes it, hand-written AVX2+FMA kernels (`fft_avx2`, 4 lanes, radix-2) and AVX-512F
 //! kernels (`fft_avx512`, 8 lanes, radix-4 passes and a 64-point in-register tail). All compute the same
 //! stages in the same order, so their outputs agree up to f64 rounding (checked in the tests below).
-//! The AVX-512 kernel also has the blind rotation's step input fused ([`FftPlan`]'s `rot_dec_forward`:
-//! X^k·acc − acc, its gadget digits and the first forward pass in one loop, bit-identical to doing them
-//! one after the other; `trgsw::tests`).
+//! The AVX-512 kernel also has the external product's input fused ([`FftPlan`]'s `rot_dec_forward`:
+//! X^k·acc − acc for a blind-rotation step, when1 − when0 for a CMUX, its gadget digits and the first
+//! forward pass in one loop, bit-identical to doing them one after the other; `trgsw::tests`).
 //!
 //! # Precision (why f64 suffices)
 //! The error of an FFT convolution is about ε·log2(N/2)·‖a‖₂·‖b‖₂ with ε = 2^-53.
