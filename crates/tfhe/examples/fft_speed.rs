@@ -29,14 +29,24 @@ fn time(reps: usize, mut f: impl FnMut()) -> f64 {
     t.elapsed().as_secs_f64() * 1e6 / reps as f64
 }
 
-/// `fft_speed loop <portable|avx2|avx512> <n> <fb|fwd|bwd|mac|macs|cmux> <reps>` (fb: forward then
+/// `fft_speed loop <portable|avx2|avx512> <n> <fb|fwd|bwd|mac|macs|cmux|cmux7> <reps>` (fb: forward then
 /// backward in place, a round trip with no copy; fwd/bwd: one transform plus a copy of the input back;
-/// macs: mul_acc_rows streaming 630 keys; cmux: `TrgswFft::cmux_with` with the RAM's gadget 2^3 × 4 on
-/// a TRGSW of random Fourier data, the shared plan's kernel): only that loop, for `perf stat`
+/// macs: mul_acc_rows streaming 630 keys; cmux: `TrgswFft::cmux_with` with the gadget 2^3 × 4 on
+/// a TRGSW of random Fourier data, the shared plan's kernel; cmux7: the same with the RAM's
+/// gadget 2^2 × 7): only that loop, for `perf stat`
 /// (user-mode cycles are immune to the time-sharing that makes wall-clock medians noisy).
 fn single_loop(args: &[String]) {
-    if args[4] == "cmux" {
-        cmux_loop(args[3].parse().expect("n"), args[5].parse().expect("reps"));
+    if let Some((levels, base_bits)) = match args[4].as_str() {
+        "cmux" => Some((4, 3)),
+        "cmux7" => Some((7, 2)),
+        _ => None,
+    } {
+        let gadget = vsp_tfhe::Gadget { levels, base_bits };
+        cmux_loop(
+            gadget,
+            args[3].parse().expect("n"),
+            args[5].parse().expect("reps"),
+        );
         return;
     }
     let kernel = match args[2].as_str() {
@@ -81,13 +91,10 @@ fn single_loop(args: &[String]) {
     println!("{:?} n={n} {} x{reps}", p.kernel(), args[4]);
 }
 
-/// `reps` CMUXes of degree n (see [`single_loop`]), printing the thread CPU time per CMUX.
-fn cmux_loop(n: usize, reps: usize) {
-    use vsp_tfhe::{ExtScratch, Gadget, TrgswFft, Trlwe};
-    let gadget = Gadget {
-        levels: 4,
-        base_bits: 3,
-    };
+/// `reps` CMUXes of degree n with `gadget` (see [`single_loop`]), printing the thread CPU time per
+/// CMUX.
+fn cmux_loop(gadget: vsp_tfhe::Gadget, n: usize, reps: usize) {
+    use vsp_tfhe::{ExtScratch, TrgswFft, Trlwe};
     let data: Vec<f64> = (0..2 * gadget.levels as usize * 2 * n)
         .map(|i| ((i * 7919) % 2039) as f64 - 1019.0)
         .collect();
@@ -102,7 +109,9 @@ fn cmux_loop(n: usize, reps: usize) {
         black_box(g.cmux_with(&d1, &d0, &mut s).expect("CMUX"));
     }
     println!(
-        "cmux n={n} {:?}: {:.2} µs per CMUX (thread CPU time)",
+        "cmux n={n} gadget 2^{} x {} {:?}: {:.2} µs per CMUX (thread CPU time)",
+        gadget.base_bits,
+        gadget.levels,
         vsp_tfhe::fft::plan(n).kernel(),
         (common::thread_cpu() - t).as_secs_f64() * 1e6 / reps as f64
     );

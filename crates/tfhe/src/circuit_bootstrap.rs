@@ -17,7 +17,7 @@
 //! BENCHMARKS.md "Circuit bootstrapping, by part" has the costs.
 
 use crate::bootstrap::{blind_rotate, blind_rotate_many};
-use crate::fft::{plan, FftPlan, Kernel};
+use crate::fft::{plan, Ahead, FftPlan, Kernel};
 use crate::keygen::{bk_bodies, bk_from_bodies, trlwe_body, trlwe_from_seed, BkLevel};
 use crate::params::Params;
 use crate::privks::{PrivKsKey, BLOCK};
@@ -25,7 +25,7 @@ use crate::rng::{fresh_seed, stream, Domain, Seed};
 use crate::secret_key::SecretKey;
 use crate::tlwe::{check_tlwe_dim, Tlwe};
 use crate::torus::{mod_switch, Gadget, Torus};
-use crate::trgsw::TrgswFft;
+use crate::trgsw::{backward_add_words, TrgswFft};
 use crate::trlwe::{mul_monomial, mul_monomial_minus_one, Trlwe};
 use crate::Error;
 use rayon::prelude::*;
@@ -587,9 +587,10 @@ impl SpinBarrier {
     }
 }
 
-/// [`blind_rotate`] (its unfused path, which level 2 takes) on two threads, bit-identical to it:
-/// thread p owns polynomial p of the accumulator (p = 0 the mask, 1 the body). Per step: (1) each
-/// thread forms X^ā·acc_p − acc_p, its digits and their forward transforms; barrier; (2) each thread
+/// [`blind_rotate`] on two threads, bit-identical to it: thread p owns polynomial p of the
+/// accumulator (p = 0 the mask, 1 the body). Per step: (1) each thread forms X^ā·acc_p − acc_p, its
+/// digits and their forward transforms (one fused kernel on the 64-bit torus where the plan has it,
+/// as the one-thread step); barrier; (2) each thread
 /// computes half of the Fourier points of both products (every point summed over all rows in the
 /// same order as the one-thread MAC); barrier; (3) each thread gathers its polynomial's points from
 /// both halves, transforms back and adds the product to acc_p.
@@ -622,23 +623,35 @@ pub(crate) fn rotate_two_threads<T: Torus>(
     let points = [(0, half), (half, m)];
     let barrier = SpinBarrier::new(2);
     let worker = |p: usize, mut poly: Vec<T>| -> Vec<T> {
-        let (mut diff, mut prod) = (vec![T::zero(); n], vec![T::zero(); n]);
+        let mut diff = vec![T::zero(); n];
         let mut full = vec![0.0; n];
         for (key, &a) in bk.iter().zip(&abar) {
             if a == 0 {
                 continue;
             }
             // (1) This part's digits, transformed (prefetching the key shares that
-            // external_product_into's transforms of this part prefetch).
-            mul_monomial_minus_one(&mut diff, &poly, a);
+            // external_product_into's transforms of this part prefetch): on the 64-bit torus
+            // rotation, decomposition and first forward pass in one kernel where the plan has it
+            // (`FftPlan::rot_dec_forward_u64`, the same values bit for bit).
             {
                 let mut d = dec[p].write().unwrap_or_else(|e| e.into_inner());
-                gadget.decompose_poly_f64(&diff, &mut d);
-                let mut shares = key.data.chunks(key.data.len().div_ceil(2 * l).max(1));
-                let mut shares = shares.by_ref().skip(p * l);
-                for buf in d.chunks_exact_mut(n) {
-                    let (re, im) = buf.split_at_mut(m);
-                    plan.forward_in_place_ahead(re, im, shares.next().unwrap_or(&[]));
+                let share = key.data.len().div_ceil(2 * l).max(1);
+                let mine = key.data.get(p * l * share..).unwrap_or(&[]);
+                let mut ahead =
+                    Ahead::new(&mine[..mine.len().min(l * share)], l * plan.ahead_steps());
+                let any: &dyn std::any::Any = &poly;
+                let fused = any.downcast_ref::<Vec<u64>>().is_some_and(|words| {
+                    plan.rot_dec_forward_u64(gadget, words, a % (2 * n), &mut d, n, &mut ahead)
+                });
+                if !fused {
+                    mul_monomial_minus_one(&mut diff, &poly, a);
+                    gadget.decompose_poly_f64(&diff, &mut d);
+                    let mut shares = key.data.chunks(share);
+                    let mut shares = shares.by_ref().skip(p * l);
+                    for buf in d.chunks_exact_mut(n) {
+                        let (re, im) = buf.split_at_mut(m);
+                        plan.forward_in_place_ahead(re, im, shares.next().unwrap_or(&[]));
+                    }
                 }
             }
             barrier.wait();
@@ -657,8 +670,8 @@ pub(crate) fn rotate_two_threads<T: Torus>(
                 full[j0..j1].copy_from_slice(&src[j0..j1]);
                 full[m + j0..m + j1].copy_from_slice(&src[m + j0..m + j1]);
             }
-            plan.backward_torus(&mut prod, &mut full);
-            poly.iter_mut().zip(&prod).for_each(|(x, &y)| *x = x.add(y));
+            // Rounded and added in the inverse transform's last pass where the kernel has that.
+            backward_add_words(plan, &mut poly, &mut full, &mut Ahead::new(&[], 1));
         }
         poly
     };

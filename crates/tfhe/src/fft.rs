@@ -13,9 +13,9 @@
 //! that LLVM vectorizes it, hand-written AVX2+FMA kernels (`fft_avx2`, 4 lanes, radix-2) and AVX-512F
 //! kernels (`fft_avx512`, 8 lanes, radix-4 passes and a 64-point in-register tail). All compute the same
 //! stages in the same order, so their outputs agree up to f64 rounding (checked in the tests below).
-//! The AVX-512 kernel also has the blind rotation's step input fused ([`FftPlan`]'s `rot_dec_forward`:
-//! X^k·acc − acc, its gadget digits and the first forward pass in one loop, bit-identical to doing them
-//! one after the other; `trgsw::tests`).
+//! The AVX-512 kernel also has the external product's input fused ([`FftPlan`]'s `rot_dec_forward`:
+//! X^k·acc − acc for a blind-rotation step, when1 − when0 for a CMUX, its gadget digits and the first
+//! forward pass in one loop, bit-identical to doing them one after the other; `trgsw::tests`).
 //!
 //! # Precision (why f64 suffices)
 //! The error of an FFT convolution is about ε·log2(N/2)·‖a‖₂·‖b‖₂ with ε = 2^-53.
@@ -455,17 +455,20 @@ impl FftPlan {
         }
     }
 
-    /// One blind-rotation step's input transforms in one fused pass where this plan's kernel has it
+    /// An external product's input transforms in one fused pass where this plan's kernel has it
     /// (AVX-512, N = 1024-like shapes, u32 torus: `fft_avx512::rot_dec_forward`): the forward
-    /// transforms of the `g` digit polynomials of X^k·src − src into `out` (level i at i·stride,
-    /// stride ≥ N), stepping the prefetch stream `ahead` meanwhile. Returns false, doing nothing,
-    /// where there is no fused kernel for this shape; the caller then rotates, decomposes and
-    /// transforms step by step (the same values, bit for bit).
+    /// transforms of the `g` digit polynomials of X^k·src − minus (X^k·src where `minus` is None:
+    /// X^k·acc − acc for a blind-rotation step, when1 − when0 with k = 0 for a CMUX) into `out`
+    /// (level i at i·stride, stride ≥ N), stepping the prefetch stream `ahead` meanwhile. Returns
+    /// false, doing nothing, where there is no fused kernel for this shape; the caller then rotates,
+    /// subtracts, decomposes and transforms step by step (the same values, bit for bit).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn rot_dec_forward(
         &self,
         g: crate::torus::Gadget,
         src: &[u32],
         k: usize,
+        minus: Option<&[u32]>,
         out: &mut [f64],
         stride: usize,
         ahead: &mut Ahead,
@@ -473,6 +476,7 @@ impl FftPlan {
         #[cfg(target_arch = "x86_64")]
         if self.kernel == Kernel::Avx512
             && src.len() == self.n
+            && minus.is_none_or(|x| x.len() == self.n)
             && k < 2 * self.n
             && stride >= self.n
             && g.levels >= 1
@@ -481,10 +485,12 @@ impl FftPlan {
         {
             // SAFETY: Kernel::Avx512 is only selected after is_x86_feature_detected!("avx512f"); the
             // shape conditions of rot_dec_forward are checked just above.
-            unsafe { crate::fft_avx512::rot_dec_forward(self, g, src, k, out, stride, ahead) };
+            unsafe {
+                crate::fft_avx512::rot_dec_forward(self, g, src, k, minus, out, stride, ahead)
+            };
             return true;
         }
-        let _ = (g, src, k, out, stride, ahead);
+        let _ = (g, src, k, minus, out, stride, ahead);
         false
     }
 

@@ -431,7 +431,7 @@ pub(crate) fn rot_dec_forward_fits(n: usize, levels: usize) -> bool {
 
 /// Words idx, …, idx + 7 (mod 2N) of (src, −src) for a block that straddles the wrap (at most two
 /// blocks per polynomial), word by word. Kept out of line: inlined, its loop made
-/// [`rot_minus_one8`] too big to inline, and the call then spilled every vector register of
+/// [`rot_minus8`] too big to inline, and the call then spilled every vector register of
 /// [`rot_dec_forward`]'s loop (the SysV ABI preserves none).
 #[cold]
 #[inline(never)]
@@ -450,14 +450,16 @@ fn rot_straddle8(src: &[u32], idx: usize) -> [u32; 8] {
     w
 }
 
-/// Eight words of t = X^k·src − src from coefficient `c` on (negacyclic, k in [0, 2N)).
+/// Eight words of t = X^k·src − minus from coefficient `c` on (negacyclic, k in [0, 2N); no
+/// subtraction where `minus` is None): X^k·src − src for a blind-rotation step, when1 − when0 (k = 0)
+/// for a CMUX.
 ///
 /// # Safety
 /// AVX-512F (for the AVX2 instructions used here too); `c + 8 ≤ n = src.len()`, n a power of two ≥ 8;
-/// k < 2n.
+/// k < 2n; `minus`, if any, n long.
 #[inline]
 #[target_feature(enable = "avx512f")]
-unsafe fn rot_minus_one8(src: &[u32], k: usize, c: usize) -> __m256i {
+unsafe fn rot_minus8(src: &[u32], k: usize, minus: Option<&[u32]>, c: usize) -> __m256i {
     let n = src.len();
     let wrap = 2 * n - 1;
     // Coefficient c of X^k·src is src[idx] for idx = c − k mod 2N below N, −src[idx − N] above
@@ -468,7 +470,7 @@ unsafe fn rot_minus_one8(src: &[u32], k: usize, c: usize) -> __m256i {
     } else {
         (idx - n, true)
     };
-    // SAFETY: base + 8 ≤ n in the first branch; c + 8 ≤ n by the caller's contract.
+    // SAFETY: base + 8 ≤ n in the first branch; c + 8 ≤ n = minus.len() by the caller's contract.
     unsafe {
         let rot = if base + 8 <= n {
             let v = _mm256_loadu_si256(src.as_ptr().add(base) as *const __m256i);
@@ -481,10 +483,12 @@ unsafe fn rot_minus_one8(src: &[u32], k: usize, c: usize) -> __m256i {
             let w = rot_straddle8(src, idx);
             _mm256_loadu_si256(w.as_ptr() as *const __m256i)
         };
-        _mm256_sub_epi32(
-            rot,
-            _mm256_loadu_si256(src.as_ptr().add(c) as *const __m256i),
-        )
+        match minus {
+            Some(x) => {
+                _mm256_sub_epi32(rot, _mm256_loadu_si256(x.as_ptr().add(c) as *const __m256i))
+            }
+            None => rot,
+        }
     }
 }
 
@@ -506,24 +510,28 @@ fn digit_f64((v, p): (__m256i, __m256i), shift: __m128i, mask: __m256i, half: __
     _mm512_cvtepi32_pd(_mm256_add_epi32(_mm256_sub_epi32(d, half), p))
 }
 
-/// One blind-rotation step's input transforms, fused: the rotation t = X^k·src − src, its balanced
-/// gadget decomposition (the zero-mean digits of [`crate::torus::Gadget::decompose_poly_f64`]) and the
-/// forward transforms of the `levels` digit polynomials, written to `out[i·stride .. i·stride + N]`
-/// (split layout; stride ≥ N). The digits never go through memory: the first forward pass (radix-8,
-/// fused with the twist) reads the sixteen coefficient vectors j + t·N/16 (t < 16) it needs straight
-/// from the rotation, prepared once for every level. The same arithmetic in the same order as the
-/// unfused path, so the output is bit-identical to it (tested in `trgsw::tests`). `ahead` is stepped once per level and loop
-/// iteration, as [`crate::fft::FftPlan::forward_in_place_ahead`] does.
+/// An external product's input transforms, fused: t = X^k·src − minus (a blind-rotation step:
+/// X^k·acc − acc; a CMUX: when1 − when0 with k = 0; a plain product: src, k = 0 and no `minus`), its
+/// balanced gadget decomposition (the zero-mean digits of
+/// [`crate::torus::Gadget::decompose_poly_f64`]) and the forward transforms of the `levels` digit
+/// polynomials, written to `out[i·stride .. i·stride + N]` (split layout; stride ≥ N). The digits
+/// never go through memory: the first forward pass (radix-8, fused with the twist) reads the sixteen
+/// coefficient vectors j + t·N/16 (t < 16) it needs straight from t, prepared once for every level.
+/// The same arithmetic in the same order as the unfused path, so the output is bit-identical to it
+/// (tested in `trgsw::tests`). `ahead` is stepped once per level and loop iteration, as
+/// [`crate::fft::FftPlan::forward_in_place_ahead`] does.
 ///
 /// # Safety
-/// AVX-512F; [`rot_dec_forward_fits`]`(src.len(), g.levels)`; src.len() = the plan's N; stride ≥ N;
-/// out.len() ≥ (levels − 1)·stride + N; k < 2N.
+/// AVX-512F; [`rot_dec_forward_fits`]`(src.len(), g.levels)`; src.len() = the plan's N = minus.len()
+/// where given; stride ≥ N; out.len() ≥ (levels − 1)·stride + N; k < 2N.
+#[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "avx512f")]
 pub(crate) unsafe fn rot_dec_forward(
     p: &FftPlan,
     g: crate::torus::Gadget,
     src: &[u32],
     k: usize,
+    minus: Option<&[u32]>,
     out: &mut [f64],
     stride: usize,
     ahead: &mut Ahead,
@@ -533,6 +541,7 @@ pub(crate) unsafe fn rot_dec_forward(
     assert!(
         n == p.n()
             && rot_dec_forward_fits(n, l)
+            && minus.is_none_or(|x| x.len() == n)
             && stride >= n
             && out.len() >= (l - 1) * stride + n
             && k < 2 * n,
@@ -560,7 +569,7 @@ pub(crate) unsafe fn rot_dec_forward(
             let mut xs = [(_mm256_setzero_si256(), _mm256_setzero_si256()); 16];
             for (t, x) in xs.iter_mut().enumerate() {
                 let c = j + (t % 8) * q + (t / 8) * m;
-                *x = digit_prep(rot_minus_one8(src, k, c), offv, stepv);
+                *x = digit_prep(rot_minus8(src, k, minus, c), offv, stepv);
             }
             for i in 0..l {
                 let shift = _mm_cvtsi32_si128((32 - (i as u32 + 1) * g.base_bits) as i32);
@@ -671,7 +680,7 @@ fn rot_straddle8_u64(src: &[u64], idx: usize) -> [u64; 8] {
     w
 }
 
-/// [`rot_minus_one8`] for 64-bit words: eight words of X^k·src − src from coefficient `c` on.
+/// [`rot_minus8`] for 64-bit words (minus = src): eight words of X^k·src − src from coefficient `c` on.
 ///
 /// # Safety
 /// AVX-512F; `c + 8 ≤ n = src.len()`, n a power of two ≥ 8; k < 2n.

@@ -171,9 +171,73 @@ impl<T: Torus> TrgswFft<T> {
         backward_add_words(plan, &mut out.b, &mut s.acc_b, &mut ahead);
     }
 
-    /// The Fourier-domain part of self ⊡ c: the digits of c transformed and multiplied into
-    /// `s.acc_a`, `s.acc_b`.
+    /// out += self ⊡ (when1 − when0) (the CMUX's product), the same words bit for bit as forming the
+    /// difference and running [`TrgswFft::external_product_add_into`], but with the difference, its
+    /// decomposition and the first forward pass fused where the kernel has that
+    /// ([`FftPlan::rot_dec_forward`]). Degrees must match (checked by callers).
+    pub(crate) fn diff_product_add_into(
+        &self,
+        plan: &FftPlan,
+        when1: &Trlwe<T>,
+        when0: &Trlwe<T>,
+        out: &mut Trlwe<T>,
+        s: &mut ExtScratch,
+    ) {
+        if !self.input_transforms_fused(plan, when1, Some(when0), s) {
+            let mut diff = when1.clone();
+            diff.combine(when0, T::sub);
+            self.input_transforms(plan, &diff, s);
+        }
+        plan.mul_acc_rows_strided(&mut s.acc_a, &mut s.acc_b, &s.dec, s.stride, &self.data);
+        let mut ahead = Ahead::new(&[], 1);
+        backward_add_words(plan, &mut out.a, &mut s.acc_a, &mut ahead);
+        backward_add_words(plan, &mut out.b, &mut s.acc_b, &mut ahead);
+    }
+
+    /// The Fourier-domain part of self ⊡ c: the digits of c transformed (fused where the kernel has
+    /// that, [`TrgswFft::input_transforms_fused`]) and multiplied into `s.acc_a`, `s.acc_b`.
     fn external_mac(&self, plan: &FftPlan, c: &Trlwe<T>, s: &mut ExtScratch) {
+        if !self.input_transforms_fused(plan, c, None, s) {
+            self.input_transforms(plan, c, s);
+        }
+        plan.mul_acc_rows_strided(&mut s.acc_a, &mut s.acc_b, &s.dec, s.stride, &self.data);
+    }
+
+    /// The forward transforms of the digits of c − minus (c where `minus` is None) into `s.dec`, the
+    /// difference, decomposition and first forward pass in one kernel ([`FftPlan::rot_dec_forward`]
+    /// with k = 0: the digits never go through memory), prefetching this TRGSW's key for the MAC
+    /// meanwhile. Returns false, doing nothing, where the kernel has no such fused pass; the caller
+    /// then runs [`TrgswFft::input_transforms`] (the same values bit for bit: `tests::
+    /// fused_input_transforms_match_unfused`).
+    fn input_transforms_fused(
+        &self,
+        plan: &FftPlan,
+        c: &Trlwe<T>,
+        minus: Option<&Trlwe<T>>,
+        s: &mut ExtScratch,
+    ) -> bool {
+        let (Some(a), Some(b)) = (T::as_u32_slice(&c.a), T::as_u32_slice(&c.b)) else {
+            return false;
+        };
+        let (minus_a, minus_b) = match minus {
+            None => (None, None),
+            Some(x) => match (T::as_u32_slice(&x.a), T::as_u32_slice(&x.b)) {
+                (Some(xa), Some(xb)) => (Some(xa), Some(xb)),
+                _ => return false,
+            },
+        };
+        let l = self.gadget.levels as usize;
+        let mut ahead = Ahead::new(&self.data, 2 * l * plan.ahead_steps());
+        let stride = s.stride;
+        let (dec_a, dec_b) = s.dec.split_at_mut(l * stride);
+        // Both calls see the same shape: the second runs exactly where the first did.
+        plan.rot_dec_forward(self.gadget, a, 0, minus_a, dec_a, stride, &mut ahead)
+            && plan.rot_dec_forward(self.gadget, b, 0, minus_b, dec_b, stride, &mut ahead)
+    }
+
+    /// The forward transforms of the digits of c into `s.dec`, step by step: decomposition, then
+    /// one transform per digit polynomial.
+    fn input_transforms(&self, plan: &FftPlan, c: &Trlwe<T>, s: &mut ExtScratch) {
         let n = self.n;
         let l = self.gadget.levels as usize;
         let half = n / 2;
@@ -189,7 +253,6 @@ impl<T: Torus> TrgswFft<T> {
                 plan.forward_in_place_ahead(re, im, shares.next().unwrap_or(&[]));
             }
         }
-        plan.mul_acc_rows_strided(&mut s.acc_a, &mut s.acc_b, &s.dec, stride, &self.data);
     }
 
     /// One blind-rotation step, acc ← acc + self ⊡ (X^k·acc − acc) (a CMUX between acc and X^k·acc on
@@ -221,8 +284,8 @@ impl<T: Torus> TrgswFft<T> {
         let mut ahead = Ahead::new(next, (2 * l + 2) * plan.ahead_steps());
         let stride = s.stride;
         let (dec_a, dec_b) = s.dec.split_at_mut(l * stride);
-        if !plan.rot_dec_forward(self.gadget, a, k, dec_a, stride, &mut ahead)
-            || !plan.rot_dec_forward(self.gadget, b, k, dec_b, stride, &mut ahead)
+        if !plan.rot_dec_forward(self.gadget, a, k, Some(a), dec_a, stride, &mut ahead)
+            || !plan.rot_dec_forward(self.gadget, b, k, Some(b), dec_b, stride, &mut ahead)
         {
             return false;
         }
@@ -332,10 +395,8 @@ impl<T: Torus> TrgswFft<T> {
             ));
         }
         let plan = crate::fft::plan(self.n);
-        let mut diff = when1.clone();
-        diff.sub_assign(when0)?;
         let mut out = when0.clone();
-        self.external_product_add_into(&plan, &diff, &mut out, s);
+        self.diff_product_add_into(&plan, when1, when0, &mut out, s);
         Ok(out)
     }
 
@@ -368,7 +429,7 @@ const ROT_CHUNK: usize = 256;
 /// and [`Torus::add_f64_slice`] (the same rounding); `ahead` is stepped meanwhile.
 // A Vec, not a slice: the 64-bit words are found by downcasting it (a slice is not `Any`).
 #[allow(clippy::ptr_arg)]
-fn backward_add_words<T: Torus>(
+pub(crate) fn backward_add_words<T: Torus>(
     plan: &FftPlan,
     poly: &mut Vec<T>,
     prod: &mut [f64],
@@ -438,17 +499,130 @@ pub(crate) mod tests {
             .collect()
     }
 
+    /// g ⊡ c by the unfused path: decompose, transform each digit polynomial, MAC, inverse.
+    fn product_unfused(g: &TrgswFft<u32>, plan: &FftPlan, c: &Trlwe<u32>) -> Trlwe<u32> {
+        let n = c.a.len();
+        let mut s = ExtScratch::new(n, g.gadget);
+        g.input_transforms(plan, c, &mut s);
+        plan.mul_acc_rows_strided(&mut s.acc_a, &mut s.acc_b, &s.dec, s.stride, &g.data);
+        let mut prod = Trlwe::zero(n);
+        plan.backward_torus(&mut prod.a, &mut s.acc_a);
+        plan.backward_torus(&mut prod.b, &mut s.acc_b);
+        prod
+    }
+
     /// The step by the unfused path: rotate, external product (decompose, transform, MAC, inverse), add.
     fn step_reference(g: &TrgswFft<u32>, plan: &FftPlan, acc: &Trlwe<u32>, k: usize) -> Trlwe<u32> {
         let n = acc.a.len();
         let mut tmp = Trlwe::zero(n);
         mul_monomial_minus_one(&mut tmp.a, &acc.a, k);
         mul_monomial_minus_one(&mut tmp.b, &acc.b, k);
-        let mut prod = Trlwe::zero(n);
-        g.external_product_into(plan, &tmp, &mut prod, &mut ExtScratch::new(n, g.gadget));
         let mut out = acc.clone();
-        out.add_assign_unchecked(&prod);
+        out.add_assign_unchecked(&product_unfused(g, plan, &tmp));
         out
+    }
+
+    /// The CMUX's and the external product's fused input transforms (difference, decomposition and
+    /// first forward pass in one kernel) give the unfused path's transformed digits bit for bit, and
+    /// so the same CMUX and external product, for the RAM's gadgets and a BK-like one, with every
+    /// kernel (only AVX-512 has the fused pass; the others must decline and leave the scratch
+    /// alone); the results are within rounding of the portable kernel's.
+    #[test]
+    fn fused_input_transforms_match_unfused() {
+        let n = 1024;
+        let portable = FftPlan::with_kernel(n, Kernel::Portable);
+        for (gi, gadget) in [(4, 3), (7, 2), (2, 8)]
+            .map(|(levels, base_bits)| Gadget { levels, base_bits })
+            .into_iter()
+            .enumerate()
+        {
+            let gi = gi as u32;
+            let rows: Vec<Trlwe<u32>> = (0..2 * gadget.levels)
+                .map(|r| Trlwe {
+                    a: words(n, 10 * r + 3),
+                    b: words(n, 10 * r + 4),
+                })
+                .collect();
+            let (when1, when0) = (
+                Trlwe {
+                    a: words(n, 50 + gi),
+                    b: words(n, 60 + gi),
+                },
+                Trlwe {
+                    a: words(n, 70 + gi),
+                    b: words(n, 80 + gi),
+                },
+            );
+            let mut diff = when1.clone();
+            diff.sub_assign(&when0).unwrap();
+            let gp = TrgswFft::<u32>::from_rows(&portable, gadget, &rows);
+            let mut want_port = when0.clone();
+            want_port.add_assign_unchecked(&product_unfused(&gp, &portable, &diff));
+            for kernel in Kernel::available() {
+                let plan = FftPlan::with_kernel(n, kernel);
+                let g = TrgswFft::<u32>::from_rows(&plan, gadget, &rows);
+                let mut want = ExtScratch::new(n, gadget);
+                g.input_transforms(&plan, &diff, &mut want);
+                for minus in [Some(&when0), None] {
+                    let c = if minus.is_some() { &when1 } else { &diff };
+                    let mut got = ExtScratch::new(n, gadget);
+                    got.dec.fill(0.25);
+                    let fused = g.input_transforms_fused(&plan, c, minus, &mut got);
+                    assert_eq!(
+                        fused,
+                        kernel == Kernel::Avx512,
+                        "{kernel:?}: fused availability"
+                    );
+                    if !fused {
+                        assert!(
+                            got.dec.iter().all(|&x| x == 0.25),
+                            "declined: dec untouched"
+                        );
+                        continue;
+                    }
+                    for (r, (x, y)) in got
+                        .dec
+                        .chunks(got.stride)
+                        .zip(want.dec.chunks(want.stride))
+                        .enumerate()
+                    {
+                        let bits =
+                            |v: &[f64]| v[..n].iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+                        assert_eq!(bits(x), bits(y), "{gadget:?}, row {r}: fused vs unfused");
+                    }
+                }
+                let mut prod = Trlwe::zero(n);
+                g.external_product_into(&plan, &diff, &mut prod, &mut ExtScratch::new(n, gadget));
+                assert_eq!(
+                    prod,
+                    product_unfused(&g, &plan, &diff),
+                    "{kernel:?}: product"
+                );
+                if plan.kernel() != crate::fft::plan(n).kernel() {
+                    continue;
+                }
+                // cmux_with runs on the shared plan (this kernel): when0 + g ⊡ (when1 − when0).
+                let mut unfused = when0.clone();
+                unfused.add_assign_unchecked(&product_unfused(&g, &plan, &diff));
+                let got = g
+                    .cmux_with(&when1, &when0, &mut ExtScratch::new(n, gadget))
+                    .unwrap();
+                assert_ne!(got, when0, "the CMUX changed its input");
+                assert_eq!(got, unfused, "{gadget:?}: CMUX fused vs unfused");
+                for (x, y) in got
+                    .a
+                    .iter()
+                    .chain(&got.b)
+                    .zip(want_port.a.iter().chain(&want_port.b))
+                {
+                    let d = x.wrapping_sub(*y) as i32;
+                    assert!(
+                        d.abs() <= 2,
+                        "{gadget:?}: {d} units from the portable kernel"
+                    );
+                }
+            }
+        }
     }
 
     /// The fused blind-rotation step (rotation, decomposition and first transform pass in one kernel,

@@ -151,7 +151,7 @@ impl<T: Torus> Trlwe<T> {
         Ok(())
     }
     /// Coefficient-wise self ← f(self, o) on both polynomials (lengths already checked).
-    fn combine(&mut self, o: &Self, f: fn(T, T) -> T) {
+    pub(crate) fn combine(&mut self, o: &Self, f: fn(T, T) -> T) {
         for (x, &y) in self.a.iter_mut().zip(&o.a) {
             *x = f(*x, y);
         }
