@@ -24,6 +24,10 @@
 //! pass through with the RAM's low-noise gadget (`Params::cb_ram`, [`LeveledParams::v_ext_low`]). The plan then picks the selects to convert greedily by
 //! cost (in gate-bootstrap units): start from every select with two or more MUXes, and drop the select
 //! whose removal lowers the total cost most, until none does.
+//!
+//! A select whose own level-0 variance (a CMUX chain's result) would make its circuit bootstrap's
+//! decision break the per-gate bound is first refreshed by a gate bootstrap (`MuxPlan::sel_fresh`,
+//! [`PlanCounts::select_refreshes`]), so the low-noise gadget's wider stride may take it.
 
 use crate::blueprint::MemImpl;
 use crate::circuit::{Circuit, Node, NodeId, Step};

@@ -392,11 +392,14 @@ impl<B: Backend> Ctx<'_, B> {
                 let mut fresh = fresh.iter();
                 let bits = slots
                     .iter()
-                    .map(|&s| match self.plan.is_fresh_select(s) {
-                        true => fresh
-                            .next()
-                            .ok_or_else(|| internal("select refresh missing")),
-                        false => self.get(self.plan.sel_nodes[s as usize]),
+                    .map(|&s| {
+                        if self.plan.is_fresh_select(s) {
+                            fresh
+                                .next()
+                                .ok_or_else(|| internal("select refresh missing"))
+                        } else {
+                            self.get(self.plan.sel_nodes[s as usize])
+                        }
                     })
                     .collect::<Result<Vec<_>, _>>()?;
                 let lanes = lanes.min(bits.len());
