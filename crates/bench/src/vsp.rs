@@ -205,7 +205,12 @@ pub fn run(args: &[String]) -> Result<()> {
             dag / n,
             edge / n,
             stats.bootstraps_per_cycle,
-            (plan.gates + plan.cells + 2 * plan.gate_muxes + plan.refreshes) as f64 + lifts,
+            (plan.gates
+                + plan.cells
+                + 2 * plan.gate_muxes
+                + plan.refreshes
+                + plan.select_refreshes) as f64
+                + lifts,
             eff / n
         ));
         results.push((label.clone(), per_cycle, cpu_per_cycle));
@@ -225,7 +230,8 @@ pub fn run(args: &[String]) -> Result<()> {
         for (name, k, l) in [("core before", b, 0.0), ("core after", a, *lifts)] {
             println!(
                 "| {core} | {name} | {:.0} | {l:.0} | {} | {} | {} | {:.1} |",
-                (k.gates + k.cells + 2 * k.gate_muxes + k.refreshes) as f64 + l,
+                (k.gates + k.cells + 2 * k.gate_muxes + k.refreshes + k.select_refreshes) as f64
+                    + l,
                 k.circuit_bootstraps,
                 k.cmuxes,
                 k.key_switches,
@@ -329,7 +335,8 @@ fn tfhe_rs_nand_ms() -> Result<(f64, f64)> {
 pub(crate) struct Kinds {
     /// Bootstraps per node kind (`AND`…, cell classes; MUXes left as gates count two each).
     pub(crate) by_kind: std::collections::BTreeMap<String, f64>,
-    /// Gate bootstraps per cycle (plan: gates, cells, gate MUXes, refreshes, lifts predicted).
+    /// Gate bootstraps per cycle (plan: gates, cells, gate MUXes, refreshes, select refreshes,
+    /// lifts predicted).
     pub(crate) bootstraps: f64,
     /// Logic depth in bootstraps (gates, cells, gate MUXes, memory reads; CMUXes none).
     pub(crate) depth: u32,
@@ -351,6 +358,11 @@ impl Kinds {
         by_kind.insert("gate MUX".into(), 2.0 * k.gate_muxes as f64);
         by_kind.insert("lift".into(), k.lifts as f64 + k.carried_lifts);
         by_kind.insert("refresh".into(), k.refreshes as f64);
+        // Selects refreshed by a gate bootstrap before their circuit bootstrap (a column only where
+        // a plan has them).
+        if k.select_refreshes > 0 {
+            by_kind.insert("select refresh".into(), k.select_refreshes as f64);
+        }
         Kinds {
             by_kind,
             bootstraps: k.bootstraps(),
@@ -370,7 +382,7 @@ impl Kinds {
         }
         let order = |k: &str| {
             let gates = ["AND", "NAND", "OR", "NOR", "XOR", "XNOR", "ANDNOT", "ORNOT"];
-            let tail = ["gate MUX", "lift", "refresh"];
+            let tail = ["gate MUX", "lift", "refresh", "select refresh"];
             if let Some(i) = gates.iter().position(|g| *g == k) {
                 (0, i, String::new())
             } else if let Some(i) = tail.iter().position(|g| *g == k) {

@@ -24,6 +24,10 @@
 //! pass through with the RAM's low-noise gadget (`Params::cb_ram`, [`LeveledParams::v_ext_low`]). The plan then picks the selects to convert greedily by
 //! cost (in gate-bootstrap units): start from every select with two or more MUXes, and drop the select
 //! whose removal lowers the total cost most, until none does.
+//!
+//! A select whose own level-0 variance (a CMUX chain's result) would make its circuit bootstrap's
+//! decision break the per-gate bound is first refreshed by a gate bootstrap (`MuxPlan::sel_fresh`,
+//! [`PlanCounts::select_refreshes`]), so the low-noise gadget's wider stride may take it.
 
 use crate::blueprint::MemImpl;
 use crate::circuit::{Circuit, Node, NodeId, Step};
@@ -61,6 +65,10 @@ pub struct LeveledParams {
     pub v_ext_low: f64,
     /// Modulus-switch variance at such a circuit bootstrap's input (its many-LUT stride).
     pub v_ms_cb_low: f64,
+    /// One refresh of a select before its circuit bootstrap (a gate bootstrap, 1; its extraction
+    /// and key switch are priced at `cost_ks`), which the planner gives a select whose own variance
+    /// would make its circuit bootstrap's decision break the per-gate bound.
+    pub cost_select_refresh: f64,
 }
 
 /// log2 of the per-gate failure bound the plan keeps.
@@ -95,6 +103,7 @@ impl LeveledParams {
             cost_cmux_low: cost_cmux,
             v_ext_low: m.v_ext,
             v_ms_cb_low: v_ms_cb,
+            cost_select_refresh: 1.0,
         };
         // A gate MUX's ring (two rotations) must take at least one CMUX, and a fresh input must fit.
         (2.0 * p.v_br + p.v_ext <= p.v_ring_max() && v_input <= v_tlwe_max).then_some(p)
@@ -187,6 +196,10 @@ pub struct PlanCounts {
     pub carried: usize,
     /// CMUX results refreshed by a bootstrap because a longer chain would exceed the noise bound.
     pub refreshes: usize,
+    /// Selects refreshed by a gate bootstrap (and extraction) before their circuit bootstrap,
+    /// because their own level-0 variance (a CMUX chain's result) would make that circuit
+    /// bootstrap's decision break the per-gate bound.
+    pub select_refreshes: usize,
     /// Sample extractions + key switches of rings (no bootstrap).
     pub extractions: usize,
     /// Level-1 → level-0 key switches in all (gates, gate MUXes and extractions).
@@ -203,10 +216,15 @@ pub struct PlanCounts {
 }
 
 impl PlanCounts {
-    /// Gate bootstraps per cycle (gates, cells, 2 per gate MUX, lifts, refreshes, predicted carried
-    /// lifts).
+    /// Gate bootstraps per cycle (gates, cells, 2 per gate MUX, lifts, refreshes, select
+    /// refreshes, predicted carried lifts).
     pub fn bootstraps(&self) -> f64 {
-        (self.gates + self.cells + 2 * self.gate_muxes + self.lifts + self.refreshes) as f64
+        (self.gates
+            + self.cells
+            + 2 * self.gate_muxes
+            + self.lifts
+            + self.refreshes
+            + self.select_refreshes) as f64
             + self.carried_lifts
     }
 }
@@ -222,6 +240,9 @@ pub struct MuxPlan {
     pub(crate) sel_nodes: Vec<NodeId>,
     /// Per select slot: circuit-bootstrapped with the low-noise gadget (`Params::cb_ram`).
     pub(crate) sel_low: Vec<bool>,
+    /// Per select slot: the select's level-0 bit is refreshed by a gate bootstrap before its circuit
+    /// bootstrap (set by the noise pass where the select's own variance would break the bound).
+    pub(crate) sel_fresh: Vec<bool>,
     /// Per node: the level-0 form is needed.
     pub(crate) tlwe: Vec<bool>,
     /// Per node: the ring form is needed.
@@ -351,6 +372,17 @@ impl MuxPlan {
     /// (`Params::cb_ram`, `Backend::ram_select_batch`) instead of the circuit's.
     pub fn is_low_noise_select(&self, slot: u32) -> bool {
         self.sel_low.get(slot as usize).copied().unwrap_or(false)
+    }
+
+    /// True when MUX-plan select slot `slot` is refreshed by a gate bootstrap (identity test value,
+    /// then extraction and key switch) before its circuit bootstrap.
+    pub fn is_fresh_select(&self, slot: u32) -> bool {
+        self.sel_fresh.get(slot as usize).copied().unwrap_or(false)
+    }
+
+    /// Selects refreshed before their circuit bootstrap.
+    pub fn fresh_selects(&self) -> usize {
+        self.sel_fresh.iter().filter(|&&x| x).count()
     }
 
     /// True when node `i` is a CMUX whose select has the low-noise gadget.
@@ -531,11 +563,13 @@ fn evaluate(c: &Circuit, p: Option<&LeveledParams>, cmux: &[bool], low: &[bool])
     }
     let cmux_flags: Vec<bool> = (0..n as NodeId).map(is_cmux).collect();
     let sel_low = sel_nodes.iter().map(|&s| low[s as usize]).collect();
+    let sel_fresh = vec![false; sel_nodes.len()];
     let mut plan = MuxPlan {
         cmux: cmux_flags,
         sel_slot,
         sel_nodes,
         sel_low,
+        sel_fresh,
         tlwe,
         ring,
         lift,
@@ -549,8 +583,40 @@ fn evaluate(c: &Circuit, p: Option<&LeveledParams>, cmux: &[bool], low: &[bool])
         noise_pass(c, p, &mut plan, false);
         plan.budget = budgets(c, p, &plan);
     }
-    plan.counts = count(c, p, &plan);
+    settle(c, p, &mut plan);
     plan
+}
+
+/// The variance at a select's circuit bootstrap input, and its modulus switch's: the circuit's or
+/// the low-noise gadget's stride.
+fn select_ms(p: &LeveledParams, low: bool) -> f64 {
+    if low {
+        p.v_ms_cb_low
+    } else {
+        p.v_ms_cb
+    }
+}
+
+/// Decides which selects are refreshed before their circuit bootstrap (those whose own level-0
+/// variance `tv`, carried rings at their budgets, would break the per-gate bound there while a fresh
+/// bit keeps it) and counts the plan.
+fn settle(c: &Circuit, p: Option<&LeveledParams>, plan: &mut MuxPlan) {
+    let tv = p.map(|p| {
+        let tv = noise_pass(c, p, &mut plan.clone(), true);
+        let fresh = p.v_br + p.v_ks;
+        plan.sel_fresh = plan
+            .sel_nodes
+            .iter()
+            .zip(&plan.sel_low)
+            .map(|(&s, &low)| {
+                let ms = select_ms(p, low);
+                log2_tail(tv[s as usize] + ms, 0.125) > GATE_FAILURE_LOG2
+                    && log2_tail(fresh + ms, 0.125) <= GATE_FAILURE_LOG2
+            })
+            .collect();
+        tv
+    });
+    plan.counts = count(c, p, plan, tv.as_deref());
 }
 
 /// Steady-state lifts per cycle of the carried flip-flops: the engine's rule (carry D's ring while
@@ -664,7 +730,7 @@ fn cut_for_carries(c: &Circuit, p: &LeveledParams, plan: MuxPlan) -> MuxPlan {
             continue;
         }
         cand.budget = budgets(c, p, &cand);
-        cand.counts = count(c, Some(p), &cand);
+        settle(c, Some(p), &mut cand);
         if cand.counts.cost < best.counts.cost - 1e-9 {
             best = cand;
         }
@@ -680,9 +746,10 @@ fn cut_for_carries(c: &Circuit, p: &LeveledParams, plan: MuxPlan) -> MuxPlan {
 /// selects to the circuit's gadget while that lowers the cost: in each round every select whose
 /// return alone lowers it without adding a lift or a refresh, if together they lower it more than the
 /// best alone, else that best one;
-/// each candidate gets its own refresh cut ([`cut_for_carries`]). A select is a candidate only while
-/// its circuit bootstrap with the low-noise gadget's wider many-LUT stride keeps its decision within
-/// the per-gate bound.
+/// each candidate gets its own refresh cut ([`cut_for_carries`]). A select whose circuit bootstrap
+/// with the low-noise gadget's wider many-LUT stride would break the per-gate bound is refreshed by
+/// a gate bootstrap first ([`settle`]); the descent runs twice, once with such selects as candidates
+/// and once without, and the cheaper result is kept.
 fn low_noise_selects(c: &Circuit, p: &LeveledParams, cmux: &[bool], plan: MuxPlan) -> MuxPlan {
     if p.v_ext_low >= p.v_ext || !plan.carry.iter().any(|&x| x) {
         return plan;
@@ -707,21 +774,48 @@ fn low_noise_selects(c: &Circuit, p: &LeveledParams, cmux: &[bool], plan: MuxPla
             _ => {}
         }
     }
-    let plan_for = |low: &[bool]| {
-        let cand = cut_for_carries(c, p, evaluate(c, Some(p), cmux, low));
-        low_decisions_ok(c, p, &cand).then_some(cand)
-    };
-    // Drop candidates whose own decision would break the per-gate bound with the wider stride.
-    let mut cands: Vec<NodeId> = (0..n as NodeId).filter(|&s| low[s as usize]).collect();
+    // Without the candidates whose own decision would break the per-gate bound with the wider
+    // stride, and with them (refreshed first).
     let tv = {
         let mut all = evaluate(c, Some(p), cmux, &low);
         noise_pass(c, p, &mut all, true)
     };
-    cands.retain(|&s| {
-        let ok = log2_tail(tv[s as usize] + p.v_ms_cb_low, 0.125) <= GATE_FAILURE_LOG2;
-        low[s as usize] = ok;
-        ok
-    });
+    let strict = strict_of(&low, &tv, p);
+    if low == strict {
+        return low_noise_descent(c, p, cmux, plan, low);
+    }
+    let a = low_noise_descent(c, p, cmux, plan.clone(), strict);
+    let b = low_noise_descent(c, p, cmux, plan, low);
+    if b.counts.cost < a.counts.cost - 1e-9 {
+        b
+    } else {
+        a
+    }
+}
+
+/// `low` without the selects whose low-noise circuit bootstrap would break the per-gate bound at
+/// level-0 variance `tv`.
+fn strict_of(low: &[bool], tv: &[f64], p: &LeveledParams) -> Vec<bool> {
+    low.iter()
+        .zip(tv)
+        .map(|(&l, &v)| l && log2_tail(v + p.v_ms_cb_low, 0.125) <= GATE_FAILURE_LOG2)
+        .collect()
+}
+
+/// [`low_noise_selects`]'s descent from every candidate in `low` low-noise.
+fn low_noise_descent(
+    c: &Circuit,
+    p: &LeveledParams,
+    cmux: &[bool],
+    plan: MuxPlan,
+    mut low: Vec<bool>,
+) -> MuxPlan {
+    let n = c.nodes.len();
+    let plan_for = |low: &[bool]| {
+        let cand = cut_for_carries(c, p, evaluate(c, Some(p), cmux, low));
+        low_decisions_ok(c, p, &cand).then_some(cand)
+    };
+    let cands: Vec<NodeId> = (0..n as NodeId).filter(|&s| low[s as usize]).collect();
     let mut best = plan;
     let Some(all) = plan_for(&low) else {
         return best;
@@ -797,7 +891,11 @@ fn group_flags(n: usize, groups: &[(NodeId, Vec<NodeId>)], on: &[bool]) -> Vec<b
 /// gadget for that select and for the selects of the CMUXes whose rings reach its MUXes, a chain of
 /// 33 fits. Each round tries every such group so (then hands the added selects back to the circuit's
 /// gadget one at a time while that lowers the cost) and keeps the best candidate that lowers the
-/// cycle's cost; candidates whose low-noise selects would break the per-gate bound are skipped.
+/// cycle's cost. A select whose low-noise circuit bootstrap would break the per-gate bound (its own
+/// variance a CMUX chain's) either keeps the circuit's gadget or is refreshed by a gate bootstrap
+/// first ([`settle`]): each group is tried with such selects left out, with them (refreshed where
+/// the hand-back leaves them too noisy), and with only the selects upstream of its MUXes added (its
+/// own select refreshed if need be), and the cheapest kept.
 fn low_noise_chains(
     c: &Circuit,
     p: &LeveledParams,
@@ -827,47 +925,55 @@ fn low_noise_chains(
             let mut cand_low = low.clone();
             cand_low[groups[g].0 as usize] = true;
             let mut seen = vec![false; n];
-            let mut stack = groups[g].1.clone();
-            stack.push(groups[g].0);
-            while let Some(x) = stack.pop() {
-                let up = match c.nodes[x as usize] {
-                    Node::Mux { s, a, b } if cmux[x as usize] => {
-                        cand_low[s as usize] = true;
-                        [Some(a), Some(b)]
-                    }
-                    Node::Not(a) => [Some(a), None],
-                    _ => [None, None],
-                };
-                for y in up.into_iter().flatten() {
-                    if !std::mem::replace(&mut seen[y as usize], true) {
-                        stack.push(y);
-                    }
-                }
-            }
+            mark_upstream_selects(c, &cmux, groups[g].1.clone(), &mut seen, &mut cand_low);
+            // Those upstream of g's MUXes only (g's select, if too noisy, refreshed instead).
+            let mux_low = cand_low.clone();
+            mark_upstream_selects(c, &cmux, vec![groups[g].0], &mut seen, &mut cand_low);
             let plan_for = |low: &[bool]| {
                 let cand = cut_for_carries(c, p, evaluate(c, Some(p), &cmux, low));
                 low_decisions_ok(c, p, &cand).then_some(cand)
             };
             // Selects whose own circuit bootstrap would break the per-gate bound with the low-noise
-            // gadget's wider stride keep the circuit's gadget.
+            // gadget's wider stride keep the circuit's gadget, or take it refreshed first.
             let tv = noise_pass(c, p, &mut evaluate(c, Some(p), &cmux, &cand_low), true);
+            let mut strict = cand_low.clone();
             for s in 0..n {
                 if cand_low[s] && !low[s] {
-                    cand_low[s] = log2_tail(tv[s] + p.v_ms_cb_low, 0.125) <= GATE_FAILURE_LOG2;
+                    strict[s] = log2_tail(tv[s] + p.v_ms_cb_low, 0.125) <= GATE_FAILURE_LOG2;
                 }
             }
-            let Some(mut cand) = plan_for(&cand_low) else {
-                continue;
-            };
-            for s in 0..n {
-                if cand_low[s] && !low[s] {
-                    cand_low[s] = false;
-                    match plan_for(&cand_low).filter(|x| x.counts.cost < cand.counts.cost - 1e-9) {
-                        Some(x) => cand = x,
-                        None => cand_low[s] = true,
+            let mut tries = vec![strict];
+            for t in [cand_low, mux_low] {
+                if !tries.contains(&t) {
+                    tries.push(t);
+                }
+            }
+            let mut found: Option<MuxPlan> = None;
+            for mut cand_low in tries {
+                let Some(mut cand) = plan_for(&cand_low) else {
+                    continue;
+                };
+                for s in 0..n {
+                    if cand_low[s] && !low[s] {
+                        cand_low[s] = false;
+                        match plan_for(&cand_low)
+                            .filter(|x| x.counts.cost < cand.counts.cost - 1e-9)
+                        {
+                            Some(x) => cand = x,
+                            None => cand_low[s] = true,
+                        }
                     }
                 }
+                if found
+                    .as_ref()
+                    .is_none_or(|f| cand.counts.cost < f.counts.cost - 1e-9)
+                {
+                    found = Some(cand);
+                }
             }
+            let Some(cand) = found else {
+                continue;
+            };
             let bar = improved
                 .as_ref()
                 .map_or(best.counts.cost, |(_, b)| b.counts.cost);
@@ -885,16 +991,48 @@ fn low_noise_chains(
     }
 }
 
+/// Marks (in `low`) the selects of the CMUXes (`cmux`) from `stack` up through rings, skipping
+/// nodes already `seen`.
+fn mark_upstream_selects(
+    c: &Circuit,
+    cmux: &[bool],
+    mut stack: Vec<NodeId>,
+    seen: &mut [bool],
+    low: &mut [bool],
+) {
+    while let Some(x) = stack.pop() {
+        let up = match c.nodes[x as usize] {
+            Node::Mux { s, a, b } if cmux[x as usize] => {
+                low[s as usize] = true;
+                [Some(a), Some(b)]
+            }
+            Node::Not(a) => [Some(a), None],
+            _ => [None, None],
+        };
+        for y in up.into_iter().flatten() {
+            if !std::mem::replace(&mut seen[y as usize], true) {
+                stack.push(y);
+            }
+        }
+    }
+}
+
 /// Whether every low-noise select's circuit bootstrap keeps the per-gate failure bound (its wider
 /// many-LUT stride rounds its input more coarsely).
 fn low_decisions_ok(c: &Circuit, p: &LeveledParams, plan: &MuxPlan) -> bool {
     let mut scratch = plan.clone();
     let tv = noise_pass(c, p, &mut scratch, true);
-    plan.sel_nodes
-        .iter()
-        .zip(&plan.sel_low)
-        .filter(|(_, &l)| l)
-        .all(|(&s, _)| log2_tail(tv[s as usize] + p.v_ms_cb_low, 0.125) <= GATE_FAILURE_LOG2)
+    let fresh = p.v_br + p.v_ks;
+    (0..plan.sel_nodes.len())
+        .filter(|&k| plan.sel_low[k])
+        .all(|k| {
+            let v = if plan.sel_fresh[k] {
+                fresh
+            } else {
+                tv[plan.sel_nodes[k] as usize]
+            };
+            log2_tail(v + p.v_ms_cb_low, 0.125) <= GATE_FAILURE_LOG2
+        })
 }
 
 /// The largest ring variance each carried flip-flop may start a cycle with: the plan was made with
@@ -1035,12 +1173,18 @@ fn noise_pass(c: &Circuit, p: &LeveledParams, plan: &mut MuxPlan, report: bool) 
     tv
 }
 
-fn count(c: &Circuit, p: Option<&LeveledParams>, plan: &MuxPlan) -> PlanCounts {
+/// Counts a plan; `tv`: every node's level-0 variance with carried rings at their budgets (from
+/// [`noise_pass`] with `report`), given with `p`.
+fn count(c: &Circuit, p: Option<&LeveledParams>, plan: &MuxPlan, tv: Option<&[f64]>) -> PlanCounts {
     let mut k = PlanCounts {
         circuit_bootstraps: plan.sel_nodes.len(),
         low_noise_selects: plan.sel_low.iter().filter(|&&x| x).count(),
+        select_refreshes: plan.fresh_selects(),
         ..Default::default()
     };
+    // A select refresh is extracted and key-switched to a fresh level-0 bit.
+    k.extractions += k.select_refreshes;
+    k.key_switches += k.select_refreshes;
     for step in &c.order {
         let Step::Node(id) = *step else { continue };
         let i = id as usize;
@@ -1088,25 +1232,25 @@ fn count(c: &Circuit, p: Option<&LeveledParams>, plan: &MuxPlan) -> PlanCounts {
     let (cb, cm, ks) = p.map_or((0.0, 0.0, 0.0), |p| (p.cost_cb, p.cost_cmux, p.cost_ks));
     let (cb_low, cm_low) = p.map_or((0.0, 0.0), |p| (p.cost_cb_low, p.cost_cmux_low));
     k.carried_lifts = p.map_or(0.0, |p| carried_lifts(c, p, plan));
+    let cost_fresh = p.map_or(0.0, |p| p.cost_select_refresh);
     k.cost = (k.gates + k.cells + 2 * k.gate_muxes + k.lifts + k.refreshes) as f64
+        + cost_fresh * k.select_refreshes as f64
         + k.carried_lifts
         + cb * (k.circuit_bootstraps - k.low_noise_selects) as f64
         + cb_low * k.low_noise_selects as f64
         + cm * (k.cmuxes - k.low_noise_cmuxes) as f64
         + cm_low * k.low_noise_cmuxes as f64
         + ks * k.extractions as f64;
-    (k.log2_failure, k.log2_worst_decision) = p
-        .map_or((f64::NEG_INFINITY, f64::NEG_INFINITY), |p| {
-            failure_log2(c, p, plan)
-        });
+    (k.log2_failure, k.log2_worst_decision) = match (p, tv) {
+        (Some(p), Some(tv)) => failure_log2(c, p, plan, tv),
+        _ => (f64::NEG_INFINITY, f64::NEG_INFINITY),
+    };
     k
 }
 
 /// The union bound over one cycle's decisions (gates, cells, gate MUX halves, lifts, refreshes,
-/// selects), and the worst single decision, both as log2.
-fn failure_log2(c: &Circuit, p: &LeveledParams, plan: &MuxPlan) -> (f64, f64) {
-    let mut scratch = plan.clone();
-    let tv = noise_pass(c, p, &mut scratch, true);
+/// select refreshes, selects), and the worst single decision, both as log2; `tv` as for [`count`].
+fn failure_log2(c: &Circuit, p: &LeveledParams, plan: &MuxPlan, tv: &[f64]) -> (f64, f64) {
     let mut sum = 0.0f64;
     let mut worst = f64::NEG_INFINITY;
     let mut add = |l2: f64| {
@@ -1153,12 +1297,15 @@ fn failure_log2(c: &Circuit, p: &LeveledParams, plan: &MuxPlan) -> (f64, f64) {
         }
         let slot = plan.sel_slot[i];
         if slot != NO_SLOT {
-            let ms = if plan.is_low_noise_select(slot) {
-                p.v_ms_cb_low
+            let ms = select_ms(p, plan.is_low_noise_select(slot));
+            if plan.is_fresh_select(slot) {
+                // The refresh's gate bootstrap decides on the select as it is; the circuit
+                // bootstrap then on a fresh bit.
+                add(log2_tail(v + p.v_ms, 0.125));
+                add(log2_tail(p.v_br + p.v_ks + ms, 0.125));
             } else {
-                p.v_ms_cb
-            };
-            add(log2_tail(v + ms, 0.125));
+                add(log2_tail(v + ms, 0.125));
+            }
         }
     }
     (sum.log2(), worst)

@@ -462,3 +462,102 @@ fn long_chains_take_low_noise_selects() {
         );
     }
 }
+
+/// The pairs of chains of `long_chains_take_low_noise_selects`, joined by a select that is itself
+/// the result of a CMUX chain of the longest length (on two selects of its own): that select's
+/// level-0 variance is near the bound, so its circuit bootstrap with the low-noise gadget's wider
+/// stride would break the per-gate bound. The planner refreshes it by a gate bootstrap first (one
+/// unit, against 16 for the join's MUXes as gates or the select chain's selects on the dearer
+/// gadget): the plan says so, costs less than without the refresh, keeps every decision within the
+/// bound, and an encrypted cycle under it (the refresh run before the circuit bootstrap) gives the
+/// plain circuit's outputs.
+#[test]
+fn noisy_selects_are_refreshed_before_their_circuit_bootstrap() {
+    use vsp_circuit::netlist::NetlistBuilder;
+    let lp = LeveledParams::for_params(&Params::default_128()).unwrap();
+    let depth = lp.max_chain();
+    let mut b = NetlistBuilder::new();
+    let x = b.input("x", 8);
+    let s = b.input("s", 5);
+    // The join's select: a chain of `depth` CMUXes on selects s2, s3, s4 (its circuit bootstrap
+    // with the low-noise gadget decides within the bound only with two of them on that gadget
+    // too, or refreshed).
+    let mut sel = x[7];
+    for k in 0..depth {
+        sel = b.mux(s[2 + k % 3], sel, x[(5 * k + 2) % 8]);
+    }
+    // Two MUXes on that select (too few to pay for its circuit bootstrap as they are), each joining
+    // two chains on s0, s1 so long that they fit the bound without refreshes only with their
+    // selects and the join's on the low-noise gadget.
+    let long = ((lp.v_ring_max() - lp.v_br) / lp.v_ext_low).floor() as usize - 1;
+    assert!(lp.v_br + long as f64 * lp.v_ext_low + lp.v_ext > lp.v_ring_max());
+    let mut outs = Vec::new();
+    for pair in 0..2 {
+        let chain = |b: &mut NetlistBuilder, first: usize| {
+            let mut v = x[(pair + first) % 8];
+            for k in 0..long {
+                v = b.mux(s[k % 2], v, x[(pair + first + 3 * k + 1) % 8]);
+            }
+            v
+        };
+        let (l, r) = (chain(&mut b, 0), chain(&mut b, 5));
+        outs.push(b.mux(sel, l, r));
+    }
+    b.output("y", &outs);
+    let c = Arc::new(Circuit::compile(&Blueprint::single("pairs", b.build().unwrap())).unwrap());
+    let plan = MuxPlan::new(&c, &lp);
+    let with = plan.counts();
+    let without = MuxPlan::new(
+        &c,
+        &LeveledParams {
+            cost_select_refresh: 1000.0,
+            ..lp
+        },
+    )
+    .counts();
+    assert_eq!(without.select_refreshes, 0, "{without:?}");
+    assert!(
+        with.select_refreshes >= 1 && with.gate_muxes == 0 && with.low_noise_selects > 0,
+        "{with:?}"
+    );
+    // The join's select is the one refreshed, and it takes the low-noise gadget.
+    let (sels, _) = plan.selects_and_lifts(&c);
+    let slot = sels
+        .iter()
+        .position(|&x| matches!(c.nodes()[x as usize], Node::Mux { .. }))
+        .unwrap() as u32;
+    assert!(plan.is_fresh_select(slot) && plan.is_low_noise_select(slot));
+    assert!(with.cost < without.cost - 0.5, "{with:?} vs {without:?}");
+    // Without the refresh the select chain's selects take the dearer gadget instead (the same
+    // CMUXes, the same other bootstraps).
+    assert!(
+        with.low_noise_selects < without.low_noise_selects
+            && with.cmuxes == without.cmuxes
+            && with.bootstraps() == without.bootstraps() + with.select_refreshes as f64,
+        "{with:?} vs {without:?}"
+    );
+    assert!(with.log2_worst_decision <= -64.0 + 1e-9, "{with:?}");
+    assert!(without.log2_worst_decision <= -64.0 + 1e-9, "{without:?}");
+    let (sk, ek, ck) = keys();
+    let mut e = Engine::new(
+        TfheBackend::new(ek.clone(), Some(ck.clone())).unwrap(),
+        c.clone(),
+    );
+    e.set_threads(2);
+    assert_eq!(e.plan_counts(), with);
+    let mut p = Engine::new(PlainBackend, c);
+    let mut rng = StdRng::seed_from_u64(22);
+    for _ in 0..2 {
+        let (xv, sv) = (rng.gen_range(0..256), rng.gen_range(0..32));
+        e.set_input("x", client::encrypt_value(sk, xv, 8)).unwrap();
+        e.set_input("s", client::encrypt_value(sk, sv, 5)).unwrap();
+        p.set_input_value("x", xv).unwrap();
+        p.set_input_value("s", sv).unwrap();
+        e.step().unwrap();
+        p.step().unwrap();
+        assert_eq!(
+            client::decrypt_value(sk, &e.output("y").unwrap()).unwrap(),
+            p.output_value("y", 0).unwrap()
+        );
+    }
+}

@@ -378,9 +378,29 @@ impl<B: Backend> Ctx<'_, B> {
                     .batches
                     .get(batch as usize)
                     .ok_or_else(|| internal("select batch missing"))?;
+                // Selects the plan refreshes first: a gate bootstrap (identity test value) and an
+                // extraction make their level-0 bits fresh, so their circuit bootstraps decide
+                // within the bound.
+                let fresh = slots
+                    .iter()
+                    .filter(|&&s| self.plan.is_fresh_select(s))
+                    .map(|&s| {
+                        let bit = self.get(self.plan.sel_nodes[s as usize])?;
+                        b.extract(&b.lift(bit)?)
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                let mut fresh = fresh.iter();
                 let bits = slots
                     .iter()
-                    .map(|&s| self.get(self.plan.sel_nodes[s as usize]))
+                    .map(|&s| {
+                        if self.plan.is_fresh_select(s) {
+                            fresh
+                                .next()
+                                .ok_or_else(|| internal("select refresh missing"))
+                        } else {
+                            self.get(self.plan.sel_nodes[s as usize])
+                        }
+                    })
                     .collect::<Result<Vec<_>, _>>()?;
                 let lanes = lanes.min(bits.len());
                 // A batch has one gadget: the low-noise selects take the RAM's.

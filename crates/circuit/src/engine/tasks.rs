@@ -253,7 +253,9 @@ pub(crate) fn facts<B: Backend>(
             w.extend(slots.iter().map(|&s| Item::MuxSel(s)));
             // A batch has one gadget (`task_list`): the circuit's, or the low-noise RAM one.
             let low = slots.first().is_some_and(|&s| plan.is_low_noise_select(s));
-            let cost = b.select_cost(slots.len(), low);
+            // Selects refreshed first: a bootstrap (a lift's work) and an extraction each.
+            let fresh = slots.iter().filter(|&&s| plan.is_fresh_select(s)).count();
+            let cost = b.select_cost(slots.len(), low) + fresh as f64 * b.task_cost(TaskKind::Lift);
             return finish_cost(TaskKind::Select, cost, r, w);
         }
         Task::Cmux(id) => {
@@ -536,7 +538,11 @@ pub(super) fn bootstrap_depth(c: &Circuit, plan: &MuxPlan) -> Vec<u32> {
                     Node::Cell { spec, ins } => {
                         1 + ins[..spec.arity()].iter().map(|&x| d(x)).max().unwrap_or(0)
                     }
-                    Node::Mux { s, a, b } if plan.cmux[i] => d(s).max(d(a)).max(d(b)),
+                    // A select refreshed before its circuit bootstrap is one bootstrap deeper.
+                    Node::Mux { s, a, b } if plan.cmux[i] => {
+                        let fresh = plan.is_fresh_select(plan.sel_slot[s as usize]);
+                        (d(s) + u32::from(fresh)).max(d(a)).max(d(b))
+                    }
                     Node::Mux { s, a, b } => 1 + d(s).max(d(a)).max(d(b)),
                     _ => 0,
                 };
