@@ -439,28 +439,7 @@ fn long_chains_take_low_noise_selects() {
     );
     assert!(with.cost < without.cost - 1.0, "{with:?} vs {without:?}");
     assert!(with.log2_worst_decision <= -64.0 + 1e-9, "{with:?}");
-    let (sk, ek, ck) = keys();
-    let mut e = Engine::new(
-        TfheBackend::new(ek.clone(), Some(ck.clone())).unwrap(),
-        c.clone(),
-    );
-    e.set_threads(2);
-    assert_eq!(e.plan_counts(), with);
-    let mut p = Engine::new(PlainBackend, c);
-    let mut rng = StdRng::seed_from_u64(21);
-    for _ in 0..2 {
-        let (xv, sv) = (rng.gen_range(0..256), rng.gen_range(0..8));
-        e.set_input("x", client::encrypt_value(sk, xv, 8)).unwrap();
-        e.set_input("s", client::encrypt_value(sk, sv, 3)).unwrap();
-        p.set_input_value("x", xv).unwrap();
-        p.set_input_value("s", sv).unwrap();
-        e.step().unwrap();
-        p.step().unwrap();
-        assert_eq!(
-            client::decrypt_value(sk, &e.output("y").unwrap()).unwrap(),
-            p.output_value("y", 0).unwrap()
-        );
-    }
+    encrypted_cycles_match_plain(c, with, 3, 21);
 }
 
 /// The pairs of chains of `long_chains_take_low_noise_selects`, joined by a select that is itself
@@ -538,19 +517,27 @@ fn noisy_selects_are_refreshed_before_their_circuit_bootstrap() {
     );
     assert!(with.log2_worst_decision <= -64.0 + 1e-9, "{with:?}");
     assert!(without.log2_worst_decision <= -64.0 + 1e-9, "{without:?}");
+    encrypted_cycles_match_plain(c, with, 5, 22);
+}
+
+/// Two encrypted cycles of `c` (inputs `x`, 8 bits, and `s`, `s_width` bits, random from `seed`;
+/// output `y`) on two threads under the default plan, which must count `plan`, give the plain
+/// circuit's outputs.
+fn encrypted_cycles_match_plain(c: Arc<Circuit>, plan: PlanCounts, s_width: usize, seed: u64) {
     let (sk, ek, ck) = keys();
     let mut e = Engine::new(
         TfheBackend::new(ek.clone(), Some(ck.clone())).unwrap(),
         c.clone(),
     );
     e.set_threads(2);
-    assert_eq!(e.plan_counts(), with);
+    assert_eq!(e.plan_counts(), plan);
     let mut p = Engine::new(PlainBackend, c);
-    let mut rng = StdRng::seed_from_u64(22);
+    let mut rng = StdRng::seed_from_u64(seed);
     for _ in 0..2 {
-        let (xv, sv) = (rng.gen_range(0..256), rng.gen_range(0..32));
+        let (xv, sv) = (rng.gen_range(0..256), rng.gen_range(0..1u64 << s_width));
         e.set_input("x", client::encrypt_value(sk, xv, 8)).unwrap();
-        e.set_input("s", client::encrypt_value(sk, sv, 5)).unwrap();
+        e.set_input("s", client::encrypt_value(sk, sv, s_width))
+            .unwrap();
         p.set_input_value("x", xv).unwrap();
         p.set_input_value("s", sv).unwrap();
         e.step().unwrap();
