@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use vsp_circuit::{client, Circuit, Engine, MemImpl, MemKind, TfheBackend, TfheRam, TfheRom};
-use vsp_codec::{FileCodec, Format, Reader};
+use vsp_codec::{FileCodec, Reader};
 use vsp_tfhe::{Params, Tlwe};
 
 use super::inputs::{input_width, memory_spec};
@@ -12,7 +12,7 @@ use super::*;
 use crate::error::{PlatformError, Result, ResultExt};
 use crate::keys::ClientKey;
 use crate::processor::packets::{get_cells, put_cells};
-use crate::wire::envelope::{self, Envelope, KeyId, Kind, Writer, FORMAT};
+use crate::wire::envelope::{vsp_file, Envelope, Kind, Stamp, Writer};
 
 /// An encrypted memory of a circuit.
 pub enum EncryptedMemory {
@@ -24,8 +24,8 @@ pub enum EncryptedMemory {
 
 /// An encrypted circuit request: the inputs and memories the client encrypted, for one circuit.
 pub struct CircuitRequest {
-    pub params_name: String,
-    pub key_id: KeyId,
+    /// The key the request is encrypted under.
+    pub stamp: Stamp,
     /// The circuit's fingerprint: a request runs only on the circuit it was made for.
     pub fingerprint: [u8; 32],
     pub inputs: Vec<(String, Vec<Tlwe<u32>>)>,
@@ -34,8 +34,8 @@ pub struct CircuitRequest {
     pub params: Params,
 }
 
-/// What a circuit request is decoded for: its circuit (names, widths and fingerprint checked against
-/// it) and the parameter set.
+/// What a circuit's request or result is decoded for: its circuit (names, widths and fingerprint
+/// checked against it) and the parameter set.
 pub type RequestContext = (Arc<Circuit>, Params);
 
 impl CircuitInputs {
@@ -70,8 +70,7 @@ impl CircuitInputs {
             memories.push((name.clone(), m));
         }
         Ok(CircuitRequest {
-            params_name: key.params_name.clone(),
-            key_id: key.key_id,
+            stamp: key.stamp(),
             fingerprint: circuit.fingerprint(),
             inputs,
             memories,
@@ -83,7 +82,12 @@ impl CircuitInputs {
 impl CircuitRequest {
     /// The request as an envelope (written by [`Envelope::write`], or sent).
     pub fn to_envelope(&self) -> Envelope {
-        Envelope::of(self, Kind::Request, &self.params_name, self.key_id)
+        Envelope::of(
+            self,
+            Kind::Request,
+            &self.stamp.params_name,
+            self.stamp.key_id,
+        )
     }
 
     /// Parses a verified request envelope for `circuit` and `params` ([`FileCodec::read_body`]).
@@ -111,45 +115,30 @@ impl CircuitRequest {
 /// name blob ‖ kind u8 (0 ROM, 1 RAM, 2 cells) ‖ blob or cells). Read for a circuit: the
 /// fingerprint, every name and every size is checked against the circuit before anything is decoded.
 impl FileCodec for CircuitRequest {
-    const FORMAT: &'static Format = &FORMAT;
-    const KIND: u16 = Kind::Request as u16;
-    type Context = RequestContext;
-    type Error = PlatformError;
-
-    fn param_id(&self, _: &RequestContext) -> Vec<u8> {
-        envelope::param_id(self.key_id, &self.params_name)
-    }
+    vsp_file!(Request, RequestContext);
 
     fn write_body(&self, w: &mut Writer) {
         let params = &self.params;
         w.bytes(&self.fingerprint);
-        w.u32(self.inputs.len() as u32);
-        for (name, bits) in &self.inputs {
-            w.blob(name.as_bytes());
-            put_cells(w, bits, params);
-        }
-        w.u32(self.memories.len() as u32);
-        for (name, m) in &self.memories {
-            w.blob(name.as_bytes());
-            match m {
-                EncryptedMemory::Rom(r) => {
-                    w.u8(0);
-                    w.blob(&r.to_bytes());
-                }
-                EncryptedMemory::Ram(r) => {
-                    w.u8(1);
-                    w.blob(&r.to_bytes());
-                }
-                EncryptedMemory::Cells(c) => {
-                    w.u8(2);
-                    put_cells(w, c, params);
-                }
+        put_named(w, &self.inputs, |w, bits| put_cells(w, bits, params));
+        put_named(w, &self.memories, |w, m| match m {
+            EncryptedMemory::Rom(r) => {
+                w.u8(0);
+                w.blob(&r.to_bytes());
             }
-        }
+            EncryptedMemory::Ram(r) => {
+                w.u8(1);
+                w.blob(&r.to_bytes());
+            }
+            EncryptedMemory::Cells(c) => {
+                w.u8(2);
+                put_cells(w, c, params);
+            }
+        });
     }
 
     fn read_body(param: &[u8], r: &mut Reader<'_>, ctx: &RequestContext) -> Result<Self> {
-        let (key_id, params_name) = envelope::parse_param(param)?;
+        let stamp = Stamp::parse(param)?;
         let (circuit, params) = (&*ctx.0, &ctx.1);
         let corrupt = |m: String| PlatformError::format(format!("corrupt circuit request: {m}"));
         let fingerprint: [u8; 32] = r.array("body")?;
@@ -201,8 +190,7 @@ impl FileCodec for CircuitRequest {
             memories.push((name, m));
         }
         Ok(CircuitRequest {
-            params_name,
-            key_id,
+            stamp,
             fingerprint,
             inputs,
             memories,
@@ -211,6 +199,17 @@ impl FileCodec for CircuitRequest {
     }
 }
 
+/// A list of named items as a circuit's files write it: u32 count ‖ per item its name blob ‖ the
+/// item (`put`); read back name by name with [`name_of`].
+pub(super) fn put_named<T>(w: &mut Writer, items: &[(String, T)], put: impl Fn(&mut Writer, &T)) {
+    w.u32(items.len() as u32);
+    for (name, item) in items {
+        w.blob(name.as_bytes());
+        put(w, item);
+    }
+}
+
+/// The name of an item of a list written by [`put_named`].
 pub(super) fn name_of(r: &mut Reader<'_>) -> Result<String> {
     let b = r.blob(usize::MAX, "body")?;
     std::str::from_utf8(b)
