@@ -1,6 +1,7 @@
 //! A circuit request: the inputs and memories the client encrypted for one circuit, and its wire
 //! format.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use vsp_circuit::{client, Circuit, Engine, MemImpl, MemKind, TfheBackend, TfheRam, TfheRom};
@@ -14,12 +15,34 @@ use crate::keys::ClientKey;
 use crate::processor::packets::{get_cells, put_cells};
 use crate::wire::envelope::{vsp_file, Envelope, Kind, Stamp, Writer};
 
-/// An encrypted memory of a circuit.
-pub enum EncryptedMemory {
+/// An encrypted memory of a circuit: in a request its initial contents, in a result a RAM's final
+/// ones (a machine's CMUX RAM borrowed while the result is written).
+pub enum EncryptedMemory<'a> {
     Rom(TfheRom),
-    Ram(TfheRam),
+    Ram(Cow<'a, TfheRam>),
     /// MUX memory: one TLWE per bit.
     Cells(Vec<Tlwe<u32>>),
+}
+
+impl EncryptedMemory<'_> {
+    /// The memory as a circuit's files hold it: kind u8 (0 CMUX ROM, 1 CMUX RAM, 2 MUX cells) ‖ the
+    /// CMUX memory's blob or the cells.
+    pub(super) fn write(&self, w: &mut Writer, params: &Params) {
+        match self {
+            EncryptedMemory::Rom(r) => {
+                w.u8(0);
+                w.blob(&r.to_bytes());
+            }
+            EncryptedMemory::Ram(r) => {
+                w.u8(1);
+                w.blob(&r.to_bytes());
+            }
+            EncryptedMemory::Cells(c) => {
+                w.u8(2);
+                put_cells(w, c, params);
+            }
+        }
+    }
 }
 
 /// An encrypted circuit request: the inputs and memories the client encrypted, for one circuit.
@@ -29,7 +52,7 @@ pub struct CircuitRequest {
     /// The circuit's fingerprint: a request runs only on the circuit it was made for.
     pub fingerprint: [u8; 32],
     pub inputs: Vec<(String, Vec<Tlwe<u32>>)>,
-    pub memories: Vec<(String, EncryptedMemory)>,
+    pub memories: Vec<(String, EncryptedMemory<'static>)>,
     /// The parameter set of the ciphertexts.
     pub params: Params,
 }
@@ -61,7 +84,7 @@ impl CircuitInputs {
                     EncryptedMemory::Rom(client::encrypt_rom(sk, a, w, words)?)
                 }
                 (MemImpl::Cmux, MemKind::Ram) => {
-                    EncryptedMemory::Ram(client::encrypt_ram(sk, a, w, words)?)
+                    EncryptedMemory::Ram(Cow::Owned(client::encrypt_ram(sk, a, w, words)?))
                 }
                 (MemImpl::Mux, _) => {
                     EncryptedMemory::Cells(client::encrypt_mux_memory(sk, a, w, words)?)
@@ -103,7 +126,7 @@ impl CircuitRequest {
         for (name, m) in self.memories {
             match m {
                 EncryptedMemory::Rom(r) => engine.set_rom(&name, r)?,
-                EncryptedMemory::Ram(r) => engine.set_ram(&name, r)?,
+                EncryptedMemory::Ram(r) => engine.set_ram(&name, r.into_owned())?,
                 EncryptedMemory::Cells(c) => engine.set_memory_cells(&name, c)?,
             }
         }
@@ -121,20 +144,7 @@ impl FileCodec for CircuitRequest {
         let params = &self.params;
         w.bytes(&self.fingerprint);
         put_named(w, &self.inputs, |w, bits| put_cells(w, bits, params));
-        put_named(w, &self.memories, |w, m| match m {
-            EncryptedMemory::Rom(r) => {
-                w.u8(0);
-                w.blob(&r.to_bytes());
-            }
-            EncryptedMemory::Ram(r) => {
-                w.u8(1);
-                w.blob(&r.to_bytes());
-            }
-            EncryptedMemory::Cells(c) => {
-                w.u8(2);
-                put_cells(w, c, params);
-            }
-        });
+        put_named(w, &self.memories, |w, m| m.write(w, params));
     }
 
     fn read_body(param: &[u8], r: &mut Reader<'_>, ctx: &RequestContext) -> Result<Self> {
@@ -171,10 +181,10 @@ impl FileCodec for CircuitRequest {
                     TfheRom::from_bytes(r.blob(usize::MAX, "body")?, params)
                         .context(|| format!("memory {name}"))?,
                 ),
-                (1, MemImpl::Cmux, MemKind::Ram) => EncryptedMemory::Ram(
+                (1, MemImpl::Cmux, MemKind::Ram) => EncryptedMemory::Ram(Cow::Owned(
                     TfheRam::from_bytes(r.blob(usize::MAX, "body")?, params)
                         .context(|| format!("memory {name}"))?,
-                ),
+                )),
                 (2, MemImpl::Mux, _) => EncryptedMemory::Cells(get_cells(
                     r,
                     (1usize << spec.addr_width) * spec.data_width,

@@ -9,11 +9,11 @@ use vsp_circuit::{client, Circuit, Engine, MemImpl, MemKind, MemState, PlainBack
 use vsp_codec::{FileCodec, Reader};
 use vsp_tfhe::{Params, Tlwe};
 
-use super::request::{name_of, put_named, RequestContext};
+use super::request::{name_of, put_named, EncryptedMemory, RequestContext};
 use super::*;
 use crate::error::{PlatformError, Result, ResultExt};
 use crate::keys::ClientKey;
-use crate::processor::packets::{check_ram_shape, get_cells, put_cells, EncryptedRam};
+use crate::processor::packets::{check_ram_shape, get_cells, put_cells};
 use crate::wire::envelope::{vsp_file, Envelope, Kind, Stamp, Writer};
 
 /// A circuit's final state in plain: what a result decrypts to.
@@ -54,8 +54,8 @@ impl CircuitMachine {
         let mut rams = Vec::new();
         for m in c.memories().iter().filter(|m| m.spec.kind == MemKind::Ram) {
             let ram = match e.memory(&m.spec.name)? {
-                MemState::Ram(r) => EncryptedRam::Cmux(Cow::Borrowed(r)),
-                _ => EncryptedRam::Mux(e.memory_cells(&m.spec.name)?),
+                MemState::Ram(r) => EncryptedMemory::Ram(Cow::Borrowed(r)),
+                _ => EncryptedMemory::Cells(e.memory_cells(&m.spec.name)?),
             };
             rams.push((m.spec.name.clone(), ram));
         }
@@ -83,7 +83,8 @@ pub struct CircuitResult<'a> {
     pub fingerprint: [u8; 32],
     pub cycles: u64,
     pub outputs: Vec<(String, Vec<Tlwe<u32>>)>,
-    pub rams: Vec<(String, EncryptedRam<'a>)>,
+    /// Each a CMUX RAM or MUX cells.
+    pub rams: Vec<(String, EncryptedMemory<'a>)>,
     /// The parameter set of the ciphertexts.
     pub params: Params,
 }
@@ -102,7 +103,14 @@ impl CircuitResult<'_> {
         let specs = specs.filter(|s| s.kind == MemKind::Ram);
         let mut memories = BTreeMap::new();
         for ((name, ram), spec) in self.rams.iter().zip(specs) {
-            memories.insert(name.clone(), ram.decrypt(key, spec.data_width)?);
+            let words = match ram {
+                EncryptedMemory::Ram(r) => client::decrypt_ram(&key.sk, r)?,
+                EncryptedMemory::Cells(c) => {
+                    client::decrypt_mux_memory(&key.sk, spec.data_width, c)?
+                }
+                EncryptedMemory::Rom(_) => return Err(corrupt(format!("RAM {name} is a ROM"))),
+            };
+            memories.insert(name.clone(), words);
         }
         Ok(CircuitOutputs {
             cycles: self.cycles,
@@ -110,6 +118,10 @@ impl CircuitResult<'_> {
             memories,
         })
     }
+}
+
+fn corrupt(m: String) -> PlatformError {
+    PlatformError::format(format!("corrupt circuit result: {m}"))
 }
 
 fn other_circuit() -> PlatformError {
@@ -127,22 +139,12 @@ impl FileCodec for CircuitResult<'_> {
         w.bytes(&self.fingerprint);
         w.u64(self.cycles);
         put_named(w, &self.outputs, |w, bits| put_cells(w, bits, params));
-        put_named(w, &self.rams, |w, ram| match ram {
-            EncryptedRam::Cmux(r) => {
-                w.u8(1);
-                w.blob(&r.to_bytes());
-            }
-            EncryptedRam::Mux(cells) => {
-                w.u8(2);
-                put_cells(w, cells, params);
-            }
-        });
+        put_named(w, &self.rams, |w, ram| ram.write(w, params));
     }
 
     fn read_body(param: &[u8], r: &mut Reader<'_>, ctx: &RequestContext) -> Result<Self> {
         let stamp = Stamp::parse(param)?;
         let (circuit, params) = (&*ctx.0, &ctx.1);
-        let corrupt = |m: String| PlatformError::format(format!("corrupt circuit result: {m}"));
         let fingerprint: [u8; 32] = r.array("body")?;
         if fingerprint != circuit.fingerprint() {
             return Err(other_circuit());
@@ -200,9 +202,11 @@ impl FileCodec for CircuitResult<'_> {
                     if ram.noise_bounds().len() != 1 << a || ram.cells().len() != (1 << a) * w {
                         return Err(corrupt(format!("RAM {name} has another shape")));
                     }
-                    EncryptedRam::Cmux(Cow::Owned(ram))
+                    EncryptedMemory::Ram(Cow::Owned(ram))
                 }
-                (2, MemImpl::Mux) => EncryptedRam::Mux(get_cells(r, (1usize << a) * w, params)?),
+                (2, MemImpl::Mux) => {
+                    EncryptedMemory::Cells(get_cells(r, (1usize << a) * w, params)?)
+                }
                 (tag, _) => return Err(corrupt(format!("RAM {name}: unknown kind {tag}"))),
             };
             rams.push((name, ram));
