@@ -278,12 +278,11 @@ impl BehzTools {
         b: Option<[&[u64]; 2]>,
         exec: &Exec,
     ) -> Result<[Vec<u64>; 3]> {
-        let n = q.degree();
-        let k = q.len();
-        let mut ext: Vec<Vec<u64>> = match b {
-            Some(b) => vec![a[0].to_vec(), a[1].to_vec(), b[0].to_vec(), b[1].to_vec()],
-            None => vec![a[0].to_vec(), a[1].to_vec()],
-        };
+        let (n, k) = (q.degree(), q.len());
+        let mut ext: Vec<Vec<u64>> = poly::operands(a, b)
+            .into_iter()
+            .map(<[u64]>::to_vec)
+            .collect();
         exec.per_item(&mut ext, |_, c| *c = self.lift_ntt(c, k, n));
         let m = &self.qb_mod;
         let mut prods: [Result<Vec<u64>>; 3] =

@@ -100,13 +100,8 @@ impl HpsTools {
         b: Option<[&[u64]; 2]>,
         exec: &Exec,
     ) -> Result<[Vec<u64>; 3]> {
-        let n = q.degree();
-        let k = q.len();
-        let inputs: Vec<&[u64]> = match b {
-            Some(b) => vec![a[0], a[1], b[0], b[1]],
-            None => vec![a[0], a[1]],
-        };
-        let ext = inputs
+        let (n, k) = (q.degree(), q.len());
+        let ext = poly::operands(a, b)
             .into_iter()
             .map(|c| self.extend_ntt(c, k, n, exec))
             .collect::<Result<Vec<_>>>()?;

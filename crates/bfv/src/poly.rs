@@ -104,6 +104,14 @@ pub fn mul_add_assign(m: &[Modulus], acc: &mut [u64], a: &[u64], b: &[u64], n: u
     }
 }
 
+/// The operands of a ciphertext product as [`tensor`] takes them: `a`'s two polynomials, then
+/// `b`'s (none for the square of `a`).
+pub fn operands<'a>(a: [&'a [u64]; 2], b: Option<[&'a [u64]; 2]>) -> Vec<&'a [u64]> {
+    let mut c = a.to_vec();
+    c.extend(b.into_iter().flatten());
+    c
+}
+
 /// The ciphertext tensor product in the NTT domain: for `c = [a0, a1, b0, b1]` it returns
 /// `[a0·b0, a0·b1 + a1·b0, a1·b1]`; for `c = [a0, a1]` (squaring) `[a0², 2·a0·a1, a1²]`. The cross
 /// term is reduced once from its 128-bit sum (three reductions for four products); with two threads

@@ -17,6 +17,24 @@ fn small_params() -> std::sync::Arc<BfvParameters> {
     common::small_params(&[50, 50, 50, 50])
 }
 
+/// A test at the small parameters: the parameters, the seeded RNG, N, t, a secret key and the
+/// encoder.
+fn setup() -> (
+    std::sync::Arc<BfvParameters>,
+    ChaCha20Rng,
+    usize,
+    u64,
+    SecretKey,
+    Encoder,
+) {
+    let params = small_params();
+    let mut r = rng();
+    let sk = SecretKey::random(&params, &mut r);
+    let (n, t) = (params.degree(), params.plaintext_modulus());
+    let enc = Encoder::new(&params);
+    (params, r, n, t, sk, enc)
+}
+
 fn mul_mod(a: &[u64], b: &[u64], t: u64) -> Vec<u64> {
     a.iter()
         .zip(b)
@@ -71,12 +89,8 @@ fn encrypt_decrypt_add_multiply_both_methods() {
 
 #[test]
 fn depth_four_and_noise_budget_decreases() {
-    let params = small_params();
-    let mut r = rng();
-    let t = params.plaintext_modulus();
-    let sk = SecretKey::random(&params, &mut r);
+    let (params, mut r, _, t, sk, enc) = setup();
     let rk = RelinKey::new(&sk, &mut r);
-    let enc = Encoder::new(&params);
     let a = random_values(&mut r, params.degree(), t);
     for method in [MulMethod::Hps, MulMethod::Behz] {
         let ev = Evaluator::new(&params).with_method(method);
@@ -113,13 +127,8 @@ fn depth_four_and_noise_budget_decreases() {
 
 #[test]
 fn rotations_and_inner_sum() {
-    let params = small_params();
-    let mut r = rng();
-    let n = params.degree();
-    let t = params.plaintext_modulus();
-    let sk = SecretKey::random(&params, &mut r);
+    let (params, mut r, n, t, sk, enc) = setup();
     let gk = GaloisKeys::power_of_two(&sk, &mut r);
-    let enc = Encoder::new(&params);
     let ev = Evaluator::new(&params);
     let a = random_values(&mut r, n, t);
     let ct = sk.encrypt(&enc.encode_batch(&a).unwrap(), &mut r).unwrap();
@@ -148,12 +157,7 @@ fn rotations_and_inner_sum() {
 
 #[test]
 fn plaintext_operations_and_coefficient_encoding() {
-    let params = small_params();
-    let mut r = rng();
-    let n = params.degree();
-    let t = params.plaintext_modulus();
-    let sk = SecretKey::random(&params, &mut r);
-    let enc = Encoder::new(&params);
+    let (params, mut r, n, t, sk, enc) = setup();
     let ev = Evaluator::new(&params);
     let a = random_values(&mut r, n, t);
     let b = random_values(&mut r, n, t);
@@ -198,11 +202,8 @@ fn plaintext_operations_and_coefficient_encoding() {
 
 #[test]
 fn threads_give_identical_results() {
-    let params = small_params();
-    let mut r = rng();
-    let sk = SecretKey::random(&params, &mut r);
+    let (params, mut r, _, _, sk, enc) = setup();
     let rk = RelinKey::new(&sk, &mut r);
-    let enc = Encoder::new(&params);
     let a = sk
         .encrypt(&enc.encode_batch(&[5, 6, 7]).unwrap(), &mut r)
         .unwrap();

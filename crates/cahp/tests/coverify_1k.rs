@@ -12,30 +12,9 @@ use coverify_support::{
 };
 use vsp_cahp::cores::{Core, MemSize, Memory};
 
-/// Code past 512 bytes, a call from there (link register > 512), RAM words and bytes past 512.
-const FAR: &str = r#"
-    .text
-    .globl _start
-_start:
-    lw    sp, -2(sp)       # initial SP: 1022 in a 1 KiB RAM
-    li    t0, 384
-    add   t0, t0, t0       # 768: beyond a 512-byte RAM
-    li    t1, 421
-    j     far              # beyond a 512-byte ROM
-back:
-    sw    t1, 0(t0)
-    sb    t1, 3(t0)
-    ret
-    .space 600
-far:
-    call  back             # ra = an address past 512
-    lw    a0, 0(t0)        # 421
-    lbu   a1, 3(t0)        # 0xa5
-    add   a0, a0, a1       # 586
-    mov   a2, ra
-    lw    a3, 0(sp)        # argc (1: argv[0] only), stored near the top of the 1 KiB RAM
-    hlt
-"#;
+/// Code past 512 bytes, a call from there (link register > 512), RAM words and bytes past 512, argc
+/// near the top of the RAM (vsp-platform's and the CLI's tests run the same program).
+const FAR: &str = include_str!("../../platform/tests/data/far-code.s");
 
 /// (name, lane, expected a0) for the far program and the three benchmarks, built for 1 KiB.
 fn lanes() -> Vec<(&'static str, Lane, u16)> {

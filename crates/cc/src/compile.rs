@@ -10,24 +10,14 @@ use crate::error::{CcError, Result};
 use crate::ir::{parse_module, Module};
 use crate::mir::{Callee, MFunc, MInst};
 
-/// Helpers that vsp-cahp's runtime links on demand (`vsp_cahp::runtime::HELPERS`): the 16-bit
-/// multiply and division and all the 64-bit arithmetic (multiply, division, variable shifts),
-/// hand-written in assembly to fit the 512-byte ROM.
-pub const CAHP_HELPERS: [&str; 13] = [
-    "__mulhi3",
-    "__divhi3",
-    "__modhi3",
-    "__udivhi3",
-    "__umodhi3",
-    "__muldi3",
-    "__udivdi3",
-    "__umoddi3",
-    "__divdi3",
-    "__moddi3",
-    "__ashldi3",
-    "__lshrdi3",
-    "__ashrdi3",
-];
+/// Whether vsp-cahp's runtime defines `symbol`: a helper it links on demand
+/// (`vsp_cahp::runtime::HELPERS`: the 16-bit multiply and division and all the 64-bit arithmetic,
+/// hand-written in assembly to fit the 512-byte ROM).
+pub fn cahp_helper(symbol: &str) -> bool {
+    vsp_cahp::runtime::HELPERS
+        .iter()
+        .any(|m| m.defines.contains(&symbol))
+}
 
 /// This crate's C runtime (32-bit arithmetic, 16-bit bit counts, memcpy/memset/memmove), compiled
 /// on demand (always at `-Oz`, whatever the program's own flags).
@@ -638,7 +628,7 @@ fn compile_module_in(
     }
     for (s, line) in &refs {
         if !link.defined.contains(s.as_str())
-            && !CAHP_HELPERS.contains(&s.as_str())
+            && !cahp_helper(s)
             && !RUNTIME_FUNCS.contains(&s.as_str())
         {
             return Err(CcError::Program(format!(

@@ -3,7 +3,7 @@
 //! sub through carry chains, bitwise operations word by word, constant shifts as word moves plus
 //! funnel pairs, compares assembled from the words, selects word by word, and vsp-cahp's
 //! assembly runtime helpers (`__muldi3`, `__divdi3`, … and the variable shifts; see
-//! [`crate::compile::CAHP_HELPERS`]) for the rest.
+//! [`crate::compile::cahp_helper`]) for the rest.
 
 use crate::error::{unsupported, Result};
 use crate::ir::{BinOp, CastOp, Operand, Pred, Type};

@@ -170,10 +170,11 @@ pub fn open<'a>(format: &Format, bytes: &'a [u8], kind: u16) -> Result<Opened<'a
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    const F: Format = Format {
+    /// The format of the crate's tests (kind 1 `alpha`, kind 2 `beta`).
+    pub(crate) const F: Format = Format {
         name: "test",
         magic: b"TESTFMT\0",
         version: 3,

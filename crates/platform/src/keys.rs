@@ -22,7 +22,7 @@ use vsp_tfhe::{
 };
 
 use crate::error::{PlatformError, Result};
-use crate::wire::envelope::{self, Envelope, KeyId, Kind, FORMAT};
+use crate::wire::envelope::{self, vsp_file, Envelope, KeyId, Kind, Stamp, FORMAT};
 
 /// The parameter-set names the CLI accepts; all but `default` need `--insecure`.
 pub const PARAM_SETS: [&str; 3] = ["default", "vsp2021", "cggi16"];
@@ -115,6 +115,14 @@ pub fn key_id_of(secret_key_bytes: &[u8]) -> KeyId {
 }
 
 impl ClientKey {
+    /// The stamp of what is encrypted under this key (requests).
+    pub fn stamp(&self) -> Stamp {
+        Stamp {
+            params_name: self.params_name.clone(),
+            key_id: self.key_id,
+        }
+    }
+
     /// Checks that `what` (a result, a trace) in `env` was made under this key and parameter set.
     pub fn check_file(&self, what: &str, env: &Envelope) -> Result<()> {
         crate::wire::envelope::check_same_key(
@@ -139,8 +147,7 @@ impl ClientKey {
     /// Generates the compressed evaluation key (gate key + circuit key) and writes it.
     pub fn save_eval_key(&self, path: &Path) -> Result<u64> {
         let file = EvalKeyFile {
-            params_name: self.params_name.clone(),
-            key_id: self.key_id,
+            stamp: self.stamp(),
             gate: CompressedEvalKey::generate(&self.sk),
             circuit: CompressedCircuitKey::generate(&self.sk),
         };
@@ -189,21 +196,13 @@ impl FileCodec for ClientKey {
 /// switching 1→0) and circuit key (level 0→2 bootstrapping key + private key switching 2→1), under
 /// the secret key's label and id. Body: gate key length u64 ‖ gate key ‖ circuit key.
 pub struct EvalKeyFile {
-    pub params_name: String,
-    pub key_id: KeyId,
+    pub stamp: Stamp,
     pub gate: CompressedEvalKey,
     pub circuit: CompressedCircuitKey,
 }
 
 impl FileCodec for EvalKeyFile {
-    const FORMAT: &'static Format = &FORMAT;
-    const KIND: u16 = Kind::EvalKey as u16;
-    type Context = ();
-    type Error = PlatformError;
-
-    fn param_id(&self, _: &()) -> Vec<u8> {
-        envelope::param_id(self.key_id, &self.params_name)
-    }
+    vsp_file!(EvalKey, ());
 
     fn write_body(&self, w: &mut Writer) {
         let gate = self.gate.to_bytes();
@@ -215,7 +214,7 @@ impl FileCodec for EvalKeyFile {
     /// The two compressed keys, their parameter set checked against the label (before the slow
     /// decompression).
     fn read_body(param: &[u8], r: &mut Reader<'_>, _: &()) -> Result<EvalKeyFile> {
-        let (key_id, params_name) = envelope::parse_param(param)?;
+        let stamp = Stamp::parse(param)?;
         let framing = || PlatformError::format("corrupt evaluation key (bad framing)");
         let len = r.array::<8>("gate key length").map_err(|_| framing())?;
         let gate_len = usize::try_from(u64::from_le_bytes(len)).map_err(|_| framing())?;
@@ -224,11 +223,10 @@ impl FileCodec for EvalKeyFile {
         let gate = CompressedEvalKey::from_bytes(gate).map_err(load_error("evaluation key"))?;
         let circuit =
             CompressedCircuitKey::from_bytes(circuit).map_err(load_error("evaluation key"))?;
-        check_label("evaluation key", &params_name, gate.params())?;
-        check_label("circuit key", &params_name, circuit.params())?;
+        check_label("evaluation key", &stamp.params_name, gate.params())?;
+        check_label("circuit key", &stamp.params_name, circuit.params())?;
         Ok(EvalKeyFile {
-            params_name,
-            key_id,
+            stamp,
             gate,
             circuit,
         })
@@ -237,14 +235,22 @@ impl FileCodec for EvalKeyFile {
 
 impl ServerKeys {
     /// Checks that `what` (a request, a snapshot) was made under this key and parameter set.
-    pub fn check_key_of(&self, what: &str, key_id: KeyId, params_name: &str) -> Result<()> {
+    pub fn check_stamp(&self, what: &str, stamp: &Stamp) -> Result<()> {
         crate::wire::envelope::check_same_key(
             what,
-            key_id,
-            params_name,
+            stamp.key_id,
+            &stamp.params_name,
             self.key_id,
             &self.params_name,
         )
+    }
+
+    /// The stamp of what runs under these keys (snapshots, results).
+    pub fn stamp(&self) -> Stamp {
+        Stamp {
+            params_name: self.params_name.clone(),
+            key_id: self.key_id,
+        }
     }
 
     /// Checks, from the evaluation key file's header alone (before the key is read and
@@ -282,8 +288,8 @@ impl ServerKeys {
         Ok(ServerKeys {
             ek: Arc::new(ek),
             ck: Arc::new(ck),
-            params_name: file.params_name,
-            key_id: file.key_id,
+            params_name: file.stamp.params_name,
+            key_id: file.stamp.key_id,
         })
     }
 }

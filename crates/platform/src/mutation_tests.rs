@@ -24,18 +24,9 @@ use crate::processor::run::{parse_snapshot, Snapshot};
 use crate::wire::envelope::{Envelope, Kind};
 use vsp_codec::FileCodec;
 
-/// A toggling flip-flop `q` and `y = q ^ a` as a bare netlist: the circuit of the inputs-file and
-/// trace mutations.
-const TOGGLE: &str = r#"{"modules":{"t":{"ports":{
-    "clk":{"direction":"input","bits":[2]},
-    "a":{"direction":"input","bits":[3]},
-    "q":{"direction":"output","bits":[4]},
-    "y":{"direction":"output","bits":[5]}},
-  "cells":{
-    "ff":{"type":"$_DFF_P_","connections":{"C":[2],"D":[6],"Q":[4]}},
-    "inv":{"type":"$_NOT_","connections":{"A":[4],"Y":[6]}},
-    "x":{"type":"$_XOR_","connections":{"A":[4],"B":[3],"Y":[5]}}},
-  "netnames":{}}}}"#;
+/// A toggling flip-flop `q` (starts at 1) and `y = q ^ a` as a bare netlist: the circuit of the
+/// inputs-file and trace mutations (the CLI's hardening tests run it too).
+const TOGGLE: &str = include_str!("../tests/data/toggle.json");
 
 fn toggle() -> &'static vsp_circuit::Circuit {
     static C: OnceLock<vsp_circuit::Circuit> = OnceLock::new();

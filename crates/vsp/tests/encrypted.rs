@@ -302,16 +302,8 @@ fn encrypted_runs_match_the_plain_run_and_resume_continues_exactly() {
 fn a_1k_request_runs_encrypted_on_the_1k_core() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../platform/tests/data/high-store.s");
     let k1 = ["--memory-size", "1024"];
-    ok(
-        &[
-            &["-q", "asm", src.to_str().unwrap(), "-o", "hs.img"][..],
-            &k1,
-        ]
-        .concat(),
-        d,
-    );
+    assemble_sized("high-store.s", "hs.img", k1[1], d);
     ok(&["-q", "genkey", "-o", "sk.key"], d);
     ok(&["-q", "genbkey", "-k", "sk.key", "-o", "ek.key"], d);
     ok(&[&enc_request("req.enc", &["hs.img"])[..], &k1].concat(), d);
@@ -336,26 +328,9 @@ fn a_1k_request_runs_encrypted_on_the_1k_core() {
         "{err}"
     );
     let r = decrypted("r2.enc", d);
-
-    let image = vsp_cahp::Image::read(&d.join("hs.img")).unwrap();
-    let req = vsp_platform::PlainRequest::new_sized(
-        &image,
-        &[],
-        vsp_platform::Memory::Cmux,
-        vsp_platform::MemSize::K1,
-    )
-    .unwrap();
-    let (finished, regs, ram) =
-        vsp_platform::plain_state_after(&req, vsp_platform::Core::Pearl, 2).unwrap();
     assert_eq!(r["cycles"], 2);
-    assert_eq!(r["finished"], finished);
-    assert_eq!(
-        r["regs"],
-        serde_json::json!(regs),
-        "registers after 2 cycles"
-    );
+    let (regs, ram) = assert_plain_state(&r, "hs.img", vsp_platform::MemSize::K1, 2, d);
     assert_eq!(ram.len(), 1024);
-    assert_eq!(r["ram"], serde_json::json!(ram), "RAM after 2 cycles");
     // The compared state is the store past 512, not the power-up zeros.
     let sp = usize::from(regs[1]);
     assert!(sp > 512, "sp = {sp}");
@@ -365,16 +340,7 @@ fn a_1k_request_runs_encrypted_on_the_1k_core() {
     );
 
     // A 4 KiB ROM with the 512-byte RAM (the sizes apart), with the same keys: code past 3 KiB.
-    let far = Path::new(env!("CARGO_MANIFEST_DIR")).join("../platform/tests/data/far-4k.s");
-    let size = ["--memory-size", "rom=4096,ram=512"];
-    ok(
-        &[
-            &["-q", "asm", far.to_str().unwrap(), "-o", "far.img"][..],
-            &size,
-        ]
-        .concat(),
-        d,
-    );
+    assemble_sized("far-4k.s", "far.img", "rom=4096,ram=512", d);
     ok(&enc_request("far.enc", &["far.img"]), d);
     let out = vsp(
         &[
@@ -398,19 +364,41 @@ fn a_1k_request_runs_encrypted_on_the_1k_core() {
     let image = vsp_cahp::Image::read(&d.join("far.img")).unwrap();
     assert!(image.rom.len() > 3072, "{}", image.rom.len());
     let size = vsp_platform::MemSize::new(4096, 512).unwrap();
+    let (regs, _) = assert_plain_state(&r, "far.img", size, 5, d);
+    // The compared state holds the instruction past 3 KiB's result.
+    assert_eq!(regs[8], 77, "a0 after 5 plain cycles: {regs:?}");
+}
+
+/// Assembles vsp-platform's test program `src` into `img` for the memory size `size`
+/// (`--memory-size`).
+fn assemble_sized(src: &str, img: &str, size: &str, d: &Path) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../platform/tests/data")
+        .join(src);
+    let src = src.to_str().unwrap();
+    ok(&["-q", "asm", src, "-o", img, "--memory-size", size], d);
+}
+
+/// Checks the decrypted result `r` against Pearl's plain run of `img` (CMUX memory of `size`)
+/// stopped after `cycles` cycles: the finish flag, the registers and the RAM; returns the plain
+/// registers and RAM.
+fn assert_plain_state(
+    r: &serde_json::Value,
+    img: &str,
+    size: vsp_platform::MemSize,
+    cycles: u64,
+    d: &Path,
+) -> (Vec<u16>, Vec<u8>) {
+    let image = vsp_cahp::Image::read(&d.join(img)).unwrap();
     let req = vsp_platform::PlainRequest::new_sized(&image, &[], vsp_platform::Memory::Cmux, size)
         .unwrap();
     let (finished, regs, ram) =
-        vsp_platform::plain_state_after(&req, vsp_platform::Core::Pearl, 5).unwrap();
-    // The compared state holds the instruction past 3 KiB's result.
-    assert_eq!(regs[8], 77, "a0 after 5 plain cycles: {regs:?}");
+        vsp_platform::plain_state_after(&req, vsp_platform::Core::Pearl, cycles).unwrap();
     assert_eq!(r["finished"], finished);
-    assert_eq!(
-        r["regs"],
-        serde_json::json!(regs),
-        "registers after 5 cycles"
-    );
-    assert_eq!(r["ram"], serde_json::json!(ram), "RAM after 5 cycles");
+    let after = format!("after {cycles} cycles");
+    assert_eq!(r["regs"], serde_json::json!(regs), "registers {after}");
+    assert_eq!(r["ram"], serde_json::json!(ram), "RAM {after}");
+    (regs, ram)
 }
 
 /// True when some number in a JSON value is not zero.

@@ -626,17 +626,9 @@ fn the_inputs_file_is_strict() {
     assert!(out.contains("\"y\": 3"), "{out}");
 }
 
-/// A toggling flip-flop `q` (starts at 1) and `y = q ^ a`: state, an encrypted input and a gate.
-const TOGGLE_JSON: &str = r#"{"modules":{"t":{"ports":{
-    "clk":{"direction":"input","bits":[2]},
-    "a":{"direction":"input","bits":[3]},
-    "q":{"direction":"output","bits":[4]},
-    "y":{"direction":"output","bits":[5]}},
-  "cells":{
-    "ff":{"type":"$_DFF_P_","connections":{"C":[2],"D":[6],"Q":[4]}},
-    "inv":{"type":"$_NOT_","connections":{"A":[4],"Y":[6]}},
-    "x":{"type":"$_XOR_","connections":{"A":[4],"B":[3],"Y":[5]}}},
-  "netnames":{"q":{"hide_name":0,"bits":[4],"attributes":{"init":"1"}}}}}}"#;
+/// A toggling flip-flop `q` (starts at 1) and `y = q ^ a`: state, an encrypted input and a gate (the
+/// platform's mutation tests use it too).
+const TOGGLE_JSON: &str = include_str!("../../platform/tests/data/toggle.json");
 
 /// Issue 25: `circuit exec` and `resume` had no `--trace`. Their encrypted traces decrypt to the
 /// plain run's trace (JSON lines and VCD), numbered on across a resume; the final `"cycles": N` is

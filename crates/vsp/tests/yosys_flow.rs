@@ -23,17 +23,8 @@ fn the_flow_maps_memories_and_muxes_and_the_engine_agrees_with_iverilog() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let design = root.join("tests/data/memmux.v");
     let json = d.join("memmux.json");
-    run(Command::new("yosys")
-        .current_dir(root.join("../../hw"))
-        .args([
-            "-q",
-            "-p",
-            &format!(
-            "read_verilog {}; hierarchy -check -top memmux; script synth/flow.ys; write_json {}",
-            design.display(),
-            json.display()
-        ),
-        ]));
+    let hw = root.join("../../hw");
+    yosys(&hw, &design, "memmux", "script synth/flow.ys", &json);
     let text = std::fs::read_to_string(&json).unwrap();
     assert!(
         !text.contains("\"$mem") && !text.contains("\"$mux\""),
@@ -41,40 +32,22 @@ fn the_flow_maps_memories_and_muxes_and_the_engine_agrees_with_iverilog() {
     );
 
     // Without the flow, word-level cells remain: refused with the file's name and the fix.
-    run(Command::new("yosys").current_dir(d).args([
-        "-q",
-        "-p",
-        &format!(
-            "read_verilog {}; hierarchy -check -top memmux; proc; opt; write_json raw.json",
-            design.display()
-        ),
-    ]));
+    yosys(d, &design, "memmux", "proc; opt", &d.join("raw.json"));
     let err = fails(&["circuit", "stats", "--netlist", "raw.json"], d);
     assert!(
         err.contains("raw.json") && err.contains("hw/synth/flow.ys"),
         "{err}"
     );
 
-    let outs = ["acc_out", "rd_out", "addr_out"];
-    let engine = engine_trace(d, &json, SEED, CYCLES, outs);
     // The memory starts at 0 as the engine's flip-flops do (the reset does not clear it).
-    let sim = iverilog_trace(
-        d,
-        &design,
-        "memmux",
-        "wire [7:0] acc_out, rd_out;\n  wire [3:0] addr_out;",
-        "for (i = 0; i < 16; i = i + 1) dut.mem[i] = 0;",
-        SEED,
-        CYCLES,
-        outs,
-    );
-    assert_eq!(engine.len(), CYCLES as usize);
-    for (k, (e, s)) in engine.iter().zip(&sim).enumerate() {
-        assert_eq!(
-            e, s,
-            "cycle {k}: engine (acc, rd, addr) {e:?}, iverilog {s:?}"
-        );
-    }
+    let verilog = Verilog {
+        design: &design,
+        top: "memmux",
+        wires: "wire [7:0] acc_out, rd_out;\n  wire [3:0] addr_out;",
+        clear: "for (i = 0; i < 16; i = i + 1) dut.mem[i] = 0;",
+    };
+    let outs = ["acc_out", "rd_out", "addr_out"];
+    let sim = engine_agrees_with_iverilog(d, &json, &verilog, SEED, CYCLES, outs);
     // The run exercised the memory: some read returned a written, non-zero word.
     assert!(sim.iter().any(|r| r[1] != 0), "no non-zero read: {sim:?}");
 }
@@ -115,21 +88,62 @@ fn engine_trace(d: &Path, json: &Path, seed: u64, cycles: u64, outs: [&str; 3]) 
         .collect()
 }
 
-/// iverilog's simulation of `design` (module `top` with inputs clk, reset and an 8-bit seed, and the
-/// outputs `outs` that `wires` declares): one reset cycle, then the outputs at the start of each of
-/// `cycles` cycles. `clear` zeroes the design's memory first (the reset does not clear it; the
-/// engine's flip-flops start at 0).
-#[allow(clippy::too_many_arguments)]
-fn iverilog_trace(
+/// Yosys, run in `dir` on the Verilog `design` with top module `top`: `passes` (`script
+/// synth/flow.ys`, `proc; opt`), then the netlist written to `out`.
+fn yosys(dir: &Path, design: &Path, top: &str, passes: &str, out: &Path) {
+    let (design, out) = (design.display(), out.display());
+    let script =
+        format!("read_verilog {design}; hierarchy -check -top {top}; {passes}; write_json {out}");
+    run(Command::new("yosys")
+        .current_dir(dir)
+        .args(["-q", "-p", &script]));
+}
+
+/// A design's Verilog as iverilog simulates it: the file, its module `top` (inputs clk, reset and an
+/// 8-bit seed), the testbench's declaration of the outputs (`wires`) and the statement that zeroes
+/// the design's memory first (`clear`: the reset does not clear it; the engine's flip-flops start at
+/// 0).
+struct Verilog<'a> {
+    design: &'a Path,
+    top: &'a str,
+    wires: &'a str,
+    clear: &'a str,
+}
+
+/// The outputs `outs` per cycle with the input `seed`, as `vsp circuit run` runs the netlist `json`
+/// and as iverilog simulates `verilog`: checked equal cycle by cycle, and returned.
+fn engine_agrees_with_iverilog(
     d: &Path,
-    design: &Path,
-    top: &str,
-    wires: &str,
-    clear: &str,
+    json: &Path,
+    verilog: &Verilog<'_>,
     seed: u64,
     cycles: u64,
     outs: [&str; 3],
 ) -> Vec<[u64; 3]> {
+    let engine = engine_trace(d, json, seed, cycles, outs);
+    let sim = iverilog_trace(d, verilog, seed, cycles, outs);
+    assert_eq!(engine.len(), cycles as usize);
+    for (k, (e, s)) in engine.iter().zip(&sim).enumerate() {
+        assert_eq!(e, s, "cycle {k}: engine {outs:?} {e:?}, iverilog {s:?}");
+    }
+    sim
+}
+
+/// iverilog's simulation of `verilog` with the input `seed`: one reset cycle, then the outputs
+/// `outs` at the start of each of `cycles` cycles.
+fn iverilog_trace(
+    d: &Path,
+    verilog: &Verilog<'_>,
+    seed: u64,
+    cycles: u64,
+    outs: [&str; 3],
+) -> Vec<[u64; 3]> {
+    let Verilog {
+        design,
+        top,
+        wires,
+        clear,
+    } = verilog;
     let [o0, o1, o2] = outs;
     let tb = format!(
         "module tb;
@@ -241,34 +255,20 @@ fn a_third_party_design_imports_verbatim_through_the_documented_flow() {
         "flow.ys changed shape: update this test"
     );
     std::fs::write(d.join("old.ys"), &old).unwrap();
-    run(Command::new("yosys")
-        .current_dir(root.join("../../hw"))
-        .args([
-            "-q",
-            "-p",
-            &format!(
-                "read_verilog {}; hierarchy -check -top thirdparty; script {}; write_json {}",
-                design.display(),
-                d.join("old.ys").display(),
-                d.join("old.json").display()
-            ),
-        ]));
+    let old_script = format!("script {}", d.join("old.ys").display());
+    let hw = root.join("../../hw");
+    yosys(&hw, &design, "thirdparty", &old_script, &d.join("old.json"));
     let old_json = std::fs::read_to_string(d.join("old.json")).unwrap();
     assert!(word_level_cells(&old_json).contains(&"$mux".to_string()));
 
+    let verilog = Verilog {
+        design: &design,
+        top: "thirdparty",
+        wires: "wire [7:0] acc_out, rd_out, mix_out;",
+        clear: "for (i = 0; i < 8; i = i + 1) dut.regs[i] = 0;",
+    };
     let outs = ["acc_out", "rd_out", "mix_out"];
-    let engine = engine_trace(d, &json, SEED, CYCLES, outs);
-    let sim = iverilog_trace(
-        d,
-        &design,
-        "thirdparty",
-        "wire [7:0] acc_out, rd_out, mix_out;",
-        "for (i = 0; i < 8; i = i + 1) dut.regs[i] = 0;",
-        SEED,
-        CYCLES,
-        outs,
-    );
-    assert_eq!(engine, sim, "engine vs iverilog (acc, rd, mix) per cycle");
+    let sim = engine_agrees_with_iverilog(d, &json, &verilog, SEED, CYCLES, outs);
     // The run exercised the register file and the shared logic.
     assert!(
         sim.iter().any(|r| r[1] != 0) && sim.iter().any(|r| r[2] != 0),

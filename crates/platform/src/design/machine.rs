@@ -28,7 +28,7 @@ impl CircuitMachine {
         request: CircuitRequest,
         threads: Option<usize>,
     ) -> Result<CircuitMachine> {
-        keys.check_key_of("the request", request.key_id, &request.params_name)?;
+        keys.check_stamp("the request", &request.stamp)?;
         let mut m = Self::new(keys, circuit, threads)?;
         request.load(&mut m.engine)?;
         Ok(m)
@@ -52,10 +52,7 @@ impl CircuitMachine {
         }
         Ok(CircuitMachine {
             engine,
-            stamp: Stamp {
-                params_name: keys.params_name.clone(),
-                key_id: keys.key_id,
-            },
+            stamp: keys.stamp(),
         })
     }
 

@@ -34,8 +34,8 @@ pub use inputs::CircuitInputs;
 pub(crate) use load::netlist_circuit;
 pub use load::{load_design, netlist_blueprint};
 pub use machine::CircuitMachine;
-pub use request::{CircuitRequest, EncryptedMemory};
-pub use result::{decrypt_circuit_result, plain_outputs, CircuitOutputs};
+pub use request::{CircuitRequest, EncryptedMemory, RequestContext};
+pub use result::{decrypt_circuit_result, plain_outputs, CircuitOutputs, CircuitResult};
 pub use run::{
     check_reset, outputs_json, public_warning, run_design, run_encrypted, run_plain, DesignRun,
     LocalRun,

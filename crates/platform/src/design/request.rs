@@ -1,10 +1,11 @@
 //! A circuit request: the inputs and memories the client encrypted for one circuit, and its wire
 //! format.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use vsp_circuit::{client, Circuit, Engine, MemImpl, MemKind, TfheBackend, TfheRam, TfheRom};
-use vsp_codec::{FileCodec, Format, Reader};
+use vsp_codec::{FileCodec, Reader};
 use vsp_tfhe::{Params, Tlwe};
 
 use super::inputs::{input_width, memory_spec};
@@ -12,30 +13,52 @@ use super::*;
 use crate::error::{PlatformError, Result, ResultExt};
 use crate::keys::ClientKey;
 use crate::processor::packets::{get_cells, put_cells};
-use crate::wire::envelope::{self, Envelope, KeyId, Kind, Writer, FORMAT};
+use crate::wire::envelope::{vsp_file, Envelope, Kind, Stamp, Writer};
 
-/// An encrypted memory of a circuit.
-pub enum EncryptedMemory {
+/// An encrypted memory of a circuit: in a request its initial contents, in a result a RAM's final
+/// ones (a machine's CMUX RAM borrowed while the result is written).
+pub enum EncryptedMemory<'a> {
     Rom(TfheRom),
-    Ram(TfheRam),
+    Ram(Cow<'a, TfheRam>),
     /// MUX memory: one TLWE per bit.
     Cells(Vec<Tlwe<u32>>),
 }
 
+impl EncryptedMemory<'_> {
+    /// The memory as a circuit's files hold it: kind u8 (0 CMUX ROM, 1 CMUX RAM, 2 MUX cells) ‖ the
+    /// CMUX memory's blob or the cells.
+    pub(super) fn write(&self, w: &mut Writer, params: &Params) {
+        match self {
+            EncryptedMemory::Rom(r) => {
+                w.u8(0);
+                w.blob(&r.to_bytes());
+            }
+            EncryptedMemory::Ram(r) => {
+                w.u8(1);
+                w.blob(&r.to_bytes());
+            }
+            EncryptedMemory::Cells(c) => {
+                w.u8(2);
+                put_cells(w, c, params);
+            }
+        }
+    }
+}
+
 /// An encrypted circuit request: the inputs and memories the client encrypted, for one circuit.
 pub struct CircuitRequest {
-    pub params_name: String,
-    pub key_id: KeyId,
+    /// The key the request is encrypted under.
+    pub stamp: Stamp,
     /// The circuit's fingerprint: a request runs only on the circuit it was made for.
     pub fingerprint: [u8; 32],
     pub inputs: Vec<(String, Vec<Tlwe<u32>>)>,
-    pub memories: Vec<(String, EncryptedMemory)>,
+    pub memories: Vec<(String, EncryptedMemory<'static>)>,
     /// The parameter set of the ciphertexts.
     pub params: Params,
 }
 
-/// What a circuit request is decoded for: its circuit (names, widths and fingerprint checked against
-/// it) and the parameter set.
+/// What a circuit's request or result is decoded for: its circuit (names, widths and fingerprint
+/// checked against it) and the parameter set.
 pub type RequestContext = (Arc<Circuit>, Params);
 
 impl CircuitInputs {
@@ -61,7 +84,7 @@ impl CircuitInputs {
                     EncryptedMemory::Rom(client::encrypt_rom(sk, a, w, words)?)
                 }
                 (MemImpl::Cmux, MemKind::Ram) => {
-                    EncryptedMemory::Ram(client::encrypt_ram(sk, a, w, words)?)
+                    EncryptedMemory::Ram(Cow::Owned(client::encrypt_ram(sk, a, w, words)?))
                 }
                 (MemImpl::Mux, _) => {
                     EncryptedMemory::Cells(client::encrypt_mux_memory(sk, a, w, words)?)
@@ -70,8 +93,7 @@ impl CircuitInputs {
             memories.push((name.clone(), m));
         }
         Ok(CircuitRequest {
-            params_name: key.params_name.clone(),
-            key_id: key.key_id,
+            stamp: key.stamp(),
             fingerprint: circuit.fingerprint(),
             inputs,
             memories,
@@ -83,7 +105,12 @@ impl CircuitInputs {
 impl CircuitRequest {
     /// The request as an envelope (written by [`Envelope::write`], or sent).
     pub fn to_envelope(&self) -> Envelope {
-        Envelope::of(self, Kind::Request, &self.params_name, self.key_id)
+        Envelope::of(
+            self,
+            Kind::Request,
+            &self.stamp.params_name,
+            self.stamp.key_id,
+        )
     }
 
     /// Parses a verified request envelope for `circuit` and `params` ([`FileCodec::read_body`]).
@@ -99,7 +126,7 @@ impl CircuitRequest {
         for (name, m) in self.memories {
             match m {
                 EncryptedMemory::Rom(r) => engine.set_rom(&name, r)?,
-                EncryptedMemory::Ram(r) => engine.set_ram(&name, r)?,
+                EncryptedMemory::Ram(r) => engine.set_ram(&name, r.into_owned())?,
                 EncryptedMemory::Cells(c) => engine.set_memory_cells(&name, c)?,
             }
         }
@@ -111,45 +138,17 @@ impl CircuitRequest {
 /// name blob ‖ kind u8 (0 ROM, 1 RAM, 2 cells) ‖ blob or cells). Read for a circuit: the
 /// fingerprint, every name and every size is checked against the circuit before anything is decoded.
 impl FileCodec for CircuitRequest {
-    const FORMAT: &'static Format = &FORMAT;
-    const KIND: u16 = Kind::Request as u16;
-    type Context = RequestContext;
-    type Error = PlatformError;
-
-    fn param_id(&self, _: &RequestContext) -> Vec<u8> {
-        envelope::param_id(self.key_id, &self.params_name)
-    }
+    vsp_file!(Request, RequestContext);
 
     fn write_body(&self, w: &mut Writer) {
         let params = &self.params;
         w.bytes(&self.fingerprint);
-        w.u32(self.inputs.len() as u32);
-        for (name, bits) in &self.inputs {
-            w.blob(name.as_bytes());
-            put_cells(w, bits, params);
-        }
-        w.u32(self.memories.len() as u32);
-        for (name, m) in &self.memories {
-            w.blob(name.as_bytes());
-            match m {
-                EncryptedMemory::Rom(r) => {
-                    w.u8(0);
-                    w.blob(&r.to_bytes());
-                }
-                EncryptedMemory::Ram(r) => {
-                    w.u8(1);
-                    w.blob(&r.to_bytes());
-                }
-                EncryptedMemory::Cells(c) => {
-                    w.u8(2);
-                    put_cells(w, c, params);
-                }
-            }
-        }
+        put_named(w, &self.inputs, |w, bits| put_cells(w, bits, params));
+        put_named(w, &self.memories, |w, m| m.write(w, params));
     }
 
     fn read_body(param: &[u8], r: &mut Reader<'_>, ctx: &RequestContext) -> Result<Self> {
-        let (key_id, params_name) = envelope::parse_param(param)?;
+        let stamp = Stamp::parse(param)?;
         let (circuit, params) = (&*ctx.0, &ctx.1);
         let corrupt = |m: String| PlatformError::format(format!("corrupt circuit request: {m}"));
         let fingerprint: [u8; 32] = r.array("body")?;
@@ -182,10 +181,10 @@ impl FileCodec for CircuitRequest {
                     TfheRom::from_bytes(r.blob(usize::MAX, "body")?, params)
                         .context(|| format!("memory {name}"))?,
                 ),
-                (1, MemImpl::Cmux, MemKind::Ram) => EncryptedMemory::Ram(
+                (1, MemImpl::Cmux, MemKind::Ram) => EncryptedMemory::Ram(Cow::Owned(
                     TfheRam::from_bytes(r.blob(usize::MAX, "body")?, params)
                         .context(|| format!("memory {name}"))?,
-                ),
+                )),
                 (2, MemImpl::Mux, _) => EncryptedMemory::Cells(get_cells(
                     r,
                     (1usize << spec.addr_width) * spec.data_width,
@@ -201,8 +200,7 @@ impl FileCodec for CircuitRequest {
             memories.push((name, m));
         }
         Ok(CircuitRequest {
-            params_name,
-            key_id,
+            stamp,
             fingerprint,
             inputs,
             memories,
@@ -211,6 +209,17 @@ impl FileCodec for CircuitRequest {
     }
 }
 
+/// A list of named items as a circuit's files write it: u32 count ‖ per item its name blob ‖ the
+/// item (`put`); read back name by name with [`name_of`].
+pub(super) fn put_named<T>(w: &mut Writer, items: &[(String, T)], put: impl Fn(&mut Writer, &T)) {
+    w.u32(items.len() as u32);
+    for (name, item) in items {
+        w.blob(name.as_bytes());
+        put(w, item);
+    }
+}
+
+/// The name of an item of a list written by [`put_named`].
 pub(super) fn name_of(r: &mut Reader<'_>) -> Result<String> {
     let b = r.blob(usize::MAX, "body")?;
     std::str::from_utf8(b)

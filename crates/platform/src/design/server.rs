@@ -13,10 +13,8 @@ use vsp_codec::text::fmt_bytes;
 use super::run::{check_reset, public_warning};
 use super::{load_design, CircuitMachine, CircuitRequest, EncryptedTrace};
 use crate::error::Result;
-use crate::keys::ServerKeys;
 use crate::processor::run::Snapshots;
-use crate::server::{check_snapshot_header, mpi, watched, ServerRun, Watch};
-use crate::wire::envelope::{Envelope, Kind};
+use crate::server::{check_snapshot_header, mpi, read_request, watched, ServerRun, Watch};
 
 /// What the server's half of a design run does after opening: its cycles (after a public reset
 /// cycle when asked), snapshots, result and encrypted trace.
@@ -70,14 +68,7 @@ impl CircuitMachine {
         watch: &mut dyn Watch,
     ) -> Result<CircuitMachine> {
         let env = if mpi::is_root() {
-            let env = Envelope::read(input, Kind::Request)?;
-            ServerKeys::check_header(
-                eval_key,
-                &format!("the request {}", input.display()),
-                env.key_id,
-                &env.params,
-            )?;
-            Some(env)
+            Some(read_request(input, eval_key)?)
         } else {
             None
         };

@@ -5,16 +5,15 @@
 use std::fmt::Write as _;
 
 use vsp_circuit::{client, Circuit};
-use vsp_codec::{FileCodec, Format, Reader};
+use vsp_codec::{FileCodec, Reader};
 use vsp_tfhe::{Params, Tlwe};
 
-use super::request::name_of;
+use super::request::{name_of, put_named};
 use super::*;
 use crate::error::{PlatformError, Result};
 use crate::keys::ClientKey;
 use crate::processor::packets::{get_cells, put_cells};
-use crate::processor::run::Stamp;
-use crate::wire::envelope::{self, check_same_key, Kind, Writer, FORMAT};
+use crate::wire::envelope::{check_same_key, vsp_file, Stamp, Writer};
 
 /// Output values cycle by cycle, rendered as JSON lines and as a VCD.
 pub struct Trace {
@@ -182,24 +181,13 @@ impl EncryptedTrace {
 /// blob ‖ width u32) ‖ per cycle, per output, its cells. Its context is the parameter set (the
 /// cells' size); which circuit it is of is checked when it is decrypted.
 impl FileCodec for EncryptedTrace {
-    const FORMAT: &'static Format = &FORMAT;
-    const KIND: u16 = Kind::Trace as u16;
-    type Context = Params;
-    type Error = PlatformError;
-
-    fn param_id(&self, _: &Params) -> Vec<u8> {
-        envelope::param_id(self.stamp.key_id, &self.stamp.params_name)
-    }
+    vsp_file!(Trace, Params);
 
     fn write_body(&self, w: &mut Writer) {
         w.bytes(&self.fingerprint);
         w.u64(self.first.unwrap_or(0));
         w.u64(self.cycles);
-        w.u32(self.signals.len() as u32);
-        for (name, width) in &self.signals {
-            w.blob(name.as_bytes());
-            w.u32(*width as u32);
-        }
+        put_named(w, &self.signals, |w, width| w.u32(*width as u32));
         let mut at = 0;
         for _ in 0..self.cycles {
             for (_, width) in &self.signals {
@@ -210,7 +198,7 @@ impl FileCodec for EncryptedTrace {
     }
 
     fn read_body(param: &[u8], r: &mut Reader<'_>, params: &Params) -> Result<Self> {
-        let (key_id, params_name) = envelope::parse_param(param)?;
+        let stamp = Stamp::parse(param)?;
         let fingerprint: [u8; 32] = r.array("body")?;
         let first = r.u64("body")?;
         let n = r.u64("body")?;
@@ -231,10 +219,7 @@ impl FileCodec for EncryptedTrace {
             }
         }
         Ok(EncryptedTrace {
-            stamp: Stamp {
-                params_name,
-                key_id,
-            },
+            stamp,
             fingerprint,
             signals,
             first: Some(first),

@@ -15,6 +15,7 @@
 //! * A machine has 512-byte (the default) or 1 KiB ROM and RAM ([`MemSize`]): a request, a snapshot
 //!   and a result name their size, and a run builds the circuit of that size.
 
+use std::borrow::Cow;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -30,7 +31,7 @@ use super::run::{
 };
 use crate::error::{PlatformError, Result, ResultExt};
 use crate::keys::ServerKeys;
-use crate::processor::packets::{result_envelope, EncryptedMemories, EncryptedRam, Request};
+use crate::processor::packets::{EncryptedMemories, EncryptedRam, EncryptedResult, Request};
 use crate::processor::program::PlainRequest;
 use crate::wire::envelope::{Envelope, KeyId};
 use crate::wire::tags::MachineTag;
@@ -197,7 +198,7 @@ impl Machine<TfheBackend> {
         core: Core,
         threads: Option<usize>,
     ) -> Result<Machine<TfheBackend>> {
-        keys.check_key_of("the request", request.key_id, &request.params_name)?;
+        keys.check_stamp("the request", &request.stamp)?;
         let memory = request.memories.memory();
         let mut m = Self::encrypted(keys, core, memory, request.size, threads)?;
         match &request.memories {
@@ -223,10 +224,7 @@ impl Machine<TfheBackend> {
         let backend = TfheBackend::new(keys.ek.clone(), Some(keys.ck.clone()))?;
         let mut m = Machine::new(backend, core, memory, size)?;
         m.set_threads(threads);
-        m.stamp = Some(Stamp {
-            params_name: keys.params_name.clone(),
-            key_id: keys.key_id,
-        });
+        m.stamp = Some(keys.stamp());
         Ok(m)
     }
 
@@ -251,13 +249,12 @@ impl Machine<TfheBackend> {
             .stamp
             .as_ref()
             .ok_or_else(|| PlatformError::usage("an encrypted machine without a key stamp"))?;
-        let params = self.engine.backend().params();
         let outputs = std::iter::once(cores::FINISH)
             .chain(cores::REGS)
             .map(|name| self.engine.output(name))
             .collect::<Result<Vec<_>, _>>()?;
         let ram = match self.engine.memory(cores::RAM)? {
-            MemState::Ram(ram) => EncryptedRam::Cmux(ram),
+            MemState::Ram(ram) => EncryptedRam::Cmux(Cow::Borrowed(ram)),
             MemState::Cells => EncryptedRam::Mux(self.engine.memory_cells(cores::RAM)?),
             MemState::Rom(_) => {
                 return Err(PlatformError::usage(format!(
@@ -266,15 +263,15 @@ impl Machine<TfheBackend> {
                 )))
             }
         };
-        Ok(result_envelope(
-            &stamp.params_name,
-            stamp.key_id,
-            params,
-            self.engine.cycle(),
-            &outputs,
+        let result = EncryptedResult {
+            stamp: stamp.clone(),
+            cycles: self.engine.cycle(),
+            size: self.size,
+            outputs,
             ram,
-            self.size,
-        ))
+            params: *self.engine.backend().params(),
+        };
+        Ok(result.to_envelope())
     }
 }
 

@@ -13,10 +13,11 @@ use vsp_circuit::{Backend, Engine, Progress, RunOptions, SnapshotWrap};
 
 use crate::error::{PlatformError, Result};
 use crate::keys::ServerKeys;
-use crate::wire::envelope::{self, KeyId, Kind, Writer, FORMAT};
+pub use crate::wire::envelope::Stamp;
+use crate::wire::envelope::{self, vsp_file, Writer};
 use crate::wire::tags::MachineTag;
 use vsp_codec::text::fmt_secs;
-use vsp_codec::{FileCodec, Format, Reader};
+use vsp_codec::{FileCodec, Reader};
 
 /// Where and how often a run writes snapshots.
 #[derive(Clone, Debug)]
@@ -69,13 +70,6 @@ impl RunProgress<'_> {
     }
 }
 
-/// Identity of the key a machine's state is encrypted under (stamped on snapshots and results).
-#[derive(Clone, Debug)]
-pub struct Stamp {
-    pub params_name: String,
-    pub key_id: KeyId,
-}
-
 /// The platform's snapshot file around an engine snapshot: a `vsp` file of kind snapshot stamped
 /// with the key, whose body is the machine's tag (a core and its memory, or a user circuit) and the
 /// engine's snapshot as a blob.
@@ -87,14 +81,7 @@ pub struct Snapshot<'a> {
 }
 
 impl FileCodec for Snapshot<'_> {
-    const FORMAT: &'static Format = &FORMAT;
-    const KIND: u16 = Kind::Snapshot as u16;
-    type Context = ();
-    type Error = PlatformError;
-
-    fn param_id(&self, _: &()) -> Vec<u8> {
-        envelope::param_id(self.stamp.key_id, &self.stamp.params_name)
-    }
+    vsp_file!(Snapshot, ());
 
     fn write_body(&self, w: &mut Writer) {
         w.bytes(&self.tag.to_bytes());
@@ -102,14 +89,11 @@ impl FileCodec for Snapshot<'_> {
     }
 
     fn read_body(param: &[u8], r: &mut Reader<'_>, _: &()) -> Result<Self> {
-        let (key_id, params_name) = envelope::parse_param(param)?;
+        let stamp = Stamp::parse(param)?;
         let tag = MachineTag::parse(r)?;
         let state = r.blob(usize::MAX, "body")?.to_vec();
         Ok(Snapshot {
-            stamp: Stamp {
-                params_name,
-                key_id,
-            },
+            stamp,
             tag,
             state: Cow::Owned(state),
         })
@@ -148,11 +132,7 @@ pub(crate) fn save_engine<B: Backend>(
 /// Reads a snapshot file and checks that it was written under `keys`' key.
 pub(crate) fn read_snapshot(keys: &ServerKeys, path: &Path) -> Result<Snapshot<'static>> {
     let snapshot: Snapshot = envelope::load(path, &())?;
-    keys.check_key_of(
-        "the snapshot",
-        snapshot.stamp.key_id,
-        &snapshot.stamp.params_name,
-    )?;
+    keys.check_stamp("the snapshot", &snapshot.stamp)?;
     Ok(snapshot)
 }
 
@@ -202,6 +182,7 @@ impl Snapshot<'_> {
 /// The core, memory, memory size and engine state of a snapshot file whose body is `body`.
 #[cfg(test)]
 pub(crate) fn parse_snapshot(body: &[u8]) -> Result<(Core, Memory, MemSize, Vec<u8>)> {
+    use crate::wire::envelope::{KeyId, Kind, FORMAT};
     let param = envelope::param_id(KeyId([0; 16]), "plain");
     let bytes = vsp_codec::seal(&FORMAT, Kind::Snapshot as u16, &param, body);
     let s = Snapshot::decode(&bytes, &())?;
@@ -222,7 +203,7 @@ pub(crate) fn target_cycle(start: u64, cycles: u64) -> Result<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::envelope::Envelope;
+    use crate::wire::envelope::{Envelope, KeyId, Kind};
     use vsp_cahp::cores::{Core, MemSize, Memory};
 
     /// A finished cycle has a log line (rate and ETA from the run's mean); a report within a cycle

@@ -19,6 +19,6 @@ mod run;
 
 pub(crate) use run::watched;
 pub use run::{
-    advance, check_snapshot_header, claim, open_request, open_snapshot, parse_threads, Ran,
-    ServerRun, SnapshotPlan, Start, Watch, MAX_THREADS,
+    advance, check_snapshot_header, claim, open_request, open_snapshot, parse_threads,
+    read_request, Ran, ServerRun, SnapshotPlan, Start, Watch, MAX_THREADS,
 };

@@ -218,6 +218,19 @@ pub fn check_snapshot_header(snapshot: &Path, eval_key: &Path) -> Result<()> {
     )
 }
 
+/// Reads the request (of either kind) at `input` and checks from its header that it was made
+/// under the evaluation key (before the key is loaded and decompressed).
+pub fn read_request(input: &Path, eval_key: &Path) -> Result<Envelope> {
+    let envelope = Envelope::read(input, Kind::Request)?;
+    ServerKeys::check_header(
+        eval_key,
+        &format!("the request {}", input.display()),
+        envelope.key_id,
+        &envelope.params,
+    )?;
+    Ok(envelope)
+}
+
 /// The machine of a server run of the request at `input` on `core` (`memory`, when given, checked
 /// against the request's). The request's key is checked against the evaluation key's header before
 /// that key is loaded. Under MPI rank 0 reads the request and the other ranks take its machine and
@@ -231,13 +244,7 @@ pub fn open_request(
     watch: &mut dyn Watch,
 ) -> Result<Machine<TfheBackend>> {
     let mut machine = if mpi::is_root() {
-        let envelope = Envelope::read(input, Kind::Request)?;
-        ServerKeys::check_header(
-            eval_key,
-            &format!("the request {}", input.display()),
-            envelope.key_id,
-            &envelope.params,
-        )?;
+        let envelope = read_request(input, eval_key)?;
         // The request names its memory and size; the machine is built for them.
         let (has, size) = request_memory(&envelope).map_err(|e| e.in_file(input))?;
         if let Some(m) = memory.filter(|&m| m != has) {

@@ -12,11 +12,12 @@
 //! [`parse_param`] for its header, is read and written by [`load`] and [`save`], and its header read
 //! alone by [`read_header`]: the keys ([`crate::keys::ClientKey`], [`crate::keys::EvalKeyFile`]),
 //! the requests ([`crate::Request`], [`crate::design::CircuitRequest`]: one kind, the reader's
-//! context says which), the snapshot ([`crate::processor::run::Snapshot`]) and the encrypted trace
-//! ([`crate::design::EncryptedTrace`]). A read whose header is checked before the body can be
-//! decoded (a request's key against the evaluation key's header, before that key is loaded) holds
-//! the checked file as an [`Envelope`] and decodes it with [`Envelope::decode`]. Results are still
-//! built and read on [`Envelope`] directly.
+//! context says which), the results ([`crate::processor::packets::EncryptedResult`],
+//! [`crate::design::CircuitResult`]: likewise), the snapshot ([`crate::processor::run::Snapshot`])
+//! and the encrypted trace ([`crate::design::EncryptedTrace`]). A read whose header is checked
+//! before the body can be decoded (a request's key against the evaluation key's header, before that
+//! key is loaded; a result's against the secret key) holds the checked file as an [`Envelope`] and
+//! decodes it with [`Envelope::decode`].
 
 use std::fmt;
 use std::path::Path;
@@ -87,6 +88,48 @@ impl fmt::Display for KeyId {
         Ok(())
     }
 }
+
+/// Identity of the key a file's contents are encrypted under (stamped on requests, snapshots,
+/// results and traces): its id and parameter-set name, the header's parameter id.
+#[derive(Clone, Debug)]
+pub struct Stamp {
+    pub params_name: String,
+    pub key_id: KeyId,
+}
+
+impl Stamp {
+    /// The stamp as a file's header carries it ([`param_id`]).
+    pub fn param_id(&self) -> Vec<u8> {
+        param_id(self.key_id, &self.params_name)
+    }
+
+    /// The stamp in a file's header ([`parse_param`]).
+    pub fn parse(param: &[u8]) -> Result<Stamp> {
+        let (key_id, params_name) = parse_param(param)?;
+        Ok(Stamp {
+            params_name,
+            key_id,
+        })
+    }
+}
+
+/// What every `vsp` file type's [`FileCodec`] impl says alike, written once: the `vsp` [`FORMAT`],
+/// the file's [`Kind`] (`$kind`), the context its body is decoded with (`$ctx`), the platform's
+/// error, and the header's parameter id: the [`Stamp`] in the value's field `stamp`. The impl
+/// adds its body's `write_body` and `read_body`.
+macro_rules! vsp_file {
+    ($kind:ident, $ctx:ty) => {
+        const FORMAT: &'static vsp_codec::Format = &$crate::wire::envelope::FORMAT;
+        const KIND: u16 = $crate::wire::envelope::Kind::$kind as u16;
+        type Context = $ctx;
+        type Error = $crate::error::PlatformError;
+
+        fn param_id(&self, _: &$ctx) -> Vec<u8> {
+            self.stamp.param_id()
+        }
+    };
+}
+pub(crate) use vsp_file;
 
 /// A parsed, verified envelope.
 pub struct Envelope {

@@ -30,7 +30,7 @@ mod result;
 
 pub(crate) use cells::{check_ram_shape, check_shape, get_cells, put_cells, ram_bits, rom_bits};
 pub use request::{parse_request, request_memory, EncryptedMemories, Request};
-pub use result::{decrypt_result, result_envelope, Decrypted, EncryptedRam};
+pub use result::{decrypt_result, Decrypted, EncryptedRam, EncryptedResult};
 pub(crate) use result::{regs_table, yes_no};
 
 #[cfg(test)]
@@ -64,15 +64,15 @@ pub(crate) mod tests {
             .map(|&n| (0..n).map(|_| key.sk.encrypt_bit(false)).collect())
             .collect();
         let ram = client::encrypt_ram(&key.sk, a, w, &[]).unwrap();
-        result_envelope(
-            &key.params_name,
-            key.key_id,
-            p,
-            7,
-            &outputs,
-            EncryptedRam::Cmux(&ram),
+        EncryptedResult {
+            stamp: key.stamp(),
+            cycles: 7,
             size,
-        )
+            outputs,
+            ram: EncryptedRam::Cmux(std::borrow::Cow::Owned(ram)),
+            params: *p,
+        }
+        .to_envelope()
     }
 
     fn key() -> &'static ClientKey {

@@ -8,9 +8,9 @@ use super::*;
 use crate::error::{PlatformError, Result, ResultExt};
 use crate::keys::ClientKey;
 use crate::processor::program::PlainRequest;
-use crate::wire::envelope::{self, Envelope, KeyId, Kind, Writer, FORMAT};
+use crate::wire::envelope::{vsp_file, Envelope, Kind, Stamp, Writer};
 use crate::wire::tags::{get_memory, put_memory};
-use vsp_codec::{FileCodec, Format, Reader};
+use vsp_codec::{FileCodec, Reader};
 
 /// The core's memories, encrypted.
 pub enum EncryptedMemories {
@@ -36,8 +36,8 @@ impl EncryptedMemories {
 /// An encrypted request: the memories, their size and the identity of the key they were encrypted
 /// under.
 pub struct Request {
-    pub params_name: String,
-    pub key_id: KeyId,
+    /// The key the request is encrypted under.
+    pub stamp: Stamp,
     /// The size of ROM and RAM (the memories have its shape).
     pub size: MemSize,
     pub memories: EncryptedMemories,
@@ -62,8 +62,7 @@ impl PlainRequest {
             },
         };
         Ok(Request {
-            params_name: key.params_name.clone(),
-            key_id: key.key_id,
+            stamp: key.stamp(),
             size: self.size,
             memories,
             params: *sk.params(),
@@ -74,7 +73,12 @@ impl PlainRequest {
 impl Request {
     /// The request as an envelope (written by [`Envelope::write`], or sent).
     pub fn to_envelope(&self) -> Envelope {
-        Envelope::of(self, Kind::Request, &self.params_name, self.key_id)
+        Envelope::of(
+            self,
+            Kind::Request,
+            &self.stamp.params_name,
+            self.stamp.key_id,
+        )
     }
 
     /// Parses a verified request envelope for parameters `params`.
@@ -86,14 +90,7 @@ impl Request {
 /// The request file: memory ‖ ROM ‖ RAM ([`super`]); decoded for a parameter set, each memory
 /// checked against the size's shape.
 impl FileCodec for Request {
-    const FORMAT: &'static Format = &FORMAT;
-    const KIND: u16 = Kind::Request as u16;
-    type Context = Params;
-    type Error = PlatformError;
-
-    fn param_id(&self, _: &Params) -> Vec<u8> {
-        envelope::param_id(self.key_id, &self.params_name)
-    }
+    vsp_file!(Request, Params);
 
     fn write_body(&self, w: &mut Writer) {
         put_memory(w, self.memories.memory(), self.size);
@@ -110,11 +107,10 @@ impl FileCodec for Request {
     }
 
     fn read_body(param: &[u8], r: &mut Reader<'_>, params: &Params) -> Result<Request> {
-        let (key_id, params_name) = envelope::parse_param(param)?;
+        let stamp = Stamp::parse(param)?;
         let (size, memories) = read_memories(r, params)?;
         Ok(Request {
-            params_name,
-            key_id,
+            stamp,
             size,
             memories,
             params: *params,

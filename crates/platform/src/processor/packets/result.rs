@@ -1,5 +1,6 @@
 //! The result: built by the server's machine, decrypted by the client into a [`Decrypted`] state.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use vsp_cahp::cores::{self, MemSize, Memory};
@@ -9,45 +10,147 @@ use vsp_tfhe::{Params, Tlwe};
 use super::*;
 use crate::error::{PlatformError, Result, ResultExt};
 use crate::keys::ClientKey;
-use crate::wire::envelope::{Envelope, KeyId, Kind, Writer};
+use crate::wire::envelope::{vsp_file, Envelope, Kind, Stamp, Writer};
 use crate::wire::tags::{get_memory, put_memory};
-use vsp_codec::Reader;
+use vsp_codec::{FileCodec, Reader};
 
-/// The RAM as a result carries it.
+/// The RAM as a result carries it (a machine's CMUX RAM borrowed while it is written).
 pub enum EncryptedRam<'a> {
-    Cmux(&'a TfheRam),
+    Cmux(Cow<'a, TfheRam>),
     Mux(Vec<Tlwe<u32>>),
 }
 
-/// Builds a result envelope: `cycles`, the finish flag and x0..x15 (bits, LSB first), the RAM (of
-/// `size`).
-pub fn result_envelope(
-    params_name: &str,
-    key_id: KeyId,
-    params: &Params,
-    cycles: u64,
-    outputs: &[Vec<Tlwe<u32>>],
-    ram: EncryptedRam<'_>,
-    size: MemSize,
-) -> Envelope {
-    let mut w = Writer::default();
-    w.u64(cycles);
-    let memory = match ram {
-        EncryptedRam::Cmux(_) => Memory::Cmux,
-        EncryptedRam::Mux(_) => Memory::Mux,
-    };
-    put_memory(&mut w, memory, size);
-    for bits in outputs {
-        w.u32(bits.len() as u32);
-        for b in bits {
-            w.blob(&b.to_bytes(params));
+impl EncryptedRam<'_> {
+    /// The RAM's words of `data_width` bits, decrypted with the secret key.
+    pub fn decrypt(&self, key: &ClientKey, data_width: usize) -> Result<Vec<u64>> {
+        Ok(match self {
+            EncryptedRam::Cmux(ram) => client::decrypt_ram(&key.sk, ram)?,
+            EncryptedRam::Mux(cells) => client::decrypt_mux_memory(&key.sk, data_width, cells)?,
+        })
+    }
+}
+
+/// An encrypted result: the cycle count, the finish flag and x0..x15 (bits, LSB first) and the RAM
+/// of `size`, stamped with the key they are encrypted under.
+pub struct EncryptedResult<'a> {
+    pub stamp: Stamp,
+    pub cycles: u64,
+    pub size: MemSize,
+    /// The finish flag, then x0..x15.
+    pub outputs: Vec<Vec<Tlwe<u32>>>,
+    pub ram: EncryptedRam<'a>,
+    /// The parameter set of the ciphertexts.
+    pub params: Params,
+}
+
+impl EncryptedResult<'_> {
+    /// The result as an envelope (written by [`Envelope::write`], or sent).
+    pub fn to_envelope(&self) -> Envelope {
+        Envelope::of(
+            self,
+            Kind::Result,
+            &self.stamp.params_name,
+            self.stamp.key_id,
+        )
+    }
+
+    /// Decrypts the result with the secret key.
+    pub fn decrypt(&self, key: &ClientKey) -> Result<Decrypted> {
+        let values = (self.outputs.iter())
+            .map(|bits| client::decrypt_value(&key.sk, bits))
+            .collect::<Result<Vec<_>, _>>()?;
+        let words = self.ram.decrypt(key, cores::RAM_DATA_WIDTH)?;
+        Ok(Decrypted {
+            cycles: self.cycles,
+            finished: values[0] == 1,
+            regs: values[1..].iter().map(|&v| v as u16).collect(),
+            result: values[1 + 8] as u16,
+            ram: cores::ram_bytes(&words),
+        })
+    }
+}
+
+/// The result file: cycles u64 ‖ memory ‖ 17 × (bits u32 ‖ bits × TLWE blob) ‖ RAM (as in a
+/// request); decoded for a parameter set, every output's width and the RAM's shape checked against
+/// the core's.
+impl FileCodec for EncryptedResult<'_> {
+    vsp_file!(Result, Params);
+
+    fn write_body(&self, w: &mut Writer) {
+        let params = &self.params;
+        w.u64(self.cycles);
+        let memory = match self.ram {
+            EncryptedRam::Cmux(_) => Memory::Cmux,
+            EncryptedRam::Mux(_) => Memory::Mux,
+        };
+        put_memory(w, memory, self.size);
+        for bits in &self.outputs {
+            w.u32(bits.len() as u32);
+            for b in bits {
+                w.blob(&b.to_bytes(params));
+            }
+        }
+        match &self.ram {
+            EncryptedRam::Cmux(ram) => w.blob(&ram.to_bytes()),
+            EncryptedRam::Mux(cells) => put_cells(w, cells, params),
         }
     }
-    match ram {
-        EncryptedRam::Cmux(ram) => w.blob(&ram.to_bytes()),
-        EncryptedRam::Mux(cells) => put_cells(&mut w, &cells, params),
+
+    fn read_body(param: &[u8], r: &mut Reader<'_>, params: &Params) -> Result<Self> {
+        let stamp = Stamp::parse(param)?;
+        let corrupt = |m: String| PlatformError::format(format!("corrupt result: {m}"));
+        let cycles = r.u64("body")?;
+        let (memory, size) = get_memory(r).context(|| "corrupt result".into())?;
+        let mut outputs = Vec::with_capacity(17);
+        // The shape must be the core's: a 1-bit finish flag, 16-bit registers, the core's RAM.
+        let widths = std::iter::once((cores::FINISH, 1)).chain(cores::REGS.map(|r| (r, REG_BITS)));
+        for (name, want) in widths {
+            let n = r.u32("body")? as usize;
+            if n != want {
+                return Err(corrupt(format!(
+                    "output {name} has {n} bits, the core's has {want}"
+                )));
+            }
+            let bits = (0..n)
+                .map(|_| {
+                    Tlwe::<u32>::from_bytes(r.blob(usize::MAX, "body")?, params)
+                        .map_err(|e| PlatformError::from(e).context("corrupt result"))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            outputs.push(bits);
+        }
+        let ram = match memory {
+            Memory::Cmux => {
+                let aa = size.ram_addr_width();
+                let ram_bytes = r.blob(usize::MAX, "body")?;
+                let want = format!("a {size} result's");
+                check_shape("RAM", &want, ram_bytes, aa, cores::RAM_DATA_WIDTH)
+                    .map_err(|e| corrupt(e.to_string()))?;
+                let ram = TfheRam::from_bytes(ram_bytes, params)
+                    .context(|| "corrupt result: RAM".into())?;
+                // Decoded with the announced shape: 2^a noise bounds and 2^a·w cells.
+                let words = 1usize << aa;
+                if ram.noise_bounds().len() != words
+                    || ram.cells().len() != words * cores::RAM_DATA_WIDTH
+                {
+                    return Err(corrupt("the RAM's shape is not the core's".into()));
+                }
+                EncryptedRam::Cmux(Cow::Owned(ram))
+            }
+            Memory::Mux => EncryptedRam::Mux(
+                get_cells(r, ram_bits(size), params)
+                    .context(|| format!("corrupt result: {size} RAM"))?,
+            ),
+        };
+        Ok(EncryptedResult {
+            stamp,
+            cycles,
+            size,
+            outputs,
+            ram,
+            params: *params,
+        })
     }
-    Envelope::new(Kind::Result, params_name, key_id, w.into_bytes())
 }
 
 /// A decrypted result.
@@ -103,64 +206,10 @@ pub(crate) fn regs_table(regs: &[u16]) -> String {
     s
 }
 
-/// Decrypts a result with the secret key.
+/// Decrypts a result envelope with the secret key (its key checked first).
 pub fn decrypt_result(key: &ClientKey, env: &Envelope) -> Result<Decrypted> {
     key.check_file("the result", env)?;
-    let corrupt = |m: String| PlatformError::format(format!("corrupt result: {m}"));
-    let params: &Params = key.sk.params();
-    let mut r = Reader::new(&env.body);
-    let cycles = r.u64("body")?;
-    let (memory, size) = get_memory(&mut r).context(|| "corrupt result".into())?;
-    let mut values = Vec::with_capacity(17);
-    // The shape must be the core's: a 1-bit finish flag, 16-bit registers, the core's RAM.
-    let widths = std::iter::once((cores::FINISH, 1)).chain(cores::REGS.map(|r| (r, REG_BITS)));
-    for (name, want) in widths {
-        let n = r.u32("body")? as usize;
-        if n != want {
-            return Err(corrupt(format!(
-                "output {name} has {n} bits, the core's has {want}"
-            )));
-        }
-        let bits = (0..n)
-            .map(|_| {
-                Tlwe::<u32>::from_bytes(r.blob(usize::MAX, "body")?, params)
-                    .map_err(|e| PlatformError::from(e).context("corrupt result"))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        values.push(client::decrypt_value(&key.sk, &bits)?);
-    }
-    let aa = size.ram_addr_width();
-    let words = match memory {
-        Memory::Cmux => {
-            let ram_bytes = r.blob(usize::MAX, "body")?;
-            let want = format!("a {size} result's");
-            check_shape("RAM", &want, ram_bytes, aa, cores::RAM_DATA_WIDTH)
-                .map_err(|e| corrupt(e.to_string()))?;
-            let ram =
-                TfheRam::from_bytes(ram_bytes, params).context(|| "corrupt result: RAM".into())?;
-            // Decoded with the announced shape: 2^a noise bounds and 2^a·w cells.
-            let words = 1usize << aa;
-            if ram.noise_bounds().len() != words
-                || ram.cells().len() != words * cores::RAM_DATA_WIDTH
-            {
-                return Err(corrupt("the RAM's shape is not the core's".into()));
-            }
-            client::decrypt_ram(&key.sk, &ram)?
-        }
-        Memory::Mux => {
-            let cells = get_cells(&mut r, ram_bits(size), params)
-                .context(|| format!("corrupt result: {size} RAM"))?;
-            client::decrypt_mux_memory(&key.sk, cores::RAM_DATA_WIDTH, &cells)?
-        }
-    };
-    r.end()?;
-    Ok(Decrypted {
-        cycles,
-        finished: values[0] == 1,
-        regs: values[1..].iter().map(|&v| v as u16).collect(),
-        result: values[1 + 8] as u16,
-        ram: cores::ram_bytes(&words),
-    })
+    env.decode::<EncryptedResult>(key.sk.params())?.decrypt(key)
 }
 
 #[cfg(test)]
