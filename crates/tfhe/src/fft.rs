@@ -1037,8 +1037,9 @@ mod tests {
 
     /// Forward, mul_acc, mul_acc2 and backward of every vector kernel against the portable kernel, for
     /// every degree the kernels treat differently (AVX-512: radix-2, 4, 8 or 16 first/last pass, radix
-    /// 16 then radix 4 at N = 8192, N < 32 falls back to AVX2). Tolerance: relative 1e-6 on the transforms of inputs up to 1e6 (the f64
-    /// rounding of a 10-stage FFT is ~1e-12 relative to the largest value).
+    /// 16 then radix 4 at N = 8192, N < 32 falls back to AVX2). Tolerance: relative 1e-6 on the
+    /// transforms of inputs up to 1e6 (the f64 rounding of a 10-stage FFT is ~1e-12 relative to the
+    /// largest value).
     #[test]
     fn vector_kernels_match_portable() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);

@@ -9,7 +9,7 @@
 //!   one and the register tail (it took three, radix 2, 4 and the tail, before: measured on AMD Zen 4,
 //!   `fft_speed loop`, −12% CPU time for a forward + inverse pair). When the number of outer stages
 //!   is even and ≥ 4 the first pass is a radix-16 one (stages m/2 to m/16: the two radix-4 passes'
-//!   arithmetic on 16 vector pairs, a few of them spilled), so N = 2048 takes two passes too (−15%
+//!   arithmetic on 16 vector pairs, a few of them spilled), so N = 2048 takes two passes too (−18%
 //!   for a forward + inverse pair on Zen 4, `fft_speed loop avx512 2048 fb`);
 //! * the last six stages (h = 32, …, 1) run on 64-point blocks held in registers (8 re + 8 im vectors of
 //!   the 32): h = 32, 16, 8 between vectors, h = 4, 2, 1 inside each vector with lane shuffles (for
@@ -18,15 +18,15 @@
 //! Backward (decimation in time, bit-reversed input) mirrors it: the register-block pass first, then
 //! radix-4 passes (stages h and 2h), the last (radix 8 when three stages are left, as for N = 1024,
 //! radix 16 when four are, as for N = 2048) fused with the untwist and 1/(N/2) scaling. That last
-//! pass can also round its values and add them to
-//! torus words ([`backward_add`]: the blind rotation's and the CMUX's accumulators), instead of storing
-//! them for a pass of its own.
+//! pass can also round its values and add them to torus words ([`backward_add`]: the blind
+//! rotation's and the CMUX's accumulators), instead of storing them for a pass of its own.
 //!
 //! The stage order and twiddles are the portable ones, so the output order is identical; the results
 //! differ from the portable kernel only by f64 rounding (the radix-4 −i factors are exact here where the
 //! portable path multiplies by a tabulated cos/sin; the radix-8 passes use the tables; the radix-16
-//! passes are the radix-4 arithmetic, so they give the radix-4 passes' values bit for bit). Needs N/2 ≥ 16 (N ≥ 32); [`crate::fft::FftPlan`] falls
-//! back to AVX2 for smaller N. Every function here is checked against the portable path in `fft::tests`.
+//! passes are the radix-4 arithmetic, so they give the radix-4 passes' values bit for bit). Needs
+//! N/2 ≥ 16 (N ≥ 32); [`crate::fft::FftPlan`] falls back to AVX2 for smaller N. Every function here
+//! is checked against the portable path in `fft::tests`.
 
 #![cfg(target_arch = "x86_64")]
 
@@ -659,9 +659,9 @@ unsafe fn dec_block_dif8(
     }
 }
 
-/// Whether [`rot_dec_forward_u64`] handles a plan of degree `n` with `levels` gadget levels: an
-/// even number ≥ 2 of stages above the 64-point register tail (e.g. N = 512 or 2048), at most 8
-/// levels, and digits of fewer than 32 bits (as the portable decomposition takes them).
+/// Whether [`rot_dec_forward_u64`] handles a plan of degree `n` with the gadget `g`: an even number
+/// ≥ 2 of stages above the 64-point register tail (e.g. N = 512 or 2048), at most 8 levels, and
+/// digits of fewer than 32 bits (as the portable decomposition takes them).
 pub(crate) fn rot_dec_forward_u64_fits(n: usize, g: crate::torus::Gadget) -> bool {
     let m = n / 2;
     m >= 256
@@ -760,10 +760,10 @@ fn digit_f64_u64((v, pm): (__m512i, __m512i), shift: __m128i, mask: __m512i) -> 
 /// j + N/8, j + N/4, j + 3N/8 and the same + N/2) straight from the rotation, for every level at
 /// once; then radix-4 passes and the register tail. (A radix-16 first pass here, as [`forward`]
 /// has for N = 2048, was measured slower on Zen 4: the 16 vector pairs and the digit constants do
-/// not fit the registers, and the block's values went through the stack.) The same arithmetic in the same order as rotating,
-/// decomposing and transforming, so the output is bit-identical to that (tested in
-/// `trgsw::tests::level2_step_matches_unfused`). `ahead` is stepped once per level and loop
-/// iteration, as the unfused transforms step it.
+/// not fit the registers, and the block's values went through the stack.) The same arithmetic in
+/// the same order as rotating, decomposing and transforming, so the output is bit-identical to
+/// that (tested in `trgsw::tests::level2_step_matches_unfused`). `ahead` is stepped once per level
+/// and loop iteration, as the unfused transforms step it.
 ///
 /// # Safety
 /// AVX-512F; [`rot_dec_forward_u64_fits`]`(src.len(), g)`; src.len() = the plan's N; stride ≥
