@@ -514,7 +514,7 @@ impl FftPlan {
             && stride >= self.n
             && g.levels >= 1
             && out.len() >= (g.levels as usize - 1) * stride + self.n
-            && crate::fft_avx512::rot_dec_forward_u64_fits(self.n, g.levels as usize)
+            && crate::fft_avx512::rot_dec_forward_u64_fits(self.n, g)
         {
             // SAFETY: Kernel::Avx512 is only selected after is_x86_feature_detected!("avx512f"); the
             // shape conditions of rot_dec_forward_u64 are checked just above.
@@ -590,7 +590,8 @@ impl FftPlan {
 
     /// About how many [`Ahead`] steps one transform of this plan takes (AVX-512: one per loop
     /// iteration of each pass: N/128 for the register-block pass and a radix-8 one, N/64 for a radix-4
-    /// one, N/32 for a radix-2 one; 2·N/128 for N = 1024).
+    /// one, N/32 for a radix-2 one, and a radix-16 pass as the two radix-4 ones it replaces (eight
+    /// steps an iteration); 2·N/128 for N = 1024).
     pub(crate) fn ahead_steps(&self) -> usize {
         let blocks = self.n / 128;
         let outer = (self.n / 2).trailing_zeros().saturating_sub(6) as usize;
@@ -1035,14 +1036,15 @@ mod tests {
     }
 
     /// Forward, mul_acc, mul_acc2 and backward of every vector kernel against the portable kernel, for
-    /// every degree the kernels treat differently (AVX-512: radix-2 or radix-4 first/last pass, N < 32
-    /// falls back to AVX2). Tolerance: relative 1e-6 on the transforms of inputs up to 1e6 (the f64
-    /// rounding of a 10-stage FFT is ~1e-12 relative to the largest value).
+    /// every degree the kernels treat differently (AVX-512: radix-2, 4, 8 or 16 first/last pass, radix
+    /// 16 then radix 4 at N = 8192, N < 32 falls back to AVX2). Tolerance: relative 1e-6 on the
+    /// transforms of inputs up to 1e6 (the f64 rounding of a 10-stage FFT is ~1e-12 relative to the
+    /// largest value).
     #[test]
     fn vector_kernels_match_portable() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
         for kernel in vector_kernels() {
-            for n in [8usize, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096] {
+            for n in [8usize, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192] {
                 let p0 = FftPlan::with_kernel(n, Kernel::Portable);
                 let p1 = FftPlan::with_kernel(n, kernel);
                 let a: Vec<f64> = (0..n).map(|_| rng.gen_range(-1e6..1e6)).collect();

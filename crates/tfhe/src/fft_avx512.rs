@@ -7,21 +7,26 @@
 //!   stages is odd it is a radix-8 pass (stages m/2, m/4, m/8 on 8 vector pairs in registers; a radix-2
 //!   one when there is a single outer stage). So N = 1024 takes two passes over the data, the radix-8
 //!   one and the register tail (it took three, radix 2, 4 and the tail, before: measured on AMD Zen 4,
-//!   `fft_speed loop`, −12% CPU time for a forward + inverse pair);
+//!   `fft_speed loop`, −12% CPU time for a forward + inverse pair). When the number of outer stages
+//!   is even and ≥ 4 the first pass is a radix-16 one (stages m/2 to m/16: the two radix-4 passes'
+//!   arithmetic on 16 vector pairs, a few of them spilled), so N = 2048 takes two passes too (−18%
+//!   for a forward + inverse pair on Zen 4, `fft_speed loop avx512 2048 fb`);
 //! * the last six stages (h = 32, …, 1) run on 64-point blocks held in registers (8 re + 8 im vectors of
 //!   the 32): h = 32, 16, 8 between vectors, h = 4, 2, 1 inside each vector with lane shuffles (for
 //!   N/2 < 64, the last four stages on 16-point blocks).
 //!
 //! Backward (decimation in time, bit-reversed input) mirrors it: the register-block pass first, then
-//! radix-4 passes (stages h and 2h), the last (radix 8 when three stages are left, as for N = 1024)
-//! fused with the untwist and 1/(N/2) scaling. That last pass can also round its values and add them to
-//! torus words ([`backward_add`]: the blind rotation's and the CMUX's accumulators), instead of storing
-//! them for a pass of its own.
+//! radix-4 passes (stages h and 2h), the last (radix 8 when three stages are left, as for N = 1024,
+//! radix 16 when four are, as for N = 2048) fused with the untwist and 1/(N/2) scaling. That last
+//! pass can also round its values and add them to torus words ([`backward_add`]: the blind
+//! rotation's and the CMUX's accumulators), instead of storing them for a pass of its own.
 //!
 //! The stage order and twiddles are the portable ones, so the output order is identical; the results
 //! differ from the portable kernel only by f64 rounding (the radix-4 −i factors are exact here where the
-//! portable path multiplies by a tabulated cos/sin; the radix-8 passes use the tables). Needs N/2 ≥ 16 (N ≥ 32); [`crate::fft::FftPlan`] falls
-//! back to AVX2 for smaller N. Every function here is checked against the portable path in `fft::tests`.
+//! portable path multiplies by a tabulated cos/sin; the radix-8 passes use the tables; the radix-16
+//! passes are the radix-4 arithmetic, so they give the radix-4 passes' values bit for bit). Needs
+//! N/2 ≥ 16 (N ≥ 32); [`crate::fft::FftPlan`] falls back to AVX2 for smaller N. Every function here
+//! is checked against the portable path in `fft::tests`.
 
 #![cfg(target_arch = "x86_64")]
 
@@ -375,6 +380,9 @@ pub(crate) unsafe fn forward(p: &FftPlan, re: &mut [f64], im: &mut [f64], ahead:
         } else if outer % 2 == 1 {
             radix8_dif_twist(rp, ip, m, (tr, ti), (wr, wi), ahead);
             h /= 8;
+        } else if outer >= 4 {
+            radix16_dif_twist(rp, ip, m, (tr, ti), (wr, wi), ahead);
+            h /= 16;
         } else {
             radix4_dif::<true>(rp, ip, m, h, (tr, ti), (wr, wi), ahead);
             h /= 4;
@@ -651,15 +659,16 @@ unsafe fn dec_block_dif8(
     }
 }
 
-/// Whether [`rot_dec_forward_u64`] handles a plan of degree `n` with `levels` gadget levels: the first
-/// forward pass must be the radix-4 one fused with the twist (an even number ≥ 2 of stages above the
-/// 64-point register tail, e.g. N = 2048), and at most 8 levels.
-pub(crate) fn rot_dec_forward_u64_fits(n: usize, levels: usize) -> bool {
+/// Whether [`rot_dec_forward_u64`] handles a plan of degree `n` with the gadget `g`: an even number
+/// ≥ 2 of stages above the 64-point register tail (e.g. N = 512 or 2048), at most 8 levels, and
+/// digits of fewer than 32 bits (as the portable decomposition takes them).
+pub(crate) fn rot_dec_forward_u64_fits(n: usize, g: crate::torus::Gadget) -> bool {
     let m = n / 2;
     m >= 256
         && m.is_power_of_two()
         && (m.trailing_zeros() - 6).is_multiple_of(2)
-        && (1..=8).contains(&levels)
+        && (1..=8).contains(&g.levels)
+        && (1..32).contains(&g.base_bits)
 }
 
 /// [`rot_straddle8`] for 64-bit words.
@@ -715,44 +724,49 @@ unsafe fn rot_minus_one8_u64(src: &[u64], k: usize, c: usize) -> __m512i {
     }
 }
 
-/// [`digit_prep`] for eight 64-bit words: v = x + off − p·step and p = x & 1 (as eight i32).
+/// The bit pattern of 1.5·2^52 ([`ROUND_MAGIC`]): this plus an integer i, |i| < 2^51, is the bit
+/// pattern of the f64 1.5·2^52 + i.
+const MAGIC_BITS: i64 = 0x4338_0000_0000_0000;
+
+/// [`digit_prep`] for eight 64-bit words: v = x + off − p·step, p = x & 1, and the digits' offset
+/// p − Bg/2 + [`MAGIC_BITS`] (as eight i64; `bias` = [`MAGIC_BITS`] − Bg/2).
 #[inline]
 #[target_feature(enable = "avx512f")]
-fn digit_prep_u64(x: __m512i, off: __m512i, step: __m512i) -> (__m512i, __m256i) {
-    let p = _mm512_and_si512(x, _mm512_set1_epi64(1));
-    let ps = _mm512_and_si512(_mm512_sub_epi64(_mm512_setzero_si512(), p), step);
+fn digit_prep_u64(x: __m512i, off: __m512i, step: __m512i, bias: __m512i) -> (__m512i, __m512i) {
+    let one = _mm512_set1_epi64(1);
+    let odd = _mm512_test_epi64_mask(x, one);
+    let xo = _mm512_add_epi64(x, off);
     (
-        _mm512_sub_epi64(_mm512_add_epi64(x, off), ps),
-        _mm512_cvtepi64_epi32(p),
+        _mm512_mask_sub_epi64(xo, odd, xo, step),
+        _mm512_mask_add_epi64(bias, odd, bias, one),
     )
 }
 
-/// One level's digits of eight prepared 64-bit words, as f64: ((v >> shift) & mask) − Bg/2 + p, the
-/// masked digit taken as i32 (as `Gadget::decompose_poly_core` does).
+/// One level's digits of eight prepared 64-bit words, as f64: ((v >> shift) & mask) − Bg/2 + p
+/// (as `Gadget::decompose_poly_core` computes it; exact, |digit| ≤ Bg/2 < 2^31), converted by the
+/// magic number: the integer added to the bit pattern of 1.5·2^52, then 1.5·2^52 subtracted — four
+/// instructions, where narrowing to i32 and `vcvtdq2pd` took six (`vpmovqd` is two µops on Zen 4).
 #[inline]
 #[target_feature(enable = "avx512f")]
-fn digit_f64_u64(
-    (v, p): (__m512i, __m256i),
-    shift: __m128i,
-    mask: __m512i,
-    half: __m256i,
-) -> __m512d {
-    let d = _mm512_cvtepi64_epi32(_mm512_and_si512(_mm512_srl_epi64(v, shift), mask));
-    _mm512_cvtepi32_pd(_mm256_add_epi32(_mm256_sub_epi32(d, half), p))
+fn digit_f64_u64((v, pm): (__m512i, __m512i), shift: __m128i, mask: __m512i) -> __m512d {
+    let d = _mm512_add_epi64(_mm512_and_si512(_mm512_srl_epi64(v, shift), mask), pm);
+    _mm512_sub_pd(_mm512_castsi512_pd(d), _mm512_set1_pd(ROUND_MAGIC))
 }
 
 /// [`rot_dec_forward`] on the 64-bit torus (the level-2 blind rotation's step): the rotation
 /// t = X^k·src − src, its zero-mean gadget digits and the forward transforms of the `levels` digit
 /// polynomials into `out[i·stride .. i·stride + N]`, the digits never going through memory: the
-/// first forward pass (radix-4, fused with the twist, as in [`forward`] for N = 2048) reads its eight
-/// coefficient vectors (j, j + N/8, j + N/4, j + 3N/8 and the same + N/2) straight from the
-/// rotation, for every level at once. The same arithmetic in the same order as rotating,
-/// decomposing and transforming, so the output is bit-identical to that (tested in
-/// `trgsw::tests::level2_step_matches_unfused`). `ahead` is stepped once per level and loop
-/// iteration, as the unfused transforms step it.
+/// first forward pass (radix-4, fused with the twist) reads its eight coefficient vectors (j,
+/// j + N/8, j + N/4, j + 3N/8 and the same + N/2) straight from the rotation, for every level at
+/// once; then radix-4 passes and the register tail. (A radix-16 first pass here, as [`forward`]
+/// has for N = 2048, was measured slower on Zen 4: the 16 vector pairs and the digit constants do
+/// not fit the registers, and the block's values went through the stack.) The same arithmetic in
+/// the same order as rotating, decomposing and transforming, so the output is bit-identical to
+/// that (tested in `trgsw::tests::level2_step_matches_unfused`). `ahead` is stepped once per level
+/// and loop iteration, as the unfused transforms step it.
 ///
 /// # Safety
-/// AVX-512F; [`rot_dec_forward_u64_fits`]`(src.len(), g.levels)`; src.len() = the plan's N; stride ≥
+/// AVX-512F; [`rot_dec_forward_u64_fits`]`(src.len(), g)`; src.len() = the plan's N; stride ≥
 /// N; out.len() ≥ (levels − 1)·stride + N; k < 2N.
 #[target_feature(enable = "avx512f")]
 pub(crate) unsafe fn rot_dec_forward_u64(
@@ -768,7 +782,7 @@ pub(crate) unsafe fn rot_dec_forward_u64(
     let (m, l) = (n / 2, g.levels as usize);
     assert!(
         n == p.n()
-            && rot_dec_forward_u64_fits(n, l)
+            && rot_dec_forward_u64_fits(n, g)
             && stride >= n
             && out.len() >= (l - 1) * stride + n
             && k < 2 * n,
@@ -783,7 +797,7 @@ pub(crate) unsafe fn rot_dec_forward_u64(
     let offv = _mm512_set1_epi64(off as i64);
     let stepv = _mm512_set1_epi64(step as i64);
     let maskv = _mm512_set1_epi64(mask as i64);
-    let halfv = _mm256_set1_epi32(half);
+    let biasv = _mm512_set1_epi64(MAGIC_BITS - half as i64);
     // SAFETY: j + 8 ≤ q, so the coefficients j + {0, q, h, h + q} (+ m) + 8 ≤ n; out holds
     // (l − 1)·stride + n doubles, so level i's re/im halves [i·stride, i·stride + m) and
     // [i·stride + m, i·stride + n) are in bounds and the stores at j + {0, q, h, h + q} < m are
@@ -795,39 +809,39 @@ pub(crate) unsafe fn rot_dec_forward_u64(
             let (ia, ib, ic, id) = (j, j + q, j + h, j + h + q);
             // re[x] = coefficient x, im[x] = coefficient x + m (the fold). (No closures here: they
             // would not inherit this function's target features, and calls spill every register.)
-            let pa = digit_prep_u64(rot_minus_one8_u64(src, k, ia), offv, stepv);
-            let pb = digit_prep_u64(rot_minus_one8_u64(src, k, ib), offv, stepv);
-            let pc = digit_prep_u64(rot_minus_one8_u64(src, k, ic), offv, stepv);
-            let pd = digit_prep_u64(rot_minus_one8_u64(src, k, id), offv, stepv);
-            let qa = digit_prep_u64(rot_minus_one8_u64(src, k, ia + m), offv, stepv);
-            let qb = digit_prep_u64(rot_minus_one8_u64(src, k, ib + m), offv, stepv);
-            let qc = digit_prep_u64(rot_minus_one8_u64(src, k, ic + m), offv, stepv);
-            let qd = digit_prep_u64(rot_minus_one8_u64(src, k, id + m), offv, stepv);
+            let pa = digit_prep_u64(rot_minus_one8_u64(src, k, ia), offv, stepv, biasv);
+            let pb = digit_prep_u64(rot_minus_one8_u64(src, k, ib), offv, stepv, biasv);
+            let pc = digit_prep_u64(rot_minus_one8_u64(src, k, ic), offv, stepv, biasv);
+            let pd = digit_prep_u64(rot_minus_one8_u64(src, k, id), offv, stepv, biasv);
+            let qa = digit_prep_u64(rot_minus_one8_u64(src, k, ia + m), offv, stepv, biasv);
+            let qb = digit_prep_u64(rot_minus_one8_u64(src, k, ib + m), offv, stepv, biasv);
+            let qc = digit_prep_u64(rot_minus_one8_u64(src, k, ic + m), offv, stepv, biasv);
+            let qd = digit_prep_u64(rot_minus_one8_u64(src, k, id + m), offv, stepv, biasv);
             for i in 0..l {
                 let shift = _mm_cvtsi64_si128((64 - (i as u32 + 1) * g.base_bits) as i64);
                 let (rp, ip) = (op.add(i * stride), op.add(i * stride + m));
                 // The twist, then the radix-4 pass of half-size h, as `radix4_dif::<true>` does it.
                 let (ar, ai) = cmul(
-                    digit_f64_u64(pa, shift, maskv, halfv),
-                    digit_f64_u64(qa, shift, maskv, halfv),
+                    digit_f64_u64(pa, shift, maskv),
+                    digit_f64_u64(qa, shift, maskv),
                     ld(tr, ia),
                     ld(ti, ia),
                 );
                 let (br, bi) = cmul(
-                    digit_f64_u64(pb, shift, maskv, halfv),
-                    digit_f64_u64(qb, shift, maskv, halfv),
+                    digit_f64_u64(pb, shift, maskv),
+                    digit_f64_u64(qb, shift, maskv),
                     ld(tr, ib),
                     ld(ti, ib),
                 );
                 let (cr, ci) = cmul(
-                    digit_f64_u64(pc, shift, maskv, halfv),
-                    digit_f64_u64(qc, shift, maskv, halfv),
+                    digit_f64_u64(pc, shift, maskv),
+                    digit_f64_u64(qc, shift, maskv),
                     ld(tr, ic),
                     ld(ti, ic),
                 );
                 let (dr, di) = cmul(
-                    digit_f64_u64(pd, shift, maskv, halfv),
-                    digit_f64_u64(qd, shift, maskv, halfv),
+                    digit_f64_u64(pd, shift, maskv),
+                    digit_f64_u64(qd, shift, maskv),
                     ld(tr, id),
                     ld(ti, id),
                 );
@@ -1006,6 +1020,144 @@ unsafe fn radix4_dif<const TWIST: bool>(
     }
 }
 
+/// First level of a radix-16 forward block ([`dif16_hi`] is the second): the points x_t = j + t·q
+/// (t < 16) of a block of 16q, stages 8q and 4q on (x_u, x_{u+4}, x_{u+8}, x_{u+12}) ([`dif4`] with
+/// W_8q[j + u·q] and W_4q[j + u·q]), as the radix-4 pass of half-size 8q does them.
+///
+/// # Safety
+/// AVX-512F; u < 4, j + 8 ≤ q; the stage tables `w` hold ≥ 16q doubles each.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn dif16_lo(x: &mut [C; 16], u: usize, w: (*const f64, *const f64), j: usize, q: usize) {
+    // SAFETY: table reads at 8q + j + u·q + 8 ≤ 12q and 4q + j + u·q + 8 ≤ 8q (the caller's contract).
+    let (w1, w2) = unsafe {
+        (
+            ldc(w.0, w.1, 8 * q + j + u * q),
+            ldc(w.0, w.1, 4 * q + j + u * q),
+        )
+    };
+    let y = dif4([x[u], x[u + 4], x[u + 8], x[u + 12]], w1, w2);
+    (x[u], x[u + 4], x[u + 8], x[u + 12]) = (y[0], y[1], y[2], y[3]);
+}
+
+/// Second level of a radix-16 forward block (after [`dif16_lo`] for u = 0..4): stages 2q and q on
+/// (x_4v, …, x_{4v+3}) ([`dif4`] with W_2q[j] and W_q[j]), as the radix-4 pass of half-size 2q
+/// does them. The two levels are the arithmetic of two radix-4 passes in the same order, so the
+/// values are bit for bit those passes' values.
+///
+/// # Safety
+/// AVX-512F; j + 8 ≤ q; the stage tables `w` hold ≥ 4q doubles each.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn dif16_hi(x: &mut [C; 16], w: (*const f64, *const f64), j: usize, q: usize) {
+    // SAFETY: table reads at 2q + j + 8 ≤ 3q and q + j + 8 ≤ 2q (the caller's contract).
+    let (w1, w2) = unsafe { (ldc(w.0, w.1, 2 * q + j), ldc(w.0, w.1, q + j)) };
+    for v in 0..4 {
+        let y = dif4([x[4 * v], x[4 * v + 1], x[4 * v + 2], x[4 * v + 3]], w1, w2);
+        x[4 * v..4 * v + 4].copy_from_slice(&y);
+    }
+}
+
+/// Forward stages m/2, m/4, m/8 and m/16 in one pass (blocks of 16 vectors m/16 apart through
+/// [`dif16_lo`] and [`dif16_hi`]), fused with the twist: the two radix-4 passes of half-size m/2
+/// and m/8 with one load and one store of each point instead of two (N = 2048: the pass before the
+/// register tail). The 16 complex vectors take all 32 registers, so a few live values spill: still
+/// half the loads and stores of two passes.
+///
+/// # Safety
+/// AVX-512F; `rp`/`ip` point to m doubles (m a multiple of 128), `t` to m doubles each, `w` to the
+/// stage tables (m entries).
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn radix16_dif_twist(
+    rp: *mut f64,
+    ip: *mut f64,
+    m: usize,
+    t: (*const f64, *const f64),
+    w: (*const f64, *const f64),
+    ahead: &mut Ahead,
+) {
+    let q = m / 16;
+    // SAFETY: points j + k·q + 8 ≤ 16q = m; the stage tables hold m = 16q entries.
+    unsafe {
+        let mut j = 0;
+        while j < q {
+            let mut x = [(_mm512_setzero_pd(), _mm512_setzero_pd()); 16];
+            for u in 0..4 {
+                for r in 0..4 {
+                    let i = j + (u + 4 * r) * q;
+                    x[u + 4 * r] = cmul(ld(rp, i), ld(ip, i), ld(t.0, i), ld(t.1, i));
+                }
+                dif16_lo(&mut x, u, w, j, q);
+            }
+            dif16_hi(&mut x, w, j, q);
+            for (k, v) in x.into_iter().enumerate() {
+                stc(rp, ip, j + k * q, v);
+            }
+            // As many steps as the two radix-4 passes over the same points take
+            // (`FftPlan::ahead_steps` counts the stages, not the passes).
+            for _ in 0..8 {
+                ahead.step();
+            }
+            j += 8;
+        }
+    }
+}
+
+/// Inverse stages m/16, m/8, m/4 and m/2 in one pass (the mirror of [`radix16_dif_twist`]: the two
+/// radix-4 passes of half-size m/16 and m/4, the same arithmetic in the same order), fused with the
+/// untwist; the values go to `out`.
+///
+/// # Safety
+/// AVX-512F; `rp`/`ip` point to m doubles (m a multiple of 128), `t` to m doubles each, `w` to the
+/// stage tables (m entries); `out` takes points i + 8 ≤ m.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn radix16_dit_untwist<S: Sink>(
+    rp: *mut f64,
+    ip: *mut f64,
+    m: usize,
+    t: (*const f64, *const f64),
+    w: (*const f64, *const f64),
+    out: &mut S,
+    ahead: &mut Ahead,
+) {
+    let q = m / 16;
+    // SAFETY: points j + k·q + 8 ≤ 16q = m; stage-table reads at q + j + 8 ≤ 2q, 2q + j + 8 ≤ 3q,
+    // 4q + j + u·q + 8 ≤ 8q and 8q + j + u·q + 8 ≤ 12q (u < 4), all < m = 16q.
+    unsafe {
+        let mut j = 0;
+        while j < q {
+            let mut x = [(_mm512_setzero_pd(), _mm512_setzero_pd()); 16];
+            let (w1, w2) = (ldc(w.0, w.1, q + j), ldc(w.0, w.1, 2 * q + j));
+            for v in 0..4 {
+                let mut y = [(_mm512_setzero_pd(), _mm512_setzero_pd()); 4];
+                for (r, yr) in y.iter_mut().enumerate() {
+                    *yr = ldc(rp, ip, j + (4 * v + r) * q);
+                }
+                x[4 * v..4 * v + 4].copy_from_slice(&dit4(y, w1, w2));
+            }
+            for u in 0..4 {
+                let y = dit4(
+                    [x[u], x[u + 4], x[u + 8], x[u + 12]],
+                    ldc(w.0, w.1, 4 * q + j + u * q),
+                    ldc(w.0, w.1, 8 * q + j + u * q),
+                );
+                for (r, v) in y.into_iter().enumerate() {
+                    let i = j + (u + 4 * r) * q;
+                    out.put(i, cmul(v.0, v.1, ld(t.0, i), ld(t.1, i)));
+                }
+            }
+            // As many steps as the two radix-4 passes over the same points take
+            // (`FftPlan::ahead_steps` counts the stages, not the passes).
+            for _ in 0..8 {
+                ahead.step();
+            }
+            j += 8;
+        }
+    }
+}
+
 /// Inverse transform (DIT + untwist and 1/(N/2) scaling), bit-reversed input.
 ///
 /// # Safety
@@ -1099,8 +1251,8 @@ impl Sink for AddRounded<u64> {
 }
 
 /// The inverse transform, its last pass (fused with the untwist) handing its values to `out`: the
-/// register-block pass first, then radix-4 passes, and last a radix-8 pass (three stages left, e.g.
-/// N = 1024), a radix-4 one (two) or a radix-2 one (one).
+/// register-block pass first, then radix-4 passes, and last a radix-16 pass (four stages left, e.g.
+/// N = 2048), a radix-8 one (three, e.g. N = 1024), a radix-4 one (two) or a radix-2 one (one).
 ///
 /// # Safety
 /// As [`forward`]; `out` takes points i + 8 ≤ m.
@@ -1128,15 +1280,17 @@ unsafe fn backward_to<S: Sink>(
         } else {
             head_dit::<2>(rp, ip, m, twr, twi, ahead);
         }
-        // Stages with h ≥ tail, two per radix-4 pass, the last three in one radix-8 pass.
+        // Stages with h ≥ tail, two per radix-4 pass, the last three in one radix-8 pass or the last
+        // four in one radix-16 pass.
         let mut h = tail;
         let mut left = m.trailing_zeros() - tail.trailing_zeros();
-        while left > 3 {
+        while left > 4 {
             radix4_dit::<false, S>(rp, ip, m, h, ut, w, out, ahead);
             h *= 4;
             left -= 2;
         }
         match left {
+            4 => radix16_dit_untwist(rp, ip, m, ut, w, out, ahead),
             3 => radix8_dit_untwist(rp, ip, m, ut, w, out, ahead),
             2 => radix4_dit::<true, S>(rp, ip, m, h, ut, w, out, ahead),
             1 => {

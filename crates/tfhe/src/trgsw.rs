@@ -692,13 +692,13 @@ pub(crate) mod tests {
     /// k ≥ N, chunks straddling the wrap point), for the default BK2 gadget and a three-level one.
     #[test]
     fn level2_step_matches_unfused() {
-        for n in [512, 1024, 2048] {
+        for n in [512, 1024, 2048, 8192] {
             level2_step_case(n);
         }
     }
 
-    /// [`level2_step_matches_unfused`] at degree n (2048 and 512 take the fused AVX-512 kernel,
-    /// 1024 the chunked path).
+    /// [`level2_step_matches_unfused`] at degree n (2048, 8192 and 512 take the fused AVX-512 kernel
+    /// with a radix-16, a radix-16 then radix-4, and a radix-4 first pass; 1024 the chunked path).
     fn level2_step_case(n: usize) {
         let wide = |len: usize, seed: u32| -> Vec<u64> {
             let (hi, lo) = (words(len, seed), words(len, seed ^ 0x5555));
