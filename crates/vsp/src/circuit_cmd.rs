@@ -14,8 +14,8 @@ use vsp_platform::design::{
 };
 use vsp_platform::server::Watch;
 
-use crate::progress::{fmt_bytes, Shown};
-use crate::{JsonArg, ResumeArgs, SecretKeyArg, ServerArgs, ThreadsArg};
+use crate::progress::Shown;
+use crate::{print_json, JsonArg, ResumeArgs, SecretKeyArg, ServerArgs, ThreadsArg};
 
 /// The inputs file, as `-h` shows it.
 const INPUTS_SHORT: &str =
@@ -194,9 +194,8 @@ impl CircuitCommand {
 impl EncArgs {
     fn run(self, shown: &mut Shown) -> Result<()> {
         let (bp, inputs) = (&self.blueprint.blueprint, self.inputs.as_deref());
-        let size = encrypt_inputs(bp, &self.key.key, inputs, &self.output, shown)?;
-        let (out, size) = (self.output.display(), fmt_bytes(size));
-        shown.end(&format!("wrote circuit request {out} ({size})"))
+        let w = encrypt_inputs(bp, &self.key.key, inputs, &self.output, shown)?;
+        shown.end(w)
     }
 }
 
@@ -243,10 +242,9 @@ impl DecArgs {
 fn stats(blueprint: &BlueprintArg, json: JsonArg) -> Result<()> {
     let v = stats_json(&*load_design(&blueprint.blueprint)?);
     if json.json {
-        println!("{}", serde_json::to_string_pretty(&v)?);
-    } else {
-        print!("{}", stats_text(&v));
+        return print_json(&v);
     }
+    print!("{}", stats_text(&v));
     Ok(())
 }
 
@@ -264,5 +262,5 @@ fn exec(
     if let Some(line) = done.trace_line() {
         shown.note(&line);
     }
-    shown.end(&done.to_string())
+    shown.end(done)
 }

@@ -13,20 +13,17 @@ mod progress;
 mod serve_cmd;
 
 use std::path::PathBuf;
-use std::time::Instant;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
 use vsp_platform::files::error_line;
 use vsp_platform::processor::client::{self, ProgramRequest};
-use vsp_platform::processor::program::{
-    self, memory_name, parse_core, parse_memory, parse_memory_size,
-};
+use vsp_platform::processor::program::{self, parse_core, parse_memory, parse_memory_size};
 use vsp_platform::server::{mpi, parse_threads, Ran, ServerRun, SnapshotPlan, Start};
 use vsp_platform::{demo, MemSize};
 
-use crate::progress::{fmt_bytes, fmt_secs, Shown};
+use crate::progress::Shown;
 
 #[derive(Parser)]
 #[command(
@@ -392,45 +389,42 @@ fn run(cli: Cli) -> Result<()> {
         Command::Demo(a) => a.run(shown),
         Command::Asm(a) => a.run(shown),
         Command::Cc(a) => a.run(shown),
-        Command::Emu(a) => a.run(),
+        Command::Emu(a) => a.run(shown),
     }
 }
 
 impl GenkeyArgs {
     fn run(self, shown: &mut Shown) -> Result<()> {
-        let (params, out) = (&self.params, &self.output);
-        let (key, size) = client::write_secret_key(params, self.insecure, out, shown)?;
-        let (out, size, id) = (out.display(), fmt_bytes(size), key.key_id);
-        let note = format!("wrote secret key {out} ({size}, parameters {params}, key id {id})");
-        shown.end(&note)
+        let w = client::write_secret_key(&self.params, self.insecure, &self.output, shown)?;
+        shown.end(w)
     }
 }
 
 impl GenbkeyArgs {
     fn run(self, shown: &mut Shown) -> Result<()> {
-        let t = Instant::now();
-        let size = fmt_bytes(client::write_eval_key(&self.key.key, &self.output, shown)?);
-        let (out, secs) = (self.output.display(), fmt_secs(t.elapsed().as_secs_f64()));
-        shown.end(&format!(
-            "wrote evaluation key {out} ({size} compressed) in {secs}"
-        ))
+        let w = client::write_eval_key(&self.key.key, &self.output, shown)?;
+        shown.end(w)
+    }
+}
+
+impl ProgramArgs {
+    /// The program to run with its arguments on `memory` of `size`.
+    fn request<'a>(&'a self, memory: &'a str, size: Option<MemSize>) -> ProgramRequest<'a> {
+        let (program, args) = (&self.program, &self.args);
+        ProgramRequest {
+            program,
+            args,
+            memory,
+            size,
+        }
     }
 }
 
 impl EncArgs {
     fn run(self, shown: &mut Shown) -> Result<()> {
-        let p = ProgramRequest {
-            program: &self.program.program,
-            args: &self.program.args,
-            memory: &self.memory,
-            size: self.memory_size.size,
-        };
-        let (bytes, memory, size) =
-            client::encrypt_program(&self.key.key, &p, &self.output, shown)?;
-        let (out, bytes, memory) = (self.output.display(), fmt_bytes(bytes), memory_name(memory));
-        shown.end(&format!(
-            "wrote request {out} ({bytes}, {memory} memory, {size})"
-        ))
+        let p = self.program.request(&self.memory, self.memory_size.size);
+        let w = client::encrypt_program(&self.key.key, &p, &self.output, shown)?;
+        shown.end(w)
     }
 }
 
@@ -456,15 +450,20 @@ impl ResumeArgs {
 
 /// What a processor's server run wrote (rank 0, unless quiet).
 fn print_ran(ran: Option<Ran>, shown: &mut Shown) -> Result<()> {
-    ran.map_or(Ok(()), |r| shown.end(&r.to_string()))
+    ran.map_or(Ok(()), |r| shown.end(r))
+}
+
+/// `value` as pretty JSON on stdout (`--json`).
+pub(crate) fn print_json(value: &impl serde::Serialize) -> Result<()> {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(())
 }
 
 impl DecArgs {
     fn run(self, shown: &mut Shown) -> Result<()> {
         let d = client::decrypt_file(&self.key.key, &self.input, shown)?;
         if self.json.json {
-            println!("{}", serde_json::to_string_pretty(&d)?);
-            return Ok(());
+            return print_json(&d);
         }
         print!("{d}");
         if self.ram {
@@ -491,15 +490,11 @@ impl DemoArgs {
 impl AsmArgs {
     fn run(self, shown: &mut Shown) -> Result<()> {
         let (size, out) = (self.memory_size.size, &self.output);
-        let image = client::assemble_to(&self.sources, self.runtime, size, out)?;
+        let w = client::assemble_to(&self.sources, self.runtime, size, out)?;
         if self.listing {
-            print!("{}", vsp_cahp::listing(&image));
+            print!("{}", vsp_cahp::listing(&w.image));
         }
-        let (out, rom, ram) = (out.display(), image.rom.len(), image.ram.len());
-        let n = image.symbols.len();
-        shown.end(&format!(
-            "wrote {out} (ROM {rom} B, RAM data {ram} B, {n} symbols)"
-        ))
+        shown.end(w)
     }
 }
 
@@ -507,26 +502,16 @@ impl CcArgs {
     fn run(self, shown: &mut Shown) -> Result<()> {
         let opts = program::cc_options(&self.opt, &self.define, &self.undefine, &self.include);
         let (size, asm) = (self.memory_size.size, self.emit_asm.as_deref());
-        let image = client::compile_to(&self.sources, &opts, size, &self.output, asm)?;
-        let (out, rom, ram) = (self.output.display(), image.rom.len(), image.ram.len());
-        shown.end(&format!("wrote {out} (ROM {rom} B, RAM data {ram} B)"))
+        shown.end(client::compile_to(&self.sources, &opts, size, &self.output, asm)?)
     }
 }
 
 impl EmuArgs {
-    fn run(self) -> Result<()> {
-        let (image_path, args, max) = (&self.program.program, &self.program.args, self.max_cycles);
-        let core = parse_core(&self.core.core)?;
-        let memory = parse_memory(&self.memory)?;
-        let (image, size) = program::load_program_sized(image_path, false, self.memory_size.size)?;
-        if self.trace {
-            for line in program::trace_lines(&image, args, size, max)? {
-                println!("{line}");
-            }
-        }
-        let r = vsp_platform::emulate(&image, args, core, memory, size, max)?;
+    fn run(self, shown: &mut Shown) -> Result<()> {
+        let (p, max) = (self.program.request(&self.memory, self.memory_size.size), self.max_cycles);
+        let (r, size) = client::emulate_file(&p, &self.core.core, max, self.trace, shown)?;
         if self.json.json {
-            println!("{}", serde_json::to_string_pretty(&r)?);
+            print_json(&r)?;
         } else {
             print!("{}", r.report(size, max));
         }

@@ -147,8 +147,8 @@ impl Shown {
     }
 
     /// A command's closing note (stderr, unless quiet), as its handler ends.
-    pub fn end(&mut self, line: &str) -> anyhow::Result<()> {
-        self.note(line);
+    pub fn end(&mut self, line: impl std::fmt::Display) -> anyhow::Result<()> {
+        self.note(&line.to_string());
         Ok(())
     }
 }
