@@ -377,33 +377,39 @@ fn run(cli: Cli) -> Result<()> {
     );
     let shown = &mut Shown::new(cli.quiet || !mpi::check_command(distributed)?);
     match cli.command {
-        Command::Genkey(a) => a.run(shown),
-        Command::Genbkey(a) => a.run(shown),
-        Command::Enc(a) => a.run(shown),
-        Command::Run(a) => a.run(shown),
-        Command::Resume(a) => a.run(shown),
-        Command::Dec(a) => a.run(shown),
+        Command::Genkey(a) => {
+            let w = client::write_secret_key(&a.params, a.insecure, &a.output, shown)?;
+            shown.end(w)
+        }
+        Command::Genbkey(a) => {
+            let w = client::write_eval_key(&a.key.key, &a.output, shown)?;
+            shown.end(w)
+        }
+        Command::Enc(a) => {
+            let p = a.program.request(&a.memory, a.memory_size.size);
+            let w = client::encrypt_program(&a.key.key, &p, &a.output, shown)?;
+            shown.end(w)
+        }
+        Command::Run(a) => run_processor(a, shown),
+        Command::Resume(a) => {
+            let ran = a
+                .server
+                .run()
+                .run_processor(Start::Snapshot(&a.snapshot), shown)?;
+            print_ran(ran, shown)
+        }
+        Command::Dec(a) => dec(a, shown),
         Command::Circuit(c) => c.run(shown),
         Command::Serve(s) => s.run(shown),
         Command::Remote(r) => r.run(shown),
-        Command::Demo(a) => a.run(shown),
-        Command::Asm(a) => a.run(shown),
-        Command::Cc(a) => a.run(shown),
-        Command::Emu(a) => a.run(shown),
-    }
-}
-
-impl GenkeyArgs {
-    fn run(self, shown: &mut Shown) -> Result<()> {
-        let w = client::write_secret_key(&self.params, self.insecure, &self.output, shown)?;
-        shown.end(w)
-    }
-}
-
-impl GenbkeyArgs {
-    fn run(self, shown: &mut Shown) -> Result<()> {
-        let w = client::write_eval_key(&self.key.key, &self.output, shown)?;
-        shown.end(w)
+        Command::Demo(a) => Ok(demo::run(&a.options(), shown)?),
+        Command::Asm(a) => asm(a, shown),
+        Command::Cc(a) => {
+            let opts = program::cc_options(&a.opt, &a.define, &a.undefine, &a.include);
+            let (size, asm) = (a.memory_size.size, a.emit_asm.as_deref());
+            shown.end(client::compile_to(&a.sources, &opts, size, &a.output, asm)?)
+        }
+        Command::Emu(a) => emu(a, shown),
     }
 }
 
@@ -420,32 +426,17 @@ impl ProgramArgs {
     }
 }
 
-impl EncArgs {
-    fn run(self, shown: &mut Shown) -> Result<()> {
-        let p = self.program.request(&self.memory, self.memory_size.size);
-        let w = client::encrypt_program(&self.key.key, &p, &self.output, shown)?;
-        shown.end(w)
-    }
-}
-
-impl RunArgs {
-    fn run(self, shown: &mut Shown) -> Result<()> {
-        let core = parse_core(&self.core.core)?;
-        let memory = self.memory.as_deref().map(parse_memory).transpose()?;
-        let start = Start::Request {
-            input: &self.input,
-            core,
-            memory,
-        };
-        print_ran(self.server.run().run_processor(start, shown)?, shown)
-    }
-}
-
-impl ResumeArgs {
-    fn run(self, shown: &mut Shown) -> Result<()> {
-        let start = Start::Snapshot(&self.snapshot);
-        print_ran(self.server.run().run_processor(start, shown)?, shown)
-    }
+/// `vsp run`: the core for the request's memory (checked against --memory), run by the server.
+fn run_processor(a: RunArgs, shown: &mut Shown) -> Result<()> {
+    let core = parse_core(&a.core.core)?;
+    let memory = a.memory.as_deref().map(parse_memory).transpose()?;
+    let input = &a.input;
+    let start = Start::Request {
+        input,
+        core,
+        memory,
+    };
+    print_ran(a.server.run().run_processor(start, shown)?, shown)
 }
 
 /// What a processor's server run wrote (rank 0, unless quiet).
@@ -459,64 +450,55 @@ pub(crate) fn print_json(value: &impl serde::Serialize) -> Result<()> {
     Ok(())
 }
 
-impl DecArgs {
-    fn run(self, shown: &mut Shown) -> Result<()> {
-        let d = client::decrypt_file(&self.key.key, &self.input, shown)?;
-        if self.json.json {
-            return print_json(&d);
-        }
-        print!("{d}");
-        if self.ram {
-            print!("{}", d.ram_dump());
-        }
-        Ok(())
+/// `vsp dec`: the result's state, with --ram its RAM, or JSON.
+fn dec(a: DecArgs, shown: &mut Shown) -> Result<()> {
+    let d = client::decrypt_file(&a.key.key, &a.input, shown)?;
+    if a.json.json {
+        return print_json(&d);
     }
+    print!("{d}");
+    if a.ram {
+        print!("{}", d.ram_dump());
+    }
+    Ok(())
 }
 
 impl DemoArgs {
-    fn run(self, shown: &mut Shown) -> Result<()> {
-        let o = demo::DemoOptions {
+    fn options(self) -> demo::DemoOptions {
+        demo::DemoOptions {
             core: self.core.core,
             program: self.program,
             threads: self.threads.threads,
             dir: self.dir,
             max_cycles: self.max_cycles,
             size: self.memory_size.size,
-        };
-        Ok(demo::run(&o, shown)?)
-    }
-}
-
-impl AsmArgs {
-    fn run(self, shown: &mut Shown) -> Result<()> {
-        let (size, out) = (self.memory_size.size, &self.output);
-        let w = client::assemble_to(&self.sources, self.runtime, size, out)?;
-        if self.listing {
-            print!("{}", vsp_cahp::listing(&w.image));
         }
-        shown.end(w)
     }
 }
 
-impl CcArgs {
-    fn run(self, shown: &mut Shown) -> Result<()> {
-        let opts = program::cc_options(&self.opt, &self.define, &self.undefine, &self.include);
-        let (size, asm) = (self.memory_size.size, self.emit_asm.as_deref());
-        shown.end(client::compile_to(&self.sources, &opts, size, &self.output, asm)?)
+/// `vsp asm`: the image written, with --listing its ROM listed.
+fn asm(a: AsmArgs, shown: &mut Shown) -> Result<()> {
+    let w = client::assemble_to(&a.sources, a.runtime, a.memory_size.size, &a.output)?;
+    if a.listing {
+        print!("{}", vsp_cahp::listing(&w.image));
     }
+    shown.end(w)
 }
 
-impl EmuArgs {
-    fn run(self, shown: &mut Shown) -> Result<()> {
-        let (p, max) = (self.program.request(&self.memory, self.memory_size.size), self.max_cycles);
-        let (r, size) = client::emulate_file(&p, &self.core.core, max, self.trace, shown)?;
-        if self.json.json {
-            print_json(&r)?;
-        } else {
-            print!("{}", r.report(size, max));
-        }
-        Ok(r.check(max)?)
+/// `vsp emu`: the report (or JSON), then the check that the program halted and agrees with the
+/// ISA simulator.
+fn emu(a: EmuArgs, shown: &mut Shown) -> Result<()> {
+    let (p, max) = (
+        a.program.request(&a.memory, a.memory_size.size),
+        a.max_cycles,
+    );
+    let (r, size) = client::emulate_file(&p, &a.core.core, max, a.trace, shown)?;
+    if a.json.json {
+        print_json(&r)?;
+    } else {
+        print!("{}", r.report(size, max));
     }
+    Ok(r.check(max)?)
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::{anyhow, Result};
 use clap::{Args, Subcommand};
 use vsp_platform::server::Watch;
-use vsp_server::client::{Client, SubmitFollow, Submission, UntilFinished};
+use vsp_server::client::{Client, Submission, SubmitFollow, UntilFinished};
 use vsp_server::{Config, Server};
 
 use crate::print_json;
@@ -300,7 +300,7 @@ impl Remote {
         let c = Client::with_token_file(&self.server, &self.token_file)?;
         match self.command {
             RemoteCommand::KeyUpload { key } => println!("{}", c.key_upload(&key)?),
-            RemoteCommand::Submit(s) => s.run(&c, shown)?,
+            RemoteCommand::Submit(s) => submit(s, &c, shown)?,
             RemoteCommand::Status { id, json } => {
                 let all = c.statuses(id.as_deref())?;
                 if json {
@@ -329,33 +329,32 @@ impl Remote {
     }
 }
 
-impl SubmitArgs {
-    /// Submits the job; with --wait or --until-finished follows it to its result.
-    fn run(self, c: &Client, shown: &mut Shown) -> Result<()> {
-        let (step, max_cycles) = (self.step, self.max_cycles);
-        let until = self.until_finished.as_deref();
-        let job = Submission {
-            request: &self.request,
-            cycles: self.cycles,
-            core: &self.core,
-            netlist: self.netlist.as_deref(),
-            reset: self.reset,
-        };
-        let s = SubmitFollow {
-            job,
-            wait: self.wait,
-            until_finished: until.map(|key| UntilFinished {
-                key,
-                step,
-                max_cycles,
-            }),
-            output: self.output.as_deref(),
-        };
-        // The bar is cleared (dropped) before the closing lines.
-        let quiet = shown.quiet();
-        let done = c.submit_followed(&s, shown, &mut JobBar::new(quiet).on_status())?;
-        let Some(done) = done else { return Ok(()) };
-        done.finished_line().iter().for_each(|l| println!("{l}"));
-        shown.end(done)
-    }
+/// `vsp remote submit`: the job id; with --wait or --until-finished the job followed to its
+/// result.
+fn submit(a: SubmitArgs, c: &Client, shown: &mut Shown) -> Result<()> {
+    let (step, max_cycles) = (a.step, a.max_cycles);
+    let until = a.until_finished.as_deref();
+    let job = Submission {
+        request: &a.request,
+        cycles: a.cycles,
+        core: &a.core,
+        netlist: a.netlist.as_deref(),
+        reset: a.reset,
+    };
+    let s = SubmitFollow {
+        job,
+        wait: a.wait,
+        until_finished: until.map(|key| UntilFinished {
+            key,
+            step,
+            max_cycles,
+        }),
+        output: a.output.as_deref(),
+    };
+    // The bar is cleared (dropped) before the closing lines.
+    let quiet = shown.quiet();
+    let done = c.submit_followed(&s, shown, &mut JobBar::new(quiet).on_status())?;
+    let Some(done) = done else { return Ok(()) };
+    done.finished_line().iter().for_each(|l| println!("{l}"));
+    shown.end(done)
 }
