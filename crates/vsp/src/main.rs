@@ -377,26 +377,16 @@ fn run(cli: Cli) -> Result<()> {
     );
     let shown = &mut Shown::new(cli.quiet || !mpi::check_command(distributed)?);
     match cli.command {
-        Command::Genkey(a) => {
-            let w = client::write_secret_key(&a.params, a.insecure, &a.output, shown)?;
-            shown.end(w)
-        }
+        Command::Genkey(a) => genkey(a, shown),
         Command::Genbkey(a) => {
             let w = client::write_eval_key(&a.key.key, &a.output, shown)?;
             shown.end(w)
         }
-        Command::Enc(a) => {
-            let p = a.program.request(&a.memory, a.memory_size.size);
-            let w = client::encrypt_program(&a.key.key, &p, &a.output, shown)?;
-            shown.end(w)
-        }
+        Command::Enc(a) => enc(a, shown),
         Command::Run(a) => run_processor(a, shown),
         Command::Resume(a) => {
-            let ran = a
-                .server
-                .run()
-                .run_processor(Start::Snapshot(&a.snapshot), shown)?;
-            print_ran(ran, shown)
+            let start = Start::Snapshot(&a.snapshot);
+            print_ran(a.server.run().run_processor(start, shown)?, shown)
         }
         Command::Dec(a) => dec(a, shown),
         Command::Circuit(c) => c.run(shown),
@@ -404,13 +394,22 @@ fn run(cli: Cli) -> Result<()> {
         Command::Remote(r) => r.run(shown),
         Command::Demo(a) => Ok(demo::run(&a.options(), shown)?),
         Command::Asm(a) => asm(a, shown),
-        Command::Cc(a) => {
-            let opts = program::cc_options(&a.opt, &a.define, &a.undefine, &a.include);
-            let (size, asm) = (a.memory_size.size, a.emit_asm.as_deref());
-            shown.end(client::compile_to(&a.sources, &opts, size, &a.output, asm)?)
-        }
+        Command::Cc(a) => cc(a, shown),
         Command::Emu(a) => emu(a, shown),
     }
+}
+
+/// `vsp genkey`: the key written, with its key id.
+fn genkey(a: GenkeyArgs, shown: &mut Shown) -> Result<()> {
+    let w = client::write_secret_key(&a.params, a.insecure, &a.output, shown)?;
+    shown.end(w)
+}
+
+/// `vsp enc`: the request written.
+fn enc(a: EncArgs, shown: &mut Shown) -> Result<()> {
+    let p = a.program.request(&a.memory, a.memory_size.size);
+    let w = client::encrypt_program(&a.key.key, &p, &a.output, shown)?;
+    shown.end(w)
 }
 
 impl ProgramArgs {
@@ -483,6 +482,13 @@ fn asm(a: AsmArgs, shown: &mut Shown) -> Result<()> {
         print!("{}", vsp_cahp::listing(&w.image));
     }
     shown.end(w)
+}
+
+/// `vsp cc`: the image written (and the assembly, with --emit-asm).
+fn cc(a: CcArgs, shown: &mut Shown) -> Result<()> {
+    let opts = program::cc_options(&a.opt, &a.define, &a.undefine, &a.include);
+    let (size, asm) = (a.memory_size.size, a.emit_asm.as_deref());
+    shown.end(client::compile_to(&a.sources, &opts, size, &a.output, asm)?)
 }
 
 /// `vsp emu`: the report (or JSON), then the check that the program halted and agrees with the

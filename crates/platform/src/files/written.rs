@@ -127,7 +127,7 @@ mod tests {
         let memory = Memory::Mux;
         assert_eq!(
             written(What::Request { memory, size }),
-            "wrote request out.bin (3.0 MiB, mux memory, 1.0 KiB ROM and 512 B RAM)"
+            "wrote request out.bin (3.0 MiB, mux memory, 1 KiB ROM and 512 B RAM)"
         );
         assert_eq!(
             written(What::CircuitRequest),
@@ -137,8 +137,8 @@ mod tests {
 
     #[test]
     fn an_image_note_counts_symbols_only_when_asked() {
-        let text = "main:\n  halt\n";
-        let source = vsp_cahp::asm::Source { name: "a.s", text };
+        let text = include_str!("../../../cahp/asm/programs/fib.s");
+        let source = vsp_cahp::asm::Source { name: "fib.s", text };
         let image = crate::processor::program::assemble(&[source], false, MemSize::default())
             .expect("assembles");
         let (rom, ram) = (image.rom.len(), image.ram.len());

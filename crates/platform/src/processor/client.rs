@@ -176,7 +176,7 @@ mod tests {
     use super::*;
 
     /// Records what a command would show.
-    #[derive(Default)]
+    #[derive(Default, Debug)]
     struct Said(Vec<String>);
 
     impl Watch for Said {
