@@ -51,7 +51,10 @@ impl fmt::Display for Written {
             ),
             What::EvalKey { seconds } => {
                 let secs = fmt_secs(*seconds);
-                write!(f, "wrote evaluation key {path} ({size} compressed) in {secs}")
+                write!(
+                    f,
+                    "wrote evaluation key {path} ({size} compressed) in {secs}"
+                )
             }
             What::Request { memory, size: mem } => {
                 let memory = memory_name(*memory);
@@ -85,7 +88,11 @@ impl WrittenImage {
 impl fmt::Display for WrittenImage {
     /// `wrote fib.img (ROM 120 B, RAM data 4 B, 9 symbols)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (path, rom, ram) = (self.path.display(), self.image.rom.len(), self.image.ram.len());
+        let (path, rom, ram) = (
+            self.path.display(),
+            self.image.rom.len(),
+            self.image.ram.len(),
+        );
         write!(f, "wrote {path} (ROM {rom} B, RAM data {ram} B")?;
         if self.symbols {
             write!(f, ", {} symbols", self.image.symbols.len())?;
@@ -138,7 +145,10 @@ mod tests {
     #[test]
     fn an_image_note_counts_symbols_only_when_asked() {
         let text = include_str!("../../../cahp/asm/programs/fib.s");
-        let source = vsp_cahp::asm::Source { name: "fib.s", text };
+        let source = vsp_cahp::asm::Source {
+            name: "fib.s",
+            text,
+        };
         let image = crate::processor::program::assemble(&[source], false, MemSize::default())
             .expect("assembles");
         let (rom, ram) = (image.rom.len(), image.ram.len());

@@ -103,7 +103,11 @@ pub fn encrypt_program(
         .encrypt(&key)
         .and_then(|r| crate::wire::envelope::save(&r, output, key.sk.params()));
     watch.step_done();
-    Ok(Written::new(output, written?, What::Request { memory, size }))
+    Ok(Written::new(
+        output,
+        written?,
+        What::Request { memory, size },
+    ))
 }
 
 /// `vsp emu`: `p` run in plain on the gate-level `core` (pearl or ruby) for at most `max_cycles`
@@ -209,7 +213,11 @@ mod tests {
         let (r, said) = emu("cmux", "pearl", true).expect("runs");
         assert!(r.finished && r.result == 5, "fib(5): {r:?}");
         assert_eq!(r.agrees_with_isa, Some(true));
-        assert!(said.0.len() > 2, "a trace line per instruction: {:?}", said.0);
+        assert!(
+            said.0.len() > 2,
+            "a trace line per instruction: {:?}",
+            said.0
+        );
         assert!(said.0.iter().any(|l| l.contains("add2")), "{:?}", said.0);
         let (r, said) = emu("mux", "ruby", false).expect("runs");
         assert!(r.finished && r.result == 5 && said.0.is_empty(), "{r:?}");
