@@ -193,16 +193,16 @@ mod tests {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
         let program = dir.join("../cahp/asm/programs/fib.s");
         let args = ["5".to_string()];
-        let size = Some(MemSize::new(1024, 512).expect("a size"));
+        let size = MemSize::new(1024, 512).expect("a size");
         let p = ProgramRequest {
             program: &program,
             args: &args,
             memory,
-            size,
+            size: Some(size),
         };
         let mut said = Said::default();
         let (r, ran) = emulate_file(&p, core, 10_000, trace, &mut said)?;
-        assert_eq!(ran, size.expect("given"), "the size asked for");
+        assert_eq!(ran, size, "the size asked for");
         Ok((r, said))
     }
 
