@@ -18,7 +18,7 @@ use crate::error::{Result, ServerError};
 use crate::store::{hex, is_id, JobStatus};
 
 mod submit;
-pub use submit::{SubmitFollow, Submitted, UntilFinished};
+pub use submit::{Follower, SubmitFollow, Submitted, UntilFinished};
 
 /// Longest JSON answer read.
 const MAX_JSON: u64 = 16 << 20;

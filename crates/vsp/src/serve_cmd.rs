@@ -7,11 +7,11 @@ use std::path::PathBuf;
 use anyhow::{anyhow, Result};
 use clap::{Args, Subcommand};
 use vsp_platform::server::Watch;
-use vsp_server::client::{Client, Submission, SubmitFollow, UntilFinished};
+use vsp_server::client::{Client, Follower, Submission, SubmitFollow, UntilFinished};
 use vsp_server::{Config, Server};
 
 use crate::print_json;
-use crate::progress::{fmt_bytes, JobBar, Shown};
+use crate::progress::{fmt_bytes, Shown};
 
 /// `vsp serve`: the options of the server, or `token …`.
 #[derive(Args)]
@@ -309,8 +309,9 @@ impl Remote {
                 all.iter().for_each(|s| println!("{}", s.line()));
             }
             RemoteCommand::Watch(job) => {
-                let st = c.wait_done(&job.id, &mut JobBar::new(shown.quiet()).on_status())?;
-                println!("{}", st.line());
+                let st = c.wait_done(&job.id, &mut |s| shown.status(s));
+                shown.ran();
+                println!("{}", st?.line());
             }
             RemoteCommand::Fetch { job, output } => {
                 let n = fmt_bytes(c.fetch(&job.id, &output)?);
@@ -351,10 +352,9 @@ fn submit(a: SubmitArgs, c: &Client, shown: &mut Shown) -> Result<()> {
         }),
         output: a.output.as_deref(),
     };
-    // The bar is cleared (dropped) before the closing lines.
-    let quiet = shown.quiet();
-    let done = c.submit_followed(&s, shown, &mut JobBar::new(quiet).on_status())?;
-    let Some(done) = done else { return Ok(()) };
+    let Some(done) = c.submit_followed(&s, shown)? else {
+        return Ok(());
+    };
     done.finished_line().iter().for_each(|l| println!("{l}"));
     shown.end(done)
 }

@@ -13,6 +13,13 @@ use super::{result_path, Client, Follow, Followed, Submission};
 use crate::error::{Result, ServerError};
 use crate::store::JobStatus;
 
+/// What follows a job ([`Client::submit_followed`]): what a command shows ([`Watch`]), and the
+/// job's statuses as they come (`vsp remote` draws them as `vsp run`'s cycle bar).
+pub trait Follower: Watch {
+    /// A status of the followed job, from its progress stream.
+    fn status(&mut self, s: &JobStatus);
+}
+
 /// A job to submit, and how far [`Client::submit_followed`] follows it.
 pub struct SubmitFollow<'a> {
     pub job: Submission<'a>,
@@ -67,24 +74,24 @@ impl fmt::Display for Submitted {
 }
 
 impl Client {
-    /// Submits `s.job` and says its id ([`Watch::say`]); then, if asked, follows it (`on` sees
-    /// every status) to its result, written to `s.output`. A secret key for `until_finished` is
-    /// loaded before the submit (its warnings go to `watch`). `None` when the job is not followed.
+    /// Submits `s.job` and says its id ([`Watch::say`]); then, if asked, follows it (`f` sees
+    /// every status, then [`Watch::ran`]) to its result, written to `s.output`. A secret key for
+    /// `until_finished` is loaded before the submit (its warnings go to `f`). `None` when the job
+    /// is not followed.
     pub fn submit_followed(
         &self,
         s: &SubmitFollow<'_>,
-        watch: &mut dyn Watch,
-        on: &mut dyn FnMut(&JobStatus),
+        f: &mut dyn Follower,
     ) -> Result<Option<Submitted>> {
         if s.output.is_some() && !s.wait && s.until_finished.is_none() {
             let e = "--output needs --wait or --until-finished";
             return Err(ServerError::Usage(e.into()));
         }
         let until = s.until_finished.as_ref();
-        let key = until.map(|u| load_client_key(u.key, watch)).transpose()?;
+        let key = until.map(|u| load_client_key(u.key, f)).transpose()?;
         let t = Instant::now();
         let id = self.submit_job(&s.job)?.id;
-        watch.say(&id);
+        f.say(&id);
         let how = match (until, &key) {
             (Some(u), Some(key)) => Follow::UntilFinished {
                 key,
@@ -95,7 +102,9 @@ impl Client {
             _ => return Ok(None),
         };
         let output = s.output.map_or_else(|| result_path(&id), Path::to_path_buf);
-        let followed = self.follow(&id, how, &output, on)?;
+        let followed = self.follow(&id, how, &output, &mut |st| f.status(st));
+        f.ran();
+        let followed = followed?;
         let seconds = t.elapsed().as_secs_f64();
         Ok(Some(Submitted {
             output,
@@ -116,6 +125,12 @@ mod tests {
     impl Watch for Said {
         fn say(&mut self, line: &str) {
             self.0.push(line.to_string());
+        }
+    }
+
+    impl Follower for Said {
+        fn status(&mut self, s: &JobStatus) {
+            self.0.push(s.line());
         }
     }
 
@@ -142,7 +157,7 @@ mod tests {
             output: Some(out),
         };
         let mut said = Said::default();
-        let e = c.submit_followed(&s, &mut said, &mut |_| {});
+        let e = c.submit_followed(&s, &mut said);
         let e = e.err().expect("refused").to_string();
         assert_eq!(e, "--output needs --wait or --until-finished");
         let dir = tempfile::tempdir().expect("a temporary directory");
@@ -152,7 +167,7 @@ mod tests {
             step: 8,
             max_cycles: 100,
         });
-        let e = c.submit_followed(&s, &mut said, &mut |_| {});
+        let e = c.submit_followed(&s, &mut said);
         let e = e.err().expect("refused").to_string();
         assert!(e.contains("absent.key"), "{e}");
         assert!(said.0.is_empty(), "no job id: nothing was submitted");
