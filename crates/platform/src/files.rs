@@ -8,6 +8,9 @@ use std::path::Path;
 
 use crate::error::Result;
 
+mod written;
+pub use written::{What, Written, WrittenImage};
+
 pub use vsp_codec::text;
 pub use vsp_codec::{
     check_input, limits, lock_output, read_bounded, read_text_bounded, Access, OutputLock,

@@ -10,11 +10,15 @@ use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
+use vsp_codec::text::{fmt_bytes, fmt_secs};
 use vsp_codec::Access;
 use vsp_platform::{ClientKey, Decrypted, Envelope, Kind};
 
 use crate::error::{Result, ServerError};
 use crate::store::{hex, is_id, JobStatus};
+
+mod submit;
+pub use submit::{Follower, SubmitFollow, Submitted, UntilFinished};
 
 /// Longest JSON answer read.
 const MAX_JSON: u64 = 16 << 20;
@@ -31,6 +35,21 @@ pub struct KeyUpload {
     pub bytes: u64,
     /// False when the server had the key already (nothing was sent).
     pub created: bool,
+    /// Seconds the upload (or the check that the server has the key) took.
+    #[serde(skip)]
+    pub seconds: f64,
+}
+
+impl std::fmt::Display for KeyUpload {
+    /// `uploaded key ID (default, 216.0 MiB) in 12s`, or `the server has key ID already`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let id = &self.key_id;
+        if !self.created {
+            return write!(f, "the server has key {id} already");
+        }
+        let (size, secs) = (fmt_bytes(self.bytes), fmt_secs(self.seconds));
+        write!(f, "uploaded key {id} ({}, {size}) in {secs}", self.params)
+    }
 }
 
 /// The server's limits (`GET /v1/info`).
@@ -179,6 +198,13 @@ impl Client {
 
     /// Uploads the evaluation key at `path` unless the server has it (named by its key id).
     pub fn key_upload(&self, path: &Path) -> Result<KeyUpload> {
+        let t = std::time::Instant::now();
+        let mut up = self.upload_key_file(path)?;
+        up.seconds = t.elapsed().as_secs_f64();
+        Ok(up)
+    }
+
+    fn upload_key_file(&self, path: &Path) -> Result<KeyUpload> {
         let env = Envelope::read(path, Kind::EvalKey)?;
         let key_id = hex(&env.key_id.0);
         drop(env);
@@ -339,6 +365,14 @@ impl Client {
     pub fn list(&self) -> Result<Vec<JobStatus>> {
         let r = self.check(self.req("GET", "/v1/jobs").call())?;
         self.json(r)
+    }
+
+    /// Job `id`'s status, or (without an id) every job of this client's (`vsp remote status`).
+    pub fn statuses(&self, id: Option<&str>) -> Result<Vec<JobStatus>> {
+        match id {
+            Some(id) => Ok(vec![self.status(id)?]),
+            None => self.list(),
+        }
     }
 
     /// Cancels a job.
@@ -511,5 +545,26 @@ impl Client {
         })?;
         vsp_codec::write_atomic(out, &bytes, Access::Public)?;
         Ok(bytes.len() as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::KeyUpload;
+
+    #[test]
+    fn a_key_upload_says_what_it_did() {
+        let mut up = KeyUpload {
+            key_id: "ab".repeat(16),
+            params: "default".into(),
+            bytes: 3 << 20,
+            created: true,
+            seconds: 75.0,
+        };
+        let id = "ab".repeat(16);
+        let note = format!("uploaded key {id} (default, 3.0 MiB) in 1m15s");
+        assert_eq!(up.to_string(), note);
+        up.created = false;
+        assert_eq!(up.to_string(), format!("the server has key {id} already"));
     }
 }

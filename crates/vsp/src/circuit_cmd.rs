@@ -14,8 +14,8 @@ use vsp_platform::design::{
 };
 use vsp_platform::server::Watch;
 
-use crate::progress::{fmt_bytes, Shown};
-use crate::{JsonArg, ResumeArgs, SecretKeyArg, ServerArgs, ThreadsArg};
+use crate::progress::Shown;
+use crate::{print_json, JsonArg, ResumeArgs, SecretKeyArg, ServerArgs, ThreadsArg};
 
 /// The inputs file, as `-h` shows it.
 const INPUTS_SHORT: &str =
@@ -170,9 +170,20 @@ pub struct DecArgs {
 impl CircuitCommand {
     pub fn run(self, shown: &mut Shown) -> Result<()> {
         match self {
-            CircuitCommand::Stats { blueprint, json } => stats(&blueprint, json),
-            CircuitCommand::Run(a) => a.run(shown),
-            CircuitCommand::Enc(a) => a.run(shown),
+            CircuitCommand::Stats { blueprint, json } => {
+                let v = stats_json(&*load_design(&blueprint.blueprint)?);
+                if json.json {
+                    return print_json(&v);
+                }
+                print!("{}", stats_text(&v));
+                Ok(())
+            }
+            CircuitCommand::Run(a) => run(a, shown),
+            CircuitCommand::Enc(a) => {
+                let (bp, inputs) = (&a.blueprint.blueprint, a.inputs.as_deref());
+                let w = encrypt_inputs(bp, &a.key.key, inputs, &a.output, shown)?;
+                shown.end(w)
+            }
             CircuitCommand::Exec(a) => {
                 let (input, reset) = (&a.input, a.reset);
                 let start = CircuitStart::Request { input, reset };
@@ -186,66 +197,44 @@ impl CircuitCommand {
                 let start = CircuitStart::Snapshot(&resume.snapshot);
                 exec(resume.server, &blueprint, start, trace, shown)
             }
-            CircuitCommand::Dec(a) => a.run(shown),
+            CircuitCommand::Dec(a) => dec(a, shown),
         }
     }
 }
 
-impl EncArgs {
-    fn run(self, shown: &mut Shown) -> Result<()> {
-        let (bp, inputs) = (&self.blueprint.blueprint, self.inputs.as_deref());
-        let size = encrypt_inputs(bp, &self.key.key, inputs, &self.output, shown)?;
-        let (out, size) = (self.output.display(), fmt_bytes(size));
-        shown.end(&format!("wrote circuit request {out} ({size})"))
+/// `vsp circuit run`: the outputs JSON on stdout unless written to --output.
+fn run(a: RunArgs, shown: &mut Shown) -> Result<()> {
+    let run = LocalRun {
+        blueprint: a.blueprint.blueprint,
+        inputs: a.inputs,
+        cycles: a.cycles,
+        until: a.until,
+        reset: a.reset,
+        keys: a.key.zip(a.eval_key),
+        output: a.output,
+        trace: a.trace,
+        vcd: a.vcd,
+        threads: a.threads.threads,
+    };
+    if let (Some(out), None) = (run.run(shown)?, &run.output) {
+        println!("{}", outputs_json(&out));
     }
+    Ok(())
 }
 
-impl RunArgs {
-    fn run(self, shown: &mut Shown) -> Result<()> {
-        let run = LocalRun {
-            blueprint: self.blueprint.blueprint,
-            inputs: self.inputs,
-            cycles: self.cycles,
-            until: self.until,
-            reset: self.reset,
-            keys: self.key.zip(self.eval_key),
-            output: self.output,
-            trace: self.trace,
-            vcd: self.vcd,
-            threads: self.threads.threads,
-        };
-        if let (Some(out), None) = (run.run(shown)?, &run.output) {
-            println!("{}", outputs_json(&out));
-        }
-        Ok(())
-    }
-}
-
-impl DecArgs {
-    fn run(self, shown: &mut Shown) -> Result<()> {
-        let what = match (&self.trace, &self.input) {
-            (Some(path), _) => Decrypt::Trace {
-                path,
-                vcd: self.vcd.as_deref(),
-            },
-            (None, Some(input)) => Decrypt::Result(input),
-            (None, None) => return Ok(()),
-        };
-        match decrypt_file(&self.blueprint.blueprint, &self.key.key, what, shown)? {
-            Decrypted::Trace(t) => print!("{}", t.json_lines()),
-            Decrypted::Result(out) => println!("{}", outputs_json(&out)),
-        }
-        Ok(())
-    }
-}
-
-/// `vsp circuit stats`.
-fn stats(blueprint: &BlueprintArg, json: JsonArg) -> Result<()> {
-    let v = stats_json(&*load_design(&blueprint.blueprint)?);
-    if json.json {
-        println!("{}", serde_json::to_string_pretty(&v)?);
-    } else {
-        print!("{}", stats_text(&v));
+/// `vsp circuit dec`: the outputs JSON, or the decrypted trace as JSON lines.
+fn dec(a: DecArgs, shown: &mut Shown) -> Result<()> {
+    let what = match (&a.trace, &a.input) {
+        (Some(path), _) => Decrypt::Trace {
+            path,
+            vcd: a.vcd.as_deref(),
+        },
+        (None, Some(input)) => Decrypt::Result(input),
+        (None, None) => return Ok(()),
+    };
+    match decrypt_file(&a.blueprint.blueprint, &a.key.key, what, shown)? {
+        Decrypted::Trace(t) => print!("{}", t.json_lines()),
+        Decrypted::Result(out) => println!("{}", outputs_json(&out)),
     }
     Ok(())
 }
@@ -264,5 +253,5 @@ fn exec(
     if let Some(line) = done.trace_line() {
         shown.note(&line);
     }
-    shown.end(&done.to_string())
+    shown.end(done)
 }

@@ -13,20 +13,17 @@ mod progress;
 mod serve_cmd;
 
 use std::path::PathBuf;
-use std::time::Instant;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
 use vsp_platform::files::error_line;
 use vsp_platform::processor::client::{self, ProgramRequest};
-use vsp_platform::processor::program::{
-    self, memory_name, parse_core, parse_memory, parse_memory_size,
-};
+use vsp_platform::processor::program::{self, parse_core, parse_memory, parse_memory_size};
 use vsp_platform::server::{mpi, parse_threads, Ran, ServerRun, SnapshotPlan, Start};
 use vsp_platform::{demo, MemSize};
 
-use crate::progress::{fmt_bytes, fmt_secs, Shown};
+use crate::progress::Shown;
 
 #[derive(Parser)]
 #[command(
@@ -380,158 +377,134 @@ fn run(cli: Cli) -> Result<()> {
     );
     let shown = &mut Shown::new(cli.quiet || !mpi::check_command(distributed)?);
     match cli.command {
-        Command::Genkey(a) => a.run(shown),
-        Command::Genbkey(a) => a.run(shown),
-        Command::Enc(a) => a.run(shown),
-        Command::Run(a) => a.run(shown),
-        Command::Resume(a) => a.run(shown),
-        Command::Dec(a) => a.run(shown),
+        Command::Genkey(a) => genkey(a, shown),
+        Command::Genbkey(a) => {
+            let w = client::write_eval_key(&a.key.key, &a.output, shown)?;
+            shown.end(w)
+        }
+        Command::Enc(a) => enc(a, shown),
+        Command::Run(a) => run_processor(a, shown),
+        Command::Resume(a) => {
+            let start = Start::Snapshot(&a.snapshot);
+            print_ran(a.server.run().run_processor(start, shown)?, shown)
+        }
+        Command::Dec(a) => dec(a, shown),
         Command::Circuit(c) => c.run(shown),
         Command::Serve(s) => s.run(shown),
         Command::Remote(r) => r.run(shown),
-        Command::Demo(a) => a.run(shown),
-        Command::Asm(a) => a.run(shown),
-        Command::Cc(a) => a.run(shown),
-        Command::Emu(a) => a.run(),
+        Command::Demo(a) => Ok(demo::run(&a.options(), shown)?),
+        Command::Asm(a) => asm(a, shown),
+        Command::Cc(a) => cc(a, shown),
+        Command::Emu(a) => emu(a, shown),
     }
 }
 
-impl GenkeyArgs {
-    fn run(self, shown: &mut Shown) -> Result<()> {
-        let (params, out) = (&self.params, &self.output);
-        let (key, size) = client::write_secret_key(params, self.insecure, out, shown)?;
-        let (out, size, id) = (out.display(), fmt_bytes(size), key.key_id);
-        let note = format!("wrote secret key {out} ({size}, parameters {params}, key id {id})");
-        shown.end(&note)
-    }
+/// `vsp genkey`: the key written, with its key id.
+fn genkey(a: GenkeyArgs, shown: &mut Shown) -> Result<()> {
+    let w = client::write_secret_key(&a.params, a.insecure, &a.output, shown)?;
+    shown.end(w)
 }
 
-impl GenbkeyArgs {
-    fn run(self, shown: &mut Shown) -> Result<()> {
-        let t = Instant::now();
-        let size = fmt_bytes(client::write_eval_key(&self.key.key, &self.output, shown)?);
-        let (out, secs) = (self.output.display(), fmt_secs(t.elapsed().as_secs_f64()));
-        shown.end(&format!(
-            "wrote evaluation key {out} ({size} compressed) in {secs}"
-        ))
-    }
+/// `vsp enc`: the request written.
+fn enc(a: EncArgs, shown: &mut Shown) -> Result<()> {
+    let p = a.program.request(&a.memory, a.memory_size.size);
+    let w = client::encrypt_program(&a.key.key, &p, &a.output, shown)?;
+    shown.end(w)
 }
 
-impl EncArgs {
-    fn run(self, shown: &mut Shown) -> Result<()> {
-        let p = ProgramRequest {
-            program: &self.program.program,
-            args: &self.program.args,
-            memory: &self.memory,
-            size: self.memory_size.size,
-        };
-        let (bytes, memory, size) =
-            client::encrypt_program(&self.key.key, &p, &self.output, shown)?;
-        let (out, bytes, memory) = (self.output.display(), fmt_bytes(bytes), memory_name(memory));
-        shown.end(&format!(
-            "wrote request {out} ({bytes}, {memory} memory, {size})"
-        ))
-    }
-}
-
-impl RunArgs {
-    fn run(self, shown: &mut Shown) -> Result<()> {
-        let core = parse_core(&self.core.core)?;
-        let memory = self.memory.as_deref().map(parse_memory).transpose()?;
-        let start = Start::Request {
-            input: &self.input,
-            core,
+impl ProgramArgs {
+    /// The program to run with its arguments on `memory` of `size`.
+    fn request<'a>(&'a self, memory: &'a str, size: Option<MemSize>) -> ProgramRequest<'a> {
+        let (program, args) = (&self.program, &self.args);
+        ProgramRequest {
+            program,
+            args,
             memory,
-        };
-        print_ran(self.server.run().run_processor(start, shown)?, shown)
+            size,
+        }
     }
 }
 
-impl ResumeArgs {
-    fn run(self, shown: &mut Shown) -> Result<()> {
-        let start = Start::Snapshot(&self.snapshot);
-        print_ran(self.server.run().run_processor(start, shown)?, shown)
-    }
+/// `vsp run`: the core for the request's memory (checked against --memory), run by the server.
+fn run_processor(a: RunArgs, shown: &mut Shown) -> Result<()> {
+    let core = parse_core(&a.core.core)?;
+    let memory = a.memory.as_deref().map(parse_memory).transpose()?;
+    let input = &a.input;
+    let start = Start::Request {
+        input,
+        core,
+        memory,
+    };
+    print_ran(a.server.run().run_processor(start, shown)?, shown)
 }
 
 /// What a processor's server run wrote (rank 0, unless quiet).
 fn print_ran(ran: Option<Ran>, shown: &mut Shown) -> Result<()> {
-    ran.map_or(Ok(()), |r| shown.end(&r.to_string()))
+    ran.map_or(Ok(()), |r| shown.end(r))
 }
 
-impl DecArgs {
-    fn run(self, shown: &mut Shown) -> Result<()> {
-        let d = client::decrypt_file(&self.key.key, &self.input, shown)?;
-        if self.json.json {
-            println!("{}", serde_json::to_string_pretty(&d)?);
-            return Ok(());
-        }
-        print!("{d}");
-        if self.ram {
-            print!("{}", d.ram_dump());
-        }
-        Ok(())
+/// `value` as pretty JSON on stdout (`--json`).
+pub(crate) fn print_json(value: &impl serde::Serialize) -> Result<()> {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(())
+}
+
+/// `vsp dec`: the result's state, with --ram its RAM, or JSON.
+fn dec(a: DecArgs, shown: &mut Shown) -> Result<()> {
+    let d = client::decrypt_file(&a.key.key, &a.input, shown)?;
+    if a.json.json {
+        return print_json(&d);
     }
+    print!("{d}");
+    if a.ram {
+        print!("{}", d.ram_dump());
+    }
+    Ok(())
 }
 
 impl DemoArgs {
-    fn run(self, shown: &mut Shown) -> Result<()> {
-        let o = demo::DemoOptions {
+    fn options(self) -> demo::DemoOptions {
+        demo::DemoOptions {
             core: self.core.core,
             program: self.program,
             threads: self.threads.threads,
             dir: self.dir,
             max_cycles: self.max_cycles,
             size: self.memory_size.size,
-        };
-        Ok(demo::run(&o, shown)?)
+        }
     }
 }
 
-impl AsmArgs {
-    fn run(self, shown: &mut Shown) -> Result<()> {
-        let (size, out) = (self.memory_size.size, &self.output);
-        let image = client::assemble_to(&self.sources, self.runtime, size, out)?;
-        if self.listing {
-            print!("{}", vsp_cahp::listing(&image));
-        }
-        let (out, rom, ram) = (out.display(), image.rom.len(), image.ram.len());
-        let n = image.symbols.len();
-        shown.end(&format!(
-            "wrote {out} (ROM {rom} B, RAM data {ram} B, {n} symbols)"
-        ))
+/// `vsp asm`: the image written, with --listing its ROM listed.
+fn asm(a: AsmArgs, shown: &mut Shown) -> Result<()> {
+    let w = client::assemble_to(&a.sources, a.runtime, a.memory_size.size, &a.output)?;
+    if a.listing {
+        print!("{}", vsp_cahp::listing(&w.image));
     }
+    shown.end(w)
 }
 
-impl CcArgs {
-    fn run(self, shown: &mut Shown) -> Result<()> {
-        let opts = program::cc_options(&self.opt, &self.define, &self.undefine, &self.include);
-        let (size, asm) = (self.memory_size.size, self.emit_asm.as_deref());
-        let image = client::compile_to(&self.sources, &opts, size, &self.output, asm)?;
-        let (out, rom, ram) = (self.output.display(), image.rom.len(), image.ram.len());
-        shown.end(&format!("wrote {out} (ROM {rom} B, RAM data {ram} B)"))
-    }
+/// `vsp cc`: the image written (and the assembly, with --emit-asm).
+fn cc(a: CcArgs, shown: &mut Shown) -> Result<()> {
+    let opts = program::cc_options(&a.opt, &a.define, &a.undefine, &a.include);
+    let (size, asm) = (a.memory_size.size, a.emit_asm.as_deref());
+    shown.end(client::compile_to(&a.sources, &opts, size, &a.output, asm)?)
 }
 
-impl EmuArgs {
-    fn run(self) -> Result<()> {
-        let (image_path, args, max) = (&self.program.program, &self.program.args, self.max_cycles);
-        let core = parse_core(&self.core.core)?;
-        let memory = parse_memory(&self.memory)?;
-        let (image, size) = program::load_program_sized(image_path, false, self.memory_size.size)?;
-        if self.trace {
-            for line in program::trace_lines(&image, args, size, max)? {
-                println!("{line}");
-            }
-        }
-        let r = vsp_platform::emulate(&image, args, core, memory, size, max)?;
-        if self.json.json {
-            println!("{}", serde_json::to_string_pretty(&r)?);
-        } else {
-            print!("{}", r.report(size, max));
-        }
-        Ok(r.check(max)?)
+/// `vsp emu`: the report (or JSON), then the check that the program halted and agrees with the
+/// ISA simulator.
+fn emu(a: EmuArgs, shown: &mut Shown) -> Result<()> {
+    let (p, max) = (
+        a.program.request(&a.memory, a.memory_size.size),
+        a.max_cycles,
+    );
+    let (r, size) = client::emulate_file(&p, &a.core.core, max, a.trace, shown)?;
+    if a.json.json {
+        print_json(&r)?;
+    } else {
+        print!("{}", r.report(size, max));
     }
+    Ok(r.check(max)?)
 }
 
 #[cfg(test)]

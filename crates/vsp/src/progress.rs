@@ -10,6 +10,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 pub use vsp_platform::files::text::{fmt_bytes, fmt_secs};
 use vsp_platform::server::Watch;
 use vsp_platform::RunProgress;
+use vsp_server::client::Follower;
 use vsp_server::JobStatus;
 
 /// A progress bar on the terminal, a line per finished cycle (stderr is not a terminal), or
@@ -86,51 +87,14 @@ impl Drop for Bar {
     }
 }
 
-/// The cycle bar of `vsp run` driven by a remote job's statuses (`vsp remote submit --wait`,
-/// `watch`): a new bar when the job's budget grows, one line per finished cycle off a terminal.
-pub struct JobBar {
-    quiet: bool,
-    bar: Option<(Bar, u64)>,
-    shown: Option<u64>,
-}
-
-impl JobBar {
-    pub fn new(quiet: bool) -> JobBar {
-        JobBar {
-            quiet,
-            bar: None,
-            shown: None,
-        }
-    }
-
-    /// What a job's statuses go to while it is followed (dropping the bar clears it).
-    pub fn on_status(&mut self) -> impl FnMut(&JobStatus) + '_ {
-        |s| self.show(s)
-    }
-
-    fn show(&mut self, s: &JobStatus) {
-        let (done, total) = (s.cycles_done, s.cycles);
-        if self.bar.as_ref().is_none_or(|(_, t)| *t != total) {
-            self.bar = Some((Bar::cycles(self.quiet, total), total));
-        }
-        // Between cycles (no gate count), one report per cycle.
-        if s.gates.is_none() && self.shown.replace(done) == Some(done) {
-            return;
-        }
-        match self.bar.as_ref().map(|(b, _)| b) {
-            Some(Bar::Lines) if s.gates.is_none() => eprintln!("{}", s.progress_line()),
-            Some(bar) => bar.show(done, s.seconds_per_cycle, s.eta_seconds, s.gates),
-            None => {}
-        }
-    }
-}
-
 /// What a command shows: spinners, the cycle bar and notes on stderr (none when quiet), warnings,
 /// and the lines of its report on stdout.
 pub struct Shown {
     quiet: bool,
     bar: Option<Bar>,
     step: Option<Bar>,
+    /// A followed job's budget (its bar's length) and the cycles last shown between cycles.
+    job: (Option<u64>, Option<u64>),
 }
 
 impl Shown {
@@ -139,16 +103,13 @@ impl Shown {
             quiet,
             bar: None,
             step: None,
+            job: (None, None),
         }
     }
 
-    pub fn quiet(&self) -> bool {
-        self.quiet
-    }
-
     /// A command's closing note (stderr, unless quiet), as its handler ends.
-    pub fn end(&mut self, line: &str) -> anyhow::Result<()> {
-        self.note(line);
+    pub fn end(&mut self, line: impl std::fmt::Display) -> anyhow::Result<()> {
+        self.note(&line.to_string());
         Ok(())
     }
 }
@@ -181,5 +142,25 @@ impl Watch for Shown {
     }
     fn say(&mut self, line: &str) {
         println!("{line}");
+    }
+}
+
+/// A remote job's statuses (`vsp remote submit --wait`, `watch`) on `vsp run`'s cycle bar: a new
+/// bar when the job's budget grows, one line per finished cycle off a terminal.
+impl Follower for Shown {
+    fn status(&mut self, s: &JobStatus) {
+        let (done, total) = (s.cycles_done, s.cycles);
+        if self.job.0.replace(total) != Some(total) {
+            self.running(total);
+        }
+        // Between cycles (no gate count), one report per cycle.
+        if s.gates.is_none() && self.job.1.replace(done) == Some(done) {
+            return;
+        }
+        match &self.bar {
+            Some(Bar::Lines) if s.gates.is_none() => eprintln!("{}", s.progress_line()),
+            Some(bar) => bar.show(done, s.seconds_per_cycle, s.eta_seconds, s.gates),
+            None => {}
+        }
     }
 }

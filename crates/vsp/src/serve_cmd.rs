@@ -2,18 +2,16 @@
 //! over vsp-server (docs/server.md).
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::path::PathBuf;
 
 use anyhow::{anyhow, Result};
 use clap::{Args, Subcommand};
-use vsp_platform::processor::client::load_client_key;
 use vsp_platform::server::Watch;
-use vsp_platform::ClientKey;
-use vsp_server::client::{result_path, Client, Follow, Followed, Submission};
+use vsp_server::client::{Client, Follower, Submission, SubmitFollow, UntilFinished};
 use vsp_server::{Config, Server};
 
-use crate::progress::{fmt_bytes, fmt_secs, JobBar, Shown};
+use crate::print_json;
+use crate::progress::{fmt_bytes, Shown};
 
 /// `vsp serve`: the options of the server, or `token …`.
 #[derive(Args)]
@@ -104,29 +102,33 @@ enum ServeCommand {
 enum TokenCommand {
     /// Make a token for client NAME and print it (only its hash is stored).
     Add {
-        /// The client's name.
-        name: String,
-        /// The server's data folder (as given to `vsp serve --data`).
-        #[arg(long)]
-        data: PathBuf,
+        #[command(flatten)]
+        client: ClientArg,
         /// Write the token to this file (created 0600) instead of printing it.
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
     /// Revoke every token of client NAME.
-    Revoke {
-        /// The client's name.
-        name: String,
-        /// The server's data folder (as given to `vsp serve --data`).
-        #[arg(long)]
-        data: PathBuf,
-    },
+    Revoke(ClientArg),
     /// List the clients that have tokens.
-    List {
-        /// The server's data folder (as given to `vsp serve --data`).
-        #[arg(long)]
-        data: PathBuf,
-    },
+    List(DataArg),
+}
+
+/// A client of the server's (`token add`, `token revoke`).
+#[derive(Args)]
+struct ClientArg {
+    /// The client's name.
+    name: String,
+    #[command(flatten)]
+    data: DataArg,
+}
+
+/// `--data` of the token commands.
+#[derive(Args)]
+struct DataArg {
+    /// The server's data folder (as given to `vsp serve --data`).
+    #[arg(long)]
+    data: PathBuf,
 }
 
 impl Serve {
@@ -173,7 +175,8 @@ impl Serve {
 impl TokenCommand {
     fn run(self, shown: &mut Shown) -> Result<()> {
         match self {
-            TokenCommand::Add { name, data, output } => {
+            TokenCommand::Add { client, output } => {
+                let (name, data) = (client.name, client.data.data);
                 if let Some(token) = vsp_server::token_add_to(&data, &name, output.as_deref())? {
                     println!("{token}");
                 }
@@ -181,11 +184,11 @@ impl TokenCommand {
                     "give it to the client (`vsp remote --token-file`); it is not shown again";
                 shown.note(&format!("token for client {name:?}: {note}"));
             }
-            TokenCommand::Revoke { name, data } => {
-                let n = vsp_server::token_revoke(&data, &name)?;
+            TokenCommand::Revoke(ClientArg { name, data }) => {
+                let n = vsp_server::token_revoke(&data.data, &name)?;
                 println!("revoked {n} token(s) of {name:?}");
             }
-            TokenCommand::List { data } => {
+            TokenCommand::List(DataArg { data }) => {
                 for (name, n) in vsp_server::token_list(&data)? {
                     println!("{name}\t{n} token(s)");
                 }
@@ -296,12 +299,19 @@ impl Remote {
     pub fn run(self, shown: &mut Shown) -> Result<()> {
         let c = Client::with_token_file(&self.server, &self.token_file)?;
         match self.command {
-            RemoteCommand::KeyUpload { key } => key_upload(&c, &key)?,
-            RemoteCommand::Submit(s) => s.run(&c, shown)?,
-            RemoteCommand::Status { id, json } => status(&c, id.as_deref(), json)?,
+            RemoteCommand::KeyUpload { key } => println!("{}", c.key_upload(&key)?),
+            RemoteCommand::Submit(s) => submit(s, &c, shown)?,
+            RemoteCommand::Status { id, json } => {
+                let all = c.statuses(id.as_deref())?;
+                if json {
+                    return print_json(&all);
+                }
+                all.iter().for_each(|s| println!("{}", s.line()));
+            }
             RemoteCommand::Watch(job) => {
-                let st = c.wait_done(&job.id, &mut JobBar::new(shown.quiet()).on_status())?;
-                println!("{}", st.line());
+                let st = c.wait_done(&job.id, &mut |s| shown.status(s));
+                shown.ran();
+                println!("{}", st?.line());
             }
             RemoteCommand::Fetch { job, output } => {
                 let n = fmt_bytes(c.fetch(&job.id, &output)?);
@@ -320,82 +330,31 @@ impl Remote {
     }
 }
 
-/// `vsp remote status`: one job's status, or every job of this client's.
-fn status(c: &Client, id: Option<&str>, json: bool) -> Result<()> {
-    let all = match id {
-        Some(id) => vec![c.status(id)?],
-        None => c.list()?,
+/// `vsp remote submit`: the job id; with --wait or --until-finished the job followed to its
+/// result.
+fn submit(a: SubmitArgs, c: &Client, shown: &mut Shown) -> Result<()> {
+    let (step, max_cycles) = (a.step, a.max_cycles);
+    let until = a.until_finished.as_deref();
+    let job = Submission {
+        request: &a.request,
+        cycles: a.cycles,
+        core: &a.core,
+        netlist: a.netlist.as_deref(),
+        reset: a.reset,
     };
-    if json {
-        println!("{}", serde_json::to_string_pretty(&all)?);
-    } else {
-        for s in &all {
-            println!("{}", s.line());
-        }
-    }
-    Ok(())
-}
-
-/// `vsp remote key-upload`.
-fn key_upload(c: &Client, key: &Path) -> Result<()> {
-    let t = Instant::now();
-    let u = c.key_upload(key)?;
-    if u.created {
-        let (size, secs) = (fmt_bytes(u.bytes), fmt_secs(t.elapsed().as_secs_f64()));
-        println!("uploaded key {} ({}, {size}) in {secs}", u.key_id, u.params);
-    } else {
-        println!("the server has key {} already", u.key_id);
-    }
-    Ok(())
-}
-
-impl SubmitArgs {
-    fn run(self, c: &Client, shown: &mut Shown) -> Result<()> {
-        if self.output.is_some() && !self.wait && self.until_finished.is_none() {
-            anyhow::bail!("--output needs --wait or --until-finished");
-        }
-        let load = |k| load_client_key(k, shown);
-        let key = self.until_finished.as_deref().map(load).transpose()?;
-        let t = Instant::now();
-        let id = c.submit_job(&self.submission())?.id;
-        println!("{id}");
-        let Some(how) = self.follow(key.as_ref()) else {
-            return Ok(());
-        };
-        let out = self.output.unwrap_or_else(|| result_path(&id));
-        let followed = c.follow(&id, how, &out, &mut JobBar::new(shown.quiet()).on_status())?;
-        let (out, secs) = (out.display(), fmt_secs(t.elapsed().as_secs_f64()));
-        let wrote = match followed {
-            Followed::Finished(d) => {
-                println!("finished after {} cycles: x8 = {}", d.cycles, d.result);
-                format!("wrote result {out}")
-            }
-            Followed::Fetched(n) => format!("wrote result {out} ({})", fmt_bytes(n)),
-        };
-        shown.end(&format!("{wrote}; {secs} from submit to result"))
-    }
-
-    fn submission(&self) -> Submission<'_> {
-        Submission {
-            request: &self.request,
-            cycles: self.cycles,
-            core: &self.core,
-            netlist: self.netlist.as_deref(),
-            reset: self.reset,
-        }
-    }
-
-    /// How the job is followed after the submit, if at all (with the secret key of
-    /// --until-finished).
-    fn follow<'a>(&self, key: Option<&'a ClientKey>) -> Option<Follow<'a>> {
-        let (step, max_cycles) = (self.step, self.max_cycles);
-        match key {
-            Some(key) => Some(Follow::UntilFinished {
-                key,
-                step,
-                max_cycles,
-            }),
-            None => self.wait.then_some(Follow::Done),
-        }
-    }
+    let s = SubmitFollow {
+        job,
+        wait: a.wait,
+        until_finished: until.map(|key| UntilFinished {
+            key,
+            step,
+            max_cycles,
+        }),
+        output: a.output.as_deref(),
+    };
+    let Some(done) = c.submit_followed(&s, shown)? else {
+        return Ok(());
+    };
+    done.finished_line().iter().for_each(|l| println!("{l}"));
+    shown.end(done)
 }

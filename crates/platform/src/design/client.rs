@@ -10,21 +10,21 @@ use super::{
     Trace,
 };
 use crate::error::Result;
-use crate::files::{write_atomic, Access};
+use crate::files::{write_atomic, Access, What, Written};
 use crate::processor::client::load_client_key;
 use crate::server::{claim, Watch};
 use crate::wire::envelope::{Envelope, Kind};
 
 /// The client's request of `vsp circuit enc`: the inputs file (none: all zero) of the design at
 /// `blueprint` encrypted under the secret key at `key` and written to `output` (a request that
-/// encrypts nothing is warned about); the file's size.
+/// encrypts nothing is warned about).
 pub fn encrypt_inputs(
     blueprint: &Path,
     key: &Path,
     inputs: Option<&Path>,
     output: &Path,
     watch: &mut dyn Watch,
-) -> Result<u64> {
+) -> Result<Written> {
     let mut read = vec![("blueprint", blueprint), ("secret key", key)];
     read.extend(inputs.map(|p| ("inputs", p)));
     let _lock = claim(output, &read)?;
@@ -35,7 +35,8 @@ pub fn encrypt_inputs(
     }
     let key = load_client_key(key, watch)?;
     let request = inputs.encrypt(&key, &circuit)?;
-    crate::wire::envelope::save(&request, output, &(circuit, *key.sk.params()))
+    let bytes = crate::wire::envelope::save(&request, output, &(circuit, *key.sk.params()))?;
+    Ok(Written::new(output, bytes, What::CircuitRequest))
 }
 
 /// What `vsp circuit dec` decrypts.

@@ -4,13 +4,16 @@
 
 use std::path::{Path, PathBuf};
 
-use vsp_cahp::cores::{MemSize, Memory};
+use vsp_cahp::cores::MemSize;
 use vsp_cahp::Image;
 
 use super::program::{self, PlainRequest};
 use crate::error::Result;
-use crate::files::{check_output, lock_output, write_atomic, Access, OutputLock};
+use crate::files::{
+    check_output, lock_output, write_atomic, Access, OutputLock, What, Written, WrittenImage,
+};
 use crate::keys::{self, ClientKey};
+use crate::processor::emu::EmuResult;
 use crate::processor::packets::Decrypted;
 use crate::server::Watch;
 use crate::wire::envelope::{Envelope, Kind};
@@ -39,13 +42,13 @@ pub fn decrypt_file(key: &Path, input: &Path, watch: &mut dyn Watch) -> Result<D
 }
 
 /// `vsp genkey`: a new secret key of the parameter set `params` (one below 128-bit security only
-/// when `insecure`, and warned about) written to `output`; the key and the file's size.
+/// when `insecure`, and warned about) written to `output`.
 pub fn write_secret_key(
     params: &str,
     insecure: bool,
     output: &Path,
     watch: &mut dyn Watch,
-) -> Result<(ClientKey, u64)> {
+) -> Result<Written> {
     let _lock = claim_output(output, &[])?;
     let p = keys::params_by_name(params, insecure)?;
     if keys::is_insecure(params) {
@@ -54,19 +57,23 @@ pub fn write_secret_key(
         ));
     }
     let key = keys::generate_secret(params, &p)?;
-    let size = key.save(output)?;
-    Ok((key, size))
+    let bytes = key.save(output)?;
+    let (params, key_id) = (params.to_string(), key.key_id);
+    let what = What::SecretKey { params, key_id };
+    Ok(Written::new(output, bytes, what))
 }
 
 /// `vsp genbkey`: the evaluation key of the secret key at `key` written (compressed) to
-/// `output`; the file's size.
-pub fn write_eval_key(key: &Path, output: &Path, watch: &mut dyn Watch) -> Result<u64> {
+/// `output`, and the seconds that took (loading the secret key included).
+pub fn write_eval_key(key: &Path, output: &Path, watch: &mut dyn Watch) -> Result<Written> {
+    let t = std::time::Instant::now();
     let _lock = claim_output(output, &[("secret key", key)])?;
     let key = load_client_key(key, watch)?;
     watch.step("generating the evaluation key (gate + circuit bootstrapping)");
-    let size = key.save_eval_key(output);
+    let bytes = key.save_eval_key(output);
     watch.step_done();
-    size
+    let seconds = t.elapsed().as_secs_f64();
+    Ok(Written::new(output, bytes?, What::EvalKey { seconds }))
 }
 
 /// What `vsp enc` encrypts: a program (an image, or a `.s`/`.c` source compiled on the fly) run
@@ -78,14 +85,14 @@ pub struct ProgramRequest<'a> {
     pub size: Option<MemSize>,
 }
 
-/// `vsp enc`: the request of `p` encrypted under the secret key at `key` and written to `output`;
-/// the file's size, the memory and its size.
+/// `vsp enc`: the request of `p` encrypted under the secret key at `key` and written to `output`
+/// (the note says its memory and size).
 pub fn encrypt_program(
     key: &Path,
     p: &ProgramRequest<'_>,
     output: &Path,
     watch: &mut dyn Watch,
-) -> Result<(u64, Memory, MemSize)> {
+) -> Result<Written> {
     let _lock = claim_output(output, &[("secret key", key), ("program", p.program)])?;
     let memory = program::parse_memory(p.memory)?;
     let key = load_client_key(key, watch)?;
@@ -96,22 +103,48 @@ pub fn encrypt_program(
         .encrypt(&key)
         .and_then(|r| crate::wire::envelope::save(&r, output, key.sk.params()));
     watch.step_done();
-    Ok((written?, memory, size))
+    Ok(Written::new(
+        output,
+        written?,
+        What::Request { memory, size },
+    ))
+}
+
+/// `vsp emu`: `p` run in plain on the gate-level `core` (pearl or ruby) for at most `max_cycles`
+/// cycles and cross-checked with the ISA simulator ([`crate::emulate`]); with `trace`, the ISA
+/// trace first, a line at a time to [`Watch::say`]. The result and the memory size it ran with.
+pub fn emulate_file(
+    p: &ProgramRequest<'_>,
+    core: &str,
+    max_cycles: u64,
+    trace: bool,
+    watch: &mut dyn Watch,
+) -> Result<(EmuResult, MemSize)> {
+    let core = program::parse_core(core)?;
+    let memory = program::parse_memory(p.memory)?;
+    let (image, size) = program::load_program_sized(p.program, false, p.size)?;
+    if trace {
+        for line in program::trace_lines(&image, p.args, size, max_cycles)? {
+            watch.say(&line);
+        }
+    }
+    let r = crate::emulate(&image, p.args, core, memory, size, max_cycles)?;
+    Ok((r, size))
 }
 
 /// `vsp asm`: the assembly `sources` (linked in order; `runtime`: crt0 and the multiply/divide
-/// helpers) assembled for `size` and written to `output`.
+/// helpers) assembled for `size` and written to `output` (the note counts its symbols).
 pub fn assemble_to(
     sources: &[PathBuf],
     runtime: bool,
     size: MemSize,
     output: &Path,
-) -> Result<Image> {
+) -> Result<WrittenImage> {
     let named: Vec<(&str, &Path)> = sources.iter().map(|p| ("source", p.as_path())).collect();
     let _lock = claim_output(output, &named)?;
     let image = program::assemble_files(sources, runtime, size)?;
     write_image(&image, output)?;
-    Ok(image)
+    Ok(WrittenImage::new(output, image, true))
 }
 
 /// `vsp cc`: the C `sources` compiled with `opts` for `size` and written to `output`, the
@@ -123,7 +156,7 @@ pub fn compile_to(
     size: MemSize,
     output: &Path,
     emit_asm: Option<&Path>,
-) -> Result<Image> {
+) -> Result<WrittenImage> {
     let mut inputs: Vec<(&str, &Path)> = sources.iter().map(|s| ("source", s.as_path())).collect();
     let _lock = claim_output(output, &inputs)?;
     inputs.push(("output image", output));
@@ -134,10 +167,63 @@ pub fn compile_to(
     }
     let image = program::assemble_c(&asm, sources, opts, size)?;
     write_image(&image, output)?;
-    Ok(image)
+    Ok(WrittenImage::new(output, image, false))
 }
 
 /// Writes a program image with the one atomic writer.
 pub fn write_image(image: &Image, path: &Path) -> Result<()> {
     write_atomic(path, &image.to_bytes()?, Access::Public)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Records what a command would show.
+    #[derive(Default, Debug)]
+    struct Said(Vec<String>);
+
+    impl Watch for Said {
+        fn say(&mut self, line: &str) {
+            self.0.push(line.to_string());
+        }
+    }
+
+    fn emu(memory: &str, core: &str, trace: bool) -> Result<(EmuResult, Said)> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let program = dir.join("../cahp/asm/programs/fib.s");
+        let args = ["5".to_string()];
+        let size = MemSize::new(1024, 512).expect("a size");
+        let p = ProgramRequest {
+            program: &program,
+            args: &args,
+            memory,
+            size: Some(size),
+        };
+        let mut said = Said::default();
+        let (r, ran) = emulate_file(&p, core, 10_000, trace, &mut said)?;
+        assert_eq!(ran, size, "the size asked for");
+        Ok((r, said))
+    }
+
+    /// `vsp emu` as one call: the program runs to its halt, and the ISA trace goes to `say`
+    /// only when asked for.
+    #[test]
+    fn emulate_file_runs_a_source_and_traces_on_request() {
+        let (r, said) = emu("cmux", "pearl", true).expect("runs");
+        assert!(r.finished && r.result == 5, "fib(5): {r:?}");
+        assert_eq!(r.agrees_with_isa, Some(true));
+        assert!(
+            said.0.len() > 2,
+            "a trace line per instruction: {:?}",
+            said.0
+        );
+        assert!(said.0.iter().any(|l| l.contains("add2")), "{:?}", said.0);
+        let (r, said) = emu("mux", "ruby", false).expect("runs");
+        assert!(r.finished && r.result == 5 && said.0.is_empty(), "{r:?}");
+        let e = emu("cmux", "opal", false).expect_err("no such core");
+        assert!(e.to_string().contains("opal"), "{e}");
+        let e = emu("ram", "pearl", false).expect_err("no such memory");
+        assert!(e.to_string().contains("ram"), "{e}");
+    }
 }
