@@ -512,6 +512,9 @@ mod tests {
     use clap::{CommandFactory, Parser};
 
     /// clap's own consistency checks (unique argument ids, valid conflicts) on every subcommand.
+    /// clap runs them only where it is built with debug assertions, so the test exists only there:
+    /// `.ci/run` runs it in a debug build (`cargo test -p vsp --bin vsp`).
+    #[cfg(debug_assertions)]
     #[test]
     fn the_command_line_is_consistent() {
         super::Cli::command().debug_assert();
