@@ -27,7 +27,7 @@
 //! * Running: [`Engine::reset`] (one `@reset` cycle), [`Engine::step`], [`Engine::run`] with
 //!   [`RunOptions`] (cycle count, stop on a 1-bit output, periodic snapshots) and a [`Progress`] callback.
 //! * Snapshots: [`Engine::save_snapshot`] / [`Engine::load_snapshot`] (versioned, checksummed, atomic);
-//!   during a run every `snapshot_every` cycles, in another envelope with [`SnapshotWrap`].
+//!   the state as a [`vsp_codec::FileCodec`] value is [`EngineSnapshot`] ([`Engine::snapshot`]); during a run every `snapshot_every` cycles, in another envelope with [`SnapshotWrap`].
 //! * Statistics: [`Netlist::stats`], [`Circuit::stats`], [`Engine::last_cycle_stats`].
 //!
 //! # Encrypted runs
@@ -85,7 +85,7 @@
 //! | [`techmap`] | technology mapping of gates into multi-input bootstrapped cells |
 //! | [`engine`] | the cycle-by-cycle evaluator ([`Engine`], [`RunOptions`]): state, a cycle's meaning, the task table, the executor interface and the local executor |
 //! | [`schedule`] | the list scheduler that runs a cycle's task graph on worker threads |
-//! | [`snapshot`] | engine snapshots in the [`vsp_codec`] envelope (`engine::snapshot`) |
+//! | [`snapshot`] | engine snapshots ([`EngineSnapshot`], a [`vsp_codec::FileCodec`]) in the [`vsp_codec`] envelope (`engine::snapshot`) |
 //! | [`dist`] | many processes: [`partition`], [`costmodel`], and the MPI executor (`mpi`, feature `mpi`) |
 //! | [`client`] | client-side encryption and decryption of inputs and memory images |
 //! | [`error`] | [`CircuitError`], wrapping the lower crates' errors |
@@ -127,7 +127,7 @@ pub use netlist::{Cell, GateKind, Netlist, NetlistBuilder, Port, Wire};
 pub use noise::{NoiseModel, RefreshPolicy};
 pub use partition::{Message, Partition};
 pub use plain::{PlainBackend, PlainMemory};
-pub use snapshot::SnapshotWrap;
+pub use snapshot::{EngineSnapshot, SnapshotContext, SnapshotWrap};
 pub use stats::NetlistStats;
 pub use tfhe_backend::TfheBackend;
 pub use yosys::{parse_yosys_json, read_yosys_json};

@@ -228,6 +228,44 @@ fn snapshot_resume_equals_uninterrupted_run() {
     assert!(e.contains("different circuit"), "{e}");
 }
 
+/// The snapshot format is fixed: a run's snapshot bytes (CMUX memories, and MUX memories as
+/// flip-flops) hash to what this format has always written, and the [`EngineSnapshot`] read back
+/// for the engine's context holds the cycle and encodes to the same bytes.
+#[test]
+fn snapshot_bytes_are_the_formats() {
+    use sha3::{Digest, Sha3_256};
+    use vsp_codec::FileCodec;
+    for (mux, want) in [
+        (
+            false,
+            "1212d3414585f09cd3116eebd6dc7a8d31aa89c35ab5d9502ddd5c8b2bf8d4f8",
+        ),
+        (
+            true,
+            "0be868089d574a24c60f335d00c931962c71feee62f781480bfba66e5fdf4dd8",
+        ),
+    ] {
+        let mut e = Engine::new(PlainBackend, memuser(mux));
+        e.load_memory_words("rom", &random_rom(5)).unwrap();
+        e.reset().unwrap();
+        let opts = RunOptions {
+            max_cycles: 7,
+            ..Default::default()
+        };
+        e.run(&opts, &mut |_| {}).unwrap();
+        let bytes = e.snapshot_bytes();
+        let sum: String = Sha3_256::digest(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(sum, want, "mux memories: {mux}");
+        let ctx = e.snapshot_context();
+        let snap = EngineSnapshot::decode(&bytes, &ctx).unwrap();
+        assert_eq!(snap.cycle(), 7);
+        assert_eq!(snap.encode(&ctx), bytes);
+    }
+}
+
 /// The cycle of the snapshot at `path` (`None` when there is none yet).
 fn snapshot_cycle(c: &Arc<Circuit>, path: &std::path::Path) -> Option<u64> {
     path.exists().then(|| {

@@ -42,7 +42,6 @@ pub use tasks::Item;
 use tasks::{build_tasks, TaskSet};
 
 /// The contents of one memory as the engine holds them.
-#[derive(Clone)]
 pub enum MemState<B: Backend> {
     Rom(B::Rom),
     Ram(B::Ram),
@@ -51,7 +50,6 @@ pub enum MemState<B: Backend> {
 }
 
 /// Everything that changes from cycle to cycle; what a snapshot stores.
-#[derive(Clone)]
 pub struct State<B: Backend> {
     /// Cycles completed (the reset cycle is not counted).
     pub cycle: u64,
@@ -62,6 +60,30 @@ pub struct State<B: Backend> {
     pub mems: Vec<MemState<B>>,
     /// The `@` output bits of the last evaluated cycle (`None` before the first).
     pub outputs: Option<Vec<B::Bit>>,
+}
+
+// By hand rather than derived: a derive would ask `B: Clone` of the backend, whose bits, ROMs and RAMs
+// are what is cloned.
+impl<B: Backend> Clone for MemState<B> {
+    fn clone(&self) -> Self {
+        match self {
+            MemState::Rom(r) => MemState::Rom(r.clone()),
+            MemState::Ram(r) => MemState::Ram(r.clone()),
+            MemState::Cells => MemState::Cells,
+        }
+    }
+}
+
+impl<B: Backend> Clone for State<B> {
+    fn clone(&self) -> Self {
+        State {
+            cycle: self.cycle,
+            inputs: self.inputs.clone(),
+            dffs: self.dffs.clone(),
+            mems: self.mems.clone(),
+            outputs: self.outputs.clone(),
+        }
+    }
 }
 
 /// Progress of a run, passed to the callback during and after every cycle.
