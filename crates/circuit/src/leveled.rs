@@ -982,7 +982,9 @@ fn group_flags(n: usize, groups: &[(NodeId, Vec<NodeId>)], on: &[bool]) -> Vec<b
 /// variance a CMUX chain's) either keeps the circuit's gadget or is refreshed by a gate bootstrap
 /// first ([`settle`]): each group is tried with such selects left out, with them (refreshed where
 /// the hand-back leaves them too noisy), and with only the selects upstream of its MUXes added (its
-/// own select refreshed if need be), and the cheapest kept.
+/// own select refreshed if need be), and the cheapest kept. Groups kept as CMUXes on the circuit's
+/// gadget are tried the same way where their chains are refreshed (a refreshed MUX of the group, or
+/// one it reads): on Pearl that removes all 77 chain refreshes (plan cost 880.8 → 824.3).
 fn low_noise_chains(
     c: &Circuit,
     p: &LeveledParams,
@@ -1001,12 +1003,23 @@ fn low_noise_chains(
         }
         let mut improved: Option<(usize, MuxPlan)> = None;
         for g in 0..groups.len() {
-            if on[g] || groups[g].1.len() < 2 {
+            let was_on = on[g];
+            // A group on the circuit's gadget is a candidate where its chains are refreshed: a
+            // refreshed MUX of its own, or one it reads.
+            let refreshed = |m: &NodeId| {
+                let Node::Mux { a, b, .. } = c.nodes[*m as usize] else {
+                    return false;
+                };
+                [*m, a, b].iter().any(|&x| best.refresh[x as usize])
+            };
+            if groups[g].1.len() < 2
+                || (was_on && (low[groups[g].0 as usize] || !groups[g].1.iter().any(refreshed)))
+            {
                 continue;
             }
             on[g] = true;
             let cmux = group_flags(n, groups, on);
-            on[g] = false;
+            on[g] = was_on;
             // g's select and the selects of every CMUX upstream of g's MUXes and of its select
             // through rings (each handed back below if that is cheaper).
             let mut cand_low = low.clone();
