@@ -970,6 +970,13 @@ fn group_flags(n: usize, groups: &[(NodeId, Vec<NodeId>)], on: &[bool]) -> Vec<b
     f
 }
 
+/// The most groups on the circuit's gadget with refreshed chains that one round of
+/// [`low_noise_chains`] tries with low-noise selects; with more (a MUX memory's read and write trees:
+/// 294 on the MUX-memory Pearl), it tries none, which bounds the planning time (each candidate is
+/// several full plans; the MUX-memory Pearl's rounds would otherwise take minutes each). Pearl's
+/// netlists have at most 9.
+const MAX_REFRESHED_GROUPS: usize = 32;
+
 /// Turns select groups that the drop left as gates back into CMUXes where the low-noise gadget makes
 /// them pay. The drop prices the circuit's gadget only, under which a chain of more than
 /// [`LeveledParams::max_chain`] CMUXes (8 at the default parameters) must be refreshed, so where MUX
@@ -1001,20 +1008,30 @@ fn low_noise_chains(
         for (&s, &l) in best.sel_nodes.iter().zip(&best.sel_low) {
             low[s as usize] = l;
         }
+        // A group on the circuit's gadget is a candidate where its chains are refreshed: a
+        // refreshed MUX of its own, or one it reads; unless there are more such groups than
+        // `MAX_REFRESHED_GROUPS` (see there).
+        let refreshed = |m: &NodeId| {
+            let Node::Mux { a, b, .. } = c.nodes[*m as usize] else {
+                return false;
+            };
+            [*m, a, b].iter().any(|&x| best.refresh[x as usize])
+        };
+        let mut refreshed_on: Vec<bool> = (0..groups.len())
+            .map(|g| {
+                on[g]
+                    && groups[g].1.len() >= 2
+                    && !low[groups[g].0 as usize]
+                    && groups[g].1.iter().any(refreshed)
+            })
+            .collect();
+        if refreshed_on.iter().filter(|&&x| x).count() > MAX_REFRESHED_GROUPS {
+            refreshed_on.fill(false);
+        }
         let mut improved: Option<(usize, MuxPlan)> = None;
         for g in 0..groups.len() {
             let was_on = on[g];
-            // A group on the circuit's gadget is a candidate where its chains are refreshed: a
-            // refreshed MUX of its own, or one it reads.
-            let refreshed = |m: &NodeId| {
-                let Node::Mux { a, b, .. } = c.nodes[*m as usize] else {
-                    return false;
-                };
-                [*m, a, b].iter().any(|&x| best.refresh[x as usize])
-            };
-            if groups[g].1.len() < 2
-                || (was_on && (low[groups[g].0 as usize] || !groups[g].1.iter().any(refreshed)))
-            {
+            if groups[g].1.len() < 2 || (was_on && !refreshed_on[g]) {
                 continue;
             }
             on[g] = true;
