@@ -2,7 +2,7 @@
 //!
 //! A gate-level MUX costs two gate bootstraps. When one select signal drives many MUXes it is far
 //! cheaper to circuit-bootstrap that select once per cycle into a TRGSW and evaluate every MUX it drives
-//! as a CMUX (one external product, ≈ 1/500 of a bootstrap) on data in the *ring* form: a level-1 TRLWE
+//! as a CMUX (one external product, ≈ 1/770 of a bootstrap) on data in the *ring* form: a level-1 TRLWE
 //! whose constant coefficient holds the bit (±1/8). A gate bootstrap produces that form for free (it is
 //! the blind rotation's output before sample extraction), memory reads end in such a bootstrap too, a
 //! constant is a trivial TRLWE, a NOT negates it; bits that only exist as level-0 TLWEs (inputs and
@@ -110,23 +110,26 @@ impl LeveledParams {
     }
 
     /// The planner parameters of a TFHE parameter set (what [`crate::TfheBackend`] uses). Costs are
-    /// relative to one gate bootstrap: a CMUX ≈ 1/700 gate, an extraction + key switch ≈ 1/20 gate,
-    /// and a circuit bootstrap weighed at 5 gates although it costs 2.6 (in a batch of 8) to 3.8
-    /// (alone) since December 2026 (`examples/task_costs`, the scheduler's costs): planned at 3, Pearl
-    /// trades 11 gate bootstraps for 3 circuit bootstraps (−0.4 % of its cost) and lengthens its
-    /// critical path from 36.5 to 38.2; Ruby's plan does not change (`vsp-bench plan`, 2026-12-04).
-    ///
-    /// Selects may also be circuit-bootstrapped with the RAM's low-noise gadget (`Params::cb_ram`,
-    /// [`Self::with_low_noise_selects`]): weighed at 5 × 46.3 / 38.3 ≈ 6.0 (the measured one-bit
-    /// task costs of the two gadgets, `tfhe_backend`'s `costs`), a CMUX at 0.0015 × 0.024 / 0.013.
+    /// relative to one gate bootstrap. A CMUX and a CMUX with the RAM's low-noise gadget
+    /// (`Params::cb_ram`, [`Self::with_low_noise_selects`]) are the TFHE backend's measured task
+    /// costs (`tfhe_backend`'s `costs`: thread CPU time over a NAND's, `examples/task_costs`, AMD
+    /// EPYC Zen 4, December 2026): 0.0013 and 0.0024 gate (≈ 1/770 and 1/420; planned at 0.0015
+    /// and 0.0028 before). An extraction + key switch is weighed at ≈ 1/20 gate. A circuit
+    /// bootstrap is weighed at 5 gates although it costs 2.6 (in a batch of 8) to 3.8 (alone)
+    /// (the scheduler's costs): planned at 3, Pearl traded 11 gate bootstraps for 3 circuit
+    /// bootstraps (−0.4 % of its cost) and lengthened its critical path from 36.5 to 38.2; Ruby's
+    /// plan did not change (`vsp-bench plan`, 2026-12-04). One with the low-noise gadget is
+    /// weighed at 5 × 46.3 / 38.3 ≈ 6.0 (the medians of the two gadgets' measured one-bit costs in
+    /// `costs`, whose fitted `CB` and `CB_RAM` give 46.3 / 38.0).
     pub fn for_params(p: &vsp_tfhe::Params) -> Option<Self> {
+        use crate::tfhe_backend::costs;
         let m = NoiseModel::of(p);
         LeveledParams::from_noise(
             &m,
             vsp_tfhe::noise::mod_switch_var(p, p.n2, p.cb_stride()),
             p.sigma0 * p.sigma0,
             5.0,
-            0.0015,
+            costs::CMUX / costs::GATE,
             0.05,
         )
         .map(|lp| {
@@ -134,7 +137,7 @@ impl LeveledParams {
                 m.v_ext_ram,
                 vsp_tfhe::noise::mod_switch_var(p, p.n2, vsp_tfhe::Params::stride_of(p.cb_ram)),
                 5.0 * 46.3 / 38.3,
-                0.0015 * 0.024 / 0.013,
+                costs::CMUX_RAM / costs::GATE,
             )
         })
     }
