@@ -1,7 +1,7 @@
 //! `plan` suite: what one encrypted cycle of each core netlist costs, from the engine's plan alone
 //! (no encrypted cycle is run, so it takes seconds, not minutes).
 //!
-//! `vsp-bench plan [netlists=DIR] [pearl|ruby] [512|1024|2048|4096|8192 …] [path]`: for each core and
+//! `vsp-bench plan [netlists=DIR] [pearl|ruby] [512|1024|2048|4096|8192 …] [path] [mux]`: for each core and
 //! ROM size (default: all ten committed netlists, each with a RAM of the same size) it builds the
 //! circuit "core + CMUX ROM + CMUX RAM" at the default (≥128-bit) parameters exactly as `vsp run` and
 //! `vsp-bench vsp` do (select-once MUXes, multi-input cells) and prints, per netlist, the core's gate
@@ -13,7 +13,10 @@
 //! netlists from `DIR/{pearl,ruby}{,-1k,-2k,-4k,-8k}.json` instead of the committed ones (to compare
 //! a synthesis experiment before committing it); `path` also prints the nodes on each critical path
 //! (`vsp_circuit::techmap::critical_chain`) and the carried flip-flops' lifts in each of the first 16
-//! cycles from power-up (`MuxPlan::carried_lift_schedule`: what a run of a few cycles measures). Keys are generated once (the backend needs them; none is
+//! cycles from power-up (`MuxPlan::carried_lift_schedule`: what a run of a few cycles measures);
+//! `mux` builds the MUX-memory machine (`--memory mux`: flip-flops and MUX trees) instead. Each
+//! netlist's engine construction time (its two plans, before and after technology mapping) goes to
+//! stderr. Keys are generated once (the backend needs them; none is
 //! used). Ends with `<core>_plan_bootstraps=`, `<core>_plan_circuit_bootstraps=` and
 //! `<core>_critical_path_bootstraps=` for the 512-byte machine.
 
@@ -30,6 +33,7 @@ use crate::vsp::Kinds;
 
 pub fn run(args: &[String]) -> Result<()> {
     let (mut dir, mut only, mut sizes, mut path) = (None, None, Vec::new(), false);
+    let mut memory = Memory::Cmux;
     for a in args {
         if let Some(d) = a.strip_prefix("netlists=") {
             dir = Some(std::path::PathBuf::from(d));
@@ -37,11 +41,13 @@ pub fn run(args: &[String]) -> Result<()> {
             only = Some(c);
         } else if a == "path" {
             path = true;
+        } else if a == "mux" {
+            memory = Memory::Mux;
         } else if let Some(s) = a.parse().ok().and_then(MemSize::from_bytes) {
             sizes.push(s);
         } else {
             bail!(
-                "expected `netlists=DIR`, `pearl`, `ruby`, `path` or a ROM size (512, 1024, 2048, \
+                "expected `netlists=DIR`, `pearl`, `ruby`, `path`, `mux` or a ROM size (512, 1024, 2048, \
                  4096, 8192), got {a:?}"
             );
         }
@@ -111,8 +117,13 @@ pub fn run(args: &[String]) -> Result<()> {
                 st.bootstraps_per_cycle,
                 st.critical_path
             ));
-            let c = vsp_platform::core_circuit_with(core, Memory::Cmux, build)?;
+            let c = vsp_platform::core_circuit_with(core, memory, build)?;
+            let t = Instant::now();
             let e = Engine::new(backend.clone(), c);
+            eprintln!(
+                "{stem}: engine (two plans) {:.1} s",
+                t.elapsed().as_secs_f64()
+            );
             let k = e.plan_counts();
             let kinds = Kinds::of(&e);
             if path {

@@ -2,7 +2,7 @@
 //!
 //! A gate-level MUX costs two gate bootstraps. When one select signal drives many MUXes it is far
 //! cheaper to circuit-bootstrap that select once per cycle into a TRGSW and evaluate every MUX it drives
-//! as a CMUX (one external product, ≈ 1/500 of a bootstrap) on data in the *ring* form: a level-1 TRLWE
+//! as a CMUX (one external product, ≈ 1/770 of a bootstrap) on data in the *ring* form: a level-1 TRLWE
 //! whose constant coefficient holds the bit (±1/8). A gate bootstrap produces that form for free (it is
 //! the blind rotation's output before sample extraction), memory reads end in such a bootstrap too, a
 //! constant is a trivial TRLWE, a NOT negates it; bits that only exist as level-0 TLWEs (inputs and
@@ -110,23 +110,26 @@ impl LeveledParams {
     }
 
     /// The planner parameters of a TFHE parameter set (what [`crate::TfheBackend`] uses). Costs are
-    /// relative to one gate bootstrap: a CMUX ≈ 1/700 gate, an extraction + key switch ≈ 1/20 gate,
-    /// and a circuit bootstrap weighed at 5 gates although it costs 2.6 (in a batch of 8) to 3.8
-    /// (alone) since December 2026 (`examples/task_costs`, the scheduler's costs): planned at 3, Pearl
-    /// trades 11 gate bootstraps for 3 circuit bootstraps (−0.4 % of its cost) and lengthens its
-    /// critical path from 36.5 to 38.2; Ruby's plan does not change (`vsp-bench plan`, 2026-12-04).
-    ///
-    /// Selects may also be circuit-bootstrapped with the RAM's low-noise gadget (`Params::cb_ram`,
-    /// [`Self::with_low_noise_selects`]): weighed at 5 × 46.3 / 38.3 ≈ 6.0 (the measured one-bit
-    /// task costs of the two gadgets, `tfhe_backend`'s `costs`), a CMUX at 0.0015 × 0.024 / 0.013.
+    /// relative to one gate bootstrap. A CMUX and a CMUX with the RAM's low-noise gadget
+    /// (`Params::cb_ram`, [`Self::with_low_noise_selects`]) are the TFHE backend's measured task
+    /// costs (`tfhe_backend`'s `costs`: thread CPU time over a NAND's, `examples/task_costs`, AMD
+    /// EPYC Zen 4, December 2026): 0.0013 and 0.0024 gate (≈ 1/770 and 1/420; planned at 0.0015
+    /// and 0.0028 before). An extraction + key switch is weighed at ≈ 1/20 gate. A circuit
+    /// bootstrap is weighed at 5 gates although it costs 2.6 (in a batch of 8) to 3.8 (alone)
+    /// (the scheduler's costs): planned at 3, Pearl traded 11 gate bootstraps for 3 circuit
+    /// bootstraps (−0.4 % of its cost) and lengthened its critical path from 36.5 to 38.2; Ruby's
+    /// plan did not change (`vsp-bench plan`, 2026-12-04). One with the low-noise gadget is
+    /// weighed at 5 × 46.3 / 38.3 ≈ 6.0 (the medians of the two gadgets' measured one-bit costs in
+    /// `costs`, whose fitted `CB` and `CB_RAM` give 46.3 / 38.0).
     pub fn for_params(p: &vsp_tfhe::Params) -> Option<Self> {
+        use crate::tfhe_backend::costs;
         let m = NoiseModel::of(p);
         LeveledParams::from_noise(
             &m,
             vsp_tfhe::noise::mod_switch_var(p, p.n2, p.cb_stride()),
             p.sigma0 * p.sigma0,
             5.0,
-            0.0015,
+            costs::CMUX / costs::GATE,
             0.05,
         )
         .map(|lp| {
@@ -134,7 +137,7 @@ impl LeveledParams {
                 m.v_ext_ram,
                 vsp_tfhe::noise::mod_switch_var(p, p.n2, vsp_tfhe::Params::stride_of(p.cb_ram)),
                 5.0 * 46.3 / 38.3,
-                0.0015 * 0.024 / 0.013,
+                costs::CMUX_RAM / costs::GATE,
             )
         })
     }
@@ -270,13 +273,13 @@ impl MuxPlan {
     /// The plan with every MUX a gate (what backends without CMUX support run).
     pub fn gates_only(c: &Circuit) -> MuxPlan {
         let none = vec![false; c.nodes.len()];
-        evaluate(c, None, &none, &none)
+        with_failure(c, evaluate(c, None, &none, &none))
     }
 
     /// Every MUX a gate, with costs and the failure bound computed under `p` (for comparisons).
     pub fn gates_only_under(c: &Circuit, p: &LeveledParams) -> MuxPlan {
         let none = vec![false; c.nodes.len()];
-        evaluate(c, Some(p), &none, &none)
+        with_failure(c, evaluate(c, Some(p), &none, &none))
     }
 
     /// Plans `c` under `p`: chooses the selects whose MUXes become CMUXes.
@@ -328,7 +331,7 @@ impl MuxPlan {
                     let cmux = flags(&on);
                     let plan = cut_for_carries(c, p, best);
                     let plan = low_noise_selects(c, p, &cmux, plan);
-                    return low_noise_chains(c, p, &groups, &mut on, plan);
+                    return with_failure(c, low_noise_chains(c, p, &groups, &mut on, plan));
                 }
             }
         }
@@ -359,7 +362,7 @@ impl MuxPlan {
         let Some(p) = &self.params else {
             return vec![0; cycles];
         };
-        let mut sim = LiftSim::new(c, self, power_up);
+        let mut sim = LiftSim::new(c, p, self, power_up);
         (0..cycles).map(|_| sim.step(c, p, self)).collect()
     }
 
@@ -598,10 +601,11 @@ fn select_ms(p: &LeveledParams, low: bool) -> f64 {
 }
 
 /// Decides which selects are refreshed before their circuit bootstrap (those whose own level-0
-/// variance `tv`, carried rings at their budgets, would break the per-gate bound there while a fresh
-/// bit keeps it) and counts the plan.
+/// variance, carried rings at their budgets, would break the per-gate bound there while a fresh
+/// bit keeps it) and counts the plan, all but its failure bounds (candidates are compared by cost;
+/// [`with_failure`] adds them to the plan chosen).
 fn settle(c: &Circuit, p: Option<&LeveledParams>, plan: &mut MuxPlan) {
-    let tv = p.map(|p| {
+    if let Some(p) = p {
         let tv = noise_pass(c, p, &mut plan.clone(), true);
         let fresh = p.v_br + p.v_ks;
         plan.sel_fresh = plan
@@ -614,9 +618,24 @@ fn settle(c: &Circuit, p: Option<&LeveledParams>, plan: &mut MuxPlan) {
                     && log2_tail(fresh + ms, 0.125) <= GATE_FAILURE_LOG2
             })
             .collect();
-        tv
-    });
-    plan.counts = count(c, p, plan, tv.as_deref());
+    }
+    plan.counts = count(c, p, plan);
+}
+
+/// The plan with its failure bounds counted ([`PlanCounts::log2_failure`],
+/// [`PlanCounts::log2_worst_decision`]): every node's level-0 variance with carried rings at their
+/// budgets, as [`settle`] saw it.
+fn with_failure(c: &Circuit, mut plan: MuxPlan) -> MuxPlan {
+    let (failure, worst) = match plan.params {
+        Some(p) => {
+            let tv = noise_pass(c, &p, &mut plan.clone(), true);
+            failure_log2(c, &p, &plan, &tv)
+        }
+        None => (f64::NEG_INFINITY, f64::NEG_INFINITY),
+    };
+    plan.counts.log2_failure = failure;
+    plan.counts.log2_worst_decision = worst;
+    plan
 }
 
 /// Steady-state lifts per cycle of the carried flip-flops: the engine's rule (carry D's ring while
@@ -627,17 +646,23 @@ fn settle(c: &Circuit, p: Option<&LeveledParams>, plan: &mut MuxPlan) {
 fn carried_lifts(c: &Circuit, p: &LeveledParams, plan: &MuxPlan) -> f64 {
     const WARM: usize = 16;
     const MAX_PERIOD: usize = 64;
-    let mut sim = LiftSim::new(c, plan, false);
+    let mut sim = LiftSim::new(c, p, plan, false);
     if sim.carried.is_empty() {
         return 0.0;
     }
+    // A state that a cycle leaves unchanged stays so: the rest of the warm-up is skipped, and the
+    // rest of the 64 cycles each lift what this one did (the same mean as running them).
     for _ in 0..WARM {
         sim.step(c, p, plan);
+        if !sim.changed {
+            break;
+        }
     }
     let (lifted0, var0) = (sim.lifted.clone(), sim.var.clone());
     let mut total = 0usize;
     for n in 1..=MAX_PERIOD {
-        total += sim.step(c, p, plan);
+        let lifts = sim.step(c, p, plan);
+        total += lifts;
         let same_var = sim
             .var
             .iter()
@@ -646,40 +671,105 @@ fn carried_lifts(c: &Circuit, p: &LeveledParams, plan: &MuxPlan) -> f64 {
         if sim.lifted == lifted0 && same_var {
             return total as f64 / n as f64;
         }
+        if !sim.changed {
+            total += lifts * (MAX_PERIOD - n);
+            break;
+        }
     }
     total as f64 / MAX_PERIOD as f64
 }
 
 /// The engine's carry rule on the noise model, one cycle at a time.
+///
+/// Only the ring variances that depend on a carried flip-flop's starting ring change from one cycle
+/// to the next: those nodes (the *cone*: the carried flip-flops' outputs, NOTs of cone nodes, and
+/// unrefreshed CMUXes reading one) are recomputed each cycle, in evaluation order and with the same
+/// arithmetic as [`forward`], so every variance is bit-identical to a full pass
+/// ([`MuxPlan::ring_vars`]); every other node keeps the variance of one full pass made up front.
 struct LiftSim {
     carried: Vec<usize>,
     /// Per flip-flop: its ring is lifted this cycle.
     lifted: Vec<bool>,
     /// Per flip-flop: the variance of the ring it carries into this cycle (when not lifted).
     var: Vec<f64>,
+    /// Every node's ring variance (the cone's as of the last cycle run).
+    rv: Vec<f64>,
+    /// The cone below the carried flip-flops, in evaluation order.
+    cone: Vec<ConeOp>,
+    /// Whether the last cycle run changed `lifted` or `var`.
+    changed: bool,
+}
+
+/// How a node of [`LiftSim`]'s cone gets its ring variance.
+enum ConeOp {
+    /// A NOT: node `.0` copies node `.1`'s.
+    Not(usize, usize),
+    /// An unrefreshed CMUX: node `.0` is the larger of `.1`'s and `.2`'s, plus `.3`.
+    Cmux(usize, usize, usize, f64),
 }
 
 impl LiftSim {
     /// From power-up (every ring the public initial value, variance 0) or from a cycle that lifts
     /// every carried flip-flop (a reloaded snapshot, a replanned engine).
-    fn new(c: &Circuit, plan: &MuxPlan, power_up: bool) -> LiftSim {
+    fn new(c: &Circuit, p: &LeveledParams, plan: &MuxPlan, power_up: bool) -> LiftSim {
+        let carried: Vec<usize> = (0..c.dffs.len()).filter(|&k| plan.carry[k]).collect();
+        let mut rv = Vec::new();
+        let mut cone = Vec::new();
+        if !carried.is_empty() {
+            rv = plan.ring_vars(c, &vec![p.v_br; c.dffs.len()]);
+            let mut in_cone = vec![false; c.nodes.len()];
+            for &k in &carried {
+                in_cone[c.dffs[k].q as usize] = true;
+            }
+            for step in &c.order {
+                let Step::Node(id) = *step else { continue };
+                let i = id as usize;
+                match c.nodes[i] {
+                    Node::Not(a) if in_cone[a as usize] => {
+                        in_cone[i] = true;
+                        cone.push(ConeOp::Not(i, a as usize));
+                    }
+                    Node::Mux { a, b, .. }
+                        if plan.cmux[i]
+                            && !plan.refresh[i]
+                            && (in_cone[a as usize] || in_cone[b as usize]) =>
+                    {
+                        in_cone[i] = true;
+                        cone.push(ConeOp::Cmux(i, a as usize, b as usize, plan.v_ext(c, p, i)));
+                    }
+                    _ => {}
+                }
+            }
+        }
         LiftSim {
-            carried: (0..c.dffs.len()).filter(|&k| plan.carry[k]).collect(),
+            carried,
             lifted: vec![!power_up; c.dffs.len()],
             var: vec![0.0; c.dffs.len()],
+            rv,
+            cone,
+            changed: true,
         }
     }
 
     /// Runs one cycle; returns its lifts.
     fn step(&mut self, c: &Circuit, p: &LeveledParams, plan: &MuxPlan) -> usize {
         let lifts = self.carried.iter().filter(|&&k| self.lifted[k]).count();
-        let start: Vec<f64> = (0..c.dffs.len())
-            .map(|k| if self.lifted[k] { p.v_br } else { self.var[k] })
-            .collect();
-        let rv = plan.ring_vars(c, &start);
+        let rv = &mut self.rv;
+        for &k in &self.carried {
+            rv[c.dffs[k].q as usize] = if self.lifted[k] { p.v_br } else { self.var[k] };
+        }
+        for op in &self.cone {
+            match *op {
+                ConeOp::Not(i, a) => rv[i] = rv[a],
+                ConeOp::Cmux(i, a, b, ext) => rv[i] = rv[a].max(rv[b]) + ext,
+            }
+        }
+        self.changed = false;
         for &k in &self.carried {
             let v = rv[c.dffs[k].d as usize];
-            self.lifted[k] = !plan.within_budget(k, v);
+            let lifted = !plan.within_budget(k, v);
+            self.changed |= lifted != self.lifted[k] || v.to_bits() != self.var[k].to_bits();
+            self.lifted[k] = lifted;
             self.var[k] = v;
         }
         lifts
@@ -883,6 +973,13 @@ fn group_flags(n: usize, groups: &[(NodeId, Vec<NodeId>)], on: &[bool]) -> Vec<b
     f
 }
 
+/// The most groups on the circuit's gadget with refreshed chains that one round of
+/// [`low_noise_chains`] tries with low-noise selects; with more (a MUX memory's read and write trees:
+/// 294 on the MUX-memory Pearl), it tries none, which bounds the planning time (each candidate is
+/// several full plans; the MUX-memory Pearl's rounds would otherwise take minutes each). Pearl's
+/// netlists have at most 9.
+const MAX_REFRESHED_GROUPS: usize = 32;
+
 /// Turns select groups that the drop left as gates back into CMUXes where the low-noise gadget makes
 /// them pay. The drop prices the circuit's gadget only, under which a chain of more than
 /// [`LeveledParams::max_chain`] CMUXes (8 at the default parameters) must be refreshed, so where MUX
@@ -895,7 +992,9 @@ fn group_flags(n: usize, groups: &[(NodeId, Vec<NodeId>)], on: &[bool]) -> Vec<b
 /// variance a CMUX chain's) either keeps the circuit's gadget or is refreshed by a gate bootstrap
 /// first ([`settle`]): each group is tried with such selects left out, with them (refreshed where
 /// the hand-back leaves them too noisy), and with only the selects upstream of its MUXes added (its
-/// own select refreshed if need be), and the cheapest kept.
+/// own select refreshed if need be), and the cheapest kept. Groups kept as CMUXes on the circuit's
+/// gadget are tried the same way where their chains are refreshed (a refreshed MUX of the group, or
+/// one it reads): on Pearl that removes all 77 chain refreshes (plan cost 880.8 → 824.3).
 fn low_noise_chains(
     c: &Circuit,
     p: &LeveledParams,
@@ -912,14 +1011,35 @@ fn low_noise_chains(
         for (&s, &l) in best.sel_nodes.iter().zip(&best.sel_low) {
             low[s as usize] = l;
         }
+        // A group on the circuit's gadget is a candidate where its chains are refreshed: a
+        // refreshed MUX of its own, or one it reads; unless there are more such groups than
+        // `MAX_REFRESHED_GROUPS` (see there).
+        let refreshed = |m: &NodeId| {
+            let Node::Mux { a, b, .. } = c.nodes[*m as usize] else {
+                return false;
+            };
+            [*m, a, b].iter().any(|&x| best.refresh[x as usize])
+        };
+        let mut refreshed_on: Vec<bool> = (0..groups.len())
+            .map(|g| {
+                on[g]
+                    && groups[g].1.len() >= 2
+                    && !low[groups[g].0 as usize]
+                    && groups[g].1.iter().any(refreshed)
+            })
+            .collect();
+        if refreshed_on.iter().filter(|&&x| x).count() > MAX_REFRESHED_GROUPS {
+            refreshed_on.fill(false);
+        }
         let mut improved: Option<(usize, MuxPlan)> = None;
         for g in 0..groups.len() {
-            if on[g] || groups[g].1.len() < 2 {
+            let was_on = on[g];
+            if groups[g].1.len() < 2 || (was_on && !refreshed_on[g]) {
                 continue;
             }
             on[g] = true;
             let cmux = group_flags(n, groups, on);
-            on[g] = false;
+            on[g] = was_on;
             // g's select and the selects of every CMUX upstream of g's MUXes and of its select
             // through rings (each handed back below if that is cheaper).
             let mut cand_low = low.clone();
@@ -1173,9 +1293,8 @@ fn noise_pass(c: &Circuit, p: &LeveledParams, plan: &mut MuxPlan, report: bool) 
     tv
 }
 
-/// Counts a plan; `tv`: every node's level-0 variance with carried rings at their budgets (from
-/// [`noise_pass`] with `report`), given with `p`.
-fn count(c: &Circuit, p: Option<&LeveledParams>, plan: &MuxPlan, tv: Option<&[f64]>) -> PlanCounts {
+/// Counts a plan (its failure bounds left at −∞: [`with_failure`] counts them).
+fn count(c: &Circuit, p: Option<&LeveledParams>, plan: &MuxPlan) -> PlanCounts {
     let mut k = PlanCounts {
         circuit_bootstraps: plan.sel_nodes.len(),
         low_noise_selects: plan.sel_low.iter().filter(|&&x| x).count(),
@@ -1241,15 +1360,14 @@ fn count(c: &Circuit, p: Option<&LeveledParams>, plan: &MuxPlan, tv: Option<&[f6
         + cm * (k.cmuxes - k.low_noise_cmuxes) as f64
         + cm_low * k.low_noise_cmuxes as f64
         + ks * k.extractions as f64;
-    (k.log2_failure, k.log2_worst_decision) = match (p, tv) {
-        (Some(p), Some(tv)) => failure_log2(c, p, plan, tv),
-        _ => (f64::NEG_INFINITY, f64::NEG_INFINITY),
-    };
+    k.log2_failure = f64::NEG_INFINITY;
+    k.log2_worst_decision = f64::NEG_INFINITY;
     k
 }
 
 /// The union bound over one cycle's decisions (gates, cells, gate MUX halves, lifts, refreshes,
-/// select refreshes, selects), and the worst single decision, both as log2; `tv` as for [`count`].
+/// select refreshes, selects), and the worst single decision, both as log2; `tv`: every node's level-0
+/// variance with carried rings at their budgets (from [`noise_pass`] with `report`).
 fn failure_log2(c: &Circuit, p: &LeveledParams, plan: &MuxPlan, tv: &[f64]) -> (f64, f64) {
     let mut sum = 0.0f64;
     let mut worst = f64::NEG_INFINITY;
@@ -1359,6 +1477,40 @@ out_rdata_width = 2
             ..m
         };
         assert!(LeveledParams::from_noise(&worse, lp.v_ms_cb, lp.v_input, 5.0, 0.0, 0.0).is_none());
+    }
+
+    /// The lift simulation recomputes only the carried flip-flops' cone each cycle: its variances
+    /// and lifts are those of full forward passes ([`MuxPlan::ring_vars`]), bit for bit.
+    #[test]
+    fn lift_sim_matches_full_passes() {
+        let c = mux_ram();
+        let lp = LeveledParams::for_params(&vsp_tfhe::Params::default_128()).unwrap();
+        let plan = MuxPlan::new(&c, &LeveledParams { cost_cb: 0.1, ..lp });
+        let p = plan.params.unwrap();
+        assert!(
+            plan.carry.iter().any(|&x| x),
+            "the test needs carried flip-flops"
+        );
+        for power_up in [false, true] {
+            let mut sim = LiftSim::new(&c, &p, &plan, power_up);
+            let (mut lifted, mut var) = (vec![!power_up; c.dffs.len()], vec![0.0; c.dffs.len()]);
+            for _ in 0..40 {
+                let start: Vec<f64> = (0..c.dffs.len())
+                    .map(|k| if lifted[k] { p.v_br } else { var[k] })
+                    .collect();
+                let rv = plan.ring_vars(&c, &start);
+                let want = sim.carried.iter().filter(|&&k| lifted[k]).count();
+                assert_eq!(sim.step(&c, &p, &plan), want);
+                for &k in &sim.carried {
+                    let v = rv[c.dffs[k].d as usize];
+                    lifted[k] = !plan.within_budget(k, v);
+                    var[k] = v;
+                }
+                assert_eq!(sim.lifted, lifted);
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&sim.var), bits(&var));
+            }
+        }
     }
 
     #[test]

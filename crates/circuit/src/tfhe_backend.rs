@@ -263,10 +263,11 @@ impl TfheRam {
 /// task_costs -- 5 2` (and `-- 7 2`), the median over four runs of each one's medians (2026-12-04
 /// 22:31–22:57 UTC, AMD EPYC Zen 4, cpu family 25, 2 vCPUs shared with other sessions at load
 /// 6–13; a NAND 7.96–11.13 ms of thread CPU, the spread of a loaded machine, so the ratios move by
-/// ±15 % from run to run).
-mod costs {
+/// ±15 % from run to run). The MUX planner prices its CMUXes by `CMUX` and `CMUX_RAM` over `GATE`
+/// ([`LeveledParams::for_params`]).
+pub(crate) mod costs {
     /// A gate (or a multi-input cell): one gate bootstrap, the unit's definition.
-    pub(super) const GATE: f64 = 10.0;
+    pub(crate) const GATE: f64 = 10.0;
     /// A gate MUX (18.0–25.0 units over the runs).
     pub(super) const MUX: f64 = 20.5;
     /// A RAM write value: a MUX without its extraction and key switch (17.5–22.8).
@@ -274,9 +275,9 @@ mod costs {
     /// A bootstrap to a ring: a lift, a RAM cell's refresh, a memory read's extraction (8.6–10.1).
     pub(super) const BOOTSTRAP_RING: f64 = 9.5;
     /// A CMUX with a MUX plan's or a ROM's selector (`Params::cb`; 0.0127–0.0137).
-    pub(super) const CMUX: f64 = 0.013;
+    pub(crate) const CMUX: f64 = 0.013;
     /// A CMUX with a RAM's selector (`Params::cb_ram`: more levels; 0.0240–0.0245).
-    pub(super) const CMUX_RAM: f64 = 0.024;
+    pub(crate) const CMUX_RAM: f64 = 0.024;
     /// A batch of `n` circuit bootstraps with `Params::cb` (MUX selects, ROM addresses):
     /// `.0 + .1·n` (the private key switch streams its key once per batch), from batches of 1 bit
     /// (33.9–44.8 units, median 38.3) and of 8 (22.7–31.6 per bit, median 25.8).

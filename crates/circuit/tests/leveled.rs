@@ -446,7 +446,7 @@ fn long_chains_take_low_noise_selects() {
 /// the result of a CMUX chain of the longest length (on two selects of its own): that select's
 /// level-0 variance is near the bound, so its circuit bootstrap with the low-noise gadget's wider
 /// stride would break the per-gate bound. The planner refreshes it by a gate bootstrap first (one
-/// unit, against 16 for the join's MUXes as gates or the select chain's selects on the dearer
+/// unit, against 12 for the six joins as gate MUXes, or the select chain's selects on the dearer
 /// gadget): the plan says so, costs less than without the refresh, keeps every decision within the
 /// bound, and an encrypted cycle under it (the refresh run before the circuit bootstrap) gives the
 /// plain circuit's outputs.
@@ -465,13 +465,13 @@ fn noisy_selects_are_refreshed_before_their_circuit_bootstrap() {
     for k in 0..depth {
         sel = b.mux(s[2 + k % 3], sel, x[(5 * k + 2) % 8]);
     }
-    // Two MUXes on that select (too few to pay for its circuit bootstrap as they are), each joining
-    // two chains on s0, s1 so long that they fit the bound without refreshes only with their
-    // selects and the join's on the low-noise gadget.
+    // Six MUXes on that select (as gate MUXes they would cost 12 bootstraps), each joining two
+    // chains on s0, s1 so long that they fit the bound without refreshes only with their selects
+    // and the join's on the low-noise gadget.
     let long = ((lp.v_ring_max() - lp.v_br) / lp.v_ext_low).floor() as usize - 1;
     assert!(lp.v_br + long as f64 * lp.v_ext_low + lp.v_ext > lp.v_ring_max());
     let mut outs = Vec::new();
-    for pair in 0..2 {
+    for pair in 0..6 {
         let chain = |b: &mut NetlistBuilder, first: usize| {
             let mut v = x[(pair + first) % 8];
             for k in 0..long {
