@@ -393,7 +393,7 @@ pub enum WriteValue {
     /// get the change δ = v − r that it demultiplexes.
     Value(Trlwe<u32>),
     /// The change δ = v − r itself, with `r` the output of this cycle's read of the same bit at the
-    /// same address before extraction ([`ram_read_keep`]): exactly what the write would compute,
+    /// same address before extraction (`ram_read_keep`): exactly what the write would compute,
     /// so it skips its own CMUX tree ((2^a − 1) external products per data bit).
     Change(Trlwe<u32>),
 }

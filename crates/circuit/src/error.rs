@@ -45,7 +45,7 @@ pub enum CircuitError {
     /// inconsistency): no lower error to wrap.
     #[error("TFHE backend: {0}")]
     Backend(String),
-    /// The MPI job failed or its ranks disagree ([`crate::mpi`]).
+    /// The MPI job failed or its ranks disagree (the `mpi` module, feature `mpi`).
     #[error("MPI: {0}")]
     Mpi(String),
     /// A file failed the codec's checks (magic, version, lengths, checksum), or reading or

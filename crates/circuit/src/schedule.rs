@@ -4,7 +4,7 @@
 //! atomic counters; idle workers sleep on a condition variable (no busy waiting). A panicking task stops
 //! the run and is reported as an error instead of deadlocking the other workers.
 //!
-//! Tasks may also wait for events from outside the graph ([`run_pumped`]): the calling thread pumps
+//! Tasks may also wait for events from outside the graph (`run_pumped`): the calling thread pumps
 //! them (the MPI executor's messages: it posts sends as results appear and releases the tasks whose
 //! operands arrived) while the workers compute.
 

@@ -1,7 +1,7 @@
 //! The subset of LLVM IR that clang emits for a 16-bit target (`--target=msp430 -Oz`), as plain Rust
 //! data: types with their CAHP layout, constants, instructions, functions and globals.
 //!
-//! The reader is hand written (see [`parse`]) so that the compiler needs only the `clang` binary, not
+//! The reader is hand written (see `parse`) so that the compiler needs only the `clang` binary, not
 //! LLVM's development libraries; everything it does not understand is reported with its line.
 
 mod constexpr;

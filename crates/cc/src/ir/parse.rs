@@ -1,5 +1,5 @@
 //! Reader for the textual LLVM IR that `clang -S -emit-llvm` writes: module-level entities (named
-//! types, globals, function headers) and a token cursor shared with [`super::parse_inst`].
+//! types, globals, function headers) and a token cursor shared with `parse_inst`.
 
 use super::lex::{lex, Tok};
 use super::{Const, Module, Type, Value};

@@ -44,7 +44,7 @@ pub fn select_batch_for(ranks: usize) -> usize {
     grain_for(ranks).select_batch
 }
 
-/// Most parts a CMUX RAM is cut into ([`grain_for`]): every part's holder receives the RAM's
+/// Most parts a CMUX RAM is cut into (`grain_for`): every part's holder receives the RAM's
 /// address selectors and write values each cycle, so more parts cost more messages.
 pub const RAM_PARTS_MAX: usize = 16;
 
