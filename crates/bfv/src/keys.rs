@@ -1,7 +1,7 @@
 //! Keys of RNS-BFV: the ternary secret key, the public key, and RNS-digit key-switching keys
 //! (relinearisation and Galois keys). Key-switching keys follow the "one digit per RNS limb, no
-//! special prime" design of fhe.rs (BV/GHS decomposition): digit i is [c]_{q_i} and its key encrypts
-//! s'·(Q/q_i)·[(Q/q_i)^{-1}]_{q_i}. The uniform halves of public and switching keys expand from a
+//! special prime" design of fhe.rs (BV/GHS decomposition): digit i is `[c]_{q_i}` and its key encrypts
+//! `s'·(Q/q_i)·[(Q/q_i)^{-1}]_{q_i}`. The uniform halves of public and switching keys expand from a
 //! 32-byte ChaCha20 seed, which is what their compressed serialized form stores.
 
 use crate::error::{Error, Result};
@@ -112,7 +112,7 @@ impl PublicKey {
     }
 }
 
-/// Switches a polynomial from key s' to key s: digit i = [c]_{q_i} times key i.
+/// Switches a polynomial from key s' to key s: digit i = `[c]_{q_i}` times key i.
 #[derive(Clone, Debug)]
 pub struct KeySwitchingKey {
     pub(crate) params: Arc<BfvParameters>,

@@ -1,7 +1,7 @@
 //! # vsp-bfv: the FV/BFV scheme, textbook and RNS
 //!
-//! Fan–Vercauteren (ePrint 2012/144) somewhat-homomorphic encryption over Z_Q[x]/(x^N + 1) with
-//! plaintexts in Z_t[x]/(x^N + 1), in two forms:
+//! Fan–Vercauteren (ePrint 2012/144) somewhat-homomorphic encryption over `Z_Q[x]/(x^N + 1)` with
+//! plaintexts in `Z_t[x]/(x^N + 1)`, in two forms:
 //! * the **RNS scheme** used for real work: Q is a chain of word-size primes, products are scaled by
 //!   t/Q with the HPS (Halevi–Polyakov–Shoup, ePrint 2018/117) or BEHZ (Bajard et al., SAC 2016)
 //!   method — seed 002, Al Badawi et al., ePrint 2018/589 — and relinearisation/rotations use

@@ -1,8 +1,8 @@
 //! Versioned binary serialization of parameters, keys, plaintexts and ciphertexts.
 //!
-//! Every object implements [`vsp_codec::FileCodec`] in [`FORMAT`]. Layout ([`vsp_codec`]'s envelope,
-//! little endian): magic `VBFV`, format version (u16, currently 2: [`FORMAT_VERSION`]), kind (u16:
-//! each type's [`FileCodec::KIND`]), parameter-id length (u8) and the 32-byte parameter id, body
+//! Every object implements [`vsp_codec::FileCodec`] in [`FORMAT`](crate::serialize::FORMAT). Layout ([`vsp_codec`]'s envelope,
+//! little endian): magic `VBFV`, format version (u16, currently 2: [`FORMAT_VERSION`](crate::serialize::FORMAT_VERSION)), kind (u16:
+//! each type's [`FileCodec::KIND`](vsp_codec::FileCodec::KIND)), parameter-id length (u8) and the 32-byte parameter id, body
 //! length (u64), body, and a SHA3-256 checksum of everything before it. Objects other than the
 //! parameters are read under the parameters the caller holds (their id must match the file's). Polynomial limbs are bit-packed at the bit width of their prime. Seeded objects (fresh
 //! secret-key ciphertexts, public keys, key-switching keys) store the 32-byte seed instead of their

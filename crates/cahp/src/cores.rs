@@ -4,15 +4,18 @@
 //! set (`$_AND_ … $_MUX_`, `$_DFF_P_`) and committed as Yosys JSON; this module ships those netlists
 //! and the blueprints that wire a core to a 512-byte ROM (128 × 32-bit words) and a 512-byte RAM
 //! (256 × 16-bit words), in CMUX and in MUX memory. Nothing here depends on the circuit engine: feed
-//! [`Core::blueprint`] and [`resolve`] to `vsp_circuit::Blueprint::from_str_with_resolver`.
+//! [`Core::blueprint`](crate::cores::Core::blueprint) and [`resolve`](crate::cores::resolve) to
+//! `vsp_circuit::Blueprint::from_str_with_resolver`.
 //! Gate counts, bootstraps per cycle and cycle counts are in `docs/cores.md`.
 //!
 //! Port conventions of the blueprints (external `@` ports):
-//! * [`RESET`] (in, 1 bit): one reset cycle before the run; nothing is written during it.
-//! * [`FINISH`] (out, 1 bit): the sticky finish flag. It rises in the first cycle whose register
+//! * [`RESET`](crate::cores::RESET) (in, 1 bit): one reset cycle before the run; nothing is written during it.
+//! * [`FINISH`](crate::cores::FINISH) (out, 1 bit): the sticky finish flag. It rises in the first cycle whose register
 //!   outputs already show the final state (every instruction before the halting `js 0` has written).
-//! * [`REGS`] (out, 16 bits each): x0..x15 as they are at the start of the cycle.
-//! * memories [`ROM`] and [`RAM`]; use [`rom_words`] and [`ram_words`] to turn byte images into words.
+//! * [`REGS`](crate::cores::REGS) (out, 16 bits each): x0..x15 as they are at the start of the cycle.
+//! * memories [`ROM`](crate::cores::ROM) and [`RAM`](crate::cores::RAM); use
+//!   [`rom_words`](crate::cores::rom_words) and [`ram_words`](crate::cores::ram_words) to turn byte
+//!   images into words.
 
 /// A processor core.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -1,13 +1,13 @@
 //! Seeded randomness.
 //!
-//! * [`SealShake`]: SEAL's `Shake256PRNG` stream — block b is SHAKE256(seed ‖ b as u64 LE), 4096 bytes,
+//! * [`SealShake`](crate::prng::SealShake): SEAL's `Shake256PRNG` stream — block b is SHAKE256(seed ‖ b as u64 LE), 4096 bytes,
 //!   b = 0, 1, … (SEAL `randomgen.cpp`). Blocks are independent, so the device can start the stream at
 //!   any prime without producing the earlier ones.
-//! * [`sample_uniform_limb`]: SEAL's `sample_poly_uniform` (`rlwe.cpp`) over that stream: one u64 per
+//! * [`sample_uniform_limb`](crate::prng::sample_uniform_limb): SEAL's `sample_poly_uniform` (`rlwe.cpp`) over that stream: one u64 per
 //!   coefficient, prime after prime, rejecting words ≥ 2^64 − 1 − ((2^64 − 1) mod q) − 1 and drawing the
 //!   replacements from the stream *after* all N·L words. This is what lets SEAL itself expand our seeded
 //!   ciphertexts (prng type 2 = shake256 in its `UniformRandomGeneratorInfo`).
-//! * [`Xof`]: a domain-separated SHAKE256 reader for the device's private noise (ternary u, CBD
+//! * [`Xof`](crate::prng::Xof): a domain-separated SHAKE256 reader for the device's private noise (ternary u, CBD
 //!   errors), so that low-memory modes can regenerate the same noise for every prime instead of storing it.
 
 use sha3::digest::{ExtendableOutput, Update, XofReader};

@@ -7,7 +7,7 @@
 //! | module | what it holds |
 //! |---|---|
 //! | [`envelope`] | [`Format`], [`seal`] and [`open`]: magic, version, kind, parameter id, body length, SHA3-256 checksum |
-//! | [`file`] | [`FileCodec`]: the trait every format implements (kind, parameter id, body; envelope, save and load come with it) |
+//! | [`file`](mod@file) | [`FileCodec`]: the trait every format implements (kind, parameter id, body; envelope, save and load come with it) |
 //! | [`reader`] | [`Reader`]: little-endian reads that check every length against the bytes that remain before allocating |
 //! | [`writer`] | [`Writer`]: the matching little-endian writes (count-prefixed vectors and strings) |
 //! | [`atomic`] | [`write_atomic`], [`read_file`], [`check_output`], [`exposed_mode`]: the one way a file reaches the disk |

@@ -1,6 +1,8 @@
 //! Samplers for RLWE secrets, errors and masks: uniform mod q, binary, ternary (dense and fixed
 //! Hamming weight), centered binomial, a discrete Gaussian (CDT, constant time with respect to the
-//! output) and a continuous Gaussian on f64 ([`gaussian_f64`], TFHE's torus noise). Every sampler takes any [`RngCore`], so the same code draws from the OS-seeded CSPRNG and
+//! output) and a continuous Gaussian on f64 ([`gaussian_f64`](crate::sampler::gaussian_f64), TFHE's
+//! torus noise). Every sampler takes any [`RngCore`](rand_core::RngCore), so the same code draws
+//! from the OS-seeded CSPRNG and
 //! from a [`crate::prng::SeededStream`].
 //!
 //! The CDT sampler follows seed 004's "Gaussian PRNG" in software: a cumulative table with 64-bit

@@ -1,4 +1,4 @@
-//! Negacyclic polynomial products in R[X]/(X^N+1) with an N/2-point complex f64 FFT.
+//! Negacyclic polynomial products in `R[X]/(X^N+1)` with an N/2-point complex f64 FFT.
 //!
 //! Folding and twisting (Klemsa, ePrint 2021/480, as in TFHE's spqlios): the real polynomial a of degree
 //! < N becomes z_j = (a_j + i·a_{j+N/2})·ζ^j with ζ = exp(iπ/N); an N/2-point DFT of z evaluates a at the
@@ -90,7 +90,7 @@ impl Kernel {
     /// a double-pumped AVX-512 core (AMD Zen 4 runs a 512-bit operation as two 256-bit halves) the
     /// 512-bit MAC saves instructions but adds a broadcast per row and a cross-lane shuffle per block.
     /// So where [`Kernel::detect`] gives AVX-512 and `VSP_TFHE_KERNEL` is unset, a one-time
-    /// calibration ([`calibrate_mac`], ~100 µs) times both on an N = 1024, 4-row product (the gate
+    /// calibration (`calibrate_mac`, ~100 µs) times both on an N = 1024, 4-row product (the gate
     /// bootstrap's shape) and takes AVX2 only if it is at least 5% faster; otherwise this is
     /// [`Kernel::detect`]'s kernel (`VSP_TFHE_KERNEL` set: that kernel everywhere). The choice never
     /// changes a decryption: the kernels agree up to f64 rounding (`tests::mixed_mac_plan_is_exact`).

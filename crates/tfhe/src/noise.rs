@@ -1,14 +1,16 @@
 //! Noise-variance predictions and failure probabilities (CGGI16/JoC 2020 Thm. 3.14, 4.1, Lemma 3.9).
 //!
 //! Variances are of the phase error on the torus (real units). Balanced base-B digits are uniform in
-//! [−B/2, B/2), so E[d²] = (B²+2)/12; the gadget rounding error is uniform, variance 2^(−2ℓb)/12.
-//! * blind rotation: n·(2ℓN·E[d²]·σ1² + ½(1 + N·E[s1²])·ε²) (½: a CMUX's rounding error only counts when
-//!   the key bit is 1);
-//! * identity key switch: N·t·E[d²]·(σ0² + (1 + n·E[s0²])·2^-48/12) + N·E[s1²]·ε_ks² (the second
+//! `[−B/2, B/2)`, so `E[d²] = (B²+2)/12`; the gadget rounding error is uniform, variance
+//! `2^(−2ℓb)/12`.
+//! * blind rotation: `n·(2ℓN·E[d²]·σ1² + ½(1 + N·E[s1²])·ε²)` (½: a CMUX's rounding error only counts
+//!   when the key bit is 1);
+//! * identity key switch: `N·t·E[d²]·(σ0² + (1 + n·E[s0²])·2^-48/12) + N·E[s1²]·ε_ks²` (the second
 //!   term of the key entries' variance: their rounding to 24 bits in memory);
-//! * modulus switch before a blind rotation: (1 + n·E[s0²])·(stride/2N)²/12;
-//! * private key switch: (N2+1)·t·E[d²]·σ1² + (1 + N2·E[s2²])·ε_pks², plus the level-2 rotation's noise;
-//! * CMUX with a TRGSW of noise V: 2ℓN·E[d²]·V + (1 + N·E[s1²])·ε_cb².
+//! * modulus switch before a blind rotation: `(1 + n·E[s0²])·(stride/2N)²/12`;
+//! * private key switch: `(N2+1)·t·E[d²]·σ1² + (1 + N2·E[s2²])·ε_pks²`, plus the level-2 rotation's
+//!   noise;
+//! * CMUX with a TRGSW of noise V: `2ℓN·E[d²]·V + (1 + N·E[s1²])·ε_cb²`.
 //!
 //! A decision fails when the error exceeds the margin (1/8 for gates): p = erfc(margin/(√2·σ)).
 //! `tests/noise.rs` measures these variances and checks them within 25%.
@@ -109,7 +111,7 @@ pub fn mod_switch_var(p: &Params, big_n: usize, stride: usize) -> f64 {
 }
 
 /// Noise of circuit bootstrapping's level-2 many-LUT blind rotation (the level-2 samples it extracts):
-/// n0·(2ℓN2·E[d²]·σ2² + ½(1 + N2·E[s2²])·ε_bk2²) plus [`level2_fft_var`].
+/// `n0·(2ℓN2·E[d²]·σ2² + ½(1 + N2·E[s2²])·ε_bk2²)` plus [`level2_fft_var`].
 pub fn level2_rotation_var(p: &Params) -> f64 {
     let n2 = p.n2 as f64;
     p.n0 as f64
@@ -119,7 +121,7 @@ pub fn level2_rotation_var(p: &Params) -> f64 {
 }
 
 /// The f64 FFT's own error over a level-2 rotation (u64 torus: 53-bit doubles against 64-bit words),
-/// an empirical model: (5/3)·n0·2ℓ·N2²·E[d²]·2^-106, i.e. per step and row the digits' variance
+/// an empirical model: `(5/3)·n0·2ℓ·N2²·E[d²]·2^-106`, i.e. per step and row the digits' variance
 /// times N2²·ε² (ε = 2^-53), the constant fitted to `tests/noise.rs`-style measurements of the whole
 /// rotation (2026-12-02: 2.47e-14 at BK2 2^15 × 2, where this gives 2.48e-14; 8.4e-14 at 2^16 × 2,
 /// where it gives 9.9e-14; at 2^10 × 3 and 2^14 × 2 it is under 1% of the rounding term and the
@@ -136,7 +138,7 @@ pub fn level2_fft_var(p: &Params) -> f64 {
         * 2f64.powi(-106)
 }
 
-/// Noise the private key switch level 2 → level 1 adds: (N2+1)·t·E[d²]·σ1² + (1 + N2·E[s2²])·ε_pks².
+/// Noise the private key switch level 2 → level 1 adds: `(N2+1)·t·E[d²]·σ1² + (1 + N2·E[s2²])·ε_pks²`.
 pub fn private_key_switch_var(p: &Params) -> f64 {
     let n2 = p.n2 as f64;
     (n2 + 1.0) * p.privks.levels as f64 * digit_var(&p.privks) * p.sigma1 * p.sigma1

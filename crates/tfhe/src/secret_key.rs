@@ -145,7 +145,7 @@ impl SecretKey {
         Ok(c.phase(&self.s2))
     }
 
-    /// Encrypts bits packed into the coefficients of a level-1 TRLWE (coefficient i = bits[i],
+    /// Encrypts bits packed into the coefficients of a level-1 TRLWE (coefficient i = `bits[i]`,
     /// the rest false).
     pub fn encrypt_trlwe_bits(&self, bits: &[bool]) -> Result<Trlwe<u32>, Error> {
         self.encrypt_trlwe(&trlwe::encode_bits::<u32>(self.params.n1, bits)?)

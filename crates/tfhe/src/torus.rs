@@ -440,7 +440,7 @@ impl Gadget {
         }
     }
 
-    /// Balanced decomposition of one torus word into `out[0..levels]` (out[0] multiplies Bg^-1), digits
+    /// Balanced decomposition of one torus word into `out[0..levels]` (`out[0]` multiplies `Bg^-1`), digits
     /// in [−Bg/2, Bg/2]. The word is first rounded to `levels·base_bits` bits; the top carry wraps
     /// (mod 1).
     ///

@@ -1,4 +1,4 @@
-//! TRLWE samples (CGGI16 §2.1, k = 1): c = (a, b) ∈ T_N[X]^2 with phase b − a·s in T[X]/(X^N+1).
+//! TRLWE samples (CGGI16 §2.1, k = 1): c = (a, b) ∈ `T_N[X]^2` with phase b − a·s in `T[X]/(X^N+1)`.
 //!
 //! Level 1 (u32, N) is what CMUX memory cells hold; level 2 (u64) only lives inside circuit
 //! bootstrapping. Also: multiplication by monomials X^k and sample extraction (CGGI16 Def. 3.6).
@@ -69,7 +69,7 @@ pub(crate) fn mul_monomial_minus_one<T: Torus>(out: &mut [T], p: &[T], k: usize)
     out.iter_mut().zip(p).for_each(|(o, &v)| *o = o.sub(v));
 }
 
-/// The torus polynomial of degree n whose coefficient i encodes bits[i] (±1/8); remaining
+/// The torus polynomial of degree n whose coefficient i encodes `bits[i]` (±1/8); remaining
 /// coefficients are false.
 pub(crate) fn encode_bits<T: Torus>(n: usize, bits: &[bool]) -> Result<Vec<T>, Error> {
     if bits.len() > n {
@@ -93,7 +93,7 @@ impl<T: Torus> Trlwe<T> {
             b: m,
         }
     }
-    /// A trivial sample whose coefficient i encodes bits[i] (±1/8); remaining coefficients are false.
+    /// A trivial sample whose coefficient i encodes `bits[i]` (±1/8); remaining coefficients are false.
     pub fn trivial_bits(n: usize, bits: &[bool]) -> Result<Self, Error> {
         Ok(Self::trivial(encode_bits(n, bits)?))
     }

@@ -334,7 +334,7 @@ impl TextbookFv {
         Ok(RelinKeyV1 { base: t_big, keys })
     }
 
-    /// Relinearisation version 1: c0 + Σ rlk_i[0]·c2^(i), c1 + Σ rlk_i[1]·c2^(i).
+    /// Relinearisation version 1: `c0 + Σ rlk_i[0]·c2^(i)`, `c1 + Σ rlk_i[1]·c2^(i)`.
     pub fn relinearize_v1(&self, ct: &TbCiphertext, rk: &RelinKeyV1) -> Result<TbCiphertext> {
         if ct.0.len() != 3 {
             return Err(Error::CiphertextSize(ct.0.len()));

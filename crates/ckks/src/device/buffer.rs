@@ -1,11 +1,12 @@
-//! The encryption pipeline over caller-provided memory, and [`BufferEncryptor`], the device
-//! encryptor that uses no allocator at all (the crate's `--no-default-features` build).
+//! The encryption pipeline over caller-provided memory, and
+//! [`BufferEncryptor`](crate::BufferEncryptor), the device encryptor that uses no allocator at all
+//! (the crate's `--no-default-features` build).
 //!
 //! Every buffer and table is a slice the caller hands in (static arrays, a linker section, flash):
-//! sizes come from [`DeviceConfig::buffer_sizes`], tables are filled by [`fill_tables`] (or made
-//! once by the server and kept in flash, SEAL-Embedded's "load" options) and checked entry by entry
-//! at setup. The owned `DeviceEncryptor` runs the very same code over its own `Vec`s, so both give
-//! bit-identical ciphertexts.
+//! sizes come from [`DeviceConfig::buffer_sizes`](crate::DeviceConfig::buffer_sizes), tables are
+//! filled by [`fill_tables`](crate::fill_tables) (or made once by the server and kept in flash,
+//! SEAL-Embedded's "load" options) and checked entry by entry at setup. The owned `DeviceEncryptor`
+//! runs the very same code over its own `Vec`s, so both give bit-identical ciphertexts.
 
 use rand_core::{CryptoRng, RngCore};
 use zeroize::Zeroize;

@@ -1,5 +1,5 @@
 //! The device's configuration knobs and its streaming interface: where roots and index maps come
-//! from, the buffer strategy, the slot-value types it encodes, and the [`Sink`] that receives the
+//! from, the buffer strategy, the slot-value types it encodes, and the [`Sink`](crate::Sink) that receives the
 //! ciphertext one limb at a time (SEAL-Embedded's `send_fn`).
 
 #[cfg(feature = "alloc")]

@@ -1,17 +1,18 @@
 //! The streaming encryptor of SEAL-Embedded (`se_encrypt` / `se_encrypt_seeded`): encode once, then
-//! compute and hand out the ciphertext one prime at a time through a caller-provided [`Sink`].
+//! compute and hand out the ciphertext one prime at a time through a caller-provided [`Sink`](crate::Sink).
 //!
-//! All buffers are allocated in [`DeviceEncryptor::new`]; encryption itself never allocates. The
-//! pipeline is `device::buffer`'s, shared with the allocation-free [`super::buffer::BufferEncryptor`].
+//! All buffers are allocated in [`DeviceEncryptor::new`](crate::DeviceEncryptor::new); encryption
+//! itself never allocates. The pipeline is `device::buffer`'s, shared with the allocation-free
+//! [`BufferEncryptor`](crate::BufferEncryptor).
 //!
 //! Symmetric (seeded): c1 = a sampled from a *shareable* 64-byte seed exactly as SEAL samples it, so
 //! the device sends the seed once and c0 = [m + e − a·s] per prime (half the upload), and SEAL can load
 //! the result as its own seeded ciphertext. Asymmetric: c = (pk0·u + e0 + m, pk1·u + e1) with the
 //! server's (or SEAL's) public key, u ternary.
 //!
-//! [`MemoryMode::Low`] keeps one N-word residue buffer: it forms a·NTT(s) (or pk·NTT(u)), returns to
+//! [`MemoryMode::Low`](crate::MemoryMode::Low) keeps one N-word residue buffer: it forms a·NTT(s) (or pk·NTT(u)), returns to
 //! the coefficient domain, adds the message and transforms again (3 NTTs per prime and polynomial
-//! instead of 2). [`MemoryMode::Fast`] uses a second buffer. Both give bit-identical ciphertexts.
+//! instead of 2). [`MemoryMode::Fast`](crate::MemoryMode::Fast) uses a second buffer. Both give bit-identical ciphertexts.
 
 use alloc::vec::Vec;
 use rand_core::{CryptoRng, RngCore};

@@ -2,7 +2,7 @@
 //! design). Working RAM is what one encryption needs besides code; tables are what the "loaded"
 //! choices keep (flash-resident on a real device); keys are the secret or public key held.
 //!
-//! With everything on the fly and [`MemoryMode::Low`], symmetric encryption needs
+//! With everything on the fly and [`MemoryMode::Low`](crate::MemoryMode::Low), symmetric encryption needs
 //! 8N (message, N/2 complex f64) + 4N (one residue buffer) + N/4 (packed secret) bytes ≈ 12.25·N,
 //! i.e. 49 KiB at N = 4096 — against SEAL-Embedded's default ≈ 97 KiB.
 

@@ -1,4 +1,4 @@
-//! A device-side [`Sink`] that turns the seeded symmetric stream directly into the bytes of SEAL's
+//! A device-side [`Sink`](crate::Sink) that turns the seeded symmetric stream directly into the bytes of SEAL's
 //! `Ciphertext::save` (uncompressed, seeded form): preamble, c0 limb after limb as u64 words, then the
 //! SHAKE256 seed. SEAL loads it and expands c1 itself. No allocation; bytes leave through `out`.
 

@@ -1,5 +1,5 @@
 //! Server-side ciphertexts: `size` polynomials over the first `level` data primes, NTT form (as SEAL
-//! keeps CKKS ciphertexts), layout [poly][limb][coefficient] exactly as SEAL's `Ciphertext::data`.
+//! keeps CKKS ciphertexts), layout `[poly][limb][coefficient]` exactly as SEAL's `Ciphertext::data`.
 
 use crate::error::{CkksError, Result};
 

@@ -1,6 +1,6 @@
 //! Key generation (RLWE, as SEAL's `KeyGenerator`): a uniform ternary secret s, the public key
 //! (−a·s + e, a) at the key level, and relinearisation keys in SEAL's form — for each data prime q_j,
-//! an encryption of zero whose limb j additionally holds [P]_{q_j}·s², P the special prime
+//! an encryption of zero whose limb j additionally holds `[P]_{q_j}·s²`, P the special prime
 //! (hybrid key switching with one special prime, SEAL `keygenerator.cpp`). Errors are CBD(21)
 //! (σ ≈ 3.24, bounded by 21), the secret uniform ternary.
 

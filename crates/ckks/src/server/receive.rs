@@ -1,4 +1,4 @@
-//! Receiving streamed device output: a [`Collector`] is a [`Sink`] that assembles the parts into a
+//! Receiving streamed device output: a [`Collector`] is a [`Sink`](crate::Sink) that assembles the parts into a
 //! [`Ciphertext`], re-expanding c1 from the shareable seed exactly as SEAL's `sample_poly_uniform`
 //! would (so the same bytes also load in SEAL as a seeded ciphertext).
 

@@ -1,7 +1,7 @@
-//! The negacyclic number-theoretic transform over Z_q[X]/(X^N + 1), N = 2^1 … 2^17 (and up to 2^20).
+//! The negacyclic number-theoretic transform over `Z_q[X]/(X^N + 1)`, N = 2^1 … 2^17 (and up to 2^20).
 //!
 //! **Order convention (same as SEAL and SEAL-Embedded):** the forward transform takes coefficients
-//! a_0 … a_{N−1} in natural order and returns A[j] = a(ψ^{2·bitrev(j)+1}), i.e. evaluations at the odd
+//! a_0 … a_{N−1} in natural order and returns `A[j] = a(ψ^{2·bitrev(j)+1})`, i.e. evaluations at the odd
 //! powers of the primitive 2N-th root ψ in bit-reversed order; [`NttTable::inverse`] undoes it exactly.
 //! Point-wise products of two forward transforms are the transform of the negacyclic product.
 //! With the default root (the smallest primitive 2N-th root, SEAL's choice) the values are identical to

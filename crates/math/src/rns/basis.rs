@@ -144,8 +144,8 @@ impl RnsBasis {
         Ok(())
     }
 
-    /// The unique x ∈ [0, Q) with x ≡ residues[i] (mod q_i):
-    /// x = Σ [r_i·(Q/q_i)^{-1}]_{q_i} · (Q/q_i) mod Q.
+    /// The unique x ∈ [0, Q) with x ≡ `residues[i]` (mod q_i):
+    /// `x = Σ [r_i·(Q/q_i)^{-1}]_{q_i} · (Q/q_i) mod Q`.
     pub fn reconstruct(&self, residues: &[u64]) -> Result<BigUint> {
         self.check_residues(residues)?;
         let mut acc = BigUint::zero();

@@ -1,4 +1,4 @@
-//! Polynomials of Z_Q[X]/(X^N + 1) in RNS form: one limb of N words per modulus, limb-major, in
+//! Polynomials of `Z_Q[X]/(X^N + 1)` in RNS form: one limb of N words per modulus, limb-major, in
 //! coefficient or NTT (evaluation, SEAL bit-reversed) representation.
 //!
 //! A polynomial holds an `Arc` of its [`RnsContext`] (degree, basis, NTT tables), so operands from
@@ -19,7 +19,7 @@ use crate::prime::check_degree;
 use crate::rns::basis::RnsBasis;
 use crate::sampler::fill_uniform;
 
-/// The ring Z_Q[X]/(X^N + 1) in RNS form: degree, basis and one NTT table per modulus.
+/// The ring `Z_Q[X]/(X^N + 1)` in RNS form: degree, basis and one NTT table per modulus.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RnsContext {
     n: usize,
