@@ -58,6 +58,11 @@ pub struct MapParams {
     pub depth_slack: u32,
     /// Cuts kept per gate.
     pub cuts_per_node: usize,
+    /// A MUX whose select is a NOT selects on the NOT's operand with its data swapped (the same
+    /// function), so the MUX plan can group it with the MUXes on that operand: one circuit bootstrap
+    /// for both polarities. Whether that lowers a plan's cost depends on the circuit (the planner is
+    /// greedy): the engine maps both ways and keeps the cheaper plan.
+    pub swap_not_selects: bool,
 }
 
 impl MapParams {
@@ -78,6 +83,7 @@ impl MapParams {
             log2_max_failure,
             depth_slack: 0,
             cuts_per_node: 24,
+            swap_not_selects: false,
         }
     }
 
@@ -693,6 +699,15 @@ fn map_with(c: &Circuit, p: &MapParams, plan: Option<&MuxPlan>) -> Result<Circui
 
     // Emit: covered gates as gates or cells; unread NOTs and gates dropped.
     let mut nodes = c.nodes.clone();
+    if p.swap_not_selects {
+        for node in nodes.iter_mut() {
+            if let Node::Mux { s, a, b } = *node {
+                if let Node::Not(x) = c.nodes[s as usize] {
+                    *node = Node::Mux { s: x, a: b, b: a };
+                }
+            }
+        }
+    }
     let mut keep = vec![false; n];
     let mut needed = vec![false; n];
     for x in sinks(c) {

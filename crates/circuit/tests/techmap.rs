@@ -189,6 +189,11 @@ fn random_netlists_map_exactly() {
                 v_noisy: params().v_fresh,
                 ..params()
             },
+            // MUXes on a NOT moved onto its operand, data swapped.
+            MapParams {
+                swap_not_selects: true,
+                ..params()
+            },
         ] {
             let m = Arc::new(techmap::map(&c, &p).unwrap());
             let (b, a, db, da) = report(&format!("random {seed}"), &c, &m);
@@ -246,4 +251,50 @@ fn planned_mapping_shortens_the_cycles_critical_path() {
         assert!(a < b, "{name}: {b} -> {a}");
         run_both(c, m, 100, 5);
     }
+}
+
+/// With `swap_not_selects` a MUX selecting on a NOT is mapped to a MUX on the NOT's operand with its
+/// data swapped: the mapped circuit computes the same, no MUX selects on a NOT, and the MUX plan
+/// evaluates it as a CMUX of the group on that operand (one circuit bootstrap for both polarities)
+/// instead of leaving it a gate MUX (two bootstraps) on a select of its own. Without it the mapping
+/// leaves the MUX on the NOT.
+#[test]
+fn muxes_on_a_not_join_the_group_on_its_operand() {
+    let lp = LeveledParams::for_params(&vsp_tfhe::Params::default_128()).unwrap();
+    let mut b = NetlistBuilder::new();
+    let x = b.input("x", 16);
+    let s = b.input("s", 1)[0];
+    let ns = b.not(s);
+    let d: Vec<_> = (0..15)
+        .map(|i| b.gate(GateKind::And, x[i], x[i + 1]))
+        .collect();
+    let mut outs: Vec<_> = (0..6).map(|i| b.mux(s, d[2 * i], d[2 * i + 1])).collect();
+    outs.push(b.mux(ns, d[12], d[13]));
+    b.output("y", &outs);
+    let bp = Blueprint::single("core", b.build().unwrap());
+    let c = Arc::new(Circuit::compile(&bp).unwrap());
+    let swap = MapParams {
+        swap_not_selects: true,
+        ..params()
+    };
+    let kept = Arc::new(techmap::map(&c, &params()).unwrap());
+    let m = Arc::new(techmap::map(&c, &swap).unwrap());
+    let on_not = |c: &Circuit| {
+        c.nodes()
+            .iter()
+            .filter(|n| matches!(n, Node::Mux { s, .. } if matches!(c.nodes()[*s as usize], Node::Not(_))))
+            .count()
+    };
+    assert_eq!(on_not(&c), 1);
+    assert_eq!(on_not(&kept), 1);
+    assert_eq!(on_not(&m), 0);
+    let (before, after) = (
+        MuxPlan::new(&c, &lp).counts(),
+        MuxPlan::new(&m, &lp).counts(),
+    );
+    assert_eq!((before.gate_muxes, before.cmuxes), (1, 6), "{before:?}");
+    assert_eq!((after.gate_muxes, after.cmuxes), (0, 7), "{after:?}");
+    assert_eq!(after.circuit_bootstraps, 1, "{after:?}");
+    assert!(after.cost < before.cost, "{before:?} -> {after:?}");
+    run_both(c, m, 16, 3);
 }

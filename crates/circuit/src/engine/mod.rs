@@ -196,21 +196,7 @@ impl<B: Backend> Engine<B> {
     /// multi-input cells ([`crate::techmap`]): same ports, flip-flops, memories and fingerprint, same
     /// results, fewer bootstraps; [`Self::circuit`] is then the mapped circuit.
     pub fn new(backend: B, circuit: Arc<Circuit>) -> Self {
-        let circuit = match backend.techmap() {
-            // Minimise the depth as the cycle will run: under the MUX plan of the unmapped circuit.
-            Some(p) => match match backend.leveled() {
-                Some(lp) => crate::techmap::map_planned(&circuit, &p, &MuxPlan::new(&circuit, &lp)),
-                None => crate::techmap::map(&circuit, &p),
-            } {
-                Ok(m) => Arc::new(m),
-                Err(e) => {
-                    // An internal error of the mapping: run the circuit as built.
-                    debug_assert!(false, "technology mapping failed: {e}");
-                    circuit
-                }
-            },
-            None => circuit,
-        };
+        let (circuit, plan) = Self::mapped_and_planned(&backend, circuit);
         let inputs = vec![backend.constant(false); circuit.input_bits()];
         let dffs = circuit
             .dffs()
@@ -226,10 +212,6 @@ impl<B: Backend> Engine<B> {
                 (MemImpl::Cmux, MemKind::Ram) => MemState::Ram(backend.zero_ram(&m.spec)),
             })
             .collect();
-        let plan = match backend.leveled() {
-            Some(p) => MuxPlan::new(&circuit, &p),
-            None => MuxPlan::gates_only(&circuit),
-        };
         let threads = if backend.reveal(&backend.constant(false)).is_some() {
             1
         } else {
@@ -261,6 +243,66 @@ impl<B: Backend> Engine<B> {
             exec: Box::new(Local),
         }
         .with_power_up_rings()
+    }
+
+    /// The circuit the engine runs and its MUX plan. When the backend asks for it
+    /// ([`Backend::techmap`]) the circuit is mapped into multi-input cells, minimising the depth under
+    /// the MUX plan of the unmapped circuit; with a MUX plan ([`Backend::leveled`]) it is mapped twice,
+    /// as built and with MUXes on a NOT moved onto its operand
+    /// ([`crate::techmap::MapParams::swap_not_selects`]), and the cheaper plan is kept (the greedy
+    /// planner gains on some netlists from either).
+    fn mapped_and_planned(backend: &B, circuit: Arc<Circuit>) -> (Arc<Circuit>, MuxPlan) {
+        use crate::techmap::{map, map_planned, MapParams};
+        let plan_of = |c: &Circuit| match backend.leveled() {
+            Some(lp) => MuxPlan::new(c, &lp),
+            None => MuxPlan::gates_only(c),
+        };
+        let Some(p) = backend.techmap() else {
+            let plan = plan_of(&circuit);
+            return (circuit, plan);
+        };
+        let mapped = match backend.leveled() {
+            Some(lp) => {
+                let unmapped = MuxPlan::new(&circuit, &lp);
+                let swapped = MapParams {
+                    swap_not_selects: true,
+                    ..p
+                };
+                let mut best: Option<(Circuit, MuxPlan)> = None;
+                for q in [p, swapped] {
+                    let m = match map_planned(&circuit, &q, &unmapped) {
+                        Ok(m) => m,
+                        Err(e) => {
+                            debug_assert!(false, "technology mapping failed: {e}");
+                            continue;
+                        }
+                    };
+                    let plan = MuxPlan::new(&m, &lp);
+                    if best
+                        .as_ref()
+                        .is_none_or(|(_, b)| plan.counts().cost < b.counts().cost)
+                    {
+                        best = Some((m, plan));
+                    }
+                }
+                best.map(|(m, plan)| (Arc::new(m), plan))
+            }
+            None => match map(&circuit, &p) {
+                Ok(m) => {
+                    let plan = plan_of(&m);
+                    Some((Arc::new(m), plan))
+                }
+                Err(e) => {
+                    debug_assert!(false, "technology mapping failed: {e}");
+                    None
+                }
+            },
+        };
+        // An internal error of the mapping: run the circuit as built.
+        mapped.unwrap_or_else(|| {
+            let plan = plan_of(&circuit);
+            (circuit, plan)
+        })
     }
 
     /// Flip-flop rings at power-up: the public initial values.
