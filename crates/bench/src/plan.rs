@@ -185,10 +185,11 @@ pub fn run(args: &[String]) -> Result<()> {
                 .map(|(n, v)| format!("{n} {v:.0}"))
                 .collect();
             rows.push(format!(
-                "| {stem} | {} | {:.0} | {} | {:.1} | {:.1} | {} | {:.1} | {:.1} | {:.1} |",
+                "| {stem} | {} | {:.0} | {} ({}) | {:.1} | {:.1} | {} | {:.1} | {:.1} | {:.1} |",
                 by_kind.join(", "),
                 kinds.bootstraps,
                 k.circuit_bootstraps,
+                k.fused_selects,
                 k.lifts as f64 + k.carried_lifts,
                 k.cost,
                 kinds.depth,
@@ -201,7 +202,7 @@ pub fn run(args: &[String]) -> Result<()> {
             }
         }
     }
-    println!("| netlist | gate bootstraps by kind | total | circuit bootstraps | lifts | cost | depth | critical path | log2 failure/cycle | log2 worst decision |");
+    println!("| netlist | gate bootstraps by kind | total | circuit bootstraps (of which decide their select's gate) | lifts | cost | depth | critical path | log2 failure/cycle | log2 worst decision |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
     for r in rows {
         println!("{r}");

@@ -401,12 +401,12 @@ pub(crate) struct Kinds {
 impl Kinds {
     pub(crate) fn of(e: &Engine<TfheBackend>) -> Kinds {
         let k = e.plan_counts();
-        let mut by_kind: std::collections::BTreeMap<String, f64> =
-            vsp_circuit::techmap::kind_counts(e.circuit())
-                .into_iter()
-                .filter(|(name, _)| name != "MUX")
-                .map(|(name, n)| (name, n as f64))
-                .collect();
+        let mut by_kind: std::collections::BTreeMap<String, f64> = e
+            .bootstrap_kind_counts()
+            .into_iter()
+            .filter(|(name, _)| name != "MUX")
+            .map(|(name, n)| (name, n as f64))
+            .collect();
         by_kind.insert("gate MUX".into(), 2.0 * k.gate_muxes as f64);
         by_kind.insert("lift".into(), k.lifts as f64 + k.carried_lifts);
         by_kind.insert("refresh".into(), k.refreshes as f64);

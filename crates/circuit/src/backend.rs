@@ -16,7 +16,8 @@ pub enum TaskKind {
     Gate,
     /// A MUX.
     Mux,
-    /// NOT (free in TFHE).
+    /// NOT, or the linear combination of a select that its circuit bootstrap decides
+    /// ([`Backend::gate_linear`]): free in TFHE (level-0 arithmetic, no bootstrap).
     Not,
     /// Preparing one address bit as a selector (circuit bootstrapping in TFHE).
     Select,
@@ -118,6 +119,23 @@ pub trait Backend: Send + Sync {
     fn cell(&self, spec: &CellSpec, ins: &[&Self::Bit]) -> Result<Self::Bit, CircuitError>;
     /// A multi-input cell whose result is left in ring form (a bootstrap without extraction).
     fn cell_ring(&self, spec: &CellSpec, ins: &[&Self::Bit]) -> Result<Self::Ring, CircuitError>;
+    /// A two-input gate as a select's circuit bootstrap takes it: TFHE, the level-0 linear
+    /// combination the gate's bootstrap would decide, not bootstrapped (a circuit bootstrap decides
+    /// the same sign; [`crate::leveled`] plans where that keeps the failure bound). Only
+    /// [`Self::select`] and its batch forms may read it. The default is [`Self::gate`] (a backend
+    /// whose bits are values).
+    fn gate_linear(
+        &self,
+        k: GateKind,
+        a: &Self::Bit,
+        b: &Self::Bit,
+    ) -> Result<Self::Bit, CircuitError> {
+        self.gate(k, a, b)
+    }
+    /// A multi-input cell as a select's circuit bootstrap takes it (see [`Self::gate_linear`]).
+    fn cell_linear(&self, spec: &CellSpec, ins: &[&Self::Bit]) -> Result<Self::Bit, CircuitError> {
+        self.cell(spec, ins)
+    }
     /// How to technology-map circuits into multi-input cells for this backend ([`crate::techmap`]);
     /// `None` (the default) runs the circuit as built.
     fn techmap(&self) -> Option<crate::techmap::MapParams> {

@@ -28,6 +28,15 @@
 //! A select whose own level-0 variance (a CMUX chain's result) would make its circuit bootstrap's
 //! decision break the per-gate bound is first refreshed by a gate bootstrap (`MuxPlan::sel_fresh`,
 //! [`PlanCounts::select_refreshes`]), so the low-noise gadget's wider stride may take it.
+//!
+//! **Selects decided by their circuit bootstrap.** A circuit bootstrap decides the sign of its input's
+//! phase exactly as a gate bootstrap does (its test polynomial is the sign, at every gadget level), so
+//! a select that is a gate or a cell can go to its circuit bootstrap as the gate's level-0 linear
+//! combination ([`crate::Backend::gate_linear`]) instead of as the gate's bootstrapped output: one
+//! bootstrap less, and one less on the select's path. The plan does it (`MuxPlan::sel_fused`,
+//! [`PlanCounts::fused_selects`]) where nothing else reads the gate's level-0 bit or ring, and where
+//! the decision — the inputs' weighted variances plus the circuit bootstrap's modulus switch, at the
+//! gate's margin — keeps the per-gate bound.
 
 use crate::blueprint::MemImpl;
 use crate::circuit::{Circuit, Node, NodeId, Step};
@@ -203,6 +212,9 @@ pub struct PlanCounts {
     /// because their own level-0 variance (a CMUX chain's result) would make that circuit
     /// bootstrap's decision break the per-gate bound.
     pub select_refreshes: usize,
+    /// Selects that are a gate or a cell whose decision their circuit bootstrap makes (no gate
+    /// bootstrap of their own; not in `gates` or `cells`).
+    pub fused_selects: usize,
     /// Sample extractions + key switches of rings (no bootstrap).
     pub extractions: usize,
     /// Level-1 → level-0 key switches in all (gates, gate MUXes and extractions).
@@ -246,6 +258,9 @@ pub struct MuxPlan {
     /// Per select slot: the select's level-0 bit is refreshed by a gate bootstrap before its circuit
     /// bootstrap (set by the noise pass where the select's own variance would break the bound).
     pub(crate) sel_fresh: Vec<bool>,
+    /// Per select slot: the select is a gate or a cell that is not bootstrapped; its circuit
+    /// bootstrap takes the gate's linear combination and decides it (see the module documentation).
+    pub(crate) sel_fused: Vec<bool>,
     /// Per node: the level-0 form is needed.
     pub(crate) tlwe: Vec<bool>,
     /// Per node: the ring form is needed.
@@ -386,6 +401,13 @@ impl MuxPlan {
     /// Selects refreshed before their circuit bootstrap.
     pub fn fresh_selects(&self) -> usize {
         self.sel_fresh.iter().filter(|&&x| x).count()
+    }
+
+    /// True when node `id` is a select (a gate or a cell) whose circuit bootstrap decides it: the
+    /// engine computes only its linear combination ([`crate::Backend::gate_linear`]).
+    pub fn is_fused_select(&self, id: NodeId) -> bool {
+        let slot = self.sel_slot.get(id as usize).copied().unwrap_or(NO_SLOT);
+        slot != NO_SLOT && self.sel_fused.get(slot as usize).copied().unwrap_or(false)
     }
 
     /// True when node `i` is a CMUX whose select has the low-noise gadget.
@@ -567,12 +589,14 @@ fn evaluate(c: &Circuit, p: Option<&LeveledParams>, cmux: &[bool], low: &[bool])
     let cmux_flags: Vec<bool> = (0..n as NodeId).map(is_cmux).collect();
     let sel_low = sel_nodes.iter().map(|&s| low[s as usize]).collect();
     let sel_fresh = vec![false; sel_nodes.len()];
+    let sel_fused = vec![false; sel_nodes.len()];
     let mut plan = MuxPlan {
         cmux: cmux_flags,
         sel_slot,
         sel_nodes,
         sel_low,
         sel_fresh,
+        sel_fused,
         tlwe,
         ring,
         lift,
@@ -618,8 +642,92 @@ fn settle(c: &Circuit, p: Option<&LeveledParams>, plan: &mut MuxPlan) {
                     && log2_tail(fresh + ms, 0.125) <= GATE_FAILURE_LOG2
             })
             .collect();
+        let only_cb = read_only_by_selects(c, plan);
+        plan.sel_fused = (0..plan.sel_nodes.len())
+            .map(|k| {
+                let s = plan.sel_nodes[k];
+                let ms = select_ms(p, plan.sel_low[k]);
+                !plan.sel_fresh[k]
+                    && only_cb[s as usize]
+                    && decision(c, &tv, s)
+                        .is_some_and(|(v, m)| log2_tail(v + ms, m) <= GATE_FAILURE_LOG2)
+            })
+            .collect();
     }
     plan.counts = count(c, p, plan);
+}
+
+/// A gate's or a cell's decision: the variance of its linear combination (its inputs' variances
+/// `tv`, weighted; no modulus switch) and its margin. `None` for other nodes.
+fn decision(c: &Circuit, tv: &[f64], id: NodeId) -> Option<(f64, f64)> {
+    match c.nodes[id as usize] {
+        Node::Gate(k, a, b) => {
+            let v = tv[a as usize] + tv[b as usize];
+            Some(if k.is_xor_like() {
+                (4.0 * v, 0.25)
+            } else {
+                (v, 0.125)
+            })
+        }
+        Node::Cell { spec, ins } => Some((
+            spec.weights()
+                .iter()
+                .zip(&ins)
+                .map(|(&w, &x)| f64::from(w) * f64::from(w) * tv[x as usize])
+                .sum(),
+            spec.margin(),
+        )),
+        _ => None,
+    }
+}
+
+/// Per node: a gate or a cell whose only reader is the circuit bootstrap of CMUX selects (no other
+/// node, flip-flop, output or memory port reads its bit, and its ring is not needed), i.e. whose
+/// bootstrap that circuit bootstrap can make instead.
+fn read_only_by_selects(c: &Circuit, plan: &MuxPlan) -> Vec<bool> {
+    let n = c.nodes.len();
+    let mut other = vec![false; n];
+    for (id, node) in c.nodes.iter().enumerate() {
+        match *node {
+            Node::Mux { s, a, b } => {
+                other[s as usize] |= !plan.cmux[id];
+                other[a as usize] = true;
+                other[b as usize] = true;
+            }
+            _ => {
+                for x in node.operands() {
+                    other[x as usize] = true;
+                }
+            }
+        }
+    }
+    for d in &c.dffs {
+        other[d.d as usize] = true;
+    }
+    for port in &c.outputs {
+        for &b in &port.bits {
+            other[b as usize] = true;
+        }
+    }
+    for m in &c.mems {
+        for &b in m
+            .addr
+            .iter()
+            .chain(m.wren.iter())
+            .chain(&m.wdata)
+            .chain(&m.rdata)
+        {
+            other[b as usize] = true;
+        }
+    }
+    (0..n)
+        .map(|i| {
+            matches!(c.nodes[i], Node::Gate(..) | Node::Cell { .. })
+                && !other[i]
+                && !plan.ring[i]
+                && plan.sel_slot[i] != NO_SLOT
+        })
+        .collect()
 }
 
 /// The plan with its failure bounds counted ([`PlanCounts::log2_failure`],
@@ -1299,6 +1407,7 @@ fn count(c: &Circuit, p: Option<&LeveledParams>, plan: &MuxPlan) -> PlanCounts {
         circuit_bootstraps: plan.sel_nodes.len(),
         low_noise_selects: plan.sel_low.iter().filter(|&&x| x).count(),
         select_refreshes: plan.fresh_selects(),
+        fused_selects: plan.sel_fused.iter().filter(|&&x| x).count(),
         ..Default::default()
     };
     // A select refresh is extracted and key-switched to a fresh level-0 bit.
@@ -1308,6 +1417,8 @@ fn count(c: &Circuit, p: Option<&LeveledParams>, plan: &MuxPlan) -> PlanCounts {
         let Step::Node(id) = *step else { continue };
         let i = id as usize;
         match c.nodes[i] {
+            // Decided by its circuit bootstrap: no bootstrap, no key switch of its own.
+            Node::Gate(..) | Node::Cell { .. } if plan.is_fused_select(id) => {}
             Node::Gate(..) | Node::Cell { .. } => {
                 if matches!(c.nodes[i], Node::Cell { .. }) {
                     k.cells += 1;
@@ -1379,22 +1490,12 @@ fn failure_log2(c: &Circuit, p: &LeveledParams, plan: &MuxPlan, tv: &[f64]) -> (
         let Step::Node(id) = *step else { continue };
         let i = id as usize;
         match c.nodes[i] {
-            Node::Gate(k, a, b) => {
-                let v = tv[a as usize] + tv[b as usize];
-                if k.is_xor_like() {
-                    add(log2_tail(4.0 * v + p.v_ms, 0.25));
-                } else {
-                    add(log2_tail(v + p.v_ms, 0.125));
+            // A select decided by its circuit bootstrap is counted with the selects below.
+            Node::Gate(..) | Node::Cell { .. } if plan.is_fused_select(id) => {}
+            Node::Gate(..) | Node::Cell { .. } => {
+                if let Some((v, m)) = decision(c, tv, id) {
+                    add(log2_tail(v + p.v_ms, m));
                 }
-            }
-            Node::Cell { spec, ins } => {
-                let v: f64 = spec
-                    .weights()
-                    .iter()
-                    .zip(&ins)
-                    .map(|(&w, &x)| f64::from(w) * f64::from(w) * tv[x as usize])
-                    .sum();
-                add(log2_tail(v + p.v_ms, spec.margin()));
             }
             Node::Mux { s, a, b } if !plan.cmux[i] => {
                 add(log2_tail(tv[s as usize] + tv[a as usize] + p.v_ms, 0.125));
@@ -1421,6 +1522,13 @@ fn failure_log2(c: &Circuit, p: &LeveledParams, plan: &MuxPlan, tv: &[f64]) -> (
                 // bootstrap then on a fresh bit.
                 add(log2_tail(v + p.v_ms, 0.125));
                 add(log2_tail(p.v_br + p.v_ks + ms, 0.125));
+            } else if let Some((dv, m)) = plan
+                .is_fused_select(i as NodeId)
+                .then(|| decision(c, tv, i as NodeId))
+                .flatten()
+            {
+                // The circuit bootstrap decides the gate's linear combination.
+                add(log2_tail(dv + ms, m));
             } else {
                 add(log2_tail(v + ms, 0.125));
             }

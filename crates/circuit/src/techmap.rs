@@ -205,8 +205,17 @@ pub fn cell_class(spec: &CellSpec) -> String {
 /// Bootstraps per cycle by the kind of the node that spends them (`AND`…, `MUX` two each, cell
 /// classes from [`cell_class`]); MUXes that run as CMUXes are counted here as gate MUXes.
 pub fn kind_counts(c: &Circuit) -> BTreeMap<String, usize> {
+    kind_counts_under(c, None)
+}
+
+/// [`kind_counts`] of the nodes a plan bootstraps: without the selects whose circuit bootstrap
+/// decides their gate ([`MuxPlan::is_fused_select`]).
+pub fn kind_counts_under(c: &Circuit, plan: Option<&MuxPlan>) -> BTreeMap<String, usize> {
     let mut m = BTreeMap::new();
-    for n in c.nodes() {
+    for (id, n) in c.nodes().iter().enumerate() {
+        if plan.is_some_and(|p| p.is_fused_select(id as NodeId)) {
+            continue;
+        }
         let name = match n {
             Node::Gate(k, ..) => k.name().to_string(),
             Node::Mux { .. } => "MUX".into(),

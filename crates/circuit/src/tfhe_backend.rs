@@ -338,6 +338,21 @@ impl Backend for TfheBackend {
     ) -> Result<Trlwe<u32>, CircuitError> {
         self.ek.cell_trlwe(spec, ins).map_err(tfhe_err)
     }
+    fn gate_linear(
+        &self,
+        k: GateKind,
+        a: &Tlwe<u32>,
+        b: &Tlwe<u32>,
+    ) -> Result<Tlwe<u32>, CircuitError> {
+        self.ek.gate2_input(k, a, b).map_err(tfhe_err)
+    }
+    fn cell_linear(
+        &self,
+        spec: &vsp_tfhe::CellSpec,
+        ins: &[&Tlwe<u32>],
+    ) -> Result<Tlwe<u32>, CircuitError> {
+        self.ek.cell_input(spec, ins).map_err(tfhe_err)
+    }
     fn techmap(&self) -> Option<crate::techmap::MapParams> {
         self.cells
             .then(|| crate::techmap::MapParams::for_params(self.params()))

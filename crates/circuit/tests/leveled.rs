@@ -520,6 +520,50 @@ fn noisy_selects_are_refreshed_before_their_circuit_bootstrap() {
     encrypted_cycles_match_plain(c, with, 5, 22);
 }
 
+/// A select that is a gate read by nothing but its CMUXes is not bootstrapped: its circuit bootstrap
+/// takes the gate's linear combination and decides it (one bootstrap less, one level less); the same
+/// gate also read by an output keeps its bootstrap. The encrypted run equals the plain one.
+#[test]
+fn selects_that_are_gates_are_decided_by_their_circuit_bootstrap() {
+    use vsp_circuit::netlist::NetlistBuilder;
+    let lp = LeveledParams::for_params(&Params::default_128()).unwrap();
+    let mut b = NetlistBuilder::new();
+    let x = b.input("x", 8);
+    let s = b.input("s", 4);
+    // Select 1: s0 AND s1, read only as a select. Select 2: s2 XOR s3, also an output bit.
+    let only = b.gate(GateKind::And, s[0], s[1]);
+    let shared = b.gate(GateKind::Xor, s[2], s[3]);
+    let mut outs = Vec::new();
+    for k in 0..6 {
+        outs.push(b.mux(only, x[k], x[(k + 3) % 8]));
+    }
+    for k in 0..6 {
+        outs.push(b.mux(shared, x[(k + 1) % 8], x[(k + 5) % 8]));
+    }
+    outs.push(shared);
+    b.output("y", &outs);
+    let c = Arc::new(Circuit::compile(&Blueprint::single("fused", b.build().unwrap())).unwrap());
+    let plan = MuxPlan::new(&c, &lp);
+    let k = plan.counts();
+    let (sels, _) = plan.selects_and_lifts(&c);
+    assert_eq!(sels.len(), 2, "{k:?}");
+    let is_gate =
+        |id: NodeId, g: GateKind| matches!(c.nodes()[id as usize], Node::Gate(k, ..) if k == g);
+    for &id in &sels {
+        assert_eq!(
+            plan.is_fused_select(id),
+            is_gate(id, GateKind::And),
+            "{k:?}"
+        );
+    }
+    assert_eq!((k.fused_selects, k.gates, k.cmuxes), (1, 1, 12), "{k:?}");
+    assert!(k.log2_worst_decision <= -64.0 + 1e-9, "{k:?}");
+    // Without the fusion the AND would be a bootstrap of its own: the cost says one more.
+    let gates_only = MuxPlan::gates_only_under(&c, &lp).counts();
+    assert_eq!(gates_only.gates, 2);
+    encrypted_cycles_match_plain(c, k, 4, 31);
+}
+
 /// Two encrypted cycles of `c` (inputs `x`, 8 bits, and `s`, `s_width` bits, random from `seed`;
 /// output `y`) on two threads under the default plan, which must count `plan`, give the plain
 /// circuit's outputs.

@@ -141,8 +141,10 @@ impl EvalKey {
         self.bootstrap_to_trlwe(&lin, MU)
     }
 
-    /// The level-0 sample a two-input gate bootstraps (its linear combination; inputs checked).
-    pub(crate) fn gate2_input(&self, g: Gate2, a: &Bit, b: &Bit) -> Result<Tlwe<u32>, Error> {
+    /// The level-0 sample a two-input gate bootstraps (its linear combination; inputs checked): its
+    /// phase is in (0, 1/2) exactly when the gate is 1, so a circuit bootstrap of it gives the
+    /// gate's TRGSW without the gate's own bootstrap.
+    pub fn gate2_input(&self, g: Gate2, a: &Bit, b: &Bit) -> Result<Tlwe<u32>, Error> {
         for t in [a, b] {
             self.check0(t)?;
         }

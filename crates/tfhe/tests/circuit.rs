@@ -196,3 +196,51 @@ fn parallel_circuit_bootstrapping_is_bit_identical() {
             .is_err());
     }
 }
+
+/// A circuit bootstrap decides the sign of its input's phase as a gate bootstrap does, so the
+/// circuit bootstrap of a gate's or a cell's linear combination (`gate2_input`, `cell_input`, not
+/// bootstrapped) selects exactly as the bootstrapped gate would: what `vsp_circuit`'s planner uses
+/// for selects that are gates. Every two-input gate, a majority, a 3-input XOR and a weight-2 cell,
+/// every input combination, with both gadgets (the circuit's and the RAM's wider stride).
+#[test]
+fn circuit_bootstrap_of_a_gate_linear_combination_selects_as_the_gate() {
+    use vsp_tfhe::{CellSpec, Gate2};
+    let (sk, ek, ck) = keys();
+    let c = cells(sk, 2);
+    assert_ne!(c[0].0, c[1].0);
+    let check = |lin: &vsp_tfhe::Tlwe<u32>, want: bool, what: &str| {
+        let g = ck.circuit_bootstrap_one(lin).unwrap();
+        let ram = ck.circuit_bootstrap_batch_ram(&[lin]).unwrap().remove(0);
+        for (name, t) in [("circuit", &g), ("RAM", &ram)] {
+            let out = sk
+                .decrypt_trlwe_bits(&t.cmux(&c[1].1, &c[0].1).unwrap())
+                .unwrap();
+            let expect = if want { &c[1].0 } else { &c[0].0 };
+            assert_eq!(&out[..16], &expect[..], "{what} with the {name} gadget");
+        }
+    };
+    for g in Gate2::ALL {
+        for (a, b) in [(false, false), (false, true), (true, false), (true, true)] {
+            let (x, y) = (sk.encrypt_bit(a), sk.encrypt_bit(b));
+            let lin = ek.gate2_input(g, &x, &y).unwrap();
+            let want = g.eval_u64(u64::from(a), u64::from(b)) & 1 == 1;
+            // The bootstrapped gate agrees with the truth table, so the select is checked against it.
+            assert_eq!(sk.decrypt_bit(&ek.gate2(g, &x, &y).unwrap()).unwrap(), want);
+            check(&lin, want, &format!("{g:?}({a}, {b})"));
+        }
+    }
+    let specs = [
+        CellSpec::new(&[1, 1, 1], 2).unwrap(),
+        CellSpec::new(&[2, 2, 2], 0).unwrap(),
+        CellSpec::new(&[2, 1, -1], 1).unwrap(),
+    ];
+    for spec in specs {
+        for m in 0..8u32 {
+            let bits: Vec<bool> = (0..3).map(|i| (m >> i) & 1 == 1).collect();
+            let cts: Vec<_> = bits.iter().map(|&b| sk.encrypt_bit(b)).collect();
+            let refs: Vec<_> = cts.iter().collect();
+            let lin = ek.cell_input(&spec, &refs).unwrap();
+            check(&lin, spec.eval(&bits), &format!("{spec:?}{bits:?}"));
+        }
+    }
+}

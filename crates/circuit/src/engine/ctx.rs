@@ -127,10 +127,12 @@ impl<B: Backend> Ctx<'_, B> {
     /// last cycle, a CMUX whose refreshed bit is lifted, a RAM read's extraction, a RAM write value.
     pub(crate) fn batchable(&self, t: Task) -> bool {
         match t {
-            Task::Node(id) => matches!(
-                self.c.nodes.get(id as usize),
-                Some(Node::Gate(..) | Node::Cell { .. } | Node::Mux { .. })
-            ),
+            Task::Node(id) => {
+                matches!(
+                    self.c.nodes.get(id as usize),
+                    Some(Node::Gate(..) | Node::Cell { .. } | Node::Mux { .. })
+                ) && !self.plan.is_fused_select(id)
+            }
             Task::Lift(id) => self.carried_ring(id).is_none(),
             Task::Cmux(id) => {
                 let i = id as usize;
@@ -342,6 +344,17 @@ impl<B: Backend> Ctx<'_, B> {
                         if ring {
                             self.set_ring(id, b.ring_not(self.ring(a)?));
                         }
+                    }
+                    // A select its circuit bootstrap decides: only the linear combination.
+                    Node::Gate(k, x, y) if self.plan.is_fused_select(id) => {
+                        self.set(id, b.gate_linear(k, self.get(x)?, self.get(y)?)?)
+                    }
+                    Node::Cell { spec, ins } if self.plan.is_fused_select(id) => {
+                        let xs = ins[..spec.arity()]
+                            .iter()
+                            .map(|&x| self.get(x))
+                            .collect::<Result<Vec<_>, _>>()?;
+                        self.set(id, b.cell_linear(&spec, &xs)?);
                     }
                     Node::Gate(k, x, y) if ring => {
                         let r = b.gate_ring(k, self.get(x)?, self.get(y)?)?;

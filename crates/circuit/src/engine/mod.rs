@@ -427,6 +427,12 @@ impl<B: Backend> Engine<B> {
         exec.gather(&v, state, carried)
     }
 
+    /// Gate bootstraps per cycle by node kind under the plan ([`crate::techmap::kind_counts_under`]:
+    /// gates and cell classes, MUXes as `MUX`; selects their circuit bootstrap decides left out).
+    pub fn bootstrap_kind_counts(&self) -> std::collections::BTreeMap<String, usize> {
+        crate::techmap::kind_counts_under(&self.circuit, Some(&self.plan))
+    }
+
     /// The cycle's logic depth in gate bootstraps under the current plan: the most gates, cells, gate
     /// MUXes and memory reads on one path (CMUXes, NOTs and circuit bootstraps count none).
     pub fn bootstrap_depth(&self) -> u32 {

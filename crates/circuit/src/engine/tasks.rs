@@ -190,6 +190,16 @@ fn stored(plan: &MuxPlan, id: NodeId, w: &mut Vec<Item>) {
 
 /// The kind, cost and items of task `t` (of `c` under `plan`, with select `batches`): the one
 /// statement of what each kind of task needs and makes ([`super::Ctx::exec`] does it).
+/// A gate's or a cell's task kind: a bootstrap, or (a select its circuit bootstrap decides) only
+/// its linear combination, free like a NOT.
+fn gate_kind(plan: &MuxPlan, id: NodeId) -> TaskKind {
+    if plan.is_fused_select(id) {
+        TaskKind::Not
+    } else {
+        TaskKind::Gate
+    }
+}
+
 pub(crate) fn facts<B: Backend>(
     c: &Circuit,
     b: &B,
@@ -227,13 +237,13 @@ pub(crate) fn facts<B: Backend>(
                 Node::Gate(_, x, y) => {
                     r.extend([Item::Bit(x), Item::Bit(y)]);
                     made(&mut w);
-                    (TaskKind::Gate, 1.0)
+                    (gate_kind(plan, id), 1.0)
                 }
                 // A multi-input cell is one bootstrap, like a gate.
                 Node::Cell { spec, ins } => {
                     r.extend(ins[..spec.arity()].iter().map(|&x| Item::Bit(x)));
                     made(&mut w);
-                    (TaskKind::Gate, 1.0)
+                    (gate_kind(plan, id), 1.0)
                 }
                 Node::Mux { s, a, b } => {
                     r.extend([Item::Bit(s), Item::Bit(a), Item::Bit(b)]);
@@ -532,11 +542,13 @@ pub(super) fn bootstrap_depth(c: &Circuit, plan: &MuxPlan) -> Vec<u32> {
             Step::Node(id) => {
                 let i = id as usize;
                 let d = |x: NodeId| depth[x as usize];
+                // A select its circuit bootstrap decides is no bootstrap of its own.
+                let boot = u32::from(!plan.is_fused_select(id));
                 depth[i] = match c.nodes[i] {
                     Node::Not(a) => d(a),
-                    Node::Gate(_, a, b) => 1 + d(a).max(d(b)),
+                    Node::Gate(_, a, b) => boot + d(a).max(d(b)),
                     Node::Cell { spec, ins } => {
-                        1 + ins[..spec.arity()].iter().map(|&x| d(x)).max().unwrap_or(0)
+                        boot + ins[..spec.arity()].iter().map(|&x| d(x)).max().unwrap_or(0)
                     }
                     // A select refreshed before its circuit bootstrap is one bootstrap deeper.
                     Node::Mux { s, a, b } if plan.cmux[i] => {
