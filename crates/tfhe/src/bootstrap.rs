@@ -913,9 +913,9 @@ mod tests {
                 ..crate::params::Params::default_128()
             };
             let (t, width) = (p.ks.levels as usize, p.n0 + 1);
-            let words = words(p.n1 * t * width, 11);
-            let rows = KsKey::pack(&words, width);
-            let tiled = KsKey::pack_tiled(&words, width);
+            let key_words = words(p.n1 * t * width, 11);
+            let rows = KsKey::pack(&key_words, width);
+            let tiled = KsKey::pack_tiled(&key_words, width);
             let level1: Vec<Tlwe<u32>> = (0..11)
                 .map(|i| Tlwe {
                     data: words(p.n1 + 1, 300 + i),
