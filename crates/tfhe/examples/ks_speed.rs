@@ -24,15 +24,15 @@ fn main() {
     let (mut ks, mut nand8) = (Vec::new(), Vec::new());
     for _ in 0..rounds {
         let t = cpu();
-        for _ in 0..4 {
+        for _ in 0..25 {
             for (i, x) in l1.iter().enumerate() {
                 let c = ek.key_switch(x).unwrap();
                 assert_eq!(sk.decrypt_bit(&c).unwrap(), i % 3 == 0);
             }
         }
-        ks.push((cpu() - t).as_secs_f64() * 1e3 / 64.0);
+        ks.push((cpu() - t).as_secs_f64() * 1e3 / 400.0);
         let t = cpu();
-        for _ in 0..2 {
+        for _ in 0..4 {
             let jobs: Vec<_> = ins
                 .iter()
                 .map(|(x, y)| (Bootstrap::Gate2(Gate2::Nand, x, y), false))
@@ -45,7 +45,7 @@ fn main() {
                 assert_eq!(sk.decrypt_bit(c).unwrap(), want);
             }
         }
-        nand8.push((cpu() - t).as_secs_f64() * 1e3 / 16.0);
+        nand8.push((cpu() - t).as_secs_f64() * 1e3 / 32.0);
     }
     let med = |mut v: Vec<f64>| {
         v.sort_by(f64::total_cmp);
