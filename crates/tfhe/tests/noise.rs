@@ -191,8 +191,10 @@ fn external_product_errors_accumulate_without_a_common_bias() {
 
 /// Multi-input cells (`vsp_tfhe::cells`): the decision variance of MAJ3, XOR3 and a weight-7 cell
 /// (x ⊕ MAJ3) whose inputs are fresh gate outputs, measured on the bootstrap's rounded input
-/// (modulus switch included), against `noise::cell_decision_var` with the inputs' variance; every
-/// cell's result decrypts to its truth table.
+/// (modulus switch included), against `noise::cell_decision_var` with the inputs' variance, and the
+/// same linear combinations as a circuit bootstrap decides them (its coarser modulus switch, at the
+/// circuit's and the RAM gadget's strides: a select whose gate the plan leaves to its circuit
+/// bootstrap, `vsp_circuit::leveled`); every cell's result decrypts to its truth table.
 ///
 /// The inputs come from one pool of 512 gate outputs, so every cell's measured variance carries the
 /// pool's own sampling error (±6 % for 512 samples, ±8–11 % in the ratio once the combinations'
@@ -224,14 +226,32 @@ fn cell_decision_variance_matches_the_model() {
         pred.gate_out,
         v_in / pred.gate_out
     );
-    let round = |c: &vsp_tfhe::Tlwe<u32>| {
+    // The modulus switch of a rotation of degree N at many-LUT stride s rounds every word to a
+    // multiple of 2^32·s/(2N): 2^21 for a gate bootstrap (N1 = 1024, s = 1); 2^22 and 2^23 for a
+    // circuit bootstrap's (N2 = 2048, the circuit's stride 4 and the RAM gadget's 8), which decides
+    // a select's linear combination when the plan leaves the select's gate to it.
+    let round_to = |c: &vsp_tfhe::Tlwe<u32>, bits: u32| {
         let words: Vec<u32> = c
             .words()
             .iter()
-            .map(|&x| x.wrapping_add(1 << 20) & !((1u32 << 21) - 1))
+            .map(|&x| x.wrapping_add(1 << (bits - 1)) & !((1u32 << bits) - 1))
             .collect();
         vsp_tfhe::Tlwe::from_words(words).unwrap()
     };
+    let switches = [
+        ("", 21, noise::mod_switch_var(&p, p.n1, 1)),
+        (
+            " at a circuit bootstrap",
+            22,
+            noise::mod_switch_var(&p, p.n2, p.cb_stride()),
+        ),
+        (
+            " at a RAM-gadget circuit bootstrap",
+            23,
+            noise::mod_switch_var(&p, p.n2, Params::stride_of(p.cb_ram)),
+        ),
+    ];
+    assert_eq!((p.cb_stride(), Params::stride_of(p.cb_ram)), (4, 8));
     let specs = [
         ("MAJ3", CellSpec::new(&[1, 1, 1], 2).unwrap()),
         ("XOR3", CellSpec::new(&[2, 2, 2], 0).unwrap()),
@@ -240,7 +260,7 @@ fn cell_decision_variance_matches_the_model() {
     let n = pool.len();
     for (name, spec) in specs {
         let k = spec.arity();
-        let mut errs = Vec::new();
+        let mut errs = vec![Vec::new(); switches.len()];
         // `PASSES` × 512 combinations. In each pass, input slot i of sample j takes pool element
         // (aᵢ·j + bᵢ) mod 512 with aᵢ odd: a permutation of the pool, so every slot sees each pool
         // element exactly once per pass (and two slots of one sample never meet: aᵢ − aₖ =
@@ -259,12 +279,14 @@ fn cell_decision_variance_matches_the_model() {
             let ins: Vec<&vsp_tfhe::Bit> = idx.iter().map(|&i| &pool[i].1).collect();
             let bits: Vec<bool> = idx.iter().map(|&i| pool[i].0).collect();
             let lin = ek.cell_input(&spec, &ins).unwrap();
-            let ph = sk.phase_lvl0(&round(&lin)).unwrap();
-            // The noiseless phase is mid-quarter (margin 1/8) or at ±1/4 (XOR-like).
-            let step = if spec.is_xor_like() { 0.5 } else { 0.25 };
-            let base = if spec.is_xor_like() { 0.25 } else { 0.125 };
-            let ideal = ((ph - base) / step).round() * step + base;
-            errs.push(ph - ideal);
+            for (e, &(_, bits, _)) in errs.iter_mut().zip(&switches) {
+                let ph = sk.phase_lvl0(&round_to(&lin, bits)).unwrap();
+                // The noiseless phase is mid-quarter (margin 1/8) or at ±1/4 (XOR-like).
+                let step = if spec.is_xor_like() { 0.5 } else { 0.25 };
+                let base = if spec.is_xor_like() { 0.25 } else { 0.125 };
+                let ideal = ((ph - base) / step).round() * step + base;
+                e.push(ph - ideal);
+            }
             if j < n && j % 16 == 0 {
                 let out = ek.cell(&spec, &ins).unwrap();
                 assert_eq!(sk.decrypt_bit(&out).unwrap(), spec.eval(&bits), "{name}");
@@ -277,8 +299,13 @@ fn cell_decision_variance_matches_the_model() {
                 );
             }
         }
-        let model = noise::cell_decision_var(&p, &spec, &vec![v_in; k]);
-        check(&format!("{name} decision"), var(&errs), model);
+        // The gate bootstrap's decision (model with its modulus switch), and a circuit bootstrap's
+        // of the same linear combination (the model's modulus switch replaced by the CB's).
+        let gate_ms = switches[0].2;
+        for (e, &(at, _, ms)) in errs.iter().zip(&switches) {
+            let model = noise::cell_decision_var(&p, &spec, &vec![v_in; k]) - gate_ms + ms;
+            check(&format!("{name} decision{at}"), var(e), model);
+        }
         println!(
             "{name}: log2 failure {:.1} with fresh gate outputs",
             noise::log2_cell_failure(&p, &spec, &vec![pred.gate_out; k])
