@@ -95,9 +95,18 @@ pub(crate) fn blind_rotate_many_tvs<T: Torus>(
         .collect();
     let mut tmp = Trlwe::zero(n);
     let mut s = ExtScratch::new(n, gadget);
+    // The next step's key is prefetched in shares, one per sample (whole cache lines): the
+    // first sample's step brings its share into L2 and the later ones theirs, so the key is
+    // prefetched once per step, not once per sample (the later samples' prefetches were of lines
+    // already there, a few thousand wasted load-port slots per step and sample).
+    let shares = cs.len().max(1);
     for (i, key) in bk.iter().enumerate() {
         let next = bk.get(i + 1).map_or(&[][..], |k| &k.data[..]);
-        for (acc, c) in accs.iter_mut().zip(cs) {
+        let share = next.len().div_ceil(shares).next_multiple_of(8);
+        for (k, (acc, c)) in accs.iter_mut().zip(cs).enumerate() {
+            let next = next
+                .get(k * share..next.len().min((k + 1) * share))
+                .unwrap_or(&[]);
             let Some(&a) = c.a().get(i) else { continue };
             let abar = ms(a);
             if abar == 0 || key.rotate_step_fused(plan, acc, abar, &mut s, next) {
