@@ -7,7 +7,7 @@
 //! so ACC's constant coefficient becomes ±v_0 by the sign of the phase. The evaluation key is immutable
 //! and `Send + Sync`; each call allocates its own small scratch, so one key serves any number of threads.
 
-use crate::fft::{plan, FftPlan};
+use crate::fft::{plan, FftPlan, MAC_GROUP};
 use crate::keygen::{bk_bodies, bk_from_bodies, tlwe_body, tlwe_from_seed, BkLevel};
 use crate::params::Params;
 use crate::rng::{fresh_seed, stream, Domain, Seed};
@@ -100,6 +100,36 @@ pub(crate) fn blind_rotate_many_tvs<T: Torus>(
     // prefetched once per step, not once per sample (the later samples' prefetches were of lines
     // already there, a few thousand wasted load-port slots per step and sample).
     let shares = cs.len().max(1);
+    if T::BITS == 64 && cs.len() > 1 {
+        // Level 2: the samples' steps in groups, the key read once per group by the MAC.
+        let mut scratch: Vec<ExtScratch> = (0..cs.len().min(MAC_GROUP))
+            .map(|_| ExtScratch::new(n, gadget))
+            .collect();
+        for (i, key) in bk.iter().enumerate() {
+            let next = bk.get(i + 1).map_or(&[][..], |k| &k.data[..]);
+            let share = next.len().div_ceil(shares).next_multiple_of(8);
+            let mut group: Vec<(&mut Trlwe<T>, usize, &[f64])> = Vec::with_capacity(MAC_GROUP);
+            for (k, (acc, c)) in accs.iter_mut().zip(cs).enumerate() {
+                let Some(&a) = c.a().get(i) else { continue };
+                let abar = ms(a);
+                if abar == 0 {
+                    continue;
+                }
+                let next = next
+                    .get(k * share..next.len().min((k + 1) * share))
+                    .unwrap_or(&[]);
+                group.push((acc, abar, next));
+                if group.len() == MAC_GROUP {
+                    key.rotate_steps_level2(plan, &mut group, &mut scratch);
+                    group.clear();
+                }
+            }
+            if !group.is_empty() {
+                key.rotate_steps_level2(plan, &mut group, &mut scratch);
+            }
+        }
+        return accs;
+    }
     for (i, key) in bk.iter().enumerate() {
         let next = bk.get(i + 1).map_or(&[][..], |k| &k.data[..]);
         let share = next.len().div_ceil(shares).next_multiple_of(8);
@@ -603,6 +633,172 @@ mod tests {
                 assert_eq!(got, &super::key_switch(&p, &ks, c), "batch of {b}");
             }
         }
+    }
+
+    /// On the 64-bit torus (level 2: grouped steps and a grouped MAC) the batched rotations equal
+    /// each sample's own rotation bit for bit too, for batches of 1 to 6 (one with a zero mask word),
+    /// at N = 2048 with the circuit bootstrap's gadget, on every kernel.
+    #[test]
+    fn batched_level2_rotation_matches_one_at_a_time() {
+        let (n, n0) = (2048, 5);
+        let gadget = Gadget {
+            levels: 2,
+            base_bits: 15,
+        };
+        let wide = |len: usize, seed: u32| -> Vec<u64> {
+            let (hi, lo) = (words(len, seed), words(len, seed ^ 0x3333));
+            hi.iter()
+                .zip(&lo)
+                .map(|(&h, &l)| ((h as u64) << 32) | l as u64)
+                .collect()
+        };
+        let samples: Vec<Tlwe<u32>> = (0..6)
+            .map(|i| {
+                let mut data = words(n0 + 1, 300 + i);
+                if i == 2 {
+                    data[1] = 0;
+                }
+                Tlwe { data }
+            })
+            .collect();
+        let tv: Vec<u64> = (0..n as u64).map(|j| (j % 4) << 60).collect();
+        for kernel in Kernel::available() {
+            let plan = FftPlan::with_kernel(n, kernel);
+            let bk: Vec<TrgswFft<u64>> = (0..n0 as u32)
+                .map(|k| {
+                    let rows: Vec<Trlwe<u64>> = (0..4)
+                        .map(|r| Trlwe {
+                            a: wide(n, 1000 * k + 10 * r + 1),
+                            b: wide(n, 1000 * k + 10 * r + 2),
+                        })
+                        .collect();
+                    TrgswFft::from_rows(&plan, gadget, &rows)
+                })
+                .collect();
+            let single: Vec<Trlwe<u64>> = samples
+                .iter()
+                .map(|c| super::blind_rotate(&plan, &bk, gadget, c, &tv, 4))
+                .collect();
+            for b in 1..=samples.len() {
+                let refs: Vec<&Tlwe<u32>> = samples[..b].iter().collect();
+                let many = super::blind_rotate_many(&plan, &bk, gadget, &refs, &tv, 4);
+                assert_eq!(many, single[..b], "{kernel:?}, batch of {b}");
+            }
+        }
+    }
+
+    /// Not a test: an in-process A/B of the batched level-2 rotation (8 samples, N = 2048, 400
+    /// random TRGSWs: 50 MB of key, streamed from DRAM as BK2 is) with the steps one sample at a
+    /// time (`rotate_step_fused`, the loop before grouping) against [`super::blind_rotate_many`]
+    /// (grouped steps, one MAC per group), alternated; prints the medians of thread CPU time.
+    /// `cargo test --release -p vsp-tfhe --lib level2_batch_speed -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn level2_batch_speed() {
+        use crate::trgsw::ExtScratch;
+        let cpu = || {
+            let s = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
+            s.split_whitespace()
+                .next()
+                .and_then(|x| x.parse::<u64>().ok())
+                .unwrap_or(0) as f64
+                * 1e-6
+        };
+        let (n, n0, batch) = (2048, 400, 8);
+        let gadget = Gadget {
+            levels: 2,
+            base_bits: 15,
+        };
+        let plan = FftPlan::with_kernel(n, Kernel::detect());
+        let wide = |seed: u32| -> Vec<u64> {
+            let (hi, lo) = (words(n, seed), words(n, seed ^ 0x3333));
+            hi.iter()
+                .zip(&lo)
+                .map(|(&h, &l)| ((h as u64) << 32) | l as u64)
+                .collect()
+        };
+        let bk: Vec<TrgswFft<u64>> = (0..n0 as u32)
+            .map(|k| {
+                let rows: Vec<Trlwe<u64>> = (0..4)
+                    .map(|r| Trlwe {
+                        a: wide(1000 * k + 10 * r + 1),
+                        b: wide(1000 * k + 10 * r + 2),
+                    })
+                    .collect();
+                TrgswFft::from_rows(&plan, gadget, &rows)
+            })
+            .collect();
+        let samples: Vec<Tlwe<u32>> = (0..batch)
+            .map(|i| Tlwe {
+                data: words(n0 + 1, 500 + i),
+            })
+            .collect();
+        let refs: Vec<&Tlwe<u32>> = samples.iter().collect();
+        let tv: Vec<u64> = (0..n as u64).map(|j| (j % 4) << 60).collect();
+        let ms = |x: u32| crate::torus::mod_switch(x, 12 - 2) << 2;
+        // `shares`: each sample prefetches its share of the next key (else the whole key, as
+        // before the shares).
+        let one_at_a_time = |shares: bool| {
+            let mut accs: Vec<Trlwe<u64>> = refs
+                .iter()
+                .map(|c| {
+                    let mut acc = Trlwe::zero(n);
+                    crate::trlwe::mul_monomial(&mut acc.b, &tv, (2 * n - ms(c.b())) % (2 * n));
+                    acc
+                })
+                .collect();
+            let mut s = ExtScratch::new(n, gadget);
+            for (i, key) in bk.iter().enumerate() {
+                let next = bk.get(i + 1).map_or(&[][..], |k| &k.data[..]);
+                let share = next.len().div_ceil(batch as usize).next_multiple_of(8);
+                for (k, (acc, c)) in accs.iter_mut().zip(&refs).enumerate() {
+                    let next = if shares {
+                        next.get(k * share..next.len().min((k + 1) * share))
+                            .unwrap_or(&[])
+                    } else {
+                        next
+                    };
+                    let abar = ms(c.a()[i]);
+                    if abar != 0 {
+                        assert!(key.rotate_step_fused(&plan, acc, abar, &mut s, next));
+                    }
+                }
+            }
+            accs
+        };
+        let rounds = 21;
+        let mut times = [vec![], vec![], vec![]];
+        for _ in 0..rounds {
+            let t = cpu();
+            let a = one_at_a_time(false);
+            times[0].push(cpu() - t);
+            let t = cpu();
+            let b = one_at_a_time(true);
+            times[1].push(cpu() - t);
+            let t = cpu();
+            let c = super::blind_rotate_many(&plan, &bk, gadget, &refs, &tv, 4);
+            times[2].push(cpu() - t);
+            assert!(a == b && b == c);
+        }
+        let per = |x: f64| x / batch as f64 / n0 as f64 * 1e3;
+        let [w, s, g] = times.map(|mut v| {
+            v.sort_by(f64::total_cmp);
+            (per(v[rounds / 2]), per(v[0]))
+        });
+        println!(
+            "level-2 step per sample (thread CPU µs, {rounds} alternated rounds, median / min): \
+             one at a time, whole next key prefetched {:.2} / {:.2}; with prefetch shares {:.2} / \
+             {:.2}; grouped (blind_rotate_many) {:.2} / {:.2}; shares/whole {:.3}, grouped/whole \
+             {:.3} (medians)",
+            w.0,
+            w.1,
+            s.0,
+            s.1,
+            g.0,
+            g.1,
+            s.0 / w.0,
+            g.0 / w.0,
+        );
     }
 
     /// The AVX2 and AVX-512 key-switching loops equal the portable one (where the CPU has them), on a

@@ -1693,3 +1693,65 @@ unsafe fn mul_acc_rows_parts<const PARTS: usize>(
         }
     }
 }
+
+/// [`mul_acc_rows`] (one part of rows at `stride`) for G accumulator pairs at once, all against
+/// the same key: `accs[g]` = (acc_a, acc_b) of rows `xs[g]`. Each key vector is loaded once and
+/// used for all G, so a batch of blind rotations reads a step's key (128 KiB at level 2) once per
+/// G samples instead of once per sample; every accumulator gets the same fused multiply-adds in the
+/// same order as [`mul_acc_rows`] gives it alone, so the results are the same bit for bit.
+///
+/// # Safety
+/// The CPU must support AVX-512F; every acc_a and acc_b has length n with n/2 a multiple of 4; every
+/// `xs[g]` holds `rows` rows at `stride` ≥ n (length ≥ (rows − 1)·stride + n); key.len() ≥ rows·2n.
+#[target_feature(enable = "avx512f")]
+pub(crate) unsafe fn mul_acc_rows_group<const G: usize>(
+    accs: [(*mut f64, *mut f64); G],
+    xs: [*const f64; G],
+    n: usize,
+    rows: usize,
+    stride: usize,
+    key: &[f64],
+) {
+    let m = n / 2;
+    debug_assert!(m.is_multiple_of(4) && stride >= n && key.len() >= rows * 2 * n);
+    let sign = _mm512_set_pd(1.0, 1.0, 1.0, 1.0, -1.0, -1.0, -1.0, -1.0);
+    // SAFETY: j + 4 ≤ m, so the reads of xs[g] end at (rows − 1)·stride + m + j + 4 ≤ its length;
+    // the key is read sequentially, 16 doubles per row per block of 4 points, rows·2n in all; acc
+    // writes at j and m + j, 4 doubles each, within n (the caller's contract).
+    unsafe {
+        let mut k = key.as_ptr();
+        let mut j = 0;
+        while j < m {
+            let mut a1 = [_mm512_setzero_pd(); G];
+            let mut a2 = [_mm512_setzero_pd(); G];
+            let mut b1 = [_mm512_setzero_pd(); G];
+            let mut b2 = [_mm512_setzero_pd(); G];
+            for r in 0..rows {
+                let ahead = k.wrapping_add(crate::fft::KEY_PREFETCH_DOUBLES);
+                _mm_prefetch::<_MM_HINT_T0>(ahead as *const i8);
+                _mm_prefetch::<_MM_HINT_T0>(ahead.wrapping_add(8) as *const i8);
+                let (ka, kb) = (_mm512_loadu_pd(k), _mm512_loadu_pd(k.add(8)));
+                k = k.add(16);
+                for g in 0..G {
+                    let xo = xs[g].add(r * stride + j);
+                    let xr = _mm512_broadcast_f64x4(_mm256_loadu_pd(xo));
+                    let xi = _mm512_broadcast_f64x4(_mm256_loadu_pd(xo.add(m)));
+                    a1[g] = _mm512_fmadd_pd(xr, ka, a1[g]);
+                    a2[g] = _mm512_fmadd_pd(xi, ka, a2[g]);
+                    b1[g] = _mm512_fmadd_pd(xr, kb, b1[g]);
+                    b2[g] = _mm512_fmadd_pd(xi, kb, b2[g]);
+                }
+            }
+            for g in 0..G {
+                let (pa, pb) = accs[g];
+                let a = _mm512_fmadd_pd(_mm512_shuffle_f64x2::<0x4E>(a2[g], a2[g]), sign, a1[g]);
+                let b = _mm512_fmadd_pd(_mm512_shuffle_f64x2::<0x4E>(b2[g], b2[g]), sign, b1[g]);
+                _mm256_storeu_pd(pa.add(j), _mm512_castpd512_pd256(a));
+                _mm256_storeu_pd(pa.add(m + j), _mm512_extractf64x4_pd::<1>(a));
+                _mm256_storeu_pd(pb.add(j), _mm512_castpd512_pd256(b));
+                _mm256_storeu_pd(pb.add(m + j), _mm512_extractf64x4_pd::<1>(b));
+            }
+            j += 4;
+        }
+    }
+}
