@@ -687,24 +687,24 @@ mod tests {
         }
     }
 
-    /// Not a test: an in-process A/B of the batched level-2 rotation (8 samples, N = 2048, 400
-    /// random TRGSWs: 50 MB of key, streamed from DRAM as BK2 is) with the steps one sample at a
-    /// time (`rotate_step_fused`, the loop before grouping) against [`super::blind_rotate_many`]
-    /// (grouped steps, one MAC per group), alternated; prints the medians of thread CPU time.
+    /// Not a test: an in-process comparison of ways to run a batch's level-2 rotation steps (8
+    /// samples, N = 2048, BK2's gadget): (0) one sample at a time, each prefetching the whole next
+    /// key (before this branch); (1) one at a time, each prefetching its share of it; (2) grouped
+    /// by 2 and (3) by 4 ([`TrgswFft::rotate_steps_level2`]: all forward transforms, one MAC per
+    /// group, then the inverse transforms; `blind_rotate_many` uses groups of `MAC_GROUP`). Each
+    /// way has its own copy of the key (150 random TRGSWs, 19 MB each, streamed from DRAM as BK2
+    /// is) and its own accumulators, and the ways take turns step by step (the order rotating), so
+    /// that a loaded machine's interference falls on all of them alike; prints per round each
+    /// way's wall time per sample and step (steps where a way was descheduled dropped for all),
+    /// and the medians over the rounds of the ratios to
+    /// way (0). All ways give the same accumulators (checked).
     /// `cargo test --release -p vsp-tfhe --lib level2_batch_speed -- --ignored --nocapture`.
     #[test]
     #[ignore]
     fn level2_batch_speed() {
         use crate::trgsw::ExtScratch;
-        let cpu = || {
-            let s = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
-            s.split_whitespace()
-                .next()
-                .and_then(|x| x.parse::<u64>().ok())
-                .unwrap_or(0) as f64
-                * 1e-6
-        };
-        let (n, n0, batch) = (2048, 400, 8);
+        const WAYS: usize = 4;
+        let (n, n0, batch) = (2048, 150, 8usize);
         let gadget = Gadget {
             levels: 2,
             base_bits: 15,
@@ -728,76 +728,98 @@ mod tests {
                 TrgswFft::from_rows(&plan, gadget, &rows)
             })
             .collect();
-        let samples: Vec<Tlwe<u32>> = (0..batch)
+        let bks: Vec<Vec<TrgswFft<u64>>> = (0..WAYS).map(|_| bk.clone()).collect();
+        let samples: Vec<Tlwe<u32>> = (0..batch as u32)
             .map(|i| Tlwe {
                 data: words(n0 + 1, 500 + i),
             })
             .collect();
-        let refs: Vec<&Tlwe<u32>> = samples.iter().collect();
         let tv: Vec<u64> = (0..n as u64).map(|j| (j % 4) << 60).collect();
         let ms = |x: u32| crate::torus::mod_switch(x, 12 - 2) << 2;
-        // `shares`: each sample prefetches its share of the next key (else the whole key, as
-        // before the shares).
-        let one_at_a_time = |shares: bool| {
-            let mut accs: Vec<Trlwe<u64>> = refs
-                .iter()
-                .map(|c| {
-                    let mut acc = Trlwe::zero(n);
-                    crate::trlwe::mul_monomial(&mut acc.b, &tv, (2 * n - ms(c.b())) % (2 * n));
-                    acc
-                })
-                .collect();
-            let mut s = ExtScratch::new(n, gadget);
-            for (i, key) in bk.iter().enumerate() {
-                let next = bk.get(i + 1).map_or(&[][..], |k| &k.data[..]);
-                let share = next.len().div_ceil(batch as usize).next_multiple_of(8);
-                for (k, (acc, c)) in accs.iter_mut().zip(&refs).enumerate() {
-                    let next = if shares {
-                        next.get(k * share..next.len().min((k + 1) * share))
-                            .unwrap_or(&[])
-                    } else {
-                        next
-                    };
-                    let abar = ms(c.a()[i]);
-                    if abar != 0 {
-                        assert!(key.rotate_step_fused(&plan, acc, abar, &mut s, next));
+        let start: Vec<Trlwe<u64>> = samples
+            .iter()
+            .map(|c| {
+                let mut acc = Trlwe::zero(n);
+                crate::trlwe::mul_monomial(&mut acc.b, &tv, (2 * n - ms(c.b())) % (2 * n));
+                acc
+            })
+            .collect();
+        let mut scratch: Vec<ExtScratch> = (0..4).map(|_| ExtScratch::new(n, gadget)).collect();
+        let mut ratios: [Vec<f64>; WAYS] = Default::default();
+        for round in 0..7 {
+            let mut accs: Vec<Vec<Trlwe<u64>>> = (0..WAYS).map(|_| start.clone()).collect();
+            let mut time = [0.0; WAYS];
+            let mut dropped = 0;
+            for i in 0..n0 {
+                let mut step = [0.0; WAYS];
+                for t in 0..WAYS {
+                    let way = (i + t) % WAYS;
+                    let (bk, accs) = (&bks[way], &mut accs[way]);
+                    let next = bk.get(i + 1).map_or(&[][..], |k| &k.data[..]);
+                    let share = next.len().div_ceil(batch).next_multiple_of(8);
+                    let t0 = std::time::Instant::now();
+                    let mut steps: Vec<(&mut Trlwe<u64>, usize, &[f64])> = accs
+                        .iter_mut()
+                        .zip(&samples)
+                        .enumerate()
+                        .map(|(k, (acc, c))| {
+                            let next = if way == 0 {
+                                next
+                            } else {
+                                next.get(k * share..next.len().min((k + 1) * share))
+                                    .unwrap_or(&[])
+                            };
+                            (acc, ms(c.a()[i]), next)
+                        })
+                        .filter(|s| s.1 != 0)
+                        .collect();
+                    let group = [1, 1, 2, 4][way];
+                    for chunk in steps.chunks_mut(group) {
+                        if group == 1 {
+                            let (acc, k, next) = &mut chunk[0];
+                            assert!(bk[i].rotate_step_fused(&plan, acc, *k, &mut scratch[0], next));
+                        } else {
+                            bk[i].rotate_steps_level2(&plan, chunk, &mut scratch);
+                        }
                     }
+                    step[way] = t0.elapsed().as_secs_f64() * 1e6;
+                }
+                // A step during which a way was descheduled (more than 1.5 times the fastest
+                // way's time) counts for none of them.
+                let fastest = step.iter().copied().fold(f64::INFINITY, f64::min);
+                if step.iter().all(|&t| t <= 1.5 * fastest) {
+                    for w in 0..WAYS {
+                        time[w] += step[w];
+                    }
+                } else {
+                    dropped += 1;
                 }
             }
-            accs
-        };
-        let rounds = 21;
-        let mut times = [vec![], vec![], vec![]];
-        for _ in 0..rounds {
-            let t = cpu();
-            let a = one_at_a_time(false);
-            times[0].push(cpu() - t);
-            let t = cpu();
-            let b = one_at_a_time(true);
-            times[1].push(cpu() - t);
-            let t = cpu();
-            let c = super::blind_rotate_many(&plan, &bk, gadget, &refs, &tv, 4);
-            times[2].push(cpu() - t);
-            assert!(a == b && b == c);
+            assert!(accs.iter().all(|a| *a == accs[0]), "the ways disagree");
+            let per: Vec<String> = time
+                .iter()
+                .map(|t| format!("{:.2}", t / (batch * (n0 - dropped)) as f64))
+                .collect();
+            println!(
+                "round {round}: wall µs per sample and step by way: {} ({dropped} of {n0} steps \
+                 dropped)",
+                per.join(" ")
+            );
+            for w in 0..WAYS {
+                ratios[w].push(time[w] / time[0]);
+            }
         }
-        let per = |x: f64| x / batch as f64 / n0 as f64 * 1e3;
-        let [w, s, g] = times.map(|mut v| {
-            v.sort_by(f64::total_cmp);
-            (per(v[rounds / 2]), per(v[0]))
-        });
+        let med: Vec<String> = ratios
+            .iter_mut()
+            .map(|v| {
+                v.sort_by(f64::total_cmp);
+                format!("{:.3}", v[v.len() / 2])
+            })
+            .collect();
         println!(
-            "level-2 step per sample (thread CPU µs, {rounds} alternated rounds, median / min): \
-             one at a time, whole next key prefetched {:.2} / {:.2}; with prefetch shares {:.2} / \
-             {:.2}; grouped (blind_rotate_many) {:.2} / {:.2}; shares/whole {:.3}, grouped/whole \
-             {:.3} (medians)",
-            w.0,
-            w.1,
-            s.0,
-            s.1,
-            g.0,
-            g.1,
-            s.0 / w.0,
-            g.0 / w.0,
+            "medians of the ratios to way 0 (whole prefetch, one at a time / shares / groups of 2 \
+             / groups of 4): {}",
+            med.join(" ")
         );
     }
 
