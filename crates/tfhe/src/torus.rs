@@ -541,7 +541,7 @@ mod tests {
         }
         // Whole groups of 8 integers (|v| ≥ 2^52: the AVX-512 kernel's fast path), with the
         // boundaries, then groups with one small value among large ones (the general path).
-        while x.len() % 8 != 0 {
+        while !x.len().is_multiple_of(8) {
             x.push(0.75);
         }
         x.extend([
