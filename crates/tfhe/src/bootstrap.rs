@@ -823,6 +823,97 @@ mod tests {
         );
     }
 
+    /// Not a test: the level-1 (gate) batched rotation's steps with each sample prefetching the
+    /// whole next key (way 0, before this branch) or its share of it (way 1, `blind_rotate_many`
+    /// now), as [`level2_batch_speed`] compares them (own key copies, turns step by step, wall
+    /// time with descheduled steps dropped), for batches of 4 and 16 at N = 1024, BK1's gadget.
+    /// `cargo test --release -p vsp-tfhe --lib level1_batch_speed -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn level1_batch_speed() {
+        use crate::trgsw::ExtScratch;
+        let (n, n0) = (1024, 300);
+        let gadget = Gadget {
+            levels: 2,
+            base_bits: 8,
+        };
+        let plan = FftPlan::with_kernel(n, Kernel::detect());
+        let bk: Vec<TrgswFft<u32>> = (0..n0 as u32)
+            .map(|k| {
+                let rows: Vec<Trlwe<u32>> = (0..4)
+                    .map(|r| Trlwe {
+                        a: words(n, 1000 * k + 10 * r + 1),
+                        b: words(n, 1000 * k + 10 * r + 2),
+                    })
+                    .collect();
+                TrgswFft::from_rows(&plan, gadget, &rows)
+            })
+            .collect();
+        let bks = [bk.clone(), bk];
+        let ms = |x: u32| crate::torus::mod_switch(x, 11);
+        for batch in [4usize, 16] {
+            let samples: Vec<Tlwe<u32>> = (0..batch as u32)
+                .map(|i| Tlwe {
+                    data: words(n0 + 1, 700 + i),
+                })
+                .collect();
+            let mut s = ExtScratch::new(n, gadget);
+            let mut ratios = vec![];
+            for _ in 0..7 {
+                let mut accs: Vec<Vec<Trlwe<u32>>> = (0..2)
+                    .map(|_| {
+                        samples
+                            .iter()
+                            .map(|c| {
+                                let mut acc = Trlwe::zero(n);
+                                acc.b.iter_mut().for_each(|x| *x = c.b() ^ (1 << 29));
+                                acc
+                            })
+                            .collect()
+                    })
+                    .collect();
+                let mut time = [0.0; 2];
+                for i in 0..n0 {
+                    let mut step = [0.0; 2];
+                    for t in 0..2 {
+                        let way = (i + t) % 2;
+                        let bk = &bks[way];
+                        let next = bk.get(i + 1).map_or(&[][..], |k| &k.data[..]);
+                        let share = next.len().div_ceil(batch).next_multiple_of(8);
+                        let t0 = std::time::Instant::now();
+                        for (k, (acc, c)) in accs[way].iter_mut().zip(&samples).enumerate() {
+                            let next = if way == 0 {
+                                next
+                            } else {
+                                next.get(k * share..next.len().min((k + 1) * share))
+                                    .unwrap_or(&[])
+                            };
+                            let abar = ms(c.a()[i]);
+                            if abar != 0 && !bk[i].rotate_step_fused(&plan, acc, abar, &mut s, next)
+                            {
+                                println!("no fused level-1 step on this CPU");
+                                return;
+                            }
+                        }
+                        step[way] = t0.elapsed().as_secs_f64() * 1e6;
+                    }
+                    if step[0] <= 1.5 * step[1] && step[1] <= 1.5 * step[0] {
+                        time[0] += step[0];
+                        time[1] += step[1];
+                    }
+                }
+                assert_eq!(accs[0], accs[1]);
+                ratios.push(time[1] / time[0]);
+            }
+            ratios.sort_by(f64::total_cmp);
+            println!(
+                "level 1, batch {batch}: step time with prefetch shares over whole-key prefetch, \
+                 median of 7 rounds {:.3} (range {:.3}–{:.3})",
+                ratios[3], ratios[0], ratios[6]
+            );
+        }
+    }
+
     /// The AVX2 and AVX-512 key-switching loops equal the portable one (where the CPU has them), on a
     /// packed key whose words are the rounded top 24 bits of the originals.
     #[test]
