@@ -100,8 +100,9 @@ pub(crate) fn blind_rotate_many_tvs<T: Torus>(
     // prefetched once per step, not once per sample (the later samples' prefetches were of lines
     // already there, a few thousand wasted load-port slots per step and sample).
     let shares = cs.len().max(1);
-    if T::BITS == 64 && cs.len() > 1 {
-        // Level 2: the samples' steps in groups, the key read once per group by the MAC.
+    if cs.len() > 1 {
+        // The samples' steps in groups: all forward transforms, one MAC reading the step's key
+        // once per group, the inverse transforms.
         let mut scratch: Vec<ExtScratch> = (0..cs.len().min(MAC_GROUP))
             .map(|_| ExtScratch::new(n, gadget))
             .collect();
@@ -120,12 +121,12 @@ pub(crate) fn blind_rotate_many_tvs<T: Torus>(
                     .unwrap_or(&[]);
                 group.push((acc, abar, next));
                 if group.len() == MAC_GROUP {
-                    key.rotate_steps_level2(plan, &mut group, &mut scratch);
+                    step_group(plan, key, &mut group, &mut scratch, &mut tmp);
                     group.clear();
                 }
             }
             if !group.is_empty() {
-                key.rotate_steps_level2(plan, &mut group, &mut scratch);
+                step_group(plan, key, &mut group, &mut scratch, &mut tmp);
             }
         }
         return accs;
@@ -148,6 +149,29 @@ pub(crate) fn blind_rotate_many_tvs<T: Torus>(
         }
     }
     accs
+}
+
+/// One step of [`blind_rotate_many_tvs`] for a group of samples (acc, k, next-key share): grouped
+/// ([`TrgswFft::rotate_steps_grouped`]) where the plan has the fused kernels, otherwise one at a
+/// time as the single rotation steps them. The same result either way, bit for bit.
+fn step_group<T: Torus>(
+    plan: &FftPlan,
+    key: &TrgswFft<T>,
+    group: &mut [(&mut Trlwe<T>, usize, &[f64])],
+    scratch: &mut [ExtScratch],
+    tmp: &mut Trlwe<T>,
+) {
+    if key.rotate_steps_grouped(plan, group, scratch) {
+        return;
+    }
+    for (acc, k, next) in group.iter_mut() {
+        if key.rotate_step_fused(plan, acc, *k, &mut scratch[0], next) {
+            continue;
+        }
+        mul_monomial_minus_one(&mut tmp.a, &acc.a, *k);
+        mul_monomial_minus_one(&mut tmp.b, &acc.b, *k);
+        key.external_product_add_into(plan, tmp, acc, &mut scratch[0]);
+    }
 }
 
 /// The identity key-switching key level 1 → 0 in memory: entries TLWE_s0(s1_i·g_j), each n0 + 1 words,
@@ -824,8 +848,8 @@ mod tests {
     }
 
     /// Not a test: the level-1 (gate) batched rotation's steps with each sample prefetching the
-    /// whole next key (way 0, before this branch) or its share of it (way 1, `blind_rotate_many`
-    /// now), as [`level2_batch_speed`] compares them (own key copies, turns step by step, wall
+    /// whole next key (way 0, before this branch) or its share of it (way 1), or grouped by 4
+    /// (way 2, [`TrgswFft::rotate_steps_grouped`], what `blind_rotate_many` does now), as [`level2_batch_speed`] compares them (own key copies, turns step by step, wall
     /// time with descheduled steps dropped), for batches of 4 and 16 at N = 1024, BK1's gadget.
     /// `cargo test --release -p vsp-tfhe --lib level1_batch_speed -- --ignored --nocapture`.
     #[test]
@@ -849,7 +873,7 @@ mod tests {
                 TrgswFft::from_rows(&plan, gadget, &rows)
             })
             .collect();
-        let bks = [bk.clone(), bk];
+        let bks = [bk.clone(), bk.clone(), bk];
         let ms = |x: u32| crate::torus::mod_switch(x, 11);
         for batch in [4usize, 16] {
             let samples: Vec<Tlwe<u32>> = (0..batch as u32)
@@ -858,9 +882,10 @@ mod tests {
                 })
                 .collect();
             let mut s = ExtScratch::new(n, gadget);
-            let mut ratios = vec![];
+            let mut scratch: Vec<ExtScratch> = (0..4).map(|_| ExtScratch::new(n, gadget)).collect();
+            let mut ratios = [vec![], vec![]];
             for _ in 0..7 {
-                let mut accs: Vec<Vec<Trlwe<u32>>> = (0..2)
+                let mut accs: Vec<Vec<Trlwe<u32>>> = (0..3)
                     .map(|_| {
                         samples
                             .iter()
@@ -872,44 +897,69 @@ mod tests {
                             .collect()
                     })
                     .collect();
-                let mut time = [0.0; 2];
+                let mut time = [0.0; 3];
                 for i in 0..n0 {
-                    let mut step = [0.0; 2];
-                    for t in 0..2 {
-                        let way = (i + t) % 2;
+                    let mut step = [0.0; 3];
+                    for t in 0..3 {
+                        let way = (i + t) % 3;
                         let bk = &bks[way];
                         let next = bk.get(i + 1).map_or(&[][..], |k| &k.data[..]);
                         let share = next.len().div_ceil(batch).next_multiple_of(8);
                         let t0 = std::time::Instant::now();
-                        for (k, (acc, c)) in accs[way].iter_mut().zip(&samples).enumerate() {
-                            let next = if way == 0 {
-                                next
-                            } else {
-                                next.get(k * share..next.len().min((k + 1) * share))
-                                    .unwrap_or(&[])
-                            };
-                            let abar = ms(c.a()[i]);
-                            if abar != 0 && !bk[i].rotate_step_fused(&plan, acc, abar, &mut s, next)
-                            {
-                                println!("no fused level-1 step on this CPU");
-                                return;
+                        let mut steps: Vec<(&mut Trlwe<u32>, usize, &[f64])> = accs[way]
+                            .iter_mut()
+                            .zip(&samples)
+                            .enumerate()
+                            .map(|(k, (acc, c))| {
+                                let next = if way == 0 {
+                                    next
+                                } else {
+                                    next.get(k * share..next.len().min((k + 1) * share))
+                                        .unwrap_or(&[])
+                                };
+                                (acc, ms(c.a()[i]), next)
+                            })
+                            .filter(|s| s.1 != 0)
+                            .collect();
+                        if way == 2 {
+                            for chunk in steps.chunks_mut(4) {
+                                if !bk[i].rotate_steps_grouped(&plan, chunk, &mut scratch) {
+                                    println!("no fused level-1 step on this CPU");
+                                    return;
+                                }
+                            }
+                        } else {
+                            for (acc, k, next) in steps.iter_mut() {
+                                if !bk[i].rotate_step_fused(&plan, acc, *k, &mut s, next) {
+                                    println!("no fused level-1 step on this CPU");
+                                    return;
+                                }
                             }
                         }
                         step[way] = t0.elapsed().as_secs_f64() * 1e6;
                     }
-                    if step[0] <= 1.5 * step[1] && step[1] <= 1.5 * step[0] {
-                        time[0] += step[0];
-                        time[1] += step[1];
+                    let fastest = step.iter().copied().fold(f64::INFINITY, f64::min);
+                    if step.iter().all(|&t| t <= 1.5 * fastest) {
+                        for w in 0..3 {
+                            time[w] += step[w];
+                        }
                     }
                 }
-                assert_eq!(accs[0], accs[1]);
-                ratios.push(time[1] / time[0]);
+                assert!(
+                    accs[0] == accs[1] && accs[1] == accs[2],
+                    "the ways disagree"
+                );
+                ratios[0].push(time[1] / time[0]);
+                ratios[1].push(time[2] / time[0]);
             }
-            ratios.sort_by(f64::total_cmp);
+            for r in &mut ratios {
+                r.sort_by(f64::total_cmp);
+            }
             println!(
-                "level 1, batch {batch}: step time with prefetch shares over whole-key prefetch, \
-                 median of 7 rounds {:.3} (range {:.3}–{:.3})",
-                ratios[3], ratios[0], ratios[6]
+                "level 1, batch {batch}: step time over whole-key prefetch one at a time, medians \
+                 of 7 rounds: prefetch shares {:.3} (range {:.3}–{:.3}), grouped by 4 {:.3} \
+                 (range {:.3}–{:.3})",
+                ratios[0][3], ratios[0][0], ratios[0][6], ratios[1][3], ratios[1][0], ratios[1][6]
             );
         }
     }

@@ -349,6 +349,57 @@ impl<T: Torus> TrgswFft<T> {
         }
     }
 
+    /// [`TrgswFft::rotate_steps_level2`] on either torus: on the 32-bit one (level 1, the gate
+    /// batches) with the fused rotation, decomposition and first forward pass of
+    /// [`FftPlan::rot_dec_forward`] for every step, then one grouped MAC, then the inverse
+    /// transforms, each accumulator stepped as [`TrgswFft::rotate_step_fused`] steps it, bit for
+    /// bit. Returns false, leaving every accumulator alone, where the plan has no fused forward
+    /// kernel for this degree and gadget (the caller then steps them one at a time).
+    ///
+    /// # Panics
+    /// If `scratch` is shorter than `steps`.
+    pub(crate) fn rotate_steps_grouped(
+        &self,
+        plan: &FftPlan,
+        steps: &mut [(&mut Trlwe<T>, usize, &[f64])],
+        scratch: &mut [ExtScratch],
+    ) -> bool {
+        if T::BITS == 64 {
+            self.rotate_steps_level2(plan, steps, scratch);
+            return true;
+        }
+        assert!(scratch.len() >= steps.len(), "one scratch per step");
+        let l = self.gadget.levels as usize;
+        let mut aheads: Vec<Ahead> = Vec::with_capacity(steps.len());
+        for ((acc, k, next), s) in steps.iter().zip(scratch.iter_mut()) {
+            let (Some(a), Some(b)) = (T::as_u32_slice(&acc.a), T::as_u32_slice(&acc.b)) else {
+                return false;
+            };
+            let mut ahead = Ahead::new(next, (2 * l + 2) * plan.ahead_steps());
+            let stride = s.stride;
+            let (dec_a, dec_b) = s.dec.split_at_mut(l * stride);
+            // Only the scratch is written before the MAC, so a plan without the fused kernel
+            // (the same answer for every step) leaves the accumulators alone.
+            if !plan.rot_dec_forward(self.gadget, a, *k, Some(a), dec_a, stride, &mut ahead)
+                || !plan.rot_dec_forward(self.gadget, b, *k, Some(b), dec_b, stride, &mut ahead)
+            {
+                return false;
+            }
+            aheads.push(ahead);
+        }
+        let stride = scratch[0].stride;
+        let mut outs: Vec<(&mut [f64], &mut [f64], &[f64])> = scratch[..steps.len()]
+            .iter_mut()
+            .map(|s| (&mut s.acc_a[..], &mut s.acc_b[..], &s.dec[..]))
+            .collect();
+        plan.mul_acc_rows_strided_group(&mut outs, stride, &self.data);
+        for (((acc, _, _), s), ahead) in steps.iter_mut().zip(scratch.iter_mut()).zip(&mut aheads) {
+            backward_add_words(plan, &mut acc.a, &mut s.acc_a, ahead);
+            backward_add_words(plan, &mut acc.b, &mut s.acc_b, ahead);
+        }
+        true
+    }
+
     /// Blind-rotation steps of several 64-bit-torus accumulators on this key (a batch's samples
     /// whose step is not skipped): `steps[i]` = (acc, k, next) is stepped as
     /// [`TrgswFft::rotate_step_fused`]`(plan, acc, k, scratch, next)` steps it, bit for bit, but all
