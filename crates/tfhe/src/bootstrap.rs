@@ -54,8 +54,14 @@ pub(crate) fn blind_rotate<T: Torus>(
 
 /// [`blind_rotate`] of several samples with one test vector, step by step together: each
 /// bootstrapping-key TRGSW is read from memory once for all of them (from cache for all but the first)
-/// instead of once per sample. Every accumulator goes through exactly the operations [`blind_rotate`]
-/// applies to it, so the results are the same bit for bit.
+/// instead of once per sample. Within a step the samples go in groups of up to
+/// [`MAC_GROUP`] ([`TrgswFft::rotate_steps_grouped`]: their forward transforms, one MAC that
+/// reads the key once for the group, their inverse transforms), and each sample prefetches its
+/// share of the next step's key. Every accumulator goes through exactly the operations
+/// [`blind_rotate`] applies to it, so the results are the same bit for bit. Measured on AMD EPYC
+/// Zen 4 (ignored tests `level2_batch_speed`, `level1_batch_speed`: the ways interleaved step by
+/// step): a level-2 step (circuit bootstrapping) 5–7 % and a level-1 step (gate batches) 3–4 %
+/// cheaper than one sample at a time, each prefetching the whole next key.
 pub(crate) fn blind_rotate_many<T: Torus>(
     plan: &FftPlan,
     bk: &[TrgswFft<T>],
