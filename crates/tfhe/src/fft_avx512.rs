@@ -753,6 +753,15 @@ fn digit_f64_u64((v, pm): (__m512i, __m512i), shift: __m128i, mask: __m512i) -> 
     _mm512_sub_pd(_mm512_castsi512_pd(d), _mm512_set1_pd(ROUND_MAGIC))
 }
 
+/// [`digit_f64_u64`] for the top level (shift = 64 − base bits): v >> shift has only base-bits
+/// bits, so the mask is the identity and is left out (`_mask` unused); the same values.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn digit_f64_u64_top((v, pm): (__m512i, __m512i), shift: __m128i, _mask: __m512i) -> __m512d {
+    let d = _mm512_add_epi64(_mm512_srl_epi64(v, shift), pm);
+    _mm512_sub_pd(_mm512_castsi512_pd(d), _mm512_set1_pd(ROUND_MAGIC))
+}
+
 /// [`rot_dec_forward`] on the 64-bit torus (the level-2 blind rotation's step): the rotation
 /// t = X^k·src − src, its zero-mean gadget digits and the forward transforms of the `levels` digit
 /// polynomials into `out[i·stride .. i·stride + N]`, the digits never going through memory: the
@@ -820,38 +829,48 @@ pub(crate) unsafe fn rot_dec_forward_u64(
             for i in 0..l {
                 let shift = _mm_cvtsi64_si128((64 - (i as u32 + 1) * g.base_bits) as i64);
                 let (rp, ip) = (op.add(i * stride), op.add(i * stride + m));
-                // The twist, then the radix-4 pass of half-size h, as `radix4_dif::<true>` does it.
-                let (ar, ai) = cmul(
-                    digit_f64_u64(pa, shift, maskv),
-                    digit_f64_u64(qa, shift, maskv),
-                    ld(tr, ia),
-                    ld(ti, ia),
-                );
-                let (br, bi) = cmul(
-                    digit_f64_u64(pb, shift, maskv),
-                    digit_f64_u64(qb, shift, maskv),
-                    ld(tr, ib),
-                    ld(ti, ib),
-                );
-                let (cr, ci) = cmul(
-                    digit_f64_u64(pc, shift, maskv),
-                    digit_f64_u64(qc, shift, maskv),
-                    ld(tr, ic),
-                    ld(ti, ic),
-                );
-                let (dr, di) = cmul(
-                    digit_f64_u64(pd, shift, maskv),
-                    digit_f64_u64(qd, shift, maskv),
-                    ld(tr, id),
-                    ld(ti, id),
-                );
-                let y = dif4(
-                    [(ar, ai), (br, bi), (cr, ci), (dr, di)],
-                    ldc(wr, wi, h + j),
-                    ldc(wr, wi, q + j),
-                );
-                for (v, x) in y.into_iter().zip([ia, ib, ic, id]) {
-                    stc(rp, ip, x, v);
+                // The twist, then the radix-4 pass of half-size h, as `radix4_dif::<true>` does
+                // it; the top level's digits without the mask (`digit_f64_u64_top`).
+                macro_rules! level {
+                    ($digit:ident) => {{
+                        let (ar, ai) = cmul(
+                            $digit(pa, shift, maskv),
+                            $digit(qa, shift, maskv),
+                            ld(tr, ia),
+                            ld(ti, ia),
+                        );
+                        let (br, bi) = cmul(
+                            $digit(pb, shift, maskv),
+                            $digit(qb, shift, maskv),
+                            ld(tr, ib),
+                            ld(ti, ib),
+                        );
+                        let (cr, ci) = cmul(
+                            $digit(pc, shift, maskv),
+                            $digit(qc, shift, maskv),
+                            ld(tr, ic),
+                            ld(ti, ic),
+                        );
+                        let (dr, di) = cmul(
+                            $digit(pd, shift, maskv),
+                            $digit(qd, shift, maskv),
+                            ld(tr, id),
+                            ld(ti, id),
+                        );
+                        let y = dif4(
+                            [(ar, ai), (br, bi), (cr, ci), (dr, di)],
+                            ldc(wr, wi, h + j),
+                            ldc(wr, wi, q + j),
+                        );
+                        for (v, x) in y.into_iter().zip([ia, ib, ic, id]) {
+                            stc(rp, ip, x, v);
+                        }
+                    }};
+                }
+                if i == 0 {
+                    level!(digit_f64_u64_top)
+                } else {
+                    level!(digit_f64_u64)
                 }
                 ahead.step();
             }
