@@ -717,8 +717,9 @@ mod tests {
         }
     }
 
-    /// Not a test: an in-process comparison of ways to run a batch's level-2 rotation steps (8
-    /// samples, N = 2048, BK2's gadget): (0) one sample at a time, each prefetching the whole next
+    /// The ways to run a batch's level-2 rotation steps agree bit for bit, and (with
+    /// `VSP_TFHE_STEP_BENCH=1`: 150 steps, 7 rounds, instead of a 10-step check) an in-process
+    /// comparison of their speed (8 samples, N = 2048, BK2's gadget): (0) one sample at a time, each prefetching the whole next
     /// key (before this branch); (1) one at a time, each prefetching its share of it; (2) grouped
     /// by 2 and (3) by 4 ([`TrgswFft::rotate_steps_level2`]: all forward transforms, one MAC per
     /// group, then the inverse transforms; `blind_rotate_many` uses groups of `MAC_GROUP`). Each
@@ -728,13 +729,15 @@ mod tests {
     /// way's wall time per sample and step (steps where a way was descheduled dropped for all),
     /// and the medians over the rounds of the ratios to
     /// way (0). All ways give the same accumulators (checked).
-    /// `cargo test --release -p vsp-tfhe --lib level2_batch_speed -- --ignored --nocapture`.
+    /// `VSP_TFHE_STEP_BENCH=1 cargo test --release -p vsp-tfhe --lib level2_batch_speed --
+    /// --nocapture`.
     #[test]
-    #[ignore]
     fn level2_batch_speed() {
         use crate::trgsw::ExtScratch;
         const WAYS: usize = 4;
-        let (n, n0, batch) = (2048, 150, 8usize);
+        let full = std::env::var_os("VSP_TFHE_STEP_BENCH").is_some();
+        let (n, n0, batch) = (2048, if full { 150 } else { 10 }, 8usize);
+        let rounds = if full { 7 } else { 1 };
         let gadget = Gadget {
             levels: 2,
             base_bits: 15,
@@ -776,7 +779,7 @@ mod tests {
             .collect();
         let mut scratch: Vec<ExtScratch> = (0..4).map(|_| ExtScratch::new(n, gadget)).collect();
         let mut ratios: [Vec<f64>; WAYS] = Default::default();
-        for round in 0..7 {
+        for round in 0..rounds {
             let mut accs: Vec<Vec<Trlwe<u64>>> = (0..WAYS).map(|_| start.clone()).collect();
             let mut time = [0.0; WAYS];
             let mut dropped = 0;
@@ -830,11 +833,13 @@ mod tests {
                 .iter()
                 .map(|t| format!("{:.2}", t / (batch * (n0 - dropped)) as f64))
                 .collect();
-            println!(
-                "round {round}: wall µs per sample and step by way: {} ({dropped} of {n0} steps \
-                 dropped)",
-                per.join(" ")
-            );
+            if full {
+                println!(
+                    "round {round}: wall µs per sample and step by way: {} ({dropped} of {n0} \
+                     steps dropped)",
+                    per.join(" ")
+                );
+            }
             for w in 0..WAYS {
                 ratios[w].push(time[w] / time[0]);
             }
@@ -846,23 +851,29 @@ mod tests {
                 format!("{:.3}", v[v.len() / 2])
             })
             .collect();
-        println!(
-            "medians of the ratios to way 0 (whole prefetch, one at a time / shares / groups of 2 \
-             / groups of 4): {}",
-            med.join(" ")
-        );
+        if full {
+            println!(
+                "medians of the ratios to way 0 (whole prefetch, one at a time / shares / groups \
+                 of 2 / groups of 4): {}",
+                med.join(" ")
+            );
+        }
     }
 
-    /// Not a test: the level-1 (gate) batched rotation's steps with each sample prefetching the
-    /// whole next key (way 0, before this branch) or its share of it (way 1), or grouped by 4
+    /// The level-1 (gate) batched rotation's ways agree bit for bit (on every CPU: without the
+    /// fused kernels each way steps as the unfused rotation does), and (with
+    /// `VSP_TFHE_STEP_BENCH=1`: 300 steps, 7 rounds, instead of a 10-step check) their speed: each
+    /// sample prefetching the whole next key (way 0, before this branch) or its share of it (way 1), or grouped by 4
     /// (way 2, [`TrgswFft::rotate_steps_grouped`], what `blind_rotate_many` does now), as [`level2_batch_speed`] compares them (own key copies, turns step by step, wall
     /// time with descheduled steps dropped), for batches of 4 and 16 at N = 1024, BK1's gadget.
-    /// `cargo test --release -p vsp-tfhe --lib level1_batch_speed -- --ignored --nocapture`.
+    /// `VSP_TFHE_STEP_BENCH=1 cargo test --release -p vsp-tfhe --lib level1_batch_speed --
+    /// --nocapture`.
     #[test]
-    #[ignore]
     fn level1_batch_speed() {
         use crate::trgsw::ExtScratch;
-        let (n, n0) = (1024, 300);
+        let full = std::env::var_os("VSP_TFHE_STEP_BENCH").is_some();
+        let (n, n0) = (1024, if full { 300 } else { 10 });
+        let rounds = if full { 7 } else { 1 };
         let gadget = Gadget {
             levels: 2,
             base_bits: 8,
@@ -888,9 +899,10 @@ mod tests {
                 })
                 .collect();
             let mut s = ExtScratch::new(n, gadget);
+            let mut tmp = Trlwe::zero(n);
             let mut scratch: Vec<ExtScratch> = (0..4).map(|_| ExtScratch::new(n, gadget)).collect();
             let mut ratios = [vec![], vec![]];
-            for _ in 0..7 {
+            for _ in 0..rounds {
                 let mut accs: Vec<Vec<Trlwe<u32>>> = (0..3)
                     .map(|_| {
                         samples
@@ -929,16 +941,14 @@ mod tests {
                             .collect();
                         if way == 2 {
                             for chunk in steps.chunks_mut(4) {
-                                if !bk[i].rotate_steps_grouped(&plan, chunk, &mut scratch) {
-                                    println!("no fused level-1 step on this CPU");
-                                    return;
-                                }
+                                super::step_group(&plan, &bk[i], chunk, &mut scratch, &mut tmp);
                             }
                         } else {
                             for (acc, k, next) in steps.iter_mut() {
                                 if !bk[i].rotate_step_fused(&plan, acc, *k, &mut s, next) {
-                                    println!("no fused level-1 step on this CPU");
-                                    return;
+                                    crate::trlwe::mul_monomial_minus_one(&mut tmp.a, &acc.a, *k);
+                                    crate::trlwe::mul_monomial_minus_one(&mut tmp.b, &acc.b, *k);
+                                    bk[i].external_product_add_into(&plan, &tmp, acc, &mut s);
                                 }
                             }
                         }
@@ -961,12 +971,20 @@ mod tests {
             for r in &mut ratios {
                 r.sort_by(f64::total_cmp);
             }
-            println!(
-                "level 1, batch {batch}: step time over whole-key prefetch one at a time, medians \
-                 of 7 rounds: prefetch shares {:.3} (range {:.3}–{:.3}), grouped by 4 {:.3} \
-                 (range {:.3}–{:.3})",
-                ratios[0][3], ratios[0][0], ratios[0][6], ratios[1][3], ratios[1][0], ratios[1][6]
-            );
+            let (mid, last) = (rounds / 2, rounds - 1);
+            if full {
+                println!(
+                    "level 1, batch {batch}: step time over whole-key prefetch one at a time, \
+                     medians of {rounds} rounds: prefetch shares {:.3} (range {:.3}–{:.3}), \
+                     grouped by 4 {:.3} (range {:.3}–{:.3})",
+                    ratios[0][mid],
+                    ratios[0][0],
+                    ratios[0][last],
+                    ratios[1][mid],
+                    ratios[1][0],
+                    ratios[1][last]
+                );
+            }
         }
     }
 
