@@ -7,7 +7,7 @@
 //! so ACC's constant coefficient becomes ±v_0 by the sign of the phase. The evaluation key is immutable
 //! and `Send + Sync`; each call allocates its own small scratch, so one key serves any number of threads.
 
-use crate::fft::{plan, FftPlan};
+use crate::fft::{plan, FftPlan, MAC_GROUP};
 use crate::keygen::{bk_bodies, bk_from_bodies, tlwe_body, tlwe_from_seed, BkLevel};
 use crate::params::Params;
 use crate::rng::{fresh_seed, stream, Domain, Seed};
@@ -54,8 +54,14 @@ pub(crate) fn blind_rotate<T: Torus>(
 
 /// [`blind_rotate`] of several samples with one test vector, step by step together: each
 /// bootstrapping-key TRGSW is read from memory once for all of them (from cache for all but the first)
-/// instead of once per sample. Every accumulator goes through exactly the operations [`blind_rotate`]
-/// applies to it, so the results are the same bit for bit.
+/// instead of once per sample. Within a step the samples go in groups of up to
+/// [`MAC_GROUP`] ([`TrgswFft::rotate_steps_grouped`]: their forward transforms, one MAC that
+/// reads the key once for the group, their inverse transforms), and each sample prefetches its
+/// share of the next step's key. Every accumulator goes through exactly the operations
+/// [`blind_rotate`] applies to it, so the results are the same bit for bit. Measured on AMD EPYC
+/// Zen 4 (ignored tests `level2_batch_speed`, `level1_batch_speed`: the ways interleaved step by
+/// step): a level-2 step (circuit bootstrapping) 5–7 % and a level-1 step (gate batches) 3–4 %
+/// cheaper than one sample at a time, each prefetching the whole next key.
 pub(crate) fn blind_rotate_many<T: Torus>(
     plan: &FftPlan,
     bk: &[TrgswFft<T>],
@@ -95,9 +101,49 @@ pub(crate) fn blind_rotate_many_tvs<T: Torus>(
         .collect();
     let mut tmp = Trlwe::zero(n);
     let mut s = ExtScratch::new(n, gadget);
+    // The next step's key is prefetched in shares, one per sample (whole cache lines): the
+    // first sample's step brings its share into L2 and the later ones theirs, so the key is
+    // prefetched once per step, not once per sample (the later samples' prefetches were of lines
+    // already there, a few thousand wasted load-port slots per step and sample).
+    let shares = cs.len().max(1);
+    if cs.len() > 1 {
+        // The samples' steps in groups: all forward transforms, one MAC reading the step's key
+        // once per group, the inverse transforms.
+        let mut scratch: Vec<ExtScratch> = (0..cs.len().min(MAC_GROUP))
+            .map(|_| ExtScratch::new(n, gadget))
+            .collect();
+        for (i, key) in bk.iter().enumerate() {
+            let next = bk.get(i + 1).map_or(&[][..], |k| &k.data[..]);
+            let share = next.len().div_ceil(shares).next_multiple_of(8);
+            let mut group: Vec<(&mut Trlwe<T>, usize, &[f64])> = Vec::with_capacity(MAC_GROUP);
+            for (k, (acc, c)) in accs.iter_mut().zip(cs).enumerate() {
+                let Some(&a) = c.a().get(i) else { continue };
+                let abar = ms(a);
+                if abar == 0 {
+                    continue;
+                }
+                let next = next
+                    .get(k * share..next.len().min((k + 1) * share))
+                    .unwrap_or(&[]);
+                group.push((acc, abar, next));
+                if group.len() == MAC_GROUP {
+                    step_group(plan, key, &mut group, &mut scratch, &mut tmp);
+                    group.clear();
+                }
+            }
+            if !group.is_empty() {
+                step_group(plan, key, &mut group, &mut scratch, &mut tmp);
+            }
+        }
+        return accs;
+    }
     for (i, key) in bk.iter().enumerate() {
         let next = bk.get(i + 1).map_or(&[][..], |k| &k.data[..]);
-        for (acc, c) in accs.iter_mut().zip(cs) {
+        let share = next.len().div_ceil(shares).next_multiple_of(8);
+        for (k, (acc, c)) in accs.iter_mut().zip(cs).enumerate() {
+            let next = next
+                .get(k * share..next.len().min((k + 1) * share))
+                .unwrap_or(&[]);
             let Some(&a) = c.a().get(i) else { continue };
             let abar = ms(a);
             if abar == 0 || key.rotate_step_fused(plan, acc, abar, &mut s, next) {
@@ -109,6 +155,29 @@ pub(crate) fn blind_rotate_many_tvs<T: Torus>(
         }
     }
     accs
+}
+
+/// One step of [`blind_rotate_many_tvs`] for a group of samples (acc, k, next-key share): grouped
+/// ([`TrgswFft::rotate_steps_grouped`]) where the plan has the fused kernels, otherwise one at a
+/// time as the single rotation steps them. The same result either way, bit for bit.
+fn step_group<T: Torus>(
+    plan: &FftPlan,
+    key: &TrgswFft<T>,
+    group: &mut [(&mut Trlwe<T>, usize, &[f64])],
+    scratch: &mut [ExtScratch],
+    tmp: &mut Trlwe<T>,
+) {
+    if key.rotate_steps_grouped(plan, group, scratch) {
+        return;
+    }
+    for (acc, k, next) in group.iter_mut() {
+        if key.rotate_step_fused(plan, acc, *k, &mut scratch[0], next) {
+            continue;
+        }
+        mul_monomial_minus_one(&mut tmp.a, &acc.a, *k);
+        mul_monomial_minus_one(&mut tmp.b, &acc.b, *k);
+        key.external_product_add_into(plan, tmp, acc, &mut scratch[0]);
+    }
 }
 
 /// The identity key-switching key level 1 → 0 in memory: entries TLWE_s0(s1_i·g_j), each n0 + 1 words,
@@ -951,6 +1020,329 @@ mod tests {
                 );
             }
             assert_eq!(super::key_switch(&p, &tiled, &level1[3]), want[3]);
+        }
+    }
+
+    /// On the 64-bit torus (level 2: grouped steps and a grouped MAC) the batched rotations equal
+    /// each sample's own rotation bit for bit too, for batches of 1 to 6 (one with a zero mask word),
+    /// at N = 2048 with the circuit bootstrap's gadget, on every kernel.
+    #[test]
+    fn batched_level2_rotation_matches_one_at_a_time() {
+        let (n, n0) = (2048, 5);
+        let gadget = Gadget {
+            levels: 2,
+            base_bits: 15,
+        };
+        let wide = |len: usize, seed: u32| -> Vec<u64> {
+            let (hi, lo) = (words(len, seed), words(len, seed ^ 0x3333));
+            hi.iter()
+                .zip(&lo)
+                .map(|(&h, &l)| ((h as u64) << 32) | l as u64)
+                .collect()
+        };
+        let samples: Vec<Tlwe<u32>> = (0..6)
+            .map(|i| {
+                let mut data = words(n0 + 1, 300 + i);
+                if i == 2 {
+                    data[1] = 0;
+                }
+                Tlwe { data }
+            })
+            .collect();
+        let tv: Vec<u64> = (0..n as u64).map(|j| (j % 4) << 60).collect();
+        for kernel in Kernel::available() {
+            let plan = FftPlan::with_kernel(n, kernel);
+            let bk: Vec<TrgswFft<u64>> = (0..n0 as u32)
+                .map(|k| {
+                    let rows: Vec<Trlwe<u64>> = (0..4)
+                        .map(|r| Trlwe {
+                            a: wide(n, 1000 * k + 10 * r + 1),
+                            b: wide(n, 1000 * k + 10 * r + 2),
+                        })
+                        .collect();
+                    TrgswFft::from_rows(&plan, gadget, &rows)
+                })
+                .collect();
+            let single: Vec<Trlwe<u64>> = samples
+                .iter()
+                .map(|c| super::blind_rotate(&plan, &bk, gadget, c, &tv, 4))
+                .collect();
+            for b in 1..=samples.len() {
+                let refs: Vec<&Tlwe<u32>> = samples[..b].iter().collect();
+                let many = super::blind_rotate_many(&plan, &bk, gadget, &refs, &tv, 4);
+                assert_eq!(many, single[..b], "{kernel:?}, batch of {b}");
+            }
+        }
+    }
+
+    /// The ways to run a batch's level-2 rotation steps agree bit for bit, and (with
+    /// `VSP_TFHE_STEP_BENCH=1`: 150 steps, 7 rounds, instead of a 10-step check) an in-process
+    /// comparison of their speed (8 samples, N = 2048, BK2's gadget): (0) one sample at a time, each prefetching the whole next
+    /// key (before this branch); (1) one at a time, each prefetching its share of it; (2) grouped
+    /// by 2 and (3) by 4 ([`TrgswFft::rotate_steps_level2`]: all forward transforms, one MAC per
+    /// group, then the inverse transforms; `blind_rotate_many` uses groups of `MAC_GROUP`). Each
+    /// way has its own copy of the key (150 random TRGSWs, 19 MB each, streamed from DRAM as BK2
+    /// is) and its own accumulators, and the ways take turns step by step (the order rotating), so
+    /// that a loaded machine's interference falls on all of them alike; prints per round each
+    /// way's wall time per sample and step (steps where a way was descheduled dropped for all),
+    /// and the medians over the rounds of the ratios to
+    /// way (0). All ways give the same accumulators (checked).
+    /// `VSP_TFHE_STEP_BENCH=1 cargo test --release -p vsp-tfhe --lib level2_batch_speed --
+    /// --nocapture`.
+    #[test]
+    fn level2_batch_speed() {
+        use crate::trgsw::ExtScratch;
+        const WAYS: usize = 4;
+        let full = std::env::var_os("VSP_TFHE_STEP_BENCH").is_some();
+        let (n, n0, batch) = (2048, if full { 150 } else { 10 }, 8usize);
+        let rounds = if full { 7 } else { 1 };
+        let gadget = Gadget {
+            levels: 2,
+            base_bits: 15,
+        };
+        let plan = FftPlan::with_kernel(n, Kernel::detect());
+        let wide = |seed: u32| -> Vec<u64> {
+            let (hi, lo) = (words(n, seed), words(n, seed ^ 0x3333));
+            hi.iter()
+                .zip(&lo)
+                .map(|(&h, &l)| ((h as u64) << 32) | l as u64)
+                .collect()
+        };
+        let bk: Vec<TrgswFft<u64>> = (0..n0 as u32)
+            .map(|k| {
+                let rows: Vec<Trlwe<u64>> = (0..4)
+                    .map(|r| Trlwe {
+                        a: wide(1000 * k + 10 * r + 1),
+                        b: wide(1000 * k + 10 * r + 2),
+                    })
+                    .collect();
+                TrgswFft::from_rows(&plan, gadget, &rows)
+            })
+            .collect();
+        let bks: Vec<Vec<TrgswFft<u64>>> = (0..WAYS).map(|_| bk.clone()).collect();
+        let samples: Vec<Tlwe<u32>> = (0..batch as u32)
+            .map(|i| Tlwe {
+                data: words(n0 + 1, 500 + i),
+            })
+            .collect();
+        let tv: Vec<u64> = (0..n as u64).map(|j| (j % 4) << 60).collect();
+        let ms = |x: u32| crate::torus::mod_switch(x, 12 - 2) << 2;
+        let start: Vec<Trlwe<u64>> = samples
+            .iter()
+            .map(|c| {
+                let mut acc = Trlwe::zero(n);
+                crate::trlwe::mul_monomial(&mut acc.b, &tv, (2 * n - ms(c.b())) % (2 * n));
+                acc
+            })
+            .collect();
+        let mut scratch: Vec<ExtScratch> = (0..4).map(|_| ExtScratch::new(n, gadget)).collect();
+        let mut ratios: [Vec<f64>; WAYS] = Default::default();
+        for round in 0..rounds {
+            let mut accs: Vec<Vec<Trlwe<u64>>> = (0..WAYS).map(|_| start.clone()).collect();
+            let mut time = [0.0; WAYS];
+            let mut dropped = 0;
+            for i in 0..n0 {
+                let mut step = [0.0; WAYS];
+                for t in 0..WAYS {
+                    let way = (i + t) % WAYS;
+                    let (bk, accs) = (&bks[way], &mut accs[way]);
+                    let next = bk.get(i + 1).map_or(&[][..], |k| &k.data[..]);
+                    let share = next.len().div_ceil(batch).next_multiple_of(8);
+                    let t0 = std::time::Instant::now();
+                    let mut steps: Vec<(&mut Trlwe<u64>, usize, &[f64])> = accs
+                        .iter_mut()
+                        .zip(&samples)
+                        .enumerate()
+                        .map(|(k, (acc, c))| {
+                            let next = if way == 0 {
+                                next
+                            } else {
+                                next.get(k * share..next.len().min((k + 1) * share))
+                                    .unwrap_or(&[])
+                            };
+                            (acc, ms(c.a()[i]), next)
+                        })
+                        .filter(|s| s.1 != 0)
+                        .collect();
+                    let group = [1, 1, 2, 4][way];
+                    for chunk in steps.chunks_mut(group) {
+                        if group == 1 {
+                            let (acc, k, next) = &mut chunk[0];
+                            assert!(bk[i].rotate_step_fused(&plan, acc, *k, &mut scratch[0], next));
+                        } else {
+                            bk[i].rotate_steps_level2(&plan, chunk, &mut scratch);
+                        }
+                    }
+                    step[way] = t0.elapsed().as_secs_f64() * 1e6;
+                }
+                // A step during which a way was descheduled (more than 1.5 times the fastest
+                // way's time) counts for none of them.
+                let fastest = step.iter().copied().fold(f64::INFINITY, f64::min);
+                if step.iter().all(|&t| t <= 1.5 * fastest) {
+                    for w in 0..WAYS {
+                        time[w] += step[w];
+                    }
+                } else {
+                    dropped += 1;
+                }
+            }
+            assert!(accs.iter().all(|a| *a == accs[0]), "the ways disagree");
+            let per: Vec<String> = time
+                .iter()
+                .map(|t| format!("{:.2}", t / (batch * (n0 - dropped)) as f64))
+                .collect();
+            if full {
+                println!(
+                    "round {round}: wall µs per sample and step by way: {} ({dropped} of {n0} \
+                     steps dropped)",
+                    per.join(" ")
+                );
+            }
+            for w in 0..WAYS {
+                ratios[w].push(time[w] / time[0]);
+            }
+        }
+        let med: Vec<String> = ratios
+            .iter_mut()
+            .map(|v| {
+                v.sort_by(f64::total_cmp);
+                format!("{:.3}", v[v.len() / 2])
+            })
+            .collect();
+        if full {
+            println!(
+                "medians of the ratios to way 0 (whole prefetch, one at a time / shares / groups \
+                 of 2 / groups of 4): {}",
+                med.join(" ")
+            );
+        }
+    }
+
+    /// The level-1 (gate) batched rotation's ways agree bit for bit (on every CPU: without the
+    /// fused kernels each way steps as the unfused rotation does), and (with
+    /// `VSP_TFHE_STEP_BENCH=1`: 300 steps, 7 rounds, instead of a 10-step check) their speed: each
+    /// sample prefetching the whole next key (way 0, before this branch) or its share of it (way 1), or grouped by 4
+    /// (way 2, [`TrgswFft::rotate_steps_grouped`], what `blind_rotate_many` does now), as [`level2_batch_speed`] compares them (own key copies, turns step by step, wall
+    /// time with descheduled steps dropped), for batches of 4 and 16 at N = 1024, BK1's gadget.
+    /// `VSP_TFHE_STEP_BENCH=1 cargo test --release -p vsp-tfhe --lib level1_batch_speed --
+    /// --nocapture`.
+    #[test]
+    fn level1_batch_speed() {
+        use crate::trgsw::ExtScratch;
+        let full = std::env::var_os("VSP_TFHE_STEP_BENCH").is_some();
+        let (n, n0) = (1024, if full { 300 } else { 10 });
+        let rounds = if full { 7 } else { 1 };
+        let gadget = Gadget {
+            levels: 2,
+            base_bits: 8,
+        };
+        let plan = FftPlan::with_kernel(n, Kernel::detect());
+        let bk: Vec<TrgswFft<u32>> = (0..n0 as u32)
+            .map(|k| {
+                let rows: Vec<Trlwe<u32>> = (0..4)
+                    .map(|r| Trlwe {
+                        a: words(n, 1000 * k + 10 * r + 1),
+                        b: words(n, 1000 * k + 10 * r + 2),
+                    })
+                    .collect();
+                TrgswFft::from_rows(&plan, gadget, &rows)
+            })
+            .collect();
+        let bks = [bk.clone(), bk.clone(), bk];
+        let ms = |x: u32| crate::torus::mod_switch(x, 11);
+        for batch in [4usize, 16] {
+            let samples: Vec<Tlwe<u32>> = (0..batch as u32)
+                .map(|i| Tlwe {
+                    data: words(n0 + 1, 700 + i),
+                })
+                .collect();
+            let mut s = ExtScratch::new(n, gadget);
+            let mut tmp = Trlwe::zero(n);
+            let mut scratch: Vec<ExtScratch> = (0..4).map(|_| ExtScratch::new(n, gadget)).collect();
+            let mut ratios = [vec![], vec![]];
+            for _ in 0..rounds {
+                let mut accs: Vec<Vec<Trlwe<u32>>> = (0..3)
+                    .map(|_| {
+                        samples
+                            .iter()
+                            .map(|c| {
+                                let mut acc = Trlwe::zero(n);
+                                acc.b.iter_mut().for_each(|x| *x = c.b() ^ (1 << 29));
+                                acc
+                            })
+                            .collect()
+                    })
+                    .collect();
+                let mut time = [0.0; 3];
+                for i in 0..n0 {
+                    let mut step = [0.0; 3];
+                    for t in 0..3 {
+                        let way = (i + t) % 3;
+                        let bk = &bks[way];
+                        let next = bk.get(i + 1).map_or(&[][..], |k| &k.data[..]);
+                        let share = next.len().div_ceil(batch).next_multiple_of(8);
+                        let t0 = std::time::Instant::now();
+                        let mut steps: Vec<(&mut Trlwe<u32>, usize, &[f64])> = accs[way]
+                            .iter_mut()
+                            .zip(&samples)
+                            .enumerate()
+                            .map(|(k, (acc, c))| {
+                                let next = if way == 0 {
+                                    next
+                                } else {
+                                    next.get(k * share..next.len().min((k + 1) * share))
+                                        .unwrap_or(&[])
+                                };
+                                (acc, ms(c.a()[i]), next)
+                            })
+                            .filter(|s| s.1 != 0)
+                            .collect();
+                        if way == 2 {
+                            for chunk in steps.chunks_mut(4) {
+                                super::step_group(&plan, &bk[i], chunk, &mut scratch, &mut tmp);
+                            }
+                        } else {
+                            for (acc, k, next) in steps.iter_mut() {
+                                if !bk[i].rotate_step_fused(&plan, acc, *k, &mut s, next) {
+                                    crate::trlwe::mul_monomial_minus_one(&mut tmp.a, &acc.a, *k);
+                                    crate::trlwe::mul_monomial_minus_one(&mut tmp.b, &acc.b, *k);
+                                    bk[i].external_product_add_into(&plan, &tmp, acc, &mut s);
+                                }
+                            }
+                        }
+                        step[way] = t0.elapsed().as_secs_f64() * 1e6;
+                    }
+                    let fastest = step.iter().copied().fold(f64::INFINITY, f64::min);
+                    if step.iter().all(|&t| t <= 1.5 * fastest) {
+                        for w in 0..3 {
+                            time[w] += step[w];
+                        }
+                    }
+                }
+                assert!(
+                    accs[0] == accs[1] && accs[1] == accs[2],
+                    "the ways disagree"
+                );
+                ratios[0].push(time[1] / time[0]);
+                ratios[1].push(time[2] / time[0]);
+            }
+            for r in &mut ratios {
+                r.sort_by(f64::total_cmp);
+            }
+            let (mid, last) = (rounds / 2, rounds - 1);
+            if full {
+                println!(
+                    "level 1, batch {batch}: step time over whole-key prefetch one at a time, \
+                     medians of {rounds} rounds: prefetch shares {:.3} (range {:.3}–{:.3}), \
+                     grouped by 4 {:.3} (range {:.3}–{:.3})",
+                    ratios[0][mid],
+                    ratios[0][0],
+                    ratios[0][last],
+                    ratios[1][mid],
+                    ratios[1][0],
+                    ratios[1][last]
+                );
+            }
         }
     }
 

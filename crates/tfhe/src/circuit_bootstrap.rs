@@ -443,8 +443,22 @@ impl CircuitKey {
         g: Gadget,
     ) -> Result<Vec<TrgswFft<u32>>, Error> {
         let lvl2 = self.level2_samples_many(cs, g)?;
-        let minus = self.private_key_switch(&lvl2, PrivFunction::MinusKey)?;
-        let ident = self.private_key_switch(&lvl2, PrivFunction::Identity)?;
+        // Both private key switches from one decomposition of the samples (what
+        // `private_key_switch` computes per function).
+        self.check_lvl2(&lvl2)?;
+        let digits = self.pks_digits(&lvl2);
+        let [minus, ident] = [PrivFunction::MinusKey, PrivFunction::Identity].map(|f| {
+            let key = &self.privks[f as usize];
+            let mut words = vec![0u32; key.width() * lvl2.len()];
+            key.apply(
+                &digits,
+                lvl2.len(),
+                0..key.blocks(),
+                &mut words,
+                Kernel::detect(),
+            );
+            self.pks_outputs(&words, lvl2.len())
+        });
         Ok(self.assemble(cs.len(), g, &minus, &ident))
     }
 

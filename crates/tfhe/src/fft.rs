@@ -229,6 +229,10 @@ pub struct FftPlan {
 /// them together thrashes ([`FftPlan::mul_acc_rows_strided`]).
 pub(crate) const ROW_PAD: usize = 16;
 
+/// Most accumulator pairs [`FftPlan::mul_acc_rows_strided_group`] runs against one read of the key
+/// (4 × 4 accumulators and the two key vectors stay in registers).
+pub(crate) const MAC_GROUP: usize = 4;
+
 /// Times the AVX2 and the AVX-512 MAC on the gate bootstrap's shape (N = 1024, 4 rows at the
 /// scratch's padded stride, the key in cache): the best of 8 alternating rounds of 4 calls each (~1 µs
 /// a call), so that a preemption cannot decide. AVX2 only if at least 5% faster (see
@@ -755,6 +759,94 @@ impl FftPlan {
         self.mul_acc_rows_impl(acc_a, acc_b, [x, &[]], stride, key, (0, m));
     }
 
+    /// [`FftPlan::mul_acc_rows_strided`] for several accumulator pairs against one key: each
+    /// `outs[i]` = (acc_a, acc_b, x) gets exactly what `mul_acc_rows_strided(acc_a, acc_b, x,
+    /// stride, key)` gives it (bit for bit). With the AVX-512 MAC the key is read once per group of
+    /// up to [`MAC_GROUP`] pairs (`fft_avx512::mul_acc_rows_group`) instead of once per pair: a
+    /// batch of level-2 blind rotations, whose step key (128 KiB) comes from L2 for every sample
+    /// after the first, reads it a quarter as often.
+    ///
+    /// # Panics
+    /// As [`FftPlan::mul_acc_rows_strided`] for any pair, or if the pairs' degrees or row counts
+    /// differ.
+    pub(crate) fn mul_acc_rows_strided_group(
+        &self,
+        outs: &mut [(&mut [f64], &mut [f64], &[f64])],
+        stride: usize,
+        key: &[f64],
+    ) {
+        let Some(first) = outs.first() else { return };
+        let (n, xlen) = (first.0.len(), first.2.len());
+        assert!(
+            n > 0 && stride >= n && xlen.is_multiple_of(stride),
+            "rows of {n} values at stride {stride}"
+        );
+        let rows = xlen / stride;
+        assert!(
+            outs.iter()
+                .all(|(a, b, x)| a.len() == n && b.len() == n && x.len() == xlen)
+                && key.len() >= rows * 2 * n,
+            "MAC group: every pair must have degree {n} and {rows} rows"
+        );
+        match self.mac_kernel() {
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512 if n == self.n => {
+                for group in outs.chunks_mut(MAC_GROUP) {
+                    let accs: Vec<(*mut f64, *mut f64)> = group
+                        .iter_mut()
+                        .map(|(a, b, _)| (a.as_mut_ptr(), b.as_mut_ptr()))
+                        .collect();
+                    let xs: Vec<*const f64> = group.iter().map(|(_, _, x)| x.as_ptr()).collect();
+                    // SAFETY: Kernel::Avx512 is only selected after
+                    // is_x86_feature_detected!("avx512f") and only for N ≥ 32, so n/2 is a multiple
+                    // of 4; every pair has length n and `rows` rows at stride ≥ n, and the key
+                    // rows·2n doubles (asserted above); the pairs are distinct `&mut` slices.
+                    unsafe {
+                        match group.len() {
+                            4 => crate::fft_avx512::mul_acc_rows_group::<4>(
+                                [accs[0], accs[1], accs[2], accs[3]],
+                                [xs[0], xs[1], xs[2], xs[3]],
+                                n,
+                                rows,
+                                stride,
+                                key,
+                            ),
+                            3 => crate::fft_avx512::mul_acc_rows_group::<3>(
+                                [accs[0], accs[1], accs[2]],
+                                [xs[0], xs[1], xs[2]],
+                                n,
+                                rows,
+                                stride,
+                                key,
+                            ),
+                            2 => crate::fft_avx512::mul_acc_rows_group::<2>(
+                                [accs[0], accs[1]],
+                                [xs[0], xs[1]],
+                                n,
+                                rows,
+                                stride,
+                                key,
+                            ),
+                            _ => crate::fft_avx512::mul_acc_rows_group::<1>(
+                                [accs[0]],
+                                [xs[0]],
+                                n,
+                                rows,
+                                stride,
+                                key,
+                            ),
+                        }
+                    }
+                }
+            }
+            _ => {
+                for (a, b, x) in outs.iter_mut() {
+                    self.mul_acc_rows_strided(a, b, x, stride, key);
+                }
+            }
+        }
+    }
+
     /// [`FftPlan::mul_acc_rows`] with the transformed rows in two slices (`xs[0]`'s rows, then
     /// `xs[1]`'s: each a whole number of n-value rows, e.g. the mask's and the body's digits made by
     /// two threads), for the points j in `points` = [j0, j1) only (written at j and n/2 + j; the rest
@@ -1075,6 +1167,62 @@ mod tests {
                 p1.backward_in_place(&mut acc1);
                 for (u, v) in acc0.iter().zip(&acc1) {
                     assert!((u - v).abs() <= 1e-3 * (1.0 + u.abs()), "backward {u} {v}");
+                }
+            }
+        }
+    }
+
+    /// The grouped MAC ([`FftPlan::mul_acc_rows_strided_group`], the AVX-512 kernel
+    /// `mul_acc_rows_group` for groups of 1 to 4) gives every pair what the plan's own
+    /// `mul_acc_rows_strided` gives it, bit for bit, and that agrees with the portable kernel, for
+    /// 1 to 7 pairs (full groups and remainders), on every kernel, with NaN in the rows' padding.
+    #[test]
+    fn mul_acc_rows_group_matches_single_and_portable() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(23);
+        for kernel in Kernel::available() {
+            for (n, rows) in [(32usize, 2usize), (1024, 4), (2048, 4), (2048, 6)] {
+                let p0 = FftPlan::with_kernel(n, Kernel::Portable);
+                let p1 = FftPlan::with_kernel(n, kernel);
+                let stride = n + ROW_PAD;
+                let key: Vec<f64> = (0..rows * 2 * n)
+                    .map(|_| rng.gen_range(-1e9..1e9))
+                    .collect();
+                let xs: Vec<Vec<f64>> = (0..7)
+                    .map(|_| {
+                        let mut x = vec![f64::NAN; rows * stride];
+                        for r in 0..rows {
+                            for v in &mut x[r * stride..r * stride + n] {
+                                *v = rng.gen_range(-1e3..1e3);
+                            }
+                        }
+                        x
+                    })
+                    .collect();
+                let single = |p: &FftPlan, x: &[f64]| {
+                    let (mut a, mut b) = (vec![5.0; n], vec![5.0; n]);
+                    p.mul_acc_rows_strided(&mut a, &mut b, x, stride, &key);
+                    (a, b)
+                };
+                for count in 1..=xs.len() {
+                    let mut outs: Vec<(Vec<f64>, Vec<f64>)> =
+                        (0..count).map(|_| (vec![-1.0; n], vec![-1.0; n])).collect();
+                    let mut views: Vec<(&mut [f64], &mut [f64], &[f64])> = outs
+                        .iter_mut()
+                        .zip(&xs)
+                        .map(|((a, b), x)| (&mut a[..], &mut b[..], &x[..]))
+                        .collect();
+                    p1.mul_acc_rows_strided_group(&mut views, stride, &key);
+                    for ((a, b), x) in outs.iter().zip(&xs) {
+                        let (sa, sb) = single(&p1, x);
+                        assert_eq!((a, b), (&sa, &sb), "n={n} {kernel:?} group of {count}");
+                        let (pa, pb) = single(&p0, x);
+                        for (u, w) in a.iter().chain(b).zip(pa.iter().chain(&pb)) {
+                            assert!(
+                                (u - w).abs() <= 1e-6 * (1.0 + w.abs()),
+                                "n={n} {kernel:?} against portable: {u} {w}"
+                            );
+                        }
+                    }
                 }
             }
         }

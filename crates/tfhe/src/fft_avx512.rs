@@ -753,6 +753,15 @@ fn digit_f64_u64((v, pm): (__m512i, __m512i), shift: __m128i, mask: __m512i) -> 
     _mm512_sub_pd(_mm512_castsi512_pd(d), _mm512_set1_pd(ROUND_MAGIC))
 }
 
+/// [`digit_f64_u64`] for the top level (shift = 64 − base bits): v >> shift has only base-bits
+/// bits, so the mask is the identity and is left out (`_mask` unused); the same values.
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn digit_f64_u64_top((v, pm): (__m512i, __m512i), shift: __m128i, _mask: __m512i) -> __m512d {
+    let d = _mm512_add_epi64(_mm512_srl_epi64(v, shift), pm);
+    _mm512_sub_pd(_mm512_castsi512_pd(d), _mm512_set1_pd(ROUND_MAGIC))
+}
+
 /// [`rot_dec_forward`] on the 64-bit torus (the level-2 blind rotation's step): the rotation
 /// t = X^k·src − src, its zero-mean gadget digits and the forward transforms of the `levels` digit
 /// polynomials into `out[i·stride .. i·stride + N]`, the digits never going through memory: the
@@ -820,38 +829,48 @@ pub(crate) unsafe fn rot_dec_forward_u64(
             for i in 0..l {
                 let shift = _mm_cvtsi64_si128((64 - (i as u32 + 1) * g.base_bits) as i64);
                 let (rp, ip) = (op.add(i * stride), op.add(i * stride + m));
-                // The twist, then the radix-4 pass of half-size h, as `radix4_dif::<true>` does it.
-                let (ar, ai) = cmul(
-                    digit_f64_u64(pa, shift, maskv),
-                    digit_f64_u64(qa, shift, maskv),
-                    ld(tr, ia),
-                    ld(ti, ia),
-                );
-                let (br, bi) = cmul(
-                    digit_f64_u64(pb, shift, maskv),
-                    digit_f64_u64(qb, shift, maskv),
-                    ld(tr, ib),
-                    ld(ti, ib),
-                );
-                let (cr, ci) = cmul(
-                    digit_f64_u64(pc, shift, maskv),
-                    digit_f64_u64(qc, shift, maskv),
-                    ld(tr, ic),
-                    ld(ti, ic),
-                );
-                let (dr, di) = cmul(
-                    digit_f64_u64(pd, shift, maskv),
-                    digit_f64_u64(qd, shift, maskv),
-                    ld(tr, id),
-                    ld(ti, id),
-                );
-                let y = dif4(
-                    [(ar, ai), (br, bi), (cr, ci), (dr, di)],
-                    ldc(wr, wi, h + j),
-                    ldc(wr, wi, q + j),
-                );
-                for (v, x) in y.into_iter().zip([ia, ib, ic, id]) {
-                    stc(rp, ip, x, v);
+                // The twist, then the radix-4 pass of half-size h, as `radix4_dif::<true>` does
+                // it; the top level's digits without the mask (`digit_f64_u64_top`).
+                macro_rules! level {
+                    ($digit:ident) => {{
+                        let (ar, ai) = cmul(
+                            $digit(pa, shift, maskv),
+                            $digit(qa, shift, maskv),
+                            ld(tr, ia),
+                            ld(ti, ia),
+                        );
+                        let (br, bi) = cmul(
+                            $digit(pb, shift, maskv),
+                            $digit(qb, shift, maskv),
+                            ld(tr, ib),
+                            ld(ti, ib),
+                        );
+                        let (cr, ci) = cmul(
+                            $digit(pc, shift, maskv),
+                            $digit(qc, shift, maskv),
+                            ld(tr, ic),
+                            ld(ti, ic),
+                        );
+                        let (dr, di) = cmul(
+                            $digit(pd, shift, maskv),
+                            $digit(qd, shift, maskv),
+                            ld(tr, id),
+                            ld(ti, id),
+                        );
+                        let y = dif4(
+                            [(ar, ai), (br, bi), (cr, ci), (dr, di)],
+                            ldc(wr, wi, h + j),
+                            ldc(wr, wi, q + j),
+                        );
+                        for (v, x) in y.into_iter().zip([ia, ib, ic, id]) {
+                            stc(rp, ip, x, v);
+                        }
+                    }};
+                }
+                if i == 0 {
+                    level!(digit_f64_u64_top)
+                } else {
+                    level!(digit_f64_u64)
                 }
                 ahead.step();
             }
@@ -1689,6 +1708,68 @@ unsafe fn mul_acc_rows_parts<const PARTS: usize>(
             _mm256_storeu_pd(pa.add(m + j), _mm512_extractf64x4_pd::<1>(a));
             _mm256_storeu_pd(pb.add(j), _mm512_castpd512_pd256(b));
             _mm256_storeu_pd(pb.add(m + j), _mm512_extractf64x4_pd::<1>(b));
+            j += 4;
+        }
+    }
+}
+
+/// [`mul_acc_rows`] (one part of rows at `stride`) for G accumulator pairs at once, all against
+/// the same key: `accs[g]` = (acc_a, acc_b) of rows `xs[g]`. Each key vector is loaded once and
+/// used for all G, so a batch of blind rotations reads a step's key (128 KiB at level 2) once per
+/// G samples instead of once per sample; every accumulator gets the same fused multiply-adds in the
+/// same order as [`mul_acc_rows`] gives it alone, so the results are the same bit for bit.
+///
+/// # Safety
+/// The CPU must support AVX-512F; every acc_a and acc_b has length n with n/2 a multiple of 4; every
+/// `xs[g]` holds `rows` rows at `stride` ≥ n (length ≥ (rows − 1)·stride + n); key.len() ≥ rows·2n.
+#[target_feature(enable = "avx512f")]
+pub(crate) unsafe fn mul_acc_rows_group<const G: usize>(
+    accs: [(*mut f64, *mut f64); G],
+    xs: [*const f64; G],
+    n: usize,
+    rows: usize,
+    stride: usize,
+    key: &[f64],
+) {
+    let m = n / 2;
+    debug_assert!(m.is_multiple_of(4) && stride >= n && key.len() >= rows * 2 * n);
+    let sign = _mm512_set_pd(1.0, 1.0, 1.0, 1.0, -1.0, -1.0, -1.0, -1.0);
+    // SAFETY: j + 4 ≤ m, so the reads of xs[g] end at (rows − 1)·stride + m + j + 4 ≤ its length;
+    // the key is read sequentially, 16 doubles per row per block of 4 points, rows·2n in all; acc
+    // writes at j and m + j, 4 doubles each, within n (the caller's contract).
+    unsafe {
+        let mut k = key.as_ptr();
+        let mut j = 0;
+        while j < m {
+            let mut a1 = [_mm512_setzero_pd(); G];
+            let mut a2 = [_mm512_setzero_pd(); G];
+            let mut b1 = [_mm512_setzero_pd(); G];
+            let mut b2 = [_mm512_setzero_pd(); G];
+            for r in 0..rows {
+                let ahead = k.wrapping_add(crate::fft::KEY_PREFETCH_DOUBLES);
+                _mm_prefetch::<_MM_HINT_T0>(ahead as *const i8);
+                _mm_prefetch::<_MM_HINT_T0>(ahead.wrapping_add(8) as *const i8);
+                let (ka, kb) = (_mm512_loadu_pd(k), _mm512_loadu_pd(k.add(8)));
+                k = k.add(16);
+                for g in 0..G {
+                    let xo = xs[g].add(r * stride + j);
+                    let xr = _mm512_broadcast_f64x4(_mm256_loadu_pd(xo));
+                    let xi = _mm512_broadcast_f64x4(_mm256_loadu_pd(xo.add(m)));
+                    a1[g] = _mm512_fmadd_pd(xr, ka, a1[g]);
+                    a2[g] = _mm512_fmadd_pd(xi, ka, a2[g]);
+                    b1[g] = _mm512_fmadd_pd(xr, kb, b1[g]);
+                    b2[g] = _mm512_fmadd_pd(xi, kb, b2[g]);
+                }
+            }
+            for g in 0..G {
+                let (pa, pb) = accs[g];
+                let a = _mm512_fmadd_pd(_mm512_shuffle_f64x2::<0x4E>(a2[g], a2[g]), sign, a1[g]);
+                let b = _mm512_fmadd_pd(_mm512_shuffle_f64x2::<0x4E>(b2[g], b2[g]), sign, b1[g]);
+                _mm256_storeu_pd(pa.add(j), _mm512_castpd512_pd256(a));
+                _mm256_storeu_pd(pa.add(m + j), _mm512_extractf64x4_pd::<1>(a));
+                _mm256_storeu_pd(pb.add(j), _mm512_castpd512_pd256(b));
+                _mm256_storeu_pd(pb.add(m + j), _mm512_extractf64x4_pd::<1>(b));
+            }
             j += 4;
         }
     }

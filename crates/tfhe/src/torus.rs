@@ -240,6 +240,15 @@ pub(crate) unsafe fn round_f64x8(x: std::arch::x86_64::__m512d) -> std::arch::x8
     let exp = _mm512_and_si512(_mm512_srli_epi64::<52>(bits), exp_mask);
     let mant = _mm512_or_si512(_mm512_and_si512(bits, mant_mask), hidden);
     let shift = _mm512_sub_epi64(exp, bias);
+    let neg = _mm512_cmplt_epi64_mask(bits, zero);
+    // Every lane an integer (|x| ≥ 2^52, shift ≥ 0): ±(mant << shift), the general path's values
+    // (its blend picks `left` in every lane, and exp ≠ 0). The level-2 inverse transforms' values
+    // are of order 2^80 (64-bit key words times digits), so this is their path; half the
+    // instructions.
+    if _mm512_cmpge_epi64_mask(shift, zero) == 0xff {
+        let mag = _mm512_sllv_epi64(mant, shift);
+        return _mm512_mask_sub_epi64(mag, neg, zero, mag);
+    }
     // shift ≥ 0: mant << shift (0 from 64 on); shift < 0: (mant + 2^(s−1)) >> s with s = −shift
     // (0 from s = 64 on; exp = 0 gives s = 1075).
     let left = _mm512_sllv_epi64(mant, shift);
@@ -250,7 +259,6 @@ pub(crate) unsafe fn round_f64x8(x: std::arch::x86_64::__m512d) -> std::arch::x8
     let mag = _mm512_mask_blend_epi64(nonneg, right, left);
     // exp = 0 (zero or subnormal) is 0, as in the scalar code.
     let mag = _mm512_maskz_mov_epi64(_mm512_cmpneq_epi64_mask(exp, zero), mag);
-    let neg = _mm512_cmplt_epi64_mask(bits, zero);
     _mm512_mask_sub_epi64(mag, neg, zero, mag)
 }
 
@@ -529,6 +537,30 @@ mod tests {
             r ^= r << 17;
             let mag = (r % 100) as i32 - 10; // 2^-10 … 2^89
             let v = (r >> 11) as f64 / 2f64.powi(53) * 2f64.powi(mag);
+            x.push(if r & 1 == 0 { v } else { -v });
+        }
+        // Whole groups of 8 integers (|v| ≥ 2^52: the AVX-512 kernel's fast path), with the
+        // boundaries, then groups with one small value among large ones (the general path).
+        while !x.len().is_multiple_of(8) {
+            x.push(0.75);
+        }
+        x.extend([
+            2f64.powi(52),
+            -(2f64.powi(52)),
+            2f64.powi(52) + 1.0,
+            2f64.powi(63),
+            2f64.powi(64),
+            -(2f64.powi(116)) - 2f64.powi(64),
+            2f64.powi(117),
+            f64::MAX,
+        ]);
+        for i in 0..1600 {
+            r ^= r << 13;
+            r ^= r >> 7;
+            r ^= r << 17;
+            let mag = 52 + (r % 70) as i32; // 2^52 … 2^121
+            let v = ((r >> 11) | 1 << 52) as f64 * 2f64.powi(mag - 52);
+            let v = if i % 97 == 5 { 2.5 } else { v };
             x.push(if r & 1 == 0 { v } else { -v });
         }
         let want: Vec<u64> = x.iter().map(|&v| u64::from_f64_mod(v)).collect();

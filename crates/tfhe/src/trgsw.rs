@@ -311,15 +311,32 @@ impl<T: Torus> TrgswFft<T> {
         s: &mut ExtScratch,
         next: &[f64],
     ) {
-        let n = self.n;
         let l = self.gadget.levels as usize;
         let mut ahead = Ahead::new(next, (2 * l + 2) * plan.ahead_steps());
+        self.level2_forward(plan, acc, k, s, &mut ahead);
+        plan.mul_acc_rows_strided(&mut s.acc_a, &mut s.acc_b, &s.dec, s.stride, &self.data);
+        backward_add_words(plan, &mut acc.a, &mut s.acc_a, &mut ahead);
+        backward_add_words(plan, &mut acc.b, &mut s.acc_b, &mut ahead);
+    }
+
+    /// The first half of [`TrgswFft::rotate_step_fused`]'s level-2 step: the transformed digits of
+    /// X^k·acc − acc into `s.dec` (fused where the plan has [`FftPlan::rot_dec_forward_u64`]).
+    fn level2_forward(
+        &self,
+        plan: &FftPlan,
+        acc: &Trlwe<T>,
+        k: usize,
+        s: &mut ExtScratch,
+        ahead: &mut Ahead,
+    ) {
+        let n = self.n;
+        let l = self.gadget.levels as usize;
         let stride = s.stride;
         for (part, poly) in [&acc.a, &acc.b].into_iter().enumerate() {
             let dec = &mut s.dec[part * l * stride..(part + 1) * l * stride];
             let any: &dyn std::any::Any = poly;
             let fused = any.downcast_ref::<Vec<u64>>().is_some_and(|words| {
-                plan.rot_dec_forward_u64(self.gadget, words, k % (2 * n), dec, stride, &mut ahead)
+                plan.rot_dec_forward_u64(self.gadget, words, k % (2 * n), dec, stride, ahead)
             });
             if fused {
                 continue;
@@ -327,12 +344,99 @@ impl<T: Torus> TrgswFft<T> {
             rot_decompose(self.gadget, poly, k, dec, stride);
             for buf in dec.chunks_exact_mut(stride) {
                 let (re, im) = buf[..n].split_at_mut(n / 2);
-                plan.forward_in_place_stepping(re, im, &mut ahead);
+                plan.forward_in_place_stepping(re, im, ahead);
             }
         }
-        plan.mul_acc_rows_strided(&mut s.acc_a, &mut s.acc_b, &s.dec, stride, &self.data);
-        backward_add_words(plan, &mut acc.a, &mut s.acc_a, &mut ahead);
-        backward_add_words(plan, &mut acc.b, &mut s.acc_b, &mut ahead);
+    }
+
+    /// [`TrgswFft::rotate_steps_level2`] on either torus: on the 32-bit one (level 1, the gate
+    /// batches) with the fused rotation, decomposition and first forward pass of
+    /// [`FftPlan::rot_dec_forward`] for every step, then one grouped MAC, then the inverse
+    /// transforms, each accumulator stepped as [`TrgswFft::rotate_step_fused`] steps it, bit for
+    /// bit. Returns false, leaving every accumulator alone, where the plan has no fused forward
+    /// kernel for this degree and gadget (the caller then steps them one at a time).
+    ///
+    /// # Panics
+    /// If `scratch` is shorter than `steps`.
+    pub(crate) fn rotate_steps_grouped(
+        &self,
+        plan: &FftPlan,
+        steps: &mut [(&mut Trlwe<T>, usize, &[f64])],
+        scratch: &mut [ExtScratch],
+    ) -> bool {
+        if T::BITS == 64 {
+            self.rotate_steps_level2(plan, steps, scratch);
+            return true;
+        }
+        assert!(scratch.len() >= steps.len(), "one scratch per step");
+        let l = self.gadget.levels as usize;
+        let mut aheads: Vec<Ahead> = Vec::with_capacity(steps.len());
+        for ((acc, k, next), s) in steps.iter().zip(scratch.iter_mut()) {
+            let (Some(a), Some(b)) = (T::as_u32_slice(&acc.a), T::as_u32_slice(&acc.b)) else {
+                return false;
+            };
+            let mut ahead = Ahead::new(next, (2 * l + 2) * plan.ahead_steps());
+            let stride = s.stride;
+            let (dec_a, dec_b) = s.dec.split_at_mut(l * stride);
+            // Only the scratch is written before the MAC, so a plan without the fused kernel
+            // (the same answer for every step) leaves the accumulators alone.
+            if !plan.rot_dec_forward(self.gadget, a, *k, Some(a), dec_a, stride, &mut ahead)
+                || !plan.rot_dec_forward(self.gadget, b, *k, Some(b), dec_b, stride, &mut ahead)
+            {
+                return false;
+            }
+            aheads.push(ahead);
+        }
+        let stride = scratch[0].stride;
+        let mut outs: Vec<(&mut [f64], &mut [f64], &[f64])> = scratch[..steps.len()]
+            .iter_mut()
+            .map(|s| (&mut s.acc_a[..], &mut s.acc_b[..], &s.dec[..]))
+            .collect();
+        plan.mul_acc_rows_strided_group(&mut outs, stride, &self.data);
+        for (((acc, _, _), s), ahead) in steps.iter_mut().zip(scratch.iter_mut()).zip(&mut aheads) {
+            backward_add_words(plan, &mut acc.a, &mut s.acc_a, ahead);
+            backward_add_words(plan, &mut acc.b, &mut s.acc_b, ahead);
+        }
+        true
+    }
+
+    /// Blind-rotation steps of several 64-bit-torus accumulators on this key (a batch's samples
+    /// whose step is not skipped): `steps[i]` = (acc, k, next) is stepped as
+    /// [`TrgswFft::rotate_step_fused`]`(plan, acc, k, scratch, next)` steps it, bit for bit, but all
+    /// the forward transforms run first and one MAC then reads the key once per
+    /// [`crate::fft::MAC_GROUP`] samples ([`FftPlan::mul_acc_rows_strided_group`]) before the
+    /// inverse transforms. `scratch` needs one [`ExtScratch`] (of this key's degree and gadget) per
+    /// step.
+    ///
+    /// # Panics
+    /// If `T` is not the 64-bit torus or `scratch` is shorter than `steps`.
+    pub(crate) fn rotate_steps_level2(
+        &self,
+        plan: &FftPlan,
+        steps: &mut [(&mut Trlwe<T>, usize, &[f64])],
+        scratch: &mut [ExtScratch],
+    ) {
+        assert!(
+            T::BITS == 64 && scratch.len() >= steps.len(),
+            "rotate_steps_level2: 64-bit torus and one scratch per step"
+        );
+        let l = self.gadget.levels as usize;
+        let mut aheads: Vec<Ahead> = Vec::with_capacity(steps.len());
+        for ((acc, k, next), s) in steps.iter().zip(scratch.iter_mut()) {
+            let mut ahead = Ahead::new(next, (2 * l + 2) * plan.ahead_steps());
+            self.level2_forward(plan, acc, *k, s, &mut ahead);
+            aheads.push(ahead);
+        }
+        let stride = scratch[0].stride;
+        let mut outs: Vec<(&mut [f64], &mut [f64], &[f64])> = scratch[..steps.len()]
+            .iter_mut()
+            .map(|s| (&mut s.acc_a[..], &mut s.acc_b[..], &s.dec[..]))
+            .collect();
+        plan.mul_acc_rows_strided_group(&mut outs, stride, &self.data);
+        for (((acc, _, _), s), ahead) in steps.iter_mut().zip(scratch.iter_mut()).zip(&mut aheads) {
+            backward_add_words(plan, &mut acc.a, &mut s.acc_a, ahead);
+            backward_add_words(plan, &mut acc.b, &mut s.acc_b, ahead);
+        }
     }
 
     /// The external product self ⊡ c (allocates its scratch).
@@ -694,6 +798,67 @@ pub(crate) mod tests {
     fn level2_step_matches_unfused() {
         for n in [512, 1024, 2048, 8192] {
             level2_step_case(n);
+        }
+    }
+
+    /// Grouped level-2 steps ([`TrgswFft::rotate_steps_level2`]: all forward transforms, one MAC
+    /// reading the key once per group, the inverse transforms) give each accumulator what its own
+    /// [`TrgswFft::rotate_step_fused`] gives it, bit for bit, for groups of 1 to 6 (past
+    /// `MAC_GROUP`, so a full group and a remainder) with different rotations, on every kernel,
+    /// at N = 2048 (the fused AVX-512 step) and N = 1024 (the chunked one).
+    #[test]
+    fn level2_grouped_steps_match_single() {
+        let wide = |len: usize, seed: u32| -> Vec<u64> {
+            let (hi, lo) = (words(len, seed), words(len, seed ^ 0x5555));
+            hi.iter()
+                .zip(&lo)
+                .map(|(&h, &l)| ((h as u64) << 32) | l as u64)
+                .collect()
+        };
+        let gadget = Gadget {
+            levels: 2,
+            base_bits: 15,
+        };
+        for n in [1024, 2048] {
+            for kernel in Kernel::available() {
+                let plan = FftPlan::with_kernel(n, kernel);
+                let rows: Vec<Trlwe<u64>> = (0..2 * gadget.levels)
+                    .map(|r| Trlwe {
+                        a: wide(n, 10 * r + 3),
+                        b: wide(n, 10 * r + 4),
+                    })
+                    .collect();
+                let g = TrgswFft::<u64>::from_rows(&plan, gadget, &rows);
+                let accs: Vec<Trlwe<u64>> = (0..6u32)
+                    .map(|i| Trlwe {
+                        a: wide(n, 200 + 2 * i),
+                        b: wide(n, 201 + 2 * i),
+                    })
+                    .collect();
+                let ks = [3usize, n - 1, n, n + 5, 2 * n - 8, 17];
+                let want: Vec<Trlwe<u64>> = accs
+                    .iter()
+                    .zip(ks)
+                    .map(|(acc, k)| {
+                        let mut acc = acc.clone();
+                        let mut s = ExtScratch::new(n, gadget);
+                        assert!(g.rotate_step_fused(&plan, &mut acc, k, &mut s, &[]));
+                        acc
+                    })
+                    .collect();
+                for size in 1..=accs.len() {
+                    let mut got = accs[..size].to_vec();
+                    let mut scratch: Vec<ExtScratch> =
+                        (0..size).map(|_| ExtScratch::new(n, gadget)).collect();
+                    let mut steps: Vec<(&mut Trlwe<u64>, usize, &[f64])> = got
+                        .iter_mut()
+                        .zip(ks)
+                        .map(|(acc, k)| (acc, k, &g.data[..]))
+                        .collect();
+                    g.rotate_steps_level2(&plan, &mut steps, &mut scratch);
+                    assert_eq!(got, want[..size], "n = {n}, {kernel:?}, group of {size}");
+                }
+            }
         }
     }
 
