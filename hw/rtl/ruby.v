@@ -94,15 +94,12 @@ module ruby #(
     // ---------------------------------------------------------------- MEM / WB
     assign io_ramAddr = memResult[RW-1:1];
     assign io_ramWriteEnable = memIsStore & ~reset;
-    cahp_store st (
-        .rdata(io_ramReadData), .data(memData), .isByte(memIsByte), .addr0(memResult[0]),
-        .wdata(io_ramWriteData)
-    );
-    wire [15:0] loaded;
-    cahp_load ld (
-        .rdata(io_ramReadData), .isByte(memIsByte), .byteSigned(memByteSigned),
-        .addr0(memResult[0]), .value(loaded)
-    );
+    // Byte stores and loads select on isByte and address bit 0 alone (three selects for both).
+    wire [7:0] rdLo = io_ramReadData[7:0], rdHi = io_ramReadData[15:8];
+    assign io_ramWriteData = memIsByte
+        ? (memResult[0] ? {memData[7:0], rdLo} : {rdHi, memData[7:0]}) : memData;
+    wire [7:0] ldLo = memIsByte ? (memResult[0] ? rdHi : rdLo) : rdLo;
+    wire [15:0] loaded = {memIsByte ? {8{memByteSigned & ldLo[7]}} : rdHi, ldLo};
     wire [15:0] wbData = memIsLoad ? loaded : memResult;
     wire fin = finReg | memHalt;
     assign io_finishFlag = fin;
@@ -125,14 +122,14 @@ module ruby #(
     );
     wire [15:0] regA, regB;
     wire [255:0] regs;
-    cahp_regfile rf (
+    ruby_regfile rf (
         .clock(clock), .we(memRegWrite & ~reset), .wa(memRd), .wd(wbData), .ra(raAddr),
         .rb(rbAddr), .qa(regA), .qb(regB), .all(regs)
     );
     wire exHitA = exRegWrite & (exRd == raAddr);
     wire exHitB = exRegWrite & (exRd == rbAddr);
-    wire [15:0] fwdA = exHitA ? exResult : ((memRegWrite & (memRd == raAddr)) ? wbData : regA);
-    wire [15:0] fwdB = exHitB ? exResult : ((memRegWrite & (memRd == rbAddr)) ? wbData : regB);
+    wire [15:0] fwdA = exHitA ? exResult : regA;
+    wire [15:0] fwdB = exHitB ? exResult : regB;
     wire loadUse = idValid & exIsLoad & ((usesA & exHitA) | (usesB & exHitB));
     wire kill = ~idValid | loadUse | taken | reset;   // ID/EX receives a bubble
     // beq/bne are decided in ID from the forwarded operands (exact); the others are predicted
@@ -222,4 +219,66 @@ module cahp_maj3 (
     output wire y
 );
     assign y = (a & b) | (c & (a | b));
+endmodule
+
+// Ruby's register file: cahp_regfile's ports, with three differences for TFHE, where each distinct
+// MUX select costs a circuit bootstrap per cycle (5 gate bootstraps) and each CMUX a register bit
+// passes through adds noise (lifted by a gate bootstrap when over budget):
+// * Write-through: the read ports see the registers' next state (the value written back this
+//   cycle), so ID needs no forwarding from MEM (its compares and 2 selects); the read passes the
+//   write MUX instead of a forwarding MUX, no CMUX level more.
+// * The write is two MUX levels per register, on 4 selects `we & wa[3:2] == j` and 4 selects
+//   `wa[1:0] == k`, instead of one MUX on 16 decoded enables: 8 circuit bootstraps fewer, at the
+//   price of more lifts (a register bit passes two CMUXes a cycle).
+// * The MUXes are kept as written (keep_hierarchy), so ABC does not fold the decode into them.
+module ruby_regfile (
+    input  wire         clock,
+    input  wire         we,
+    input  wire [3:0]   wa,
+    input  wire [15:0]  wd,
+    input  wire [3:0]   ra,
+    input  wire [3:0]   rb,
+    output wire [15:0]  qa,
+    output wire [15:0]  qb,
+    output wire [255:0] all
+);
+    wire [255:0] next;
+    genvar i;
+    generate
+        for (i = 0; i < 16; i = i + 1) begin : r
+            reg [15:0] q;
+`ifndef SYNTHESIS
+            initial q = 16'b0;
+`endif
+            wire [15:0] t;
+            ruby_mux2_kept lo (.s(wa[1:0] == i % 4), .a(q), .b(wd), .y(t));
+            ruby_mux2_kept hi (.s(we && wa[3:2] == i / 4), .a(q), .b(t), .y(next[i*16+:16]));
+            always @(posedge clock) q <= next[i*16+:16];
+            assign all[i*16+:16] = q;
+        end
+    endgenerate
+    ruby_mux16_kept portA (.sel(ra), .in(next), .out(qa));
+    ruby_mux16_kept portB (.sel(rb), .in(next), .out(qb));
+endmodule
+
+// A 16-bit 2:1 MUX kept as written (keep_hierarchy).
+(* keep_hierarchy *)
+module ruby_mux2_kept (
+    input  wire        s,
+    input  wire [15:0] a,
+    input  wire [15:0] b,
+    output wire [15:0] y
+);
+    assign y = s ? b : a;
+endmodule
+
+// cahp_mux16 kept as written (keep_hierarchy): ABC would merge the read addresses' decode into the
+// tree, giving it more distinct selects.
+(* keep_hierarchy *)
+module ruby_mux16_kept (
+    input  wire [3:0]   sel,
+    input  wire [255:0] in,
+    output wire [15:0]  out
+);
+    cahp_mux16 m (.sel(sel), .in(in), .out(out));
 endmodule
