@@ -189,7 +189,11 @@ module ruby #(
         exShArith <= shArith;
         // EX/MEM
         memResult <= exResult;
-        memData <= exData;
+        // Only a store reads memData, and a store never has exShLeft set: holding on that select
+        // (circuit-bootstrapped for the shifter anyway) makes D a CMUX, whose ring the engine can
+        // carry across the clock edge, where a flip-flop fed by a flip-flop lifts its bit every
+        // cycle (16 bootstraps).
+        memData <= exShLeft ? memData : exData;
         memRd <= exRd;
         memRegWrite <= exRegWrite & ~reset;
         memIsLoad <= exIsLoad;
