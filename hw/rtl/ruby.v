@@ -167,9 +167,11 @@ module ruby #(
         exB <= useImm ? imm : fwdB;
         exData <= fwdB;
         exRd <= rdAddr;
-        exTarget <= predTaken ? idPc + {{(AW-2){1'b0}}, 2'd3} : idTarget;
+        // While ID holds a valid instruction, IF's PC is the next one's, idPc + 2 or + 3: the
+        // fall-through of a branch and the link of jsal/jalr.
+        exTarget <= predTaken ? pc : idTarget;
         exPred <= predTaken;
-        exLink <= isLink ? idPc + {{(AW-2){1'b0}}, 2'd2} : {AW{1'b0}};
+        exLink <= isLink ? pc : {AW{1'b0}};
         exCond <= cond;
         exRegWrite <= regWrite & ~kill;
         exIsLoad <= isLoad & ~kill;
