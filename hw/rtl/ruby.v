@@ -60,7 +60,7 @@ module ruby #(
     reg [AW-1:0] exTarget, exLink;
     reg [2:0] exCond;
     reg exRegWrite, exIsLoad, exIsStore, exIsBranch, exPred, exHalt, exValid;
-    reg exIsByte, exByteSigned, exAZero, exSub, exEP, exEC, exEG, exIsShift, exShLeft, exShArith;
+    reg exIsByte, exByteSigned, exAZero, exSub, exCin, exEP, exEC, exEG, exIsShift, exShLeft, exShArith;
     // EX/MEM
     reg [15:0] memResult, memData;
     reg [3:0] memRd;
@@ -71,8 +71,8 @@ module ruby #(
         pc = 0; cache = 0; cacheValid = 0; idInst = 0; idPc = 0; idValid = 0;
         exA = 0; exB = 0; exData = 0; exRd = 0; exTarget = 0; exLink = 0; exCond = 0;
         exRegWrite = 0; exIsLoad = 0; exIsStore = 0; exIsBranch = 0; exPred = 0; exHalt = 0;
-        exValid = 0; exIsByte = 0; exByteSigned = 0; exAZero = 0; exSub = 0; exEP = 0; exEC = 0;
-        exEG = 0; exIsShift = 0; exShLeft = 0; exShArith = 0;
+        exValid = 0; exIsByte = 0; exByteSigned = 0; exAZero = 0; exSub = 0; exCin = 0; exEP = 0;
+        exEC = 0; exEG = 0; exIsShift = 0; exShLeft = 0; exShArith = 0;
         memResult = 0; memData = 0; memRd = 0; memRegWrite = 0; memIsLoad = 0; memIsStore = 0;
         memIsByte = 0; memByteSigned = 0; memHalt = 0; memValid = 0; finReg = 0;
     end
@@ -81,12 +81,14 @@ module ruby #(
     // ---------------------------------------------------------------- EX (first: ID forwards from it)
     wire [15:0] aluSum, aluRes;
     wire eq, ltu, lt, condOk;
-    cahp_alu #(.KEEP_CARRY(1)) alu (
-        .a(exA), .b(exB), .aZero(exAZero), .sub(exSub), .eP(exEP), .eC(exEC), .eG(exEG),
+    cahp_alu #(.KEEP_CARRY(1), .SEP_CIN(1)) alu (
+        .cin(exCin), .a(exA), .b(exB), .aZero(exAZero), .sub(exSub), .eP(exEP), .eC(exEC), .eG(exEG),
         .isShift(exIsShift), .shLeft(exShLeft), .shArith(exShArith), .sum(aluSum), .res(aluRes),
         .eq(eq), .ltu(ltu), .lt(lt)
     );
-    cahp_cond cnd (.cond(exCond), .eq(eq), .ltu(ltu), .lt(lt), .ok(condOk));
+    // beq/bne were decided exactly in ID (EX agrees: no misprediction); blt(u) and ble(u) are
+    // the borrow of a - b (carry in 1) and of a - b - 1 (carry in 0, exCin), so EX needs no equality.
+    assign condOk = exCond[1] ? (exCond[2] ? lt : ltu) : exPred;
     wire [15:0] exResult = aluRes | {{(16-AW){1'b0}}, exLink};
     // exTarget holds where the branch should have gone if the prediction made in ID was wrong.
     wire taken = exIsBranch & (condOk ^ exPred);
@@ -183,6 +185,7 @@ module ruby #(
         exByteSigned <= byteSigned;
         exAZero <= aZero;
         exSub <= sub;
+        exCin <= sub & ~(isBranch & cond[1] & cond[0]);
         exEP <= eP;
         exEC <= eC;
         exEG <= eG;
