@@ -2,8 +2,9 @@
 //
 // IF | ID | EX | MEM | WB, where WB is the register-file write at the end of the MEM cycle (so an
 // instruction's register and RAM writes land at the same clock edge).
-// * ID reads the register file and forwards from EX (the ALU result being computed) and from MEM
-//   (the value being written back); a load in EX whose destination ID reads stalls ID for one cycle.
+// * ID reads the register file, whose read ports see the value MEM writes back (write-through,
+//   ruby_regfile), and forwards from EX (the ALU result being computed); a load in EX whose
+//   destination ID reads stalls ID for one cycle.
 // * Jumps (js, jsal, jr, jalr) redirect the fetch from ID (one-cycle penalty). beq/bne are decided
 //   in ID (one-cycle penalty when taken); the other branches are predicted in ID, backward taken and
 //   forward not taken, and resolve in EX, where a misprediction flushes IF/ID and ID/EX (two cycles).
