@@ -140,8 +140,12 @@ module cahp_alu #(
     // kept: the plan gives 740 gate bootstraps and a critical path of 36.0 against 763 and 39.0. 0: ABC maps the
     // ripple (Pearl, which the kept carries make dearer and deeper: 779 and 41.0 against 688 and
     // 40.1). BENCHMARKS.md, "Virtual Secure Platform", 2026-12-04.
-    parameter KEEP_CARRY = 0
+    parameter KEEP_CARRY = 0,
+    // 1: the carry into bit 0 is `cin` (Ruby: 0 for ble/bleu, whose a - b - 1 borrows when
+    // a <= b), not `sub`; 0: `cin` is unused (Pearl leaves it unconnected).
+    parameter SEP_CIN = 0
 ) (
+    input  wire        cin,
     input  wire [15:0] a,
     input  wire [15:0] b,
     input  wire        aZero,
@@ -163,7 +167,13 @@ module cahp_alu #(
     wire [15:0] p = aa ^ bb;
     wire [15:0] g = aa & bb;
     wire [16:0] c;
-    assign c[0] = sub;
+    generate
+        if (SEP_CIN) begin : cinSep
+            assign c[0] = cin;
+        end else begin : cinSub
+            assign c[0] = sub;
+        end
+    endgenerate
     genvar i;
     generate
         for (i = 0; i < 16; i = i + 1) begin : carry

@@ -2,8 +2,9 @@
 //
 // IF | ID | EX | MEM | WB, where WB is the register-file write at the end of the MEM cycle (so an
 // instruction's register and RAM writes land at the same clock edge).
-// * ID reads the register file and forwards from EX (the ALU result being computed) and from MEM
-//   (the value being written back); a load in EX whose destination ID reads stalls ID for one cycle.
+// * ID reads the register file, whose read ports see the value MEM writes back (write-through,
+//   ruby_regfile), and forwards from EX (the ALU result being computed); a load in EX whose
+//   destination ID reads stalls ID for one cycle.
 // * Jumps (js, jsal, jr, jalr) redirect the fetch from ID (one-cycle penalty). beq/bne are decided
 //   in ID (one-cycle penalty when taken); the other branches are predicted in ID, backward taken and
 //   forward not taken, and resolve in EX, where a misprediction flushes IF/ID and ID/EX (two cycles).
@@ -60,7 +61,7 @@ module ruby #(
     reg [AW-1:0] exTarget, exLink;
     reg [2:0] exCond;
     reg exRegWrite, exIsLoad, exIsStore, exIsBranch, exPred, exHalt, exValid;
-    reg exIsByte, exByteSigned, exAZero, exSub, exEP, exEC, exEG, exIsShift, exShLeft, exShArith;
+    reg exIsByte, exByteSigned, exAZero, exSub, exCin, exEP, exEC, exEG, exIsShift, exShLeft, exShArith;
     // EX/MEM
     reg [15:0] memResult, memData;
     reg [3:0] memRd;
@@ -71,8 +72,8 @@ module ruby #(
         pc = 0; cache = 0; cacheValid = 0; idInst = 0; idPc = 0; idValid = 0;
         exA = 0; exB = 0; exData = 0; exRd = 0; exTarget = 0; exLink = 0; exCond = 0;
         exRegWrite = 0; exIsLoad = 0; exIsStore = 0; exIsBranch = 0; exPred = 0; exHalt = 0;
-        exValid = 0; exIsByte = 0; exByteSigned = 0; exAZero = 0; exSub = 0; exEP = 0; exEC = 0;
-        exEG = 0; exIsShift = 0; exShLeft = 0; exShArith = 0;
+        exValid = 0; exIsByte = 0; exByteSigned = 0; exAZero = 0; exSub = 0; exCin = 0; exEP = 0;
+        exEC = 0; exEG = 0; exIsShift = 0; exShLeft = 0; exShArith = 0;
         memResult = 0; memData = 0; memRd = 0; memRegWrite = 0; memIsLoad = 0; memIsStore = 0;
         memIsByte = 0; memByteSigned = 0; memHalt = 0; memValid = 0; finReg = 0;
     end
@@ -81,12 +82,14 @@ module ruby #(
     // ---------------------------------------------------------------- EX (first: ID forwards from it)
     wire [15:0] aluSum, aluRes;
     wire eq, ltu, lt, condOk;
-    cahp_alu #(.KEEP_CARRY(1)) alu (
-        .a(exA), .b(exB), .aZero(exAZero), .sub(exSub), .eP(exEP), .eC(exEC), .eG(exEG),
+    cahp_alu #(.KEEP_CARRY(1), .SEP_CIN(1)) alu (
+        .cin(exCin), .a(exA), .b(exB), .aZero(exAZero), .sub(exSub), .eP(exEP), .eC(exEC), .eG(exEG),
         .isShift(exIsShift), .shLeft(exShLeft), .shArith(exShArith), .sum(aluSum), .res(aluRes),
         .eq(eq), .ltu(ltu), .lt(lt)
     );
-    cahp_cond cnd (.cond(exCond), .eq(eq), .ltu(ltu), .lt(lt), .ok(condOk));
+    // beq/bne were decided exactly in ID (EX agrees: no misprediction); blt(u) and ble(u) are
+    // the borrow of a - b (carry in 1) and of a - b - 1 (carry in 0, exCin), so EX needs no equality.
+    assign condOk = exCond[1] ? (exCond[2] ? lt : ltu) : exPred;
     wire [15:0] exResult = aluRes | {{(16-AW){1'b0}}, exLink};
     // exTarget holds where the branch should have gone if the prediction made in ID was wrong.
     wire taken = exIsBranch & (condOk ^ exPred);
@@ -94,15 +97,12 @@ module ruby #(
     // ---------------------------------------------------------------- MEM / WB
     assign io_ramAddr = memResult[RW-1:1];
     assign io_ramWriteEnable = memIsStore & ~reset;
-    cahp_store st (
-        .rdata(io_ramReadData), .data(memData), .isByte(memIsByte), .addr0(memResult[0]),
-        .wdata(io_ramWriteData)
-    );
-    wire [15:0] loaded;
-    cahp_load ld (
-        .rdata(io_ramReadData), .isByte(memIsByte), .byteSigned(memByteSigned),
-        .addr0(memResult[0]), .value(loaded)
-    );
+    // Byte stores and loads select on isByte and address bit 0 alone (three selects for both).
+    wire [7:0] rdLo = io_ramReadData[7:0], rdHi = io_ramReadData[15:8];
+    assign io_ramWriteData = memIsByte
+        ? (memResult[0] ? {memData[7:0], rdLo} : {rdHi, memData[7:0]}) : memData;
+    wire [7:0] ldLo = memIsByte ? (memResult[0] ? rdHi : rdLo) : rdLo;
+    wire [15:0] loaded = {memIsByte ? {8{memByteSigned & ldLo[7]}} : rdHi, ldLo};
     wire [15:0] wbData = memIsLoad ? loaded : memResult;
     wire fin = finReg | memHalt;
     assign io_finishFlag = fin;
@@ -125,14 +125,14 @@ module ruby #(
     );
     wire [15:0] regA, regB;
     wire [255:0] regs;
-    cahp_regfile rf (
+    ruby_regfile rf (
         .clock(clock), .we(memRegWrite & ~reset), .wa(memRd), .wd(wbData), .ra(raAddr),
         .rb(rbAddr), .qa(regA), .qb(regB), .all(regs)
     );
     wire exHitA = exRegWrite & (exRd == raAddr);
     wire exHitB = exRegWrite & (exRd == rbAddr);
-    wire [15:0] fwdA = exHitA ? exResult : ((memRegWrite & (memRd == raAddr)) ? wbData : regA);
-    wire [15:0] fwdB = exHitB ? exResult : ((memRegWrite & (memRd == rbAddr)) ? wbData : regB);
+    wire [15:0] fwdA = exHitA ? exResult : regA;
+    wire [15:0] fwdB = exHitB ? exResult : regB;
     wire loadUse = idValid & exIsLoad & ((usesA & exHitA) | (usesB & exHitB));
     wire kill = ~idValid | loadUse | taken | reset;   // ID/EX receives a bubble
     // beq/bne are decided in ID from the forwarded operands (exact); the others are predicted
@@ -170,9 +170,11 @@ module ruby #(
         exB <= useImm ? imm : fwdB;
         exData <= fwdB;
         exRd <= rdAddr;
-        exTarget <= predTaken ? idPc + {{(AW-2){1'b0}}, 2'd3} : idTarget;
+        // While ID holds a valid instruction, IF's PC is the next one's, idPc + 2 or + 3: the
+        // fall-through of a branch and the link of jsal/jalr.
+        exTarget <= predTaken ? pc : idTarget;
         exPred <= predTaken;
-        exLink <= isLink ? idPc + {{(AW-2){1'b0}}, 2'd2} : {AW{1'b0}};
+        exLink <= isLink ? pc : {AW{1'b0}};
         exCond <= cond;
         exRegWrite <= regWrite & ~kill;
         exIsLoad <= isLoad & ~kill;
@@ -184,6 +186,7 @@ module ruby #(
         exByteSigned <= byteSigned;
         exAZero <= aZero;
         exSub <= sub;
+        exCin <= sub & ~(isBranch & cond[1] & cond[0]);
         exEP <= eP;
         exEC <= eC;
         exEG <= eG;
@@ -192,7 +195,11 @@ module ruby #(
         exShArith <= shArith;
         // EX/MEM
         memResult <= exResult;
-        memData <= exData;
+        // Only a store reads memData, and a store never has exShLeft set: holding on that select
+        // (circuit-bootstrapped for the shifter anyway) makes D a CMUX, whose ring the engine can
+        // carry across the clock edge, where a flip-flop fed by a flip-flop lifts its bit every
+        // cycle (16 bootstraps).
+        memData <= exShLeft ? memData : exData;
         memRd <= exRd;
         memRegWrite <= exRegWrite & ~reset;
         memIsLoad <= exIsLoad;
@@ -222,4 +229,66 @@ module cahp_maj3 (
     output wire y
 );
     assign y = (a & b) | (c & (a | b));
+endmodule
+
+// Ruby's register file: cahp_regfile's ports, with three differences for TFHE, where each distinct
+// MUX select costs a circuit bootstrap per cycle (5 gate bootstraps) and each CMUX a register bit
+// passes through adds noise (lifted by a gate bootstrap when over budget):
+// * Write-through: the read ports see the registers' next state (the value written back this
+//   cycle), so ID needs no forwarding from MEM (its compares and 2 selects); the read passes the
+//   write MUX instead of a forwarding MUX, no CMUX level more.
+// * The write is two MUX levels per register, on 4 selects `we & wa[3:2] == j` and 4 selects
+//   `wa[1:0] == k`, instead of one MUX on 16 decoded enables: 8 circuit bootstraps fewer, at the
+//   price of more lifts (a register bit passes two CMUXes a cycle).
+// * The MUXes are kept as written (keep_hierarchy), so ABC does not fold the decode into them.
+module ruby_regfile (
+    input  wire         clock,
+    input  wire         we,
+    input  wire [3:0]   wa,
+    input  wire [15:0]  wd,
+    input  wire [3:0]   ra,
+    input  wire [3:0]   rb,
+    output wire [15:0]  qa,
+    output wire [15:0]  qb,
+    output wire [255:0] all
+);
+    wire [255:0] next;
+    genvar i;
+    generate
+        for (i = 0; i < 16; i = i + 1) begin : r
+            reg [15:0] q;
+`ifndef SYNTHESIS
+            initial q = 16'b0;
+`endif
+            wire [15:0] t;
+            ruby_mux2_kept lo (.s(wa[1:0] == i % 4), .a(q), .b(wd), .y(t));
+            ruby_mux2_kept hi (.s(we && wa[3:2] == i / 4), .a(q), .b(t), .y(next[i*16+:16]));
+            always @(posedge clock) q <= next[i*16+:16];
+            assign all[i*16+:16] = q;
+        end
+    endgenerate
+    ruby_mux16_kept portA (.sel(ra), .in(next), .out(qa));
+    ruby_mux16_kept portB (.sel(rb), .in(next), .out(qb));
+endmodule
+
+// A 16-bit 2:1 MUX kept as written (keep_hierarchy).
+(* keep_hierarchy *)
+module ruby_mux2_kept (
+    input  wire        s,
+    input  wire [15:0] a,
+    input  wire [15:0] b,
+    output wire [15:0] y
+);
+    assign y = s ? b : a;
+endmodule
+
+// cahp_mux16 kept as written (keep_hierarchy): ABC would merge the read addresses' decode into the
+// tree, giving it more distinct selects.
+(* keep_hierarchy *)
+module ruby_mux16_kept (
+    input  wire [3:0]   sel,
+    input  wire [255:0] in,
+    output wire [15:0]  out
+);
+    cahp_mux16 m (.sel(sel), .in(in), .out(out));
 endmodule

@@ -37,6 +37,7 @@ use vsp_tfhe::CellSpec;
 use crate::circuit::{Circuit, Node, NodeId, Step};
 use crate::error::CircuitError;
 use crate::leveled::MuxPlan;
+use crate::netlist::GateKind;
 use crate::noise::NoiseModel;
 
 /// What the mapping may use.
@@ -708,6 +709,8 @@ fn map_with(c: &Circuit, p: &MapParams, plan: Option<&MuxPlan>) -> Result<Circui
 
     // Emit: covered gates as gates or cells; unread NOTs and gates dropped.
     let mut nodes = c.nodes.clone();
+    // Per node: MUX reads moved off it (a gate the cover references only through them is dropped).
+    let mut moved = vec![0u32; n];
     if p.swap_not_selects {
         for node in nodes.iter_mut() {
             if let Node::Mux { s, a, b } = *node {
@@ -716,6 +719,7 @@ fn map_with(c: &Circuit, p: &MapParams, plan: Option<&MuxPlan>) -> Result<Circui
                 }
             }
         }
+        swap_complement_selects(c, &mut nodes, &mut moved);
     }
     let mut keep = vec![false; n];
     let mut needed = vec![false; n];
@@ -734,7 +738,7 @@ fn map_with(c: &Circuit, p: &MapParams, plan: Option<&MuxPlan>) -> Result<Circui
         let i = id as usize;
         match c.nodes[i] {
             Node::Gate(..) => {
-                if mp.refs[i] == 0 && !needed[i] {
+                if mp.refs[i] == moved[i] && !needed[i] {
                     continue;
                 }
                 needed[i] = true;
@@ -755,6 +759,67 @@ fn map_with(c: &Circuit, p: &MapParams, plan: Option<&MuxPlan>) -> Result<Circui
         keep[i] = needed[i] || !matches!(node, Node::Gate(..) | Node::Not(_));
     }
     c.rebuilt(&nodes, &keep)
+}
+
+/// The gate computing the complement of `kind(a, b)`, as `(kind, a, b)` with commutative operands
+/// in order (so that equal functions of the same operands compare equal).
+fn complement_gate(kind: GateKind, a: NodeId, b: NodeId) -> (GateKind, NodeId, NodeId) {
+    let (lo, hi) = (a.min(b), a.max(b));
+    match kind {
+        GateKind::And => (GateKind::Nand, lo, hi),
+        GateKind::Nand => (GateKind::And, lo, hi),
+        GateKind::Or => (GateKind::Nor, lo, hi),
+        GateKind::Nor => (GateKind::Or, lo, hi),
+        GateKind::Xor => (GateKind::Xnor, lo, hi),
+        GateKind::Xnor => (GateKind::Xor, lo, hi),
+        // ¬(a ∧ ¬b) = b ∨ ¬a, ¬(a ∨ ¬b) = b ∧ ¬a
+        GateKind::AndNot => (GateKind::OrNot, b, a),
+        GateKind::OrNot => (GateKind::AndNot, b, a),
+    }
+}
+
+/// `kind(a, b)` in the form [`complement_gate`] returns.
+fn gate_key(kind: GateKind, a: NodeId, b: NodeId) -> (GateKind, NodeId, NodeId) {
+    match kind {
+        GateKind::AndNot | GateKind::OrNot => (kind, a, b),
+        _ => (kind, a.min(b), a.max(b)),
+    }
+}
+
+/// MUXes whose selects are complementary gates of the same operands (an AND and a NAND of `x`, `y`;
+/// an ANDNOT(x, y) and an ORNOT(y, x) …: synthesis builds both polarities) select on one of them,
+/// the one more MUXes read (then the first), with their data swapped (the same function): one
+/// circuit bootstrap for both, and the other gate is dropped when nothing else reads it.
+fn swap_complement_selects(c: &Circuit, nodes: &mut [Node], moved: &mut [u32]) {
+    let mut reads: HashMap<NodeId, usize> = HashMap::new();
+    for node in nodes.iter() {
+        if let Node::Mux { s, .. } = *node {
+            *reads.entry(s).or_default() += 1;
+        }
+    }
+    let mut by_key: HashMap<(GateKind, NodeId, NodeId), NodeId> = HashMap::new();
+    let mut sels: Vec<NodeId> = reads.keys().copied().collect();
+    sels.sort_unstable();
+    for &s in &sels {
+        if let Node::Gate(k, a, b) = c.nodes[s as usize] {
+            by_key.entry(gate_key(k, a, b)).or_insert(s);
+        }
+    }
+    let rank = |s: NodeId| (reads[&s], std::cmp::Reverse(s));
+    for node in nodes.iter_mut() {
+        let Node::Mux { s, a, b } = *node else {
+            continue;
+        };
+        let Node::Gate(k, x, y) = c.nodes[s as usize] else {
+            continue;
+        };
+        if let Some(&t) = by_key.get(&complement_gate(k, x, y)) {
+            if rank(t) > rank(s) {
+                *node = Node::Mux { s: t, a: b, b: a };
+                moved[s as usize] += 1;
+            }
+        }
+    }
 }
 
 fn choose_depth(m: &mut Mapper<'_>, g: NodeId) {

@@ -298,3 +298,62 @@ fn muxes_on_a_not_join_the_group_on_its_operand() {
     assert!(after.cost < before.cost, "{before:?} -> {after:?}");
     run_both(c, m, 16, 3);
 }
+
+/// With `swap_not_selects` the MUXes on complementary gates of the same operands (here an AND and a
+/// NAND with their operands swapped, and an ANDNOT(p, q) and an ORNOT(q, p)) are mapped to MUXes on
+/// one gate of each pair with their data swapped: the mapped circuit computes the same, its MUXes
+/// read two selects instead of four, and the MUX plan circuit-bootstraps two instead of four. Without
+/// it the mapping keeps the four.
+#[test]
+fn muxes_on_complementary_gates_share_one_select() {
+    let lp = LeveledParams::for_params(&vsp_tfhe::Params::default_128()).unwrap();
+    let mut b = NetlistBuilder::new();
+    let x = b.input("x", 32);
+    let pq = b.input("pq", 2);
+    let (p, q) = (pq[0], pq[1]);
+    let sels = [
+        b.gate(GateKind::And, p, q),
+        b.gate(GateKind::Nand, q, p),
+        b.gate(GateKind::AndNot, p, q),
+        b.gate(GateKind::OrNot, q, p),
+    ];
+    let d: Vec<_> = (0..31)
+        .map(|i| b.gate(GateKind::Xor, x[i], x[i + 1]))
+        .collect();
+    let outs: Vec<_> = (0..24)
+        .map(|i| b.mux(sels[i / 6], d[i], d[i + 7]))
+        .collect();
+    b.output("y", &outs);
+    let bp = Blueprint::single("core", b.build().unwrap());
+    let c = Arc::new(Circuit::compile(&bp).unwrap());
+    let swap = MapParams {
+        swap_not_selects: true,
+        ..params()
+    };
+    let kept = Arc::new(techmap::map(&c, &params()).unwrap());
+    let m = Arc::new(techmap::map(&c, &swap).unwrap());
+    let selects = |c: &Circuit| {
+        let mut s: Vec<NodeId> = c
+            .nodes()
+            .iter()
+            .filter_map(|n| match n {
+                Node::Mux { s, .. } => Some(*s),
+                _ => None,
+            })
+            .collect();
+        s.sort_unstable();
+        s.dedup();
+        s.len()
+    };
+    assert_eq!(selects(&c), 4);
+    assert_eq!(selects(&kept), 4);
+    assert_eq!(selects(&m), 2);
+    let (before, after) = (
+        MuxPlan::new(&c, &lp).counts(),
+        MuxPlan::new(&m, &lp).counts(),
+    );
+    assert_eq!(before.circuit_bootstraps, 4, "{before:?}");
+    assert_eq!(after.circuit_bootstraps, 2, "{after:?}");
+    assert!(after.cost < before.cost, "{before:?} -> {after:?}");
+    run_both(c, m, 16, 4);
+}
