@@ -377,16 +377,8 @@ fn tiled_kernel() -> bool {
     }
 }
 
-/// Whether the CPU has AVX-512F, BW and VNNI (cached).
 #[cfg(target_arch = "x86_64")]
-fn has_avx512_vnni() -> bool {
-    static V: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *V.get_or_init(|| {
-        std::is_x86_feature_detected!("avx512f")
-            && std::is_x86_feature_detected!("avx512bw")
-            && std::is_x86_feature_detected!("avx512vnni")
-    })
-}
+use crate::privks::has_avx512_vnni;
 
 /// Samples one pass of the tiled key switch keeps in registers (3 accumulators each).
 const TILED_SAMPLES: usize = 8;

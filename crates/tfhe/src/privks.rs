@@ -224,9 +224,10 @@ impl PrivKsKey {
     }
 }
 
-/// Whether the CPU has the AVX-512 extensions of the VNNI slab kernel (cached).
+/// Whether the CPU has the AVX-512 extensions of the VNNI kernels (F, BW, VNNI; cached): this slab
+/// kernel and the identity key switch's tiled one (`bootstrap`).
 #[cfg(target_arch = "x86_64")]
-fn has_avx512_vnni() -> bool {
+pub(crate) fn has_avx512_vnni() -> bool {
     static V: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *V.get_or_init(|| {
         std::is_x86_feature_detected!("avx512f")

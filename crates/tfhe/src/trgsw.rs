@@ -387,16 +387,7 @@ impl<T: Torus> TrgswFft<T> {
             }
             aheads.push(ahead);
         }
-        let stride = scratch[0].stride;
-        let mut outs: Vec<(&mut [f64], &mut [f64], &[f64])> = scratch[..steps.len()]
-            .iter_mut()
-            .map(|s| (&mut s.acc_a[..], &mut s.acc_b[..], &s.dec[..]))
-            .collect();
-        plan.mul_acc_rows_strided_group(&mut outs, stride, &self.data);
-        for (((acc, _, _), s), ahead) in steps.iter_mut().zip(scratch.iter_mut()).zip(&mut aheads) {
-            backward_add_words(plan, &mut acc.a, &mut s.acc_a, ahead);
-            backward_add_words(plan, &mut acc.b, &mut s.acc_b, ahead);
-        }
+        self.mac_and_inverse(plan, steps, scratch, &mut aheads);
         true
     }
 
@@ -427,13 +418,30 @@ impl<T: Torus> TrgswFft<T> {
             self.level2_forward(plan, acc, *k, s, &mut ahead);
             aheads.push(ahead);
         }
+        self.mac_and_inverse(plan, steps, scratch, &mut aheads);
+    }
+
+    /// The second half of grouped steps: one MAC of every step's transformed digits with this key
+    /// (the key read once per [`crate::fft::MAC_GROUP`] samples), then each accumulator's inverse
+    /// transforms added into it.
+    fn mac_and_inverse(
+        &self,
+        plan: &FftPlan,
+        steps: &mut [(&mut Trlwe<T>, usize, &[f64])],
+        scratch: &mut [ExtScratch],
+        aheads: &mut [Ahead],
+    ) {
         let stride = scratch[0].stride;
         let mut outs: Vec<(&mut [f64], &mut [f64], &[f64])> = scratch[..steps.len()]
             .iter_mut()
             .map(|s| (&mut s.acc_a[..], &mut s.acc_b[..], &s.dec[..]))
             .collect();
         plan.mul_acc_rows_strided_group(&mut outs, stride, &self.data);
-        for (((acc, _, _), s), ahead) in steps.iter_mut().zip(scratch.iter_mut()).zip(&mut aheads) {
+        for (((acc, _, _), s), ahead) in steps
+            .iter_mut()
+            .zip(scratch.iter_mut())
+            .zip(aheads.iter_mut())
+        {
             backward_add_words(plan, &mut acc.a, &mut s.acc_a, ahead);
             backward_add_words(plan, &mut acc.b, &mut s.acc_b, ahead);
         }
