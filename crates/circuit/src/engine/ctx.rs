@@ -349,13 +349,6 @@ impl<B: Backend> Ctx<'_, B> {
                     Node::Gate(k, x, y) if self.plan.is_fused_select(id) => {
                         self.set(id, b.gate_linear(k, self.get(x)?, self.get(y)?)?)
                     }
-                    Node::Cell { spec, ins } if self.plan.is_fused_select(id) => {
-                        let xs = ins[..spec.arity()]
-                            .iter()
-                            .map(|&x| self.get(x))
-                            .collect::<Result<Vec<_>, _>>()?;
-                        self.set(id, b.cell_linear(&spec, &xs)?);
-                    }
                     Node::Gate(k, x, y) if ring => {
                         let r = b.gate_ring(k, self.get(x)?, self.get(y)?)?;
                         self.set_from_ring(id, r)?;
@@ -366,7 +359,9 @@ impl<B: Backend> Ctx<'_, B> {
                             .iter()
                             .map(|&x| self.get(x))
                             .collect::<Result<Vec<_>, _>>()?;
-                        if ring {
+                        if self.plan.is_fused_select(id) {
+                            self.set(id, b.cell_linear(&spec, &xs)?);
+                        } else if ring {
                             self.set_from_ring(id, b.cell_ring(&spec, &xs)?)?;
                         } else {
                             self.set(id, b.cell(&spec, &xs)?);
